@@ -1,0 +1,1 @@
+"""The teaching content as data, and its logic: words, comparison, code, examples."""

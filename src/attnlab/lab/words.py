@@ -1,0 +1,141 @@
+"""The page's sentences, generated from a trace's numbers.
+
+``explain(trace)`` returns the one-line summary and the three "Read the same
+calculation" paragraphs (Match, Share, Mix). Every number in the words is the
+trace's number through ``attnlab.lab.numbers``; nothing is recomputed here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from attnlab.engine.single import QueryTrace
+from attnlab.lab import numbers as fmt
+
+
+@dataclass(frozen=True)
+class Explanation:
+    """The summary sentence and the Match / Share / Mix paragraphs."""
+
+    summary: str
+    match: str
+    share: str
+    mix: str
+
+    def to_dict(self) -> dict:
+        return {"summary": self.summary, "match": self.match, "share": self.share, "mix": self.mix}
+
+
+def _join(items: list[str]) -> str:
+    if len(items) <= 1:
+        return "".join(items)
+    if len(items) == 2:
+        return f"{items[0]} and {items[1]}"
+    return ", ".join(items[:-1]) + f" and {items[-1]}"
+
+
+def _possessive_keys(labels: list[str]) -> str:
+    if len(labels) == 1:
+        return f"{labels[0]}'s key"
+    return _join([f"{label}'s" for label in labels]) + " keys"
+
+
+def _summary(t: QueryTrace) -> str:
+    allowed = list(t.allowed_indices)
+    output = f"Output o = {fmt.vector(t.output)}."
+    blocked = [t.labels[i] for i in t.blocked]
+    blocked_note = ""
+    if blocked:
+        verb = "is" if len(blocked) == 1 else "are"
+        blocked_note = f" {_join(blocked)} {verb} blocked by the mask and get{'s' if len(blocked) == 1 else ''} 0%."
+    if len(allowed) == 1:
+        (i,) = allowed
+        return (
+            f"Only {t.labels[i]} is allowed, so {t.labels[i]} takes 100% of the attention "
+            f"and the output is its value.{blocked_note} {output}"
+        )
+    # Sort by score, highest first; ties keep source order.
+    order = sorted(allowed, key=lambda i: -t.scores[i])
+    top_score = t.scores[order[0]]
+    top = [i for i in order if t.scores[i] == top_score]
+    rest = [i for i in order if t.scores[i] != top_score]
+    if len(top) == len(allowed):
+        return (
+            f"q lines up equally with every allowed key (score {fmt.rounded(top_score)}), "
+            f"so {_join([t.labels[i] for i in top])} share the attention equally "
+            f"({fmt.percent(t.weights[top[0]])} each).{blocked_note} {output}"
+        )
+    if len(top) == 1:
+        (i,) = top
+        head = (
+            f"q lines up most with {_possessive_keys([t.labels[i]])} "
+            f"(score {fmt.rounded(top_score)}), so {t.labels[i]} takes "
+            f"{fmt.percent(t.weights[i])} of the attention"
+        )
+    else:
+        head = (
+            f"q lines up equally with {_possessive_keys([t.labels[i] for i in top])} "
+            f"(score {fmt.rounded(top_score)}), so {_join([t.labels[i] for i in top])} take "
+            f"{fmt.percent(t.weights[top[0]])} of the attention each"
+        )
+    tail = _join([f"{t.labels[i]} gets {fmt.percent(t.weights[i])}" for i in rest])
+    under = [t.labels[i] for i in t.underflowed]
+    under_note = ""
+    if under:
+        verb = "underflows" if len(under) == 1 else "underflow"
+        under_note = f" ({_join(under)} {verb} to exactly 0 but {'is' if len(under) == 1 else 'are'} not masked)"
+    return f"{head}; {tail}{under_note}.{blocked_note} {output}"
+
+
+def _match(t: QueryTrace) -> str:
+    keys = ", ".join(f"{label} = {fmt.point(k)}" for label, k in zip(t.labels, t.keys))
+    if t.scale is None:
+        root = "√" + fmt.rounded(t.d_k)
+        divide = f"Divide by {root}, the square root of the key width,"
+    else:
+        divide = f"Multiply by the scale {fmt.rounded(t.scale)}"
+    text = (
+        f"Match: query {fmt.point(t.q)} meets keys {keys}. "
+        f"Their dot products are {fmt.vector(t.dots)}. "
+        f"{divide} to get {fmt.vector(t.scores)}."
+    )
+    if t.blocked:
+        blocked = _join([t.labels[i] for i in t.blocked])
+        text += f" {blocked} {'is' if len(t.blocked) == 1 else 'are'} blocked: scored, but not shared."
+    return text
+
+
+def _share(t: QueryTrace) -> str:
+    order = "/".join(t.labels)
+    text = (
+        "Share: softmax subtracts the largest score, exponentiates and divides by the sum. "
+        f"The weights, in {order} order, are {fmt.vector(t.weights)}. "
+    )
+    if len(t.allowed_indices) == 1:
+        text += "With one allowed source, that source takes all the weight."
+    else:
+        text += "They sum to one; a larger match receives more weight."
+    if t.underflowed:
+        under = _join([t.labels[i] for i in t.underflowed])
+        text += (
+            f" {under}'s weight underflows to exactly 0: too small for a float, "
+            "which is not a mask."
+        )
+    return text
+
+
+def _mix(t: QueryTrace) -> str:
+    values = ", ".join(f"{label} = {fmt.point(v)}" for label, v in zip(t.labels, t.values))
+    return (
+        f"Mix: multiply values {values} by those weights, then add their contributions. "
+        f"The output is {fmt.vector(t.output)}. "
+        "The values carry the content; the query and keys determine its weighting."
+    )
+
+
+def explain(trace: QueryTrace) -> Explanation:
+    """Return the page's words for ``trace``: summary, Match, Share and Mix."""
+    return Explanation(
+        summary=_summary(trace), match=_match(trace), share=_share(trace), mix=_mix(trace)
+    )
+

@@ -1,0 +1,1 @@
+"""Loaders for real pretrained transformers, run by attnlab's own engine."""
