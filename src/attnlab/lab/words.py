@@ -46,8 +46,8 @@ def _summary(t: QueryTrace) -> str:
     blocked = [t.labels[i] for i in t.blocked]
     blocked_note = ""
     if blocked:
-        verb = "is" if len(blocked) == 1 else "are"
-        blocked_note = f" {_join(blocked)} {verb} blocked by the mask and get{'s' if len(blocked) == 1 else ''} 0%."
+        verb, get = ("is", "gets") if len(blocked) == 1 else ("are", "get")
+        blocked_note = f" {_join(blocked)} {verb} blocked by the mask and {get} 0%."
     if len(allowed) == 1:
         (i,) = allowed
         return (
@@ -82,8 +82,8 @@ def _summary(t: QueryTrace) -> str:
     under = [t.labels[i] for i in t.underflowed]
     under_note = ""
     if under:
-        verb = "underflows" if len(under) == 1 else "underflow"
-        under_note = f" ({_join(under)} {verb} to exactly 0 but {'is' if len(under) == 1 else 'are'} not masked)"
+        verb, be = ("underflows", "is") if len(under) == 1 else ("underflow", "are")
+        under_note = f" ({_join(under)} {verb} to exactly 0 but {be} not masked)"
     return f"{head}; {tail}{under_note}.{blocked_note} {output}"
 
 

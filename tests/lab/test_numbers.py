@@ -1,0 +1,49 @@
+"""Display rounding shared by the page, the words, the CLI and the generated program."""
+
+import pytest
+
+from attnlab.lab import numbers as fmt
+
+
+@pytest.mark.parametrize(
+    ("x", "text"),
+    [
+        (0.14002924504337802, "0.14"),
+        (0.575975345215362, "0.576"),
+        (1.414213562373095, "1.414"),
+        (2.0, "2"),
+        (-0.00393691965450399, "-0.004"),
+        (0.0, "0"),
+        (-0.0, "-0"),
+        (-0.0001, "0"),
+        (1e20, "1e+20"),
+        (0.0005, "0.001"),
+        (0.0015, "0.002"),
+    ],
+)
+def test_rounded_three_decimals_trimmed(x, text):
+    assert fmt.rounded(x) == text
+
+
+@pytest.mark.parametrize(
+    ("x", "text"),
+    [(0.14002924504337802, "0.14002924504337802"), (2.0, "2"), (-0.0, "-0"), (1e-320, "1e-320")],
+)
+def test_precise_round_trips(x, text):
+    assert fmt.precise(x) == text
+    assert float(text) == x and str(float(text)) == str(x)
+
+
+@pytest.mark.parametrize(
+    ("w", "text"),
+    [(0.14002924504337802, "14%"), (0.575975345215362, "58%"), (1.0, "100%"), (0.0, "0%"),
+     (0.001, "<1%"), (0.999, ">99%")],
+)
+def test_percent_never_claims_zero_or_all_when_it_is_not(w, text):
+    assert fmt.percent(w) == text
+
+
+def test_vectors_and_points():
+    assert fmt.vector([-0.00393691965450399, 0.8679552806894639]) == "[-0.004, 0.868]"
+    assert fmt.precise_vector([0.28005849008675604, 0.0]) == "[0.28005849008675604, 0]"
+    assert fmt.point([-1.0, 2.0]) == "(\u22121, 2)"

