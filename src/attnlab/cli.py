@@ -142,13 +142,30 @@ def build_parser() -> argparse.ArgumentParser:
 
     # --- attnlab serve (owned by the web part) ---
     s = sub.add_parser("serve", help="serve the lab on 127.0.0.1 and open the browser")
-    s.add_argument("--host", default="127.0.0.1", help="interface to bind (default 127.0.0.1)")
-    s.add_argument("--port", type=int, default=8000, help="port (a free one is picked if taken)")
-    s.add_argument("--no-browser", action="store_true", help="do not open a browser")
+    add_serve_arguments(s)
     s.set_defaults(func=run_serve)
+    add_serve_arguments(parser)  # plain `attnlab --port 9000` serves too
 
     # --- attnlab heads / generate (owned by the models part) ---
+    from attnlab.models import command as models_command
+
+    h = sub.add_parser("heads", help="show a real model's attention heads on a text")
+    models_command.add_heads_arguments(h)
+    h.set_defaults(func=models_command.run_heads)
+    g = sub.add_parser("generate", help="continue a text with SmolLM2, streaming tokens")
+    models_command.add_generate_arguments(g)
+    g.set_defaults(func=models_command.run_generate)
     return parser
+
+
+def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--host", default="127.0.0.1", help="interface to bind (default 127.0.0.1)"
+    )
+    parser.add_argument(
+        "--port", type=int, default=8000, help="port (default 8000; a free one if taken)"
+    )
+    parser.add_argument("--no-browser", action="store_true", help="do not open a browser")
 
 
 def run_serve(args: argparse.Namespace) -> int:
@@ -161,8 +178,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
-        if args.command is None:
-            return run_trace(parser.parse_args(["trace"]))
+        if args.command is None:  # plain `attnlab` serves the lab
+            return run_serve(args)
         return args.func(args)
     except (UsageError, ValueError) as error:
         print(f"attnlab: error: {error}", file=sys.stderr)

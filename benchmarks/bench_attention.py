@@ -1,0 +1,168 @@
+"""Benchmark attnlab's attention against PyTorch's scaled_dot_product_attention on the CPU.
+
+    python benchmarks/bench_attention.py            # the full table and memory checks
+    python benchmarks/bench_attention.py --quick    # a fast run (smaller sizes, fewer repeats)
+
+1. Speed: batch 1, 8 heads, head dim 64, float32, L = 512 .. 4096, causal and not.
+   Ours is the best path (``tiled_attention``'s NumPy kernel, whole key rows per
+   query block); the peer is ``torch.nn.functional.scaled_dot_product_attention``,
+   measured in the same run, alternating call by call so both see the same load.
+   Prints median wall milliseconds and the ratio ours / torch (target: <= 1.25 at
+   L >= 1024), and the same for CPU time, which other processes on a shared machine
+   disturb less.
+2. Memory: peak resident memory (VmHWM) of plain ``attention`` vs ``tiled_attention`` at
+   L = 16384 (one head, d = 64, float32), each in its own process; then tiled at
+   L = 65536, which must stay under 1 GiB (plain would need 16 GiB for one L x L
+   float32 matrix alone).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+HEADS, HEAD_DIM = 8, 64
+BLOCK_Q = 256  # query rows per task in the NumPy kernel; whole key rows (block_k=None)
+
+
+def _rss_now_mib() -> float:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+def _peak_rss_mib() -> float:
+    """Return this process's peak resident memory (VmHWM).
+
+    Not ``getrusage``'s ru_maxrss: Linux carries it over from the parent through
+    fork and exec, so a child of a big process would report the parent's size.
+    """
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024  # kB
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # pragma: no cover
+
+
+def child(kind: str, n: int) -> None:
+    """Run one attention in this process and print its memory figures as JSON."""
+    from attnlab.engine import attention, tiled_attention
+
+    rng = np.random.default_rng(0)
+    q, k, v = (rng.standard_normal((1, n, HEAD_DIM), dtype=np.float32) for _ in range(3))
+    before = _rss_now_mib()
+    start = time.perf_counter()
+    if kind == "plain":
+        out = attention(q, k, v).output
+    else:
+        out = tiled_attention(q, k, v, block_q=BLOCK_Q, block_k=4096).output
+    seconds = time.perf_counter() - start
+    assert out.shape == (1, n, HEAD_DIM) and np.isfinite(out).all()
+    print(
+        json.dumps(
+            {"kind": kind, "L": n, "inputs_mib": before, "peak_mib": _peak_rss_mib(), "seconds": seconds}
+        )
+    )
+
+
+def measure_memory(kind: str, n: int) -> dict:
+    cmd = [sys.executable, __file__, "--child", kind, str(n)]
+    done = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if done.returncode:
+        return {"kind": kind, "L": n, "error": done.stderr.strip().splitlines()[-1:]}
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def speed_table(lengths: list[int], repeats: int) -> list[dict]:
+    import torch
+    import torch.nn.functional as F
+
+    from attnlab.engine import tiled_attention
+
+    rows = []
+    for n in lengths:
+        rng = np.random.default_rng(n)
+        q, k, v = (rng.standard_normal((1, HEADS, n, HEAD_DIM), dtype=np.float32) for _ in range(3))
+        tq, tk, tv = (torch.from_numpy(a) for a in (q, k, v))
+        for causal in (False, True):
+
+            def ours(q=q, k=k, v=v, causal=causal):
+                alignment = "top_left" if causal else None
+                return tiled_attention(q, k, v, causal=alignment, block_q=BLOCK_Q, block_k=None).output
+
+            def peer(tq=tq, tk=tk, tv=tv, causal=causal):
+                with torch.no_grad():
+                    return F.scaled_dot_product_attention(tq, tk, tv, is_causal=causal)
+
+            diff = float(np.max(np.abs(ours() - peer().numpy())))  # warm-up and sanity check
+            ours_ms, peer_ms, ours_cpu, peer_cpu = [], [], [], []
+            for _ in range(repeats):  # alternate so both see the same background load
+                t0, c0 = time.perf_counter(), time.process_time()
+                ours()
+                t1, c1 = time.perf_counter(), time.process_time()
+                peer()
+                t2, c2 = time.perf_counter(), time.process_time()
+                ours_ms.append((t1 - t0) * 1e3)
+                peer_ms.append((t2 - t1) * 1e3)
+                ours_cpu.append((c1 - c0) * 1e3)
+                peer_cpu.append((c2 - c1) * 1e3)
+            o, p = statistics.median(ours_ms), statistics.median(peer_ms)
+            oc, pc = statistics.median(ours_cpu), statistics.median(peer_cpu)
+            rows.append({"L": n, "causal": causal, "ours_ms": o, "torch_ms": p, "ratio": o / p})
+            print(
+                f"{n:>6} {'yes' if causal else 'no':>6} {o:>9.2f} {p:>9.2f} {o / p:>6.2f}"
+                f" {oc:>9.1f} {pc:>9.1f} {oc / pc:>6.2f} {diff:>9.1e}",
+                flush=True,
+            )
+    return rows
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="small sizes and few repeats")
+    parser.add_argument("--repeats", type=int, default=None, help="timed calls per cell (default 9, quick 3)")
+    parser.add_argument("--child", nargs=2, metavar=("KIND", "L"), help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.child:
+        child(args.child[0], int(args.child[1]))
+        return
+
+    import torch
+
+    lengths = [512, 1024] if args.quick else [512, 1024, 2048, 4096]
+    repeats = args.repeats or (3 if args.quick else 9)
+    print(
+        f"attention, batch 1, {HEADS} heads, head dim {HEAD_DIM}, float32; median of {repeats} calls; "
+        f"torch {torch.__version__} with {torch.get_num_threads()} threads, {os.cpu_count()} CPUs"
+    )
+    print("wall: median milliseconds per call; cpu: median CPU milliseconds of the process (all threads)")
+    head = f"{'L':>6} {'causal':>6} {'ours ms':>9} {'torch ms':>9} {'ratio':>6}"
+    print(head + f" {'ours cpu':>9} {'torch cpu':>9} {'ratio':>6} {'max diff':>9}")
+    speed_table(lengths, repeats)
+
+    mem_n = 4096 if args.quick else 16384
+    big_n = 16384 if args.quick else 65536
+    print(f"\npeak memory, one head, d={HEAD_DIM}, float32, each run in its own process")
+    print(f"{'kind':>6} {'L':>6} {'inputs MiB':>11} {'peak MiB':>9} {'extra MiB':>10} {'seconds':>8}")
+    for kind, n in (("plain", mem_n), ("tiled", mem_n), ("tiled", big_n)):
+        r = measure_memory(kind, n)
+        if "error" in r:
+            print(f"{kind:>6} {n:>6} failed: {r['error']}")
+            continue
+        extra = r["peak_mib"] - r["inputs_mib"]
+        figures = f"{r['inputs_mib']:>11.0f} {r['peak_mib']:>9.0f} {extra:>10.0f} {r['seconds']:>8.2f}"
+        print(f"{kind:>6} {n:>6} {figures}")
+        if kind == "tiled" and n == big_n:
+            verdict = "under" if r["peak_mib"] < 1024 else "OVER"
+            print(f"tiled attention at L={n}: peak {r['peak_mib']:.0f} MiB, {verdict} 1 GiB")
+
+
+if __name__ == "__main__":
+    main()

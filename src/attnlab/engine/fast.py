@@ -1,0 +1,258 @@
+"""The NumPy kernel behind :func:`tiled_attention`: threads, in-place tiles, no L x S matrix.
+
+Same tiling as the generic FlashAttention-2 code, three changes that make it
+fast on a CPU:
+
+1. **A fixed bound instead of a running maximum.** Any per-query shift
+   c_i >= max_j s_ij leaves the softmax unchanged, and Cauchy-Schwarz gives
+   one for free: ``c_i = |q_i * scale| * max_j |k_j|``. It is folded into the
+   first matmul by appending a column (``[q_i * scale, -c_i] . [k_j, 1]``), so
+   a tile is ``exp2(matmul)`` (log2(e) folded into q and c: NumPy's exp2 is
+   faster and closer than its exp) with no max pass, no subtraction pass and
+   no rescaling of the accumulator. Values are still exact to rounding: exp
+   never overflows (s - c <= 0) and terms are scaled by exp(max - c) in the
+   output and the sum alike; the price is an absolute rounding error of
+   ~eps * c instead of ~eps * max in each exponent. Rows whose bound was so
+   loose that their sum came out below ``_RESCUE`` (the exponentials risk
+   underflow), and fully masked rows, are recomputed exactly by :func:`attention`.
+   Masks never write -inf (NumPy's exp and exp2 are slow on it): the causal band
+   multiplies the exponentials by 0, and a padding key gets a zero row in [v, 1].
+2. **The row sums come from the second matmul**: a column of ones appended to
+   v makes ``p @ [v, 1]`` return the output and l together.
+3. **Threads over (head, query block) tasks**, each with its own reused
+   buffers, written in place (``out=``); BLAS is held to one thread meanwhile
+   (threadpoolctl), so NumPy's exp and the matmuls of the two tasks run on
+   both cores instead of contending.
+
+Inputs are NumPy float32 or float64 arrays that :func:`prepare_qkv` checked.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+_LOG2_E = 1.0 / math.log(2.0)
+_LN_2 = math.log(2.0)
+# Exponents below this (natural units) are raised to it: exp stays a normal number, since
+# NumPy's exp2 takes a scalar path ~10x slower for results that underflow. A raised term
+# weighs <= S * exp(FLOOR) / exp(-30 - ln S) of its row: < 1e-12 relative in float32
+# (floor -80, S <= 65536), far below float64 rounding (floor -700).
+_FLOOR = {np.dtype(np.float32): -80.0, np.dtype(np.float64): -700.0}
+# A row whose sum l falls below this may have lost terms to underflow; redo it exactly.
+_RESCUE = {np.dtype(np.float32): math.exp(-30.0), np.dtype(np.float64): math.exp(-300.0)}
+
+_controller = None
+_controller_lock = threading.Lock()
+
+
+def _blas_limit(n: int):
+    """Return a context manager holding BLAS to ``n`` threads (a no-op without threadpoolctl)."""
+    global _controller
+    try:
+        from threadpoolctl import ThreadpoolController
+    except ImportError:  # pragma: no cover - threadpoolctl is a dependency
+        import contextlib
+
+        return contextlib.nullcontext()
+    with _controller_lock:
+        if _controller is None:
+            _controller = ThreadpoolController()
+    return _controller.limit(limits=n, user_api="blas")
+
+
+_pools: dict[int, ThreadPoolExecutor] = {}
+
+
+def _pool(n: int) -> ThreadPoolExecutor:
+    """Return a kept pool of ``n`` worker threads (starting threads costs ~1 ms a call)."""
+    with _controller_lock:
+        if n not in _pools:
+            _pools[n] = ThreadPoolExecutor(n, thread_name_prefix="attnlab-attention")
+        return _pools[n]
+
+
+def numpy_tiled_attention(
+    q, k, v, *, scale, causal, padding, block_q, block_k, threads=None, check_values=True
+):
+    """Return ``(output, logsumexp, fully_masked)`` for NumPy q, k, v of one float dtype.
+
+    Shapes as in :func:`attention`; ``padding`` is a bool (..., S) key padding
+    mask (True = real token) or None; ``block_k`` <= S. With ``check_values``
+    the threads also look for NaN and inf (a ValueError names the array).
+    """
+    dtype = q.dtype
+    batch = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
+    n_q, d_k = q.shape[-2:]
+    n_k, d_v = k.shape[-2], v.shape[-1]
+    n = math.prod(batch)
+    flat = [np.broadcast_to(a, batch + a.shape[-2:]).reshape((n,) + a.shape[-2:]) for a in (q, k, v)]
+    pad = None
+    if padding is not None:
+        pad = np.broadcast_to(np.asarray(padding, dtype), batch + (n_k,)).reshape(n, n_k)
+    job = _Job(flat, pad, scale, causal, block_q, block_k, check_values)
+    n_threads = max(1, threads or os.cpu_count() or 1)
+    with _blas_limit(1):  # our threads split the work; BLAS threads would only contend
+        _run(job.prepare, range(n), n_threads)  # 1) extended operands, one head per task
+        if job.bad:
+            from attnlab.engine._arrays import check_finite, namespace
+
+            for name, a in zip("qkv", (q, k, v), strict=True):
+                check_finite(namespace(a), a, name)  # raises, naming the array and its shape
+        tasks = [(b, i0) for b in range(n) for i0 in range(0, n_q, block_q)]
+        _run(job.attend, tasks, n_threads)  # 2) attention, one query block per task
+    out = job.out.reshape(batch + (n_q, d_v))
+    lse = job.lse.reshape(batch + (n_q,))
+    fully = np.isneginf(lse)
+    if job.rescue:
+        _rescue(job.rescue, q, k, v, scale, causal, padding, batch, out, lse, fully)
+    return out, lse, fully
+
+
+def _run(work, tasks, n_threads: int) -> None:
+    """Call ``work(task, buffers)`` for every task on up to ``n_threads`` threads.
+
+    Each thread takes the next task when it is free (blocks near a causal
+    diagonal are cheap, far ones dear) and keeps its own ``buffers`` dict.
+    """
+    tasks = list(tasks)
+    queue, lock = iter(tasks), threading.Lock()
+
+    def worker() -> None:
+        buffers: dict = {}
+        while True:
+            with lock:
+                task = next(queue, None)
+            if task is None:
+                return
+            work(task, buffers)
+
+    n_threads = min(n_threads, len(tasks))
+    if n_threads <= 1:
+        worker()
+        return
+    for f in [_pool(n_threads).submit(worker) for _ in range(n_threads)]:
+        f.result()
+
+
+class _Job:
+    """Shared state of one call: the extended operands, the outputs, the rows to redo."""
+
+    def __init__(self, flat, pad, scale, causal, block_q, block_k, check_values):
+        (q, k, v), dtype = flat, flat[0].dtype
+        self.q, self.k, self.v, self.pad = q, k, v, pad
+        n, n_q, d_k = q.shape
+        n_k, d_v = k.shape[1], v.shape[2]
+        # [q*scale*log2(e), -bound*log2(e)] . [k, 1] = (s - bound) * log2(e);  p . [v, 1] = (p v, l)
+        self.q_ext = np.empty((n, n_q, d_k + 1), dtype)
+        self.k_ext = np.empty((n, n_k, d_k + 1), dtype)
+        self.v_ext = np.empty((n, n_k, d_v + 1), dtype)
+        self.out = np.empty((n, n_q, d_v), dtype)
+        self.lse = np.empty((n, n_q), dtype)
+        self.scale2 = dtype.type(scale * _LOG2_E)
+        self.offset = None if causal is None else (0 if causal == "top_left" else n_k - n_q)
+        self.block_q, self.block_k = block_q, block_k
+        self.check_values = check_values
+        self.bad = False
+        self.lock = threading.Lock()
+        self.rescue: list[tuple[int, int]] = []
+        # 1 below the diagonal, 0 on and above it: the causal band of a diagonal tile,
+        # applied after exp (multiplying by 0 is exact; exp of -inf is slow in NumPy)
+        self.band = np.tril(np.ones((block_q, block_q), dtype), k=-1)
+        self.floor = dtype.type(_FLOOR[dtype] * _LOG2_E)
+        self.threshold = dtype.type(_RESCUE[dtype])
+
+    def prepare(self, b: int, buffers: dict) -> None:
+        """Build head ``b``'s extended q, k and v (and look for NaN or inf)."""
+        q, k, v = self.q[b], self.k[b], self.v[b]
+        if self.check_values and not (np.isfinite(q).all() and np.isfinite(k).all() and np.isfinite(v).all()):
+            self.bad = True
+            return
+        d_k, d_v = q.shape[1], v.shape[1]
+        q_ext, k_ext, v_ext = self.q_ext[b], self.k_ext[b], self.v_ext[b]
+        np.multiply(q, self.scale2, out=q_ext[:, :d_k])
+        k_ext[:, :d_k] = k
+        k_ext[:, d_k] = 1.0
+        k_norm = np.sqrt(np.max(np.einsum("sd,sd->s", k, k)))  # max_j |k_j|
+        q_norm = np.sqrt(np.einsum("ld,ld->l", q_ext[:, :d_k], q_ext[:, :d_k]))
+        np.multiply(q_norm, -k_norm, out=q_ext[:, d_k])
+        v_ext[:, :d_v] = v
+        v_ext[:, d_v] = 1.0
+        if self.pad is not None:  # a padding key's value row and its 1 become 0: it adds nothing
+            v_ext *= self.pad[b][:, None]
+
+    def attend(self, task: tuple[int, int], buffers: dict) -> None:
+        """Attend from query block ``task = (head, first row)`` over its key tiles."""
+        b, i0 = task
+        q_ext, k_ext, v_ext = self.q_ext[b], self.k_ext[b], self.v_ext[b]
+        if not buffers:
+            dtype, d_v1 = q_ext.dtype, v_ext.shape[-1]
+            buffers["s"] = np.empty((self.block_q, self.block_k), dtype)  # one tile of exp(s - bound)
+            buffers["acc"] = np.empty((self.block_q, d_v1), dtype)  # (p v, l)
+            buffers["part"] = np.empty((self.block_q, d_v1), dtype)
+        n_q, n_k = q_ext.shape[0], k_ext.shape[0]
+        i1 = min(n_q, i0 + self.block_q)
+        rows = i1 - i0
+        off = self.offset
+        hi = n_k if off is None else max(0, min(n_k, i1 + off))  # keys any row may see
+        a, part = buffers["acc"][:rows], buffers["part"][:rows]
+        a[...] = 0.0
+        q_blk = q_ext[i0:i1]
+        # s >= -bound for every key (Cauchy-Schwarz), so s - bound >= -2 * bound: when that
+        # cannot reach the floor (random data, most rows), skip the clamping pass
+        clamp = -2.0 * float(q_blk[:, -1].min()) > -self.floor
+        for j0 in range(0, hi, self.block_k):
+            j1 = min(hi, j0 + self.block_k)
+            s = buffers["s"][:rows, : j1 - j0]
+            np.matmul(q_blk, k_ext[j0:j1].T, out=s)  # (s - bound) * log2(e), (rows, bk)
+            if clamp:
+                np.maximum(s, self.floor, out=s)  # keep exp2 out of NumPy's slow underflow path
+            np.exp2(s, out=s)  # = exp(s - bound), in (0, 1]
+            if off is not None:
+                first = i0 + off + 1  # first key blocked for the block's first row
+                if j1 > first:  # the tile reaches the causal band
+                    c0 = max(j0, first)
+                    s[:, c0 - j0 :] *= self.band[:rows, c0 - first : j1 - first]
+            if j0 == 0:
+                np.matmul(s, v_ext[j0:j1], out=a)
+            else:
+                np.matmul(s, v_ext[j0:j1], out=part)
+                a += part
+        total = a[:, -1]
+        low = total < self.threshold
+        if low.any():
+            with self.lock:
+                self.rescue.extend((b, i0 + int(i)) for i in np.flatnonzero(low))
+        # one division at the end; lse = log(l) + bound
+        np.divide(a[:, :-1], np.where(low, 1.0, total)[:, None], out=self.out[b, i0:i1])
+        with np.errstate(divide="ignore"):
+            np.log(total, out=self.lse[b, i0:i1])
+        self.lse[b, i0:i1] -= q_blk[:, -1] * q_blk.dtype.type(_LN_2)
+
+
+def _rescue(rows, q, k, v, scale, causal, padding, batch, out, lse, fully) -> None:
+    """Recompute the listed (batch index, row) pairs exactly with :func:`attention`."""
+    from attnlab.engine.attention import attention, causal_mask
+
+    n_q, n_k = q.shape[-2], k.shape[-2]
+    qb, kb, vb = (np.broadcast_to(a, batch + a.shape[-2:]) for a in (q, k, v))
+    flat = [a.reshape((-1,) + a.shape[-2:]) for a in (qb, kb, vb)]
+    out_f, lse_f, fully_f = out.reshape(-1, n_q, out.shape[-1]), lse.reshape(-1, n_q), fully.reshape(-1, n_q)
+    pad = None if padding is None else np.broadcast_to(padding, batch + (n_k,)).reshape(-1, n_k)
+    full_mask = None if causal is None else causal_mask(n_q, n_k, causal)
+    for b, i in rows:
+        allowed = np.ones((1, n_k), bool) if full_mask is None else full_mask[i : i + 1]
+        if pad is not None:
+            allowed = allowed & pad[b]
+        res = attention(flat[0][b, i : i + 1], flat[1][b], flat[2][b], mask=allowed, scale=scale,
+                        return_trace=True)  # fmt: skip
+        out_f[b, i] = res.output[0]
+        fully_f[b, i] = res.fully_masked[0]
+        if res.fully_masked[0]:
+            lse_f[b, i] = -np.inf
+        else:
+            lse_f[b, i] = res.trace["max"][0, 0] + np.log(res.trace["sum"][0, 0])

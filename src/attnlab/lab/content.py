@@ -1,0 +1,59 @@
+"""The notebook's words as data: why it matters, questions, core math, papers, connections.
+
+Everything is read from ``lab/data/content.json``. LaTeX is rendered to
+MathML on the server with ``latex2mathml`` (no JavaScript maths library): a
+display block becomes ``<math display="block">``, and ``$...$`` inside prose
+becomes inline MathML. Prose is HTML-escaped; each ``<math>`` carries its
+LaTeX source in ``alttext`` for screen readers.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from functools import cache
+from importlib import resources
+
+from latex2mathml.converter import convert
+
+_INLINE = re.compile(r"\$([^$]+)\$")
+
+
+def mathml(latex: str, *, display: bool) -> str:
+    """Return MathML for ``latex`` with its source as ``alttext``."""
+    out = convert(latex.strip(), display="block" if display else "inline")
+    alt = html.escape(latex.strip(), quote=True)
+    return out.replace("<math ", f'<math alttext="{alt}" ', 1)
+
+
+def prose(text: str) -> str:
+    """Return ``text`` as escaped HTML with each ``$...$`` rendered as inline MathML."""
+    parts, last = [], 0
+    for m in _INLINE.finditer(text):
+        parts.append(html.escape(text[last : m.start()], quote=False))
+        parts.append(mathml(m.group(1), display=False))
+        last = m.end()
+    parts.append(html.escape(text[last:], quote=False))
+    return "".join(parts)
+
+
+@cache
+def raw() -> dict:
+    """Return the content file as data (LaTeX unrendered)."""
+    text = resources.files("attnlab.lab").joinpath("data/content.json").read_text("utf-8")
+    return json.loads(text)
+
+
+@cache
+def content() -> dict:
+    """Return the content ready to draw: math blocks carry ``html`` (MathML or prose)."""
+    data = json.loads(json.dumps(raw()))  # a deep copy the cache can hand out
+    for block in data["math"]["blocks"]:
+        if block["kind"] == "display":
+            block["html"] = mathml(block["latex"], display=True)
+        elif block["kind"] == "text":
+            block["html"] = prose(block["text"])
+        else:
+            block["html"] = html.escape(block["text"], quote=False)
+    return data

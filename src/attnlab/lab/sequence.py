@@ -1,0 +1,378 @@
+"""The held example: the A/B/C sequence of 3 tokens, its mask and its edit rules.
+
+Each token has a query, a key and a value (2 coordinates each). Row r of the
+sequence is token r's query attending over every source's key and value.
+Shapes: ``queries`` is T x d_k, ``keys`` S x d_k, ``values`` S x d_v and
+``mask`` T x S with T = S = 3, d_k = d_v = 2 (the planes are 2-D).
+
+Mask polarity: ``mask[r][i] is True`` means row r may attend to source i. The
+starting mask is causal (top-left: row r sees sources 0..r). Every row must
+keep at least one allowed source; a change that would empty a row is refused
+with :class:`MaskRefused` and the previous mask is kept.
+
+The explorer shows one row: either row r *masked* (its mask row as
+``allowed``) or the *unmasked projection* (every source allowed, which is not
+the masked sequence output). The page's edit rules, implemented by
+:func:`apply_edit`:
+
+- a query edit in the explorer changes row 0's query and returns the explorer
+  to row 0's unmasked projection;
+- a value edit is shared by every row (values belong to sources, not rows);
+- other rows' queries and the held mask stay unchanged by both;
+- Reset restores only row 0's query and the first value's x coordinate.
+
+Every number comes from :func:`attnlab.engine.trace_query`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, replace
+from importlib import resources
+from numbers import Real
+
+from attnlab.engine.single import QueryTrace, trace_query
+from attnlab.lab import numbers as fmt
+from attnlab.lab.words import explain
+
+N_TOKENS = 3
+WIDTH = 2
+MAX_MAGNITUDE = 1e6
+
+Vector = tuple[float, ...]
+
+
+class MaskRefused(ValueError):
+    """A mask change that would leave a row with nothing allowed."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Held:
+    """The held example and which row the explorer shows.
+
+    ``row`` is the explorer's row; ``masked`` False means the unmasked
+    projection (all sources allowed), True the masked row.
+    """
+
+    id: str
+    labels: tuple[str, ...]
+    queries: tuple[Vector, ...]
+    keys: tuple[Vector, ...]
+    values: tuple[Vector, ...]
+    mask: tuple[tuple[bool, ...], ...]
+    row: int = 0
+    masked: bool = False
+
+    def to_dict(self) -> dict:
+        return {
+            "id": self.id,
+            "labels": list(self.labels),
+            "queries": [list(q) for q in self.queries],
+            "keys": [list(k) for k in self.keys],
+            "values": [list(v) for v in self.values],
+            "mask": [list(r) for r in self.mask],
+            "row": self.row,
+            "masked": self.masked,
+        }
+
+    def row_trace(self, r: int) -> QueryTrace:
+        """Return row ``r`` masked: its query over every source, ``allowed`` = mask row."""
+        return trace_query(
+            self.queries[r], self.keys, self.values, labels=self.labels, allowed=self.mask[r]
+        )
+
+    def explorer_trace(self) -> QueryTrace:
+        """Return what the explorer shows: the masked row or the unmasked projection."""
+        allowed = self.mask[self.row] if self.masked else None
+        return trace_query(
+            self.queries[self.row], self.keys, self.values, labels=self.labels, allowed=allowed
+        )
+
+    def explorer_label(self) -> str:
+        """Return e.g. ``Row 0 (A) · unmasked projection`` or ``Row 1 (B) · masked row``."""
+        kind = "masked row" if self.masked else "unmasked projection"
+        return f"Row {self.row} ({self.labels[self.row]}) · {kind}"
+
+
+# --- validation -------------------------------------------------------------
+
+
+def _number(x: object, field: str) -> float:
+    if isinstance(x, bool) or not isinstance(x, Real):
+        raise ValueError(f"{field} must be a number, not {type(x).__name__}")
+    value = float(x)
+    if not math.isfinite(value):
+        raise ValueError(f"{field} is {value!r}; every number must be finite")
+    if abs(value) > MAX_MAGNITUDE:
+        raise ValueError(f"{field} is {value!r}; the lab keeps coordinates within ±1,000,000")
+    return value
+
+
+def _rows(x: object, field: str, n: int, width: int, kind=_number) -> tuple:
+    if not isinstance(x, (list, tuple)):
+        raise ValueError(f"{field} must be a list of {n} rows, not {type(x).__name__}")
+    if len(x) != n:
+        raise ValueError(f"{field} has {len(x)} rows; the held example has {n}")
+    out = []
+    for i, row in enumerate(x):
+        if not isinstance(row, (list, tuple)):
+            raise ValueError(f"{field}[{i}] must be a list, not {type(row).__name__}")
+        if len(row) != width:
+            raise ValueError(f"{field}[{i}] has {len(row)} entries; it needs {width}")
+        out.append(tuple(kind(c, f"{field}[{i}][{j}]") for j, c in enumerate(row)))
+    return tuple(out)
+
+
+def _flag(x: object, field: str) -> bool:
+    if not isinstance(x, bool):
+        raise ValueError(f"{field} must be true or false, not {x!r:.40}")
+    return x
+
+
+def _check_mask(mask: tuple[tuple[bool, ...], ...], labels: tuple[str, ...]) -> None:
+    for r, row in enumerate(mask):
+        if not any(row):
+            raise MaskRefused(
+                f"mask[{r}]: row {r} ({labels[r]}) needs at least one allowed source; "
+                "with nothing allowed there is nothing to share"
+            )
+
+
+def held_from_dict(data: object) -> Held:
+    """Validate plain data (e.g. an imported file) into a :class:`Held`.
+
+    Raises ``ValueError`` naming the first offending field.
+    """
+    if not isinstance(data, dict):
+        raise ValueError(f"example must be an object, not {type(data).__name__}")
+    for field in ("labels", "queries", "keys", "values", "mask"):
+        if field not in data:
+            raise ValueError(f"{field} is missing")
+    ident = data.get("id", "custom")
+    if not isinstance(ident, str) or not 0 < len(ident) <= 64 or not ident.isprintable():
+        raise ValueError("id must be a printable string of 1 to 64 characters")
+    labels = data["labels"]
+    if not isinstance(labels, (list, tuple)) or len(labels) != N_TOKENS:
+        raise ValueError(f"labels must be a list of {N_TOKENS} strings")
+    # The engine's label rules (printable, distinct, at most 32 characters).
+    trace_query([0.0], [[0.0]] * N_TOKENS, [[0.0]] * N_TOKENS, labels=labels)
+    held = Held(
+        id=ident,
+        labels=tuple(labels),
+        queries=_rows(data["queries"], "queries", N_TOKENS, WIDTH),
+        keys=_rows(data["keys"], "keys", N_TOKENS, WIDTH),
+        values=_rows(data["values"], "values", N_TOKENS, WIDTH),
+        mask=_rows(data["mask"], "mask", N_TOKENS, N_TOKENS, kind=_flag),
+        row=data.get("row", 0),
+        masked=data.get("masked", False),
+    )
+    if isinstance(held.row, bool) or not isinstance(held.row, int):
+        raise ValueError("row must be a whole number")
+    if not 0 <= held.row < N_TOKENS:
+        raise ValueError(f"row is {held.row}; it must be 0 to {N_TOKENS - 1}")
+    _flag(held.masked, "masked")
+    _check_mask(held.mask, held.labels)
+    for r in range(N_TOKENS):  # scores or outputs that overflow are refused here
+        try:
+            held.row_trace(r)
+            trace_query(held.queries[r], held.keys, held.values)
+        except ValueError as err:
+            raise ValueError(f"queries[{r}]: {err}") from None
+    return held
+
+
+def _load_starting() -> Held:
+    text = resources.files("attnlab.lab").joinpath("data/sequence.json").read_text("utf-8")
+    return held_from_dict(json.loads(text))
+
+
+STARTING = _load_starting()
+"""The A/B/C sequence as the page starts it (causal mask, explorer on row 0)."""
+
+
+# --- the edit rules ----------------------------------------------------------
+
+
+def edit_query(held: Held, q: object) -> Held:
+    """Set row 0's query and return the explorer to row 0's unmasked projection."""
+    (q_,) = _rows([q], "q", 1, WIDTH)
+    new = (q_,) + held.queries[1:]
+    return _checked(replace(held, queries=new, row=0, masked=False))
+
+
+def edit_value(held: Held, source: object, coord: object, x: object) -> Held:
+    """Set ``values[source][coord]``; shared by every row, nothing else changes."""
+    i = _index(source, "source", N_TOKENS)
+    j = _index(coord, "coord", WIDTH)
+    v = list(held.values[i])
+    v[j] = _number(x, f"values[{i}][{j}]")
+    values = held.values[:i] + (tuple(v),) + held.values[i + 1 :]
+    return _checked(replace(held, values=values))
+
+
+def set_values(held: Held, values: object) -> Held:
+    """Replace every value at once (the explorer's value fields); nothing else changes."""
+    return _checked(replace(held, values=_rows(values, "values", N_TOKENS, WIDTH)))
+
+
+def set_mask_cell(held: Held, row: object, source: object, allowed: object) -> Held:
+    """Allow or block one cell; refuse (``MaskRefused``) a change that empties a row."""
+    r = _index(row, "row", N_TOKENS)
+    i = _index(source, "source", N_TOKENS)
+    ok = _flag(allowed, "allowed")
+    cells = list(held.mask[r])
+    cells[i] = ok
+    if not any(cells):
+        raise MaskRefused(
+            f"Blocking {held.labels[i]} would leave row {r} ({held.labels[r]}) with no "
+            "allowed source, so there would be nothing to share. The mask is unchanged."
+        )
+    mask = held.mask[:r] + (tuple(cells),) + held.mask[r + 1 :]
+    return replace(held, mask=mask)
+
+
+def select_row(held: Held, row: object, masked: object = True) -> Held:
+    """Show row ``row`` in the explorer, masked (default) or as the unmasked projection."""
+    return replace(held, row=_index(row, "row", N_TOKENS), masked=_flag(masked, "masked"))
+
+
+def reset(held: Held) -> Held:
+    """Restore row 0's query and the first value's x coordinate only.
+
+    Everything else held (other rows' queries, the other value coordinates,
+    keys, labels, the mask) stays as it is; the explorer returns to row 0's
+    unmasked projection because the query changed.
+    """
+    v0 = (STARTING.values[0][0],) + held.values[0][1:]
+    return _checked(
+        replace(
+            held,
+            queries=(STARTING.queries[0],) + held.queries[1:],
+            values=(v0,) + held.values[1:],
+            row=0,
+            masked=False,
+        )
+    )
+
+
+EDITS = ("query", "value", "values", "mask", "select", "reset")
+
+
+def apply_edit(held: Held, edit: dict) -> Held:
+    """Apply one edit given as data: ``{"kind": "query", "q": [x, y]}`` and so on.
+
+    Kinds: ``query`` (q), ``value`` (source, coord, x), ``values`` (values),
+    ``mask`` (row, source, allowed), ``select`` (row, masked), ``reset``.
+    """
+    kind = edit.get("kind")
+    try:
+        if kind == "query":
+            return edit_query(held, edit.get("q"))
+        if kind == "value":
+            return edit_value(held, edit.get("source"), edit.get("coord"), edit.get("x"))
+        if kind == "values":
+            return set_values(held, edit.get("values"))
+        if kind == "mask":
+            return set_mask_cell(held, edit.get("row"), edit.get("source"), edit.get("allowed"))
+        if kind == "select":
+            return select_row(held, edit.get("row"), edit.get("masked", True))
+        if kind == "reset":
+            return reset(held)
+    except MaskRefused:
+        raise
+    except ValueError as err:
+        raise ValueError(f"edit.{err}") from None
+    raise ValueError(f"edit.kind is {kind!r}; it must be one of {', '.join(EDITS)}")
+
+
+def _index(x: object, field: str, n: int) -> int:
+    if isinstance(x, bool) or not isinstance(x, int):
+        raise ValueError(f"{field} must be a whole number, not {x!r:.40}")
+    if not 0 <= x < n:
+        raise ValueError(f"{field} is {x}; it must be 0 to {n - 1}")
+    return x
+
+
+def _checked(held: Held) -> Held:
+    for r in range(N_TOKENS):
+        held.row_trace(r)
+        trace_query(held.queries[r], held.keys, held.values)
+    return held
+
+
+# --- what the page draws ------------------------------------------------------
+
+
+def sequence_view(held: Held) -> dict:
+    """Return the 3x3 scaled scores and weights, each row's output, and the explorer's row.
+
+    ``scores[r][i]`` is computed for every cell (blocked ones too, as the
+    engine does); ``blocked[r][i]`` says the mask refuses it, so a view shows
+    it blocked rather than as a share of 0. ``weights`` of blocked cells are 0.
+    """
+    traces = [held.row_trace(r) for r in range(N_TOKENS)]
+    explorer = held.explorer_trace()
+    return {
+        "example": held.to_dict(),
+        "labels": list(held.labels),
+        "scores": [list(t.scores) for t in traces],
+        "weights": [list(t.weights) for t in traces],
+        "blocked": [[not ok for ok in row] for row in held.mask],
+        "outputs": [list(t.output) for t in traces],
+        "rows": [
+            {
+                "row": r,
+                "label": held.labels[r],
+                "query": list(held.queries[r]),
+                "output": list(t.output),
+                "output_text": fmt.vector(t.output),
+                "scores_text": [
+                    "blocked" if not ok else fmt.rounded(s) for s, ok in zip(t.scores, t.allowed)
+                ],
+                "weights_text": [
+                    "blocked" if not ok else fmt.percent(w) for w, ok in zip(t.weights, t.allowed)
+                ],
+                "summary": explain(t).summary,
+            }
+            for r, t in enumerate(traces)
+        ],
+        "explorer": {
+            "row": held.row,
+            "masked": held.masked,
+            "label": held.explorer_label(),
+            "note": _explorer_note(held),
+            "trace": explorer.to_dict(),
+        },
+    }
+
+
+def _explorer_note(held: Held) -> str:
+    if held.masked:
+        blocked = [held.labels[i] for i, ok in enumerate(held.mask[held.row]) if not ok]
+        seen = "every source is allowed" if not blocked else f"{', '.join(blocked)} blocked"
+        return (
+            f"Row {held.row}'s masked output ({seen}). Query edits return to row 0; "
+            "value edits are shared. Other rows and the held mask stay unchanged."
+        )
+    return (
+        "All sources are allowed here; this is not a masked sequence output. Query edits "
+        "return to row 0; value edits are shared. Other rows and the held mask stay unchanged."
+    )
+
+
+__all__ = [
+    "EDITS",
+    "STARTING",
+    "Held",
+    "MaskRefused",
+    "apply_edit",
+    "edit_query",
+    "edit_value",
+    "held_from_dict",
+    "reset",
+    "select_row",
+    "sequence_view",
+    "set_mask_cell",
+    "set_values",
+]

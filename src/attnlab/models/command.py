@@ -1,0 +1,152 @@
+"""The ``attnlab heads`` and ``attnlab generate`` commands.
+
+``heads`` prints one head's attention as a table of shares (rows = query
+tokens, columns = key tokens), or every head of a layer with what each one
+does; ``--json`` prints the full-precision numbers instead. ``generate``
+streams SmolLM2's continuation token by token.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from attnlab.lab import numbers as fmt
+from attnlab.models.files import ModelNotInstalled
+from attnlab.models.heads import layer_profiles, top_sources
+from attnlab.models.registry import MODEL_NAMES, check_name, get_model
+from attnlab.models.sampling import Sampling
+
+MAX_TEXT_CHARS = 2000  # the command's cap; the lab's own cap is lower
+
+
+def add_heads_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("text", help='the text to look at, e.g. "The cat sat on the mat."')
+    p.add_argument("--model", default="minilm", help=f"one of {', '.join(MODEL_NAMES)} (default minilm)")
+    p.add_argument("--layer", type=int, default=0, help="layer index, from 0 (default 0)")
+    p.add_argument("--head", type=int, help="head index, from 0 (default: a summary of every head)")
+    p.add_argument("--json", action="store_true", help="full-precision numbers as JSON")
+    p.add_argument("--details", action="store_true", help="with --json: add q, k, v and scores")
+
+
+def add_generate_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("prompt", help='the text to continue, e.g. "Once upon a time"')
+    p.add_argument("--model", default="smollm2", help="smollm2 (the only decoder)")
+    p.add_argument("--max-new-tokens", type=int, default=64, help="stop after this many (default 64)")
+    p.add_argument("--chat", action="store_true", help="wrap the prompt in the chat template")
+    p.add_argument("--temperature", type=float, default=0.0, help="0 = greedy (default)")
+    p.add_argument("--top-k", type=int, default=None, help="sample among the k likeliest tokens")
+    p.add_argument("--top-p", type=float, default=1.0, help="sample within this share of mass")
+    p.add_argument("--seed", type=int, default=None, help="make sampling repeatable")
+
+
+def _load(name: str):
+    try:
+        return get_model(check_name(name))
+    except ModelNotInstalled as error:
+        raise ValueError(str(error)) from None
+
+
+def _check_text(text: str, field: str) -> None:
+    if not text.strip():
+        raise ValueError(f"{field} is empty: give some text")
+    if len(text) > MAX_TEXT_CHARS:
+        raise ValueError(f"{field} has {len(text)} characters; the limit is {MAX_TEXT_CHARS}")
+
+
+def run_heads(args: argparse.Namespace) -> int:
+    _check_text(args.text, "text")
+    check_name(args.model)
+    model = _load(args.model)
+    trace = model.trace(args.text, details=args.details)
+    trace.check(layer=args.layer, head=args.head)
+    if args.json:
+        layer = trace.layer_dict(args.layer, details=args.details)
+        if args.head is not None:
+            layer = {k: (v[args.head] if k in ("weights", "scores", "q") else v) for k, v in layer.items()}
+            if args.details:
+                g = trace.kv_head(args.head)
+                layer["k"], layer["v"] = layer["k"][g], layer["v"][g]
+            layer["head"] = args.head
+        print(json.dumps({**trace.summary_dict(), **layer}))
+        return 0
+    print(f"{model.title}: {len(trace.tokens)} tokens, layer {args.layer} of 0..{trace.n_layer - 1}")
+    if args.head is None:
+        print(_layer_table(trace, args.layer))
+    else:
+        print(_head_table(trace, args.layer, args.head))
+    return 0
+
+
+def _grid(rows: list[list[str]]) -> str:
+    widths = [max(len(r[c]) for r in rows) for c in range(len(rows[0]))]
+    return "\n".join("  ".join(cell.rjust(w) for cell, w in zip(r, widths)).rstrip() for r in rows)
+
+
+def _short(token: str, width: int = 8) -> str:
+    token = token.replace("\n", "\\n").replace("\t", "\\t")
+    return token if len(token) <= width else token[: width - 1] + "…"
+
+
+def _head_table(trace, layer: int, head: int) -> str:
+    w = trace.weights[layer, head]
+    names = [f"{i}:{_short(t)}" for i, t in enumerate(trace.tokens)]
+    profile = layer_profiles(trace, layer)[head]
+    lines = [
+        f"head {head} of 0..{trace.n_head - 1}"
+        + (f" (shares KV head {trace.kv_head(head)})" if len(trace.kv_groups) < trace.n_head else "")
+        + f": a {profile['kind']} head. Row = query token, column = key token, share of its attention"
+        + (" (a causal model: '.' = a later token it may not see)." if trace.causal else "."),
+        "",
+    ]
+    rows = [["query \\ key", *names, "top source"]]
+    for i, name in enumerate(names):
+        cells = [fmt.rounded(float(w[i, j]), 2) if trace.allowed[i, j] else "." for j in range(len(names))]
+        label, share = top_sources(w[i], names, k=1)[0]
+        rows.append([name, *cells, f"{label} {fmt.percent(share)}"])
+    return "\n".join(lines) + "\n" + _grid(rows)
+
+
+def _layer_table(trace, layer: int) -> str:
+    names = [f"{i}:{_short(t)}" for i, t in enumerate(trace.tokens)]
+    rows = [["head", "kind", "previous", "first", "breadth", "KV head"]]
+    for h, p in enumerate(layer_profiles(trace, layer)):
+        rows.append(
+            [
+                str(h),
+                p["kind"],
+                fmt.percent(p["previous"]),
+                fmt.percent(p["first"]),
+                fmt.rounded(p["breadth"], 2),
+                str(trace.kv_head(h)),
+            ]
+        )
+    note = (
+        "previous = mean share on the token just before; first = mean share on token 0 "
+        f"({names[0]}); breadth = row entropy / uniform entropy. Pick one with --head N."
+    )
+    return _grid(rows) + "\n\n" + note
+
+
+def run_generate(args: argparse.Namespace) -> int:
+    check_name(args.model)
+    if args.model != "smollm2":
+        raise ValueError(f"{args.model} is an encoder: it does not generate text; use --model smollm2")
+    if not args.prompt:
+        raise ValueError("prompt is empty: give some text to continue")
+    sampling = Sampling(temperature=args.temperature, top_k=args.top_k, top_p=args.top_p, seed=args.seed)
+    model = _load(args.model)
+    from attnlab.models.chat import user_turn
+
+    prompt = user_turn(args.prompt) if args.chat else args.prompt
+    if not args.chat:
+        sys.stdout.write(args.prompt)
+    finish = None
+    for piece in model.generate(prompt, max_new_tokens=args.max_new_tokens, sampling=sampling):
+        sys.stdout.write(piece.text)
+        sys.stdout.flush()  # stream: each token shows as it comes
+        finish = piece.finish
+    sys.stdout.write("\n")
+    print(f"[{finish or 'length'}]", file=sys.stderr)
+    return 0

@@ -1,0 +1,159 @@
+"""Run model traces off the caller's thread, one at a time, with progress.
+
+A web request starts a job and returns at once; a single worker thread loads
+the model (the first time) and runs the forward pass, reporting layers done,
+so requests that only read (the explorer's own, a job's status) are never
+stuck behind a model. Finished traces are kept, newest first, so looking at
+another layer or head of the same text costs nothing.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+from attnlab.models.files import ModelNotInstalled
+from attnlab.models.registry import check_name, get_model, is_loaded
+from attnlab.models.traces import ModelTrace
+
+MAX_CHARS = 400  # what the Real model view accepts
+MAX_TOKENS = 64  # = the explorer's MAX_SOURCES, so every query row fits the explorer
+MAX_PENDING = 4  # queued or running jobs; more are refused until one finishes
+KEEP_JOBS = 32
+KEEP_TRACES = 8
+
+
+class Busy(Exception):
+    """Too many jobs are waiting: try again when one has finished."""
+
+
+@dataclass(kw_only=True)
+class Job:
+    """One trace request. ``status``: queued, loading, running, done or error."""
+
+    id: str
+    model: str
+    text: str
+    status: str = "queued"
+    layers_done: int = 0
+    n_layer: int = 0
+    message: str = ""
+    error_field: str | None = None
+    trace: ModelTrace | None = field(default=None, repr=False)
+
+    @property
+    def progress(self) -> float:
+        if self.status == "done":
+            return 1.0
+        return self.layers_done / self.n_layer if self.n_layer else 0.0
+
+
+def token_cap_message(model: str, n_tokens: int) -> str:
+    return (
+        f"text is {n_tokens} tokens long for {model}; the Real model view takes at most "
+        f"{MAX_TOKENS} tokens (about {MAX_TOKENS * 3 // 4} words). Shorten it."
+    )
+
+
+def check_text(text: object) -> str:
+    """Refuse text the view cannot take, with the message the learner sees."""
+    if not isinstance(text, str) or not text.strip():
+        raise ValueError("text is empty: type a sentence to look at")
+    if len(text) > MAX_CHARS:
+        raise ValueError(
+            f"text has {len(text)} characters; the Real model view takes at most {MAX_CHARS}. Shorten it."
+        )
+    return text
+
+
+def count_tokens(model, text: str) -> int:
+    if model.name == "minilm":
+        return int(model.tokenize([text], max_length=512).mask.sum())
+    return len(model.encode(text))
+
+
+class Jobs:
+    """Jobs by id, run by one worker thread."""
+
+    def __init__(self) -> None:
+        self._jobs: OrderedDict[str, Job] = OrderedDict()
+        self._traces: OrderedDict[tuple[str, str], ModelTrace] = OrderedDict()
+        self._lock = threading.Lock()
+        self._ids = itertools.count(1)
+        self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="attnlab-model")
+
+    def start(self, model: str, text: str) -> Job:
+        """Queue a trace of ``text`` with ``model``; a known text is done at once."""
+        check_name(model)
+        check_text(text)
+        with self._lock:
+            job = Job(id=f"j{next(self._ids)}", model=model, text=text)
+            cached = self._traces.get((model, text))
+            if cached is not None:
+                self._traces.move_to_end((model, text))
+                job.status, job.trace = "done", cached
+                job.n_layer = job.layers_done = cached.n_layer
+            else:
+                pending = sum(j.status in ("queued", "loading", "running") for j in self._jobs.values())
+                if pending >= MAX_PENDING:
+                    raise Busy(f"{pending} traces are already waiting; try again in a moment")
+            self._jobs[job.id] = job
+            while len(self._jobs) > KEEP_JOBS:
+                oldest = next(iter(self._jobs))
+                if self._jobs[oldest].status in ("queued", "loading", "running"):
+                    break
+                self._jobs.popitem(last=False)
+        if job.status == "queued":
+            self._worker.submit(self._run, job)
+        return job
+
+    def get(self, job_id: str) -> Job | None:
+        with self._lock:
+            return self._jobs.get(job_id)
+
+    def _run(self, job: Job) -> None:
+        try:
+            if not is_loaded(job.model):
+                job.status = "loading"
+            model = get_model(job.model)
+            n_tokens = count_tokens(model, job.text)
+            if n_tokens > MAX_TOKENS:
+                job.error_field = "text"
+                raise ValueError(token_cap_message(job.model, n_tokens))
+            job.n_layer = model.config.n_layer
+            job.status = "running"
+
+            def progress(done: int, total: int) -> None:
+                job.layers_done = done
+
+            trace = model.trace(job.text, details=True, progress=progress)
+            with self._lock:
+                self._traces[(job.model, job.text)] = trace
+                while len(self._traces) > KEEP_TRACES:
+                    self._traces.popitem(last=False)
+            job.trace = trace
+            job.status = "done"
+        except ModelNotInstalled as error:
+            job.status, job.message, job.error_field = "error", str(error), "model"
+        except ValueError as error:
+            job.status, job.message = "error", str(error)
+            job.error_field = job.error_field or "text"
+        except Exception as error:  # noqa: BLE001 - report, never kill the worker
+            job.status, job.message = "error", f"the model failed: {type(error).__name__}: {error}"
+
+    def wait(self, job_id: str, timeout: float = 120.0) -> Job:
+        """Block until ``job_id`` finishes (for tests and the CLI); return it."""
+        import time
+
+        deadline = time.monotonic() + timeout
+        while True:
+            job = self.get(job_id)
+            if job is None or job.status in ("done", "error") or time.monotonic() > deadline:
+                return job
+            time.sleep(0.02)
+
+
+JOBS = Jobs()

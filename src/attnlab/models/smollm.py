@@ -1,0 +1,345 @@
+"""SmolLM2-135M-Instruct, a Llama-style decoder, run by attnlab's engine.
+
+30 pre-norm blocks, d_model 576; 9 query heads and 3 KV heads of 64 (GQA:
+query head h reads KV head h // 3); RoPE (base 100000) on q and k; RMSNorm
+(eps 1e-5); SwiGLU feed-forward of 1536; the output layer reuses the token
+embeddings (tied). Weights come from a Q4_1 GGUF file, dequantized to float32.
+
+    1) embed:  x = E[id]                                        (T, 576)
+    2) decode: 30 x  h = x + MHA(RMSNorm(x));  x = h + SwiGLU(RMSNorm(h))
+               causal, bottom-right aligned (right with a KV cache too)
+    3) logits = RMSNorm(x) @ E^T                                 (T, 49152)
+
+GGUF stores W_Q and W_K with each head's rows in interleaved pairs (llama.cpp
+permutes Hugging Face's half-split layout), so the engine's RoPE runs with
+``convention="interleaved"`` on the weights as stored. Scores are unchanged;
+q and k coordinates in a trace are in that interleaved order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from attnlab.engine.block import BlockParams, transformer_block
+from attnlab.engine.cache import KVCache, new_caches
+from attnlab.engine.layers import RMSNormParams, SwiGLUParams, rms_norm
+from attnlab.engine.multihead import AttentionParams
+from attnlab.engine.positions import RoPE, embed
+from attnlab.models import files
+from attnlab.models.sampling import Sampling, pick
+from attnlab.models.traces import ModelTrace
+
+Progress = Callable[[int, int], None]  # (layers done, layers in all)
+
+# OpenBLAS's matrix-vector product on the whole 49152 x 576 embedding runs
+# ~8x slower here than on row slices of it (cache blocking): the output layer
+# multiplies slice by slice.
+_LOGIT_ROWS = 4096
+
+
+@dataclass(frozen=True, kw_only=True)
+class SmolLM2Config:
+    n_layer: int = 30
+    n_head: int = 9
+    n_kv_head: int = 3
+    d_model: int = 576
+    d_head: int = 64
+    d_ff: int = 1536
+    vocab: int = 49152
+    rope_base: float = 100000.0
+    eps: float = 1e-5
+    context: int = 8192
+
+
+@dataclass(frozen=True, kw_only=True)
+class Piece:
+    """One streamed step: the new token, the text it completes, and why generation stopped."""
+
+    id: int
+    text: str
+    finish: str | None = None  # None while going; "end_of_turn" or "length" on the last piece
+
+
+class SmolLM2:
+    """The decoder's weights (pre-transposed for the engine), tokenizer and generation."""
+
+    name = "smollm2"
+    title = "SmolLM2-135M-Instruct (Q4_1)"
+
+    def __init__(
+        self,
+        *,
+        config: SmolLM2Config,
+        tokenizer,
+        embedding: np.ndarray,
+        layers: list[BlockParams],
+        final_norm: RMSNormParams,
+    ) -> None:
+        self.config = config
+        self.tokenizer = tokenizer
+        self.embedding = embedding
+        self.layers = layers
+        self.final_norm = final_norm
+        self.dtype = embedding.dtype
+        self.rope = RoPE(head_dim=config.d_head, base=config.rope_base, convention="interleaved")
+        self.im_start_id = tokenizer.token_to_id("<|im_start|>")
+        self.im_end_id = tokenizer.token_to_id("<|im_end|>")
+        self.eos_id = tokenizer.token_to_id("<|endoftext|>")
+        self.stop_ids = frozenset({self.im_end_id, self.eos_id})
+
+    @classmethod
+    def load(cls, path: Path | str | None = None, *, dtype=np.float32) -> SmolLM2:
+        """Read and dequantize the shipped GGUF file; build the tokenizer from its metadata."""
+        from attnlab.models.gguf_file import read_gguf
+        from attnlab.models.tokens import gguf_bpe_tokenizer
+
+        g = read_gguf(path if path is not None else files.smollm2_gguf())
+        md = g.metadata
+        if md.get("general.architecture") != "llama":
+            raise ValueError(f"expected a llama GGUF, got {md.get('general.architecture')!r}")
+        n_head = int(md["llama.attention.head_count"])
+        d_model = int(md["llama.embedding_length"])
+        config = SmolLM2Config(
+            n_layer=int(md["llama.block_count"]),
+            n_head=n_head,
+            n_kv_head=int(md["llama.attention.head_count_kv"]),
+            d_model=d_model,
+            d_head=d_model // n_head,
+            d_ff=int(md["llama.feed_forward_length"]),
+            vocab=int(md["llama.vocab_size"]),
+            rope_base=float(md["llama.rope.freq_base"]),
+            eps=float(md["llama.attention.layer_norm_rms_epsilon"]),
+            context=int(md["llama.context_length"]),
+        )
+
+        def linear(name: str) -> np.ndarray:  # stored (out, in); the engine wants (in, out)
+            return np.ascontiguousarray(g.matrix(name).T, dtype=dtype)
+
+        def vector(name: str) -> np.ndarray:
+            return np.asarray(g.matrix(name), dtype=dtype)
+
+        layers = []
+        for i in range(config.n_layer):
+            p = f"blk.{i}."
+            layers.append(
+                BlockParams(
+                    attn=AttentionParams(
+                        w_q=linear(p + "attn_q.weight"),
+                        w_k=linear(p + "attn_k.weight"),
+                        w_v=linear(p + "attn_v.weight"),
+                        w_o=linear(p + "attn_output.weight"),
+                    ),
+                    mlp=SwiGLUParams(
+                        w_gate=linear(p + "ffn_gate.weight"),
+                        w_up=linear(p + "ffn_up.weight"),
+                        w_down=linear(p + "ffn_down.weight"),
+                    ),
+                    norm_1=RMSNormParams(vector(p + "attn_norm.weight"), config.eps),
+                    norm_2=RMSNormParams(vector(p + "ffn_norm.weight"), config.eps),
+                )
+            )
+        return cls(
+            config=config,
+            tokenizer=gguf_bpe_tokenizer(md),
+            embedding=np.ascontiguousarray(g.matrix("token_embd.weight"), dtype=dtype),
+            layers=layers,
+            final_norm=RMSNormParams(vector("output_norm.weight"), config.eps),
+        )
+
+    def with_dtype(self, dtype) -> SmolLM2:
+        """The same model computing in ``dtype`` (float64: the engine's exact default)."""
+        dtype = np.dtype(dtype)
+
+        def cast(a):
+            return None if a is None else np.asarray(a, dtype=dtype)
+
+        layers = [
+            BlockParams(
+                attn=AttentionParams(*(cast(getattr(b.attn, n)) for n in ("w_q", "w_k", "w_v", "w_o"))),
+                mlp=SwiGLUParams(cast(b.mlp.w_gate), cast(b.mlp.w_up), cast(b.mlp.w_down)),
+                norm_1=RMSNormParams(cast(b.norm_1.weight), b.norm_1.eps),
+                norm_2=RMSNormParams(cast(b.norm_2.weight), b.norm_2.eps),
+            )
+            for b in self.layers
+        ]
+        return SmolLM2(
+            config=self.config,
+            tokenizer=self.tokenizer,
+            embedding=cast(self.embedding),
+            layers=layers,
+            final_norm=RMSNormParams(cast(self.final_norm.weight), self.final_norm.eps),
+        )
+
+    # -- tokens ---------------------------------------------------------------
+
+    def encode(self, text: str) -> list[int]:
+        """Token ids of ``text``; control tokens such as ``<|im_start|>`` stay whole. No BOS."""
+        if not isinstance(text, str):
+            raise ValueError(f"text must be a string, not {type(text).__name__}")
+        return list(self.tokenizer.encode(text).ids)
+
+    def decode(self, ids: Sequence[int]) -> str:
+        return self.tokenizer.decode(list(ids), skip_special_tokens=False)
+
+    def token_labels(self, ids: Sequence[int]) -> list[str]:
+        """A readable label per token: its own text (a split UTF-8 character shows as U+FFFD)."""
+        return [self.tokenizer.decode([i], skip_special_tokens=False) for i in ids]
+
+    # -- the forward pass -------------------------------------------------------
+
+    def new_cache(self) -> list[KVCache]:
+        """Empty KV caches, one per layer."""
+        return new_caches(self.config.n_layer)
+
+    def forward(
+        self,
+        ids: Sequence[int],
+        *,
+        cache: list[KVCache] | None = None,
+        details: bool = False,
+        progress: Progress | None = None,
+        results: list | None = None,
+    ) -> np.ndarray:
+        """Logits ``(len(ids), vocab)`` for the new tokens ``ids``, after what ``cache`` holds.
+
+        With ``cache``, each layer's keys and values are appended to it and the
+        new tokens sit at positions ``cache length, +1, ...``. ``results``
+        (a list) receives each block's result when given.
+        """
+        ids = self._check_ids(ids)
+        past = cache[0].length if cache else 0
+        if past + len(ids) > self.config.context:
+            raise ValueError(f"{past + len(ids)} tokens exceed the model's context of {self.config.context}")
+        # 1) embed
+        x = embed(self.embedding, np.asarray(ids, dtype=np.int64))  # (T, d_model)
+        positions = np.arange(past, past + len(ids))
+        # 2) the causal blocks (bottom-right: the new tokens are the last rows)
+        for i, params in enumerate(self.layers):
+            res = transformer_block(
+                x,
+                params,
+                n_head=self.config.n_head,
+                n_kv_head=self.config.n_kv_head,
+                norm="pre",
+                causal="bottom_right",
+                rope=self.rope,
+                positions=positions,
+                cache=None if cache is None else cache[i],
+                return_trace=details,
+            )
+            x = res.output
+            if results is not None:
+                results.append(res)
+            if progress is not None:
+                progress(i + 1, len(self.layers))
+        # 3) final norm and the tied output layer
+        h = rms_norm(x, self.final_norm)  # (T, d_model)
+        return self._logits(h)
+
+    def _logits(self, h: np.ndarray) -> np.ndarray:
+        e = self.embedding
+        out = np.empty((h.shape[0], e.shape[0]), dtype=h.dtype)
+        for start in range(0, e.shape[0], _LOGIT_ROWS):
+            part = e[start : start + _LOGIT_ROWS]  # (rows, d_model), contiguous
+            out[:, start : start + part.shape[0]] = (part @ h.T).T
+        return out
+
+    def logits(self, ids: Sequence[int]) -> np.ndarray:
+        """Next-token logits at every position of ``ids``, computed in one full pass."""
+        return self.forward(ids)
+
+    def _check_ids(self, ids: Sequence[int]) -> list[int]:
+        ids = [int(i) for i in ids]
+        if not ids:
+            raise ValueError("ids is empty: give at least one token")
+        bad = [i for i in ids if not 0 <= i < self.config.vocab]
+        if bad:
+            raise ValueError(f"token id {bad[0]} is outside the vocabulary 0..{self.config.vocab - 1}")
+        return ids
+
+    # -- generation -------------------------------------------------------------
+
+    def generate_ids(
+        self, ids: Sequence[int], *, max_new_tokens: int, sampling: Sampling | None = None, stop: bool = True
+    ) -> Iterator[int]:
+        """Yield new token ids one at a time, reusing the KV cache (one token per step).
+
+        Stops after ``max_new_tokens`` or, when ``stop``, after an end-of-turn
+        token (``<|im_end|>`` or ``<|endoftext|>``, which is yielded last).
+        """
+        if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int) or max_new_tokens < 1:
+            raise ValueError(f"max_new_tokens must be a whole number >= 1, got {max_new_tokens!r}")
+        sampling = sampling or Sampling()
+        rng = sampling.generator()
+        cache = self.new_cache()
+        logits = self.forward(ids, cache=cache)[-1]  # prefill: the prompt in one pass
+        for step in range(max_new_tokens):
+            token = pick(logits, sampling, rng)
+            yield token
+            if (stop and token in self.stop_ids) or step == max_new_tokens - 1:
+                return
+            logits = self.forward([token], cache=cache)[-1]
+
+    def generate(
+        self, prompt: str, *, max_new_tokens: int = 64, sampling: Sampling | None = None
+    ) -> Iterator[Piece]:
+        """Stream the continuation of ``prompt`` as text pieces; stop at end of turn.
+
+        A piece's text is what the tokens so far add to the decoded string; a
+        character split over two tokens arrives with the second.
+        """
+        if not isinstance(prompt, str) or not prompt:
+            raise ValueError("prompt is empty: give some text to continue")
+        ids = self.encode(prompt)
+        new: list[int] = []
+        shown = ""
+        for token in self.generate_ids(ids, max_new_tokens=max_new_tokens, sampling=sampling):
+            if token in self.stop_ids:
+                yield Piece(id=token, text="", finish="end_of_turn")
+                return
+            new.append(token)
+            text = self.decode(new)
+            finish = "length" if len(new) == max_new_tokens else None
+            if text.endswith("\ufffd") and finish is None:
+                delta = ""  # half a character: wait for the rest
+            else:
+                delta, shown = text[len(shown) :], text
+            yield Piece(id=token, text=delta, finish=finish)
+
+    # -- traces ---------------------------------------------------------------
+
+    def trace(self, text: str, *, details: bool = False, progress: Progress | None = None) -> ModelTrace:
+        """Every layer's and head's attention on ``text`` (with q, k, v, scores when ``details``)."""
+        if not isinstance(text, str) or not text.strip():
+            raise ValueError("text is empty: type a sentence to look at")
+        ids = self.encode(text)
+        results: list = []
+        self.forward(ids, details=details, progress=progress, results=results)
+        weights = np.stack([r.attention.weights for r in results])  # (L, H, T, T)
+        extra = {}
+        if details:
+            names = (
+                ("q", "attn.q_rotated"),
+                ("k", "attn.k_rotated"),
+                ("v", "attn.v"),
+                ("scores", "attn.scores"),
+            )
+            for name, key in names:
+                extra[name] = np.stack([r.trace[key] for r in results])
+        c = self.config
+        group = c.n_head // c.n_kv_head
+        n = len(ids)
+        return ModelTrace(
+            model=self.name,
+            tokens=self.token_labels(ids),
+            ids=ids,
+            weights=weights,
+            allowed=np.tril(np.ones((n, n), dtype=bool)),
+            scale=1.0 / float(np.sqrt(c.d_head)),
+            kv_groups=[list(range(g * group, (g + 1) * group)) for g in range(c.n_kv_head)],
+            **extra,
+        )

@@ -1,0 +1,325 @@
+"""The notebook's JSON API: the held sequence, stepper, playback, practice, history, export.
+
+Everything under ``/api/notebook``. The browser holds the visit's state (the
+held example and the study) and sends it with each request; the server
+validates it, applies the rules in ``attnlab.lab`` and returns what the page
+draws. Nothing is stored on the server, so reloading the page clears the
+visit. Errors are 422 with the field (``edit.q[0]``, ``study.before[0].kind``);
+a mask change that would leave a row with nothing allowed is a 422 of type
+``mask_refused`` and changes nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Literal
+
+from fastapi import APIRouter
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import Response
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt
+
+from attnlab.lab import content as content_data
+from attnlab.lab import export, plots, practice, stepper
+from attnlab.lab import history as hist
+from attnlab.lab import playback as playback_data
+from attnlab.lab.sequence import (
+    MAX_MAGNITUDE,
+    N_TOKENS,
+    STARTING,
+    WIDTH,
+    Held,
+    MaskRefused,
+    apply_edit,
+    held_from_dict,
+    sequence_view,
+)
+from attnlab.web.schema import ErrorResponse
+
+router = APIRouter(prefix="/api/notebook", tags=["notebook"])
+
+ERRORS = {
+    413: {"model": ErrorResponse, "description": "The request body is too large"},
+    422: {"model": ErrorResponse, "description": "A field the learner has to fix"},
+}
+
+Number = Annotated[
+    float, Field(strict=True, allow_inf_nan=False, ge=-MAX_MAGNITUDE, le=MAX_MAGNITUDE)
+]
+Pair = Annotated[list[Number], Field(min_length=WIDTH, max_length=WIDTH)]
+Rows = Annotated[list[Pair], Field(min_length=N_TOKENS, max_length=N_TOKENS)]
+MaskRow = Annotated[list[StrictBool], Field(min_length=N_TOKENS, max_length=N_TOKENS)]
+Index = Annotated[StrictInt, Field(ge=0, le=N_TOKENS - 1)]
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class HeldIn(Strict):
+    """The held example: 3 tokens of 2 coordinates; ``mask[r][i]`` true = row r may attend to i.
+
+    ``row`` is the explorer's row; ``masked`` false means its unmasked projection.
+    """
+
+    id: Annotated[str, Field(min_length=1, max_length=64)] = STARTING.id
+    labels: Annotated[
+        list[Annotated[str, Field(min_length=1, max_length=32)]],
+        Field(min_length=N_TOKENS, max_length=N_TOKENS),
+    ]
+    queries: Rows
+    keys: Rows
+    values: Rows
+    mask: Annotated[list[MaskRow], Field(min_length=N_TOKENS, max_length=N_TOKENS)]
+    row: Index = 0
+    masked: StrictBool = False
+
+
+class EditIn(Strict):
+    """One edit: ``query`` (q), ``value`` (source, coord, x), ``values`` (values),
+    ``mask`` (row, source, allowed), ``select`` (row, masked) or ``reset``."""
+
+    kind: Literal["query", "value", "values", "mask", "select", "reset"]
+    q: Pair | None = None
+    source: Index | None = None
+    coord: Annotated[StrictInt, Field(ge=0, le=WIDTH - 1)] | None = None
+    x: Number | None = None
+    values: Rows | None = None
+    row: Index | None = None
+    allowed: StrictBool | None = None
+    masked: StrictBool | None = None
+
+
+class HeldRequest(Strict):
+    held: HeldIn
+
+
+class EditRequest(Strict):
+    held: HeldIn
+    edit: EditIn
+
+
+HelpKind = Literal[tuple(hist.HELP_KINDS)]
+ChallengeId = Literal[tuple(c["id"] for c in practice.challenges())]
+Response_ = (
+    Annotated[list[Number], Field(min_length=2, max_length=3)]
+    | Annotated[str, Field(max_length=32)]
+    | None
+)
+
+
+class HelpIn(Strict):
+    kind: HelpKind
+    detail: Annotated[StrictInt, Field(ge=1, le=4)] | None = None
+
+
+class FeedbackIn(Strict):
+    met: StrictBool
+    words: Annotated[str, Field(max_length=2000)]
+
+
+class AttemptIn(Strict):
+    response: Response_ = None
+    feedback: FeedbackIn | None = None
+    help: Annotated[list[HelpIn], Field(max_length=hist.MAX_HELP)] = []
+
+
+class EntryIn(Strict):
+    current: Annotated[StrictInt, Field(ge=0)]
+    attempts: Annotated[list[AttemptIn], Field(min_length=1, max_length=hist.MAX_ATTEMPTS)]
+
+
+class ActiveIn(Strict):
+    challenge: ChallengeId
+    attempt: Annotated[StrictInt, Field(ge=0)]
+
+
+class StudyIn(Strict):
+    """The visit's attempts and help (see ``attnlab.lab.history``)."""
+
+    version: Literal[1] = 1
+    active: ActiveIn | None = None
+    before: Annotated[list[HelpIn], Field(max_length=hist.MAX_HELP)] = []
+    challenges: dict[ChallengeId, EntryIn] = {}
+
+
+class ActionIn(Strict):
+    """``open``/``clear``/``retry`` (challenge), ``submit`` (challenge, response),
+    ``goto`` (challenge, attempt), ``help`` (help, detail; a hint names its challenge)."""
+
+    kind: Literal["open", "submit", "clear", "retry", "goto", "help"]
+    challenge: ChallengeId | None = None
+    response: Response_ = None
+    attempt: Annotated[StrictInt, Field(ge=0)] | None = None
+    help: HelpKind | None = None
+    detail: Annotated[StrictInt, Field(ge=1, le=4)] | None = None
+
+
+class StudyRequest(Strict):
+    held: HeldIn
+    study: StudyIn
+    action: ActionIn
+
+
+class ExportRequest(Strict):
+    held: HeldIn
+    study: StudyIn = StudyIn()
+
+
+class ImportRequest(Strict):
+    text: Annotated[str, Field(max_length=export.MAX_IMPORT_BYTES)]
+
+
+# --- helpers --------------------------------------------------------------------
+
+_FIELD = re.compile(r"^([a-z_.]+)((?:\[\d+\])*)")
+
+
+def _fail(message: str, prefix: list, type_: str = "value_error") -> RequestValidationError:
+    """Map a lab ``ValueError`` (its message starts with the field) to a 422."""
+    loc: list[str | int] = ["body", *prefix]
+    match = _FIELD.match(message)
+    if match and " " not in match.group(1):
+        name, indices = match.groups()
+        parts = [p for p in name.split(".") if p and p not in prefix]
+        loc += [*parts, *(int(i) for i in re.findall(r"\d+", indices))]
+    return RequestValidationError([{"loc": loc, "msg": message, "type": type_}])
+
+
+def _held(model: HeldIn) -> Held:
+    try:
+        return held_from_dict(model.model_dump())
+    except ValueError as err:
+        raise _fail(str(err), ["held"]) from None
+
+
+def _study(model: StudyIn) -> dict:
+    try:
+        return hist.study_from_dict(model.model_dump())
+    except ValueError as err:
+        raise _fail(str(err), []) from None
+
+
+def _attachment(body: str, media_type: str, filename: str) -> Response:
+    return Response(
+        body,
+        media_type=media_type,
+        headers={"content-disposition": f'attachment; filename="{filename}"'},
+    )
+
+
+def _media(media_type: str) -> dict:
+    return {200: {"content": {media_type: {"schema": {"type": "string"}}}}, **ERRORS}
+
+
+# --- routes ----------------------------------------------------------------------
+
+
+@router.get("/example")
+def get_example() -> dict:
+    """Return the starting held example and its sequence view."""
+    return sequence_view(STARTING)
+
+
+@router.post("/sequence", responses=ERRORS)
+def post_sequence(body: HeldRequest) -> dict:
+    """Return the 3x3 scores and weights, each row's output and the explorer's row."""
+    return sequence_view(_held(body.held))
+
+
+@router.post("/edit", responses=ERRORS)
+def post_edit(body: EditRequest) -> dict:
+    """Apply one edit by the page's rules and return the new sequence view.
+
+    A mask change that empties a row is refused (422, ``mask_refused``).
+    """
+    held = _held(body.held)
+    try:
+        new = apply_edit(held, body.edit.model_dump(exclude_none=True))
+    except MaskRefused as err:
+        raise RequestValidationError(
+            [{"loc": ["body", "edit", "allowed"], "msg": str(err), "type": "mask_refused"}]
+        ) from None
+    except ValueError as err:
+        raise _fail(str(err), []) from None
+    return sequence_view(new)
+
+
+@router.post("/stepper", responses=ERRORS)
+def post_stepper(body: HeldRequest) -> dict:
+    """Return the four steps for the explorer's row of the held example."""
+    return stepper.stepper(_held(body.held).explorer_trace())
+
+
+@router.get("/playback")
+def get_playback() -> dict:
+    """Return the guided playback: captions and the engine's frames (starting example)."""
+    return playback_data.playback()
+
+
+@router.get("/practice")
+def get_practice() -> dict:
+    """Return the challenges: title, prompt, response form and tiered hints."""
+    return practice.page_data()
+
+
+@router.post("/study", responses=ERRORS)
+def post_study(body: StudyRequest) -> dict:
+    """Apply one practice or help action to the visit's study and return it with its history."""
+    held = _held(body.held)
+    study = _study(body.study)
+    try:
+        new = hist.apply(study, body.action.model_dump(exclude_none=True), held)
+    except ValueError as err:
+        raise _fail(str(err), []) from None
+    return {"study": new, "history": hist.history(new)}
+
+
+@router.get("/content")
+def get_content() -> dict:
+    """Return why it matters, questions, the core math as MathML, papers and connections."""
+    return content_data.content()
+
+
+@router.post("/export/json", responses=ERRORS)
+def post_export_json(body: ExportRequest) -> dict:
+    """Return the export document: the held example, its numbers and the study history."""
+    return export.to_json(_held(body.held), _study(body.study))
+
+
+@router.post("/export/markdown", response_class=Response, responses=_media("text/markdown"))
+def post_export_markdown(body: ExportRequest) -> Response:
+    """Return the readable Markdown report."""
+    text = export.to_markdown(_held(body.held), _study(body.study))
+    return _attachment(text, "text/markdown", "attnlab-study.md")
+
+
+@router.post(
+    "/export/ipynb", response_class=Response, responses=_media("application/x-ipynb+json")
+)
+def post_export_ipynb(body: HeldRequest) -> Response:
+    """Return the worked example as a Jupyter notebook that reproduces the page's numbers."""
+    text = export.notebook_text(_held(body.held))
+    return _attachment(text, "application/x-ipynb+json", "attnlab-worked-example.ipynb")
+
+
+@router.post(
+    "/export/svg/{plane}", response_class=Response, responses=_media("image/svg+xml")
+)
+def post_export_svg(plane: Literal["key", "value"], body: HeldRequest) -> Response:
+    """Return the explorer row's key-space or value-space plot as a standalone SVG."""
+    trace = _held(body.held).explorer_trace()
+    svg = plots.key_space_svg(trace) if plane == "key" else plots.value_space_svg(trace)
+    return _attachment(svg, "image/svg+xml", f"attnlab-{plane}-space.svg")
+
+
+@router.post("/import", responses=ERRORS)
+def post_import(body: ImportRequest) -> dict:
+    """Read an exported JSON file's text back; return its sequence view, or 422 and why."""
+    try:
+        held = export.from_json(body.text)
+    except ValueError as err:
+        raise RequestValidationError(
+            [{"loc": ["body", "text"], "msg": f"Import refused: {err}", "type": "import_refused"}]
+        ) from None
+    return sequence_view(held)

@@ -1,0 +1,55 @@
+"""Error answers in one shape: ``{"detail": [{"loc", "field", "msg", "type"}]}``.
+
+``loc`` is the location in the request (``["body", "values", 1, 0]``),
+``field`` the same written for people (``values[1][0]``), ``msg`` a message
+that starts with the field. The request's input is never echoed back.
+"""
+
+from __future__ import annotations
+
+
+def field_path(loc: list | tuple) -> str:
+    """Write a location like ``("body", "values", 1, 0)`` as ``values[1][0]``."""
+    parts = list(loc[1:] if loc and loc[0] == "body" else loc)
+    text = ""
+    for part in parts:
+        if isinstance(part, int):
+            text += f"[{part}]"
+        else:
+            text += ("." if text else "") + str(part)
+    return text or "body"
+
+
+def _clean_loc(loc) -> list[str | int]:
+    # pydantic adds the union branch tried ("float", "int") to the location;
+    # the learner only needs the field.
+    return [p for p in loc if p not in ("float", "int", "bool", "str", "function-after[...]")]
+
+
+def validation_detail(errors, *, body: bool = False) -> list[dict]:
+    """Turn pydantic errors into ``ErrorItem`` dicts; ``body`` prefixes locations with "body"."""
+    seen = set()
+    detail = []
+    for item in errors:
+        loc = _clean_loc(item.get("loc", ["body"]))
+        if body and (not loc or loc[0] != "body"):
+            loc = ["body", *loc]
+        msg = str(item.get("msg", "invalid value"))
+        key = (tuple(loc), msg)
+        if key in seen:
+            continue
+        seen.add(key)
+        field = field_path(loc)
+        detail.append(
+            {
+                "loc": loc,
+                "field": field,
+                "msg": msg if msg.startswith(field) else f"{field}: {msg}",
+                "type": str(item.get("type", "value_error")),
+            }
+        )
+    return detail
+
+
+def body_error(msg: str, type_: str) -> dict:
+    return {"detail": [{"loc": ["body"], "field": "body", "msg": msg, "type": type_}]}

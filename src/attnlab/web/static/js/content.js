@@ -1,0 +1,91 @@
+// The notebook's words: why it matters, questions, the core math (MathML made
+// by the server from LaTeX), the key papers and the 17 connections. MathML and
+// prose are parsed as XML and imported node by node (no innerHTML), so text
+// stays text; links get rel="noopener noreferrer".
+
+import { fill, h } from "./dom.js";
+import { nbGet } from "./nbapi.js";
+
+const XHTML = "http://www.w3.org/1999/xhtml";
+
+/** Parse server-made XHTML+MathML `markup` into nodes of this document. */
+function nodes(markup) {
+  const doc = new DOMParser().parseFromString(`<div xmlns="${XHTML}">${markup}</div>`, "application/xml");
+  if (doc.getElementsByTagName("parsererror").length) return [markup.replace(/<[^>]*>/g, "")];
+  return Array.from(doc.documentElement.childNodes, (n) => document.importNode(n, true));
+}
+
+function drawMath(el, math) {
+  fill(
+    el,
+    h("h2", { id: "math-title" }, math.heading),
+    h("p", { class: "hint" }, math.intro),
+    math.blocks.map((b) => {
+      if (b.kind === "heading") return h("h3", null, b.text);
+      if (b.kind === "display") return h("div", { class: "math-block" }, nodes(b.html));
+      return h("p", null, nodes(b.html));
+    }),
+  );
+}
+
+function drawPapers(el, papers) {
+  fill(
+    el,
+    h("h2", { id: "papers-title" }, papers.heading),
+    h(
+      "ul",
+      { class: "papers" },
+      papers.items.map((p) =>
+        h(
+          "li",
+          null,
+          h("p", { class: "paper-title" }, p.title),
+          h("p", { class: "hint" }, `${p.authors} · ${p.year} · ${p.venue}`),
+          h("a", { href: p.url, rel: "noopener noreferrer", "aria-label": `${p.link.replace(" →", "")}: ${p.title}` }, p.link),
+        ),
+      ),
+    ),
+  );
+}
+
+function drawConnections(el, connections) {
+  const total = connections.groups.reduce((n, g) => n + g.items.length, 0);
+  fill(
+    el,
+    h("h2", { id: "connections-title" }, connections.heading),
+    h("h3", null, `Other connections (${total})`),
+    connections.groups.map((g) =>
+      h(
+        "section",
+        { class: "connection-group" },
+        h("h4", null, g.question),
+        h(
+          "ul",
+          null,
+          g.items.map((item) =>
+            h(
+              "li",
+              { class: "connection" },
+              h("p", null, h("strong", null, `${item.title}: `), `${item.relation}.`),
+              h("p", null, item.text),
+              item.attnlab ? h("p", { class: "in-attnlab" }, h("strong", null, "In attnlab: "), item.attnlab) : null,
+            ),
+          ),
+        ),
+      ),
+    ),
+  );
+}
+
+/** Fetch the content once and draw every section. */
+export async function mountContent(els) {
+  const answer = await nbGet("content");
+  if (!answer.ok) return;
+  const c = answer.body;
+  fill(els.why, h("h2", { id: "why-title" }, c.why.heading), c.why.paragraphs.map((p) => h("p", null, p)));
+  fill(els.questions, h("h2", { id: "questions-title" }, c.questions.heading), h("ul", null, c.questions.items.map((q) => h("li", null, q))));
+  drawMath(els.math, c.math);
+  drawPapers(els.papers, c.papers);
+  drawConnections(els.connections, c.connections);
+  els.footer.textContent = c.footer;
+}

@@ -1,0 +1,53 @@
+// "Study history for this visit": which help was used in which attempt, as the
+// server groups it (help, not scores). It lives only in this page: reloading
+// clears it; export keeps a copy. Opening the explorer's disclosures counts as
+// help for the attempt the learner leaves.
+
+import { fill, h } from "./dom.js";
+import { getNb, recordHelp, subscribeNb } from "./nbstate.js";
+
+// The explorer's disclosures and the help kind each records.
+const WATCHED = [
+  ["every-number", "every-number"],
+  ["precise", "precise"],
+  ["python", "python"],
+  ["geometry", "geometry"],
+  ["current", "current"],
+];
+
+export function watchHelp() {
+  for (const [id, kind] of WATCHED) {
+    const details = document.getElementById(id);
+    if (!details) continue;
+    details.addEventListener("toggle", () => {
+      if (details.open) recordHelp(kind);
+    });
+  }
+}
+
+export function mountHistory(els) {
+  function draw(nb) {
+    if (!nb.history.length) {
+      fill(els.list, h("p", { class: "hint", id: "history-empty" }, "No help used yet in this visit."));
+      return;
+    }
+    fill(
+      els.list,
+      nb.history.map((g) =>
+        h(
+          "section",
+          {
+            class: "history-group",
+            "data-challenge": g.challenge || "before",
+            "data-attempt": g.attempt === null ? "" : String(g.attempt),
+            "aria-label": g.heading,
+          },
+          h("h4", null, g.heading),
+          h("ul", null, g.help.map((label) => h("li", null, label))),
+        ),
+      ),
+    );
+  }
+  subscribeNb(draw);
+  draw(getNb());
+}

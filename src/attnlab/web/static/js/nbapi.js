@@ -1,0 +1,54 @@
+// The notebook's requests to /api/notebook (same origin only, CSP connect-src 'self').
+// Each call resolves to {ok, status, body}; it rejects only when the server
+// cannot be reached, which the caller reports without losing the learner's state.
+
+async function send(path, options, raw = false) {
+  const response = await fetch(`/api/notebook/${path}`, options);
+  const type = response.headers.get("content-type") || "";
+  const json = type.startsWith("application/json") && !(raw && response.ok);
+  let body = null;
+  try {
+    body = json ? await response.json() : await response.text();
+  } catch {
+    body = null;
+  }
+  return { ok: response.ok, status: response.status, body };
+}
+
+/** GET /api/notebook/<path>. */
+export function nbGet(path) {
+  return send(path, { method: "GET" });
+}
+
+const NEG_ZERO = "\u0000-0";
+
+/** JSON text of `data` that keeps -0 (JSON.stringify writes it as 0). */
+export function toJson(data) {
+  const text = JSON.stringify(data, (_key, value) => (Object.is(value, -0) ? NEG_ZERO : value));
+  return text.replaceAll(JSON.stringify(NEG_ZERO), "-0.0");
+}
+
+/**
+ * POST `data` as JSON to /api/notebook/<path>. With `raw`, a successful
+ * answer stays the server's text (downloads keep every float as written, -0 too).
+ */
+export function nbPost(path, data, raw = false) {
+  const options = {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: toJson(data),
+  };
+  return send(path, options, raw);
+}
+
+/**
+ * The first readable message of a refused request: the server's 422 detail
+ * messages without their field prefix, or the HTTP status.
+ */
+export function errorText(answer) {
+  const detail = answer.body && Array.isArray(answer.body.detail) ? answer.body.detail : [];
+  if (!detail.length) return `The server refused this (HTTP ${answer.status}).`;
+  return detail
+    .map((d) => (d.field && d.msg.startsWith(`${d.field}: `) ? d.msg.slice(d.field.length + 2) : d.msg))
+    .join(" ");
+}

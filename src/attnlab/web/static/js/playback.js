@@ -1,0 +1,161 @@
+// The guided playback "Watch Match → Share → Mix": a fixed, silent, captioned
+// animation of the starting A/B/C example. Every frame's numbers come from the
+// server (GET /api/notebook/playback: the engine's trace and the explorer's
+// geometry at 10 frames a second); this module picks the frame for the clock
+// and draws it with the explorer's own drawing functions. It never reads or
+// changes the learner's experiment. Under prefers-reduced-motion there is no
+// animation: the captions become steps, each drawn as a still frame.
+
+import { fill, h, s, text } from "./dom.js";
+import { drawKeyPlane } from "./match.js";
+import { drawValuePlane } from "./mix.js";
+import { nbGet } from "./nbapi.js";
+import { recordHelp } from "./nbstate.js";
+import { SIZE } from "./plot.js";
+import { drawPie } from "./share.js";
+
+const reduced = window.matchMedia("(prefers-reduced-motion: reduce)");
+
+/** The explorer's result shape for frame `f` (constants merged in, nothing computed). */
+function resultFor(script, f) {
+  return {
+    trace: { ...f.trace, keys: script.keys, values: script.values, labels: script.labels, allowed: script.allowed },
+    geometry: { ...f.geometry, hull: script.hull, key_view: script.key_view, value_view: script.value_view },
+    display: f.display,
+    compare: { active: false },
+  };
+}
+
+export function mountPlayback(els) {
+  let script = null;
+  let t = 0;
+  let playing = false;
+  let startedAt = 0;
+  let raf = 0;
+  let step = 0;
+  const keyLayer = s("g");
+  els.keys.setAttribute("viewBox", `0 0 ${SIZE} ${SIZE}`);
+  els.keys.append(keyLayer);
+
+  function frameAt(time) {
+    const i = Math.min(script.frames.length - 1, Math.max(0, Math.round(time * script.fps)));
+    return script.frames[i];
+  }
+
+  function captionAt(time) {
+    const caps = script.captions;
+    return caps.find((c) => time >= c.start && time < c.end) || caps[caps.length - 1];
+  }
+
+  function draw(f, caption) {
+    const result = resultFor(script, f);
+    drawKeyPlane(keyLayer, result, "pb-k");
+    drawPie(els.pie, result);
+    drawValuePlane(els.values, result, "pb-v");
+    text(els.caption, caption.text);
+    els.root.dataset.phase = caption.phase;
+    els.root.dataset.frame = String(script.frames.indexOf(f));
+  }
+
+  function drawTime() {
+    draw(frameAt(t), captionAt(t));
+    els.scrub.value = String(t);
+    text(els.time, `${t.toFixed(1)} s of ${script.duration} s`);
+    els.scrub.setAttribute("aria-valuetext", `${t.toFixed(1)} seconds of ${script.duration}`);
+  }
+
+  function tick(now) {
+    t = Math.min(script.duration, (now - startedAt) / 1000);
+    drawTime();
+    if (t >= script.duration) return pause();
+    raf = requestAnimationFrame(tick);
+  }
+
+  async function play() {
+    if (!script) await load();
+    if (!script || playing) return;
+    if (t >= script.duration) t = 0;
+    playing = true;
+    startedAt = performance.now() - t * 1000;
+    text(els.play, "Pause");
+    els.play.setAttribute("aria-pressed", "true");
+    recordHelp("playback");
+    raf = requestAnimationFrame(tick);
+  }
+
+  function pause() {
+    playing = false;
+    cancelAnimationFrame(raf);
+    text(els.play, "Play");
+    els.play.setAttribute("aria-pressed", "false");
+  }
+
+  function showStep(n) {
+    step = Math.max(0, Math.min(script.captions.length - 1, n));
+    const caption = script.captions[step];
+    draw(script.frames[caption.anchor_frame], caption);
+    text(els.stepTitle, `Step ${step + 1} of ${script.captions.length}`);
+    els.stepPrev.disabled = step === 0;
+    els.stepNext.disabled = step === script.captions.length - 1;
+    for (const li of els.steps.children) li.classList.toggle("current", Number(li.dataset.step) === step);
+  }
+
+  function layout() {
+    const still = reduced.matches;
+    els.animated.hidden = still;
+    els.stepped.hidden = !still;
+    if (!script) return;
+    if (still) {
+      pause();
+      showStep(step);
+    } else {
+      drawTime();
+    }
+  }
+
+  let loading = null;
+  function load() {
+    loading = loading || fetchScript();
+    return loading;
+  }
+
+  async function fetchScript() {
+    const answer = await nbGet("playback");
+    if (!answer.ok) {
+      loading = null;
+      text(els.caption, "The playback could not be loaded from the attnlab server.");
+      return;
+    }
+    script = answer.body;
+    els.scrub.max = String(script.duration);
+    fill(
+      els.steps,
+      script.captions.map((c, i) => h("li", { "data-step": i }, c.text)),
+    );
+    layout();
+  }
+
+  els.play.addEventListener("click", () => (playing ? pause() : play()));
+  els.restart.addEventListener("click", () => {
+    t = 0;
+    if (playing) startedAt = performance.now();
+    drawTime();
+  });
+  els.scrub.addEventListener("input", () => {
+    t = Number(els.scrub.value);
+    if (playing) startedAt = performance.now() - t * 1000;
+    drawTime();
+    recordHelp("playback");
+  });
+  els.stepPrev.addEventListener("click", () => showStep(step - 1));
+  els.stepNext.addEventListener("click", () => {
+    showStep(step + 1);
+    recordHelp("playback");
+  });
+  reduced.addEventListener("change", layout);
+  els.root.addEventListener("toggle", () => {
+    if (els.root.open) load();
+    else pause();
+  });
+  if (els.root.open) load();
+}

@@ -1,0 +1,146 @@
+// The Real model view's pictures of one head: the token buttons, the heatmap
+// and the lines. Every number comes from the API (/api/models/jobs/.../layers/N);
+// this module only maps a share in [0, 1] to ink.
+import { fill, h, s } from "./dom.js";
+
+const CELL_MAX = 26; // px per heatmap cell, shrunk for long texts
+const LABEL_W = 96; // room for the query labels on the left
+const LABEL_H = 90; // room for the key labels on top (rotated)
+
+/** A short label for a token: "3 sat"; long ones are cut with an ellipsis. */
+export function tokenLabel(labels, i) {
+  const label = labels[i];
+  return label.length > 14 ? label.slice(0, 13) + "…" : label;
+}
+
+/**
+ * Draw the query-token buttons (a roving-tabindex toolbar).
+ * @param {HTMLElement} box
+ * @param {{labels: string[], focus: number|null, onFocus: (i: number) => void}} opts
+ */
+export function drawTokens(box, { labels, focus, onFocus }) {
+  const current = focus ?? 0;
+  const buttons = labels.map((label, i) =>
+    h(
+      "button",
+      {
+        type: "button",
+        class: ["rm-token", i === focus && "is-focus"],
+        "data-index": i,
+        "aria-pressed": i === focus ? "true" : "false",
+        tabindex: i === current ? "0" : "-1",
+        onmouseenter: () => onFocus(i),
+        onfocus: () => onFocus(i),
+        onclick: () => onFocus(i),
+        onkeydown: (event) => {
+          const step = { ArrowRight: 1, ArrowDown: 1, ArrowLeft: -1, ArrowUp: -1 }[event.key];
+          const jump = { Home: 0, End: labels.length - 1 }[event.key];
+          if (step === undefined && jump === undefined) return;
+          event.preventDefault();
+          const next = jump ?? Math.min(labels.length - 1, Math.max(0, i + step));
+          box.querySelector(`[data-index="${next}"]`)?.focus();
+        },
+      },
+      label,
+    ),
+  );
+  fill(box, buttons);
+}
+
+/** Mark the focused token without rebuilding the buttons (keeps keyboard focus). */
+export function markToken(box, focus) {
+  for (const b of box.querySelectorAll(".rm-token")) {
+    const on = Number(b.dataset.index) === focus;
+    b.classList.toggle("is-focus", on);
+    b.setAttribute("aria-pressed", on ? "true" : "false");
+    b.setAttribute("tabindex", on ? "0" : "-1");
+  }
+}
+
+/**
+ * Draw one head's weights as a grid: row = query, column = key.
+ * @param {SVGSVGElement} svg
+ * @param {{labels: string[], head: object, allowed: boolean[][], focus: number|null, caption: string}} opts
+ *   head.weights[i][j] (API floats), head.shares[i][j] (API strings, "" where blocked).
+ */
+export function drawHeatmap(svg, { labels, head, allowed, focus, caption }) {
+  const n = labels.length;
+  const cell = Math.max(6, Math.min(CELL_MAX, Math.floor(520 / n)));
+  const width = LABEL_W + n * cell + 40; // room for the last key label, rotated
+  const height = LABEL_H + n * cell + 4;
+  svg.setAttribute("viewBox", `0 0 ${width} ${height}`);
+  svg.setAttribute("width", String(width));
+  svg.setAttribute("height", String(height));
+  svg.setAttribute("aria-label", caption);
+  const showText = cell >= 16;
+  const parts = [];
+  for (let j = 0; j < n; j++) {
+    const x = LABEL_W + j * cell + cell / 2;
+    parts.push(
+      s("text", { class: "rm-key-label", x, y: LABEL_H - 4, transform: `rotate(-60 ${x} ${LABEL_H - 4})` },
+        tokenLabel(labels, j)),
+    );
+  }
+  for (let i = 0; i < n; i++) {
+    const y = LABEL_H + i * cell;
+    parts.push(
+      s("text", { class: ["rm-query-label", i === focus && "is-focus"], x: LABEL_W - 6, y: y + cell * 0.7 },
+        tokenLabel(labels, i)),
+    );
+    for (let j = 0; j < n; j++) {
+      const w = head.weights[i][j];
+      const x = LABEL_W + j * cell;
+      const ok = allowed[i][j];
+      parts.push(
+        s("rect", {
+          class: ["rm-cell", !ok && "is-blocked", i === focus && "is-focus-row"],
+          x, y, width: cell - 1, height: cell - 1,
+          "fill-opacity": ok ? String(0.04 + 0.96 * w) : "1",
+          "data-q": i, "data-k": j, "data-weight": String(w),
+        },
+        s("title", {}, ok ? `${labels[i]} → ${labels[j]}: share ${head.shares[i][j]}` : `${labels[i]} may not see ${labels[j]}`)),
+      );
+      if (showText && ok && w >= 0.1) {
+        parts.push(s("text", { class: ["rm-cell-text", w > 0.55 && "is-dark"], x: x + cell / 2, y: y + cell * 0.68 },
+          head.shares[i][j].replace(/^0\./, ".")));
+      }
+    }
+  }
+  fill(svg, parts);
+}
+
+/**
+ * Draw lines from queries (left column) to keys (right column), ink = share.
+ * With a focused query only its lines are drawn strongly.
+ */
+export function drawLines(svg, { labels, head, allowed, focus, caption }) {
+  const n = labels.length;
+  const row = Math.max(9, Math.min(20, Math.floor(560 / n)));
+  const width = 360;
+  const height = n * row + 12;
+  const left = 110;
+  const right = width - 110;
+  svg.setAttribute("viewBox", `0 0 ${width} ${height}`);
+  svg.setAttribute("width", String(width));
+  svg.setAttribute("height", String(height));
+  svg.setAttribute("aria-label", caption);
+  const y = (i) => 6 + i * row + row / 2;
+  const lines = [];
+  for (let i = 0; i < n; i++) {
+    if (focus !== null && focus !== undefined && i !== focus) continue;
+    for (let j = 0; j < n; j++) {
+      const w = head.weights[i][j];
+      if (!allowed[i][j] || w < 0.01) continue;
+      lines.push(s("line", {
+        class: "rm-line", x1: left, y1: y(i), x2: right, y2: y(j),
+        "stroke-opacity": String(Math.min(1, 0.15 + w)), "stroke-width": String(0.5 + 5 * w),
+        "data-q": i, "data-k": j,
+      }));
+    }
+  }
+  const text = labels.map((_, i) => [
+    s("text", { class: ["rm-line-label", "is-left", i === focus && "is-focus"], x: left - 6, y: y(i) + 4 }, tokenLabel(labels, i)),
+    s("text", { class: "rm-line-label", x: right + 6, y: y(i) + 4 }, tokenLabel(labels, i)),
+  ]);
+  fill(svg, lines, text);
+}

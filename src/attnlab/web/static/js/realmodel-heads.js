@@ -1,0 +1,86 @@
+// The layer overview (small multiples of every head, grouped by the KV head
+// they read) and the focused query's row in the explorer's terms. Numbers and
+// words come pre-formatted from the API.
+import { fill, h, s } from "./dom.js";
+
+const MINI = 72; // px per small heatmap
+
+function miniHeatmap(head, allowed) {
+  const n = head.weights.length;
+  const cell = MINI / n;
+  const rects = [];
+  for (let i = 0; i < n; i++) {
+    for (let j = 0; j < n; j++) {
+      if (!allowed[i][j]) continue;
+      rects.push(s("rect", {
+        class: "rm-mini-cell", x: j * cell, y: i * cell, width: cell, height: cell,
+        "fill-opacity": String(head.weights[i][j]),
+      }));
+    }
+  }
+  return s("svg", { class: "rm-mini", viewBox: `0 0 ${MINI} ${MINI}`, width: MINI, height: MINI, "aria-hidden": "true" },
+    s("rect", { class: "rm-mini-frame", x: 0, y: 0, width: MINI, height: MINI }), rects);
+}
+
+/**
+ * Draw every head of a layer as a button, grouped by KV head (GQA).
+ * @param {HTMLElement} box
+ * @param {{layer: object, kvGroups: number[][], selected: number, onPick: (h: number) => void}} opts
+ */
+export function drawHeads(box, { layer, kvGroups, selected, onPick }) {
+  const shared = kvGroups.some((g) => g.length > 1);
+  const button = (hd) =>
+    h("button", {
+      type: "button", class: ["rm-head-button", hd.head === selected && "is-selected"],
+      "data-head": hd.head, "aria-pressed": hd.head === selected ? "true" : "false",
+      "aria-label": `Head ${hd.head}: ${hd.kind} head; previous token ${hd.previous}, first token ${hd.first}, breadth ${hd.breadth}`,
+      onclick: () => onPick(hd.head),
+    },
+    miniHeatmap(hd, layer.allowed),
+    h("span", { class: "rm-head-name" }, `head ${hd.head}`),
+    h("span", { class: ["rm-kind", `kind-${hd.kind}`] }, hd.kind));
+  if (!shared) {
+    fill(box, h("div", { class: "rm-group" }, layer.heads.map(button)));
+    return;
+  }
+  fill(box, kvGroups.map((members, g) =>
+    h("div", { class: "rm-group rm-gqa", role: "group", "aria-labelledby": `rm-group-${g}` },
+      h("p", { class: "rm-group-title", id: `rm-group-${g}` },
+        `KV head ${g}: query heads ${members.join(", ")} share its keys and values`),
+      h("div", { class: "rm-group-heads" }, members.map((m) => button(layer.heads[m]))))));
+}
+
+/** Show "loading" in the row panel while a row is fetched. */
+export function rowPending(box, title) {
+  fill(box, h("h3", { id: "rm-row-title" }, title), h("p", { class: "hint" }, "Computing this query's row…"));
+}
+
+/**
+ * Draw one query's row: scaled scores and shares per key, the top sources, and the explorer's words.
+ * @param {HTMLElement} box
+ * @param {object} row the API's RowOut
+ * @param {boolean} gqa whether heads share KV heads (then say which one this head reads)
+ */
+export function drawRow(box, row, gqa) {
+  const title = `Query ${row.query} · layer ${row.layer}, head ${row.head}` + (gqa ? ` (reads KV head ${row.kv_head})` : "");
+  const body = row.sources.map((src) =>
+    h("tr", { class: src.allowed ? "" : "is-blocked", "data-index": src.index },
+      h("th", { scope: "row" }, src.label),
+      h("td", { class: "num" }, src.score_display),
+      h("td", { class: "num" }, src.share_display),
+    ));
+  fill(box,
+    h("h3", { id: "rm-row-title" }, title),
+    h("p", { class: "rm-top" }, "Top sources: ",
+      row.top.map((t, i) => [i ? ", " : "", h("strong", {}, t.label), ` ${t.share_display}`])),
+    h("div", { class: "rm-row-scroll", tabindex: "0", role: "region", "aria-label": "Scores and shares of this query" },
+      h("table", { class: "rm-row-table" },
+        h("caption", { class: "sr-only" }, `Scaled scores (scale ${row.scale_display}) and shares of ${row.query}`),
+        h("thead", {}, h("tr", {},
+          h("th", { scope: "col" }, "key"),
+          h("th", { scope: "col" }, `scaled score (× ${row.scale_display})`),
+          h("th", { scope: "col" }, "share"))),
+        h("tbody", {}, body))),
+    h("p", { class: "rm-words" }, row.match),
+    h("p", { class: "rm-words" }, row.share));
+}

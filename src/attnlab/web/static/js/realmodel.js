@@ -1,0 +1,188 @@
+// The Real model view: type a text, trace it with a real model (a job the
+// server runs off its request threads, polled for progress), then look at
+// one layer and head. One state object; draw() is a function of it.
+import { byId, fill, h, text } from "./dom.js";
+import { drawHeatmap, drawLines, drawTokens, markToken } from "./realmodel-draw.js";
+import { drawHeads, drawRow, rowPending } from "./realmodel-heads.js";
+
+const POLL_MS = 150;
+
+const state = {
+  models: [], maxChars: 400, maxTokens: 64,
+  job: null, // the API's JobOut while running, then done
+  result: null, // job.result (tokens, labels, kv_groups ...)
+  layer: 0, head: 0, layerData: null, focus: null,
+};
+let rowRequest = 0; // only the newest row answer is drawn
+
+const els = {};
+
+async function getJson(url, options) {
+  const response = await fetch(url, options);
+  const body = await response.json().catch(() => ({}));
+  if (!response.ok) {
+    const message = body.detail?.[0]?.msg ?? `the server answered ${response.status}`;
+    const error = new Error(message);
+    error.status = response.status;
+    throw error;
+  }
+  return body;
+}
+
+function showError(message) {
+  text(els.error, message || "");
+  els.error.hidden = !message;
+  els.text.setAttribute("aria-invalid", message ? "true" : "false");
+}
+
+function updateCount() {
+  const n = els.text.value.length;
+  const over = n > state.maxChars;
+  text(els.count, over
+    ? `${n} of ${state.maxChars} characters: ${n - state.maxChars} over the limit`
+    : `${n} of ${state.maxChars} characters`);
+  els.count.classList.toggle("is-over", over);
+}
+
+function modelInfo() {
+  return state.models.find((m) => m.name === els.model.value);
+}
+
+function showModelNote() {
+  const m = modelInfo();
+  if (!m) return;
+  const gqa = m.n_kv_head < m.n_head ? `, ${m.n_kv_head} KV heads (grouped-query attention)` : "";
+  text(els.modelNote, `${m.kind}: ${m.n_layer} layers × ${m.n_head} heads${gqa}.`);
+}
+
+async function start() {
+  showError("");
+  els.run.disabled = true;
+  try {
+    const job = await getJson("/api/models/jobs", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ model: els.model.value, text: els.text.value }),
+    });
+    await poll(job);
+  } catch (error) {
+    showError(error.message);
+    text(els.status, "Nothing traced: fix the text and try again.");
+  } finally {
+    els.run.disabled = false;
+  }
+}
+
+async function poll(job) {
+  for (;;) {
+    state.job = job;
+    els.progress.value = job.progress;
+    if (job.status === "done") break;
+    if (job.status === "error") throw new Error(job.message);
+    const m = modelInfo();
+    text(els.status, job.status === "loading" || job.status === "queued"
+      ? `Loading ${m ? m.title : job.model} (once per server)…`
+      : `Running layer ${job.layers_done + 1} of ${job.n_layer} (${job.progress_display} done)…`);
+    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+    job = await getJson(`/api/models/jobs/${encodeURIComponent(job.id)}`);
+  }
+  state.result = job.result;
+  state.layer = Math.min(state.layer, job.result.n_layer - 1);
+  state.head = Math.min(state.head, job.result.n_head - 1);
+  state.focus = null;
+  text(els.status, `Done: ${job.result.tokens.length} tokens through ${job.result.n_layer} layers.`);
+  fillPickers();
+  await loadLayer();
+}
+
+function fillPickers() {
+  const r = state.result;
+  const gqa = r.kv_groups.some((g) => g.length > 1);
+  fill(els.layer, Array.from({ length: r.n_layer }, (_, i) => h("option", { value: i }, `layer ${i}`)));
+  fill(els.head, Array.from({ length: r.n_head }, (_, i) => {
+    const g = r.kv_groups.findIndex((members) => members.includes(i));
+    return h("option", { value: i }, gqa ? `head ${i} (KV head ${g})` : `head ${i}`);
+  }));
+  els.layer.value = String(state.layer);
+  els.head.value = String(state.head);
+  els.view.hidden = false;
+  els.layerView.hidden = false;
+}
+
+async function loadLayer() {
+  const layer = state.layer;
+  const data = await getJson(`/api/models/jobs/${encodeURIComponent(state.job.id)}/layers/${layer}`);
+  if (layer !== state.layer) return; // a newer layer was picked meanwhile
+  state.layerData = data;
+  drawAll(true);
+}
+
+function drawAll(rebuildTokens) {
+  const r = state.result;
+  const layer = state.layerData;
+  if (!r || !layer) return;
+  const head = layer.heads[state.head];
+  const opts = {
+    labels: r.labels, head, allowed: layer.allowed, focus: state.focus,
+    caption: `Layer ${state.layer}, head ${state.head} of ${state.job.model}: a ${head.kind} head.`,
+  };
+  if (rebuildTokens) drawTokens(els.tokens, { labels: r.labels, focus: state.focus, onFocus: setFocus });
+  else markToken(els.tokens, state.focus);
+  drawHeatmap(els.heatmap, opts);
+  drawLines(els.lines, opts);
+  text(els.kind, `A ${head.kind} head: previous token ${head.previous}, first token ${head.first}, breadth ${head.breadth}.`);
+  drawHeads(els.heads, { layer, kvGroups: r.kv_groups, selected: state.head, onPick: pickHead });
+}
+
+async function loadRow() {
+  if (state.focus === null || !state.job) return;
+  const ticket = ++rowRequest;
+  const { layer, head, focus } = state;
+  rowPending(els.row, `Query ${state.result.labels[focus]} · layer ${layer}, head ${head}`);
+  try {
+    const row = await getJson(`/api/models/jobs/${encodeURIComponent(state.job.id)}/rows/${layer}/${head}/${focus}`);
+    if (ticket === rowRequest) drawRow(els.row, row, state.result.kv_groups.some((g) => g.length > 1));
+  } catch (error) {
+    if (ticket === rowRequest) showError(error.message);
+  }
+}
+
+function setFocus(i) {
+  if (state.focus === i) return;
+  state.focus = i;
+  drawAll(false);
+  loadRow();
+}
+
+function pickHead(hd) {
+  state.head = hd;
+  els.head.value = String(hd);
+  drawAll(false);
+  loadRow();
+}
+
+async function init() {
+  for (const id of ["text", "count", "model", "model-note", "run", "error", "progress", "status", "view",
+    "layer", "head", "head-kind", "tokens", "heatmap", "lines", "row", "layer-view", "heads"]) {
+    els[id.replace(/-(\w)/g, (_, c) => c.toUpperCase())] = byId(`rm-${id}`);
+  }
+  els.kind = els.headKind;
+  els.text.addEventListener("input", updateCount);
+  els.text.addEventListener("keydown", (event) => {
+    if (event.key === "Enter" && !event.shiftKey) { event.preventDefault(); start(); }
+  });
+  els.run.addEventListener("click", start);
+  els.model.addEventListener("change", showModelNote);
+  els.layer.addEventListener("change", () => { state.layer = Number(els.layer.value); loadLayer().then(loadRow); });
+  els.head.addEventListener("change", () => pickHead(Number(els.head.value)));
+  const info = await getJson("/api/models");
+  state.models = info.models;
+  state.maxChars = info.max_chars;
+  state.maxTokens = info.max_tokens;
+  fill(els.model, info.models.map((m) => h("option", { value: m.name }, m.title)));
+  showModelNote();
+  updateCount();
+  document.body.dataset.ready = "true";
+}
+
+init().catch((error) => showError(error.message));

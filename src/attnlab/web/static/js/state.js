@@ -1,0 +1,253 @@
+// The explorer's one state object, its updates and its link to the server.
+//
+// state = {
+//   input:     the last explorer state the server accepted, {q, keys, values, labels, allowed, scale}
+//   requested: the newest state asked for (equals `input` once its answer is in)
+//   result:    the server's answer for `input` (trace, display, words, compare, python, geometry, challenge)
+//   example:   GET /api/example ({state, reset})
+//   fieldErrors: {"q[0]": "message", ...} inline messages, by field path
+//   connection: "starting" | "ok" | "offline"
+//   ui:        {rowLabel, caption} texts other parts may drive (part 2 sets the row label)
+// }
+//
+// Views never change `state` directly: they call setExplorer / setFieldError /
+// setUi, and redraw from subscribe(). At most one request is in flight; a newer
+// request replaces any pending one, so a slow answer never queues stale states.
+// The last good input is kept in sessionStorage (per visit, per tab).
+
+import { getExample, postTrace } from "./api.js";
+
+const STORAGE_KEY = "attnlab.explorer.v1";
+const RETRY_MS = 2000;
+
+const state = {
+  input: null,
+  requested: null,
+  result: null,
+  example: null,
+  fieldErrors: {},
+  connection: "starting",
+  ui: { rowLabel: "Row 0 (A) · unmasked projection." },
+};
+
+const subscribers = new Set();
+let inFlight = false;
+let pending = null; // {input, marks}
+let retryTimer = null;
+
+/** The whole state; treat it as read-only. */
+export function getState() {
+  return state;
+}
+
+/** A copy of the newest explorer input (what the page shows or is about to). */
+export function getExplorer() {
+  return structuredClone(state.requested || state.input);
+}
+
+/**
+ * Call fn(state) after every change; returns a function that unsubscribes.
+ * @param {(state: object) => void} fn
+ */
+export function subscribe(fn) {
+  subscribers.add(fn);
+  return () => subscribers.delete(fn);
+}
+
+function emit() {
+  for (const fn of subscribers) fn(state);
+}
+
+/**
+ * Ask for a new explorer state: `partial` is merged over the newest input
+ * ({q}, {values}, or a whole state from another part of the page).
+ * `options.marks` are performance mark names to measure once drawn.
+ */
+export function setExplorer(partial, options = {}) {
+  const base = state.requested || state.input;
+  const input = { ...structuredClone(base), ...structuredClone(partial) };
+  state.requested = input;
+  request(input, options.marks || []);
+}
+
+/** Change page texts such as the explorer's row label. */
+export function setUi(partial) {
+  state.ui = { ...state.ui, ...partial };
+  emit();
+}
+
+/** Show `message` next to field `path` (e.g. "values[1][0]"); keeps the state. */
+export function setFieldError(path, message) {
+  state.fieldErrors = { ...state.fieldErrors, [path]: message };
+  emit();
+}
+
+export function clearFieldError(path) {
+  if (!(path in state.fieldErrors)) return;
+  const { [path]: _dropped, ...rest } = state.fieldErrors;
+  state.fieldErrors = rest;
+  emit();
+}
+
+/** "Reset example": restore the query and the first value's x coordinate only. */
+export function resetExample() {
+  const reset = state.example.reset;
+  const current = getExplorer();
+  const values = current.values.map((v) => v.slice());
+  values[0][0] = reset.first_value_x;
+  state.fieldErrors = {};
+  setExplorer({ q: reset.q.slice(), values });
+}
+
+// <html data-attnlab-pending="1"> while an answer is outstanding: a hook for
+// CSS (e.g. a progress cursor) and for tests that wait for the numbers to settle.
+function markPending() {
+  document.documentElement.dataset.attnlabPending = inFlight || pending ? "1" : "0";
+}
+
+function request(input, marks) {
+  if (pending) marks = pending.marks.concat(marks); // keep the replaced moves' marks
+  pending = { input, marks };
+  if (!inFlight) pump();
+}
+
+async function pump() {
+  while (pending) {
+    const job = pending;
+    pending = null;
+    inFlight = true;
+    markPending();
+    let answer;
+    try {
+      answer = await postTrace(job.input);
+    } catch {
+      inFlight = false;
+      offline(job);
+      return;
+    }
+    inFlight = false;
+    markPending();
+    if (answer.ok) {
+      accept(job.input, answer.body);
+      emit();
+      measure(job.marks);
+    } else if (!state.result) {
+      // This visit's saved state is refused (e.g. an older format): start over from the example.
+      reject(answer);
+      try {
+        sessionStorage.removeItem(STORAGE_KEY);
+      } catch {
+        // Storage disabled: nothing saved to drop.
+      }
+      if (state.example) accept(structuredClone(state.example.state), state.example.result);
+      else state.input = state.requested = null; // start() accepts the example when it arrives
+      emit();
+    } else {
+      reject(answer);
+      emit();
+    }
+  }
+}
+
+function accept(input, result) {
+  state.input = input;
+  if (!pending) state.requested = input;
+  state.result = result;
+  state.fieldErrors = {};
+  state.connection = "ok";
+  try {
+    sessionStorage.setItem(STORAGE_KEY, JSON.stringify(input));
+  } catch {
+    // Storage can be full or disabled; the page still works for this view.
+  }
+}
+
+function reject(answer) {
+  const errors = {};
+  const detail = (answer.body && answer.body.detail) || [];
+  for (const item of Array.isArray(detail) ? detail : []) {
+    errors[item.field || "body"] = item.msg;
+  }
+  if (!detail.length) errors.body = `The server refused this state (HTTP ${answer.status}).`;
+  state.fieldErrors = errors;
+  if (!pending) state.requested = state.input; // keep the last good state
+  state.connection = "ok";
+}
+
+function offline(job) {
+  state.connection = "offline";
+  if (!pending) pending = job; // retry the newest state once the server is back
+  emit();
+  clearTimeout(retryTimer);
+  retryTimer = setTimeout(() => {
+    if (pending && !inFlight) pump();
+  }, RETRY_MS);
+}
+
+/**
+ * Measure each pointer move's latency once its numbers are drawn:
+ * "attnlab:pointer-to-dom" right after the DOM update, and
+ * "attnlab:pointer-to-frame" at the next animation frame (before paint).
+ */
+let measured = 0;
+const MEASURE_LIMIT = 5000; // keep a long session's timing buffer small
+
+function measure(marks) {
+  if (!marks.length) return;
+  measured += marks.length;
+  if (measured > MEASURE_LIMIT) {
+    measured = 0;
+    performance.clearMeasures("attnlab:pointer-to-dom");
+    performance.clearMeasures("attnlab:pointer-to-frame");
+  }
+  const safely = (name, mark) => {
+    try {
+      performance.measure(name, mark);
+    } catch {
+      // A benchmark may have cleared the mark between runs.
+    }
+  };
+  for (const mark of marks) safely("attnlab:pointer-to-dom", mark);
+  requestAnimationFrame(() => {
+    for (const mark of marks) {
+      safely("attnlab:pointer-to-frame", mark);
+      performance.clearMarks(mark);
+    }
+  });
+}
+
+function restore() {
+  try {
+    const saved = JSON.parse(sessionStorage.getItem(STORAGE_KEY) || "null");
+    if (saved && Array.isArray(saved.q) && Array.isArray(saved.keys) && Array.isArray(saved.values)) {
+      return saved;
+    }
+  } catch {
+    // A damaged entry falls back to the worked example.
+  }
+  return null;
+}
+
+/** Load the example, restore this visit's state (or start from the example) and trace it. */
+export async function start() {
+  const saved = restore();
+  if (saved) {
+    // This visit's state: trace it while the example (needed for Reset) loads.
+    state.input = saved;
+    state.requested = saved;
+    request(saved, []);
+  }
+  try {
+    state.example = await getExample();
+  } catch {
+    state.connection = "offline";
+    emit();
+    setTimeout(start, RETRY_MS);
+    return;
+  }
+  if (!saved || state.requested === null) {
+    // The example comes with its answer: the first numbers need no second round trip.
+    accept(structuredClone(state.example.state), state.example.result);
+    emit();
+  }
+}

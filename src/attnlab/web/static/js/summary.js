@@ -1,0 +1,18 @@
+// The explorer's texts: the row label (other parts may set it through
+// setUi), the query caption, the one-line summary and the B > 90% challenge.
+
+import { text } from "./dom.js";
+
+/** Draw the texts that frame the explorer. `els` holds the elements by role. */
+export function drawSummary(els, state) {
+  const result = state.result;
+  text(els.rowLabel, state.ui.rowLabel);
+  if (!result) return;
+  text(els.caption, `q = ${result.display.q} · Compare the query with each key.`);
+  text(els.summary, result.words.summary);
+  const challenge = result.challenge;
+  text(els.goal, challenge.goal);
+  text(els.status, challenge.status);
+  els.challenge.classList.toggle("met", challenge.met);
+  els.badge.hidden = !challenge.met;
+}

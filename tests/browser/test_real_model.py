@@ -1,0 +1,137 @@
+"""The Real model view (static/real-model.html) in headless Chromium against the live server."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+from axe_playwright_python.sync_playwright import Axe
+from labkit import Recorder
+from playwright.sync_api import expect
+
+pytestmark = [pytest.mark.browser, pytest.mark.models]
+
+CAT = "The cat sat on the mat."
+
+
+@pytest.fixture
+def view(browser, live_server):
+    """The Real model view at 1280x800; at teardown: no foreign request, no console error."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    recorder = Recorder()
+    recorder.attach(page)
+    page.goto(live_server.url + "real-model")
+    expect(page.locator("body")).to_have_attribute("data-ready", "true")
+    yield page, recorder
+    context.close()
+    recorder.check(live_server.url)
+
+
+def trace(page, text: str, model: str = "minilm") -> None:
+    page.locator("#rm-text").fill(text)
+    page.locator("#rm-model").select_option(model)
+    page.locator("#rm-run").click()
+    expect(page.locator("#rm-status")).to_contain_text("Done:", timeout=120_000)
+
+
+def layer_from_api(live_server, page, layer: int) -> dict:
+    job = page.evaluate("() => performance.getEntriesByType('resource').map(e => e.name)")
+    job_id = [u for u in job if "/api/models/jobs/" in u][-1].split("/api/models/jobs/")[1].split("/")[0]
+    return httpx.get(f"{live_server.url}api/models/jobs/{job_id}/layers/{layer}", timeout=30).json()
+
+
+def test_type_text_pick_a_head_and_the_cells_are_the_apis_weights(view, live_server, artifacts):
+    page, _ = view
+    trace(page, CAT)
+    expect(page.locator("#rm-tokens .rm-token")).to_have_count(9)
+    page.locator("#rm-layer").select_option("2")
+    page.locator("#rm-head").select_option("5")
+    expect(page.locator("#rm-head-kind")).to_contain_text("head: previous token")
+    api = layer_from_api(live_server, page, 2)
+    cells = page.locator("#rm-heatmap rect.rm-cell")
+    expect(cells).to_have_count(81)
+    drawn = page.evaluate(
+        "() => [...document.querySelectorAll('#rm-heatmap rect.rm-cell')]"
+        ".map(r => [Number(r.dataset.q), Number(r.dataset.k), Number(r.dataset.weight)])"
+    )
+    for q, k, w in drawn:
+        assert w == api["heads"][5]["weights"][q][k]
+    # every head of the layer is drawn in the overview; head 5 is the selected one
+    expect(page.locator("#rm-heads .rm-head-button")).to_have_count(12)
+    expect(page.locator('#rm-heads [data-head="5"]')).to_have_attribute("aria-pressed", "true")
+    page.screenshot(path=str(artifacts / "real-model-minilm.png"), full_page=True)
+
+
+def test_hovering_a_token_shows_its_query_row(view):
+    page, _ = view
+    trace(page, CAT)
+    page.locator('#rm-tokens [data-index="3"]').hover()
+    expect(page.locator("#rm-row-title")).to_have_text("Query 3 sat · layer 0, head 0")
+    expect(page.locator("#rm-row tbody tr")).to_have_count(9)
+    expect(page.locator("#rm-row .rm-top")).to_contain_text("Top sources:")
+    expect(page.locator("#rm-row")).to_contain_text("Match:")
+
+
+def test_keyboard_reaches_tokens_heads_and_rows(view):
+    page, _ = view
+    trace(page, CAT)
+    page.locator('#rm-tokens [data-index="0"]').focus()
+    expect(page.locator("#rm-row-title")).to_have_text("Query 0 [CLS] · layer 0, head 0")
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("ArrowRight")
+    expect(page.locator('#rm-tokens [data-index="2"]')).to_be_focused()
+    expect(page.locator("#rm-row-title")).to_have_text("Query 2 cat · layer 0, head 0")
+    page.keyboard.press("End")
+    expect(page.locator("#rm-row-title")).to_have_text("Query 8 [SEP] · layer 0, head 0")
+    head = page.locator('#rm-heads [data-head="7"]')
+    head.focus()
+    page.keyboard.press("Enter")
+    expect(page.locator("#rm-head")).to_have_value("7")
+    expect(page.locator("#rm-row-title")).to_have_text("Query 8 [SEP] · layer 0, head 7")
+
+
+def test_smollm2_shows_its_gqa_groups_and_a_causal_pattern(view):
+    page, _ = view
+    trace(page, CAT, model="smollm2")
+    expect(page.locator("#rm-heads .rm-gqa")).to_have_count(3)
+    expect(page.locator("#rm-heads .rm-gqa").first).to_contain_text(
+        "KV head 0: query heads 0, 1, 2 share its keys and values"
+    )
+    expect(page.locator("#rm-head option").nth(4)).to_have_text("head 4 (KV head 1)")
+    expect(page.locator("#rm-heatmap rect.rm-cell.is-blocked")).to_have_count(21)  # 7 tokens: 7*6/2
+
+
+def test_over_the_cap_gets_the_message(view):
+    page, recorder = view
+    recorder.allow(r"status of 422")
+    page.locator("#rm-text").fill("x" * 401)
+    expect(page.locator("#rm-count")).to_have_text("401 of 400 characters: 1 over the limit")
+    page.locator("#rm-run").click()
+    expect(page.locator("#rm-error")).to_have_text(
+        "text has 401 characters; the Real model view takes at most 400. Shorten it."
+    )
+    expect(page.locator("#rm-text")).to_have_attribute("aria-invalid", "true")
+    # a text under the character cap but over the token cap is refused by the job
+    page.locator("#rm-text").fill("word " * 70)
+    page.locator("#rm-run").click()
+    expect(page.locator("#rm-error")).to_contain_text("text is 72 tokens long for minilm", timeout=60_000)
+
+
+def test_axe_finds_no_serious_or_critical_violation(view, artifacts):
+    page, _ = view
+    trace(page, CAT, model="smollm2")
+    page.locator('#rm-tokens [data-index="2"]').focus()
+    expect(page.locator("#rm-row tbody tr")).to_have_count(7)
+    results = Axe().run(page)
+    (artifacts / "axe-real-model.txt").write_text(results.generate_report(), encoding="utf-8")
+    serious = [
+        (v["id"], v["impact"], [n["target"] for n in v["nodes"]])
+        for v in results.response["violations"]
+        if v["impact"] in ("serious", "critical")
+    ]
+    assert serious == []
+
+
+def test_the_lab_page_links_to_the_view(live_server):
+    page = httpx.get(live_server.url, timeout=30).text
+    assert 'href="/real-model"' in page

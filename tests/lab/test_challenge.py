@@ -1,0 +1,41 @@
+"""The live challenge: give source B more than 90% of the attention."""
+
+from __future__ import annotations
+
+from attnlab.engine.single import trace_query
+from attnlab.lab.challenge import check
+from attnlab.lab.examples import WORKED
+
+
+def worked(q, allowed=None, labels=None):
+    return trace_query(q, WORKED.keys, WORKED.values, labels=labels, allowed=allowed)
+
+
+def test_worked_example_is_not_met():
+    state = check(worked((2.0, 1.0)))
+    assert state.met is False
+    assert state.available is True
+    assert state.share == 0.575975345215362
+    assert state.status.startswith("Not yet: B takes 58%")
+
+
+def test_far_along_b_is_met():
+    state = check(worked((4.0, 0.0)))
+    assert state.met is True
+    assert state.share > 0.9
+    assert state.status == "Done: B takes 94% of the attention, more than 90%."
+
+
+def test_threshold_is_strict_and_uses_the_float():
+    t = worked((4.0, 0.0))
+    share = t.weights[1]
+    assert check(t, threshold=share).met is False
+    assert check(t, threshold=share - 1e-15).met is True
+
+
+def test_blocked_or_missing_target_is_not_available():
+    blocked = check(worked((4.0, 0.0), allowed=[True, False, True]))
+    assert (blocked.available, blocked.met) == (False, False)
+    assert "blocked" in blocked.status
+    missing = check(worked((4.0, 0.0), labels=["x", "y", "z"]))
+    assert (missing.available, missing.share) == (False, None)

@@ -1,0 +1,110 @@
+"""Export: JSON (importable), Markdown report, and a notebook that reproduces the numbers."""
+
+from __future__ import annotations
+
+import json
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+from attnlab.lab import export
+from attnlab.lab import history as hist
+from attnlab.lab import sequence as seq
+from attnlab.lab.sequence import STARTING
+
+
+@pytest.fixture
+def edited():
+    held = seq.apply_edit(STARTING, {"kind": "query", "q": [0.5, -1.25]})
+    held = seq.apply_edit(held, {"kind": "value", "source": 2, "coord": 1, "x": 1.5})
+    held = seq.apply_edit(held, {"kind": "mask", "row": 2, "source": 0, "allowed": False})
+    return seq.apply_edit(held, {"kind": "select", "row": 2})
+
+
+@pytest.fixture
+def study():
+    s = hist.new_study()
+    for a in (
+        {"kind": "help", "help": "playback"},
+        {"kind": "submit", "challenge": "zero-q", "response": [33, 33, 34]},
+        {"kind": "help", "help": "hint", "detail": 1, "challenge": "near-vb"},
+    ):
+        s = hist.apply(s, a, STARTING)
+    return s
+
+
+def test_json_round_trip_restores_the_example(edited, study):
+    doc = export.to_json(edited, study)
+    assert doc["format"] == "attnlab-notebook" and doc["version"] == 1
+    text = json.dumps(doc)
+    assert export.from_json(text) == edited
+    assert doc["results"]["rows"][2]["output"] == list(edited.row_trace(2).output)
+    assert doc["results"]["explorer"]["label"] == "Row 2 (C) · masked row"
+    assert [g["heading"] for g in doc["history"]] == [
+        "Before any attempt",  # then challenges in the page's order
+        "Bring the output close to v_B · attempt 1",
+        "Predict the shares at q = [0, 0] · attempt 1",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("not json", "file is not JSON"),
+        ("[1, 2]", "file is not an attnlab export"),
+        ('{"format": "attnlab-notebook", "version": 9}', "version is 9; this attnlab reads 1"),
+        ('{"format": "attnlab-notebook", "version": 1}', "example.example must be an object"),
+        ("x" * 70_000, "file is 70000 bytes"),
+    ],
+)
+def test_bad_files_get_a_clear_message(text, message):
+    with pytest.raises(ValueError, match=message):
+        export.from_json(text)
+
+
+def test_bad_example_inside_a_good_file_names_the_field(edited, study):
+    doc = export.to_json(edited, study)
+    doc["example"]["mask"][1] = [False, False, False]
+    with pytest.raises(ValueError, match=r"example.mask\[1\]: row 1 \(B\) needs"):
+        export.from_document(doc)
+    doc = export.to_json(edited, study)
+    doc["example"]["values"][0][0] = "NaN"
+    with pytest.raises(ValueError, match=r"example.values\[0\]\[0\] must be a number"):
+        export.from_document(doc)
+
+
+def test_markdown_report(edited, study):
+    md = export.to_markdown(edited, study)
+    assert md.startswith("# Guided attention notebook · study report\n")
+    assert "| C | [-1, 1] | [0, 1] | [-1, 1.5] |" in md
+    assert "| 2 (C) | ✗ | ✓ | ✓ |" in md
+    assert "## Explorer: row 2 (C) · masked row" in md
+    assert "### Before any attempt\n\n- Watched the guided playback" in md
+    assert "### Predict the shares at q = \\[0, 0\\] · attempt 1\n\n- No help used" in md
+    assert "- Opened hint 1 of 3" in md
+    assert "met" not in md.lower().replace("mets", "")  # help, not scores
+
+
+def test_markdown_escapes_labels():
+    held = seq.held_from_dict({**STARTING.to_dict(), "labels": ["*a*", "b|c", "C"]})
+    md = export.to_markdown(held, hist.new_study())
+    assert "| \\*a\\* |" in md and "b\\|c" in md
+
+
+def test_notebook_runs_and_reproduces_the_numbers(edited):
+    text = export.notebook_text(edited)
+    nb = nbformat.reads(text, as_version=4)
+    NotebookClient(nb, timeout=60, kernel_name="python3").execute()
+    outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
+    assert all(o["output_type"] == "stream" for o in outputs), outputs
+    got = json.loads(nb.cells[-1].outputs[0]["text"])
+    view = seq.sequence_view(edited)
+    assert [r["output"] for r in got["rows"]] == view["outputs"]
+    assert [r["weights"] for r in got["rows"]] == view["weights"]
+    assert got["explorer"]["output"] == view["explorer"]["trace"]["output"]
+    assert got["explorer"]["weights"] == view["explorer"]["trace"]["weights"]
+    # the page's Python panel program, run in the notebook, prints the same full precision
+    program = nb.cells[2].outputs[0]["text"]
+    out = view["explorer"]["trace"]["output"]
+    assert f"output=[{out[0]!r}, {out[1]!r}]" in program

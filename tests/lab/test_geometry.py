@@ -1,0 +1,124 @@
+"""The explorer's geometry: projections, tip-to-tail carries, hull, pie, views."""
+
+from __future__ import annotations
+
+import math
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from attnlab.engine.single import trace_query
+from attnlab.lab.examples import WORKED
+from attnlab.lab.geometry import (
+    convex_hull,
+    geometry,
+    pie,
+    plane_view,
+    projection,
+    score_axis,
+    tip_to_tail,
+)
+
+coord = st.floats(min_value=-50, max_value=50, allow_nan=False, allow_infinity=False)
+vec2 = st.tuples(coord, coord)
+
+
+def worked(q=WORKED.q, allowed=None):
+    return trace_query(q, WORKED.keys, WORKED.values, allowed=allowed)
+
+
+def test_projection_of_the_worked_query():
+    assert projection((2.0, 1.0), (1.0, 0.0)) == (2.0, 0.0)
+    assert projection((2.0, 1.0), (0.0, 1.0)) == (0.0, 1.0)
+    assert projection((2.0, 1.0), (-1.0, 2.0)) == (-0.0, 0.0)  # perpendicular
+    assert projection((3.0, 4.0), (1.0, 1.0)) == (3.5, 3.5)
+
+
+def test_projection_of_a_zero_or_huge_key_is_none():
+    assert projection((1.0, 1.0), (0.0, 0.0)) is None
+    assert projection((1.0, 1.0), (1e200, 1e200)) is None
+
+
+@given(vec2, vec2)
+def test_the_drop_from_q_is_perpendicular_to_the_key(q, k):
+    p = projection(q, k)
+    if p is None:
+        return
+    residual = (q[0] - p[0], q[1] - p[1])
+    scale = math.hypot(*q) * math.hypot(*k) + 1.0
+    assert abs(residual[0] * k[0] + residual[1] * k[1]) <= 1e-12 * scale
+
+
+def test_tip_to_tail_ends_exactly_at_the_output():
+    t = worked()
+    arrows = tip_to_tail(t)
+    assert arrows[0]["start"] == [0.0, 0.0]
+    for a, b in zip(arrows, arrows[1:]):
+        assert a["end"] == b["start"]
+    assert arrows[-1]["end"] == list(t.output)
+
+
+@settings(max_examples=60)
+@given(vec2, st.lists(st.tuples(vec2, vec2), min_size=1, max_size=6))
+def test_tip_to_tail_is_bit_for_bit_the_output(q, sources):
+    keys = [k for k, _ in sources]
+    values = [v for _, v in sources]
+    t = trace_query(q, keys, values)
+    assert tip_to_tail(t)[-1]["end"] == list(t.output)
+
+
+def test_blocked_sources_have_no_arrow_and_no_hull_vertex():
+    t = worked(allowed=[True, False, True])
+    assert [a["index"] for a in tip_to_tail(t)] == [0, 2]
+    assert geometry(t)["hull"] == [[-1.0, -1.0], [2.0, 0.0]]
+
+
+def test_convex_hull_cases():
+    assert convex_hull([(2, 0), (0, 2), (-1, -1)]) == [[-1.0, -1.0], [2.0, 0.0], [0.0, 2.0]]
+    assert convex_hull([(0, 0), (1, 1), (2, 2)]) == [[0.0, 0.0], [2.0, 2.0]]
+    assert convex_hull([(1, 1), (1, 1)]) == [[1.0, 1.0]]
+    square = convex_hull([(0, 0), (1, 0), (1, 1), (0, 1), (0.5, 0.5)])
+    assert square == [[0.0, 0.0], [1.0, 0.0], [1.0, 1.0], [0.0, 1.0]]
+
+
+@settings(max_examples=60)
+@given(vec2, st.lists(st.tuples(vec2, vec2), min_size=3, max_size=6))
+def test_output_lies_inside_the_hull(q, sources):
+    t = trace_query(q, [k for k, _ in sources], [v for _, v in sources])
+    hull = convex_hull(t.values)
+    if len(hull) < 3:
+        return
+    o = t.output
+    for a, b in zip(hull, hull[1:] + hull[:1]):
+        cross = (b[0] - a[0]) * (o[1] - a[1]) - (b[1] - a[1]) * (o[0] - a[0])
+        assert cross >= -1e-9 * (1 + max(abs(c) for v in t.values for c in v)) ** 2
+
+
+def test_pie_slices_run_in_source_order_and_reach_the_whole():
+    t = worked()
+    slices = pie(t)
+    assert [s["index"] for s in slices] == [0, 1, 2]
+    assert slices[0]["start"] == 0.0
+    assert slices[0]["end"] == t.weights[0]
+    assert abs(slices[-1]["end"] - 1.0) <= 1e-15
+
+
+def test_plane_view_is_square_on_the_grid_and_holds_the_points():
+    view = plane_view([(2, 0), (0, 2), (-1, -1)], min_half=2.0)
+    assert view == {"xmin": -2.0, "xmax": 3.0, "ymin": -2.0, "ymax": 3.0, "step": 1.0}
+    big = plane_view([(300, -10), (0, 40)], min_half=2.0)
+    assert big["xmax"] - big["xmin"] == big["ymax"] - big["ymin"]
+    assert (big["xmax"] - big["xmin"]) / big["step"] <= 24
+    assert big["xmin"] <= 0 and big["xmax"] >= 300 and big["ymin"] <= -10 and big["ymax"] >= 40
+
+
+def test_key_view_holds_still_under_a_drag_and_grows_for_a_far_query():
+    views = {str(geometry(worked(q=(x, y)))["key_view"]) for x in (-3, 0, 3.5) for y in (-3, 2)}
+    assert len(views) == 1
+    far = geometry(worked(q=(9.0, 1.0)))["key_view"]
+    assert far["xmax"] >= 9.0
+
+
+def test_score_axis():
+    assert score_axis([0.0, 1.414, 0.707]) == [-4.5, 4.5]
+    assert score_axis([-7.0, 1.0]) == [-7.5, 7.5]

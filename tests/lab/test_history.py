@@ -1,0 +1,156 @@
+"""Attempts and the study history: each attempt keeps its own feedback and help."""
+
+from __future__ import annotations
+
+import pytest
+
+from attnlab.lab import history as hist
+from attnlab.lab import sequence as seq
+from attnlab.lab.sequence import STARTING
+
+
+def run(study, *actions, held=STARTING):
+    for a in actions:
+        study = hist.apply(study, a, held)
+    return study
+
+
+def helps(study, cid, n):
+    return study["challenges"][cid]["attempts"][n]["help"]
+
+
+def test_help_before_any_attempt_is_listed_first():
+    s = run(hist.new_study(), {"kind": "help", "help": "playback"})
+    assert s["before"] == [{"kind": "playback", "detail": None}]
+    assert hist.history(s) == [
+        {"heading": "Before any attempt", "challenge": None, "attempt": None,
+         "help": ["Watched the guided playback"]}
+    ]
+
+
+def test_a_detour_counts_for_the_attempt_you_leave():
+    s = run(
+        hist.new_study(),
+        {"kind": "open", "challenge": "zero-q"},
+        {"kind": "help", "help": "stepper", "detail": 2},
+        {"kind": "help", "help": "python"},
+        {"kind": "submit", "challenge": "equal-ac", "response": None},
+        {"kind": "help", "help": "playback"},
+    )
+    assert helps(s, "zero-q", 0) == [
+        {"kind": "stepper", "detail": 2}, {"kind": "python", "detail": None}
+    ]
+    assert helps(s, "equal-ac", 0) == [{"kind": "playback", "detail": None}]
+    assert s["before"] == []
+
+
+def test_hints_go_to_their_challenge_and_are_recorded_once_per_attempt():
+    s = run(
+        hist.new_study(),
+        {"kind": "open", "challenge": "zero-q"},
+        {"kind": "help", "help": "hint", "detail": 1, "challenge": "near-vb"},
+        {"kind": "help", "help": "hint", "detail": 1, "challenge": "near-vb"},
+        {"kind": "help", "help": "hint", "detail": 2, "challenge": "near-vb"},
+    )
+    assert helps(s, "near-vb", 0) == [{"kind": "hint", "detail": 1}, {"kind": "hint", "detail": 2}]
+    assert helps(s, "zero-q", 0) == []
+    assert s["active"] == {"challenge": "near-vb", "attempt": 0}
+
+
+def test_attempts_keep_their_own_feedback_and_help():
+    s = run(
+        hist.new_study(),
+        {"kind": "submit", "challenge": "zero-q", "response": [10, 10, 80]},
+        {"kind": "help", "help": "hint", "detail": 1, "challenge": "zero-q"},
+        {"kind": "retry", "challenge": "zero-q"},
+        {"kind": "help", "help": "every-number"},
+        {"kind": "submit", "challenge": "zero-q", "response": [33, 33, 34]},
+    )
+    first, second = s["challenges"]["zero-q"]["attempts"]
+    assert first["feedback"]["met"] is False and first["response"] == [10, 10, 80]
+    assert first["help"] == [{"kind": "hint", "detail": 1}]
+    assert second["feedback"]["met"] is True
+    assert second["help"] == [{"kind": "every-number", "detail": None}]
+    # move back to attempt 1: its own response and feedback are still there
+    back = run(s, {"kind": "goto", "challenge": "zero-q", "attempt": 0})
+    assert back["challenges"]["zero-q"]["current"] == 0
+    assert back["active"] == {"challenge": "zero-q", "attempt": 0}
+    assert back["challenges"]["zero-q"]["attempts"][0] == first
+    groups = hist.history(back)
+    assert [(g["heading"], g["help"]) for g in groups] == [
+        ("Predict the shares at q = [0, 0] · attempt 1", ["Opened hint 1 of 3"]),
+        ("Predict the shares at q = [0, 0] · attempt 2",
+         ["Opened “Show every number, the formula and the Python”"]),
+    ]
+
+
+def test_clearing_a_response_keeps_the_help_history():
+    s = run(
+        hist.new_study(),
+        {"kind": "help", "help": "hint", "detail": 1, "challenge": "row0-masked"},
+        {"kind": "submit", "challenge": "row0-masked", "response": [2, 0]},
+        {"kind": "clear", "challenge": "row0-masked"},
+    )
+    a = s["challenges"]["row0-masked"]["attempts"][0]
+    assert a == {"response": None, "feedback": None, "help": [{"kind": "hint", "detail": 1}]}
+
+
+def test_submit_checks_the_held_example_it_is_given():
+    held = seq.edit_query(STARTING, [1, 1])
+    s = hist.apply(hist.new_study(), {"kind": "submit", "challenge": "equal-ac"}, held)
+    assert s["challenges"]["equal-ac"]["attempts"][0]["feedback"]["met"] is True
+    s = hist.apply(s, {"kind": "submit", "challenge": "equal-ac"}, STARTING)
+    assert s["challenges"]["equal-ac"]["attempts"][0]["feedback"]["met"] is False
+
+
+def test_apply_does_not_mutate_its_input():
+    s = hist.new_study()
+    hist.apply(s, {"kind": "open", "challenge": "zero-q"}, STARTING)
+    assert s == hist.new_study()
+
+
+def test_study_round_trips_through_validation():
+    s = run(
+        hist.new_study(),
+        {"kind": "help", "help": "geometry"},
+        {"kind": "submit", "challenge": "near-vb", "response": "positive"},
+        {"kind": "retry", "challenge": "near-vb"},
+    )
+    assert hist.study_from_dict(s) == s
+
+
+@pytest.mark.parametrize(
+    ("action", "message"),
+    [
+        ({"kind": "dance"}, "action.kind must be one of open, submit"),
+        ({"kind": "help", "help": "cheat"}, "action.help must be one of hint, playback"),
+        ({"kind": "help", "help": "hint", "detail": 4, "challenge": "zero-q"},
+         "challenge zero-q has 3 hints"),
+        ({"kind": "help", "help": "stepper"}, "action.detail is needed for stepper"),
+        ({"kind": "goto", "challenge": "zero-q", "attempt": 1}, "action.attempt must be 0 to 0"),
+        ({"kind": "submit", "challenge": "zero-q", "response": "x"},
+         "response must be a list of 3 numbers"),
+        ({"kind": "open", "challenge": "zzz"}, "challenge 'zzz' is not one of"),
+    ],
+)
+def test_bad_actions_are_refused(action, message):
+    with pytest.raises(ValueError, match=message):
+        hist.apply(hist.new_study(), action, STARTING)
+
+
+@pytest.mark.parametrize(
+    ("study", "message"),
+    [
+        ({"version": 2}, "study must be an object with version 1"),
+        ({"version": 1, "before": [{"kind": "x"}]}, r"study.before\[0\].kind must be one of"),
+        ({"version": 1, "challenges": {"zero-q": {"current": 1, "attempts": [{}]}}},
+         "current is 1; there are 1 attempts"),
+        ({"version": 1, "challenges": {"zero-q": {"current": 0, "attempts": []}}},
+         "attempts must be a list of 1 to 50"),
+        ({"version": 1, "active": {"challenge": "zero-q", "attempt": 0}},
+         "study.active names no challenge"),
+    ],
+)
+def test_bad_studies_are_refused(study, message):
+    with pytest.raises(ValueError, match=message):
+        hist.study_from_dict(study)

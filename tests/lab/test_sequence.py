@@ -1,0 +1,191 @@
+"""The held A/B/C sequence: mask rules, edit rules, and agreement with a tensor reference."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from attnlab.engine import attention
+from attnlab.lab import sequence as seq
+from attnlab.lab.examples import WORKED
+from attnlab.lab.sequence import STARTING, MaskRefused
+
+
+def engine_attention(held: seq.Held, **kw) -> tuple[list, list]:
+    """The tensor engine's attention over the whole sequence: (weights (T, S), outputs (T, d_v))."""
+    q, k, v = (np.array(x, dtype=np.float64) for x in (held.queries, held.keys, held.values))
+    if not kw:
+        kw = {"mask": np.array(held.mask)}  # True = may attend
+    result = attention(q, k, v, **kw)
+    return result.weights.tolist(), result.output.tolist()
+
+
+def test_starting_example_is_the_page_sequence():
+    assert STARTING.id == "sequence-abc-v1"
+    assert STARTING.labels == ("A", "B", "C")
+    assert STARTING.queries[0] == WORKED.q == (2.0, 1.0)
+    assert STARTING.keys == WORKED.keys
+    assert STARTING.values == WORKED.values
+    # causal, top-left: row r sees sources 0..r
+    assert STARTING.mask == ((True, False, False), (True, True, False), (True, True, True))
+    assert (STARTING.row, STARTING.masked) == (0, False)
+
+
+def test_explorer_starts_on_row0_unmasked_projection_with_the_page_numbers():
+    view = seq.sequence_view(STARTING)
+    ex = view["explorer"]
+    assert ex["label"] == "Row 0 (A) · unmasked projection"
+    assert ex["trace"]["allowed"] == [True, True, True]
+    assert ex["trace"]["output"] == [-0.00393691965450399, 0.8679552806894639]
+    assert ex["trace"]["weights"] == [0.14002924504337802, 0.575975345215362, 0.28399540974126003]
+    assert "not a masked sequence output" in ex["note"]
+
+
+def test_masked_rows_equal_the_engines_causal_attention_exactly():
+    view = seq.sequence_view(STARTING)
+    w, o = engine_attention(STARTING, causal="top_left")
+    assert view["weights"] == w
+    assert view["outputs"] == o
+    assert engine_attention(STARTING) == (w, o)  # the held mask is the causal mask
+    # row 0 sees only A: its output is v_A itself
+    assert view["outputs"][0] == [2.0, 0.0]
+
+
+def test_blocked_cells_are_flagged_and_still_scored():
+    view = seq.sequence_view(STARTING)
+    assert view["blocked"] == [[False, True, True], [False, False, True], [False, False, False]]
+    # scores of blocked cells are the dot products / sqrt(2), not a fill value
+    assert view["scores"][0][1] == 2.0 / np.sqrt(2)
+    assert view["weights"][0][1] == 0.0
+    assert view["rows"][0]["weights_text"] == ["100%", "blocked", "blocked"]
+    assert view["rows"][1]["scores_text"][2] == "blocked"
+
+
+floats = st.floats(min_value=-8, max_value=8, allow_nan=False).map(lambda x: round(x, 3))
+vec = st.lists(floats, min_size=2, max_size=2)
+mask_row = st.lists(st.booleans(), min_size=3, max_size=3).filter(any)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    queries=st.lists(vec, min_size=3, max_size=3),
+    keys=st.lists(vec, min_size=3, max_size=3),
+    values=st.lists(vec, min_size=3, max_size=3),
+    mask=st.lists(mask_row, min_size=3, max_size=3),
+)
+def test_masked_rows_match_float64_reference(queries, keys, values, mask):
+    held = seq.held_from_dict(
+        {"labels": ["A", "B", "C"], "queries": queries, "keys": keys, "values": values,
+         "mask": mask}
+    )
+    view = seq.sequence_view(held)
+    w, o = engine_attention(held)
+    # The tensor engine computes q @ k^T with BLAS (fused multiply-adds), multiplies by
+    # 1/sqrt(d_k) and uses NumPy's exp; the single-query path sums left to right, divides
+    # by sqrt(d_k) and uses math.exp. Bit-equal on the starting example (above); on 3,000
+    # random examples about half differ in the last bits: the worst absolute difference
+    # was 3.1e-15 for weights and 4.7e-15 x max|v| for outputs. Assert 1e-14 of each.
+    np.testing.assert_allclose(view["weights"], w, rtol=0, atol=1e-14)
+    scale = max(1.0, float(np.max(np.abs(held.values))))
+    np.testing.assert_allclose(view["outputs"], o, rtol=0, atol=1e-14 * scale)
+    for r in range(3):
+        for i in range(3):
+            if not mask[r][i]:
+                assert view["weights"][r][i] == 0.0
+
+
+def test_query_edit_returns_to_row0_and_leaves_other_rows_and_mask():
+    held = seq.select_row(STARTING, 2)
+    assert held.explorer_label() == "Row 2 (C) · masked row"
+    edited = seq.apply_edit(held, {"kind": "query", "q": [3, -1]})
+    assert edited.queries == ((3.0, -1.0), STARTING.queries[1], STARTING.queries[2])
+    assert (edited.row, edited.masked) == (0, False)
+    assert edited.mask == STARTING.mask
+    assert edited.values == STARTING.values
+
+
+def test_value_edit_is_shared_by_every_row_and_keeps_the_view():
+    held = seq.select_row(STARTING, 1)
+    edited = seq.apply_edit(held, {"kind": "value", "source": 0, "coord": 1, "x": 4})
+    assert edited.values[0] == (2.0, 4.0)
+    assert (edited.row, edited.masked) == (1, True)
+    assert edited.queries == STARTING.queries and edited.mask == STARTING.mask
+    before, after = seq.sequence_view(held), seq.sequence_view(edited)
+    # every row that allows A sees the new v_A; row 0 outputs it exactly
+    assert after["outputs"][0] == [2.0, 4.0]
+    for r in (1, 2):
+        assert after["outputs"][r] != before["outputs"][r]
+        assert after["weights"][r] == before["weights"][r]  # values never change shares
+
+
+def test_reset_restores_only_the_query_and_first_value_x():
+    held = seq.held_from_dict(
+        {**STARTING.to_dict(), "queries": [[5, 5], [0, 1], [1, 0]],
+         "values": [[9, 8], [7, 6], [5, 4]],
+         "mask": [[True, True, False], [False, True, False], [True, False, True]],
+         "row": 2, "masked": True}
+    )
+    out = seq.apply_edit(held, {"kind": "reset"})
+    assert out.queries == ((2.0, 1.0), (0.0, 1.0), (1.0, 0.0))
+    assert out.values == ((2.0, 8.0), (7.0, 6.0), (5.0, 4.0))
+    assert out.mask == held.mask
+    assert (out.row, out.masked) == (0, False)
+
+
+def test_mask_toggle_changes_only_that_cell_and_the_rows_numbers():
+    out = seq.apply_edit(STARTING, {"kind": "mask", "row": 2, "source": 0, "allowed": False})
+    assert out.mask == ((True, False, False), (True, True, False), (False, True, True))
+    view = seq.sequence_view(out)
+    _, o = engine_attention(out)
+    np.testing.assert_allclose(view["outputs"], o, rtol=0, atol=1e-14)
+    assert view["outputs"][:2] == seq.sequence_view(STARTING)["outputs"][:2]
+
+
+def test_mask_emptying_a_row_is_refused_and_the_mask_kept():
+    with pytest.raises(MaskRefused, match=r"row 0 \(A\) with no allowed source.*unchanged"):
+        seq.apply_edit(STARTING, {"kind": "mask", "row": 0, "source": 0, "allowed": False})
+    assert STARTING.mask[0] == (True, False, False)  # frozen: nothing changed
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        ({"kind": "query", "q": [1]}, r"edit\.q\[0\] has 1 entries; it needs 2"),
+        ({"kind": "query", "q": [1, float("nan")]}, r"edit\.q\[0\]\[1\] is nan"),
+        ({"kind": "value", "source": 3, "coord": 0, "x": 1}, r"edit\.source is 3"),
+        ({"kind": "value", "source": 0, "coord": 0, "x": "2"}, r"must be a number"),
+        ({"kind": "mask", "row": 0, "source": 1, "allowed": 1}, r"allowed must be true or false"),
+        ({"kind": "select", "row": -1}, r"row is -1"),
+        ({"kind": "paint"}, r"edit\.kind is 'paint'"),
+        ({"kind": "query", "q": [2e6, 0]}, r"within ±1,000,000"),
+    ],
+)
+def test_bad_edits_name_the_field(edit, message):
+    with pytest.raises(ValueError, match=message):
+        seq.apply_edit(STARTING, edit)
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"queries": [[1, 2], [3, 4]]}, "queries has 2 rows; the held example has 3"),
+        ({"keys": [[1, 2], [3, 4], [5, "x"]]}, r"keys\[2\]\[1\] must be a number"),
+        ({"mask": [[False, False, False], [True, True, False], [True, True, True]]},
+         r"mask\[0\]: row 0 \(A\) needs at least one allowed source"),
+        ({"labels": ["A", "A", "C"]}, r"labels\[1\] repeats"),
+        ({"row": 3}, "row is 3"),
+        ({"values": None}, "values must be a list of 3 rows"),
+    ],
+)
+def test_held_from_dict_refuses_bad_examples(change, message):
+    with pytest.raises(ValueError, match=message):
+        seq.held_from_dict({**STARTING.to_dict(), **change})
+
+
+def test_round_trip_through_dict():
+    held = seq.apply_edit(STARTING, {"kind": "value", "source": 2, "coord": 0, "x": -0.0})
+    again = seq.held_from_dict(held.to_dict())
+    assert again == held
+    assert str(again.values[2][0]) == "-0.0"

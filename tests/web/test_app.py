@@ -1,0 +1,119 @@
+"""The app's page, static files, headers and OpenAPI document."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from fastapi import APIRouter
+from fastapi.testclient import TestClient
+
+from attnlab.web.app import CSP, STATIC_DIR, create_app, field_path
+
+
+@pytest.fixture(scope="module")
+def client():
+    with TestClient(create_app()) as c:
+        yield c
+
+
+def test_page_is_served_with_strict_headers(client):
+    r = client.get("/")
+    assert r.status_code == 200
+    assert r.headers["content-type"].startswith("text/html")
+    csp = r.headers["content-security-policy"]
+    assert csp == CSP
+    assert "default-src 'self'" in csp
+    assert "unsafe-inline" not in csp and "unsafe-eval" not in csp
+    assert r.headers["x-content-type-options"] == "nosniff"
+    assert r.headers["x-frame-options"] == "DENY"
+    assert r.headers["referrer-policy"] == "no-referrer"
+
+
+def test_api_answers_carry_the_headers_too(client):
+    r = client.get("/api/example")
+    assert r.headers["content-security-policy"] == CSP
+
+
+def test_every_static_asset_is_served_and_local(client):
+    files = [p for p in STATIC_DIR.rglob("*") if p.is_file()]
+    assert any(p.suffix == ".js" for p in files) and any(p.suffix == ".css" for p in files)
+    for path in files:
+        rel = path.relative_to(STATIC_DIR).as_posix()
+        r = client.get(f"/static/{rel}")
+        assert r.status_code == 200, rel
+        text = path.read_text(encoding="utf-8")
+        # No asset points anywhere but this server.
+        # (XML namespace names such as http://www.w3.org/2000/svg are names, not requests.)
+        assert not re.search(r"https?://(?!www\.w3\.org/)", text), rel
+
+
+def test_page_has_no_inline_script_or_style():
+    html = (STATIC_DIR / "index.html").read_text(encoding="utf-8")
+    assert not re.search(r"<script(?![^>]*\bsrc=)", html)
+    assert "<style" not in html
+    assert not re.search(r"\sstyle=", html)
+    assert not re.search(r"\son[a-z]+=", html)  # no inline event handlers
+    for js in (STATIC_DIR / "js").glob("*.js"):
+        source = js.read_text(encoding="utf-8")
+        assert ".innerHTML" not in source and "eval(" not in source, js.name
+        assert 'setAttribute("style"' not in source, js.name
+
+
+def test_js_modules_stay_small():
+    for js in (STATIC_DIR / "js").glob("*.js"):
+        assert len(js.read_text(encoding="utf-8").splitlines()) <= 300, js.name
+
+
+def test_openapi_documents_the_api(client):
+    doc = client.get("/api/openapi.json").json()
+    trace = doc["paths"]["/api/trace"]["post"]
+    assert set(trace["responses"]) == {"200", "413", "422"}
+    assert doc["components"]["schemas"]["LabState"]["properties"]["q"]["maxItems"] == 64
+    # The CDN-backed docs pages are off: nothing may load from elsewhere.
+    assert client.get("/docs").status_code == 404
+    assert client.get("/redoc").status_code == 404
+
+
+def test_extra_router_is_one_line():
+    app = create_app()
+    extra = APIRouter(prefix="/api/extra")
+
+    @extra.get("/ping")
+    def ping() -> dict:
+        return {"pong": True}
+
+    app.include_router(extra)
+    with TestClient(app) as c:
+        r = c.get("/api/extra/ping")
+    assert r.json() == {"pong": True}
+    assert r.headers["content-security-policy"] == CSP
+
+
+@pytest.mark.parametrize(
+    ("loc", "text"),
+    [
+        (("body", "q", 0), "q[0]"),
+        (("body", "values", 1, 0), "values[1][0]"),
+        (("body",), "body"),
+        (("body", "labels"), "labels"),
+    ],
+)
+def test_field_path(loc, text):
+    assert field_path(loc) == text
+
+
+def test_package_data_includes_the_static_files():
+    # pyproject's package-data glob must cover the page, or an installed lab is blank.
+    pyproject = (Path(__file__).parents[2] / "pyproject.toml").read_text(encoding="utf-8")
+    assert '"web/static/**/*"' in pyproject
+
+
+def test_the_browser_does_not_do_the_maths():
+    # Softmax, square roots and the like belong to the engine; the page only draws.
+    # (Math.sin/cos for the pie's angles and Math.round for pointer positions are drawing.)
+    forbidden = re.compile(r"Math\.(exp|sqrt|log|log1p|expm1|hypot|pow)\b|\w\s*\*\*\s*\w")
+    for js in (STATIC_DIR / "js").glob("*.js"):
+        source = js.read_text(encoding="utf-8")
+        assert not forbidden.search(source), js.name

@@ -1,0 +1,135 @@
+"""`attnlab` / `attnlab serve` through the real entry point, as a person runs it."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from attnlab.web.server import bind_socket, is_loopback, url_for
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Running:
+    """A served lab in a subprocess; reads its output line by line."""
+
+    def __init__(self, *args: str, env: dict | None = None) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "attnlab", *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**os.environ, **(env or {})},
+        )
+        self.lines: list[str] = []
+
+    def wait_for_url(self) -> str:
+        while True:
+            line = self.proc.stdout.readline()
+            assert line, f"server exited: {self.proc.stderr.read()}"
+            self.lines.append(line)
+            if "the lab is at" in line:
+                return line.split("the lab is at ")[1].split()[0]
+
+    def interrupt(self) -> tuple[int, str, str]:
+        self.proc.send_signal(signal.SIGINT)
+        out, err = self.proc.communicate(timeout=20)
+        return self.proc.returncode, "".join(self.lines) + out, err
+
+
+@pytest.mark.parametrize(
+    ("host", "loopback"),
+    [
+        ("127.0.0.1", True),
+        ("127.8.0.1", True),
+        ("::1", True),
+        ("localhost", True),
+        ("0.0.0.0", False),
+        ("192.168.1.4", False),
+        ("example.org", False),
+    ],
+)
+def test_is_loopback(host, loopback):
+    assert is_loopback(host) is loopback
+
+
+def test_bind_socket_picks_a_free_port_when_taken():
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        sock, was_taken = bind_socket("127.0.0.1", port)
+        with sock:
+            assert was_taken is True
+            assert sock.getsockname()[1] != port
+        sock, was_taken = bind_socket("127.0.0.1", free_port())
+        with sock:
+            assert was_taken is False
+
+
+def test_url_for_brackets_ipv6():
+    assert url_for("::1", 8000) == "http://[::1]:8000/"
+    assert url_for("127.0.0.1", 8000) == "http://127.0.0.1:8000/"
+
+
+def test_plain_attnlab_serves_the_lab_and_stops_cleanly_on_ctrl_c():
+    port = free_port()
+    lab = Running("--no-browser", "--port", str(port))
+    url = lab.wait_for_url()
+    assert url == f"http://127.0.0.1:{port}/"
+    with urllib.request.urlopen(url + "api/example", timeout=10) as r:
+        assert r.status == 200
+    with urllib.request.urlopen(url, timeout=10) as r:
+        assert b"Follow one query through attention" in r.read()
+    code, out, err = lab.interrupt()
+    assert code == 0, err
+    assert "stopped" in out
+    assert "Traceback" not in err
+
+
+def test_taken_port_is_replaced_and_said(tmp_path):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        lab = Running("serve", "--no-browser", "--port", str(port))
+        url = lab.wait_for_url()
+        code, out, _ = lab.interrupt()
+    assert f"port {port} is taken; using port" in out
+    assert url != f"http://127.0.0.1:{port}/"
+    assert code == 0
+
+
+def test_non_loopback_host_warns():
+    lab = Running("serve", "--no-browser", "--host", "0.0.0.0", "--port", str(free_port()))
+    lab.wait_for_url()
+    code, _, err = lab.interrupt()
+    assert "warning: serving on 0.0.0.0, not loopback" in err
+    assert code == 0
+
+
+def test_opens_the_browser_unless_told_not_to(tmp_path: Path):
+    record = tmp_path / "opened.txt"
+    opener = tmp_path / "opener.py"
+    opener.write_text(f"import sys, pathlib; pathlib.Path({str(record)!r}).write_text(sys.argv[1])\n")
+    lab = Running("serve", "--port", str(free_port()), env={"BROWSER": f"{sys.executable} {opener} %s"})
+    url = lab.wait_for_url()
+    for _ in range(200):
+        if record.exists() and record.read_text():
+            break
+        time.sleep(0.05)
+    code, _, _ = lab.interrupt()
+    assert record.read_text() == url
+    assert code == 0
