@@ -280,3 +280,37 @@ def test_a_refused_saved_state_falls_back_to_the_example(lab):
     lab.page.reload()
     lab.wait_drawn()
     assert_page_shows(lab, engine(WORKED.q))
+
+
+def test_a_typed_minus_zero_reaches_the_engine_and_survives_a_reload(lab):
+    """-0 is kept where supplied: in the request, in the engine's trace and across a reload."""
+    page = lab.page
+    lab.open("current")
+    box = page.locator('input[data-field="values[1][0]"]')
+    box.fill("-0")
+    box.press("Enter")
+    values = ((2.0, 0.0), (-0.0, 2.0), (-1.0, -1.0))
+    trace = engine(list(WORKED.q), values)
+    assert str(trace.values[1][0]) == "-0.0" and str(trace.carries[1][0]) == "-0.0"
+    line = f"value={fmt.precise_vector(trace.values[1])}; "
+    carry = f"contribution={fmt.precise_vector(trace.carries[1])}"
+    assert line == "value=[-0, 2]; " and carry.startswith("contribution=[-0, ")
+    lab.open("precise")
+    precise_b = page.locator('#precise-list [data-field="precise-1"]')
+    expect(precise_b).to_contain_text(line)
+    expect(precise_b).to_contain_text(carry)
+    lab.wait_settled()
+    saved = page.evaluate("() => sessionStorage.getItem('attnlab.explorer.v1')")
+    assert '"values":[[2,0],[-0.0,2],[-1,-1]]' in saved
+
+    page.reload()
+    lab.wait_drawn()
+    lab.open("precise")
+    lab.open("current")
+    expect(page.locator('#precise-list [data-field="precise-1"]')).to_contain_text(line)
+    expect(page.locator('input[data-field="values[1][0]"]')).to_have_value("-0")
+    # the held sequence followed the edit and kept the sign in its own saved copy
+    held = page.evaluate(
+        "() => Object.entries(sessionStorage).filter(([k]) => k !== 'attnlab.explorer.v1')"
+    )
+    assert any("[-0.0,2]" in text for _key, text in held), held

@@ -88,6 +88,19 @@ def test_edit_rules_between_the_explorer_and_the_held_rows(lab):
     expect(seq_output(page, 2)).to_have_text(rows[2]["output_text"])
     expect(page.locator("#summary")).to_have_text(explain(held.explorer_trace()).summary)
 
+    # a value the held example cannot take is explained, and the held rows keep theirs
+    lab.recorder.allow(REFUSED)
+    big = page.locator("#field-values-1-1")
+    big.fill("2000000")
+    big.press("Enter")
+    expect(page.locator("#seq-message")).to_contain_text(
+        "The held sequence keeps its last numbers: values[1][1]"
+    )
+    expect(seq_output(page, 2)).to_have_text(rows[2]["output_text"])
+    big.fill("2")
+    big.press("Enter")
+    expect(page.locator("#seq-message")).to_be_hidden()
+
     # Reset restores only the query and the first value's x coordinate
     value0 = page.locator("#field-values-0-0")
     value0.fill("5")
@@ -195,6 +208,13 @@ def test_practice_help_and_history_as_a_learner(lab, artifacts):
     expect(groups.nth(1).locator("li")).to_have_text(
         ["Opened “Read the same calculation in Python”"]
     )
+    expect(groups.nth(2).locator("li")).to_have_text(
+        ["Opened hint 1 of 3", "Watched the guided playback"]
+    )
+    # resetting values keeps the help history too
+    page.locator("#reset").click()
+    lab.wait_for_query("[2, 1]")
+    expect(groups).to_have_count(3)
     expect(groups.nth(2).locator("li")).to_have_text(
         ["Opened hint 1 of 3", "Watched the guided playback"]
     )

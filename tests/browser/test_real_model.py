@@ -8,7 +8,22 @@ from axe_playwright_python.sync_playwright import Axe
 from labkit import Recorder
 from playwright.sync_api import expect
 
+from attnlab.models import files
+
 pytestmark = [pytest.mark.browser, pytest.mark.models]
+
+
+def _missing() -> str | None:
+    try:
+        files.locate(files.MINILM)
+        files.locate(files.SMOLLM2)
+    except files.ModelNotInstalled as error:
+        return str(error)
+    return None
+
+
+if _missing():
+    pytest.skip(_missing(), allow_module_level=True)
 
 CAT = "The cat sat on the mat."
 

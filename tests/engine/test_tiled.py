@@ -179,3 +179,14 @@ def test_numpy_path_raises_far_negative_exponents_harmlessly():
     for dtype, tol in ((np.float32, 2e-7), (np.float64, 1e-15)):
         res = tiled_attention(*(a.astype(dtype) for a in (q, k, v)), scale=1.0, backend="numpy")
         np.testing.assert_allclose(res.output, plain.output, rtol=0, atol=tol)
+
+
+def test_concurrent_calls_do_not_share_scratch_space(rng):
+    from concurrent.futures import ThreadPoolExecutor
+
+    inputs = [tuple(rng.standard_normal((2, 300, 16)) for _ in range(3)) for _ in range(6)]
+    expected = [attention(*qkv, causal="top_left").output for qkv in inputs]
+    with ThreadPoolExecutor(3) as pool:
+        results = list(pool.map(lambda qkv: tiled_attention(*qkv, causal="top_left").output, inputs))
+    for got, want in zip(results, expected, strict=True):
+        np.testing.assert_allclose(got, want, rtol=0, atol=1e-13)

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from attnlab.lab import history as hist
 from attnlab.lab import sequence as seq
@@ -154,3 +158,51 @@ def test_bad_actions_are_refused(action, message):
 def test_bad_studies_are_refused(study, message):
     with pytest.raises(ValueError, match=message):
         hist.study_from_dict(study)
+
+
+CIDS = ["zero-q", "row0-masked", "equal-ac"]
+actions = st.one_of(
+    st.builds(lambda c: {"kind": "open", "challenge": c}, st.sampled_from(CIDS)),
+    st.builds(lambda c: {"kind": "clear", "challenge": c}, st.sampled_from(CIDS)),
+    st.builds(lambda c: {"kind": "retry", "challenge": c}, st.sampled_from(CIDS)),
+    st.builds(lambda c, n: {"kind": "goto", "challenge": c, "attempt": n},
+              st.sampled_from(CIDS), st.integers(0, 3)),
+    st.builds(lambda k, d: {"kind": "help", "help": k, "detail": d},
+              st.sampled_from(["playback", "python", "precise"]), st.none()),
+    st.builds(lambda d: {"kind": "help", "help": "stepper", "detail": d}, st.integers(1, 4)),
+    st.builds(lambda c, d: {"kind": "help", "help": "hint", "detail": d, "challenge": c},
+              st.sampled_from(CIDS), st.integers(1, 3)),
+    st.just({"kind": "submit", "challenge": "zero-q", "response": [33, 33, 34]}),
+)
+
+
+def all_help(study):
+    out = list(study["before"])
+    for entry in study["challenges"].values():
+        for a in entry["attempts"]:
+            out += a["help"]
+    return out
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(actions, max_size=25))
+def test_help_is_never_lost_or_doubled(sequence):
+    study = hist.new_study()
+    for action in sequence:
+        before = all_help(study)
+        try:
+            after_study = hist.apply(study, action, STARTING)
+        except ValueError:
+            continue  # e.g. goto an attempt that does not exist: refused, nothing changed
+        after = all_help(after_study)
+        # help is only ever added (clear, retry and goto keep it), one record at most,
+        # and never twice in one attempt
+        count = Counter((h["kind"], h["detail"]) for h in after)
+        count.subtract((h["kind"], h["detail"]) for h in before)
+        assert all(n >= 0 for n in count.values())
+        assert len(after) - len(before) in (0, 1)
+        for entry in after_study["challenges"].values():
+            for a in entry["attempts"]:
+                assert len({(h["kind"], h["detail"]) for h in a["help"]}) == len(a["help"])
+        assert hist.study_from_dict(after_study) == after_study
+        study = after_study

@@ -144,3 +144,20 @@ def test_unknown_jobs_layers_and_heads(client):
     assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["path", "head"]
     r = client.get(f"/api/models/jobs/{job['id']}/rows/0/0/9")
     assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["path", "index"]
+
+
+def test_details_give_each_heads_q_k_v_and_scores(client, smollm2):
+    job = wait(client, start(client, "smollm2", CAT)["id"])
+    plain = client.get(f"/api/models/jobs/{job['id']}/layers/3").json()
+    assert plain["heads"][0]["q"] is None
+    layer = client.get(f"/api/models/jobs/{job['id']}/layers/3?details=true").json()
+    head = layer["heads"][4]  # reads KV head 1
+    q, k = np.array(head["q"]), np.array(head["k"])
+    assert q.shape == (7, 64) and k.shape == (7, 64) and np.array(head["v"]).shape == (7, 64)
+    assert head["scores"][1][2] is None  # token 1 may not see token 2
+    s = np.array([[x if x is not None else -np.inf for x in row] for row in head["scores"]])
+    np.testing.assert_allclose(np.tril(s), np.tril(q @ k.T / 8.0), rtol=1e-5, atol=1e-5)
+    e = np.exp(s - s.max(axis=1, keepdims=True))
+    np.testing.assert_allclose(e / e.sum(axis=1, keepdims=True), head["weights"], atol=1e-6)
+    trace = smollm2.trace(CAT, details=True)
+    np.testing.assert_array_equal(np.array(head["k"], dtype=np.float32), trace.k[3, 1])

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -86,3 +88,23 @@ def test_a_trace_refuses_layers_heads_and_tokens_that_do_not_exist():
     with pytest.raises(ValueError, match="make it with details=True"):
         t.query_row(0, 0, 0)
     assert t.labels() == ["0 a", "1 b"] and t.causal is False
+
+
+@pytest.mark.models
+def test_the_models_run_without_torch_or_transformers():
+    program = (
+        "import sys\n"
+        "from attnlab.models.registry import get_model\n"
+        "get_model('minilm').encode(['hi'])\n"
+        "m = get_model('smollm2')\n"
+        "list(m.generate_ids(m.encode('hi'), max_new_tokens=2))\n"
+        "print(sorted({n.split('.')[0] for n in sys.modules} & {'torch', 'transformers'}))\n"
+    )
+    for shipped in (files.MINILM, files.SMOLLM2):
+        try:
+            files.locate(shipped)
+        except files.ModelNotInstalled as error:
+            pytest.skip(str(error))
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import re
 from pathlib import Path
 
@@ -117,3 +118,35 @@ def test_the_browser_does_not_do_the_maths():
     for js in (STATIC_DIR / "js").glob("*.js"):
         source = js.read_text(encoding="utf-8")
         assert not forbidden.search(source), js.name
+
+
+def test_why_and_questions_come_before_the_demos_written_by_the_server(client):
+    """As on the reference page: "Why it matters", then "Questions", then the explorer."""
+    from attnlab.lab.content import raw
+
+    page = client.get("/").text
+    data = raw()
+    why = page.index('<h2 id="why-title">Why It Matters for Modern Models</h2>')
+    questions = page.index('<h2 id="questions-title">Questions to Think About</h2>')
+    explorer = page.index('<section id="explorer"')
+    assert why < questions < explorer
+    assert "<!-- why -->" not in page and "<!-- questions -->" not in page
+    for paragraph in data["why"]["paragraphs"]:
+        assert f"<p>{html.escape(paragraph, quote=False)}</p>" in page[why:questions]
+    for item in data["questions"]["items"]:
+        assert f"<li>{html.escape(item, quote=False)}</li>" in page[questions:explorer]
+
+
+def test_the_pages_own_explorer_sentences_are_the_unmasked_rows(client):
+    """index.html starts with explorer_texts for the starting (unmasked) row; JS swaps them later."""
+    from attnlab.lab.sequence import STARTING, explorer_texts
+
+    page = client.get("/").text
+    texts = explorer_texts(STARTING)
+    for element_id, key in (
+        ("explorer-given", "given"),
+        ("q-legend", "q_legend"),
+        ("current-allowed", "allowed"),
+        ("words-example", "example"),
+    ):
+        assert re.search(rf'id="{element_id}"[^>]*>{re.escape(texts[key])}<', page), key

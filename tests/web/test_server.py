@@ -133,3 +133,16 @@ def test_opens_the_browser_unless_told_not_to(tmp_path: Path):
     code, _, _ = lab.interrupt()
     assert record.read_text() == url
     assert code == 0
+
+
+def test_the_server_starts_without_loading_libraries_only_some_requests_need():
+    """Start-up stays fast: nbformat, latex2mathml, torch and transformers load on first use."""
+    heavy = ["nbformat", "jsonschema", "latex2mathml", "torch", "transformers", "sentence_transformers"]
+    probe = (
+        "import sys, json\n"
+        "from attnlab.web.app import create_app\n"
+        "create_app()\n"
+        f"print(json.dumps([m for m in {heavy!r} if m in sys.modules]))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]", out.stdout

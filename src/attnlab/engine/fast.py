@@ -19,12 +19,14 @@ fast on a CPU:
    multiplies the exponentials by 0, and a padding key gets a zero row in [v, 1].
 2. **The row sums come from the second matmul**: a column of ones appended to
    v makes ``p @ [v, 1]`` return the output and l together.
-3. **Threads over (head, query block) tasks**, each with its own reused
-   buffers, written in place (``out=``); BLAS is held to one thread meanwhile
-   (threadpoolctl), so NumPy's exp and the matmuls of the two tasks run on
-   both cores instead of contending.
+3. **Threads over (head, query block) tasks**, each with its own buffers kept
+   between calls, written in place (``out=``); BLAS is held to one thread
+   meanwhile (threadpoolctl), so NumPy's exp and the matmuls of two tasks run
+   on two cores instead of contending. Key tiles are small (512 by default) so
+   a tile of scores stays in L2 from the first matmul through exp to the second.
 
-Inputs are NumPy float32 or float64 arrays that :func:`prepare_qkv` checked.
+Inputs are NumPy float32 or float64 arrays whose shapes :func:`prepare_qkv`
+checked; the threads look for NaN and inf while they prepare each head.
 """
 
 from __future__ import annotations
@@ -40,8 +42,9 @@ _LOG2_E = 1.0 / math.log(2.0)
 _LN_2 = math.log(2.0)
 # Exponents below this (natural units) are raised to it: exp stays a normal number, since
 # NumPy's exp2 takes a scalar path ~10x slower for results that underflow. A raised term
-# weighs <= S * exp(FLOOR) / exp(-30 - ln S) of its row: < 1e-12 relative in float32
-# (floor -80, S <= 65536), far below float64 rounding (floor -700).
+# is <= exp(FLOOR) while a row that is not rescued has a term >= exp(-30) / S, so the S
+# raised terms together weigh <= S^2 exp(FLOOR + 30): < 1e-12 of the row in float32
+# (floor -80, S <= 65536) and far below float64 rounding (floor -700).
 _FLOOR = {np.dtype(np.float32): -80.0, np.dtype(np.float64): -700.0}
 # A row whose sum l falls below this may have lost terms to underflow; redo it exactly.
 _RESCUE = {np.dtype(np.float32): math.exp(-30.0), np.dtype(np.float64): math.exp(-300.0)}
@@ -94,23 +97,64 @@ def numpy_tiled_attention(
     pad = None
     if padding is not None:
         pad = np.broadcast_to(np.asarray(padding, dtype), batch + (n_k,)).reshape(n, n_k)
-    job = _Job(flat, pad, scale, causal, block_q, block_k, check_values)
     n_threads = max(1, threads or os.cpu_count() or 1)
-    with _blas_limit(1):  # our threads split the work; BLAS threads would only contend
-        _run(job.prepare, range(n), n_threads)  # 1) extended operands, one head per task
-        if job.bad:
-            from attnlab.engine._arrays import check_finite, namespace
+    claimed = _local.claimed = _spaces_lock.acquire(blocking=False)  # reuse scratch arrays
+    try:
+        job = _Job(flat, pad, scale, causal, block_q, block_k, check_values)
+        with _blas_limit(1):  # our threads split the work; BLAS threads would only contend
+            _run(job.prepare, range(n), n_threads)  # 1) extended operands, one head per task
+            if job.bad:
+                from attnlab.engine._arrays import check_finite, namespace
 
-            for name, a in zip("qkv", (q, k, v), strict=True):
-                check_finite(namespace(a), a, name)  # raises, naming the array and its shape
-        tasks = [(b, i0) for b in range(n) for i0 in range(0, n_q, block_q)]
-        _run(job.attend, tasks, n_threads)  # 2) attention, one query block per task
+                for name, a in zip("qkv", (q, k, v), strict=True):
+                    check_finite(namespace(a), a, name)  # raises, naming the array and its shape
+            tasks = [(b, i0) for b in range(n) for i0 in range(0, n_q, block_q)]
+            _run(job.attend, tasks, n_threads)  # 2) attention, one query block per task
+    finally:
+        if claimed:
+            _local.claimed = False
+            _spaces_lock.release()
     out = job.out.reshape(batch + (n_q, d_v))
     lse = job.lse.reshape(batch + (n_q,))
     fully = np.isneginf(lse)
     if job.rescue:
         _rescue(job.rescue, q, k, v, scale, causal, padding, batch, out, lse, fully)
     return out, lse, fully
+
+
+# Fresh memory costs a page fault per 4 KiB page on first touch, which in this kind of
+# VM was slower than the attention itself at L = 1024; so the scratch arrays are kept.
+_local = threading.local()
+_spaces: dict[str, np.ndarray] = {}
+_spaces_lock = threading.Lock()
+_SPACE_LIMIT = 64 << 20  # keep scratch arrays up to 64 MiB each; allocate bigger ones afresh
+
+
+def _thread_buffers() -> dict:
+    """Return this thread's scratch buffers (kept between calls)."""
+    if not hasattr(_local, "buffers"):
+        _local.buffers = {}
+    return _local.buffers
+
+
+def _workspace(name: str, shape: tuple[int, ...], dtype) -> np.ndarray:
+    """Return a scratch array, reusing the last one of that name when it is big enough.
+
+    Only the call holding ``_spaces_lock`` (taken without waiting by
+    :func:`numpy_tiled_attention` for its whole run) reuses them; a concurrent
+    call gets fresh arrays.
+    """
+    size = math.prod(shape)
+    if size * dtype.itemsize > _SPACE_LIMIT or not _claimed():
+        return np.empty(shape, dtype)
+    kept = _spaces.get(name)
+    if kept is None or kept.dtype != dtype or kept.size < size:
+        kept = _spaces[name] = np.empty(size, dtype)
+    return kept[:size].reshape(shape)
+
+
+def _claimed() -> bool:
+    return getattr(_local, "claimed", False)
 
 
 def _run(work, tasks, n_threads: int) -> None:
@@ -123,7 +167,7 @@ def _run(work, tasks, n_threads: int) -> None:
     queue, lock = iter(tasks), threading.Lock()
 
     def worker() -> None:
-        buffers: dict = {}
+        buffers = _thread_buffers()
         while True:
             with lock:
                 task = next(queue, None)
@@ -148,9 +192,9 @@ class _Job:
         n, n_q, d_k = q.shape
         n_k, d_v = k.shape[1], v.shape[2]
         # [q*scale*log2(e), -bound*log2(e)] . [k, 1] = (s - bound) * log2(e);  p . [v, 1] = (p v, l)
-        self.q_ext = np.empty((n, n_q, d_k + 1), dtype)
-        self.k_ext = np.empty((n, n_k, d_k + 1), dtype)
-        self.v_ext = np.empty((n, n_k, d_v + 1), dtype)
+        self.q_ext = _workspace("q_ext", (n, n_q, d_k + 1), dtype)
+        self.k_ext = _workspace("k_ext", (n, n_k, d_k + 1), dtype)
+        self.v_ext = _workspace("v_ext", (n, n_k, d_v + 1), dtype)
         self.out = np.empty((n, n_q, d_v), dtype)
         self.lse = np.empty((n, n_q), dtype)
         self.scale2 = dtype.type(scale * _LOG2_E)
@@ -189,8 +233,9 @@ class _Job:
         """Attend from query block ``task = (head, first row)`` over its key tiles."""
         b, i0 = task
         q_ext, k_ext, v_ext = self.q_ext[b], self.k_ext[b], self.v_ext[b]
-        if not buffers:
-            dtype, d_v1 = q_ext.dtype, v_ext.shape[-1]
+        dtype, d_v1 = q_ext.dtype, v_ext.shape[-1]
+        if buffers.get("key") != (self.block_q, self.block_k, d_v1, dtype):
+            buffers["key"] = (self.block_q, self.block_k, d_v1, dtype)
             buffers["s"] = np.empty((self.block_q, self.block_k), dtype)  # one tile of exp(s - bound)
             buffers["acc"] = np.empty((self.block_q, d_v1), dtype)  # (p v, l)
             buffers["part"] = np.empty((self.block_q, d_v1), dtype)

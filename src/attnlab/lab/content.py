@@ -15,13 +15,15 @@ import re
 from functools import cache
 from importlib import resources
 
-from latex2mathml.converter import convert
-
 _INLINE = re.compile(r"\$([^$]+)\$")
 
 
 def mathml(latex: str, *, display: bool) -> str:
     """Return MathML for ``latex`` with its source as ``alttext``."""
+    # Imported on first use (the content is rendered once, then cached), so the
+    # server does not load the converter's symbol tables at start-up.
+    from latex2mathml.converter import convert
+
     out = convert(latex.strip(), display="block" if display else "inline")
     alt = html.escape(latex.strip(), quote=True)
     return out.replace("<math ", f'<math alttext="{alt}" ', 1)
@@ -43,6 +45,29 @@ def raw() -> dict:
     """Return the content file as data (LaTeX unrendered)."""
     text = resources.files("attnlab.lab").joinpath("data/content.json").read_text("utf-8")
     return json.loads(text)
+
+
+@cache
+def intro_html() -> dict[str, str]:
+    """Return "Why it matters" and "Questions to think about" as escaped HTML fragments.
+
+    Keys ``why`` and ``questions``: each a heading (``<h2 id="why-title">`` /
+    ``<h2 id="questions-title">``) and its paragraphs or list. The page puts
+    them above the explorer, as the reference page does; the server writes
+    them into the page itself so nothing above the explorer moves once it is
+    drawn (a drag never lands on a plot that has just shifted).
+    """
+    data = raw()
+    why = data["why"]
+    questions = data["questions"]
+    why_html = f'<h2 id="why-title">{html.escape(why["heading"], quote=False)}</h2>' + "".join(
+        f"<p>{prose(p)}</p>" for p in why["paragraphs"]
+    )
+    items = "".join(f"<li>{prose(q)}</li>" for q in questions["items"])
+    questions_html = (
+        f'<h2 id="questions-title">{html.escape(questions["heading"], quote=False)}</h2><ul>{items}</ul>'
+    )
+    return {"why": why_html, "questions": questions_html}
 
 
 @cache

@@ -15,15 +15,16 @@ The key/value plots are in :mod:`attnlab.lab.plots`.
 from __future__ import annotations
 
 import json
+from importlib import metadata
+from typing import TYPE_CHECKING
 
-import nbformat
-from nbformat import v4
-
-from attnlab import __version__
 from attnlab.lab import numbers as fmt
 from attnlab.lab.history import history
 from attnlab.lab.python_code import to_python
 from attnlab.lab.sequence import N_TOKENS, Held, held_from_dict, sequence_view
+
+if TYPE_CHECKING:  # nbformat (with jsonschema) is imported only when a notebook is exported
+    import nbformat
 
 FORMAT = "attnlab-notebook"
 VERSION = 1
@@ -53,7 +54,7 @@ def to_json(held: Held, study: dict) -> dict:
     return {
         "format": FORMAT,
         "version": VERSION,
-        "exported_by": f"attnlab {__version__}",
+        "exported_by": f"attnlab {metadata.version('attnlab')}",
         "example": held.to_dict(),
         "results": results(held),
         "history": history(study),
@@ -212,6 +213,10 @@ def to_notebook(held: Held) -> nbformat.NotebookNode:
         "explorer = attend(queries[explorer_row], seq_keys, seq_values, allowed_explorer)\n"
         "print(json.dumps({'explorer': explorer, 'rows': rows}))"
     )
+    # Imported here, not at module level: nbformat pulls in jsonschema (tens of ms),
+    # which the server must not pay at start-up for a button few learners press.
+    from nbformat import v4
+
     nb = v4.new_notebook()
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nb.metadata["language_info"] = {"name": "python"}
@@ -243,6 +248,8 @@ def to_notebook(held: Held) -> nbformat.NotebookNode:
 
 def notebook_text(held: Held) -> str:
     """Return the notebook as ``.ipynb`` JSON text (validated by nbformat)."""
+    import nbformat
+
     nb = to_notebook(held)
     nbformat.validate(nb)
     return nbformat.writes(nb)

@@ -1,4 +1,4 @@
-"""Run model traces off the caller's thread, one at a time, with progress.
+"""Run model traces and generations off the caller's thread, one at a time, with progress.
 
 A web request starts a job and returns at once; a single worker thread loads
 the model (the first time) and runs the forward pass, reporting layers done,
@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from attnlab.models.files import ModelNotInstalled
 from attnlab.models.registry import check_name, get_model, is_loaded
+from attnlab.models.sampling import Sampling
 from attnlab.models.traces import ModelTrace
 
 MAX_CHARS = 400  # what the Real model view accepts
@@ -43,6 +44,8 @@ class Job:
     message: str = ""
     error_field: str | None = None
     trace: ModelTrace | None = field(default=None, repr=False)
+    pieces: list[str] = field(default_factory=list)  # generation: the text, token by token
+    finish: str | None = None  # generation: "end_of_turn" or "length" once done
 
     @property
     def progress(self) -> float:
@@ -58,13 +61,13 @@ def token_cap_message(model: str, n_tokens: int) -> str:
     )
 
 
-def check_text(text: object) -> str:
+def check_text(text: object, *, field: str = "text") -> str:
     """Refuse text the view cannot take, with the message the learner sees."""
     if not isinstance(text, str) or not text.strip():
-        raise ValueError("text is empty: type a sentence to look at")
+        raise ValueError(f"{field} is empty: type a sentence to look at")
     if len(text) > MAX_CHARS:
         raise ValueError(
-            f"text has {len(text)} characters; the Real model view takes at most {MAX_CHARS}. Shorten it."
+            f"{field} has {len(text)} characters; the Real model view takes at most {MAX_CHARS}. Shorten it."
         )
     return text
 
@@ -97,18 +100,55 @@ class Jobs:
                 job.status, job.trace = "done", cached
                 job.n_layer = job.layers_done = cached.n_layer
             else:
-                pending = sum(j.status in ("queued", "loading", "running") for j in self._jobs.values())
-                if pending >= MAX_PENDING:
-                    raise Busy(f"{pending} traces are already waiting; try again in a moment")
-            self._jobs[job.id] = job
-            while len(self._jobs) > KEEP_JOBS:
-                oldest = next(iter(self._jobs))
-                if self._jobs[oldest].status in ("queued", "loading", "running"):
-                    break
-                self._jobs.popitem(last=False)
+                self._check_room()
+            self._remember(job)
         if job.status == "queued":
             self._worker.submit(self._run, job)
         return job
+
+    def generate(self, prompt: str, *, max_new_tokens: int, sampling: Sampling, chat: bool) -> Job:
+        """Queue SmolLM2's continuation of ``prompt``; its pieces arrive in the job as they come."""
+        check_text(prompt, field="prompt")
+        with self._lock:
+            self._check_room()
+            job = Job(id=f"g{next(self._ids)}", model="smollm2", text=prompt, n_layer=max_new_tokens)
+            self._remember(job)
+        self._worker.submit(self._run_generation, job, max_new_tokens, sampling, chat)
+        return job
+
+    def _check_room(self) -> None:
+        pending = sum(j.status in ("queued", "loading", "running") for j in self._jobs.values())
+        if pending >= MAX_PENDING:
+            raise Busy(f"{pending} jobs are already waiting; try again in a moment")
+
+    def _remember(self, job: Job) -> None:
+        self._jobs[job.id] = job
+        while len(self._jobs) > KEEP_JOBS:
+            oldest = next(iter(self._jobs))
+            if self._jobs[oldest].status in ("queued", "loading", "running"):
+                break
+            self._jobs.popitem(last=False)
+
+    def _run_generation(self, job: Job, max_new_tokens: int, sampling: Sampling, chat: bool) -> None:
+        from attnlab.models.chat import user_turn
+
+        try:
+            if not is_loaded(job.model):
+                job.status = "loading"
+            model = get_model(job.model)
+            job.status = "running"
+            prompt = user_turn(job.text) if chat else job.text
+            for piece in model.generate(prompt, max_new_tokens=max_new_tokens, sampling=sampling):
+                job.pieces.append(piece.text)
+                job.layers_done += 1  # here: tokens generated
+                job.finish = piece.finish
+            job.status = "done"
+        except ModelNotInstalled as error:
+            job.status, job.message, job.error_field = "error", str(error), "model"
+        except ValueError as error:
+            job.status, job.message, job.error_field = "error", str(error), "prompt"
+        except Exception as error:  # noqa: BLE001 - report, never kill the worker
+            job.status, job.message = "error", f"the model failed: {type(error).__name__}: {error}"
 
     def get(self, job_id: str) -> Job | None:
         with self._lock:

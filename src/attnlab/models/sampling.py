@@ -55,7 +55,8 @@ def shares(logits: np.ndarray, sampling: Sampling) -> np.ndarray:
     p = np.exp(z - z.max())
     p /= p.sum()
     if sampling.top_p < 1.0:
-        order = np.argsort(-p, kind="stable")
+        # rank by the logits, not the shares: shares that round equal must keep the logits' order
+        order = np.argsort(-z, kind="stable")
         cumulative = np.cumsum(p[order])
         # keep every token whose preceding mass is still below top_p (the first always stays)
         cut = np.empty_like(keep)

@@ -6,20 +6,21 @@ thread loads the model (first time only) and runs it, and ``GET
 /api/models/jobs/{id}`` reports the status and the layers done. When it is
 done, ``.../layers/{layer}`` returns every head's weights in that layer and
 ``.../rows/{layer}/{head}/{index}`` one query's row in the explorer's terms
-(``trace_query`` on the real q, keys and values). The explorer's own
-requests never wait for a model.
+(``trace_query`` on the real q, keys and values). ``POST /api/models/generate``
+starts SmolLM2 continuing a text; polling ``GET /api/models/generate/{id}``
+returns the pieces as they come (one per token). The explorer's own requests
+never wait for a model.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
-
 from pathlib import Path as FilePath
+from typing import Annotated
 
+import numpy as np
 from fastapi import APIRouter, HTTPException, Path
-from fastapi.responses import Response
 from fastapi.exceptions import RequestValidationError
-from pydantic import BaseModel, ConfigDict
+from fastapi.responses import Response
 
 from attnlab.lab import numbers as fmt
 from attnlab.lab.words import explain
@@ -27,7 +28,22 @@ from attnlab.models.heads import layer_profiles, top_sources
 from attnlab.models.jobs import JOBS, MAX_CHARS, MAX_TOKENS, Busy, Job
 from attnlab.models.minilm import MiniLMConfig
 from attnlab.models.registry import MODEL_NAMES, is_loaded
+from attnlab.models.sampling import Sampling
 from attnlab.models.smollm import SmolLM2Config
+from attnlab.web.models_schema import (
+    GenerateIn,
+    GenerationOut,
+    HeadOut,
+    JobOut,
+    LayerOut,
+    ModelInfo,
+    ModelsOut,
+    RowOut,
+    SourceOut,
+    TopOut,
+    TraceIn,
+    TraceSummary,
+)
 from attnlab.web.schema import ErrorResponse
 
 router = APIRouter(prefix="/api/models", tags=["models"])
@@ -41,114 +57,6 @@ ERRORS = {
     413: {"model": ErrorResponse, "description": "The request body is too large"},
     422: {"model": ErrorResponse, "description": "A field the learner has to fix"},
 }
-ModelName = Literal["minilm", "smollm2"]
-
-
-class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class ModelInfo(BaseModel):
-    name: str
-    title: str
-    kind: str
-    n_layer: int
-    n_head: int
-    n_kv_head: int
-    kv_groups: list[list[int]]
-    loaded: bool
-
-
-class ModelsOut(BaseModel):
-    models: list[ModelInfo]
-    max_chars: int
-    max_tokens: int
-
-
-class TraceIn(Strict):
-    """A text to trace (at most ``MAX_CHARS`` characters and ``MAX_TOKENS`` tokens)."""
-
-    model_config = ConfigDict(
-        extra="forbid",
-        json_schema_extra={"examples": [{"model": "minilm", "text": "The cat sat on the mat."}]},
-    )
-    model: ModelName
-    text: str
-
-
-class TraceSummary(BaseModel):
-    tokens: list[str]
-    labels: list[str]
-    n_layer: int
-    n_head: int
-    n_kv_head: int
-    kv_groups: list[list[int]]
-    causal: bool
-    scale: float
-    scale_display: str
-
-
-class JobOut(BaseModel):
-    id: str
-    model: str
-    status: Literal["queued", "loading", "running", "done", "error"]
-    progress: float
-    progress_display: str
-    layers_done: int
-    n_layer: int
-    message: str
-    field: str | None
-    result: TraceSummary | None
-
-
-class HeadOut(BaseModel):
-    head: int
-    kv_head: int
-    kind: str
-    previous: str
-    first: str
-    breadth: str
-    weights: list[list[float]]
-    shares: list[list[str]]
-
-
-class LayerOut(BaseModel):
-    job: str
-    layer: int
-    tokens: list[str]
-    allowed: list[list[bool]]
-    heads: list[HeadOut]
-
-
-class SourceOut(BaseModel):
-    index: int
-    label: str
-    allowed: bool
-    score: float | None
-    score_display: str
-    share: float
-    share_display: str
-
-
-class TopOut(BaseModel):
-    label: str
-    share: float
-    share_display: str
-
-
-class RowOut(BaseModel):
-    job: str
-    layer: int
-    head: int
-    kv_head: int
-    index: int
-    query: str
-    scale_display: str
-    sources: list[SourceOut]
-    top: list[TopOut]
-    summary: str
-    match: str
-    share: str
 
 
 def _info() -> list[ModelInfo]:
@@ -229,7 +137,7 @@ def _job_out(job: Job) -> JobOut:
 
 def _done(job_id: str) -> Job:
     job = JOBS.get(job_id)
-    if job is None:
+    if job is None or not job.id.startswith("j"):  # "g..." ids are generations
         raise _not_found()
     if job.status != "done" or job.trace is None:
         msg = job.message if job.status == "error" else f"job {job_id} is {job.status}"
@@ -277,14 +185,17 @@ def start_job(body: TraceIn) -> JobOut:
 def job_status(job_id: JobId) -> JobOut:
     """A job's status and progress; with ``result`` (tokens, heads, GQA groups) once done."""
     job = JOBS.get(job_id)
-    if job is None:
+    if job is None or not job.id.startswith("j"):  # "g..." ids are generations
         raise _not_found()
     return _job_out(job)
 
 
 @router.get("/jobs/{job_id}/layers/{layer}", response_model=LayerOut, responses=ERRORS)
-def job_layer(job_id: JobId, layer: Index) -> LayerOut:
-    """Every head's attention weights in ``layer`` (row = query token), with what each head does."""
+def job_layer(job_id: JobId, layer: Index, details: bool = False) -> LayerOut:
+    """Every head's attention weights in ``layer`` (row = query token), with what each head does.
+
+    ``details=true`` adds each head's q, k, v and scaled scores.
+    """
     job = _done(job_id)
     t = job.trace
     try:
@@ -294,6 +205,16 @@ def job_layer(job_id: JobId, layer: Index) -> LayerOut:
     heads = []
     for h, p in enumerate(profiles):
         w = t.weights[layer, h].astype(float)
+        extra = {}
+        if details:
+            g = t.kv_head(h)
+            scores = np.where(t.allowed, t.scores[layer, h].astype(float), np.nan).tolist()
+            extra = {
+                "q": t.q[layer, h].astype(float).tolist(),
+                "k": t.k[layer, g].astype(float).tolist(),
+                "v": t.v[layer, g].astype(float).tolist(),
+                "scores": [[None if x != x else x for x in row] for row in scores],  # NaN: blocked
+            }
         heads.append(
             HeadOut(
                 head=h,
@@ -307,6 +228,7 @@ def job_layer(job_id: JobId, layer: Index) -> LayerOut:
                     [fmt.rounded(x, 2) if ok else "" for x, ok in zip(row, allowed)]
                     for row, allowed in zip(w.tolist(), t.allowed.tolist())
                 ],
+                **extra,
             )
         )
     return LayerOut(job=job.id, layer=layer, tokens=t.tokens, allowed=t.allowed.tolist(), heads=heads)
@@ -356,7 +278,58 @@ def job_row(job_id: JobId, layer: Index, head: Index, index: Index) -> RowOut:
     )
 
 
+def _generation_out(job: Job) -> GenerationOut:
+    return GenerationOut(
+        id=job.id,
+        status=job.status,
+        tokens=len(job.pieces),
+        max_new_tokens=job.n_layer,
+        pieces=list(job.pieces),
+        text="".join(job.pieces),
+        finish=job.finish if job.status == "done" else None,
+        message=job.message,
+        field=job.error_field,
+    )
+
+
+@router.post(
+    "/generate",
+    response_model=GenerationOut,
+    status_code=202,
+    responses={**ERRORS, 429: {"model": ErrorResponse, "description": "Too many jobs waiting"}},
+)
+def start_generation(body: GenerateIn) -> GenerationOut:
+    """Start SmolLM2 continuing ``prompt`` (greedy unless ``temperature`` > 0); poll for the pieces."""
+    try:
+        sampling = Sampling(temperature=body.temperature, top_k=body.top_k, top_p=body.top_p, seed=body.seed)
+        job = JOBS.generate(
+            body.prompt, max_new_tokens=body.max_new_tokens, sampling=sampling, chat=body.chat
+        )
+    except Busy as error:
+        raise HTTPException(
+            status_code=429,
+            detail=[{"loc": ["body"], "field": "body", "msg": str(error), "type": "busy"}],
+        ) from None
+    except ValueError as error:
+        field = str(error).split(" ", 1)[0]
+        raise _error(field if field in GenerateIn.model_fields else "prompt", str(error)) from None
+    return _generation_out(job)
+
+
+@router.get("/generate/{job_id}", response_model=GenerationOut, responses=ERRORS)
+def generation_status(job_id: JobId) -> GenerationOut:
+    """A generation's text so far, one piece per token, and why it stopped once done."""
+    job = JOBS.get(job_id)
+    if job is None or not job.id.startswith("g"):
+        raise _not_found()
+    return _generation_out(job)
+
+
 @page_router.get("/real-model", include_in_schema=False)
 def real_model_page() -> Response:
     """The Real model view (a page of its own, static like the lab's)."""
-    return Response(PAGE.read_bytes(), media_type="text/html; charset=utf-8", headers={"cache-control": "no-cache"})
+    return Response(
+        PAGE.read_bytes(),
+        media_type="text/html; charset=utf-8",
+        headers={"cache-control": "no-cache"},
+    )

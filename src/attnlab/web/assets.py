@@ -5,7 +5,10 @@ again only when its modification time changes, so an edited file shows on
 reload) and answered without a thread hop. The page gets a
 ``<link rel="modulepreload">`` for every module under ``static/js/`` at the
 ``<!-- modulepreload -->`` marker, so the browser fetches all modules in one
-wave instead of one wave per level of imports.
+wave instead of one wave per level of imports. "Why it matters" and
+"Questions to think about" (lab/data/content.json) are written in at the
+``<!-- why -->`` and ``<!-- questions -->`` markers: they sit above the
+explorer, and text that arrived later would shift it under a learner's pointer.
 """
 
 from __future__ import annotations
@@ -18,6 +21,8 @@ from pathlib import Path
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 
+from attnlab.lab.content import intro_html
+
 TYPES = {
     ".js": "text/javascript; charset=utf-8",
     ".css": "text/css; charset=utf-8",
@@ -26,6 +31,7 @@ TYPES = {
     ".json": "application/json",
 }
 PRELOAD_MARKER = "<!-- modulepreload -->"
+INTRO_MARKERS = {"why": "<!-- why -->", "questions": "<!-- questions -->"}
 
 
 @dataclass
@@ -69,10 +75,13 @@ class Assets:
         return self._respond(request, cached.body, cached.etag, media_type)
 
     def page(self, request: Request) -> Response:
-        """Answer ``GET /``: index.html with a modulepreload link per module."""
+        """Answer ``GET /``: index.html with a modulepreload link per module and the intro."""
         cached = self._load(self.root / "index.html")
         modules = sorted((self.root / "js").glob("*.js"))
         links = "\n".join(f'<link rel="modulepreload" href="/static/js/{m.name}">' for m in modules)
-        html = cached.body.decode("utf-8").replace(PRELOAD_MARKER, links, 1).encode("utf-8")
+        page = cached.body.decode("utf-8").replace(PRELOAD_MARKER, links, 1)
+        for name, fragment in intro_html().items():
+            page = page.replace(INTRO_MARKERS[name], fragment, 1)
+        html = page.encode("utf-8")
         etag = '"' + hashlib.sha256(html).hexdigest()[:20] + '"'
         return self._respond(request, html, etag, TYPES[".html"])

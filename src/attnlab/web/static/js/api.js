@@ -3,6 +3,9 @@
 // (/api/trace/ws: a few ms less per update than a fetch); when the socket
 // cannot open or drops, the same state goes by POST /api/trace instead.
 // The caller keeps at most one request in flight, so one waiter is enough.
+// Bodies are written by toJson, which keeps a typed -0 (JSON.stringify drops its sign).
+
+import { toJson } from "./json.js";
 
 let socket = null; // an open WebSocket, or null
 let opening = null; // a Promise while connecting
@@ -45,7 +48,7 @@ async function viaFetch(input) {
   const response = await fetch("/api/trace", {
     method: "POST",
     headers: { "content-type": "application/json" },
-    body: JSON.stringify(input),
+    body: toJson(input),
   });
   let body = null;
   try {
@@ -70,7 +73,7 @@ export async function postTrace(input) {
     try {
       const answer = await new Promise((resolve, reject) => {
         waiter = { resolve, reject };
-        ws.send(JSON.stringify(input));
+        ws.send(toJson(input));
       });
       return { ok: answer.status === 200, status: answer.status, body: answer.body };
     } catch {

@@ -1,5 +1,7 @@
-// The notebook's words: why it matters, questions, the core math (MathML made
-// by the server from LaTeX), the key papers and the 17 connections. MathML and
+// The notebook's words below the demos: the core math (MathML made by the
+// server from LaTeX), the key papers and the 17 connections. ("Why it matters"
+// and "Questions to think about" sit above the explorer; the server writes
+// them into the page itself, see web/assets.py.) MathML and
 // prose are parsed as XML and imported node by node (no innerHTML), so text
 // stays text; links get rel="noopener noreferrer".
 
@@ -77,13 +79,11 @@ function drawConnections(el, connections) {
   );
 }
 
-/** Fetch the content once and draw every section. */
+/** Fetch the content once and draw the sections below the demos. */
 export async function mountContent(els) {
   const answer = await nbGet("content");
   if (!answer.ok) return;
   const c = answer.body;
-  fill(els.why, h("h2", { id: "why-title" }, c.why.heading), c.why.paragraphs.map((p) => h("p", null, p)));
-  fill(els.questions, h("h2", { id: "questions-title" }, c.questions.heading), h("ul", null, c.questions.items.map((q) => h("li", null, q))));
   drawMath(els.math, c.math);
   drawPapers(els.papers, c.papers);
   drawConnections(els.connections, c.connections);

@@ -76,6 +76,13 @@ const summaryEls = {
   goal: byId("challenge-goal"),
   status: byId("challenge-status"),
   badge: byId("challenge-badge"),
+  // state.ui.texts keys (lab/sequence.py explorer_texts) -> the elements they fill
+  texts: {
+    given: byId("explorer-given"),
+    q_legend: byId("q-legend"),
+    allowed: byId("current-allowed"),
+    example: byId("words-example"),
+  },
 };
 const statusEls = { offline: byId("offline"), problem: byId("problem") };
 const wordEls = { match: byId("words-match"), share: byId("words-share"), mix: byId("words-mix") };

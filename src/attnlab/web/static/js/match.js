@@ -78,10 +78,12 @@ export function mountMatch(svg, { onQuery, getQuery, describe }) {
     return [point.x, point.y];
   }
 
+  // Each move is timed from its input event's timestamp (when the browser got
+  // it), so any wait before the handler runs counts as latency too.
   let markCount = 0;
-  function mark() {
+  function mark(event) {
     const name = `attnlab:move-${++markCount}`;
-    performance.mark(name);
+    performance.mark(name, { startTime: Math.min(event.timeStamp, performance.now()) });
     return [name];
   }
 
@@ -89,14 +91,31 @@ export function mountMatch(svg, { onQuery, getQuery, describe }) {
     if (!p || event.button > 0) return;
     svg.setPointerCapture(event.pointerId);
     handle.focus({ preventScroll: true });
-    moveTo(...fromEvent(event), mark());
+    moveTo(...fromEvent(event), mark(event));
     event.preventDefault();
   });
-  svg.addEventListener("pointermove", (event) => {
+  // Chrome holds pointermove back until the next animation frame (up to one
+  // frame late); pointerrawupdate fires as soon as the input arrives (secure
+  // contexts only, and http://127.0.0.1 is one), so the request leaves earlier
+  // and its answer can make the very next frame. Where it is missing, or for a
+  // pointer that never sends it, pointermove does the same job. Either way
+  // state.js keeps one request in flight and the newest q wins.
+  const raw = new Set(); // pointers that send pointerrawupdate
+  const drag = (event) => {
     if (!p || !svg.hasPointerCapture(event.pointerId)) return;
-    moveTo(...fromEvent(event), mark());
+    moveTo(...fromEvent(event), mark(event));
+  };
+  if ("onpointerrawupdate" in window) {
+    svg.addEventListener("pointerrawupdate", (event) => {
+      raw.add(event.pointerId);
+      drag(event);
+    });
+  }
+  svg.addEventListener("pointermove", (event) => {
+    if (!raw.has(event.pointerId)) drag(event);
   });
   const release = (event) => {
+    raw.delete(event.pointerId);
     if (svg.hasPointerCapture(event.pointerId)) svg.releasePointerCapture(event.pointerId);
   };
   svg.addEventListener("pointerup", release);
@@ -111,7 +130,7 @@ export function mountMatch(svg, { onQuery, getQuery, describe }) {
     // Step from the newest requested q, not the last drawn one, so quick key
     // presses add up even while an answer is on its way.
     const from = getQuery();
-    onQuery([tidy(from[0] + move[0] * step), tidy(from[1] + move[1] * step)], mark());
+    onQuery([tidy(from[0] + move[0] * step), tidy(from[1] + move[1] * step)], mark(event));
   });
 
   return {

@@ -2,6 +2,8 @@
 // Each call resolves to {ok, status, body}; it rejects only when the server
 // cannot be reached, which the caller reports without losing the learner's state.
 
+import { toJson } from "./json.js";
+
 async function send(path, options, raw = false) {
   const response = await fetch(`/api/notebook/${path}`, options);
   const type = response.headers.get("content-type") || "";
@@ -18,14 +20,6 @@ async function send(path, options, raw = false) {
 /** GET /api/notebook/<path>. */
 export function nbGet(path) {
   return send(path, { method: "GET" });
-}
-
-const NEG_ZERO = "\u0000-0";
-
-/** JSON text of `data` that keeps -0 (JSON.stringify writes it as 0). */
-export function toJson(data) {
-  const text = JSON.stringify(data, (_key, value) => (Object.is(value, -0) ? NEG_ZERO : value));
-  return text.replaceAll(JSON.stringify(NEG_ZERO), "-0.0");
 }
 
 /**

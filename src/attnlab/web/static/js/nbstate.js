@@ -14,7 +14,8 @@
 // one at a time in order. The held example is kept in sessionStorage for this
 // tab (like the explorer's state); the study is not: reloading clears it.
 
-import { errorText, nbGet, nbPost, toJson } from "./nbapi.js";
+import { toJson } from "./json.js";
+import { errorText, nbGet, nbPost } from "./nbapi.js";
 import { getExplorer, getState, setExplorer, setUi, subscribe } from "./state.js";
 
 const HELD_KEY = "attnlab.held.v1";
@@ -77,7 +78,7 @@ function accept(view, fields = ["q", "keys", "values", "labels", "allowed"]) {
   nb.view = view;
   nb.offline = false;
   try {
-    sessionStorage.setItem(HELD_KEY, JSON.stringify(view.example));
+    sessionStorage.setItem(HELD_KEY, toJson(view.example));
   } catch {
     // Storage may be full or disabled; the page still works for this visit.
   }
@@ -93,7 +94,7 @@ function pushExplorer(fields) {
     if (!same(have[name], t[name])) partial[name] = t[name];
   }
   if (Object.keys(partial).length) setExplorer(partial);
-  setUi({ rowLabel: `${nb.view.explorer.label}.` });
+  setUi({ rowLabel: `${nb.view.explorer.label}.`, texts: nb.view.explorer.texts });
 }
 
 async function postEdit(held, edit) {
@@ -127,6 +128,7 @@ export function adoptView(view) {
 }
 
 let following = false;
+let followRefused = false; // the held example refused the explorer's last input
 
 /**
  * The explorer accepted a new state: turn a learner's query or value edit
@@ -146,20 +148,33 @@ function followExplorer(state) {
     let view = null;
     if (!same(input.q, held.queries[held.row])) {
       const answer = await postEdit(held, { kind: "query", q: input.q });
-      if (!answer.ok) return;
+      if (!answer.ok) return refuseFollow(answer);
       view = answer.body;
       held = view.example;
     }
     if (!same(input.values, held.values)) {
       const answer = await postEdit(held, { kind: "values", values: input.values });
-      if (!answer.ok) return;
+      if (!answer.ok) return refuseFollow(answer);
       view = answer.body;
     }
-    if (view) {
-      accept(view, ["allowed"]);
+    if (view) accept(view, ["allowed"]);
+    if (view || followRefused) {
+      followRefused = false;
+      nb.messages = { ...nb.messages, sequence: "" };
       emit();
     }
   });
+}
+
+/** The held example refused the explorer's newest input (e.g. a coordinate past ±1e6). */
+function refuseFollow(answer) {
+  const detail = answer.body && Array.isArray(answer.body.detail) ? answer.body.detail : [];
+  const why = detail.length
+    ? detail.map((d) => `${String(d.field).replace(/^(edit|held)\./, "")}: ${errorText({ body: { detail: [d] } })}`).join(" ")
+    : errorText(answer);
+  followRefused = true;
+  nb.messages = { ...nb.messages, sequence: `The held sequence keeps its last numbers: ${why}` };
+  emit();
 }
 
 /** Apply one study action ({kind: "open" | "submit" | "help" ...}) for this visit. */

@@ -14,8 +14,6 @@ import { mountSequence } from "./sequence.js";
 import { mountStepper } from "./stepper.js";
 
 mountContent({
-  why: byId("why"),
-  questions: byId("questions"),
   math: byId("core-math"),
   papers: byId("papers"),
   connections: byId("connections"),

@@ -5,6 +5,7 @@
 // study it gets back. Each attempt shows its own response, feedback and hints.
 
 import { fill, h, text } from "./dom.js";
+import { toJson } from "./json.js";
 import { getNb, studyAction, subscribeNb } from "./nbstate.js";
 
 function entryOf(nb, id) {
@@ -149,11 +150,11 @@ export function mountPractice(els) {
     if (!nb.practice) return;
     for (const c of nb.practice.challenges) {
       const part = bodies.get(c.id);
-      const key = JSON.stringify(entryOf(nb, c.id));
+      const key = toJson(entryOf(nb, c.id));
       if (part.key === key && part.body.childElementCount) continue; // keep what the learner is typing
       part.key = key;
       const entry = entryOf(nb, c.id);
-      const drawn = JSON.stringify([entry ? entry.current : 0, currentAttempt(entry)?.response ?? null]);
+      const drawn = toJson([entry ? entry.current : 0, currentAttempt(entry)?.response ?? null]);
       // Same attempt, same saved response: keep what the learner has typed so far.
       const typed = part.drawn === drawn ? snapshot(part.body) : null;
       part.drawn = drawn;

@@ -173,7 +173,10 @@ async function init() {
   });
   els.run.addEventListener("click", start);
   els.model.addEventListener("change", showModelNote);
-  els.layer.addEventListener("change", () => { state.layer = Number(els.layer.value); loadLayer().then(loadRow); });
+  els.layer.addEventListener("change", () => {
+    state.layer = Number(els.layer.value);
+    loadLayer().then(loadRow).catch((error) => showError(error.message));
+  });
   els.head.addEventListener("change", () => pickHead(Number(els.head.value)));
   const info = await getJson("/api/models");
   state.models = info.models;

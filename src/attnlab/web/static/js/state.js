@@ -7,7 +7,9 @@
 //   example:   GET /api/example ({state, reset})
 //   fieldErrors: {"q[0]": "message", ...} inline messages, by field path
 //   connection: "starting" | "ok" | "offline"
-//   ui:        {rowLabel, caption} texts other parts may drive (part 2 sets the row label)
+//   ui:        {rowLabel, texts} texts other parts drive (part 2 sets the row label and
+//              texts = {given, q_legend, allowed, example}, the sentences that say
+//              whether the row shown is masked; null keeps the page's unmasked wording)
 // }
 //
 // Views never change `state` directly: they call setExplorer / setFieldError /
@@ -16,6 +18,7 @@
 // The last good input is kept in sessionStorage (per visit, per tab).
 
 import { getExample, postTrace } from "./api.js";
+import { toJson } from "./json.js";
 
 const STORAGE_KEY = "attnlab.explorer.v1";
 const RETRY_MS = 2000;
@@ -27,7 +30,7 @@ const state = {
   example: null,
   fieldErrors: {},
   connection: "starting",
-  ui: { rowLabel: "Row 0 (A) · unmasked projection." },
+  ui: { rowLabel: "Row 0 (A) · unmasked projection.", texts: null },
 };
 
 const subscribers = new Set();
@@ -70,7 +73,7 @@ export function setExplorer(partial, options = {}) {
   request(input, options.marks || []);
 }
 
-/** Change page texts such as the explorer's row label. */
+/** Change page texts such as the explorer's row label ({rowLabel, texts}). */
 export function setUi(partial) {
   state.ui = { ...state.ui, ...partial };
   emit();
@@ -156,7 +159,7 @@ function accept(input, result) {
   state.fieldErrors = {};
   state.connection = "ok";
   try {
-    sessionStorage.setItem(STORAGE_KEY, JSON.stringify(input));
+    sessionStorage.setItem(STORAGE_KEY, toJson(input)); // keeps -0 across a reload
   } catch {
     // Storage can be full or disabled; the page still works for this view.
   }

@@ -6,6 +6,7 @@
 // ("stepper visited") for the attempt the learner left.
 
 import { fill, h, text } from "./dom.js";
+import { toJson } from "./json.js";
 import { nbPost } from "./nbapi.js";
 import { getHeld, recordHelp, subscribeNb } from "./nbstate.js";
 
@@ -43,7 +44,7 @@ export function mountStepper(els) {
   async function refresh() {
     const held = getHeld();
     if (!held || !els.root.open) return;
-    const key = JSON.stringify(held);
+    const key = toJson(held); // a -0 edit is a change too
     if (key === heldKey && data) return;
     heldKey = key;
     const answer = await nbPost("stepper", { held });

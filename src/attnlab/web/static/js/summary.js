@@ -1,5 +1,6 @@
-// The explorer's texts: the row label (other parts may set it through
-// setUi), the query caption, the one-line summary and the B > 90% challenge.
+// The explorer's texts: the row label and the sentences that say whether the
+// row is masked (other parts set them through setUi), the query caption, the
+// one-line summary and the B > 90% challenge.
 
 import { text } from "./dom.js";
 
@@ -7,6 +8,11 @@ import { text } from "./dom.js";
 export function drawSummary(els, state) {
   const result = state.result;
   text(els.rowLabel, state.ui.rowLabel);
+  // Sentences that say whether the row shown is masked (the server words them;
+  // until the held example answers, the page's own unmasked wording stays).
+  for (const [key, el] of Object.entries(els.texts)) {
+    if (state.ui.texts && key in state.ui.texts) text(el, state.ui.texts[key]);
+  }
   if (!result) return;
   text(els.caption, `q = ${result.display.q} · Compare the query with each key.`);
   text(els.summary, result.words.summary);

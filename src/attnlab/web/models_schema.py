@@ -1,0 +1,159 @@
+"""The JSON shapes of the Real model view's API (``api_models.py``), as pydantic models.
+
+Numbers are full-precision floats; everything the page shows also comes
+pre-formatted (``*_display``, ``shares``) by ``attnlab.lab.numbers``.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt
+
+from attnlab.models.jobs import MAX_CHARS
+
+ModelName = Literal["minilm", "smollm2"]
+MAX_NEW_TOKENS = 64
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ModelInfo(BaseModel):
+    name: str
+    title: str
+    kind: str
+    n_layer: int
+    n_head: int
+    n_kv_head: int
+    kv_groups: list[list[int]]
+    loaded: bool
+
+
+class ModelsOut(BaseModel):
+    models: list[ModelInfo]
+    max_chars: int
+    max_tokens: int
+
+
+class TraceIn(Strict):
+    """A text to trace (at most ``MAX_CHARS`` characters and ``MAX_TOKENS`` tokens)."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={"examples": [{"model": "minilm", "text": "The cat sat on the mat."}]},
+    )
+    model: ModelName
+    text: str
+
+
+class TraceSummary(BaseModel):
+    tokens: list[str]
+    labels: list[str]
+    n_layer: int
+    n_head: int
+    n_kv_head: int
+    kv_groups: list[list[int]]
+    causal: bool
+    scale: float
+    scale_display: str
+
+
+class JobOut(BaseModel):
+    id: str
+    model: str
+    status: Literal["queued", "loading", "running", "done", "error"]
+    progress: float
+    progress_display: str
+    layers_done: int
+    n_layer: int
+    message: str
+    field: str | None
+    result: TraceSummary | None
+
+
+class HeadOut(BaseModel):
+    head: int
+    kv_head: int
+    kind: str
+    previous: str
+    first: str
+    breadth: str
+    weights: list[list[float]]
+    shares: list[list[str]]
+    # with ?details=true: this head's q (T, d_head), its KV head's k and v, the scaled scores
+    # q . k * scale (T, T; null where the query may not see the key). RoPE models: after rotation.
+    q: list[list[float]] | None = None
+    k: list[list[float]] | None = None
+    v: list[list[float]] | None = None
+    scores: list[list[float | None]] | None = None
+
+
+class LayerOut(BaseModel):
+    job: str
+    layer: int
+    tokens: list[str]
+    allowed: list[list[bool]]
+    heads: list[HeadOut]
+
+
+class SourceOut(BaseModel):
+    index: int
+    label: str
+    allowed: bool
+    score: float | None
+    score_display: str
+    share: float
+    share_display: str
+
+
+class TopOut(BaseModel):
+    label: str
+    share: float
+    share_display: str
+
+
+class RowOut(BaseModel):
+    job: str
+    layer: int
+    head: int
+    kv_head: int
+    index: int
+    query: str
+    scale_display: str
+    sources: list[SourceOut]
+    top: list[TopOut]
+    summary: str
+    match: str
+    share: str
+
+
+class GenerateIn(Strict):
+    """Continue ``prompt`` with SmolLM2 (``chat``: as the user's turn in the chat template)."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={"examples": [{"prompt": "Once upon a time", "max_new_tokens": 20}]},
+    )
+    prompt: Annotated[str, Field(max_length=MAX_CHARS * 4)]
+    chat: StrictBool = False
+    max_new_tokens: Annotated[StrictInt, Field(ge=1, le=MAX_NEW_TOKENS)] = 32
+    temperature: Annotated[float, Field(ge=0, le=5, allow_inf_nan=False)] = 0.0
+    top_k: Annotated[StrictInt, Field(ge=0, le=49152)] | None = None
+    top_p: Annotated[float, Field(gt=0, le=1, allow_inf_nan=False)] = 1.0
+    seed: Annotated[StrictInt, Field(ge=0, le=2**32 - 1)] | None = None
+
+
+class GenerationOut(BaseModel):
+    """A generation job: the text so far (``pieces``, one per token) and why it stopped."""
+
+    id: str
+    status: Literal["queued", "loading", "running", "done", "error"]
+    tokens: int
+    max_new_tokens: int
+    pieces: list[str]
+    text: str
+    finish: Literal["end_of_turn", "length"] | None
+    message: str
+    field: str | None
