@@ -13,6 +13,9 @@ Prints, each against its target and against a peer measured in the same run:
 - pointer-to-screen in headless Chromium: a pointer move to the engine's numbers
   in the DOM (``attnlab:pointer-to-dom``) and to the next animation frame
   (``attnlab:pointer-to-frame``), p50/p95 over M moves (target p95 < 16 ms).
+  Each move is timed from its input event's ``timeStamp`` (match.js), so the
+  wait before the handler runs counts: the page listens to ``pointerrawupdate``
+  because Chrome holds ``pointermove`` back to the next animation frame.
 - page weight: bytes of every response of the first load (target < 200 KB).
 - first render: navigation start to the first frame with numbers, median of
   5 fresh loads (target < 500 ms).

@@ -47,6 +47,21 @@ def test_desktop_screenshot_at_1280x800(lab, artifacts):
     page.screenshot(path=artifacts / "lab-desktop-full.png", full_page=True)
 
 
+def test_why_and_questions_come_first_and_q_still_starts_on_screen(lab):
+    """The reference page's order (why, questions, then the demos) without hiding q at 1280x800."""
+    page = lab.page
+    assert page.evaluate("() => scrollY") == 0
+    why = page.locator("#why").bounding_box()
+    questions = page.locator("#questions").bounding_box()
+    explorer = page.locator("#explorer").bounding_box()
+    assert why["y"] + why["height"] <= explorer["y"]
+    assert questions["y"] + questions["height"] <= explorer["y"]
+    expect(page.locator("#why h2")).to_have_text("Why It Matters for Modern Models")
+    expect(page.locator("#questions h2")).to_have_text("Questions to Think About")
+    handle = page.locator("#match-plot .handle").bounding_box()
+    assert handle["y"] + handle["height"] <= DESKTOP["height"]  # q can be grabbed without scrolling
+
+
 def test_phone_layout_and_touch_drag(browser, live_server, artifacts):
     lab = open_lab(browser, live_server.url, viewport=PHONE, has_touch=True, is_mobile=True)
     try:

@@ -84,7 +84,7 @@ def test_hovering_a_token_shows_its_query_row(view):
     expect(page.locator("#rm-row-title")).to_have_text("Query 3 sat · layer 0, head 0")
     expect(page.locator("#rm-row tbody tr")).to_have_count(9)
     expect(page.locator("#rm-row .rm-top")).to_contain_text("Top sources:")
-    expect(page.locator("#rm-row")).to_contain_text("Match:")
+    expect(page.locator("#rm-row")).to_contain_text("Share: softmax subtracts the largest score")
 
 
 def test_keyboard_reaches_tokens_heads_and_rows(view):
@@ -105,7 +105,7 @@ def test_keyboard_reaches_tokens_heads_and_rows(view):
     expect(page.locator("#rm-row-title")).to_have_text("Query 8 [SEP] · layer 0, head 7")
 
 
-def test_smollm2_shows_its_gqa_groups_and_a_causal_pattern(view):
+def test_smollm2_shows_its_gqa_groups_and_a_causal_pattern(view, artifacts):
     page, _ = view
     trace(page, CAT, model="smollm2")
     expect(page.locator("#rm-heads .rm-gqa")).to_have_count(3)
@@ -114,6 +114,9 @@ def test_smollm2_shows_its_gqa_groups_and_a_causal_pattern(view):
     )
     expect(page.locator("#rm-head option").nth(4)).to_have_text("head 4 (KV head 1)")
     expect(page.locator("#rm-heatmap rect.rm-cell.is-blocked")).to_have_count(21)  # 7 tokens: 7*6/2
+    page.locator('#rm-tokens [data-index="4"]').hover()
+    expect(page.locator("#rm-row-title")).to_have_text("Query 4  the · layer 0, head 0 (reads KV head 0)")
+    page.screenshot(path=str(artifacts / "real-model-smollm2.png"), full_page=True)
 
 
 def test_over_the_cap_gets_the_message(view):
@@ -150,3 +153,23 @@ def test_axe_finds_no_serious_or_critical_violation(view, artifacts):
 def test_the_lab_page_links_to_the_view(live_server):
     page = httpx.get(live_server.url, timeout=30).text
     assert 'href="/real-model"' in page
+
+
+def test_smollm2_continues_the_text_token_by_token(view, live_server):
+    page, _ = view
+    page.locator("#rm-text").fill("Once upon a time")
+    page.locator("#rm-gen-tokens").fill("12")
+    page.locator("#rm-gen-run").click()
+    expect(page.locator("#rm-gen-status")).to_have_text(
+        "Stopped after 12 tokens (the limit).", timeout=120_000
+    )
+    expect(page.locator("#rm-gen-out .rm-gen-prompt")).to_have_text("Once upon a time")
+    # the same request straight to the API gives the same greedy continuation
+    api = live_server.url + "api/models/generate"
+    job = httpx.post(api, json={"prompt": "Once upon a time", "max_new_tokens": 12}, timeout=30).json()
+    for _ in range(1200):
+        job = httpx.get(f"{api}/{job['id']}", timeout=30).json()
+        if job["status"] == "done":
+            break
+        page.wait_for_timeout(100)
+    expect(page.locator("#rm-gen-out .rm-gen-new")).to_have_text(job["text"])

@@ -161,3 +161,57 @@ def test_details_give_each_heads_q_k_v_and_scores(client, smollm2):
     np.testing.assert_allclose(e / e.sum(axis=1, keepdims=True), head["weights"], atol=1e-6)
     trace = smollm2.trace(CAT, details=True)
     np.testing.assert_array_equal(np.array(head["k"], dtype=np.float32), trace.k[3, 1])
+
+
+def test_generation_streams_pieces_equal_to_the_models_greedy_tokens(client, smollm2):
+    r = client.post("/api/models/generate", json={"prompt": "Once upon a time", "max_new_tokens": 12})
+    assert r.status_code == 202
+    job_id, counts = r.json()["id"], []
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        job = client.get(f"/api/models/generate/{job_id}").json()
+        counts.append(job["tokens"])
+        if job["status"] in ("done", "error"):
+            break
+        time.sleep(0.02)
+    assert job["status"] == "done" and job["finish"] == "length" and job["tokens"] == 12
+    ids = smollm2.encode("Once upon a time")
+    assert job["text"] == smollm2.decode(list(smollm2.generate_ids(ids, max_new_tokens=12)))
+    assert job["text"] == "".join(job["pieces"])
+    assert counts == sorted(counts)  # the text only grows
+
+
+def test_chat_generation_stops_at_the_end_of_the_turn(client, smollm2):
+    body = {"prompt": "Say hello.", "chat": True, "max_new_tokens": 64}
+    job_id = client.post("/api/models/generate", json=body).json()["id"]
+    deadline = time.monotonic() + 120
+    while (job := client.get(f"/api/models/generate/{job_id}").json())["status"] not in ("done", "error"):
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    assert job["status"] == "done"
+    if job["finish"] == "end_of_turn":
+        assert job["tokens"] < 64 and "<|im_end|>" not in job["text"]
+    else:
+        assert job["tokens"] == 64
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"prompt": " "}, "prompt"),
+        ({"prompt": "x" * 401}, "prompt"),
+        ({"prompt": "hi", "max_new_tokens": 65}, "max_new_tokens"),
+        ({"prompt": "hi", "temperature": -0.5}, "temperature"),
+        ({"prompt": "hi", "top_p": 0}, "top_p"),
+        ({"prompt": "hi", "top_k": 2.5}, "top_k"),
+    ],
+)
+def test_bad_generation_requests_name_the_field(client, body, field):
+    r = client.post("/api/models/generate", json=body)
+    assert r.status_code == 422
+    assert r.json()["detail"][0]["field"] == field
+
+
+def test_generation_and_trace_ids_do_not_mix(client):
+    job = start(client, "minilm", CAT)
+    assert client.get(f"/api/models/generate/{job['id']}").status_code == 404

@@ -184,16 +184,5 @@ class Jobs:
         except Exception as error:  # noqa: BLE001 - report, never kill the worker
             job.status, job.message = "error", f"the model failed: {type(error).__name__}: {error}"
 
-    def wait(self, job_id: str, timeout: float = 120.0) -> Job:
-        """Block until ``job_id`` finishes (for tests and the CLI); return it."""
-        import time
-
-        deadline = time.monotonic() + timeout
-        while True:
-            job = self.get(job_id)
-            if job is None or job.status in ("done", "error") or time.monotonic() > deadline:
-                return job
-            time.sleep(0.02)
-
 
 JOBS = Jobs()

@@ -96,7 +96,7 @@ export function mountMatch(svg, { onQuery, getQuery, describe }) {
   });
   // Chrome holds pointermove back until the next animation frame (up to one
   // frame late); pointerrawupdate fires as soon as the input arrives (secure
-  // contexts only, and http://127.0.0.1 is one), so the request leaves earlier
+  // contexts only, and a page served from 127.0.0.1 is one), so the request leaves earlier
   // and its answer can make the very next frame. Where it is missing, or for a
   // pointer that never sends it, pointermove does the same job. Either way
   // state.js keeps one request in flight and the newest q wins.

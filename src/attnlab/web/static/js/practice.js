@@ -123,6 +123,29 @@ function restore(body, typed) {
   }
 }
 
+/** What has the focus inside `body`: a button by its action, or an answer field by id and caret. */
+function focusOf(body) {
+  const el = document.activeElement;
+  if (!el || !body.contains(el)) return null;
+  const caret = el.type === "text" ? [el.selectionStart, el.selectionEnd] : null;
+  return { action: el.dataset.action || null, id: el.id || null, caret };
+}
+
+/**
+ * Give the focus back after a redraw replaced the elements: a learner typing an
+ * answer while the server's answer to an earlier action arrives keeps typing
+ * into the same field (and, for the same attempt, at the same caret).
+ */
+function refocus(body, focus, sameAttempt) {
+  if (!focus) return;
+  const el = focus.action
+    ? body.querySelector(`[data-action="${focus.action}"]`)
+    : focus.id && body.querySelector(`[id="${focus.id}"]`);
+  if (!el) return;
+  el.focus({ preventScroll: true });
+  if (sameAttempt && focus.caret && el.type === "text") el.setSelectionRange(...focus.caret);
+}
+
 export function mountPractice(els) {
   const bodies = new Map();
 
@@ -158,10 +181,10 @@ export function mountPractice(els) {
       // Same attempt, same saved response: keep what the learner has typed so far.
       const typed = part.drawn === drawn ? snapshot(part.body) : null;
       part.drawn = drawn;
-      const focused = part.body.contains(document.activeElement) ? document.activeElement.dataset.action : null;
+      const focus = focusOf(part.body);
       drawChallenge(nb, c, part.body);
       if (typed) restore(part.body, typed);
-      if (focused) part.body.querySelector(`[data-action="${focused}"]`)?.focus();
+      refocus(part.body, focus, typed !== null);
     }
   }
 

@@ -81,6 +81,6 @@ export function drawRow(box, row, gqa) {
           h("th", { scope: "col" }, `scaled score (× ${row.scale_display})`),
           h("th", { scope: "col" }, "share"))),
         h("tbody", {}, body))),
-    h("p", { class: "rm-words" }, row.match),
+    // The explorer's Share paragraph; its Match paragraph lists every 64-number key, too long here.
     h("p", { class: "rm-words" }, row.share));
 }

@@ -3,6 +3,8 @@
 // one layer and head. One state object; draw() is a function of it.
 import { byId, fill, h, text } from "./dom.js";
 import { drawHeatmap, drawLines, drawTokens, markToken } from "./realmodel-draw.js";
+import { getJson, postJson } from "./realmodel-api.js";
+import { setupGenerate } from "./realmodel-generate.js";
 import { drawHeads, drawRow, rowPending } from "./realmodel-heads.js";
 
 const POLL_MS = 150;
@@ -16,18 +18,6 @@ const state = {
 let rowRequest = 0; // only the newest row answer is drawn
 
 const els = {};
-
-async function getJson(url, options) {
-  const response = await fetch(url, options);
-  const body = await response.json().catch(() => ({}));
-  if (!response.ok) {
-    const message = body.detail?.[0]?.msg ?? `the server answered ${response.status}`;
-    const error = new Error(message);
-    error.status = response.status;
-    throw error;
-  }
-  return body;
-}
 
 function showError(message) {
   text(els.error, message || "");
@@ -59,11 +49,7 @@ async function start() {
   showError("");
   els.run.disabled = true;
   try {
-    const job = await getJson("/api/models/jobs", {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ model: els.model.value, text: els.text.value }),
-    });
+    const job = await postJson("/api/models/jobs", { model: els.model.value, text: els.text.value });
     await poll(job);
   } catch (error) {
     showError(error.message);
@@ -172,6 +158,7 @@ async function init() {
     if (event.key === "Enter" && !event.shiftKey) { event.preventDefault(); start(); }
   });
   els.run.addEventListener("click", start);
+  setupGenerate(els.text);
   els.model.addEventListener("change", showModelNote);
   els.layer.addEventListener("change", () => {
     state.layer = Number(els.layer.value);
