@@ -24,7 +24,7 @@ from attnlab.engine import (
     sigmoid,
     silu,
 )
-from attnlab.engine.layers import erf_series
+from attnlab.engine.layers import erf_float32, erf_series
 
 
 def test_layer_norm_worked_numbers():
@@ -82,6 +82,35 @@ def test_erf_series_is_double_precision_on_array_api_strict():
     got = np.from_dlpack(erf_series(xs.asarray(x)))
     assert np.max(np.abs(got - ref)) <= 2e-15
     np.testing.assert_allclose(erf(x), ref, rtol=0, atol=4.5e-16)  # NumPy goes through SciPy
+
+
+def test_float32_erf_is_within_8_ulp_on_a_dense_grid():
+    x = np.concatenate([np.linspace(-6, 6, 600_001, dtype=np.float32), np.float32([0.0, 1e-30, -1e-30, 4.0])])
+    ref = np.array([math.erf(float(t)) for t in x])  # exact, in float64
+    got = erf_float32(x)
+    assert got.dtype == np.float32 and got.shape == x.shape
+    ulp = np.spacing(np.abs(ref.astype(np.float32))).astype(np.float64)
+    ulps = np.abs(got.astype(np.float64) - ref) / np.maximum(ulp, np.spacing(np.float32(0)))
+    assert ulps.max() <= 8.0, (ulps.max(), x[ulps.argmax()])
+    assert np.abs(got.astype(np.float64) - ref).max() <= 5e-7
+    np.testing.assert_array_equal(erf(x), got)  # NumPy float32 takes this path
+    odd = erf_float32(np.float32([np.inf, -np.inf, 100.0]))
+    assert odd.tolist() == [1.0, -1.0, 1.0]
+    assert np.isnan(erf_float32(np.float32([np.nan]))).all()
+
+
+def test_numpy_float32_gelu_matches_the_generic_path():
+    import array_api_strict as xs
+
+    x = np.linspace(-9, 9, 7200, dtype=np.float32).reshape(40, 180)
+    exact = np.array([0.5 * t * (1 + math.erf(t / math.sqrt(2))) for t in x.astype(np.float64).ravel()])
+    fast = gelu(x)
+    generic = np.from_dlpack(gelu(xs.asarray(x)))  # erf_series, float32 arithmetic
+    assert fast.dtype == generic.dtype == np.float32
+    np.testing.assert_allclose(fast.ravel(), exact, rtol=0, atol=1e-6)
+    # the generic float32 path cancels in 1 + erf near x = -4; the fast one is the closer of the two
+    np.testing.assert_allclose(fast, generic, rtol=0, atol=2e-6)
+    assert np.abs(fast.ravel() - exact).max() <= np.abs(generic.ravel() - exact).max()
 
 
 def test_generic_gelu_matches_numpy_gelu():
