@@ -10,7 +10,11 @@ first key (pitfall 3 in ENGINE-NOTES.md). ``multi_head_attention`` refuses
 
 from __future__ import annotations
 
+import numpy as np
+
 from attnlab.engine._arrays import Array, namespace, shape_of
+
+_FIRST_CAPACITY = 64  # NumPy buffers start with room for this many tokens, then double
 
 
 class KVCache:
@@ -19,13 +23,21 @@ class KVCache:
     Mutable by design: :meth:`append` adds the new tokens' keys and values
     along the sequence axis (-2) and returns the whole cache. Use one cache per
     layer (:func:`new_caches`).
+
+    NumPy arrays go into preallocated buffers that double when full, so a
+    decoding step writes one token in place instead of copying the whole cache;
+    ``keys``/``values`` are views of the filled part. A view handed out earlier
+    keeps showing the tokens it had (later tokens go past its end). Other
+    namespaces concatenate.
     """
 
-    __slots__ = ("keys", "values")
+    __slots__ = ("keys", "values", "_k_buf", "_v_buf")
 
     def __init__(self) -> None:
         self.keys: Array | None = None
         self.values: Array | None = None
+        self._k_buf: np.ndarray | None = None
+        self._v_buf: np.ndarray | None = None
 
     def __len__(self) -> int:
         return self.length
@@ -46,6 +58,10 @@ class KVCache:
         head sizes must match what is already cached.
         """
         if self.keys is None:
+            if type(k) is np.ndarray and type(v) is np.ndarray:
+                n = k.shape[-2]
+                self._k_buf, self._v_buf = self._grow(k[..., :0, :], n), self._grow(v[..., :0, :], n)
+                return self._write(k, v, 0)
             self.keys, self.values = k, v
             return k, v
         for field, old, new in (("k", self.keys, k), ("v", self.values, v)):
@@ -55,10 +71,37 @@ class KVCache:
                     f"{field} has shape {ns}; the cache holds {os_} (only the sequence "
                     "axis, second to last, may differ)"
                 )
+        if self._k_buf is not None and type(k) is np.ndarray and type(v) is np.ndarray:
+            return self._write(k, v, shape_of(self.keys)[-2])
         xp = namespace(self.keys, k)
         self.keys = xp.concat([self.keys, k], axis=-2)
         self.values = xp.concat([self.values, v], axis=-2)
         return self.keys, self.values
+
+    def _write(self, k: np.ndarray, v: np.ndarray, past: int) -> tuple[np.ndarray, np.ndarray]:
+        """Copy ``k``, ``v`` into the buffers after ``past`` tokens (growing them first if needed)."""
+        end = past + k.shape[-2]
+        dtype = np.result_type(self._k_buf, k, self._v_buf, v)
+        if end > self._k_buf.shape[-2] or dtype != self._k_buf.dtype or dtype != self._v_buf.dtype:
+            self._k_buf = self._grow(self._k_buf[..., :past, :], end, dtype)
+            self._v_buf = self._grow(self._v_buf[..., :past, :], end, dtype)
+        self._k_buf[..., past:end, :] = k
+        self._v_buf[..., past:end, :] = v
+        self.keys = self._k_buf[..., :end, :]
+        self.values = self._v_buf[..., :end, :]
+        return self.keys, self.values
+
+    @staticmethod
+    def _grow(filled: np.ndarray, need: int, dtype=None) -> np.ndarray:
+        """A buffer holding ``filled`` with room for ``need`` tokens or more (doubling)."""
+        capacity = max(_FIRST_CAPACITY, need)
+        capacity = 1 << (capacity - 1).bit_length()
+        past = filled.shape[-2]
+        shape = filled.shape[:-2] + (capacity, filled.shape[-1])
+        buf = np.empty(shape, dtype=dtype or filled.dtype)
+        if past:
+            buf[..., :past, :] = filled
+        return buf
 
 
 def new_caches(n_layer: int) -> list[KVCache]:

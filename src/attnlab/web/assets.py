@@ -3,9 +3,10 @@
 The whole front end is well under 200 KB, so each file is read once (and
 again only when its modification time changes, so an edited file shows on
 reload) and answered without a thread hop. The page gets a
-``<link rel="modulepreload">`` for every module under ``static/js/`` at the
-``<!-- modulepreload -->`` marker, so the browser fetches all modules in one
-wave instead of one wave per level of imports. "Why it matters" and
+``<link rel="modulepreload">`` for every module its entry scripts import,
+directly or not (static ``import ... from "./x.js"`` only; dynamic imports stay
+lazy), at the ``<!-- modulepreload -->`` marker, so the browser fetches them in
+one wave instead of one wave per level of imports, and nothing another page uses. "Why it matters" and
 "Questions to think about" (lab/data/content.json) are written in at the
 ``<!-- why -->`` and ``<!-- questions -->`` markers: they sit above the
 explorer, and text that arrived later would shift it under a learner's pointer.
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import mimetypes
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,6 +34,21 @@ TYPES = {
 }
 PRELOAD_MARKER = "<!-- modulepreload -->"
 INTRO_MARKERS = {"why": "<!-- why -->", "questions": "<!-- questions -->"}
+_ENTRY = re.compile(r'<script type="module" src="/static/js/([\w.-]+\.js)"')
+_STATIC_IMPORT = re.compile(r'^\s*(?:import|export)\b[^;(]*?["\']\./([\w.-]+\.js)["\']', re.M)
+
+
+def module_closure(html: str, js_root: Path) -> list[str]:
+    """Return the modules the page's entry scripts import, directly or not, sorted."""
+    seen: set[str] = set()
+    pending = _ENTRY.findall(html)
+    while pending:
+        name = pending.pop()
+        if name in seen or not (js_root / name).is_file():
+            continue
+        seen.add(name)
+        pending.extend(_STATIC_IMPORT.findall((js_root / name).read_text(encoding="utf-8")))
+    return sorted(seen)
 
 
 @dataclass
@@ -77,9 +94,10 @@ class Assets:
     def page(self, request: Request) -> Response:
         """Answer ``GET /``: index.html with a modulepreload link per module and the intro."""
         cached = self._load(self.root / "index.html")
-        modules = sorted((self.root / "js").glob("*.js"))
-        links = "\n".join(f'<link rel="modulepreload" href="/static/js/{m.name}">' for m in modules)
-        page = cached.body.decode("utf-8").replace(PRELOAD_MARKER, links, 1)
+        page = cached.body.decode("utf-8")
+        modules = module_closure(page, self.root / "js")
+        links = "\n".join(f'<link rel="modulepreload" href="/static/js/{name}">' for name in modules)
+        page = page.replace(PRELOAD_MARKER, links, 1)
         for name, fragment in intro_html().items():
             page = page.replace(INTRO_MARKERS[name], fragment, 1)
         html = page.encode("utf-8")
