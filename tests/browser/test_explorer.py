@@ -150,14 +150,13 @@ def test_comparison_borders_appear_after_a_change_and_clear_after_reset(lab):
     expect(page.locator('[data-field="card-dot-2"]')).to_have_class(re.compile("cmp-same"))
     expect(page.locator('[data-field="card-score-2"]')).to_have_class(re.compile("cmp-same"))
     expect(page.locator('[data-field="m"]')).to_have_class(re.compile("cmp-changed"))
-    style = page.locator('[data-field="m"]').evaluate(
-        "e => [getComputedStyle(e).borderTopStyle, getComputedStyle(e).borderTopColor]"
-    )
-    assert style == ["solid", "rgb(168, 79, 6)"]  # amber
-    style = page.locator('[data-field="card-dot-2"]').evaluate(
-        "e => [getComputedStyle(e).borderTopStyle, getComputedStyle(e).borderTopColor]"
-    )
-    assert style == ["dashed", "rgb(15, 107, 99)"]  # teal
+    # to_have_css retries: a redraw may replace the element between lookup and reading.
+    m_box = page.locator('[data-field="m"]')
+    expect(m_box).to_have_css("border-top-style", "solid")
+    expect(m_box).to_have_css("border-top-color", "rgb(168, 79, 6)")  # amber
+    dot_box = page.locator('[data-field="card-dot-2"]')
+    expect(dot_box).to_have_css("border-top-style", "dashed")
+    expect(dot_box).to_have_css("border-top-color", "rgb(15, 107, 99)")  # teal
     # The reference q = [2, 1] and its output as hollow rings, its shares as dashed lines.
     expect(page.locator("#match-plot .ring.amber")).to_have_count(1)
     expect(page.locator("#mix-plot .ring.teal")).to_have_count(1)

@@ -20,8 +20,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 from attnlab.engine._arrays import Array, arange, as_array, namespace, shape_of
 from attnlab.engine.cache import KVCache
+from attnlab.engine.decode import fast_block_applies, numpy_decoder_block
 from attnlab.engine.layers import (
     LayerNormParams,
     MLPParams,
@@ -100,6 +103,25 @@ def transformer_block(
     if norm not in NORM_PLACEMENTS:
         raise ValueError(f"norm={norm!r}; use 'pre' (GPT-2, Llama) or 'post' (BERT)")
     x = as_array(x, "x")
+    options = dict(
+        n_head=n_head, n_kv_head=n_kv_head, rope=rope, positions=positions, cache=cache, scale=scale
+    )
+    if fast_block_applies(
+        x,
+        params,
+        norm=norm,
+        mask=mask,
+        causal=causal,
+        key_padding_mask=key_padding_mask,
+        return_trace=return_trace,
+        **options,
+    ):
+        done = numpy_decoder_block(x, params, **options)
+        if done is not None:
+            out, attn_out, weights, heads = done
+            fully = np.zeros(weights.shape[:-1], dtype=bool)  # bottom-right, S >= L: no empty row
+            att = MultiHeadResult(output=attn_out, weights=weights, fully_masked=fully, heads=heads)
+            return BlockResult(output=out, attention=att)
     steps = TraceBuilder(enabled=return_trace)
     steps.add("input", x)
 

@@ -39,6 +39,22 @@ Progress = Callable[[int, int], None]  # (layers done, layers in all)
 # ~8x slower here than on row slices of it (cache blocking): the output layer
 # multiplies slice by slice.
 _LOGIT_ROWS = 4096
+# Decoding a few tokens is a chain of matrix-vector products that only stream the
+# weights; OpenBLAS's second thread adds little there and, on a busy machine, its
+# busy-waiting made steps up to 10x slower (measured on the 2-core dev box), so
+# short steps hold BLAS to one thread. Prefill keeps BLAS's default.
+_ONE_THREAD_TOKENS = 4
+_blas = None
+
+
+def _one_blas_thread():
+    """Return a context manager holding NumPy's BLAS to one thread (threadpoolctl)."""
+    global _blas
+    if _blas is None:
+        from threadpoolctl import ThreadpoolController
+
+        _blas = ThreadpoolController()
+    return _blas.limit(limits=1, user_api="blas")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -214,6 +230,12 @@ class SmolLM2:
         past = cache[0].length if cache else 0
         if past + len(ids) > self.config.context:
             raise ValueError(f"{past + len(ids)} tokens exceed the model's context of {self.config.context}")
+        if len(ids) <= _ONE_THREAD_TOKENS:
+            with _one_blas_thread():
+                return self._forward(ids, past, cache, details, progress, results)
+        return self._forward(ids, past, cache, details, progress, results)
+
+    def _forward(self, ids, past, cache, details, progress, results) -> np.ndarray:
         # 1) embed
         x = embed(self.embedding, np.asarray(ids, dtype=np.int64))  # (T, d_model)
         positions = np.arange(past, past + len(ids))
