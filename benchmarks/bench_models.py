@@ -9,6 +9,10 @@
   own cache). Target: decode time ratio <= 0.5.
 
 Measurements alternate ours / theirs so both see the same machine load.
+By default each side runs as a user gets it: torch with its own threads, and
+attnlab as it ships (BLAS's default threads; its decode steps drop to one BLAS
+thread only while the load average says the cores are oversubscribed, see
+``attnlab.models.smollm``).
 ``--threads 1`` limits both sides to one thread (NumPy's OpenBLAS through
 threadpoolctl, torch through ``set_num_threads``): on a busy machine,
 multi-threaded BLAS on tiny decode products slows down badly.

@@ -97,6 +97,10 @@ def test_float32_erf_is_within_8_ulp_on_a_dense_grid():
     odd = erf_float32(np.float32([np.inf, -np.inf, 100.0]))
     assert odd.tolist() == [1.0, -1.0, 1.0]
     assert np.isnan(erf_float32(np.float32([np.nan]))).all()
+    # chunked evaluation: a 2-D array, not a multiple of the chunk, equals the flat result
+    grid = x[: 3 * 70_001].reshape(3, 70_001)
+    np.testing.assert_array_equal(erf_float32(grid), got[: 3 * 70_001].reshape(3, 70_001))
+    assert erf_float32(np.zeros((0, 4), np.float32)).shape == (0, 4)
 
 
 def test_numpy_float32_gelu_matches_the_generic_path():

@@ -18,6 +18,7 @@ q and k coordinates in a trace are in that interleaved order.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,11 +41,18 @@ Progress = Callable[[int, int], None]  # (layers done, layers in all)
 # multiplies slice by slice.
 _LOGIT_ROWS = 4096
 # Decoding a few tokens is a chain of matrix-vector products that only stream the
-# weights; OpenBLAS's second thread adds little there and, on a busy machine, its
-# busy-waiting made steps up to 10x slower (measured on the 2-core dev box), so
-# short steps hold BLAS to one thread. Prefill keeps BLAS's default.
+# weights. On idle cores OpenBLAS's threads double the bandwidth (SmolLM2 decode
+# ~31 ms/token with 2 threads vs ~45 with 1 on the 2-core dev box), but when the
+# cores are oversubscribed its busy-waiting threads get descheduled and a step
+# took up to 10x longer; so short steps fall back to one BLAS thread while the
+# 1-minute load average exceeds the core count by more than our own 2 threads' worth.
 _ONE_THREAD_TOKENS = 4
 _blas = None
+
+
+def blas_single_thread_wanted(n_tokens: int, load: float, cpus: int) -> bool:
+    """Whether a forward pass of ``n_tokens`` should hold BLAS to one thread at this load."""
+    return n_tokens <= _ONE_THREAD_TOKENS and load > cpus + 1.0
 
 
 def _one_blas_thread():
@@ -230,7 +238,7 @@ class SmolLM2:
         past = cache[0].length if cache else 0
         if past + len(ids) > self.config.context:
             raise ValueError(f"{past + len(ids)} tokens exceed the model's context of {self.config.context}")
-        if len(ids) <= _ONE_THREAD_TOKENS:
+        if blas_single_thread_wanted(len(ids), os.getloadavg()[0], os.cpu_count() or 1):
             with _one_blas_thread():
                 return self._forward(ids, past, cache, details, progress, results)
         return self._forward(ids, past, cache, details, progress, results)
