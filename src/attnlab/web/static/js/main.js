@@ -76,7 +76,7 @@ const summaryEls = {
   goal: byId("challenge-goal"),
   status: byId("challenge-status"),
   badge: byId("challenge-badge"),
-  // state.ui.texts keys (lab/sequence.py explorer_texts) -> the elements they fill
+  // state.ui.texts keys (lab/explorer_texts.py) -> the elements they fill
   texts: {
     given: byId("explorer-given"),
     q_legend: byId("q-legend"),
