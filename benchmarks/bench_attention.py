@@ -4,9 +4,14 @@
     python benchmarks/bench_attention.py --quick    # a fast run (smaller sizes, fewer repeats)
 
 1. Speed: batch 1, 8 heads, head dim 64, float32, L = 512 .. 4096, causal and not.
-   Ours is the best path (``tiled_attention``'s NumPy kernel, 256 x 512 tiles);
+   Ours is the best path (``tiled_attention``'s NumPy kernel with its default tiles);
    the peer is ``torch.nn.functional.scaled_dot_product_attention``,
    measured in the same run, alternating call by call so both see the same load.
+   torch's OpenMP threads busy-wait for ~15 ms after each call here (libgomp's
+   default spin), which took a core away from the next call of ours; the script
+   sets ``OMP_WAIT_POLICY=PASSIVE`` unless the environment sets a policy (it
+   prints which), so torch's threads sleep once its call returns. torch's own
+   SDPA time was no slower for it here (one parallel region per call).
    Prints median wall milliseconds and the ratio ours / torch (target: <= 1.25 at
    L >= 1024), and the same for CPU time, which other processes on a shared machine
    disturb less.
@@ -29,8 +34,11 @@ import time
 
 import numpy as np
 
+# before torch is imported: libgomp reads it once (see the docstring)
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
 HEADS, HEAD_DIM = 8, 64
-BLOCK_Q, BLOCK_K = 256, 512  # the NumPy kernel's tile: 512 KiB of float32 scores, inside L2
+BLOCK_Q, BLOCK_K = 256, 512  # the kernel's causal tile (for the matmul rates): 512 KiB of float32 scores
 
 
 def _rss_now_mib() -> float:
@@ -62,7 +70,7 @@ def child(kind: str, n: int) -> None:
     if kind == "plain":
         out = attention(q, k, v).output
     else:
-        out = tiled_attention(q, k, v, block_q=BLOCK_Q, block_k=BLOCK_K).output
+        out = tiled_attention(q, k, v).output  # its default tiles
     seconds = time.perf_counter() - start
     assert out.shape == (1, n, HEAD_DIM) and np.isfinite(out).all()
     print(
@@ -95,7 +103,7 @@ def speed_table(lengths: list[int], repeats: int) -> list[dict]:
 
             def ours(q=q, k=k, v=v, causal=causal):
                 alignment = "top_left" if causal else None
-                return tiled_attention(q, k, v, causal=alignment, block_q=BLOCK_Q, block_k=BLOCK_K).output
+                return tiled_attention(q, k, v, causal=alignment).output  # its default tiles
 
             def peer(tq=tq, tk=tk, tv=tv, causal=causal):
                 with torch.no_grad():
@@ -160,7 +168,7 @@ def matmul_rates(repeats: int) -> tuple[float, float]:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes and few repeats")
-    parser.add_argument("--repeats", type=int, default=None, help="timed calls per cell (default 9, quick 3)")
+    parser.add_argument("--repeats", type=int, default=None, help="timed calls per cell (15; quick: 3)")
     parser.add_argument("--child", nargs=2, metavar=("KIND", "L"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
@@ -170,10 +178,11 @@ def main(argv: list[str] | None = None) -> None:
     import torch
 
     lengths = [512, 1024] if args.quick else [512, 1024, 2048, 4096]
-    repeats = args.repeats or (3 if args.quick else 9)
+    repeats = args.repeats or (3 if args.quick else 15)
     print(
         f"attention, batch 1, {HEADS} heads, head dim {HEAD_DIM}, float32; median of {repeats} calls; "
-        f"torch {torch.__version__} with {torch.get_num_threads()} threads, {os.cpu_count()} CPUs"
+        f"torch {torch.__version__} with {torch.get_num_threads()} threads, {os.cpu_count()} CPUs, "
+        f"OMP_WAIT_POLICY={os.environ['OMP_WAIT_POLICY']}"
     )
     print("wall: median milliseconds per call; cpu: median CPU milliseconds of the process (all threads)")
     head = f"{'L':>6} {'causal':>6} {'ours ms':>9} {'torch ms':>9} {'ratio':>6}"

@@ -15,7 +15,7 @@ from attnlab.engine import (
     SwiGLUParams,
     transformer_block,
 )
-from attnlab.engine.decode import fast_block_applies
+from attnlab.engine.decode import _joined, _layout, fast_block_applies, side_by_side
 
 N_HEAD, N_KV, D_HEAD, D_MODEL, D_FF = 4, 2, 8, 16, 24
 
@@ -143,3 +143,57 @@ def test_fast_path_steps_aside_for_what_it_does_not_do(rng):
     # and those calls still work, the generic way
     out = transformer_block(x, biased, n_head=N_HEAD, n_kv_head=N_KV, causal="bottom_right")
     assert out.output.shape == (2, D_MODEL)
+
+
+def joined_copy(params: BlockParams, dtype=None) -> BlockParams:
+    """The same block with w_q, w_k, w_v and w_gate, w_up laid side by side (as SmolLM2 loads them)."""
+    a, f = params.attn, params.mlp
+    return BlockParams(
+        attn=AttentionParams(*side_by_side(a.w_q, a.w_k, a.w_v, dtype=dtype), a.w_o),
+        mlp=SwiGLUParams(*side_by_side(f.w_gate, f.w_up, dtype=dtype), f.w_down),
+        norm_1=params.norm_1,
+        norm_2=params.norm_2,
+    )
+
+
+def test_side_by_side_views_hold_the_matrices_and_join_back(rng):
+    a, b, c = (rng.standard_normal((4, n)) for n in (3, 2, 5))
+    va, vb, vc = side_by_side(a, b, c)
+    for view, original in ((va, a), (vb, b), (vc, c)):
+        np.testing.assert_array_equal(view, original)
+    joined = _joined(va, vb, vc)
+    assert joined is not None and joined.shape == (4, 10)
+    np.testing.assert_array_equal(joined, np.concatenate([a, b, c], axis=1))
+    assert _joined(va, vb) is not None and _joined(va, vb).shape == (4, 5)
+    # anything but adjacent blocks in order, of one buffer, is not joined
+    assert _joined(vb, va, vc) is None
+    assert _joined(va, vc) is None
+    assert _joined(a, b, c) is None
+    assert _joined(va, side_by_side(b)[0]) is None
+    assert side_by_side(a, dtype=np.float32)[0].dtype == np.float32
+    with pytest.raises(ValueError, match="equal row counts"):
+        side_by_side(a, rng.standard_normal((5, 2)))
+
+
+@pytest.mark.parametrize("convention", ["half", "interleaved"])
+@pytest.mark.parametrize(("dtype", "tol"), [(np.float64, 1e-13), (np.float32, 2e-6)])
+def test_joined_weights_take_one_product_and_give_the_same_block(rng, convention, dtype, tol):
+    separate = llama_block(rng, dtype)
+    joined = joined_copy(separate)
+    assert _layout(joined)[0] is not None and _layout(joined)[1] is not None
+    assert _layout(separate) == (None, None)
+    caches = {"separate": KVCache(), "joined": KVCache(), "generic": KVCache()}
+    past = 0
+    # two RoPE bases in turn: the cos/sin kept for a step must not leak into the other's
+    for step, n in enumerate((4, 1, 1, 2, 1)):
+        rope = RoPE(head_dim=D_HEAD, base=100.0 if step % 2 else 10000.0, convention=convention)
+        x = rng.standard_normal((n, D_MODEL)).astype(dtype)
+        kw = dict(OPTIONS, rope=rope, positions=np.arange(past, past + n))
+        fast = transformer_block(x, joined, **kw, cache=caches["joined"])
+        slow = transformer_block(x, separate, **kw, cache=caches["separate"])
+        generic = transformer_block(x, separate, **kw, cache=caches["generic"], return_trace=True)
+        for other in (slow, generic):
+            np.testing.assert_allclose(fast.output, other.output, rtol=0, atol=tol)
+            np.testing.assert_allclose(fast.attention.weights, other.attention.weights, rtol=0, atol=tol)
+        past += n
+    np.testing.assert_allclose(caches["joined"].keys, caches["generic"].keys, rtol=0, atol=tol)

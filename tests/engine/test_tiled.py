@@ -190,3 +190,24 @@ def test_concurrent_calls_do_not_share_scratch_space(rng):
         results = list(pool.map(lambda qkv: tiled_attention(*qkv, causal="top_left").output, inputs))
     for got, want in zip(results, expected, strict=True):
         np.testing.assert_allclose(got, want, rtol=0, atol=1e-13)
+
+
+@pytest.mark.parametrize("backend", ["generic", "numpy"])
+def test_overflowing_scores_get_attention_s_error(rng, backend):
+    q, k, v = (rng.standard_normal((2, 40, 8)).astype(np.float32) for _ in range(3))
+    with pytest.raises(ValueError, match="overflowed to infinity") as plain:
+        attention(q * 1e20, k * 1e20, v)
+    with pytest.raises(ValueError, match="overflowed to infinity") as tiled:
+        tiled_attention(q * 1e20, k * 1e20, v, block_q=16, block_k=8, backend=backend)
+    assert str(tiled.value) == str(plain.value)
+
+
+def test_numpy_path_redoes_rows_whose_bound_overflowed(rng):
+    """|q|^2 overflows float32 while every score stays finite: those rows are computed exactly."""
+    q, k, v = (rng.standard_normal((2, 30, 8)).astype(np.float32) for _ in range(3))
+    q[0, 3:7] *= 1e19  # |q| ~ 3e19: |q|^2 > 3.4e38, the bound |q| max|k| overflows
+    k *= 1e-19
+    fast = tiled_attention(q, k, v, block_q=8, block_k=16, backend="numpy")
+    exact = attention(q.astype(np.float64), k.astype(np.float64), v.astype(np.float64))
+    assert np.isfinite(fast.output).all() and np.isfinite(fast.logsumexp).all()
+    np.testing.assert_allclose(fast.output, exact.output, rtol=0, atol=2e-6)

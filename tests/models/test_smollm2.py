@@ -145,3 +145,15 @@ def test_bad_generation_settings_are_refused(smollm2):
         list(smollm2.generate("hi", max_new_tokens=0))
     with pytest.raises(ValueError, match="prompt"):
         list(smollm2.generate("", max_new_tokens=3))
+
+
+def test_projections_are_laid_out_for_one_product_each(smollm2, smollm2_exact):
+    """w_q|w_k|w_v and w_gate|w_up sit side by side, so a decoding step reads each group at once."""
+    from attnlab.engine.decode import _layout
+
+    for model in (smollm2, smollm2_exact):
+        for params in model.layers:
+            qkv, gate_up = _layout(params)
+            assert qkv is not None and gate_up is not None
+            assert qkv.shape == (576, 576 + 2 * 192) and gate_up.shape == (576, 2 * 1536)
+            assert qkv.dtype == gate_up.dtype == params.attn.w_o.dtype

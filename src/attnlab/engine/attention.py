@@ -242,16 +242,21 @@ def prepare_qkv(q, k, v, scale, *, check_values: bool = True):
     return xp, q, k, v, scale
 
 
+def check_scores(xp, scores) -> None:
+    """Raise a ValueError when finite inputs gave scores beyond the dtype's range."""
+    if not bool(xp.all(xp.isfinite(scores))):
+        raise ValueError(
+            f"the scores q . k * scale overflowed to infinity; the inputs are too large for {scores.dtype}"
+        )
+
+
 def _attend(xp, q, k, v, bool_masks, float_mask, causal, scale) -> dict[str, Any]:
     """Compute attention on checked, same-dtype arrays; return every intermediate."""
     # 1) match every query with every key
     with np.errstate(over="ignore", invalid="ignore"):  # overflow is reported below instead
         dots = q @ xp.matrix_transpose(k)  # (..., L, S)
         scores = dots * scale
-    if not bool(xp.all(xp.isfinite(scores))):
-        raise ValueError(
-            f"the scores q . k * scale overflowed to infinity; the inputs are too large for {q.dtype}"
-        )
+    check_scores(xp, scores)
     if float_mask is not None:
         scores = scores + float_mask
     # 2) which keys each query may see

@@ -27,6 +27,7 @@ from attnlab.engine.positions import RoPE
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 _checked: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # params -> (n_head, n_kv_head, dtype)
+_layouts: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # params -> (w_qkv, w_gate_up) or Nones
 
 
 def fast_block_applies(
@@ -108,8 +109,51 @@ def _params_fit(params, n_head, n_kv_head, dtype, d_model, rope_dim) -> bool:
 
 
 def _rms(x: np.ndarray, p: RMSNormParams) -> np.ndarray:
-    y = x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + p.eps)
-    return y if p.weight is None else y * p.weight
+    """RMSNorm as :func:`attnlab.engine.layers.rms_norm` computes it (mean of squares, eps inside)."""
+    ms = np.add.reduce(x * x, axis=-1, keepdims=True)
+    ms /= x.shape[-1]  # what np.mean does after the same sum, without its Python overhead
+    ms += p.eps
+    y = x / np.sqrt(ms, out=ms)
+    if p.weight is not None:
+        y *= p.weight
+    return y
+
+
+def side_by_side(*matrices: np.ndarray, dtype=None) -> tuple[np.ndarray, ...]:
+    """Copy 2-D matrices with equal row counts into one array, side by side; return views of it.
+
+    ``x @ view`` computes what ``x @ matrix`` did. When a block's w_q, w_k, w_v
+    (or w_gate, w_up) are such views, :func:`numpy_decoder_block` reads them
+    with one product: a decoding step is bound by reading the weights, and
+    OpenBLAS runs a product as small as one 576 x 576 matrix on a single thread.
+    """
+    rows = {m.shape[0] for m in matrices}
+    if len(rows) != 1 or any(m.ndim != 2 for m in matrices):
+        shapes = [m.shape for m in matrices]
+        raise ValueError(f"side_by_side needs 2-D matrices with equal row counts, not {shapes}")
+    dtype = np.result_type(*matrices) if dtype is None else np.dtype(dtype)
+    joined = np.empty((rows.pop(), sum(m.shape[1] for m in matrices)), dtype)
+    views, start = [], 0
+    for m in matrices:
+        views.append(joined[:, start : start + m.shape[1]])
+        views[-1][...] = m
+        start += m.shape[1]
+    return tuple(views)
+
+
+def _joined(*views: np.ndarray) -> np.ndarray | None:
+    """The one matrix whose adjacent column blocks ``views`` are (as :func:`side_by_side` makes), or None."""
+    base = views[0].base
+    if not isinstance(base, np.ndarray) or base.ndim != 2 or base.shape[0] != views[0].shape[0]:
+        return None
+    start = base.__array_interface__["data"][0]
+    col = 0
+    for v in views:
+        at = v.__array_interface__["data"][0]
+        if v.base is not base or v.strides != base.strides or at != start + col * base.itemsize:
+            return None
+        col += v.shape[1]
+    return base if col == base.shape[1] else base[:, :col]
 
 
 def numpy_decoder_block(x, params, *, n_head, n_kv_head, rope, positions, cache, scale):
@@ -121,22 +165,25 @@ def numpy_decoder_block(x, params, *, n_head, n_kv_head, rope, positions, cache,
     """
     n_kv_head = n_head if n_kv_head is None else n_kv_head
     a, f = params.attn, params.mlp
+    qkv_w, gate_up_w = _layout(params)
     n = x.shape[0]
-    d_head = a.w_q.shape[1] // n_head
+    n_q, n_k = a.w_q.shape[1], a.w_k.shape[1]
+    d_head = n_q // n_head
     d_v = a.w_v.shape[1] // n_kv_head
     g = n_head // n_kv_head
-    # 1) normalise and project: (L, H*d) -> (H, L, d)
+    # 1) normalise and project: one product when w_q, w_k, w_v sit side by side
     h = _rms(x, params.norm_1)
-    q = (h @ a.w_q).reshape(n, n_head, d_head).transpose(1, 0, 2)
-    k = (h @ a.w_k).reshape(n, n_kv_head, d_head).transpose(1, 0, 2)
-    v = (h @ a.w_v).reshape(n, n_kv_head, d_v).transpose(1, 0, 2)
-    if not (np.isfinite(q).all() and np.isfinite(k).all() and np.isfinite(v).all()):
+    qkv = h @ qkv_w if qkv_w is not None else np.concatenate([h @ a.w_q, h @ a.w_k, h @ a.w_v], axis=1)
+    if not np.isfinite(qkv).all():
         return None
-    past = cache.length if cache is not None else 0
+    qk = qkv[:, : n_q + n_k].reshape(n, n_head + n_kv_head, d_head)  # every q and k head, (L, H+H_kv, d)
     if rope is not None:
-        pos = positions if positions is not None else np.arange(past, past + n)
-        cos, sin = rope.cos_sin(pos, like=q)
-        q, k = rope.rotate(q, cos, sin), rope.rotate(k, cos, sin)
+        past = cache.length if cache is not None else 0
+        cos, sin = _cos_sin(rope, positions if positions is not None else np.arange(past, past + n), x.dtype)
+        qk = _rotate(rope, qk, cos[:, None, :], sin[:, None, :])  # q and k heads together
+    q = qk[:, :n_head].transpose(1, 0, 2)  # (H, L, d)
+    k = qk[:, n_head:].transpose(1, 0, 2)  # (H_kv, L, d)
+    v = qkv[:, n_q + n_k :].reshape(n, n_kv_head, d_v).transpose(1, 0, 2)
     if cache is not None:
         k, v = cache.append(k, v)
     s = k.shape[-2]
@@ -151,23 +198,72 @@ def numpy_decoder_block(x, params, *, n_head, n_kv_head, rope, positions, cache,
     if n > 1:  # bottom-right causal band: row i sees keys j <= i + s - n (s >= n: never a whole row)
         blocked = np.triu(np.ones((n, s), dtype=bool), k=s - n + 1)
         scores[..., blocked] = -np.inf
-    m = scores.max(axis=-1, keepdims=True)
-    exps = np.exp(scores - m)
-    weights = exps / exps.sum(axis=-1, keepdims=True)
+    exps = scores - scores.max(axis=-1, keepdims=True)
+    np.exp(exps, out=exps)
+    weights = exps
+    weights /= exps.sum(axis=-1, keepdims=True)
     heads = (weights.reshape(n_kv_head, g * n, s) @ v).reshape(n_head, n, d_v)
     attn = heads.transpose(1, 0, 2).reshape(n, n_head * d_v) @ a.w_o
     r = x + attn
-    # 3) SwiGLU feed-forward
+    # 3) SwiGLU feed-forward: one product for gate and up when they sit side by side
     u = _rms(r, params.norm_2)
-    gate = u @ f.w_gate
+    d_ff = f.w_gate.shape[1]
+    if gate_up_w is not None:
+        gate_up = u @ gate_up_w
+        gate, up = gate_up[:, :d_ff], gate_up[:, d_ff:]
+    else:
+        gate, up = u @ f.w_gate, u @ f.w_up
     act = _silu(gate)
-    act *= u @ f.w_up
-    out = r + act @ f.w_down
+    act *= up
+    out = act @ f.w_down
+    out += r
     return out, attn, weights.reshape(n_head, n, s), heads
+
+
+def _layout(params) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """``(w_qkv, w_gate_up)``: the joined projections of ``params`` when they sit side by side, else None."""
+    kept = _layouts.get(params)
+    if kept is None:
+        a, f = params.attn, params.mlp
+        kept = _layouts[params] = (_joined(a.w_q, a.w_k, a.w_v), _joined(f.w_gate, f.w_up))
+    return kept
+
+
+_last_cos_sin: tuple = (None, None)  # (key, (cos, sin)): every layer of a step rotates the same positions
+
+
+def _cos_sin(rope: RoPE, positions: np.ndarray, dtype) -> tuple[np.ndarray, np.ndarray]:
+    """``rope.cos_sin(positions)`` in ``dtype``, computed once for the layers of a forward pass."""
+    global _last_cos_sin
+    key = (rope, dtype, positions.dtype, positions.tobytes())
+    last_key, value = _last_cos_sin  # one read: another thread may replace the pair meanwhile
+    if last_key != key:
+        value = rope.cos_sin(positions, like=np.empty((0,), dtype))
+        _last_cos_sin = (key, value)
+    return value
+
+
+def _rotate(rope: RoPE, x: np.ndarray, cos: np.ndarray, sin: np.ndarray) -> np.ndarray:
+    """``rope.rotate`` with the same products and sums, for x (L, heads, d) and cos/sin (L, 1, d/2)."""
+    half = x.shape[-1] // 2
+    out = np.empty_like(x)
+    if rope.convention == "half":
+        a, b = x[..., :half], x[..., half:]
+        np.subtract(a * cos, b * sin, out=out[..., :half])
+        np.add(b * cos, a * sin, out=out[..., half:])
+    else:  # interleaved pairs (x0, x1), (x2, x3), ...
+        a, b = x[..., 0::2], x[..., 1::2]
+        np.subtract(a * cos, b * sin, out=out[..., 0::2])
+        np.add(a * sin, b * cos, out=out[..., 1::2])
+    return out
 
 
 def _silu(z: np.ndarray) -> np.ndarray:
     """``z * sigmoid(z)`` as :func:`attnlab.engine.layers.silu` computes it (no overflow)."""
-    e = np.exp(-np.abs(z))
-    sig = np.where(z >= 0, 1.0 / (1.0 + e), e / (1.0 + e)).astype(z.dtype, copy=False)
-    return z * sig
+    e = np.abs(z)
+    np.negative(e, out=e)
+    np.exp(e, out=e)  # exp(-|z|) <= 1
+    sig = np.where(z >= 0, 1.0, e)  # 1 / (1 + e) for z >= 0, e / (1 + e) below
+    sig /= 1.0 + e
+    sig *= z
+    return sig

@@ -102,7 +102,10 @@ def numpy_tiled_attention(
     try:
         job = _Job(flat, pad, scale, causal, block_q, block_k, check_values)
         with _blas_limit(1):  # our threads split the work; BLAS threads would only contend
-            _run(job.prepare, range(n), n_threads)  # 1) extended operands, one head per task
+            # 1) extended operands, a run of heads per thread: per-head tasks of a dozen small
+            # NumPy calls each spent as long waiting for the GIL as computing
+            per = -(-n // min(n, n_threads))
+            _run(job.prepare, [range(h, min(n, h + per)) for h in range(0, n, per)], n_threads)
             if job.bad:
                 from attnlab.engine._arrays import check_finite, namespace
 
@@ -178,11 +181,12 @@ def _run(work, tasks, n_threads: int) -> None:
             work(task, buffers)
 
     n_threads = min(n_threads, len(tasks))
-    if n_threads <= 1:
-        worker()
-        return
-    for f in [_pool(n_threads).submit(worker) for _ in range(n_threads)]:
-        f.result()
+    helpers = [_pool(n_threads - 1).submit(worker) for _ in range(n_threads - 1)] if n_threads > 1 else []
+    try:
+        worker()  # the calling thread works too: one thread fewer to wake
+    finally:
+        for f in helpers:
+            f.result()
 
 
 class _Job:
@@ -212,24 +216,27 @@ class _Job:
         self.floor = dtype.type(_FLOOR[dtype] * _LOG2_E)
         self.threshold = dtype.type(_RESCUE[dtype])
 
-    def prepare(self, b: int, buffers: dict) -> None:
-        """Build head ``b``'s extended q, k and v (and look for NaN or inf)."""
-        q, k, v = self.q[b], self.k[b], self.v[b]
+    def prepare(self, heads: range, buffers: dict) -> None:
+        """Build the extended q, k and v of ``heads`` (and look for NaN or inf)."""
+        h0, h1 = heads.start, heads.stop
+        q, k, v = self.q[h0:h1], self.k[h0:h1], self.v[h0:h1]  # (heads, rows, d)
         if self.check_values and not (np.isfinite(q).all() and np.isfinite(k).all() and np.isfinite(v).all()):
             self.bad = True
             return
-        d_k, d_v = q.shape[1], v.shape[1]
-        q_ext, k_ext, v_ext = self.q_ext[b], self.k_ext[b], self.v_ext[b]
-        np.multiply(q, self.scale2, out=q_ext[:, :d_k])
-        k_ext[:, :d_k] = k
-        k_ext[:, d_k] = 1.0
-        k_norm = np.sqrt(np.max(np.einsum("sd,sd->s", k, k)))  # max_j |k_j|
-        q_norm = np.sqrt(np.einsum("ld,ld->l", q_ext[:, :d_k], q_ext[:, :d_k]))
-        np.multiply(q_norm, -k_norm, out=q_ext[:, d_k])
-        v_ext[:, :d_v] = v
-        v_ext[:, d_v] = 1.0
+        d_k, d_v = q.shape[-1], v.shape[-1]
+        q_ext, k_ext, v_ext = self.q_ext[h0:h1], self.k_ext[h0:h1], self.v_ext[h0:h1]
+        with np.errstate(over="ignore", invalid="ignore"):  # a bound may overflow: see attend
+            np.multiply(q, self.scale2, out=q_ext[..., :d_k])
+            k_ext[..., :d_k] = k
+            k_ext[..., d_k] = 1.0
+            k_norm = np.sqrt(np.einsum("hsd,hsd->hs", k, k).max(axis=1))  # max_j |k_j| per head
+            q_norm = np.einsum("hld,hld->hl", q_ext[..., :d_k], q_ext[..., :d_k])
+            np.sqrt(q_norm, out=q_norm)
+            np.multiply(q_norm, -k_norm[:, None], out=q_ext[..., d_k])
+        v_ext[..., :d_v] = v
+        v_ext[..., d_v] = 1.0
         if self.pad is not None:  # a padding key's value row and its 1 become 0: it adds nothing
-            v_ext *= self.pad[b][:, None]
+            v_ext *= self.pad[h0:h1, :, None]
 
     def attend(self, task: tuple[int, int], buffers: dict) -> None:
         """Attend from query block ``task = (head, first row)`` over its key tiles."""
@@ -254,9 +261,27 @@ class _Job:
         # s >= -bound for every key (Cauchy-Schwarz), so s - bound >= -2 * bound: when that
         # cannot reach the floor (random data, most rows), skip the clamping pass
         clamp = -2.0 * float(q_blk[:, -1].min()) > -self.floor
+        # a bound that overflowed (|q| |k| beyond the dtype's range) makes NaN in its rows;
+        # those rows are redone exactly below, which names an overflow of the scores
+        with np.errstate(over="ignore", invalid="ignore"):
+            self._tiles(q_blk, k_ext, v_ext, a, part, buffers["s"], i0, rows, hi, clamp)
+        total = a[:, -1]
+        low = ~(total >= self.threshold)  # NaN too
+        if low.any():
+            with self.lock:
+                self.rescue.extend((b, i0 + int(i)) for i in np.flatnonzero(low))
+        # one division at the end; lse = log(l) + bound
+        np.divide(a[:, :-1], np.where(low, 1.0, total)[:, None], out=self.out[b, i0:i1])
+        with np.errstate(divide="ignore", invalid="ignore"):
+            np.log(total, out=self.lse[b, i0:i1])
+            self.lse[b, i0:i1] -= q_blk[:, -1] * q_blk.dtype.type(_LN_2)
+
+    def _tiles(self, q_blk, k_ext, v_ext, a, part, flat, i0, rows, hi, clamp) -> None:
+        """Accumulate ``(p v, l)`` of one query block over its key tiles into ``a``."""
+        off = self.offset
         for j0 in range(0, hi, self.block_k):
             j1 = min(hi, j0 + self.block_k)
-            s = buffers["s"][: rows * (j1 - j0)].reshape(rows, j1 - j0)
+            s = flat[: rows * (j1 - j0)].reshape(rows, j1 - j0)
             np.matmul(q_blk, k_ext[j0:j1].T, out=s)  # (s - bound) * log2(e), (rows, bk)
             if clamp:
                 np.maximum(s, self.floor, out=s)  # keep exp2 out of NumPy's slow underflow path
@@ -271,16 +296,6 @@ class _Job:
             else:
                 np.matmul(s, v_ext[j0:j1], out=part)
                 a += part
-        total = a[:, -1]
-        low = total < self.threshold
-        if low.any():
-            with self.lock:
-                self.rescue.extend((b, i0 + int(i)) for i in np.flatnonzero(low))
-        # one division at the end; lse = log(l) + bound
-        np.divide(a[:, :-1], np.where(low, 1.0, total)[:, None], out=self.out[b, i0:i1])
-        with np.errstate(divide="ignore"):
-            np.log(total, out=self.lse[b, i0:i1])
-        self.lse[b, i0:i1] -= q_blk[:, -1] * q_blk.dtype.type(_LN_2)
 
 
 def _rescue(rows, q, k, v, scale, causal, padding, batch, out, lse, fully) -> None:

@@ -27,6 +27,7 @@ import numpy as np
 
 from attnlab.engine.block import BlockParams, transformer_block
 from attnlab.engine.cache import KVCache, new_caches
+from attnlab.engine.decode import side_by_side
 from attnlab.engine.layers import RMSNormParams, SwiGLUParams, rms_norm
 from attnlab.engine.multihead import AttentionParams
 from attnlab.engine.positions import RoPE, embed
@@ -149,19 +150,14 @@ class SmolLM2:
         layers = []
         for i in range(config.n_layer):
             p = f"blk.{i}."
+            # w_q, w_k, w_v (and w_gate, w_up) side by side: a decoding step reads each group
+            # with one product (see attnlab.engine.decode)
+            w_q, w_k, w_v = side_by_side(*(linear(p + f"attn_{n}.weight") for n in "qkv"))
+            w_gate, w_up = side_by_side(linear(p + "ffn_gate.weight"), linear(p + "ffn_up.weight"))
             layers.append(
                 BlockParams(
-                    attn=AttentionParams(
-                        w_q=linear(p + "attn_q.weight"),
-                        w_k=linear(p + "attn_k.weight"),
-                        w_v=linear(p + "attn_v.weight"),
-                        w_o=linear(p + "attn_output.weight"),
-                    ),
-                    mlp=SwiGLUParams(
-                        w_gate=linear(p + "ffn_gate.weight"),
-                        w_up=linear(p + "ffn_up.weight"),
-                        w_down=linear(p + "ffn_down.weight"),
-                    ),
+                    attn=AttentionParams(w_q=w_q, w_k=w_k, w_v=w_v, w_o=linear(p + "attn_output.weight")),
+                    mlp=SwiGLUParams(w_gate=w_gate, w_up=w_up, w_down=linear(p + "ffn_down.weight")),
                     norm_1=RMSNormParams(vector(p + "attn_norm.weight"), config.eps),
                     norm_2=RMSNormParams(vector(p + "ffn_norm.weight"), config.eps),
                 )
@@ -183,8 +179,10 @@ class SmolLM2:
 
         layers = [
             BlockParams(
-                attn=AttentionParams(*(cast(getattr(b.attn, n)) for n in ("w_q", "w_k", "w_v", "w_o"))),
-                mlp=SwiGLUParams(cast(b.mlp.w_gate), cast(b.mlp.w_up), cast(b.mlp.w_down)),
+                attn=AttentionParams(
+                    *side_by_side(b.attn.w_q, b.attn.w_k, b.attn.w_v, dtype=dtype), cast(b.attn.w_o)
+                ),
+                mlp=SwiGLUParams(*side_by_side(b.mlp.w_gate, b.mlp.w_up, dtype=dtype), cast(b.mlp.w_down)),
                 norm_1=RMSNormParams(cast(b.norm_1.weight), b.norm_1.eps),
                 norm_2=RMSNormParams(cast(b.norm_2.weight), b.norm_2.eps),
             )
