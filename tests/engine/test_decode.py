@@ -15,7 +15,7 @@ from attnlab.engine import (
     SwiGLUParams,
     transformer_block,
 )
-from attnlab.engine.decode import _joined, _layout, fast_block_applies, side_by_side
+from attnlab.engine.decode import _joined, fast_block_applies, joined_projections, side_by_side
 
 N_HEAD, N_KV, D_HEAD, D_MODEL, D_FF = 4, 2, 8, 16, 24
 
@@ -180,8 +180,8 @@ def test_side_by_side_views_hold_the_matrices_and_join_back(rng):
 def test_joined_weights_take_one_product_and_give_the_same_block(rng, convention, dtype, tol):
     separate = llama_block(rng, dtype)
     joined = joined_copy(separate)
-    assert _layout(joined)[0] is not None and _layout(joined)[1] is not None
-    assert _layout(separate) == (None, None)
+    assert joined_projections(joined)[0] is not None and joined_projections(joined)[1] is not None
+    assert joined_projections(separate) == (None, None)
     caches = {"separate": KVCache(), "joined": KVCache(), "generic": KVCache()}
     past = 0
     # two RoPE bases in turn: the cos/sin kept for a step must not leak into the other's

@@ -165,7 +165,7 @@ def numpy_decoder_block(x, params, *, n_head, n_kv_head, rope, positions, cache,
     """
     n_kv_head = n_head if n_kv_head is None else n_kv_head
     a, f = params.attn, params.mlp
-    qkv_w, gate_up_w = _layout(params)
+    qkv_w, gate_up_w = joined_projections(params)
     n = x.shape[0]
     n_q, n_k = a.w_q.shape[1], a.w_k.shape[1]
     d_head = n_q // n_head
@@ -220,7 +220,7 @@ def numpy_decoder_block(x, params, *, n_head, n_kv_head, rope, positions, cache,
     return out, attn, weights.reshape(n_head, n, s), heads
 
 
-def _layout(params) -> tuple[np.ndarray | None, np.ndarray | None]:
+def joined_projections(params) -> tuple[np.ndarray | None, np.ndarray | None]:
     """``(w_qkv, w_gate_up)``: the joined projections of ``params`` when they sit side by side, else None."""
     kept = _layouts.get(params)
     if kept is None:
