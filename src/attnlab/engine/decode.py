@@ -8,6 +8,14 @@ same arithmetic with plain NumPy calls on 2-D arrays, in the same order as the
 generic path (scores = (q @ k^T) * scale, max-shifted exp, divide, @ v), so the
 two agree to rounding (tested).
 
+A step is bound by reading the weights (135 M float32 parameters for
+SmolLM2: ~22 ms here for the products alone), so the path also reads them in
+as few products as it can: when a block's w_q, w_k, w_v (and w_gate, w_up)
+are adjacent column blocks of one array (:func:`side_by_side`, as the SmolLM2
+loader lays them out), one product covers the group, and OpenBLAS, which runs
+a 576 x 576 product on one thread, spreads the wider one over both cores.
+RoPE's cos/sin are computed once per step for all the layers.
+
 :func:`transformer_block` takes this path on its own when it applies
 (:func:`fast_block_applies`); anything unusual (a trace, masks, biases, batch
 axes, LayerNorm, another dtype, a NaN or inf anywhere) goes the generic way,
