@@ -26,7 +26,8 @@ fast on a CPU:
    a tile of scores stays in L2 from the first matmul through exp to the second.
 
 Inputs are NumPy float32 or float64 arrays whose shapes :func:`prepare_qkv`
-checked; the threads look for NaN and inf while they prepare each head.
+checked; NaN and inf show up in the norms and sums the threads compute while
+preparing the heads, and only then does an exact scan run, to name the array.
 """
 
 from __future__ import annotations
@@ -107,11 +108,11 @@ def numpy_tiled_attention(
             # NumPy calls each spent as long waiting for the GIL as computing
             per = -(-n // min(n, n_threads))
             _run(job.prepare, [range(h, min(n, h + per)) for h in range(0, n, per)], n_threads)
-            if job.bad:
+            if job.suspect:  # raises, naming the array and its shape, if one holds NaN or inf
                 from attnlab.engine._arrays import check_finite, namespace
 
                 for name, a in zip("qkv", (q, k, v), strict=True):
-                    check_finite(namespace(a), a, name)  # raises, naming the array and its shape
+                    check_finite(namespace(a), a, name)
             tasks = [(b, i0) for b in range(n) for i0 in range(0, n_q, block_q)]
             if causal is not None:  # dearest first (most keys), so the last tasks are cheap fillers
                 tasks.sort(key=lambda t: -t[1])
@@ -208,7 +209,7 @@ class _Job:
         self.offset = None if causal is None else (0 if causal == "top_left" else n_k - n_q)
         self.block_q, self.block_k = block_q, block_k
         self.check_values = check_values
-        self.bad = False
+        self.suspect = False
         self.lock = threading.Lock()
         self.rescue: list[tuple[int, int]] = []
         self.band = None if causal is None else _band(block_q, dtype)
@@ -219,9 +220,6 @@ class _Job:
         """Build the extended q, k and v of ``heads`` (and look for NaN or inf)."""
         h0, h1 = heads.start, heads.stop
         q, k, v = self.q[h0:h1], self.k[h0:h1], self.v[h0:h1]  # (heads, rows, d)
-        if self.check_values and not (np.isfinite(q).all() and np.isfinite(k).all() and np.isfinite(v).all()):
-            self.bad = True
-            return
         d_k, d_v = q.shape[-1], v.shape[-1]
         q_ext, k_ext, v_ext = self.q_ext[h0:h1], self.k_ext[h0:h1], self.v_ext[h0:h1]
         with np.errstate(over="ignore", invalid="ignore"):  # a bound may overflow: see attend
@@ -232,6 +230,13 @@ class _Job:
             q_norm = np.einsum("hld,hld->hl", q_ext[..., :d_k], q_ext[..., :d_k])
             np.sqrt(q_norm, out=q_norm)
             np.multiply(q_norm, -k_norm[:, None], out=q_ext[..., d_k])
+            # NaN and inf reach these sums (inf - inf is NaN), so finite sums clear the inputs
+            # without a pass of their own; a non-finite one (or an overflow of huge values)
+            # sends the caller to the exact scan, which names the array
+            if self.check_values and not (
+                np.isfinite(q_norm).all() and np.isfinite(k_norm).all() and np.isfinite(v.sum())
+            ):
+                self.suspect = True
         v_ext[..., :d_v] = v
         v_ext[..., d_v] = 1.0
         if self.pad is not None:  # a padding key's value row and its 1 become 0: it adds nothing
