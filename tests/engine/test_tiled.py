@@ -211,3 +211,15 @@ def test_numpy_path_redoes_rows_whose_bound_overflowed(rng):
     exact = attention(q.astype(np.float64), k.astype(np.float64), v.astype(np.float64))
     assert np.isfinite(fast.output).all() and np.isfinite(fast.logsumexp).all()
     np.testing.assert_allclose(fast.output, exact.output, rtol=0, atol=2e-6)
+
+
+@pytest.mark.parametrize("causal", ["top_left", "bottom_right"])
+@pytest.mark.parametrize(("n_q", "n_k"), [(1100, 1300), (1300, 1100)])
+def test_default_tiles_split_the_causal_diagonal_exactly(rng, causal, n_q, n_k):
+    """Blocks of 512 rows: full tiles left of the diagonal, then 256-row halves up to their keys."""
+    q, k = rng.standard_normal((2, n_q, 24)), rng.standard_normal((2, n_k, 24))
+    v = rng.standard_normal((2, n_k, 5))
+    plain = attention(q, k, v, causal=causal)
+    res = tiled_attention(q, k, v, causal=causal)
+    np.testing.assert_array_equal(res.fully_masked, plain.fully_masked)
+    assert np.max(np.abs(res.output - plain.output)) <= 3e-14 * np.max(np.abs(plain.output))

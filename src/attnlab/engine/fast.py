@@ -260,8 +260,6 @@ class _Job:
         off = self.offset
         hi = n_k if off is None else max(0, min(n_k, i1 + off))  # keys any row may see
         a, part = buffers["acc"][:rows], buffers["part"][:rows]
-        if hi == 0:  # no key to see (the first tile writes a otherwise)
-            a[...] = 0.0
         q_blk = q_ext[i0:i1]
         # s >= -bound for every key (Cauchy-Schwarz), so s - bound >= -2 * bound: when that
         # cannot reach the floor (random data, most rows), skip the clamping pass
@@ -269,7 +267,24 @@ class _Job:
         # a bound that overflowed (|q| |k| beyond the dtype's range) makes NaN in its rows;
         # those rows are redone exactly below, which names an overflow of the scores
         with np.errstate(over="ignore", invalid="ignore"):
-            self._tiles(q_blk, k_ext, v_ext, a, part, buffers["s"], i0, rows, hi, clamp)
+            tiles = functools.partial(self._tiles, k_ext=k_ext, v_ext=v_ext, flat=buffers["s"], clamp=clamp)
+            if off is None:
+                tiles(q_blk, a, part, i0, 0, n_k, fresh=True)
+            else:
+                # keys every row of the block sees, in full-height tiles; then the diagonal,
+                # in half-height sub-blocks that stop at their own last row's keys, so that
+                # the scores computed only to be masked stay a quarter of the block's square
+                full = min(hi, max(0, i0 + off))  # the first row sees keys 0 .. i0 + off
+                if full > 0:
+                    tiles(q_blk, a, part, i0, 0, full, fresh=True)
+                sub = max(1, (self.block_q + 1) // 2)
+                for r0 in range(0, rows, sub):
+                    r1 = min(rows, r0 + sub)
+                    top = min(n_k, i0 + r1 + off)  # past the last key the sub-block's last row sees
+                    if top > full:
+                        tiles(q_blk[r0:r1], a[r0:r1], part[r0:r1], i0 + r0, full, top, fresh=full == 0)
+                    elif full == 0:
+                        a[r0:r1] = 0.0  # no key at all: a fully masked row, redone below
         total = a[:, -1]
         low = ~(total >= self.threshold)  # NaN too
         if low.any():
@@ -281,10 +296,13 @@ class _Job:
             np.log(total, out=self.lse[b, i0:i1])
             self.lse[b, i0:i1] -= q_blk[:, -1] * q_blk.dtype.type(_LN_2)
 
-    def _tiles(self, q_blk, k_ext, v_ext, a, part, flat, i0, rows, hi, clamp) -> None:
-        """Accumulate ``(p v, l)`` of one query block over its key tiles into ``a``."""
-        off = self.offset
-        for j0 in range(0, hi, self.block_k):
+    def _tiles(self, q_blk, a, part, i0, lo, hi, *, k_ext, v_ext, flat, clamp, fresh) -> None:
+        """Accumulate ``(p v, l)`` of query rows ``i0 ..`` over keys ``lo .. hi`` into ``a``.
+
+        ``fresh``: ``a`` holds nothing yet (the first tile writes it).
+        """
+        rows, off = q_blk.shape[0], self.offset
+        for j0 in range(lo, hi, self.block_k):
             j1 = min(hi, j0 + self.block_k)
             s = flat[: rows * (j1 - j0)].reshape(rows, j1 - j0)
             np.matmul(q_blk, k_ext[j0:j1].T, out=s)  # (s - bound) * log2(e), (rows, bk)
@@ -292,11 +310,11 @@ class _Job:
                 np.maximum(s, self.floor, out=s)  # keep exp2 out of NumPy's slow underflow path
             np.exp2(s, out=s)  # = exp(s - bound), in (0, 1]
             if off is not None:
-                first = i0 + off + 1  # first key blocked for the block's first row
+                first = i0 + off + 1  # first key blocked for the first row
                 if j1 > first:  # the tile reaches the causal band
                     c0 = max(j0, first)
                     s[:, c0 - j0 :] *= self.band[:rows, c0 - first : j1 - first]
-            if j0 == 0:
+            if fresh and j0 == lo:
                 np.matmul(s, v_ext[j0:j1], out=a)
             else:
                 np.matmul(s, v_ext[j0:j1], out=part)

@@ -55,7 +55,7 @@ def tiled_attention(
     k: Array,
     v: Array,
     *,
-    block_q: int | None = None,
+    block_q: int = 512,
     block_k: int | None = 512,
     causal: str | None = None,
     scale: float | None = None,
@@ -67,19 +67,17 @@ def tiled_attention(
 
     Shapes as in :func:`attention`: q (..., L, d_k), k (..., S, d_k),
     v (..., S, d_v). ``block_k=None`` takes whole key rows (one tile per query
-    block). The defaults suit the NumPy kernel: 512 x 512 without a causal
-    mask, 256 x 512 with one (a diagonal tile computes scores the mask then
-    drops; the taller tile ran ~5% faster without a mask and ~5-10% slower with
-    one here). Either float32 tile (1 MiB or 512 KiB) keeps the scores in a
-    core's L2 cache between the first matmul, exp and the second matmul (whole
-    4096-key rows ran ~30% slower).
+    block). The defaults suit the NumPy kernel: a 512 x 512 float32 tile is
+    1 MiB, so the scores stay in a core's L2 cache between the first matmul,
+    exp and the second matmul (whole 4096-key rows ran ~30% slower, 256-row
+    blocks ~5% slower here). Under a causal mask the kernel splits a block's
+    diagonal tile into half-height pieces, so it computes few scores that the
+    mask then drops.
     ``threads`` (NumPy backend only) defaults to the CPU count.
     """
     check_causal(causal)
     if backend not in BACKENDS:
         raise ValueError(f"backend={backend!r}; use one of {BACKENDS}")
-    if block_q is None:
-        block_q = 512 if causal is None else 256
     for name, size in (("block_q", block_q), ("block_k", block_k)):
         if size is not None and (isinstance(size, bool) or not isinstance(size, int) or size < 1):
             raise ValueError(f"{name} must be a positive int, not {size!r}")
