@@ -208,8 +208,17 @@ def _attachment(body: str, media_type: str, filename: str) -> Response:
     )
 
 
-def _media(media_type: str) -> dict:
-    return {200: {"content": {media_type: {"schema": {"type": "string"}}}}, **ERRORS}
+def _media(media_type: str, schema: dict | None = None) -> dict:
+    """Document a 200 answer of ``media_type`` (text unless ``schema`` says otherwise)."""
+    return {200: {"content": {media_type: {"schema": schema or {"type": "string"}}}}, **ERRORS}
+
+
+# a Jupyter notebook (nbformat 4) is a JSON object; "+json" media types are read as JSON
+_NOTEBOOK_SCHEMA = {
+    "type": "object",
+    "required": ["cells", "metadata", "nbformat", "nbformat_minor"],
+    "properties": {"cells": {"type": "array"}, "nbformat": {"const": 4}},
+}
 
 
 # --- routes ----------------------------------------------------------------------
@@ -295,7 +304,7 @@ def post_export_markdown(body: ExportRequest) -> Response:
 
 
 @router.post(
-    "/export/ipynb", response_class=Response, responses=_media("application/x-ipynb+json")
+    "/export/ipynb", response_class=Response, responses=_media("application/x-ipynb+json", _NOTEBOOK_SCHEMA)
 )
 def post_export_ipynb(body: HeldRequest) -> Response:
     """Return the worked example as a Jupyter notebook that reproduces the page's numbers."""
