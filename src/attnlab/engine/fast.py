@@ -14,7 +14,9 @@ fast on a CPU:
    output and the sum alike; the price is an absolute rounding error of
    ~eps * c instead of ~eps * max in each exponent. Rows whose bound was so
    loose that their sum came out below ``_RESCUE`` (the exponentials risk
-   underflow), and fully masked rows, are recomputed exactly by :func:`attention`.
+   underflow), rows whose bound overflowed (their sum is NaN), and fully
+   masked rows are recomputed exactly by :func:`attention`, which also names
+   scores that overflow.
    Masks never write -inf (NumPy's exp and exp2 are slow on it): the causal band
    multiplies the exponentials by 0, and a padding key gets a zero row in [v, 1].
 2. **The row sums come from the second matmul**: a column of ones appended to
@@ -22,8 +24,12 @@ fast on a CPU:
 3. **Threads over (head, query block) tasks**, each with its own buffers kept
    between calls, written in place (``out=``); BLAS is held to one thread
    meanwhile (threadpoolctl), so NumPy's exp and the matmuls of two tasks run
-   on two cores instead of contending. Key tiles are small (512 by default) so
-   a tile of scores stays in L2 from the first matmul through exp to the second.
+   on two cores instead of contending. Tiles are 512 x 512 by default (1 MiB
+   of float32 scores) so a tile stays in L2 from the first matmul through exp
+   to the second. Under a causal mask a block takes full-height tiles over the
+   keys all its rows see, then its diagonal in half-height pieces, each ending
+   at its own last row's keys (a quarter of the block's square is computed
+   only to be masked, instead of half).
 
 Inputs are NumPy float32 or float64 arrays whose shapes :func:`prepare_qkv`
 checked; NaN and inf show up in the norms and sums the threads compute while
