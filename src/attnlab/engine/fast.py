@@ -46,6 +46,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from attnlab.engine.threads import blas_limit
+
 _LOG2_E = 1.0 / math.log(2.0)
 _LN_2 = math.log(2.0)
 # Exponents below this (natural units) are raised to it: exp stays a normal number, since
@@ -57,31 +59,13 @@ _FLOOR = {np.dtype(np.float32): -80.0, np.dtype(np.float64): -700.0}
 # A row whose sum l falls below this may have lost terms to underflow; redo it exactly.
 _RESCUE = {np.dtype(np.float32): math.exp(-30.0), np.dtype(np.float64): math.exp(-300.0)}
 
-_controller = None
-_controller_lock = threading.Lock()
-
-
-def _blas_limit(n: int):
-    """Return a context manager holding BLAS to ``n`` threads (a no-op without threadpoolctl)."""
-    global _controller
-    try:
-        from threadpoolctl import ThreadpoolController
-    except ImportError:  # pragma: no cover - threadpoolctl is a dependency
-        import contextlib
-
-        return contextlib.nullcontext()
-    with _controller_lock:
-        if _controller is None:
-            _controller = ThreadpoolController()
-    return _controller.limit(limits=n, user_api="blas")
-
-
+_pools_lock = threading.Lock()
 _pools: dict[int, ThreadPoolExecutor] = {}
 
 
 def _pool(n: int) -> ThreadPoolExecutor:
     """Return a kept pool of ``n`` worker threads (starting threads costs ~1 ms a call)."""
-    with _controller_lock:
+    with _pools_lock:
         if n not in _pools:
             _pools[n] = ThreadPoolExecutor(n, thread_name_prefix="attnlab-attention")
         return _pools[n]
@@ -109,7 +93,7 @@ def numpy_tiled_attention(
     claimed = _local.claimed = _spaces_lock.acquire(blocking=False)  # reuse scratch arrays
     try:
         job = _Job(flat, pad, scale, causal, block_q, block_k, check_values)
-        with _blas_limit(1):  # our threads split the work; BLAS threads would only contend
+        with blas_limit(1):  # our threads split the work; BLAS threads would only contend
             # 1) extended operands, a run of heads per thread: per-head tasks of a dozen small
             # NumPy calls each spent as long waiting for the GIL as computing
             per = -(-n // min(n, n_threads))

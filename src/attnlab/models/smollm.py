@@ -31,6 +31,7 @@ from attnlab.engine.decode import side_by_side
 from attnlab.engine.layers import RMSNormParams, SwiGLUParams, rms_norm
 from attnlab.engine.multihead import AttentionParams
 from attnlab.engine.positions import RoPE, embed
+from attnlab.engine.threads import blas_limit
 from attnlab.models import files
 from attnlab.models.sampling import Sampling, pick
 from attnlab.models.traces import ModelTrace
@@ -48,22 +49,11 @@ _LOGIT_ROWS = 4096
 # took up to 10x longer; so short steps fall back to one BLAS thread while the
 # 1-minute load average exceeds the core count by more than our own 2 threads' worth.
 _ONE_THREAD_TOKENS = 4
-_blas = None
 
 
 def blas_single_thread_wanted(n_tokens: int, load: float, cpus: int) -> bool:
     """Whether a forward pass of ``n_tokens`` should hold BLAS to one thread at this load."""
     return n_tokens <= _ONE_THREAD_TOKENS and load > cpus + 1.0
-
-
-def _one_blas_thread():
-    """Return a context manager holding NumPy's BLAS to one thread (threadpoolctl)."""
-    global _blas
-    if _blas is None:
-        from threadpoolctl import ThreadpoolController
-
-        _blas = ThreadpoolController()
-    return _blas.limit(limits=1, user_api="blas")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -237,7 +227,7 @@ class SmolLM2:
         if past + len(ids) > self.config.context:
             raise ValueError(f"{past + len(ids)} tokens exceed the model's context of {self.config.context}")
         if blas_single_thread_wanted(len(ids), os.getloadavg()[0], os.cpu_count() or 1):
-            with _one_blas_thread():
+            with blas_limit(1):
                 return self._forward(ids, past, cache, details, progress, results)
         return self._forward(ids, past, cache, details, progress, results)
 

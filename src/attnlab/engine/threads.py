@@ -1,0 +1,28 @@
+"""Holding NumPy's BLAS to a number of threads, for the code that runs its own.
+
+One ``threadpoolctl`` controller for the process (building one scans the
+loaded libraries, ~1 ms), shared by the tiled attention kernel (its threads
+split the work, so BLAS threads would only contend) and SmolLM2's decoding
+(one BLAS thread when the cores are oversubscribed).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+
+_controller = None
+_lock = threading.Lock()
+
+
+def blas_limit(n: int):
+    """Return a context manager holding NumPy's BLAS to ``n`` threads (a no-op without threadpoolctl)."""
+    global _controller
+    try:
+        from threadpoolctl import ThreadpoolController
+    except ImportError:  # pragma: no cover - threadpoolctl is a dependency
+        return contextlib.nullcontext()
+    with _lock:
+        if _controller is None:
+            _controller = ThreadpoolController()
+    return _controller.limit(limits=n, user_api="blas")
