@@ -223,3 +223,46 @@ def test_default_tiles_split_the_causal_diagonal_exactly(rng, causal, n_q, n_k):
     res = tiled_attention(q, k, v, causal=causal)
     np.testing.assert_array_equal(res.fully_masked, plain.fully_masked)
     assert np.max(np.abs(res.output - plain.output)) <= 3e-14 * np.max(np.abs(plain.output))
+
+
+@pytest.mark.parametrize(("dtype", "factor", "tol"), [(np.float32, 20.0, 3e-6), (np.float64, 120.0, 1e-13)])
+def test_numpy_path_shifts_only_the_blocks_whose_bounds_are_large(rng, monkeypatch, dtype, factor, tol):
+    """Small bounds: scores used unshifted; large ones: shifted by the bound. Both exact, no row redone.
+
+    The second block's rows point along the longest key (the first, which every row sees),
+    so their top score is near the bound and beyond what exp can take unshifted (88 in
+    float32, 709 in float64).
+    """
+    from attnlab.engine import fast
+
+    def no_redo(*args):
+        raise AssertionError("a row was redone exactly")
+
+    monkeypatch.setattr(fast, "_rescue", no_redo)
+    q, k, v = (rng.standard_normal((2, 40, 8)) for _ in range(3))
+    norms = np.linalg.norm(k, axis=-1)
+    k[:, 0] *= 1.2 * norms.max(axis=-1, keepdims=True) / norms[:, :1]
+    q[:, 8:16] = factor * k[:, :1] + 0.1 * rng.standard_normal((2, 8, 8))
+    scale = 8**-0.5
+    bounds = np.linalg.norm(q * scale, axis=-1) * np.linalg.norm(k, axis=-1).max(axis=-1, keepdims=True)
+    per_block = bounds.reshape(2, 5, 8).max(axis=-1)
+    limit = fast._NO_SHIFT[np.dtype(dtype)]
+    assert (per_block[:, 1] > limit).all() and (np.delete(per_block, 1, axis=1) <= limit).all()
+    exact = attention(q, k, v, causal="bottom_right", return_trace=True)
+    assert (exact.trace["max"][:, 8:16] > np.log(np.finfo(dtype).max)).all()
+    res = tiled_attention(*(a.astype(dtype) for a in (q, k, v)), causal="bottom_right",
+                          block_q=8, block_k=16, backend="numpy")  # fmt: skip
+    np.testing.assert_allclose(res.output, exact.output, rtol=0, atol=tol)
+    lse = exact.trace["max"][..., 0] + np.log(exact.trace["sum"][..., 0])
+    np.testing.assert_allclose(res.logsumexp, lse, rtol=tol, atol=0)
+
+
+def test_numpy_path_redoes_rows_whose_weighted_values_overflow(rng):
+    """p v summed over keys can pass float32's range while the weighted average cannot."""
+    q, k = (rng.standard_normal((1, 64, 8)).astype(np.float32) for _ in range(2))
+    v = np.full((1, 64, 8), 3e37, np.float32)
+    v[..., 1::2] *= -1.0
+    fast = tiled_attention(q, k, v, block_q=16, block_k=64, backend="numpy")
+    exact = attention(q.astype(np.float64), k.astype(np.float64), v.astype(np.float64))
+    assert np.isfinite(fast.output).all()
+    np.testing.assert_allclose(fast.output, exact.output, rtol=1e-5, atol=0)

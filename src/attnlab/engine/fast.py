@@ -5,22 +5,25 @@ fast on a CPU:
 
 1. **A fixed bound instead of a running maximum.** Any per-query shift
    c_i >= max_j s_ij leaves the softmax unchanged, and Cauchy-Schwarz gives
-   one for free: ``c_i = |q_i * scale| * max_j |k_j|``. It is folded into the
-   first matmul by appending a column (``[q_i * scale, -c_i] . [k_j, 1]``), so
-   a tile is ``exp2(matmul)`` (log2(e) folded into q and c: NumPy's exp2 is
-   faster and closer than its exp) with no max pass, no subtraction pass and
-   no rescaling of the accumulator. Values are still exact to rounding: exp
-   never overflows (s - c <= 0) and terms are scaled by exp(max - c) in the
-   output and the sum alike; the price is an absolute rounding error of
-   ~eps * c instead of ~eps * max in each exponent. Rows whose bound was so
-   loose that their sum came out below ``_RESCUE`` (the exponentials risk
-   underflow), rows whose bound overflowed (their sum is NaN), and fully
-   masked rows are recomputed exactly by :func:`attention`, which also names
-   scores that overflow.
+   one for free: ``c_i = |q_i * scale| * max_j |k_j|``, so |s_ij| <= c_i. When
+   a block's bounds are small (<= 30 in float32, 300 in float64), exp(s) can
+   neither overflow nor lose a row to underflow, and the scores go to exp
+   unshifted: a tile is ``exp2(matmul)`` (log2(e) folded into q: NumPy's exp2
+   is faster and closer than its exp) with no max pass, no subtraction pass
+   and no rescaling of the accumulator. Otherwise each row is shifted by its
+   bound (one pass), so exp never overflows; the price is an absolute rounding
+   error of ~eps * c instead of ~eps * max in each exponent. Rows whose bound
+   was so loose that their sum came out below ``_RESCUE`` (the exponentials
+   risk underflow), rows whose bound overflowed (their sum is NaN), rows whose
+   weighted values overflowed, and fully masked rows are recomputed exactly by
+   :func:`attention`, which also names scores that overflow.
    Masks never write -inf (NumPy's exp and exp2 are slow on it): the causal band
-   multiplies the exponentials by 0, and a padding key gets a zero row in [v, 1].
-2. **The row sums come from the second matmul**: a column of ones appended to
-   v makes ``p @ [v, 1]`` return the output and l together.
+   multiplies the exponentials by 0, and a padding key gets a zero value row
+   and a zero weight in the row sums.
+2. **Operands as they come.** q is scaled once; k and v are used in place (an
+   appended column of ones, ``[v, 1]``, would give the row sums from the second
+   matmul, but 65-wide operands made NumPy's BLAS ~6% slower than 64-wide ones
+   plus a matrix-vector product for the sums).
 3. **Threads over (head, query block) tasks**, each with its own buffers kept
    between calls, written in place (``out=``); BLAS is held to one thread
    meanwhile (threadpoolctl), so NumPy's exp and the matmuls of two tasks run
@@ -58,6 +61,9 @@ _LN_2 = math.log(2.0)
 _FLOOR = {np.dtype(np.float32): -80.0, np.dtype(np.float64): -700.0}
 # A row whose sum l falls below this may have lost terms to underflow; redo it exactly.
 _RESCUE = {np.dtype(np.float32): math.exp(-30.0), np.dtype(np.float64): math.exp(-300.0)}
+# Rows whose bound is at most this (natural units) use their scores unshifted: exp stays
+# within [exp(-bound), exp(bound)], so nothing underflows and a row's sum stays >= _RESCUE.
+_NO_SHIFT = {np.dtype(np.float32): 30.0, np.dtype(np.float64): 300.0}
 
 _pools_lock = threading.Lock()
 _pools: dict[int, ThreadPoolExecutor] = {}
@@ -182,17 +188,18 @@ def _run(work, tasks, n_threads: int) -> None:
 
 
 class _Job:
-    """Shared state of one call: the extended operands, the outputs, the rows to redo."""
+    """Shared state of one call: the scaled queries and their bounds, the outputs, the rows to redo."""
 
     def __init__(self, flat, pad, scale, causal, block_q, block_k, check_values):
         (q, k, v), dtype = flat, flat[0].dtype
         self.q, self.k, self.v, self.pad = q, k, v, pad
         n, n_q, d_k = q.shape
         n_k, d_v = k.shape[1], v.shape[2]
-        # [q*scale*log2(e), -bound*log2(e)] . [k, 1] = (s - bound) * log2(e);  p . [v, 1] = (p v, l)
-        self.q_ext = _workspace("q_ext", (n, n_q, d_k + 1), dtype)
-        self.k_ext = _workspace("k_ext", (n, n_k, d_k + 1), dtype)
-        self.v_ext = _workspace("v_ext", (n, n_k, d_v + 1), dtype)
+        self.qs = _workspace("qs", (n, n_q, d_k), dtype)  # q * scale * log2(e): q.k is then in log2 units
+        self.bound = _workspace("bound", (n, n_q), dtype)  # |q_i| max_j |k_j|, same units
+        # a padding key's value row becomes 0 and its weight in the row sums 0: it adds nothing
+        self.v_pad = None if pad is None else _workspace("v_pad", (n, n_k, d_v), dtype)
+        self.ones = np.ones(block_k, dtype)
         self.out = np.empty((n, n_q, d_v), dtype)
         self.lse = np.empty((n, n_q), dtype)
         self.scale2 = dtype.type(scale * _LOG2_E)
@@ -204,111 +211,132 @@ class _Job:
         self.rescue: list[tuple[int, int]] = []
         self.band = None if causal is None else _band(block_q, dtype)
         self.floor = dtype.type(_FLOOR[dtype] * _LOG2_E)
+        self.no_shift = float(_NO_SHIFT[dtype] * _LOG2_E)
         self.threshold = dtype.type(_RESCUE[dtype])
 
     def prepare(self, heads: range, buffers: dict) -> None:
-        """Build the extended q, k and v of ``heads`` (and look for NaN or inf)."""
+        """Scale the queries of ``heads``, bound their scores (and look for NaN or inf)."""
         h0, h1 = heads.start, heads.stop
         q, k, v = self.q[h0:h1], self.k[h0:h1], self.v[h0:h1]  # (heads, rows, d)
-        d_k, d_v = q.shape[-1], v.shape[-1]
-        q_ext, k_ext, v_ext = self.q_ext[h0:h1], self.k_ext[h0:h1], self.v_ext[h0:h1]
+        qs, bound = self.qs[h0:h1], self.bound[h0:h1]
         with np.errstate(over="ignore", invalid="ignore"):  # a bound may overflow: see attend
-            np.multiply(q, self.scale2, out=q_ext[..., :d_k])
-            k_ext[..., :d_k] = k
-            k_ext[..., d_k] = 1.0
+            np.multiply(q, self.scale2, out=qs)
             k_norm = np.sqrt(np.einsum("hsd,hsd->hs", k, k).max(axis=1))  # max_j |k_j| per head
-            q_norm = np.einsum("hld,hld->hl", q_ext[..., :d_k], q_ext[..., :d_k])
-            np.sqrt(q_norm, out=q_norm)
-            np.multiply(q_norm, -k_norm[:, None], out=q_ext[..., d_k])
+            np.einsum("hld,hld->hl", qs, qs, out=bound)
+            np.sqrt(bound, out=bound)
+            bound *= k_norm[:, None]
             # NaN and inf reach these sums (inf - inf is NaN), so finite sums clear the inputs
             # without a pass of their own; a non-finite one (or an overflow of huge values)
             # sends the caller to the exact scan, which names the array
             if self.check_values and not (
-                np.isfinite(q_norm).all() and np.isfinite(k_norm).all() and np.isfinite(v.sum())
+                np.isfinite(bound).all() and np.isfinite(k_norm).all() and np.isfinite(v.sum())
             ):
                 self.suspect = True
-        v_ext[..., :d_v] = v
-        v_ext[..., d_v] = 1.0
-        if self.pad is not None:  # a padding key's value row and its 1 become 0: it adds nothing
-            v_ext *= self.pad[h0:h1, :, None]
+        if self.pad is not None:
+            np.multiply(v, self.pad[h0:h1, :, None], out=self.v_pad[h0:h1])
 
     def attend(self, task: tuple[int, int], buffers: dict) -> None:
         """Attend from query block ``task = (head, first row)`` over its key tiles."""
         b, i0 = task
-        q_ext, k_ext, v_ext = self.q_ext[b], self.k_ext[b], self.v_ext[b]
-        dtype, d_v1 = q_ext.dtype, v_ext.shape[-1]
-        if buffers.get("key") != (self.block_q, self.block_k, d_v1, dtype):
-            buffers["key"] = (self.block_q, self.block_k, d_v1, dtype)
-            # one tile of exp(s - bound), flat so that a narrower tile is contiguous too
+        qs, k = self.qs[b], self.k[b]
+        v = self.v[b] if self.v_pad is None else self.v_pad[b]
+        weights = None if self.pad is None else self.pad[b]  # a key's weight in the row sums (None: 1)
+        dtype, d_v = qs.dtype, v.shape[-1]
+        if buffers.get("key") != (self.block_q, self.block_k, d_v, dtype):
+            buffers["key"] = (self.block_q, self.block_k, d_v, dtype)
+            # one tile of exp(s - shift), flat so that a narrower tile is contiguous too
             # (NumPy's exp2 took 52 us on a strided 256 x 256 view here, 28 us contiguous)
             buffers["s"] = np.empty(self.block_q * self.block_k, dtype)
-            buffers["acc"] = np.empty((self.block_q, d_v1), dtype)  # (p v, l)
-            buffers["part"] = np.empty((self.block_q, d_v1), dtype)
-        n_q, n_k = q_ext.shape[0], k_ext.shape[0]
+            for name in ("acc", "part"):  # the weighted values
+                buffers[name] = np.empty((self.block_q, d_v), dtype)
+            for name in ("l", "l_part"):  # the row sums
+                buffers[name] = np.empty(self.block_q, dtype)
+        n_q, n_k = qs.shape[0], k.shape[0]
         i1 = min(n_q, i0 + self.block_q)
         rows = i1 - i0
         off = self.offset
         hi = n_k if off is None else max(0, min(n_k, i1 + off))  # keys any row may see
-        a, part = buffers["acc"][:rows], buffers["part"][:rows]
-        q_blk = q_ext[i0:i1]
-        # s >= -bound for every key (Cauchy-Schwarz), so s - bound >= -2 * bound: when that
-        # cannot reach the floor (random data, most rows), skip the clamping pass
-        clamp = -2.0 * float(q_blk[:, -1].min()) > -self.floor
+        acc = [buffers[name][:rows] for name in ("acc", "part", "l", "l_part")]
+        q_blk, bound = qs[i0:i1], self.bound[b, i0:i1]
+        # |s| <= bound (Cauchy-Schwarz). Small bounds: exp2(s) can neither overflow nor lose a
+        # row to underflow, so the scores are used unshifted (no pass); else s - bound <= 0
+        # per row, and when s - bound >= -2 bound could reach the floor, clamp it there
+        top_bound = float(bound.max()) if rows else 0.0
+        shift = bound if not top_bound <= self.no_shift else None  # NaN: shifted (and redone)
+        clamp = shift is not None and 2.0 * top_bound > -self.floor
         # a bound that overflowed (|q| |k| beyond the dtype's range) makes NaN in its rows;
         # those rows are redone exactly below, which names an overflow of the scores
         with np.errstate(over="ignore", invalid="ignore"):
-            tiles = functools.partial(self._tiles, k_ext=k_ext, v_ext=v_ext, flat=buffers["s"], clamp=clamp)
+            tiles = functools.partial(
+                self._tiles, k=k, v=v, weights=weights, flat=buffers["s"], shift=shift, clamp=clamp
+            )
             if off is None:
-                tiles(q_blk, a, part, i0, 0, n_k, fresh=True)
+                tiles(q_blk, acc, i0, 0, n_k, fresh=True)
             else:
                 # keys every row of the block sees, in full-height tiles; then the diagonal,
                 # in half-height sub-blocks that stop at their own last row's keys, so that
                 # the scores computed only to be masked stay a quarter of the block's square
                 full = min(hi, max(0, i0 + off))  # the first row sees keys 0 .. i0 + off
                 if full > 0:
-                    tiles(q_blk, a, part, i0, 0, full, fresh=True)
+                    tiles(q_blk, acc, i0, 0, full, fresh=True)
                 sub = max(1, (self.block_q + 1) // 2)
                 for r0 in range(0, rows, sub):
                     r1 = min(rows, r0 + sub)
                     top = min(n_k, i0 + r1 + off)  # past the last key the sub-block's last row sees
                     if top > full:
-                        tiles(q_blk[r0:r1], a[r0:r1], part[r0:r1], i0 + r0, full, top, fresh=full == 0)
+                        part = [a[r0:r1] for a in acc]
+                        tiles(q_blk[r0:r1], part, i0 + r0, full, top, fresh=full == 0, rows=slice(r0, r1))
                     elif full == 0:
-                        a[r0:r1] = 0.0  # no key at all: a fully masked row, redone below
-        total = a[:, -1]
-        low = ~(total >= self.threshold)  # NaN too
+                        acc[0][r0:r1], acc[2][r0:r1] = 0.0, 0.0  # no key: fully masked, redone below
+            a, total = acc[0], acc[2]
+            low = ~(total >= self.threshold)  # NaN too
+            # one division at the end; lse = log(l) + shift
+            out = self.out[b, i0:i1]
+            np.divide(a, np.where(low, 1.0, total)[:, None], out=out)
+            with np.errstate(divide="ignore"):
+                np.log(total, out=self.lse[b, i0:i1])
+        if shift is not None:
+            self.lse[b, i0:i1] += shift * dtype.type(_LN_2)
+        if not np.isfinite(out).all():  # weighted values beyond the dtype's range: redone exactly
+            low |= ~np.isfinite(out).all(axis=1)
         if low.any():
             with self.lock:
                 self.rescue.extend((b, i0 + int(i)) for i in np.flatnonzero(low))
-        # one division at the end; lse = log(l) + bound
-        np.divide(a[:, :-1], np.where(low, 1.0, total)[:, None], out=self.out[b, i0:i1])
-        with np.errstate(divide="ignore", invalid="ignore"):
-            np.log(total, out=self.lse[b, i0:i1])
-            self.lse[b, i0:i1] -= q_blk[:, -1] * q_blk.dtype.type(_LN_2)
 
-    def _tiles(self, q_blk, a, part, i0, lo, hi, *, k_ext, v_ext, flat, clamp, fresh) -> None:
-        """Accumulate ``(p v, l)`` of query rows ``i0 ..`` over keys ``lo .. hi`` into ``a``.
+    def _tiles(self, q_blk, acc, i0, lo, hi, *, k, v, weights, flat, shift, clamp, fresh, rows=None) -> None:
+        """Accumulate ``p v`` and the row sums of query rows ``i0 ..`` over keys ``lo .. hi``.
 
-        ``fresh``: ``a`` holds nothing yet (the first tile writes it).
+        ``acc`` = [p v, scratch, row sums, scratch]; ``shift`` is the rows' bounds or
+        None; ``rows`` the slice of the block's rows (sub-blocks); ``fresh``: ``acc``
+        holds nothing yet (the first tile writes it).
         """
-        rows, off = q_blk.shape[0], self.offset
+        n_rows, off = q_blk.shape[0], self.offset
+        a, part, total, total_part = acc
+        if shift is not None:
+            shift = shift[:, None] if rows is None else shift[rows, None]
         for j0 in range(lo, hi, self.block_k):
             j1 = min(hi, j0 + self.block_k)
-            s = flat[: rows * (j1 - j0)].reshape(rows, j1 - j0)
-            np.matmul(q_blk, k_ext[j0:j1].T, out=s)  # (s - bound) * log2(e), (rows, bk)
-            if clamp:
-                np.maximum(s, self.floor, out=s)  # keep exp2 out of NumPy's slow underflow path
-            np.exp2(s, out=s)  # = exp(s - bound), in (0, 1]
+            s = flat[: n_rows * (j1 - j0)].reshape(n_rows, j1 - j0)
+            np.matmul(q_blk, k[j0:j1].T, out=s)  # s * log2(e), (rows, bk)
+            if shift is not None:
+                s -= shift
+                if clamp:
+                    np.maximum(s, self.floor, out=s)  # keep exp2 out of NumPy's slow underflow path
+            np.exp2(s, out=s)  # = exp(s - shift)
             if off is not None:
                 first = i0 + off + 1  # first key blocked for the first row
                 if j1 > first:  # the tile reaches the causal band
                     c0 = max(j0, first)
-                    s[:, c0 - j0 :] *= self.band[:rows, c0 - first : j1 - first]
+                    s[:, c0 - j0 :] *= self.band[:n_rows, c0 - first : j1 - first]
+            w = self.ones[: j1 - j0] if weights is None else weights[j0:j1]
             if fresh and j0 == lo:
-                np.matmul(s, v_ext[j0:j1], out=a)
+                np.matmul(s, v[j0:j1], out=a)
+                np.matmul(s, w, out=total)
             else:
-                np.matmul(s, v_ext[j0:j1], out=part)
+                np.matmul(s, v[j0:j1], out=part)
+                np.matmul(s, w, out=total_part)
                 a += part
+                total += total_part
 
 
 @functools.lru_cache(maxsize=8)
