@@ -140,15 +140,15 @@ def tile_products(q, k, v, causal: bool):
     """Return a function doing only the kernel's two matrix products, tile by tile, on one thread.
 
     The same tiles as ``tiled_attention``'s defaults (512 x 512; under a causal
-    mask, the tiles left of the diagonal, then the diagonal in 256-row halves
-    up to each half's last key) and the same operands (q, k and v as they are),
+    mask, the tiles left of the diagonal, then the diagonal in 128-row pieces
+    up to each piece's last key) and the same operands (q, k and v as they are),
     with no exp, no row sums, no mask and no bookkeeping: the CPU time NumPy's
     BLAS alone needs, a floor under the kernel's CPU time.
     """
     from threadpoolctl import threadpool_limits
 
     heads, n, d = q.shape
-    block, half = 512, 256
+    block, piece = 512, 128
     flat = np.empty(block * block, np.float32)
     acc = np.empty((block, d), np.float32)
 
@@ -166,8 +166,8 @@ def tile_products(q, k, v, causal: bool):
                     for j0 in range(0, full, block):
                         products(h, i0, i1, j0, min(full, j0 + block))
                     if causal:
-                        for r0 in range(i0, i1, half):
-                            products(h, r0, min(i1, r0 + half), full, min(i1, r0 + half))
+                        for r0 in range(i0, i1, piece):
+                            products(h, r0, min(i1, r0 + piece), full, min(i1, r0 + piece))
 
     return run
 

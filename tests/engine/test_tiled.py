@@ -216,7 +216,7 @@ def test_numpy_path_redoes_rows_whose_bound_overflowed(rng):
 @pytest.mark.parametrize("causal", ["top_left", "bottom_right"])
 @pytest.mark.parametrize(("n_q", "n_k"), [(1100, 1300), (1300, 1100)])
 def test_default_tiles_split_the_causal_diagonal_exactly(rng, causal, n_q, n_k):
-    """Blocks of 512 rows: full tiles left of the diagonal, then 256-row halves up to their keys."""
+    """Blocks of 512 rows: full tiles left of the diagonal, then 128-row pieces up to their keys."""
     q, k = rng.standard_normal((2, n_q, 24)), rng.standard_normal((2, n_k, 24))
     v = rng.standard_normal((2, n_k, 5))
     plain = attention(q, k, v, causal=causal)

@@ -71,7 +71,7 @@ def tiled_attention(
     1 MiB, so the scores stay in a core's L2 cache between the first matmul,
     exp and the second matmul (whole 4096-key rows ran ~30% slower, 256-row
     blocks ~5% slower here). Under a causal mask the kernel splits a block's
-    diagonal tile into half-height pieces, so it computes few scores that the
+    diagonal tile into pieces of rows, so it computes few scores that the
     mask then drops.
     ``threads`` (NumPy backend only) defaults to the CPU count.
     """
