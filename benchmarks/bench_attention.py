@@ -2,6 +2,7 @@
 
     python benchmarks/bench_attention.py            # the full table and memory checks
     python benchmarks/bench_attention.py --quick    # a fast run (smaller sizes, fewer repeats)
+    python benchmarks/bench_attention.py --threads 1  # both libraries on one thread
 
 1. Speed: batch 1, 8 heads, head dim 64, float32, L = 512 .. 4096, causal and not.
    Ours is the best path (``tiled_attention``'s NumPy kernel with its default tiles);
@@ -88,7 +89,7 @@ def measure_memory(kind: str, n: int) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def speed_table(lengths: list[int], repeats: int) -> list[dict]:
+def speed_table(lengths: list[int], repeats: int, threads: int | None = None) -> list[dict]:
     import torch
     import torch.nn.functional as F
 
@@ -103,7 +104,7 @@ def speed_table(lengths: list[int], repeats: int) -> list[dict]:
 
             def ours(q=q, k=k, v=v, causal=causal):
                 alignment = "top_left" if causal else None
-                return tiled_attention(q, k, v, causal=alignment).output  # its default tiles
+                return tiled_attention(q, k, v, causal=alignment, threads=threads).output  # default tiles
 
             def peer(tq=tq, tk=tk, tv=tv, causal=causal):
                 with torch.no_grad():
@@ -209,6 +210,11 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes and few repeats")
     parser.add_argument("--repeats", type=int, default=None, help="timed calls per cell (15; quick: 3)")
+    parser.add_argument(
+        "--threads", type=int, default=None,
+        help="threads for both libraries (default: torch's default and ours, the CPU count); "
+        "1 compares the two kernels without the second core's swings",
+    )  # fmt: skip
     parser.add_argument("--child", nargs=2, metavar=("KIND", "L"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
@@ -217,11 +223,14 @@ def main(argv: list[str] | None = None) -> None:
 
     import torch
 
+    if args.threads:
+        torch.set_num_threads(args.threads)
     lengths = [512, 1024] if args.quick else [512, 1024, 2048, 4096]
     repeats = args.repeats or (3 if args.quick else 15)
     print(
         f"attention, batch 1, {HEADS} heads, head dim {HEAD_DIM}, float32; median of {repeats} calls; "
-        f"torch {torch.__version__} with {torch.get_num_threads()} threads, {os.cpu_count()} CPUs, "
+        f"torch {torch.__version__} with {torch.get_num_threads()} threads, "
+        f"ours with {args.threads or os.cpu_count()}, {os.cpu_count()} CPUs, "
         f"OMP_WAIT_POLICY={os.environ['OMP_WAIT_POLICY']}"
     )
     print("wall: median milliseconds per call; cpu: median CPU milliseconds of the process (all threads)")
@@ -229,7 +238,7 @@ def main(argv: list[str] | None = None) -> None:
     head = f"{'L':>6} {'causal':>6} {'ours ms':>9} {'torch ms':>9} {'ratio':>6}"
     head += f" {'ours cpu':>9} {'torch cpu':>9} {'ratio':>6} {'products':>9} {'ratio':>6} {'max diff':>9}"
     print(head)
-    speed_table(lengths, repeats)
+    speed_table(lengths, repeats, args.threads)
     numpy_rate, torch_rate = matmul_rates(repeats)
     print(
         f"one thread, ({BLOCK_Q} x {HEAD_DIM}) @ ({HEAD_DIM} x {BLOCK_K}) float32: "
