@@ -32,8 +32,8 @@ fast on a CPU:
    to the second. Under a causal mask a block takes full-height tiles over the
    keys all its rows see, then its diagonal in four pieces of rows, each ending
    at its own last row's keys (an eighth of the block's square is computed
-   only to be masked, instead of half; two or three pieces were 2-6% slower
-   at L = 1024-2048 here, eight slower still).
+   only to be masked, instead of half; at L = 1024-2048 here two pieces were
+   ~4% slower, three about the same, eight slower).
 
 Inputs are NumPy float32 or float64 arrays whose shapes :func:`prepare_qkv`
 checked; NaN and inf show up in the norms and sums the threads compute while
@@ -270,24 +270,25 @@ class _Job:
         # those rows are redone exactly below, which names an overflow of the scores
         with np.errstate(over="ignore", invalid="ignore"):
             tiles = functools.partial(
-                self._tiles, k=k, v=v, weights=weights, flat=buffers["s"], shift=shift, clamp=clamp
+                self._tiles, k=k, v=v, weights=weights, flat=buffers["s"], clamp=clamp
             )
             if off is None:
-                tiles(q_blk, acc, i0, 0, n_k, fresh=True)
+                tiles(q_blk, acc, i0, 0, n_k, shift=shift, fresh=True)
             else:
                 # keys every row of the block sees, in full-height tiles; then the diagonal,
                 # in _DIAGONAL_PIECES sub-blocks that stop at their own last row's keys, so
                 # that few of the scores computed are then masked
                 full = min(hi, max(0, i0 + off))  # the first row sees keys 0 .. i0 + off
                 if full > 0:
-                    tiles(q_blk, acc, i0, 0, full, fresh=True)
+                    tiles(q_blk, acc, i0, 0, full, shift=shift, fresh=True)
                 sub = max(1, -(-self.block_q // _DIAGONAL_PIECES))
                 for r0 in range(0, rows, sub):
                     r1 = min(rows, r0 + sub)
                     top = min(n_k, i0 + r1 + off)  # past the last key the sub-block's last row sees
                     if top > full:
                         part = [a[r0:r1] for a in acc]
-                        tiles(q_blk[r0:r1], part, i0 + r0, full, top, fresh=full == 0, rows=slice(r0, r1))
+                        part_shift = None if shift is None else shift[r0:r1]
+                        tiles(q_blk[r0:r1], part, i0 + r0, full, top, shift=part_shift, fresh=full == 0)
                     elif full == 0:
                         acc[0][r0:r1], acc[2][r0:r1] = 0.0, 0.0  # no key: fully masked, redone below
             a, total = acc[0], acc[2]
@@ -305,17 +306,17 @@ class _Job:
             with self.lock:
                 self.rescue.extend((b, i0 + int(i)) for i in np.flatnonzero(low))
 
-    def _tiles(self, q_blk, acc, i0, lo, hi, *, k, v, weights, flat, shift, clamp, fresh, rows=None) -> None:
+    def _tiles(self, q_blk, acc, i0, lo, hi, *, k, v, weights, flat, shift, clamp, fresh) -> None:
         """Accumulate ``p v`` and the row sums of query rows ``i0 ..`` over keys ``lo .. hi``.
 
-        ``acc`` = [p v, scratch, row sums, scratch]; ``shift`` is the rows' bounds or
-        None; ``rows`` the slice of the block's rows (sub-blocks); ``fresh``: ``acc``
-        holds nothing yet (the first tile writes it).
+        ``acc`` = [p v, scratch, row sums, scratch]; ``shift`` is these rows' bounds
+        or None (scores used unshifted); ``fresh``: ``acc`` holds nothing yet (the
+        first tile writes it).
         """
         n_rows, off = q_blk.shape[0], self.offset
         a, part, total, total_part = acc
         if shift is not None:
-            shift = shift[:, None] if rows is None else shift[rows, None]
+            shift = shift[:, None]
         for j0 in range(lo, hi, self.block_k):
             j1 = min(hi, j0 + self.block_k)
             s = flat[: n_rows * (j1 - j0)].reshape(n_rows, j1 - j0)
