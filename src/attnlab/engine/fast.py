@@ -35,6 +35,12 @@ fast on a CPU:
    only to be masked, instead of half; at L = 1024-2048 here two pieces were
    ~4% slower, three about the same, eight slower).
 
+In float32, a block whose scores go unshifted runs in one call of the kernel
+compiled with numba (:mod:`attnlab.engine.compiled`: the same tiles, BLAS
+calls and rescue rules, with exp and the row sums in one pass and no GIL); the
+code below does the rest (float64, shifted blocks, strided k or v), and every
+block where numba or a BLAS it can call is missing.
+
 Inputs are NumPy float32 or float64 arrays whose shapes :func:`prepare_qkv`
 checked; NaN and inf show up in the norms and sums the threads compute while
 preparing the heads, and only then does an exact scan run, to name the array.
@@ -100,7 +106,8 @@ def numpy_tiled_attention(
     n_threads = max(1, threads or os.cpu_count() or 1)
     claimed = _local.claimed = _spaces_lock.acquire(blocking=False)  # reuse scratch arrays
     try:
-        job = _Job(flat, pad, scale, causal, block_q, block_k, check_values)
+        compiled = _compiled_kernel() if dtype == np.float32 else None  # compiles on first use
+        job = _Job(flat, pad, scale, causal, block_q, block_k, check_values, compiled)
         with blas_limit(1):  # our threads split the work; BLAS threads would only contend
             # 1) extended operands, a run of heads per thread: per-head tasks of a dozen small
             # NumPy calls each spent as long waiting for the GIL as computing
@@ -125,6 +132,19 @@ def numpy_tiled_attention(
     if job.rescue:
         _rescue(job.rescue, q, k, v, scale, causal, padding, batch, out, lse, fully)
     return out, lse, fully
+
+
+def _compiled_kernel():
+    """The compiled float32 block function (:mod:`attnlab.engine.compiled`), or None.
+
+    None where numba is missing or NumPy's BLAS is not one it can call: then the
+    NumPy code does every block.
+    """
+    try:
+        from attnlab.engine import compiled
+    except ImportError:  # pragma: no cover - numba is a dependency
+        return None
+    return compiled.kernel()
 
 
 # Fresh memory costs a page fault per 4 KiB page on first touch, which in this kind of
@@ -192,7 +212,7 @@ def _run(work, tasks, n_threads: int) -> None:
 class _Job:
     """Shared state of one call: the scaled queries and their bounds, the outputs, the rows to redo."""
 
-    def __init__(self, flat, pad, scale, causal, block_q, block_k, check_values):
+    def __init__(self, flat, pad, scale, causal, block_q, block_k, check_values, compiled):
         (q, k, v), dtype = flat, flat[0].dtype
         self.q, self.k, self.v, self.pad = q, k, v, pad
         n, n_q, d_k = q.shape
@@ -215,6 +235,8 @@ class _Job:
         self.floor = dtype.type(_FLOOR[dtype] * _LOG2_E)
         self.no_shift = float(_NO_SHIFT[dtype] * _LOG2_E)
         self.threshold = dtype.type(_RESCUE[dtype])
+        self.compiled = compiled  # the compiled block function for unshifted float32 blocks, or None
+        self.piece = max(1, -(-block_q // _DIAGONAL_PIECES))  # rows of a causal diagonal piece
 
     def prepare(self, heads: range, buffers: dict) -> None:
         """Scale the queries of ``heads``, bound their scores (and look for NaN or inf)."""
@@ -253,6 +275,7 @@ class _Job:
                 buffers[name] = np.empty((self.block_q, d_v), dtype)
             for name in ("l", "l_part"):  # the row sums
                 buffers[name] = np.empty(self.block_q, dtype)
+            buffers["low"] = np.empty(self.block_q, np.uint8)  # rows the compiled code wants redone
         n_q, n_k = qs.shape[0], k.shape[0]
         i1 = min(n_q, i0 + self.block_q)
         rows = i1 - i0
@@ -265,6 +288,15 @@ class _Job:
         # per row, and when s - bound >= -2 bound could reach the floor, clamp it there
         top_bound = float(bound.max()) if rows else 0.0
         shift = bound if not top_bound <= self.no_shift else None  # NaN: shifted (and redone)
+        if shift is None and self.compiled is not None and k.flags.c_contiguous and v.flags.c_contiguous:
+            low = buffers["low"][:rows]  # the same tiles, pieces and rescue rule as below
+            self.compiled(qs, k, v, self.ones if weights is None else np.ascontiguousarray(weights),
+                          weights is not None, i0, i1, off or 0, off is not None, self.block_k, self.piece,
+                          buffers["s"], acc[2], self.threshold, self.out[b], self.lse[b], low)  # fmt: skip
+            if low.any():
+                with self.lock:
+                    self.rescue.extend((b, i0 + int(i)) for i in np.flatnonzero(low))
+            return
         clamp = shift is not None and 2.0 * top_bound > -self.floor
         # a bound that overflowed (|q| |k| beyond the dtype's range) makes NaN in its rows;
         # those rows are redone exactly below, which names an overflow of the scores
@@ -281,7 +313,7 @@ class _Job:
                 full = min(hi, max(0, i0 + off))  # the first row sees keys 0 .. i0 + off
                 if full > 0:
                     tiles(q_blk, acc, i0, 0, full, shift=shift, fresh=True)
-                sub = max(1, -(-self.block_q // _DIAGONAL_PIECES))
+                sub = self.piece
                 for r0 in range(0, rows, sub):
                     r1 = min(rows, r0 + sub)
                     top = min(n_k, i0 + r1 + off)  # past the last key the sub-block's last row sees

@@ -73,7 +73,10 @@ def tiled_attention(
     blocks ~5% slower here). Under a causal mask the kernel splits a block's
     diagonal tile into pieces of rows, so it computes few scores that the
     mask then drops.
-    ``threads`` (NumPy backend only) defaults to the CPU count.
+    ``threads`` (NumPy backend only) defaults to the CPU count. In float32 the
+    NumPy backend runs its blocks in a kernel compiled with numba (see
+    :mod:`attnlab.engine.compiled`; the first call in a process compiles it or
+    loads numba's cache, ~0.3-2 s).
     """
     check_causal(causal)
     if backend not in BACKENDS:
