@@ -37,7 +37,7 @@ def test_the_kernel_builds_here():
     assert compiled.reason() == ""
 
 
-def test_exp2_is_within_1_5_ulp_over_the_range_the_kernel_uses():
+def test_exp2_is_within_one_ulp_over_the_range_the_kernel_uses():
     halves = np.arange(-REACH, REACH) + 0.5  # where n = floor(x + 1/2) changes
     x = np.concatenate([
         np.linspace(-REACH, REACH, 4_000_001),
@@ -47,7 +47,7 @@ def test_exp2_is_within_1_5_ulp_over_the_range_the_kernel_uses():
     compiled._exp2_rows(s, 1, s.size, s.size, np.ones(1, np.float32), False, sums, True)
     exact = np.exp2(x.astype(np.float64))
     ulps = np.abs(s - exact) / np.spacing(exact.astype(np.float32)).astype(np.float64)
-    assert ulps.max() <= 1.5, (ulps.max(), x[np.argmax(ulps)])
+    assert ulps.max() <= 1.0, (ulps.max(), x[np.argmax(ulps)])  # 0.95 here
     numpy_ulps = np.abs(np.exp2(x) - exact) / np.spacing(exact.astype(np.float32)).astype(np.float64)
     assert ulps.max() <= numpy_ulps.max() + 0.25  # no worse than NumPy's own exp2
 
