@@ -21,9 +21,9 @@ def _spy(monkeypatch):
 
     def recording(*args):
         calls.append((args[5], args[6]))  # i0, i1 after qs, k, v, weights, weighted
-        return real(*args)
+        return real.attend(*args)
 
-    monkeypatch.setattr(fast, "_compiled_kernel", lambda: recording)
+    monkeypatch.setattr(fast, "_compiled_kernel", lambda: real._replace(attend=recording))
     return calls
 
 
@@ -50,6 +50,29 @@ def test_exp2_is_within_one_ulp_over_the_range_the_kernel_uses():
     assert ulps.max() <= 1.0, (ulps.max(), x[np.argmax(ulps)])  # 0.95 here
     numpy_ulps = np.abs(np.exp2(x) - exact) / np.spacing(exact.astype(np.float32)).astype(np.float64)
     assert ulps.max() <= numpy_ulps.max() + 0.25  # no worse than NumPy's own exp2
+
+
+def test_prepare_heads_scales_q_and_bounds_every_score(rng):
+    shapes = ((3, 37, 11), (3, 23, 11), (3, 23, 5))
+    q32, k32, v32 = (rng.standard_normal(shape).astype(np.float32) for shape in shapes)
+    qs, bound = np.empty_like(q32), np.empty((3, 37), np.float32)
+    assert compiled.kernel().prepare(q32, k32, v32, np.float32(0.3), qs, bound)
+    np.testing.assert_array_equal(qs, q32 * np.float32(0.3))
+    scores = np.einsum("hld,hsd->hls", qs.astype(np.float64), k32.astype(np.float64))
+    expected = np.linalg.norm(qs.astype(np.float64), axis=-1) * np.linalg.norm(k32, axis=-1).max(-1)[:, None]
+    np.testing.assert_allclose(bound, expected, rtol=1e-6)
+    assert np.all(np.abs(scores).max(-1) <= bound * (1 + 1e-6))  # Cauchy-Schwarz
+
+
+@pytest.mark.parametrize(("field", "bad"), [("q", np.nan), ("q", -np.inf), ("k", np.nan), ("k", np.inf),
+                                            ("v", np.nan), ("v", np.inf)])  # fmt: skip
+def test_prepare_heads_sees_nan_and_inf(rng, field, bad):
+    arrays = {"q": rng.standard_normal((2, 9, 4)), "k": rng.standard_normal((2, 7, 4)),
+              "v": rng.standard_normal((2, 7, 3))}  # fmt: skip
+    arrays = {name: a.astype(np.float32) for name, a in arrays.items()}
+    arrays[field][1, 3, 2] = bad
+    qs, bound = np.empty_like(arrays["q"]), np.empty((2, 9), np.float32)
+    assert not compiled.kernel().prepare(arrays["q"], arrays["k"], arrays["v"], np.float32(1.0), qs, bound)
 
 
 @pytest.mark.parametrize("weighted", [False, True])

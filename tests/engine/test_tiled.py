@@ -115,13 +115,14 @@ def test_bad_arguments(rng):
         tiled_attention(xs.asarray(q), xs.asarray(q), xs.asarray(q), backend="numpy")
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])  # float32: the compiled preparation
 @pytest.mark.parametrize("backend", ["generic", "numpy"])
 @pytest.mark.parametrize("field", ["q", "k", "v"])
-def test_nan_and_inf_are_refused(rng, backend, field):
+def test_nan_and_inf_are_refused(rng, backend, field, dtype):
     arrays = {
-        "q": rng.standard_normal((3, 40, 8)),
-        "k": rng.standard_normal((3, 50, 8)),
-        "v": rng.standard_normal((3, 50, 4)),
+        "q": rng.standard_normal((3, 40, 8)).astype(dtype),
+        "k": rng.standard_normal((3, 50, 8)).astype(dtype),
+        "v": rng.standard_normal((3, 50, 4)).astype(dtype),
     }
     arrays[field][2, 7, 1] = np.inf if field == "v" else np.nan
     shape = ", ".join(map(str, arrays[field].shape))

@@ -135,7 +135,7 @@ def numpy_tiled_attention(
 
 
 def _compiled_kernel():
-    """The compiled float32 block function (:mod:`attnlab.engine.compiled`), or None.
+    """The compiled float32 functions (:class:`attnlab.engine.compiled.Kernel`), or None.
 
     None where numba is missing or NumPy's BLAS is not one it can call: then the
     NumPy code does every block.
@@ -235,7 +235,7 @@ class _Job:
         self.floor = dtype.type(_FLOOR[dtype] * _LOG2_E)
         self.no_shift = float(_NO_SHIFT[dtype] * _LOG2_E)
         self.threshold = dtype.type(_RESCUE[dtype])
-        self.compiled = compiled  # the compiled block function for unshifted float32 blocks, or None
+        self.compiled = compiled  # compiled.Kernel for float32 (preparation, unshifted blocks) or None
         self.piece = max(1, -(-block_q // _DIAGONAL_PIECES))  # rows of a causal diagonal piece
 
     def prepare(self, heads: range, buffers: dict) -> None:
@@ -243,6 +243,16 @@ class _Job:
         h0, h1 = heads.start, heads.stop
         q, k, v = self.q[h0:h1], self.k[h0:h1], self.v[h0:h1]  # (heads, rows, d)
         qs, bound = self.qs[h0:h1], self.bound[h0:h1]
+        if self.compiled is not None and all(a.flags.c_contiguous for a in (q, k, v)):
+            finite = self.compiled.prepare(q, k, v, self.scale2, qs, bound)  # the same, in one pass each
+            if self.check_values and not finite:
+                self.suspect = True
+        else:
+            self._prepare_numpy(q, k, v, qs, bound)
+        if self.pad is not None:
+            np.multiply(v, self.pad[h0:h1, :, None], out=self.v_pad[h0:h1])
+
+    def _prepare_numpy(self, q, k, v, qs, bound) -> None:
         with np.errstate(over="ignore", invalid="ignore"):  # a bound may overflow: see attend
             np.multiply(q, self.scale2, out=qs)
             k_norm = np.sqrt(np.einsum("hsd,hsd->hs", k, k).max(axis=1))  # max_j |k_j| per head
@@ -256,8 +266,6 @@ class _Job:
                 np.isfinite(bound).all() and np.isfinite(k_norm).all() and np.isfinite(v.sum())
             ):
                 self.suspect = True
-        if self.pad is not None:
-            np.multiply(v, self.pad[h0:h1, :, None], out=self.v_pad[h0:h1])
 
     def attend(self, task: tuple[int, int], buffers: dict) -> None:
         """Attend from query block ``task = (head, first row)`` over its key tiles."""
@@ -290,9 +298,10 @@ class _Job:
         shift = bound if not top_bound <= self.no_shift else None  # NaN: shifted (and redone)
         if shift is None and self.compiled is not None and k.flags.c_contiguous and v.flags.c_contiguous:
             low = buffers["low"][:rows]  # the same tiles, pieces and rescue rule as below
-            self.compiled(qs, k, v, self.ones if weights is None else np.ascontiguousarray(weights),
-                          weights is not None, i0, i1, off or 0, off is not None, self.block_k, self.piece,
-                          buffers["s"], acc[2], self.threshold, self.out[b], self.lse[b], low)  # fmt: skip
+            self.compiled.attend(qs, k, v, self.ones if weights is None else np.ascontiguousarray(weights),
+                                 weights is not None, i0, i1, off or 0, off is not None, self.block_k,
+                                 self.piece, buffers["s"], acc[2], self.threshold, self.out[b], self.lse[b],
+                                 low)  # fmt: skip
             if low.any():
                 with self.lock:
                     self.rescue.extend((b, i0 + int(i)) for i in np.flatnonzero(low))
