@@ -75,8 +75,8 @@ def tiled_attention(
     mask then drops.
     ``threads`` (NumPy backend only) defaults to the CPU count. In float32 the
     NumPy backend runs its blocks in a kernel compiled with numba (see
-    :mod:`attnlab.engine.compiled`; the first call in a process compiles it or
-    loads numba's cache, ~0.3-2 s).
+    :mod:`attnlab.engine.compiled`; the first float32 call in a process loads
+    it from numba's cache, ~0.6 s, or compiles it, ~3 s, once per install).
     """
     check_causal(causal)
     if backend not in BACKENDS:
