@@ -253,6 +253,7 @@ class _Job:
             np.multiply(v, self.pad[h0:h1, :, None], out=self.v_pad[h0:h1])
 
     def _prepare_numpy(self, q, k, v, qs, bound) -> None:
+        """:meth:`prepare` in NumPy operations: float64, strided inputs, or no compiled kernel."""
         with np.errstate(over="ignore", invalid="ignore"):  # a bound may overflow: see attend
             np.multiply(q, self.scale2, out=qs)
             k_norm = np.sqrt(np.einsum("hsd,hsd->hs", k, k).max(axis=1))  # max_j |k_j| per head
