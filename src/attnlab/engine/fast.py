@@ -52,11 +52,11 @@ import functools
 import math
 import os
 import threading
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
 from attnlab.engine.threads import blas_limit
+from attnlab.engine.workers import kept_scratch, run, workspace
 
 _LOG2_E = 1.0 / math.log(2.0)
 _LN_2 = math.log(2.0)
@@ -68,22 +68,10 @@ _LN_2 = math.log(2.0)
 _FLOOR = {np.dtype(np.float32): -80.0, np.dtype(np.float64): -700.0}
 # A row whose sum l falls below this may have lost terms to underflow; redo it exactly.
 _RESCUE = {np.dtype(np.float32): math.exp(-30.0), np.dtype(np.float64): math.exp(-300.0)}
+_DIAGONAL_PIECES = 4  # a causal block's diagonal tile is done in this many row pieces
 # Rows whose bound is at most this (natural units) use their scores unshifted: exp stays
 # within [exp(-bound), exp(bound)], so nothing underflows and a row's sum stays >= _RESCUE.
-_DIAGONAL_PIECES = 4  # a causal block's diagonal tile is done in this many row pieces
 _NO_SHIFT = {np.dtype(np.float32): 30.0, np.dtype(np.float64): 300.0}
-
-_pools_lock = threading.Lock()
-_pools: dict[int, ThreadPoolExecutor] = {}
-
-
-def _pool(n: int) -> ThreadPoolExecutor:
-    """Return a kept pool of ``n`` worker threads (starting threads costs ~1 ms a call)."""
-    with _pools_lock:
-        if n not in _pools:
-            _pools[n] = ThreadPoolExecutor(n, thread_name_prefix="attnlab-attention")
-        return _pools[n]
-
 
 def numpy_tiled_attention(
     q, k, v, *, scale, causal, padding, block_q, block_k, threads=None, check_values=True
@@ -104,15 +92,14 @@ def numpy_tiled_attention(
     if padding is not None:
         pad = np.broadcast_to(np.asarray(padding, dtype), batch + (n_k,)).reshape(n, n_k)
     n_threads = max(1, threads or os.cpu_count() or 1)
-    claimed = _local.claimed = _spaces_lock.acquire(blocking=False)  # reuse scratch arrays
-    try:
+    with kept_scratch():  # reuse scratch arrays, unless another call holds them
         compiled = _compiled_kernel() if dtype == np.float32 else None  # compiles on first use
         job = _Job(flat, pad, scale, causal, block_q, block_k, check_values, compiled)
         with blas_limit(1):  # our threads split the work; BLAS threads would only contend
             # 1) extended operands, a run of heads per thread: per-head tasks of a dozen small
             # NumPy calls each spent as long waiting for the GIL as computing
             per = -(-n // min(n, n_threads))
-            _run(job.prepare, [range(h, min(n, h + per)) for h in range(0, n, per)], n_threads)
+            run(job.prepare, [range(h, min(n, h + per)) for h in range(0, n, per)], n_threads)
             if job.suspect:  # raises, naming the array and its shape, if one holds NaN or inf
                 from attnlab.engine._arrays import check_finite, namespace
 
@@ -121,11 +108,7 @@ def numpy_tiled_attention(
             tasks = [(b, i0) for b in range(n) for i0 in range(0, n_q, block_q)]
             if causal is not None:  # dearest first (most keys), so the last tasks are cheap fillers
                 tasks.sort(key=lambda t: -t[1])
-            _run(job.attend, tasks, n_threads)  # 2) attention, one query block per task
-    finally:
-        if claimed:
-            _local.claimed = False
-            _spaces_lock.release()
+            run(job.attend, tasks, n_threads)  # 2) attention, one query block per task
     out = job.out.reshape(batch + (n_q, d_v))
     lse = job.lse.reshape(batch + (n_q,))
     fully = np.isneginf(lse)
@@ -147,68 +130,6 @@ def _compiled_kernel():
     return compiled.kernel()
 
 
-# Fresh memory costs a page fault per 4 KiB page on first touch, which in this kind of
-# VM was slower than the attention itself at L = 1024; so the scratch arrays are kept.
-_local = threading.local()
-_spaces: dict[str, np.ndarray] = {}
-_spaces_lock = threading.Lock()
-_SPACE_LIMIT = 64 << 20  # keep scratch arrays up to 64 MiB each; allocate bigger ones afresh
-
-
-def _thread_buffers() -> dict:
-    """Return this thread's scratch buffers (kept between calls)."""
-    if not hasattr(_local, "buffers"):
-        _local.buffers = {}
-    return _local.buffers
-
-
-def _workspace(name: str, shape: tuple[int, ...], dtype) -> np.ndarray:
-    """Return a scratch array, reusing the last one of that name when it is big enough.
-
-    Only the call holding ``_spaces_lock`` (taken without waiting by
-    :func:`numpy_tiled_attention` for its whole run) reuses them; a concurrent
-    call gets fresh arrays.
-    """
-    size = math.prod(shape)
-    if size * dtype.itemsize > _SPACE_LIMIT or not _claimed():
-        return np.empty(shape, dtype)
-    kept = _spaces.get(name)
-    if kept is None or kept.dtype != dtype or kept.size < size:
-        kept = _spaces[name] = np.empty(size, dtype)
-    return kept[:size].reshape(shape)
-
-
-def _claimed() -> bool:
-    return getattr(_local, "claimed", False)
-
-
-def _run(work, tasks, n_threads: int) -> None:
-    """Call ``work(task, buffers)`` for every task on up to ``n_threads`` threads.
-
-    Each thread takes the next task when it is free (blocks near a causal
-    diagonal are cheap, far ones dear) and keeps its own ``buffers`` dict.
-    """
-    tasks = list(tasks)
-    queue, lock = iter(tasks), threading.Lock()
-
-    def worker() -> None:
-        buffers = _thread_buffers()
-        while True:
-            with lock:
-                task = next(queue, None)
-            if task is None:
-                return
-            work(task, buffers)
-
-    n_threads = min(n_threads, len(tasks))
-    helpers = [_pool(n_threads - 1).submit(worker) for _ in range(n_threads - 1)] if n_threads > 1 else []
-    try:
-        worker()  # the calling thread works too: one thread fewer to wake
-    finally:
-        for f in helpers:
-            f.result()
-
-
 class _Job:
     """Shared state of one call: the scaled queries and their bounds, the outputs, the rows to redo."""
 
@@ -217,10 +138,10 @@ class _Job:
         self.q, self.k, self.v, self.pad = q, k, v, pad
         n, n_q, d_k = q.shape
         n_k, d_v = k.shape[1], v.shape[2]
-        self.qs = _workspace("qs", (n, n_q, d_k), dtype)  # q * scale * log2(e): q.k is then in log2 units
-        self.bound = _workspace("bound", (n, n_q), dtype)  # |q_i| max_j |k_j|, same units
+        self.qs = workspace("qs", (n, n_q, d_k), dtype)  # q * scale * log2(e): q.k is then in log2 units
+        self.bound = workspace("bound", (n, n_q), dtype)  # |q_i| max_j |k_j|, same units
         # a padding key's value row becomes 0 and its weight in the row sums 0: it adds nothing
-        self.v_pad = None if pad is None else _workspace("v_pad", (n, n_k, d_v), dtype)
+        self.v_pad = None if pad is None else workspace("v_pad", (n, n_k, d_v), dtype)
         self.ones = np.ones(block_k, dtype)
         self.out = np.empty((n, n_q, d_v), dtype)
         self.lse = np.empty((n, n_q), dtype)
