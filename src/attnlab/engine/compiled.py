@@ -95,10 +95,10 @@ def reason() -> str:
 
 def _sgemm_address() -> int:
     """Address of ``cblas_sgemm`` (64-bit integers) in the OpenBLAS that NumPy uses."""
-    from threadpoolctl import threadpool_info
+    from attnlab.engine.threads import blas_libraries
 
     found = []
-    for lib in threadpool_info():
+    for lib in blas_libraries():
         if lib.get("internal_api") != "openblas":
             continue
         found.append(lib["filepath"])
