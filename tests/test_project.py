@@ -67,3 +67,34 @@ def test_engine_has_no_io_or_web():
     for path in (PACKAGE / "engine").rglob("*.py"):
         names = imports_of(path)
         assert not names & {"fastapi", "starlette", "uvicorn", "http", "socket", "urllib"}, path
+
+
+# "docs/engine-conventions.md" but not "https://example.org/docs/x" or "api/docs/x".
+DOC_PATH = re.compile(r"(?<![\w/.:-])docs/[\w./-]*\w")
+
+
+def cited_docs() -> dict[str, set[str]]:
+    cited: dict[str, set[str]] = {}
+    for path in [*PACKAGE.rglob("*"), ROOT / "README.md"]:
+        if path.is_file() and path.suffix in {".py", ".md", ".js", ".html", ".css", ".json"}:
+            for doc in DOC_PATH.findall(path.read_text(encoding="utf-8")):
+                cited.setdefault(doc, set()).add(str(path.relative_to(ROOT)))
+    return cited
+
+
+def test_every_cited_doc_exists():
+    cited = cited_docs()
+    assert "docs/engine-conventions.md" in cited  # the engine's conventions are cited from the code
+    missing = {doc: sorted(where) for doc, where in cited.items() if not (ROOT / doc).is_file()}
+    assert not missing, f"cited but not in the repository: {missing}"
+
+
+def test_nothing_cites_notes_outside_the_repository():
+    # Spelled in pieces so that this file does not cite them either.
+    outside = ("ENGINE" + "-NOTES", "../" + "shared")
+    for folder in ("src", "tests", "benchmarks", "docs", "scripts"):
+        for path in (ROOT / folder).rglob("*"):
+            if path.is_file() and path.suffix in {".py", ".md", ".js", ".html", ".css", ".json", ".sh"}:
+                text = path.read_text(encoding="utf-8")
+                assert not [o for o in outside if o in text], path.relative_to(ROOT)
+    assert not [o for o in outside if o in (ROOT / "README.md").read_text()]

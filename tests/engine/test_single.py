@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from attnlab.engine.errors import FieldError
 from attnlab.engine.single import (
     MAX_DIM,
     MAX_SOURCES,
@@ -229,11 +230,14 @@ def test_blocked_sources_get_zero_and_do_not_affect_the_output(problem, data):
 )
 def test_bad_input_names_the_field_and_index(kwargs, message):
     args = dict(q=Q, keys=KEYS, values=VALUES) | kwargs
-    with pytest.raises(ValueError, match=message):
+    with pytest.raises(FieldError, match=message) as refused:
         trace_query(**args)
+    # located at the field the message starts with (keys[1][1] is ("keys", 1, 1))
+    assert str(refused.value).startswith(refused.value.field + " ")
 
 
-def test_overflowing_scores_are_refused():
-    with pytest.raises(ValueError, match=r"scores\[0\] overflows"):
+def test_overflowing_scores_are_refused_at_q():
+    with pytest.raises(FieldError, match=r"^scores\[0\] overflows") as refused:
         trace_query([1e308, 1e308], [[1e308, 1e308]], [[1.0]])
+    assert refused.value.loc == ("q",)  # the learner's control, not the derived score
 

@@ -8,6 +8,7 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
+from attnlab.engine.errors import FieldError
 from attnlab.lab import export
 from attnlab.lab import history as hist
 from attnlab.lab import sequence as seq
@@ -49,29 +50,49 @@ def test_json_round_trip_restores_the_example(edited, study):
 
 
 @pytest.mark.parametrize(
-    ("text", "message"),
+    ("text", "loc", "message"),
     [
-        ("not json", "file is not JSON"),
-        ("[1, 2]", "file is not an attnlab export"),
-        ('{"format": "attnlab-notebook", "version": 9}', "version is 9; this attnlab reads 1"),
-        ('{"format": "attnlab-notebook", "version": 1}', "example.example must be an object"),
-        ("x" * 70_000, "file is 70000 bytes"),
+        ("not json", ("text",), "file is not JSON"),
+        ("[1, 2]", (), "file is not an attnlab export"),
+        ('{"format": "attnlab-notebook", "version": 9}', ("version",), "version is 9; this attnlab reads 1"),
+        ('{"format": "attnlab-notebook", "version": 1}', ("example",), "example must be an object"),
+        ("x" * 70_000, ("text",), "file is 70000 bytes"),
+        ("[" * 5000, ("text",), "file nests 5000 levels deep; an export nests at most 32"),
+        ('{"a": ' * 1500 + "1" + "}" * 1500, ("text",), "file nests 1500 levels deep"),
+        (b"[" * 5000, ("text",), "file nests 5000 levels deep"),
     ],
 )
-def test_bad_files_get_a_clear_message(text, message):
-    with pytest.raises(ValueError, match=message):
+def test_bad_files_get_a_clear_message(text, loc, message):
+    with pytest.raises(FieldError, match=message) as refused:
         export.from_json(text)
+    assert refused.value.loc == loc
+
+
+def test_nesting_is_counted_outside_strings_only():
+    assert export.json_depth('{"label": "[[[[{{{{", "rows": [[1], [2]]}') == 3
+    assert export.json_depth('"an unclosed string [[[') == 0
+    # an escaped quote does not end the string: every "[" here is inside it
+    assert export.json_depth(r'["\"[[[[", 1]') == 1
+    doc = json.dumps(export.to_json(STARTING, hist.new_study()))
+    assert export.json_depth(doc) <= export.MAX_DEPTH
 
 
 def test_bad_example_inside_a_good_file_names_the_field(edited, study):
     doc = export.to_json(edited, study)
     doc["example"]["mask"][1] = [False, False, False]
-    with pytest.raises(ValueError, match=r"example.mask\[1\]: row 1 \(B\) needs"):
+    with pytest.raises(FieldError, match=r"example.mask\[1\]: row 1 \(B\) needs") as refused:
         export.from_document(doc)
+    assert refused.value.loc == ("example", "mask", 1)
     doc = export.to_json(edited, study)
     doc["example"]["values"][0][0] = "NaN"
-    with pytest.raises(ValueError, match=r"example.values\[0\]\[0\] must be a number"):
+    with pytest.raises(FieldError, match=r"example.values\[0\]\[0\] must be a number") as refused:
         export.from_document(doc)
+    assert refused.value.loc == ("example", "values", 0, 0)
+    doc = export.to_json(edited, study)
+    doc["example"]["labels"][2] = "A"
+    with pytest.raises(FieldError, match=r"example.labels\[2\] repeats labels\[0\]") as refused:
+        export.from_document(doc)
+    assert refused.value.loc == ("example", "labels", 2)
 
 
 def test_markdown_report(edited, study):

@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from attnlab.engine.errors import FieldError
 from attnlab.lab import history as hist
 from attnlab.lab import sequence as seq
 from attnlab.lab.sequence import STARTING
@@ -124,40 +125,52 @@ def test_study_round_trips_through_validation():
 
 
 @pytest.mark.parametrize(
-    ("action", "message"),
+    ("action", "loc", "message"),
     [
-        ({"kind": "dance"}, "action.kind must be one of open, submit"),
-        ({"kind": "help", "help": "cheat"}, "action.help must be one of hint, playback"),
-        ({"kind": "help", "help": "hint", "detail": 4, "challenge": "zero-q"},
-         "challenge zero-q has 3 hints"),
-        ({"kind": "help", "help": "stepper"}, "action.detail is needed for stepper"),
-        ({"kind": "goto", "challenge": "zero-q", "attempt": 1}, "action.attempt must be 0 to 0"),
-        ({"kind": "submit", "challenge": "zero-q", "response": "x"},
-         "response must be a list of 3 numbers"),
-        ({"kind": "open", "challenge": "zzz"}, "challenge 'zzz' is not one of"),
+        ({"kind": "dance"}, ("action", "kind"), "^action.kind must be one of open, submit"),
+        ({"kind": "help", "help": "cheat"}, ("action", "help"), "^action.help must be one of hint, playback"),
+        ({"kind": "help", "help": "hint", "detail": 4, "challenge": "zero-q"}, ("action", "detail"),
+         "^action.detail: challenge zero-q has 3 hints"),
+        ({"kind": "help", "help": "stepper"}, ("action", "detail"), "^action.detail is needed for stepper"),
+        ({"kind": "goto", "challenge": "zero-q", "attempt": 1}, ("action", "attempt"),
+         "^action.attempt must be 0 to 0"),
+        ({"kind": "submit", "challenge": "zero-q", "response": "x"}, ("action", "response"),
+         "^action.response must be a list of 3 numbers"),
+        ({"kind": "submit", "challenge": "zero-q", "response": [1, 2, None]}, ("action", "response", 2),
+         r"^action.response\[2\] must be a finite number"),
+        ({"kind": "open", "challenge": "zzz"}, ("action", "challenge"),
+         "^action.challenge 'zzz' is not one of"),
     ],
 )
-def test_bad_actions_are_refused(action, message):
-    with pytest.raises(ValueError, match=message):
+def test_bad_actions_are_refused(action, loc, message):
+    with pytest.raises(FieldError, match=message) as refused:
         hist.apply(hist.new_study(), action, STARTING)
+    assert refused.value.loc == loc
 
 
 @pytest.mark.parametrize(
-    ("study", "message"),
+    ("study", "loc", "message"),
     [
-        ({"version": 2}, "study must be an object with version 1"),
-        ({"version": 1, "before": [{"kind": "x"}]}, r"study.before\[0\].kind must be one of"),
+        ({"version": 2}, ("study",), "study must be an object with version 1"),
+        ({"version": 1, "before": [{"kind": "x"}]}, ("study", "before", 0, "kind"),
+         r"study.before\[0\].kind must be one of"),
         ({"version": 1, "challenges": {"zero-q": {"current": 1, "attempts": [{}]}}},
-         "current is 1; there are 1 attempts"),
+         ("study", "challenges", "zero-q", "current"), "current is 1; there are 1 attempts"),
         ({"version": 1, "challenges": {"zero-q": {"current": 0, "attempts": []}}},
-         "attempts must be a list of 1 to 50"),
-        ({"version": 1, "active": {"challenge": "zero-q", "attempt": 0}},
+         ("study", "challenges", "zero-q", "attempts"), "attempts must be a list of 1 to 50"),
+        ({"version": 1, "challenges": {"zero-q": {"current": 0, "attempts": [{"response": [1]}]}}},
+         ("study", "challenges", "zero-q", "attempts", 0, "response"),
+         r"^study.challenges.zero-q.attempts\[0\].response must be a list of 3 numbers"),
+        ({"version": 1, "challenges": {"zzz": {"current": 0, "attempts": [{}]}}},
+         ("study", "challenges", "zzz"), "challenge 'zzz' is not one of"),
+        ({"version": 1, "active": {"challenge": "zero-q", "attempt": 0}}, ("study", "active"),
          "study.active names no challenge"),
     ],
 )
-def test_bad_studies_are_refused(study, message):
-    with pytest.raises(ValueError, match=message):
+def test_bad_studies_are_refused(study, loc, message):
+    with pytest.raises(FieldError, match=message) as refused:
         hist.study_from_dict(study)
+    assert refused.value.loc == loc
 
 
 CIDS = ["zero-q", "row0-masked", "equal-ac"]

@@ -6,6 +6,7 @@ import math
 
 import pytest
 
+from attnlab.engine.errors import FieldError
 from attnlab.lab import practice
 from attnlab.lab import sequence as seq
 from attnlab.lab.sequence import STARTING
@@ -118,17 +119,18 @@ def test_row0_masked_prediction_uses_the_causal_mask():
 
 
 @pytest.mark.parametrize(
-    ("cid", "response", "message"),
+    ("cid", "response", "loc", "message"),
     [
-        ("equal-ac", [1, 2], "takes no typed response"),
-        ("near-vb", None, "needs why can the output never reach v_b"),
-        ("near-vb", "because", "response must be one of positive, scale, length"),
-        ("zero-q", [1, 2], "response must be a list of 3 numbers"),
-        ("zero-q", [1, 2, float("inf")], r"response\[2\] must be a finite number"),
-        ("row0-masked", [True, 0], r"response\[0\] must be a finite number"),
-        ("nope", None, "challenge 'nope' is not one of"),
+        ("equal-ac", [1, 2], ("response",), "takes no typed response"),
+        ("near-vb", None, ("response",), "needs why can the output never reach v_b"),
+        ("near-vb", "because", ("response",), "response must be one of positive, scale, length"),
+        ("zero-q", [1, 2], ("response",), "response must be a list of 3 numbers"),
+        ("zero-q", [1, 2, float("inf")], ("response", 2), r"response\[2\] must be a finite number"),
+        ("row0-masked", [True, 0], ("response", 0), r"response\[0\] must be a finite number"),
+        ("nope", None, ("challenge",), "challenge 'nope' is not one of"),
     ],
 )
-def test_bad_responses_are_refused_with_the_field(cid, response, message):
-    with pytest.raises(ValueError, match=message):
+def test_bad_responses_are_refused_with_the_field(cid, response, loc, message):
+    with pytest.raises(FieldError, match=message) as refused:
         practice.check(cid, STARTING, response)
+    assert refused.value.loc == loc

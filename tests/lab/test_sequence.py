@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from attnlab.engine import attention
+from attnlab.engine.errors import FieldError
 from attnlab.lab import sequence as seq
 from attnlab.lab.examples import WORKED
 from attnlab.lab.sequence import STARTING, MaskRefused
@@ -144,44 +145,68 @@ def test_mask_toggle_changes_only_that_cell_and_the_rows_numbers():
 
 
 def test_mask_emptying_a_row_is_refused_and_the_mask_kept():
-    with pytest.raises(MaskRefused, match=r"row 0 \(A\) with no allowed source.*unchanged"):
+    with pytest.raises(MaskRefused, match=r"row 0 \(A\) with no allowed source.*unchanged") as refused:
         seq.apply_edit(STARTING, {"kind": "mask", "row": 0, "source": 0, "allowed": False})
     assert STARTING.mask[0] == (True, False, False)  # frozen: nothing changed
+    assert (refused.value.loc, refused.value.type) == (("edit", "allowed"), "mask_refused")
 
 
 @pytest.mark.parametrize(
-    ("edit", "message"),
+    ("edit", "loc", "message"),
     [
-        ({"kind": "query", "q": [1]}, r"edit\.q\[0\] has 1 entries; it needs 2"),
-        ({"kind": "query", "q": [1, float("nan")]}, r"edit\.q\[0\]\[1\] is nan"),
-        ({"kind": "value", "source": 3, "coord": 0, "x": 1}, r"edit\.source is 3"),
-        ({"kind": "value", "source": 0, "coord": 0, "x": "2"}, r"must be a number"),
-        ({"kind": "mask", "row": 0, "source": 1, "allowed": 1}, r"allowed must be true or false"),
-        ({"kind": "select", "row": -1}, r"row is -1"),
-        ({"kind": "paint"}, r"edit\.kind is 'paint'"),
-        ({"kind": "query", "q": [2e6, 0]}, r"within ±1,000,000"),
+        ({"kind": "query", "q": [1]}, ("edit", "q"), r"^edit\.q has 1 entries; it needs 2"),
+        ({"kind": "query", "q": [1, float("nan")]}, ("edit", "q", 1), r"^edit\.q\[1\] is nan"),
+        ({"kind": "query", "q": [2e6, 0]}, ("edit", "q", 0), r"^edit\.q\[0\] is 2000000.0; .* ±1,000,000"),
+        ({"kind": "value", "source": 3, "coord": 0, "x": 1}, ("edit", "source"), r"^edit\.source is 3"),
+        ({"kind": "value", "source": 0, "coord": 0, "x": "2"}, ("edit", "x"), r"^edit\.x must be a number"),
+        ({"kind": "values", "values": [[1, 2], [3, 4], [5]]}, ("edit", "values", 2),
+         r"^edit\.values\[2\] has 1 entries"),
+        ({"kind": "mask", "row": 0, "source": 1, "allowed": 1}, ("edit", "allowed"),
+         r"^edit\.allowed must be true or false"),
+        ({"kind": "select", "row": -1}, ("edit", "row"), r"^edit\.row is -1"),
+        ({"kind": "paint"}, ("edit", "kind"), r"^edit\.kind is 'paint'"),
     ],
 )
-def test_bad_edits_name_the_field(edit, message):
-    with pytest.raises(ValueError, match=message):
+def test_bad_edits_name_the_field(edit, loc, message):
+    with pytest.raises(FieldError, match=message) as refused:
         seq.apply_edit(STARTING, edit)
+    assert refused.value.loc == loc
 
 
 @pytest.mark.parametrize(
-    ("change", "message"),
+    ("change", "loc", "message"),
     [
-        ({"queries": [[1, 2], [3, 4]]}, "queries has 2 rows; the held example has 3"),
-        ({"keys": [[1, 2], [3, 4], [5, "x"]]}, r"keys\[2\]\[1\] must be a number"),
-        ({"mask": [[False, False, False], [True, True, False], [True, True, True]]},
+        ({"queries": [[1, 2], [3, 4]]}, ("queries",), "queries has 2 rows; the held example has 3"),
+        ({"keys": [[1, 2], [3, 4], [5, "x"]]}, ("keys", 2, 1), r"keys\[2\]\[1\] must be a number"),
+        ({"mask": [[False, False, False], [True, True, False], [True, True, True]]}, ("mask", 0),
          r"mask\[0\]: row 0 \(A\) needs at least one allowed source"),
-        ({"labels": ["A", "A", "C"]}, r"labels\[1\] repeats"),
-        ({"row": 3}, "row is 3"),
-        ({"values": None}, "values must be a list of 3 rows"),
+        ({"mask": [[True, 1, True], [True] * 3, [True] * 3]}, ("mask", 0, 1),
+         r"mask\[0\]\[1\] must be true or false"),
+        ({"labels": ["A", "A", "C"]}, ("labels", 1), r"labels\[1\] repeats"),
+        ({"row": 3}, ("row",), "row is 3"),
+        ({"values": None}, ("values",), "values must be a list of 3 rows"),
     ],
 )
-def test_held_from_dict_refuses_bad_examples(change, message):
-    with pytest.raises(ValueError, match=message):
+def test_held_from_dict_refuses_bad_examples(change, loc, message):
+    with pytest.raises(FieldError, match=message) as refused:
         seq.held_from_dict({**STARTING.to_dict(), **change})
+    assert refused.value.loc == loc
+
+
+def test_an_engine_error_in_a_row_is_located_at_that_rows_query(monkeypatch):
+    # Within ±1e6 no score can overflow, so the engine's refusal is simulated: the
+    # engine says q (its argument); for row 1 of the held example that is queries[1].
+    real = seq.trace_query
+
+    def refuse_row_1(q, keys, values, **kw):
+        if list(q) == list(STARTING.queries[1]):
+            raise FieldError("q", "scores[0] overflows: q·keys[0] is inf (scaled inf)")
+        return real(q, keys, values, **kw)
+
+    monkeypatch.setattr(seq, "trace_query", refuse_row_1)
+    with pytest.raises(FieldError, match=r"^queries\[1\]: scores\[0\] overflows") as refused:
+        seq.held_from_dict(STARTING.to_dict())
+    assert refused.value.loc == ("queries", 1)
 
 
 def test_round_trip_through_dict():

@@ -1,8 +1,8 @@
 """The lab's JSON API through the real app (FastAPI's TestClient, no mocks).
 
-The worked example's expected numbers are the reference page's own
-(../shared/spec/attention-notebook-page.txt, "Inspect precise numbers"),
-written out here, not read back from the code under test.
+The worked example's expected numbers are the reference page's own (its
+"Inspect precise numbers" panel), written out here, not read back from the
+code under test.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from fastapi.testclient import TestClient
 
 from attnlab.engine.single import trace_query
 from attnlab.lab.python_code import to_python
+from attnlab.web.api import answer_for
 from attnlab.web.app import MAX_BODY_BYTES, create_app
 
 WORKED = {
@@ -236,6 +237,54 @@ def test_bad_input_is_422_naming_the_field(client, body, field, words):
     assert detail[0]["field"] == field
     assert words in detail[0]["msg"]
     assert "input" not in detail[0]  # the request is not echoed back
+
+
+MAX = 1.7976931348623157e308
+
+
+@pytest.mark.parametrize(
+    ("body", "loc", "msg"),
+    [
+        # the engine's FieldErrors, located by their loc (the message is not parsed)
+        ({**WORKED, "keys": [[-1, 2], [1, 0], [0, 1, 5]]}, ["body", "keys", 2],
+         "keys[2] has 3 coordinates; keys[0] has 2"),
+        ({**WORKED, "q": [2, 1, 0]}, ["body", "keys", 0], "keys[0] has 2 coordinates; q has 3"),
+        ({**WORKED, "allowed": [False, False, False]}, ["body", "allowed"],
+         "allowed blocks every source; at least 1 source must be allowed"),
+        ({**WORKED, "labels": ["A", "B", "A"]}, ["body", "labels", 2], "labels[2] repeats labels[0] ('A')"),
+        # derived numbers: at the input the learner changes, the derived field named after it
+        ({**WORKED, "q": [1e308, 1e308]}, ["body", "q"], "q: scores[0] overflows: "),
+        ({"q": [0], "keys": [[0]] * 11, "values": [[MAX]] * 11}, ["body", "values"],
+         "values: output[0] overflows; use smaller value magnitudes"),
+    ],
+)
+def test_engine_errors_are_422_at_their_location(client, body, loc, msg):
+    r = post(client, body)
+    assert r.status_code == 422
+    (item,) = r.json()["detail"]
+    assert item["loc"] == loc
+    assert item["type"] == "value_error"
+    assert item["msg"].startswith(msg)
+    # the WebSocket's answers (answer_for) are the same, item for item
+    assert answer_for(json.dumps(body)) == {"status": 422, "body": r.json()}
+
+
+def test_a_huge_value_is_located_at_its_coordinate(client):
+    text = json.dumps(WORKED).replace("[0, 2]", "[1e400, 2]", 1)  # parses as inf
+    r = client.post("/api/trace", content=text, headers={"content-type": "application/json"})
+    assert r.status_code == 422
+    (item,) = r.json()["detail"]
+    assert (item["loc"], item["field"]) == (["body", "values", 1, 0], "values[1][0]")
+
+
+@pytest.mark.parametrize("text", ["[" * 5000, '{"q": ' + "[" * 5000, '{"q": [2], "keys": ' + '{"a": ' * 3000])
+def test_deeply_nested_json_is_422_not_500(client, text):
+    r = client.post("/api/trace", content=text, headers={"content-type": "application/json"})
+    assert r.status_code == 422
+    assert r.json()["detail"][0]["loc"] == ["body"]
+    answer = answer_for(text)  # pydantic's parser stops at its recursion limit
+    assert answer["status"] == 422
+    assert answer["body"]["detail"][0]["type"] == "json_invalid"
 
 
 def test_nan_and_infinity_are_refused(client):

@@ -7,8 +7,9 @@ import json
 import pytest
 from fastapi.testclient import TestClient
 
+from attnlab.engine.errors import FieldError
 from attnlab.lab import history as hist
-from attnlab.lab.sequence import STARTING, held_from_dict, sequence_view
+from attnlab.lab.sequence import STARTING, apply_edit, held_from_dict, sequence_view
 from attnlab.web import api_notebook
 from attnlab.web.app import create_app
 
@@ -89,6 +90,55 @@ def test_bad_held_examples_get_422_naming_the_field(client, body, field):
     assert field in [d["field"] for d in r.json()["detail"]]
 
 
+def test_lab_errors_are_422_at_their_location(client):
+    # the held example's errors are the lab's, relocated under "held"
+    r = client.post("/api/notebook/sequence", json={"held": {**HELD, "labels": ["A", "B", "A"]}})
+    assert r.json()["detail"] == [{"loc": ["body", "held", "labels", 2], "field": "held.labels[2]",
+                                   "msg": "held.labels[2]: labels[2] repeats labels[0] ('A')",
+                                   "type": "value_error"}]
+    empty_row = {**HELD, "mask": [[False] * 3] + HELD["mask"][1:]}
+    r = client.post("/api/notebook/sequence", json={"held": empty_row})
+    (item,) = r.json()["detail"]
+    assert (item["loc"], item["type"]) == (["body", "held", "mask", 0], "value_error")
+    # a study action's response, and a response stored in the study
+    r = client.post("/api/notebook/study", json={
+        "held": HELD, "study": {"version": 1},
+        "action": {"kind": "submit", "challenge": "zero-q", "response": [1, 2]}})
+    (item,) = r.json()["detail"]
+    assert (item["loc"], item["msg"]) == (["body", "action", "response"],
+                                          "action.response must be a list of 3 numbers")
+    study = {"version": 1, "challenges": {"zero-q": {"current": 0, "attempts": [{"response": [1, 2]}]}}}
+    clear = {"kind": "clear", "challenge": "zero-q"}
+    r = client.post("/api/notebook/study", json={"held": HELD, "study": study, "action": clear})
+    (item,) = r.json()["detail"]
+    assert item["loc"] == ["body", "study", "challenges", "zero-q", "attempts", 0, "response"]
+
+
+def test_an_edit_of_q0_is_located_the_same_by_the_api_and_the_lab(client):
+    r = edit(client, HELD, kind="query", q=[2e6, 0])  # the schema refuses it first
+    assert r.status_code == 422
+    assert [d["loc"] for d in r.json()["detail"]] == [["body", "edit", "q", 0]]
+    with pytest.raises(FieldError) as refused:  # the lab's own check, for callers without the schema
+        apply_edit(STARTING, {"kind": "query", "q": [2e6, 0]})
+    assert ["body", *refused.value.loc] == ["body", "edit", "q", 0]
+
+
+@pytest.mark.parametrize(
+    ("text", "msg"),
+    [
+        ("[" * 5000, "text: Import refused: file nests 5000 levels deep; an export nests at most 32"),
+        ('{"a": ' * 2000 + "1" + "}" * 2000, "text: Import refused: file nests 2000 levels deep"),
+        ("{", "text: Import refused: file is not JSON"),
+    ],
+)
+def test_import_of_unreadable_text_is_422_at_text(client, text, msg):
+    r = client.post("/api/notebook/import", json={"text": text})
+    assert r.status_code == 422
+    (item,) = r.json()["detail"]
+    assert (item["loc"], item["type"]) == (["body", "text"], "import_refused")
+    assert item["msg"].startswith(msg)
+
+
 def test_stepper_follows_the_explorer_row(client):
     body = client.post("/api/notebook/stepper", json={"held": {**HELD, "row": 2,
                                                                "masked": True}}).json()
@@ -141,7 +191,7 @@ def test_study_actions_and_history(client):
     [
         ({"version": 1}, {"kind": "help", "help": "cheat"}, "action.help"),
         ({"version": 1}, {"kind": "submit", "challenge": "zero-q", "response": [1, 2]},
-         "response"),
+         "action.response"),
         ({"version": 1, "challenges": {"zero-q": {"current": 3, "attempts": [{}]}}},
          {"kind": "open", "challenge": "zero-q"}, "study.challenges.zero"),
         ({"version": 2}, {"kind": "open", "challenge": "zero-q"}, "study.version"),

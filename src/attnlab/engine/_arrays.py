@@ -3,8 +3,9 @@
 The engine is written against the Python array API standard through
 ``array_api_compat``: the same code runs on NumPy, ``array_api_strict`` and,
 where installed, PyTorch tensors. Lists and other non-arrays are turned into
-NumPy float64 arrays. Every check raises ``ValueError`` naming the field and
-its shape, so a person can act on the message.
+NumPy float64 arrays. Every check raises ``FieldError`` (a ``ValueError``)
+located at the argument it is about, ``loc = (field,)``, with a message that
+names the field and its shape, so a person can act on it.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from typing import Any
 
 import numpy as np
 from array_api_compat import array_namespace, device, is_array_api_obj
+
+from attnlab.engine.errors import FieldError
 
 Array = Any  # any array-API array (numpy.ndarray, torch.Tensor, array_api_strict.Array)
 
@@ -30,11 +33,11 @@ def as_array(x: object, field: str) -> Array:
     if type(x) is np.ndarray or is_array_api_obj(x):
         return x
     if isinstance(x, (str, bytes)):
-        raise ValueError(f"{field} must be an array of numbers, not {type(x).__name__}")
+        raise FieldError(field, f"{field} must be an array of numbers, not {type(x).__name__}")
     try:
         return np.asarray(x, dtype=np.float64)
     except (TypeError, ValueError) as error:
-        raise ValueError(f"{field} must be an array of numbers: {error}") from None
+        raise FieldError(field, f"{field} must be an array of numbers: {error}") from None
 
 
 _NUMPY = array_namespace(np.empty(0))
@@ -79,7 +82,7 @@ def to_float(xp, x: Array, dtype, field: str) -> Array:
     if x.dtype == dtype:
         return x
     if x.dtype == xp.bool or not xp.isdtype(x.dtype, ("integral", "real floating")):
-        raise ValueError(f"{field} must hold real numbers, not {x.dtype}")
+        raise FieldError(field, f"{field} must hold real numbers, not {x.dtype}")
     return xp.astype(x, dtype)
 
 
@@ -88,23 +91,39 @@ def check_finite(xp, x: Array, field: str) -> None:
     finite = xp.isfinite(x)
     if not bool(xp.all(finite)):
         bad = int(xp.sum(xp.astype(xp.logical_not(finite), xp.int64)))
-        raise ValueError(
+        raise FieldError(
+            field,
             f"{field} of shape {shape_of(x)} has {bad} NaN or infinite entr"
             f"{'y' if bad == 1 else 'ies'}; every number must be finite"
         )
 
 
 def broadcast_shape(*shapes: Sequence[int], fields: Sequence[str]) -> tuple[int, ...]:
-    """Return the broadcast of ``shapes`` or raise ``ValueError`` naming them."""
+    """Return the broadcast of ``shapes`` or raise ``FieldError`` naming them.
+
+    The error is located at the first field whose size disagrees with an
+    earlier field's on some axis.
+    """
     ndim = max((len(s) for s in shapes), default=0)
     out = []
     for axis in range(-ndim, 0):
         sizes = {s[axis] for s in shapes if len(s) >= -axis} - {1}
         if len(sizes) > 1:
             listed = ", ".join(f"{f} {tuple(s)}" for f, s in zip(fields, shapes, strict=True))
-            raise ValueError(f"leading dimensions do not broadcast: {listed}")
+            raise FieldError(_odd_one(shapes, fields, axis), f"leading dimensions do not broadcast: {listed}")
         out.append(sizes.pop() if sizes else 1)
     return tuple(out)
+
+
+def _odd_one(shapes: Sequence[Sequence[int]], fields: Sequence[str], axis: int) -> str:
+    first = None
+    for f, s in zip(fields, shapes, strict=True):
+        size = s[axis] if len(s) >= -axis else 1
+        if size != 1 and first is None:
+            first = size
+        elif size not in (1, first):
+            return f
+    return fields[-1]  # pragma: no cover - only called when two sizes disagree
 
 
 def fits(shape: Sequence[int], target: Sequence[int]) -> bool:
@@ -124,7 +143,7 @@ def default_scale(d_k: int, scale: float | None) -> float:
     if scale is None:
         return 1.0 / math.sqrt(d_k)
     if isinstance(scale, bool) or not isinstance(scale, (int, float)):
-        raise ValueError(f"scale must be a number, not {type(scale).__name__}")
+        raise FieldError("scale", f"scale must be a number, not {type(scale).__name__}")
     if not math.isfinite(scale):
-        raise ValueError(f"scale is {scale}; it must be finite")
+        raise FieldError("scale", f"scale is {scale}; it must be finite")
     return float(scale)

@@ -6,7 +6,7 @@ Shapes: ``q`` (..., L, d_k), ``k`` (..., S, d_k), ``v`` (..., S, d_v); the
 leading dimensions broadcast. The result's ``output`` is (..., L, d_v) and its
 ``weights`` (..., L, S).
 
-Conventions (see ENGINE-NOTES.md for how PyTorch, JAX and FlashAttention differ):
+Conventions (docs/engine-conventions.md says how PyTorch, JAX and FlashAttention differ):
 
 - Boolean ``mask``: ``True`` = may attend (PyTorch SDPA and JAX polarity; the
   opposite of ``nn.MultiheadAttention``). Floating ``mask``: added to the
@@ -49,6 +49,8 @@ from attnlab.engine._arrays import (
     shape_of,
     to_float,
 )
+from attnlab.engine.errors import FieldError
+from attnlab.engine.threads import holds_one_blas_thread
 from attnlab.engine.trace import Trace, TraceBuilder
 
 CAUSAL_ALIGNMENTS = ("top_left", "bottom_right")
@@ -74,7 +76,8 @@ class AttentionResult:
 def check_causal(causal: object) -> None:
     """Refuse an unknown causal alignment, naming the two that exist."""
     if causal is not None and causal not in CAUSAL_ALIGNMENTS:
-        raise ValueError(
+        raise FieldError(
+            "causal",
             f"causal={causal!r} is not an alignment; use None, 'top_left' "
             "(query i sees keys j <= i) or 'bottom_right' (query i sees keys j <= i + S - L)"
         )
@@ -90,7 +93,7 @@ def causal_mask(n_queries: int, n_keys: int, alignment: str, *, like: Array | No
     """
     check_causal(alignment)
     if alignment is None:
-        raise ValueError("causal_mask needs an alignment: 'top_left' or 'bottom_right'")
+        raise FieldError("alignment", "causal_mask needs an alignment: 'top_left' or 'bottom_right'")
     if like is None or type(like) is np.ndarray:
         if n_queries * n_keys <= _CACHED_MASK_SIZE:
             return _numpy_causal_mask(n_queries, n_keys, alignment)
@@ -122,6 +125,7 @@ def _numpy_causal_mask(n_queries: int, n_keys: int, alignment: str) -> np.ndarra
     return mask
 
 
+@holds_one_blas_thread
 def attention(
     q: Array,
     k: Array,
@@ -212,25 +216,28 @@ def attend(
 def prepare_qkv(q, k, v, scale, *, check_values: bool = True):
     """Check q, k, v and the scale; return ``(xp, q, k, v, scale)`` in one float dtype.
 
-    Raises ``ValueError`` naming the shapes for mismatched dimensions, empty
-    axes, non-numbers, NaN or infinity.
+    Raises ``FieldError`` naming the shapes for mismatched dimensions, empty
+    axes, non-numbers, NaN or infinity (located at the argument the message
+    starts with).
     """
     q, k, v = as_array(q, "q"), as_array(k, "k"), as_array(v, "v")
     xp = namespace(q, k, v)
     qs, ks, vs = shape_of(q), shape_of(k), shape_of(v)
     for name, s in (("q", qs), ("k", ks), ("v", vs)):
         if len(s) < 2:
-            raise ValueError(f"{name} has shape {s}; it needs at least 2 dimensions (..., n, d)")
+            raise FieldError(name, f"{name} has shape {s}; it needs at least 2 dimensions (..., n, d)")
         if 0 in s:
-            raise ValueError(f"{name} has shape {s}; no dimension may be empty")
+            raise FieldError(name, f"{name} has shape {s}; no dimension may be empty")
     n_q, d_k = qs[-2:]
     n_k = ks[-2]
     if ks[-1] != d_k:
-        raise ValueError(
+        raise FieldError(
+            "q",
             f"q has shape {qs} and k has shape {ks}: their last dimensions (d_k) differ, {d_k} vs {ks[-1]}"
         )
     if vs[-2] != n_k:
-        raise ValueError(
+        raise FieldError(
+            "k",
             f"k has shape {ks} and v has shape {vs}: they need the same number of keys S ({n_k} vs {vs[-2]})"
         )
     dtype = float_dtype(xp, q, k, v)
@@ -243,7 +250,11 @@ def prepare_qkv(q, k, v, scale, *, check_values: bool = True):
 
 
 def check_scores(xp, scores) -> None:
-    """Raise a ValueError when finite inputs gave scores beyond the dtype's range."""
+    """Raise a ValueError when finite inputs gave scores beyond the dtype's range.
+
+    A plain ``ValueError``, not a ``FieldError``: q, k and the scale share the
+    blame, and no one argument is the one to change.
+    """
     if not bool(xp.all(xp.isfinite(scores))):
         raise ValueError(
             f"the scores q . k * scale overflowed to infinity; the inputs are too large for {scores.dtype}"
@@ -307,12 +318,15 @@ def _device(x):
 
 def _gqa_groups(qs, ks, vs) -> int:
     if len(qs) < 3 or len(ks) < 3 or len(vs) < 3:
-        raise ValueError(f"enable_gqa needs a head axis: q {qs}, k {ks} and v {vs} must be (..., H, n, d)")
+        raise FieldError(
+            "enable_gqa", f"enable_gqa needs a head axis: q {qs}, k {ks} and v {vs} must be (..., H, n, d)"
+        )
     n_q_heads, n_kv_heads = qs[-3], ks[-3]
     if vs[-3] != n_kv_heads:
-        raise ValueError(f"k has shape {ks} and v has shape {vs}: their head counts differ")
+        raise FieldError("k", f"k has shape {ks} and v has shape {vs}: their head counts differ")
     if n_q_heads % n_kv_heads:
-        raise ValueError(
+        raise FieldError(
+            "q",
             f"q has {n_q_heads} heads (shape {qs}) and k has {n_kv_heads} (shape {ks}); "
             "the query heads must be a multiple of the KV heads"
         )
@@ -321,7 +335,8 @@ def _gqa_groups(qs, ks, vs) -> int:
 
 def _check_mask_shape(shape, scores_shape, field) -> None:
     if not fits(shape, scores_shape):
-        raise ValueError(
+        raise FieldError(
+            field,
             f"{field} has shape {shape}; it must broadcast to the scores' shape {scores_shape} "
             f"(..., L={scores_shape[-2]}, S={scores_shape[-1]})"
         )
@@ -329,13 +344,15 @@ def _check_mask_shape(shape, scores_shape, field) -> None:
 
 def _float_mask(xp, mask, dtype):
     if not xp.isdtype(mask.dtype, "real floating"):
-        raise ValueError(
+        raise FieldError(
+            "mask",
             f"mask has dtype {mask.dtype}; use bool (True = may attend) "
             "or floating (added to the scores, -inf blocks)"
         )
     mask = xp.astype(mask, dtype)
     if bool(xp.any(xp.isnan(mask))) or bool(xp.any(mask == xp.inf)):
-        raise ValueError(
+        raise FieldError(
+            "mask",
             f"mask of shape {shape_of(mask)} holds NaN or +inf; an additive mask may hold "
             "finite numbers and -inf (blocked) only"
         )
@@ -347,9 +364,12 @@ def _padding_as_mask(xp, key_padding_mask, scores_shape):
     kpm = as_array(key_padding_mask, "key_padding_mask")
     shape = shape_of(kpm)
     if kpm.dtype != xp.bool:
-        raise ValueError(f"key_padding_mask has dtype {kpm.dtype}; it must be bool (True = real token)")
+        raise FieldError(
+            "key_padding_mask", f"key_padding_mask has dtype {kpm.dtype}; it must be bool (True = real token)"
+        )
     if len(shape) < 1 or not fits(shape[:-1] + (1, shape[-1]), scores_shape):
-        raise ValueError(
+        raise FieldError(
+            "key_padding_mask",
             f"key_padding_mask has shape {shape}; it must be (..., S={scores_shape[-1]}) with "
             f"leading dimensions that broadcast to {scores_shape[:-2]}"
         )

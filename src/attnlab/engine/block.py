@@ -25,6 +25,7 @@ import numpy as np
 from attnlab.engine._arrays import Array, arange, as_array, namespace, shape_of
 from attnlab.engine.cache import KVCache
 from attnlab.engine.decode import fast_block_applies, numpy_decoder_block
+from attnlab.engine.errors import FieldError
 from attnlab.engine.layers import (
     LayerNormParams,
     MLPParams,
@@ -35,6 +36,7 @@ from attnlab.engine.layers import (
 from attnlab.engine.layers import norm as apply_norm
 from attnlab.engine.multihead import AttentionParams, MultiHeadResult, multi_head_attention
 from attnlab.engine.positions import RoPE
+from attnlab.engine.threads import holds_one_blas_thread
 from attnlab.engine.trace import Trace, TraceBuilder
 
 NORM_PLACEMENTS = ("pre", "post")
@@ -80,6 +82,7 @@ class StackResult:
     trace: Trace | None = None
 
 
+@holds_one_blas_thread
 def transformer_block(
     x: Array,
     params: BlockParams,
@@ -101,7 +104,7 @@ def transformer_block(
     The attention arguments are passed to :func:`multi_head_attention`.
     """
     if norm not in NORM_PLACEMENTS:
-        raise ValueError(f"norm={norm!r}; use 'pre' (GPT-2, Llama) or 'post' (BERT)")
+        raise FieldError("norm", f"norm={norm!r}; use 'pre' (GPT-2, Llama) or 'post' (BERT)")
     x = as_array(x, "x")
     options = dict(
         n_head=n_head, n_kv_head=n_kv_head, rope=rope, positions=positions, cache=cache, scale=scale
@@ -173,6 +176,7 @@ def transformer_block(
     return BlockResult(output=out, attention=att, trace=steps.build())
 
 
+@holds_one_blas_thread
 def encoder_stack(
     x: Array,
     layers: Sequence[BlockParams],
@@ -201,6 +205,7 @@ def encoder_stack(
     )
 
 
+@holds_one_blas_thread
 def decoder_stack(
     x: Array,
     layers: Sequence[BlockParams],
@@ -225,7 +230,7 @@ def decoder_stack(
     ``positions`` default to ``past, past + 1, ...`` where past is the cached length.
     """
     if caches is not None and len(caches) != len(layers):
-        raise ValueError(f"{len(caches)} caches for {len(layers)} layers; give one per layer")
+        raise FieldError("caches", f"{len(caches)} caches for {len(layers)} layers; give one per layer")
     x = as_array(x, "x")
     if positions is None and rope is not None:
         xp = namespace(x)
@@ -253,7 +258,7 @@ def decoder_stack(
 
 def _stack(x, layers, *, final_norm, return_trace, block_kwargs, caches=None) -> StackResult:
     if len(layers) == 0:
-        raise ValueError("a stack needs at least one block")
+        raise FieldError("layers", "a stack needs at least one block")
     x = as_array(x, "x")
     steps = TraceBuilder(enabled=return_trace)
     steps.add("input", x)

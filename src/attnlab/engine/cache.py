@@ -4,8 +4,9 @@ Decoding one token at a time appends that token's k and v (after RoPE) and
 attends from its query to every cached key. The query is the *last* row of
 the sequence, so the causal mask must be aligned bottom-right (query i sees
 keys j <= i + S - L); a top-left mask would let the new token see only the
-first key (pitfall 3 in ENGINE-NOTES.md). ``multi_head_attention`` refuses
-``causal="top_left"`` together with a non-empty cache for that reason.
+first key (a known pitfall: docs/engine-conventions.md, "KV cache and
+positions"). ``multi_head_attention`` refuses ``causal="top_left"`` together
+with a non-empty cache for that reason.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from attnlab.engine._arrays import Array, namespace, shape_of
+from attnlab.engine.errors import FieldError
 
 _FIRST_CAPACITY = 64  # NumPy buffers start with room for this many tokens, then double
 
@@ -67,7 +69,8 @@ class KVCache:
         for field, old, new in (("k", self.keys, k), ("v", self.values, v)):
             os_, ns = shape_of(old), shape_of(new)
             if os_[:-2] != ns[:-2] or os_[-1] != ns[-1]:
-                raise ValueError(
+                raise FieldError(
+                    field,
                     f"{field} has shape {ns}; the cache holds {os_} (only the sequence "
                     "axis, second to last, may differ)"
                 )

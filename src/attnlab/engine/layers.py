@@ -14,6 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from attnlab.engine._arrays import Array, namespace, shape_of
+from attnlab.engine.errors import FieldError
+from attnlab.engine.threads import holds_one_blas_thread
 from attnlab.engine.trace import TraceBuilder
 
 ACTIVATIONS = ("gelu", "gelu_tanh", "relu", "silu")
@@ -64,6 +66,7 @@ class SwiGLUParams:
     w_down: Array
 
 
+@holds_one_blas_thread
 def linear(x: Array, w: Array, b: Array | None = None) -> Array:
     """Return ``x @ w + b`` for x (..., d_in), w (d_in, d_out), b (d_out,) or None.
 
@@ -109,7 +112,7 @@ def norm(x: Array, params: LayerNormParams | RMSNormParams) -> Array:
         return layer_norm(x, params)
     if isinstance(params, RMSNormParams):
         return rms_norm(x, params)
-    raise ValueError(f"a norm needs LayerNormParams or RMSNormParams, not {type(params).__name__}")
+    raise FieldError("params", f"a norm needs LayerNormParams or RMSNormParams, not {type(params).__name__}")
 
 
 def relu(x: Array) -> Array:
@@ -147,7 +150,7 @@ def gelu(x: Array, approximate: str = "none") -> Array:
         return 0.5 * x * (1.0 + erf(x / math.sqrt(2.0)))
     if approximate == "tanh":
         return 0.5 * x * (1.0 + xp.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x * x * x)))
-    raise ValueError(f"approximate={approximate!r}; use 'none' (erf) or 'tanh'")
+    raise FieldError("approximate", f"approximate={approximate!r}; use 'none' (erf) or 'tanh'")
 
 
 def activate(x: Array, activation: str) -> Array:
@@ -160,7 +163,7 @@ def activate(x: Array, activation: str) -> Array:
         return relu(x)
     if activation == "silu":
         return silu(x)
-    raise ValueError(f"activation={activation!r} is unknown; use one of {ACTIVATIONS}")
+    raise FieldError("activation", f"activation={activation!r} is unknown; use one of {ACTIVATIONS}")
 
 
 def erf(x: Array) -> Array:
@@ -274,6 +277,7 @@ def erf_series(x: Array) -> Array:
     return xp.where(x < 0, -value, value)
 
 
+@holds_one_blas_thread
 def mlp(x: Array, params: MLPParams | SwiGLUParams, *, return_trace: bool = False):
     """Apply the feed-forward network ``params`` describes; return ``(output, trace)``.
 
@@ -284,7 +288,7 @@ def mlp(x: Array, params: MLPParams | SwiGLUParams, *, return_trace: bool = Fals
     if isinstance(params, SwiGLUParams):
         return swiglu(x, params, return_trace=return_trace)
     if not isinstance(params, MLPParams):
-        raise ValueError(f"mlp needs MLPParams or SwiGLUParams, not {type(params).__name__}")
+        raise FieldError("params", f"mlp needs MLPParams or SwiGLUParams, not {type(params).__name__}")
     _check_linear(x, params.w_1, "w_1")
     steps = TraceBuilder(enabled=return_trace)
     hidden = linear(x, params.w_1, params.b_1)  # (..., L, d_ff)
@@ -297,6 +301,7 @@ def mlp(x: Array, params: MLPParams | SwiGLUParams, *, return_trace: bool = Fals
     return out, steps.build()
 
 
+@holds_one_blas_thread
 def swiglu(x: Array, params: SwiGLUParams, *, return_trace: bool = False):
     """Return ``((silu(x @ w_gate) * (x @ w_up)) @ w_down, trace)``."""
     _check_linear(x, params.w_gate, "w_gate")
@@ -317,7 +322,8 @@ def swiglu(x: Array, params: SwiGLUParams, *, return_trace: bool = False):
 def _check_linear(x: Array, w: Array, field: str) -> None:
     xs, ws = shape_of(x), shape_of(w)
     if len(ws) != 2 or ws[0] != xs[-1]:
-        raise ValueError(
+        raise FieldError(
+            field,
             f"{field} has shape {ws}; it must be (in, out) with in = {xs[-1]}, the last "
             f"dimension of its input {xs} (weights are pre-transposed: y = x @ W)"
         )

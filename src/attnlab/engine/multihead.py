@@ -12,6 +12,9 @@ n_kv_head * d_head), ``w_o`` is (n_head * d_head, d_model). Column block h of
 Grouped-query attention: with ``n_kv_head < n_head`` (MQA when 1), query head
 h uses KV head g(h) = h // (n_head / n_kv_head), as PyTorch ``enable_gqa`` and
 Llama do; the KV heads are broadcast, never repeated in memory.
+
+Bad arguments raise ``FieldError`` located at the argument (or weight) the
+message starts with: ``("w_q",)`` for ``w_q has shape (12, 12); ...``.
 """
 
 from __future__ import annotations
@@ -31,8 +34,10 @@ from attnlab.engine._arrays import (
 )
 from attnlab.engine.attention import attend, check_causal
 from attnlab.engine.cache import KVCache
+from attnlab.engine.errors import FieldError
 from attnlab.engine.layers import linear
 from attnlab.engine.positions import RoPE
+from attnlab.engine.threads import holds_one_blas_thread
 from attnlab.engine.trace import Trace, TraceBuilder
 
 
@@ -98,6 +103,7 @@ def merge_heads(x: Array) -> Array:
     return xp.reshape(x, s[:-3] + (s[-2], s[-3] * s[-1]))
 
 
+@holds_one_blas_thread
 def multi_head_attention(
     x: Array,
     params: AttentionParams,
@@ -128,13 +134,14 @@ def multi_head_attention(
     x = as_array(x, "x")
     xs = shape_of(x)
     if len(xs) < 2 or 0 in xs:
-        raise ValueError(f"x has shape {xs}; it must be (..., L, d_model) with no empty axis")
+        raise FieldError("x", f"x has shape {xs}; it must be (..., L, d_model) with no empty axis")
     n_kv_head = n_head if n_kv_head is None else n_kv_head
     _check_heads(params, xs, n_head, n_kv_head, context)
     if context is not None and (rope is not None or cache is not None):
-        raise ValueError("rope and cache apply to self-attention only; context was given")
+        raise FieldError("context", "rope and cache apply to self-attention only; context was given")
     if cache is not None and causal == "top_left" and cache.length > 0:
-        raise ValueError(
+        raise FieldError(
+            "causal",
             "causal='top_left' with a filled KV cache would align the new queries with the "
             "first keys; use causal='bottom_right'"
         )
@@ -216,38 +223,46 @@ def multi_head_attention(
 def _check_heads(params: AttentionParams, xs, n_head, n_kv_head, context) -> None:
     for name, n in (("n_head", n_head), ("n_kv_head", n_kv_head)):
         if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-            raise ValueError(f"{name} must be a positive int, not {n!r}")
+            raise FieldError(name, f"{name} must be a positive int, not {n!r}")
     d_model = xs[-1]
     shapes = {n: shape_of(as_array(getattr(params, n), n)) for n in ("w_q", "w_k", "w_v", "w_o")}
     for name, s in shapes.items():
         if len(s) != 2:
-            raise ValueError(f"{name} has shape {s}; weights are 2-D (in, out), pre-transposed")
+            raise FieldError(name, f"{name} has shape {s}; weights are 2-D (in, out), pre-transposed")
     wq, wk, wv, wo = shapes["w_q"], shapes["w_k"], shapes["w_v"], shapes["w_o"]
     if wq[0] != d_model:
-        raise ValueError(f"w_q has shape {wq}; its rows must match d_model={d_model} of x {xs}")
+        raise FieldError("w_q", f"w_q has shape {wq}; its rows must match d_model={d_model} of x {xs}")
     if wq[1] % n_head:
-        raise ValueError(
+        raise FieldError(
+            "n_head",
             f"n_head={n_head} does not divide the query width {wq[1]} (w_q {wq}, d_model={d_model})"
         )
     if n_head % n_kv_head:
-        raise ValueError(f"n_head={n_head} is not a multiple of n_kv_head={n_kv_head}")
+        raise FieldError("n_head", f"n_head={n_head} is not a multiple of n_kv_head={n_kv_head}")
     d_head = wq[1] // n_head
     d_ctx = d_model if context is None else shape_of(as_array(context, "context"))[-1]
     if wk[0] != d_ctx or wv[0] != d_ctx:
-        raise ValueError(
+        raise FieldError(
+            "w_k",
             f"w_k {wk} and w_v {wv} must have {d_ctx} rows, the width of the "
             f"{'context' if context is not None else 'input x'}"
         )
     if wk[1] != n_kv_head * d_head:
-        raise ValueError(f"w_k has shape {wk}; it needs n_kv_head * d_head = {n_kv_head} * {d_head} columns")
+        raise FieldError(
+            "w_k", f"w_k has shape {wk}; it needs n_kv_head * d_head = {n_kv_head} * {d_head} columns"
+        )
     if wv[1] % n_kv_head:
-        raise ValueError(f"n_kv_head={n_kv_head} does not divide the value width {wv[1]} (w_v {wv})")
+        raise FieldError(
+            "n_kv_head", f"n_kv_head={n_kv_head} does not divide the value width {wv[1]} (w_v {wv})"
+        )
     if wo[0] != n_head * (wv[1] // n_kv_head):
-        raise ValueError(f"w_o has shape {wo}; it needs n_head * d_v = {n_head * (wv[1] // n_kv_head)} rows")
+        raise FieldError(
+            "w_o", f"w_o has shape {wo}; it needs n_head * d_v = {n_head * (wv[1] // n_kv_head)} rows"
+        )
     for bname, width in (("b_q", wq[1]), ("b_k", wk[1]), ("b_v", wv[1]), ("b_o", wo[1])):
         b = getattr(params, bname)
         if b is not None and shape_of(as_array(b, bname)) != (width,):
-            raise ValueError(f"{bname} has shape {shape_of(as_array(b, bname))}; expected ({width},)")
+            raise FieldError(bname, f"{bname} has shape {shape_of(as_array(b, bname))}; expected ({width},)")
 
 
 def _heads_axis(xp, positions):
@@ -270,7 +285,8 @@ def _per_head_mask(xp, mask, x_ndim):
         return mask
     if nd == x_ndim:
         return xp.expand_dims(mask, axis=-3)
-    raise ValueError(
+    raise FieldError(
+        "mask",
         f"mask has shape {shape_of(mask)}; use (L, S), (..., L, S) with x's leading "
         "dimensions, or (..., n_head, L, S)"
     )

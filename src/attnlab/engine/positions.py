@@ -20,6 +20,7 @@ from functools import cached_property
 import numpy as np
 
 from attnlab.engine._arrays import Array, as_array, namespace, shape_of
+from attnlab.engine.errors import FieldError
 
 ROPE_CONVENTIONS = ("half", "interleaved")
 
@@ -34,7 +35,10 @@ def sinusoidal_positions(
     namespace and dtype.
     """
     if n_positions < 0 or d_model < 1:
-        raise ValueError(f"need n_positions >= 0 and d_model >= 1, not {n_positions}, {d_model}")
+        raise FieldError(
+            "n_positions" if n_positions < 0 else "d_model",
+            f"need n_positions >= 0 and d_model >= 1, not {n_positions}, {d_model}",
+        )
     xp = namespace(like) if like is not None else namespace(np.empty(0))
     dtype = like.dtype if like is not None else xp.float64
     pos = xp.astype(xp.arange(offset, offset + n_positions), xp.float64)
@@ -56,7 +60,8 @@ def embed(table: Array, ids: Array | Sequence[int], *, field: str = "ids") -> Ar
     n_rows = shape_of(table)[0]
     ids = _int_array(xp, ids, field, like=table)
     if shape_of(ids) and (int(xp.min(ids)) < 0 or int(xp.max(ids)) >= n_rows):
-        raise ValueError(
+        raise FieldError(
+            field,
             f"{field} range over [{int(xp.min(ids))}, {int(xp.max(ids))}]; the table has rows 0..{n_rows - 1}"
         )
     flat = xp.reshape(ids, (-1,))
@@ -78,14 +83,15 @@ class RoPE:
 
     def __post_init__(self) -> None:
         if self.head_dim < 2 or self.head_dim % 2:
-            raise ValueError(f"RoPE needs an even head_dim >= 2, not {self.head_dim}")
+            raise FieldError("head_dim", f"RoPE needs an even head_dim >= 2, not {self.head_dim}")
         if self.convention not in ROPE_CONVENTIONS:
-            raise ValueError(
+            raise FieldError(
+                "convention",
                 f"convention={self.convention!r}; use 'half' (i with i + d/2) "
                 "or 'interleaved' (2i with 2i + 1)"
             )
         if not self.base > 0:
-            raise ValueError(f"base must be positive, not {self.base}")
+            raise FieldError("base", f"base must be positive, not {self.base}")
 
     @cached_property
     def inverse_frequencies(self) -> np.ndarray:
@@ -122,9 +128,10 @@ class RoPE:
         xp = namespace(x)
         xs = shape_of(x)
         if xs[-1] != self.head_dim:
-            raise ValueError(f"x has shape {xs}; RoPE was built for head_dim={self.head_dim}")
+            raise FieldError("x", f"x has shape {xs}; RoPE was built for head_dim={self.head_dim}")
         if shape_of(cos)[-2] != xs[-2]:
-            raise ValueError(f"positions give {shape_of(cos)[-2]} positions; x has {xs[-2]} rows")
+            n = shape_of(cos)[-2]
+            raise FieldError("positions", f"positions give {n} positions; x has {xs[-2]} rows")
         half = self.head_dim // 2
         if self.convention == "half":
             a, b = x[..., :half], x[..., half:]
@@ -145,5 +152,5 @@ def _int_array(xp, ids, field: str, *, like: Array) -> Array:
     elif namespace(arr) is not xp:
         arr = xp.asarray(np.asarray(arr), device=device(like))
     if not xp.isdtype(arr.dtype, "integral"):
-        raise ValueError(f"{field} must be integers, not {arr.dtype}")
+        raise FieldError(field, f"{field} must be integers, not {arr.dtype}")
     return arr

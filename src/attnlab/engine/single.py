@@ -19,8 +19,13 @@ merely underflows to ``0.0`` is *not* blocked; the trace keeps the two apart.
 Limits of what the lab accepts: 1 to ``MAX_SOURCES`` (64) sources,
 1 to ``MAX_DIM`` (64) coordinates in q, each key and each value, and labels of
 1 to ``MAX_LABEL_LENGTH`` (32) printable characters, all different.
-Every bad input raises ``ValueError`` naming the field and index, e.g.
-``keys[2] has 3 coordinates; q has 2``.
+Every bad input raises :class:`~attnlab.engine.errors.FieldError` (a
+``ValueError``) whose message starts with the field and index, e.g.
+``keys[2] has 3 coordinates; q has 2``, and whose ``loc`` is that field,
+``("keys", 2)``. Numbers derived from the inputs are located at the input to
+change: overflowing scores at ``("q",)`` (the learner's control), an
+overflowing output at ``("values",)``; their messages still name the
+derived number (``scores[1] overflows: ...``).
 """
 
 from __future__ import annotations
@@ -29,6 +34,8 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from numbers import Real
+
+from attnlab.engine.errors import FieldError, Loc, field_text
 
 MAX_SOURCES = 64
 MAX_DIM = 64
@@ -129,43 +136,47 @@ class QueryTrace:
 # --- validation -------------------------------------------------------------
 
 
-def _number(x: object, field: str) -> float:
+def _number(x: object, loc: Loc) -> float:
+    field = field_text(loc)
     if isinstance(x, bool) or not isinstance(x, Real):
-        raise ValueError(f"{field} must be a number, not {type(x).__name__} {x!r:.40}")
+        raise FieldError(loc, f"{field} must be a number, not {type(x).__name__} {x!r:.40}")
     try:
         value = float(x)
     except OverflowError:
-        raise ValueError(f"{field} is too large for a float") from None
+        raise FieldError(loc, f"{field} is too large for a float") from None
     if math.isnan(value):
-        raise ValueError(f"{field} is NaN; every number must be finite")
+        raise FieldError(loc, f"{field} is NaN; every number must be finite")
     if math.isinf(value):
-        raise ValueError(f"{field} is {'+' if value > 0 else '-'}inf; every number must be finite")
+        raise FieldError(loc, f"{field} is {'+' if value > 0 else '-'}inf; every number must be finite")
     return value
 
 
-def _vector(x: object, field: str) -> Vector:
+def _vector(x: object, loc: Loc) -> Vector:
+    field = field_text(loc)
     if isinstance(x, (str, bytes)) or not isinstance(x, Sequence):
-        raise ValueError(f"{field} must be a list of numbers, not {type(x).__name__}")
+        raise FieldError(loc, f"{field} must be a list of numbers, not {type(x).__name__}")
     if len(x) == 0:
-        raise ValueError(f"{field} is empty; it needs at least 1 coordinate")
+        raise FieldError(loc, f"{field} is empty; it needs at least 1 coordinate")
     if len(x) > MAX_DIM:
-        raise ValueError(f"{field} has {len(x)} coordinates; the limit is {MAX_DIM}")
-    return tuple(_number(c, f"{field}[{j}]") for j, c in enumerate(x))
+        raise FieldError(loc, f"{field} has {len(x)} coordinates; the limit is {MAX_DIM}")
+    return tuple(_number(c, (*loc, j)) for j, c in enumerate(x))
 
 
-def _matrix(x: object, field: str) -> tuple[Vector, ...]:
+def _matrix(x: object, loc: Loc) -> tuple[Vector, ...]:
+    field = field_text(loc)
     if isinstance(x, (str, bytes)) or not isinstance(x, Sequence):
-        raise ValueError(f"{field} must be a list of vectors, not {type(x).__name__}")
+        raise FieldError(loc, f"{field} must be a list of vectors, not {type(x).__name__}")
     if len(x) == 0:
-        raise ValueError(f"{field} is empty; attention needs at least 1 source")
+        raise FieldError(loc, f"{field} is empty; attention needs at least 1 source")
     if len(x) > MAX_SOURCES:
-        raise ValueError(f"{field} has {len(x)} sources; the limit is {MAX_SOURCES}")
-    rows = tuple(_vector(row, f"{field}[{i}]") for i, row in enumerate(x))
+        raise FieldError(loc, f"{field} has {len(x)} sources; the limit is {MAX_SOURCES}")
+    rows = tuple(_vector(row, (*loc, i)) for i, row in enumerate(x))
     width = len(rows[0])
     for i, row in enumerate(rows):
         if len(row) != width:
-            raise ValueError(
-                f"{field}[{i}] has {len(row)} coordinates; {field}[0] has {width}"
+            raise FieldError(
+                (*loc, i),
+                f"{field_text((*loc, i))} has {len(row)} coordinates; {field_text((*loc, 0))} has {width}",
             )
     return rows
 
@@ -174,23 +185,24 @@ def _labels(labels: object, n: int) -> tuple[str, ...]:
     if labels is None:
         return default_labels(n)
     if isinstance(labels, (str, bytes)) or not isinstance(labels, Sequence):
-        raise ValueError(f"labels must be a list of strings, not {type(labels).__name__}")
+        raise FieldError("labels", f"labels must be a list of strings, not {type(labels).__name__}")
     if len(labels) != n:
-        raise ValueError(f"labels has {len(labels)} entries; there are {n} sources")
+        raise FieldError("labels", f"labels has {len(labels)} entries; there are {n} sources")
     seen: dict[str, int] = {}
     for i, label in enumerate(labels):
+        loc = ("labels", i)
         if not isinstance(label, str):
-            raise ValueError(f"labels[{i}] must be a string, not {type(label).__name__}")
+            raise FieldError(loc, f"labels[{i}] must be a string, not {type(label).__name__}")
         if not label.strip():
-            raise ValueError(f"labels[{i}] is empty")
+            raise FieldError(loc, f"labels[{i}] is empty")
         if len(label) > MAX_LABEL_LENGTH:
-            raise ValueError(
-                f"labels[{i}] has {len(label)} characters; the limit is {MAX_LABEL_LENGTH}"
+            raise FieldError(
+                loc, f"labels[{i}] has {len(label)} characters; the limit is {MAX_LABEL_LENGTH}"
             )
         if not label.isprintable():
-            raise ValueError(f"labels[{i}] contains a control or unprintable character")
+            raise FieldError(loc, f"labels[{i}] contains a control or unprintable character")
         if label in seen:
-            raise ValueError(f"labels[{i}] repeats labels[{seen[label]}] ({label!r})")
+            raise FieldError(loc, f"labels[{i}] repeats labels[{seen[label]}] ({label!r})")
         seen[label] = i
     return tuple(labels)
 
@@ -199,23 +211,23 @@ def _allowed(allowed: object, n: int) -> tuple[bool, ...]:
     if allowed is None:
         return (True,) * n
     if isinstance(allowed, (str, bytes)) or not isinstance(allowed, Sequence):
-        raise ValueError(f"allowed must be a list of booleans, not {type(allowed).__name__}")
+        raise FieldError("allowed", f"allowed must be a list of booleans, not {type(allowed).__name__}")
     if len(allowed) != n:
-        raise ValueError(f"allowed has {len(allowed)} entries; there are {n} sources")
+        raise FieldError("allowed", f"allowed has {len(allowed)} entries; there are {n} sources")
     for i, ok in enumerate(allowed):
         if not isinstance(ok, bool):
-            raise ValueError(f"allowed[{i}] must be true or false, not {ok!r:.40}")
+            raise FieldError(("allowed", i), f"allowed[{i}] must be true or false, not {ok!r:.40}")
     if not any(allowed):
-        raise ValueError("allowed blocks every source; at least 1 source must be allowed")
+        raise FieldError("allowed", "allowed blocks every source; at least 1 source must be allowed")
     return tuple(allowed)
 
 
 def _scale(scale: object) -> float | None:
     if scale is None:
         return None
-    value = _number(scale, "scale")
+    value = _number(scale, ("scale",))
     if value <= 0.0:
-        raise ValueError(f"scale is {value!r}; it must be finite and positive")
+        raise FieldError("scale", f"scale is {value!r}; it must be finite and positive")
     return value
 
 
@@ -234,17 +246,17 @@ def trace_query(
 
     ``labels`` default to A, B, C, ...; ``allowed`` (True = may attend)
     defaults to every source; ``scale`` defaults to dividing by sqrt(d_k).
-    Raises ``ValueError`` naming the field and index for any bad input,
+    Raises ``FieldError`` naming the field and index for any bad input,
     including scores that overflow and a mask that blocks every source.
     """
-    q_ = _vector(q, "q")
-    keys_ = _matrix(keys, "keys")
-    values_ = _matrix(values, "values")
+    q_ = _vector(q, ("q",))
+    keys_ = _matrix(keys, ("keys",))
+    values_ = _matrix(values, ("values",))
     n = len(keys_)
     if len(q_) != len(keys_[0]):
-        raise ValueError(f"keys[0] has {len(keys_[0])} coordinates; q has {len(q_)}")
+        raise FieldError(("keys", 0), f"keys[0] has {len(keys_[0])} coordinates; q has {len(q_)}")
     if len(values_) != n:
-        raise ValueError(f"values has {len(values_)} sources; keys has {n}")
+        raise FieldError("values", f"values has {len(values_)} sources; keys has {n}")
     labels_ = _labels(labels, n)
     allowed_ = _allowed(allowed, n)
     scale_ = _scale(scale)
@@ -260,7 +272,9 @@ def trace_query(
         scores = tuple(s * scale_ for s in dots)
     for i, (dot, score) in enumerate(zip(dots, scores)):
         if not math.isfinite(dot) or not math.isfinite(score):
-            raise ValueError(
+            # located at q: the scores are derived, and q is what the learner moves
+            raise FieldError(
+                "q",
                 f"scores[{i}] overflows: q·keys[{i}] is {dot!r} (scaled {score!r}); "
                 "use smaller magnitudes"
             )
@@ -281,7 +295,8 @@ def trace_query(
     )
     for j, o in enumerate(output):
         if not math.isfinite(o):
-            raise ValueError(f"output[{j}] overflows; use smaller value magnitudes")
+            # located at values: the weights are at most 1, so only large values overflow it
+            raise FieldError("values", f"output[{j}] overflows; use smaller value magnitudes")
 
     return QueryTrace(
         q=q_,

@@ -24,7 +24,9 @@ logsumexp of ``-inf``.
 
 ``backend="auto"`` runs the NumPy kernel (:mod:`attnlab.engine.fast`, threads
 over heads and query blocks) for NumPy inputs and the generic array-API code
-otherwise; ``"generic"`` and ``"numpy"`` force one.
+otherwise; ``"generic"`` and ``"numpy"`` force one. Both hold NumPy's BLAS to
+one thread (:mod:`attnlab.engine.threads`), and the kernel's tasks do not depend
+on ``threads``: the numbers are the same bits under any thread count.
 """
 
 from __future__ import annotations
@@ -35,6 +37,8 @@ import numpy as np
 
 from attnlab.engine._arrays import Array, arange, broadcast_shape, check_finite, fits, shape_of
 from attnlab.engine.attention import check_causal, check_scores, prepare_qkv
+from attnlab.engine.errors import FieldError
+from attnlab.engine.threads import one_blas_thread
 
 BACKENDS = ("auto", "generic", "numpy")
 
@@ -80,10 +84,10 @@ def tiled_attention(
     """
     check_causal(causal)
     if backend not in BACKENDS:
-        raise ValueError(f"backend={backend!r}; use one of {BACKENDS}")
+        raise FieldError("backend", f"backend={backend!r}; use one of {BACKENDS}")
     for name, size in (("block_q", block_q), ("block_k", block_k)):
         if size is not None and (isinstance(size, bool) or not isinstance(size, int) or size < 1):
-            raise ValueError(f"{name} must be a positive int, not {size!r}")
+            raise FieldError(name, f"{name} must be a positive int, not {size!r}")
     xp, q, k, v, scale = prepare_qkv(q, k, v, scale, check_values=False)
     qs, ks, vs = shape_of(q), shape_of(k), shape_of(v)
     batch = broadcast_shape(qs[:-2], ks[:-2], vs[:-2], fields=("q", "k", "v"))
@@ -94,7 +98,7 @@ def tiled_attention(
     block_k = n_k if block_k is None else min(block_k, n_k)
     is_numpy = xp.__name__.endswith("numpy")
     if backend == "numpy" and not is_numpy:
-        raise ValueError(f"backend='numpy' needs NumPy arrays; these belong to {xp.__name__}")
+        raise FieldError("backend", f"backend='numpy' needs NumPy arrays; these belong to {xp.__name__}")
     use_numpy = backend == "numpy" or (backend == "auto" and is_numpy)
     if not use_numpy:  # the NumPy kernel checks for NaN and inf in its threads
         for name, a in (("q", q), ("k", k), ("v", v)):
@@ -107,7 +111,8 @@ def tiled_attention(
             block_q=block_q, block_k=block_k, threads=threads,
         )  # fmt: skip
         return TiledResult(output=out, logsumexp=lse, fully_masked=fully)
-    return _generic(xp, q, k, v, scale, causal, padding, batch, n_q, n_k, block_q, block_k)
+    with one_blas_thread():  # NumPy's products round alike under any BLAS thread count (engine/threads.py)
+        return _generic(xp, q, k, v, scale, causal, padding, batch, n_q, n_k, block_q, block_k)
 
 
 def _check_padding(xp, key_padding_mask, batch, n_k):
@@ -116,7 +121,8 @@ def _check_padding(xp, key_padding_mask, batch, n_k):
     kpm = as_array(key_padding_mask, "key_padding_mask")
     shape = shape_of(kpm)
     if kpm.dtype != xp.bool or not shape or shape[-1] != n_k or not fits(shape[:-1], batch):
-        raise ValueError(
+        raise FieldError(
+            "key_padding_mask",
             f"key_padding_mask has shape {shape} and dtype {kpm.dtype}; it must be bool "
             f"(..., S={n_k}) with leading dimensions that broadcast to {batch}"
         )

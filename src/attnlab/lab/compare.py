@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from attnlab.engine.errors import FieldError
 from attnlab.engine.single import QueryTrace, trace_query
 
 TOLERANCE = 1e-12
@@ -76,7 +77,8 @@ def compare(trace: QueryTrace, reference: QueryTrace | None = None) -> Compariso
     if reference is None:
         reference = reference_for(trace)
     if (reference.n_sources, reference.d_v) != (trace.n_sources, trace.d_v):
-        raise ValueError(
+        raise FieldError(
+            "reference",
             f"reference has {reference.n_sources} sources of width {reference.d_v}; "
             f"trace has {trace.n_sources} of width {trace.d_v}"
         )

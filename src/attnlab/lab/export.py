@@ -15,9 +15,11 @@ The key/value plots are in :mod:`attnlab.lab.plots`.
 from __future__ import annotations
 
 import json
+import re
 from importlib import metadata
 from typing import TYPE_CHECKING
 
+from attnlab.engine.errors import FieldError
 from attnlab.lab import numbers as fmt
 from attnlab.lab.history import history
 from attnlab.lab.python_code import to_python
@@ -29,6 +31,7 @@ if TYPE_CHECKING:  # nbformat (with jsonschema) is imported only when a notebook
 FORMAT = "attnlab-notebook"
 VERSION = 1
 MAX_IMPORT_BYTES = 64_000
+MAX_DEPTH = 32  # an export nests 5 levels (document > results > rows > row > scores)
 
 
 def results(held: Held) -> dict:
@@ -62,26 +65,65 @@ def to_json(held: Held, study: dict) -> dict:
 
 
 def from_json(text: str | bytes) -> Held:
-    """Read an exported document back into a :class:`Held`; raise ``ValueError`` if bad."""
+    """Read an exported document back into a :class:`Held`.
+
+    Raises ``FieldError``: at ``("text",)`` when the text is too long, nests
+    deeper than ``MAX_DEPTH`` or is not JSON; at the document's field
+    (``("example", "mask", 1)``) when the JSON is not a good export.
+    """
     if len(text) > MAX_IMPORT_BYTES:
-        raise ValueError(f"file is {len(text)} bytes; an export is at most {MAX_IMPORT_BYTES}")
+        raise FieldError("text", f"file is {len(text)} bytes; an export is at most {MAX_IMPORT_BYTES}")
+    # Checked before parsing: json.loads recurses once per level and would raise
+    # RecursionError (not a message a person can act on) near 1,000 levels.
+    depth = json_depth(text)
+    if depth > MAX_DEPTH:
+        raise FieldError("text", f"file nests {depth} levels deep; an export nests at most {MAX_DEPTH}")
     try:
         doc = json.loads(text)
     except (UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise ValueError(f"file is not JSON ({err})") from None
+        raise FieldError("text", f"file is not JSON ({err})") from None
+    except RecursionError:  # pragma: no cover - json_depth refuses such text first
+        raise FieldError("text", "file nests too deeply to read") from None
     return from_document(doc)
 
 
+# A string (an unclosed one runs to the end, so a match never fails and the scan stays linear)
+# or a bracket; strings are skipped so that "[[[" inside a label does not count.
+_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"?|[\[\]{}]', re.DOTALL)
+
+
+def json_depth(text: str | bytes) -> int:
+    """Return how deeply ``text``'s arrays and objects nest, without parsing it.
+
+    Linear time and no recursion, so it is safe on any input.
+    """
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", "replace")
+    depth = deepest = 0
+    for token in _TOKEN.findall(text):
+        if token in ("[", "{"):
+            depth += 1
+            deepest = max(deepest, depth)
+        elif token in ("]", "}"):
+            depth -= 1
+    return deepest
+
+
 def from_document(doc: object) -> Held:
-    """Validate an already-parsed export document and return its example."""
+    """Validate an already-parsed export document and return its example.
+
+    Raises ``FieldError`` located in the document: ``("format",)``,
+    ``("version",)`` or the example's field under ``("example", ...)``.
+    """
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
-        raise ValueError(f"file is not an attnlab export (format must be {FORMAT!r})")
+        loc = ("format",) if isinstance(doc, dict) else ()
+        raise FieldError(loc, f"file is not an attnlab export (format must be {FORMAT!r})")
     if doc.get("version") != VERSION:
-        raise ValueError(f"version is {doc.get('version')!r:.20}; this attnlab reads {VERSION}")
+        raise FieldError("version", f"version is {doc.get('version')!r:.20}; this attnlab reads {VERSION}")
     try:
         return held_from_dict(doc.get("example"))
-    except ValueError as err:
-        raise ValueError(f"example.{err}") from None
+    except FieldError as err:
+        raise err.within("example") from None
 
 
 # --- Markdown ---------------------------------------------------------------------

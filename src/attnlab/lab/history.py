@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import copy
 
+from attnlab.engine.errors import FieldError, Loc, field_text
 from attnlab.lab import practice
 from attnlab.lab.sequence import Held
 
@@ -51,54 +52,69 @@ def new_study() -> dict:
 
 
 # --- validation ---------------------------------------------------------------
+# Errors are FieldErrors located in the request the page sends: ("study", "before", 0, "kind"),
+# ("action", "response", 2); their messages start with that field.
 
 
-def _help(x: object, field: str) -> dict:
+def _help(x: object, loc: Loc, kind_field: str = "kind") -> dict:
+    field = field_text(loc)
     if not isinstance(x, dict) or x.get("kind") not in HELP_KINDS:
-        raise ValueError(f"{field}.kind must be one of {', '.join(HELP_KINDS)}")
+        raise FieldError((*loc, kind_field), f"{field}.{kind_field} must be one of {', '.join(HELP_KINDS)}")
     detail = x.get("detail")
     if detail is not None and (isinstance(detail, bool) or not isinstance(detail, int)):
-        raise ValueError(f"{field}.detail must be a whole number or null")
+        raise FieldError((*loc, "detail"), f"{field}.detail must be a whole number or null")
     if detail is not None and not 1 <= detail <= 4:
-        raise ValueError(f"{field}.detail is {detail}; it must be 1 to 4")
+        raise FieldError((*loc, "detail"), f"{field}.detail is {detail}; it must be 1 to 4")
     if x["kind"] in ("hint", "stepper") and detail is None:
-        raise ValueError(f"{field}.detail is needed for {x['kind']}")
+        raise FieldError((*loc, "detail"), f"{field}.detail is needed for {x['kind']}")
     return {"kind": x["kind"], "detail": detail}
 
 
-def _helps(xs: object, field: str) -> list[dict]:
+def _helps(xs: object, loc: Loc) -> list[dict]:
     if not isinstance(xs, list) or len(xs) > MAX_HELP:
-        raise ValueError(f"{field} must be a list of at most {MAX_HELP} help records")
-    return [_help(h, f"{field}[{i}]") for i, h in enumerate(xs)]
+        raise FieldError(loc, f"{field_text(loc)} must be a list of at most {MAX_HELP} help records")
+    return [_help(h, (*loc, i)) for i, h in enumerate(xs)]
 
 
 def study_from_dict(data: object) -> dict:
-    """Validate a study sent back by the browser; raise ``ValueError`` naming the field."""
+    """Validate a study sent back by the browser; raise ``FieldError`` located at the field."""
     if not isinstance(data, dict) or data.get("version") != 1:
-        raise ValueError("study must be an object with version 1")
+        raise FieldError("study", "study must be an object with version 1")
     study = new_study()
-    study["before"] = _helps(data.get("before", []), "study.before")
+    study["before"] = _helps(data.get("before", []), ("study", "before"))
     chs = data.get("challenges", {})
     if not isinstance(chs, dict):
-        raise ValueError("study.challenges must be an object")
+        raise FieldError(("study", "challenges"), "study.challenges must be an object")
     for cid, entry in chs.items():
-        field = f"study.challenges.{cid}"
-        c = practice.challenge(cid)
+        loc = ("study", "challenges", str(cid))
+        field = field_text(loc)
+        try:
+            c = practice.challenge(cid)
+        except FieldError as err:
+            raise FieldError(loc, str(err)) from None
         attempts = entry.get("attempts") if isinstance(entry, dict) else None
         if not isinstance(attempts, list) or not 1 <= len(attempts) <= MAX_ATTEMPTS:
-            raise ValueError(f"{field}.attempts must be a list of 1 to {MAX_ATTEMPTS} attempts")
+            raise FieldError(
+                (*loc, "attempts"), f"{field}.attempts must be a list of 1 to {MAX_ATTEMPTS} attempts"
+            )
         current = entry.get("current")
         if isinstance(current, bool) or not isinstance(current, int):
-            raise ValueError(f"{field}.current must be a whole number")
+            raise FieldError((*loc, "current"), f"{field}.current must be a whole number")
         if not 0 <= current < len(attempts):
-            raise ValueError(f"{field}.current is {current}; there are {len(attempts)} attempts")
+            raise FieldError(
+                (*loc, "current"), f"{field}.current is {current}; there are {len(attempts)} attempts"
+            )
         clean = []
         for n, a in enumerate(attempts):
+            at = (*loc, "attempts", n)
             if not isinstance(a, dict):
-                raise ValueError(f"{field}.attempts[{n}] must be an object")
+                raise FieldError(at, f"{field_text(at)} must be an object")
             response = a.get("response")
             if response is not None:
-                response = practice.validate_response(c, response)
+                try:
+                    response = practice.validate_response(c, response)
+                except FieldError as err:
+                    raise err.within(*at) from None
             feedback = a.get("feedback")
             if feedback is not None:
                 if not (
@@ -107,24 +123,26 @@ def study_from_dict(data: object) -> dict:
                     and isinstance(feedback.get("words"), str)
                     and len(feedback["words"]) <= 2000
                 ):
-                    raise ValueError(f"{field}.attempts[{n}].feedback is malformed")
+                    raise FieldError((*at, "feedback"), f"{field_text(at)}.feedback is malformed")
                 feedback = {"met": feedback["met"], "words": feedback["words"]}
             clean.append(
                 {
                     "response": response,
                     "feedback": feedback,
-                    "help": _helps(a.get("help", []), f"{field}.attempts[{n}].help"),
+                    "help": _helps(a.get("help", []), (*at, "help")),
                 }
             )
         study["challenges"][cid] = {"current": current, "attempts": clean}
     active = data.get("active")
     if active is not None:
         if not isinstance(active, dict) or active.get("challenge") not in study["challenges"]:
-            raise ValueError("study.active names no challenge with attempts")
+            raise FieldError(("study", "active"), "study.active names no challenge with attempts")
         n = active.get("attempt")
         attempts = study["challenges"][active["challenge"]]["attempts"]
         if isinstance(n, bool) or not isinstance(n, int) or not 0 <= n < len(attempts):
-            raise ValueError("study.active.attempt is not an attempt of that challenge")
+            raise FieldError(
+                ("study", "active", "attempt"), "study.active.attempt is not an attempt of that challenge"
+            )
         study["active"] = {"challenge": active["challenge"], "attempt": n}
     return study
 
@@ -132,8 +150,16 @@ def study_from_dict(data: object) -> dict:
 # --- actions ------------------------------------------------------------------
 
 
+def _challenge(cid: object) -> dict:
+    """The action's challenge, or a ``FieldError`` at ``("action", "challenge")``."""
+    try:
+        return practice.challenge(cid)
+    except FieldError as err:
+        raise err.within("action") from None
+
+
 def _entry(study: dict, cid: object) -> dict:
-    c = practice.challenge(cid)
+    c = _challenge(cid)
     entry = study["challenges"].get(c["id"])
     if entry is None:
         entry = {"current": 0, "attempts": [_attempt()]}
@@ -154,7 +180,7 @@ def _activate(study: dict, cid: str) -> dict:
 def _record(helps: list[dict], record: dict) -> None:
     if record not in helps:
         if len(helps) >= MAX_HELP:
-            raise ValueError(f"help record is full ({MAX_HELP} entries)")
+            raise FieldError("action", f"help record is full ({MAX_HELP} entries)")
         helps.append(record)
 
 
@@ -164,22 +190,23 @@ def apply(study: dict, action: dict, held: Held) -> dict:
     Actions: ``open`` (challenge), ``submit`` (challenge, response), ``clear``
     (challenge), ``retry`` (challenge), ``goto`` (challenge, attempt: 0-based),
     ``help`` (help: one of ``HELP_KINDS``, detail; a hint also names its challenge).
+    Errors are located under ``("action", ...)``.
     """
     study = copy.deepcopy(study)
     if not isinstance(action, dict):
-        raise ValueError("action must be an object")
+        raise FieldError("action", "action must be an object")
     kind = action.get("kind")
     if kind not in ACTIONS:
-        raise ValueError(f"action.kind must be one of {', '.join(ACTIONS)}")
+        raise FieldError(("action", "kind"), f"action.kind must be one of {', '.join(ACTIONS)}")
     if kind == "help":
-        try:
-            record = _help({"kind": action.get("help"), "detail": action.get("detail")}, "action")
-        except ValueError as err:
-            raise ValueError(str(err).replace("action.kind", "action.help")) from None
+        help_ = {"kind": action.get("help"), "detail": action.get("detail")}
+        record = _help(help_, ("action",), kind_field="help")
         if record["kind"] == "hint":
-            c = practice.challenge(action.get("challenge"))
+            c = _challenge(action.get("challenge"))
             if record["detail"] > len(c["hints"]):
-                raise ValueError(f"action.detail: challenge {c['id']} has {len(c['hints'])} hints")
+                raise FieldError(
+                    ("action", "detail"), f"action.detail: challenge {c['id']} has {len(c['hints'])} hints"
+                )
             _entry(study, c["id"])
             _record(_activate(study, c["id"])["help"], record)
         elif study["active"] is None:
@@ -189,23 +216,27 @@ def apply(study: dict, action: dict, held: Held) -> dict:
             _record(study["challenges"][a["challenge"]]["attempts"][a["attempt"]]["help"], record)
         return study
     entry = _entry(study, action.get("challenge"))
-    cid = practice.challenge(action.get("challenge"))["id"]
+    cid = _challenge(action.get("challenge"))["id"]
     if kind == "retry":
         if len(entry["attempts"]) >= MAX_ATTEMPTS:
-            raise ValueError(f"action: at most {MAX_ATTEMPTS} attempts per challenge")
+            raise FieldError("action", f"action: at most {MAX_ATTEMPTS} attempts per challenge")
         entry["attempts"].append(_attempt())
         entry["current"] = len(entry["attempts"]) - 1
     elif kind == "goto":
         n = action.get("attempt")
         if isinstance(n, bool) or not isinstance(n, int) or not 0 <= n < len(entry["attempts"]):
-            raise ValueError(
-                f"action.attempt must be 0 to {len(entry['attempts']) - 1} for challenge {cid}"
+            raise FieldError(
+                ("action", "attempt"),
+                f"action.attempt must be 0 to {len(entry['attempts']) - 1} for challenge {cid}",
             )
         entry["current"] = n
     attempt = _activate(study, cid)
     if kind == "submit":
         response = action.get("response")
-        attempt["feedback"] = practice.check(cid, held, response)
+        try:
+            attempt["feedback"] = practice.check(cid, held, response)
+        except FieldError as err:  # the response's error, e.g. action.response[2]
+            raise err.within("action") from None
         attempt["response"] = response
     elif kind == "clear":
         attempt["response"] = None

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from xml.sax.saxutils import escape
 
+from attnlab.engine.errors import FieldError
 from attnlab.engine.single import QueryTrace
 from attnlab.lab import numbers as fmt
 
@@ -86,7 +87,7 @@ def _colour(i: int) -> str:
 def key_space_svg(trace: QueryTrace) -> str:
     """Draw q (amber), the keys (ink) and q's projection onto each key (dashed)."""
     if trace.d_k != 2:
-        raise ValueError(f"q has {trace.d_k} coordinates; the key plane needs 2")
+        raise FieldError("q", f"q has {trace.d_k} coordinates; the key plane needs 2")
     c = _Canvas(
         points=[trace.q, *trace.keys],
         title=f"Key space: q = {fmt.vector(trace.q)} and the keys of "
@@ -107,7 +108,7 @@ def key_space_svg(trace: QueryTrace) -> str:
 def value_space_svg(trace: QueryTrace) -> str:
     """Draw the values, the hull of the allowed ones, the carries tip to tail and o (teal)."""
     if trace.d_v != 2:
-        raise ValueError(f"values have {trace.d_v} coordinates; the value plane needs 2")
+        raise FieldError("values", f"values have {trace.d_v} coordinates; the value plane needs 2")
     c = _Canvas(
         points=[*trace.values, trace.output],
         title=f"Value space: output o = {fmt.vector(trace.output)}",

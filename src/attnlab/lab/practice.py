@@ -20,6 +20,7 @@ from collections.abc import Callable
 from functools import cache
 from importlib import resources
 
+from attnlab.engine.errors import FieldError
 from attnlab.engine.single import QueryTrace, trace_query
 from attnlab.lab import numbers as fmt
 from attnlab.lab.sequence import STARTING, Held
@@ -47,7 +48,7 @@ def challenge(challenge_id: object) -> dict:
         if c["id"] == challenge_id:
             return c
     ids = ", ".join(c["id"] for c in _data()["challenges"])
-    raise ValueError(f"challenge {challenge_id!r:.40} is not one of {ids}")
+    raise FieldError("challenge", f"challenge {challenge_id!r:.40} is not one of {ids}")
 
 
 def page_data() -> dict:
@@ -58,26 +59,29 @@ def page_data() -> dict:
 
 
 def validate_response(c: dict, response: object) -> object:
-    """Return ``response`` checked against challenge ``c``'s form, or raise ``ValueError``."""
+    """Return ``response`` checked against challenge ``c``'s form, or raise ``FieldError``.
+
+    Errors are located at ``("response",)`` or ``("response", j)``.
+    """
     form = c["response"]
     if form is None:
         if response is not None:
-            raise ValueError(f"response: challenge {c['id']} takes no typed response")
+            raise FieldError("response", f"response: challenge {c['id']} takes no typed response")
         return None
     if response is None:
-        raise ValueError(f"response: challenge {c['id']} needs {form['label'].lower()}")
+        raise FieldError("response", f"response: challenge {c['id']} needs {form['label'].lower()}")
     if form["type"] == "choice":
         ids = [o["id"] for o in form["options"]]
         if response not in ids:
-            raise ValueError(f"response must be one of {', '.join(ids)}")
+            raise FieldError("response", f"response must be one of {', '.join(ids)}")
         return response
     size = form["size"]
     if not isinstance(response, list) or len(response) != size:
-        raise ValueError(f"response must be a list of {size} numbers")
+        raise FieldError("response", f"response must be a list of {size} numbers")
     out = []
     for j, x in enumerate(response):
         if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x):
-            raise ValueError(f"response[{j}] must be a finite number")
+            raise FieldError(("response", j), f"response[{j}] must be a finite number")
         out.append(float(x))
     return out
 

@@ -32,6 +32,7 @@ from dataclasses import dataclass, replace
 from importlib import resources
 from numbers import Real
 
+from attnlab.engine.errors import FieldError, Loc, field_text
 from attnlab.engine.single import QueryTrace, trace_query
 from attnlab.lab import numbers as fmt
 from attnlab.lab.explorer_texts import explorer_note, explorer_texts
@@ -44,8 +45,10 @@ MAX_MAGNITUDE = 1e6
 Vector = tuple[float, ...]
 
 
-class MaskRefused(ValueError):
-    """A mask change that would leave a row with nothing allowed."""
+class MaskRefused(FieldError):
+    """A mask change that would leave a row with nothing allowed (located at ``allowed``)."""
+
+    type = "mask_refused"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -97,66 +100,91 @@ class Held:
 
 
 # --- validation -------------------------------------------------------------
+# Errors are FieldErrors located at the held example's fields (``("keys", 2, 1)``);
+# the edit functions locate at their own arguments and apply_edit adds ``edit``.
 
 
-def _number(x: object, field: str) -> float:
+def _number(x: object, loc: Loc) -> float:
+    field = field_text(loc)
     if isinstance(x, bool) or not isinstance(x, Real):
-        raise ValueError(f"{field} must be a number, not {type(x).__name__}")
+        raise FieldError(loc, f"{field} must be a number, not {type(x).__name__}")
     value = float(x)
     if not math.isfinite(value):
-        raise ValueError(f"{field} is {value!r}; every number must be finite")
+        raise FieldError(loc, f"{field} is {value!r}; every number must be finite")
     if abs(value) > MAX_MAGNITUDE:
-        raise ValueError(f"{field} is {value!r}; the lab keeps coordinates within ±1,000,000")
+        raise FieldError(loc, f"{field} is {value!r}; the lab keeps coordinates within ±1,000,000")
     return value
+
+
+def _vector(x: object, loc: Loc, width: int, kind=_number) -> tuple:
+    field = field_text(loc)
+    if not isinstance(x, (list, tuple)):
+        raise FieldError(loc, f"{field} must be a list, not {type(x).__name__}")
+    if len(x) != width:
+        raise FieldError(loc, f"{field} has {len(x)} entries; it needs {width}")
+    return tuple(kind(c, (*loc, j)) for j, c in enumerate(x))
 
 
 def _rows(x: object, field: str, n: int, width: int, kind=_number) -> tuple:
     if not isinstance(x, (list, tuple)):
-        raise ValueError(f"{field} must be a list of {n} rows, not {type(x).__name__}")
+        raise FieldError(field, f"{field} must be a list of {n} rows, not {type(x).__name__}")
     if len(x) != n:
-        raise ValueError(f"{field} has {len(x)} rows; the held example has {n}")
-    out = []
-    for i, row in enumerate(x):
-        if not isinstance(row, (list, tuple)):
-            raise ValueError(f"{field}[{i}] must be a list, not {type(row).__name__}")
-        if len(row) != width:
-            raise ValueError(f"{field}[{i}] has {len(row)} entries; it needs {width}")
-        out.append(tuple(kind(c, f"{field}[{i}][{j}]") for j, c in enumerate(row)))
-    return tuple(out)
+        raise FieldError(field, f"{field} has {len(x)} rows; the held example has {n}")
+    return tuple(_vector(row, (field, i), width, kind) for i, row in enumerate(x))
 
 
-def _flag(x: object, field: str) -> bool:
+def _flag(x: object, loc: Loc | str) -> bool:
     if not isinstance(x, bool):
-        raise ValueError(f"{field} must be true or false, not {x!r:.40}")
+        loc = (loc,) if isinstance(loc, str) else loc
+        raise FieldError(loc, f"{field_text(loc)} must be true or false, not {x!r:.40}")
     return x
 
 
 def _check_mask(mask: tuple[tuple[bool, ...], ...], labels: tuple[str, ...]) -> None:
     for r, row in enumerate(mask):
         if not any(row):
-            raise MaskRefused(
+            raise FieldError(
+                ("mask", r),
                 f"mask[{r}]: row {r} ({labels[r]}) needs at least one allowed source; "
-                "with nothing allowed there is nothing to share"
+                "with nothing allowed there is nothing to share",
             )
+
+
+def _check_rows(held: Held) -> Held:
+    """Trace every row, masked and unmasked: scores or outputs that overflow are refused here.
+
+    The engine locates an error at its own argument; row r's ``q`` is
+    ``queries[r]`` and its ``allowed`` is ``mask[r]`` here.
+    """
+    for r in range(N_TOKENS):
+        try:
+            held.row_trace(r)
+            trace_query(held.queries[r], held.keys, held.values)
+        except FieldError as err:
+            head = {"q": ("queries", r), "allowed": ("mask", r)}.get(err.loc[0], err.loc[:1])
+            loc = (*head, *err.loc[1:])
+            raise FieldError(loc, f"{field_text(loc)}: {err}") from None
+    return held
 
 
 def held_from_dict(data: object) -> Held:
     """Validate plain data (e.g. an imported file) into a :class:`Held`.
 
-    Raises ``ValueError`` naming the first offending field.
+    Raises ``FieldError`` located at the first offending field (``()`` when
+    ``data`` is not an object at all).
     """
     if not isinstance(data, dict):
-        raise ValueError(f"example must be an object, not {type(data).__name__}")
+        raise FieldError((), f"example must be an object, not {type(data).__name__}")
     for field in ("labels", "queries", "keys", "values", "mask"):
         if field not in data:
-            raise ValueError(f"{field} is missing")
+            raise FieldError(field, f"{field} is missing")
     ident = data.get("id", "custom")
     if not isinstance(ident, str) or not 0 < len(ident) <= 64 or not ident.isprintable():
-        raise ValueError("id must be a printable string of 1 to 64 characters")
+        raise FieldError("id", "id must be a printable string of 1 to 64 characters")
     labels = data["labels"]
     if not isinstance(labels, (list, tuple)) or len(labels) != N_TOKENS:
-        raise ValueError(f"labels must be a list of {N_TOKENS} strings")
-    # The engine's label rules (printable, distinct, at most 32 characters).
+        raise FieldError("labels", f"labels must be a list of {N_TOKENS} strings")
+    # The engine's label rules (printable, distinct, at most 32 characters), located at labels[i].
     trace_query([0.0], [[0.0]] * N_TOKENS, [[0.0]] * N_TOKENS, labels=labels)
     held = Held(
         id=ident,
@@ -169,18 +197,12 @@ def held_from_dict(data: object) -> Held:
         masked=data.get("masked", False),
     )
     if isinstance(held.row, bool) or not isinstance(held.row, int):
-        raise ValueError("row must be a whole number")
+        raise FieldError("row", "row must be a whole number")
     if not 0 <= held.row < N_TOKENS:
-        raise ValueError(f"row is {held.row}; it must be 0 to {N_TOKENS - 1}")
+        raise FieldError("row", f"row is {held.row}; it must be 0 to {N_TOKENS - 1}")
     _flag(held.masked, "masked")
     _check_mask(held.mask, held.labels)
-    for r in range(N_TOKENS):  # scores or outputs that overflow are refused here
-        try:
-            held.row_trace(r)
-            trace_query(held.queries[r], held.keys, held.values)
-        except ValueError as err:
-            raise ValueError(f"queries[{r}]: {err}") from None
-    return held
+    return _check_rows(held)
 
 
 def _load_starting() -> Held:
@@ -197,9 +219,9 @@ STARTING = _load_starting()
 
 def edit_query(held: Held, q: object) -> Held:
     """Set row 0's query and return the explorer to row 0's unmasked projection."""
-    (q_,) = _rows([q], "q", 1, WIDTH)
+    q_ = _vector(q, ("q",), WIDTH)
     new = (q_,) + held.queries[1:]
-    return _checked(replace(held, queries=new, row=0, masked=False))
+    return _check_rows(replace(held, queries=new, row=0, masked=False))
 
 
 def edit_value(held: Held, source: object, coord: object, x: object) -> Held:
@@ -207,14 +229,14 @@ def edit_value(held: Held, source: object, coord: object, x: object) -> Held:
     i = _index(source, "source", N_TOKENS)
     j = _index(coord, "coord", WIDTH)
     v = list(held.values[i])
-    v[j] = _number(x, f"values[{i}][{j}]")
+    v[j] = _number(x, ("x",))
     values = held.values[:i] + (tuple(v),) + held.values[i + 1 :]
-    return _checked(replace(held, values=values))
+    return _check_rows(replace(held, values=values))
 
 
 def set_values(held: Held, values: object) -> Held:
     """Replace every value at once (the explorer's value fields); nothing else changes."""
-    return _checked(replace(held, values=_rows(values, "values", N_TOKENS, WIDTH)))
+    return _check_rows(replace(held, values=_rows(values, "values", N_TOKENS, WIDTH)))
 
 
 def set_mask_cell(held: Held, row: object, source: object, allowed: object) -> Held:
@@ -226,6 +248,7 @@ def set_mask_cell(held: Held, row: object, source: object, allowed: object) -> H
     cells[i] = ok
     if not any(cells):
         raise MaskRefused(
+            "allowed",
             f"Blocking {held.labels[i]} would leave row {r} ({held.labels[r]}) with no "
             "allowed source, so there would be nothing to share. The mask is unchanged."
         )
@@ -246,7 +269,7 @@ def reset(held: Held) -> Held:
     unmasked projection because the query changed.
     """
     v0 = (STARTING.values[0][0],) + held.values[0][1:]
-    return _checked(
+    return _check_rows(
         replace(
             held,
             queries=(STARTING.queries[0],) + held.queries[1:],
@@ -280,26 +303,17 @@ def apply_edit(held: Held, edit: dict) -> Held:
             return select_row(held, edit.get("row"), edit.get("masked", True))
         if kind == "reset":
             return reset(held)
-    except MaskRefused:
-        raise
-    except ValueError as err:
-        raise ValueError(f"edit.{err}") from None
-    raise ValueError(f"edit.kind is {kind!r}; it must be one of {', '.join(EDITS)}")
+    except FieldError as err:  # located at the edit's own fields: edit.q[1], edit.allowed
+        raise err.within("edit") from None
+    raise FieldError(("edit", "kind"), f"edit.kind is {kind!r:.40}; it must be one of {', '.join(EDITS)}")
 
 
 def _index(x: object, field: str, n: int) -> int:
     if isinstance(x, bool) or not isinstance(x, int):
-        raise ValueError(f"{field} must be a whole number, not {x!r:.40}")
+        raise FieldError(field, f"{field} must be a whole number, not {x!r:.40}")
     if not 0 <= x < n:
-        raise ValueError(f"{field} is {x}; it must be 0 to {n - 1}")
+        raise FieldError(field, f"{field} is {x}; it must be 0 to {n - 1}")
     return x
-
-
-def _checked(held: Held) -> Held:
-    for r in range(N_TOKENS):
-        held.row_trace(r)
-        trace_query(held.queries[r], held.keys, held.values)
-    return held
 
 
 # --- what the page draws ------------------------------------------------------

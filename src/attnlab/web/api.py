@@ -5,19 +5,15 @@ reference (q = [2, 1]), and returns the trace, the display strings, the words,
 the comparison, the generated Python, the geometry and the challenge.
 ``GET /api/example`` returns the worked example and what "Reset example"
 restores. Errors are 422 with the field path (``q[0]``, ``values[1][0]``);
-an engine ``ValueError`` is mapped to the field its message names.
+an engine ``FieldError`` is answered at its ``loc`` (``web.errors.field_error_detail``).
 """
 
 from __future__ import annotations
 
-import json
-import re
-from urllib.parse import urlsplit
-
-from fastapi import APIRouter, WebSocket, WebSocketDisconnect
-from fastapi.exceptions import RequestValidationError
+from fastapi import APIRouter
 from pydantic import ValidationError
 
+from attnlab.engine.errors import FieldError
 from attnlab.engine.single import QueryTrace, trace_query
 from attnlab.lab import numbers as fmt
 from attnlab.lab.challenge import check
@@ -26,7 +22,7 @@ from attnlab.lab.examples import WORKED
 from attnlab.lab.geometry import geometry
 from attnlab.lab.python_code import to_python
 from attnlab.lab.words import explain
-from attnlab.web.errors import validation_detail
+from attnlab.web.errors import field_error_detail, validation_detail
 from attnlab.web.schema import ErrorResponse, ExampleOut, LabState, TraceResponse
 
 router = APIRouter(prefix="/api", tags=["lab"])
@@ -35,23 +31,6 @@ ERRORS = {
     413: {"model": ErrorResponse, "description": "The request body is too large"},
     422: {"model": ErrorResponse, "description": "A field the learner has to fix"},
 }
-
-# Engine messages start with the field they are about: "keys[2] has 3 ...".
-_FIELD = re.compile(r"^(q|keys|values|labels|allowed|scale|scores|output)((?:\[\d+\])*)")
-# Overflowing scores come from q (the learner's control); an overflowing output from values.
-_DERIVED = {"scores": "q", "output": "values"}
-
-
-def engine_error_loc(message: str) -> list[str | int]:
-    """Return the request location an engine ``ValueError`` message names."""
-    match = _FIELD.match(message)
-    if match is None:
-        return ["body"]
-    name, indices = match.groups()
-    if name in _DERIVED:
-        return ["body", _DERIVED[name]]
-    return ["body", name, *(int(i) for i in re.findall(r"\d+", indices))]
-
 
 def _display(trace: QueryTrace) -> dict:
     sources = []
@@ -165,31 +144,26 @@ def build_response(trace: QueryTrace) -> dict:
 MAX_MESSAGE_CHARS = 512 * 1024
 
 
-def engine_error(error: ValueError) -> dict:
-    """Return a pydantic-style error for an engine ``ValueError`` (located at its field)."""
-    return {"loc": engine_error_loc(str(error)), "msg": str(error), "type": "value_error"}
-
-
 def answer_for(text: str) -> dict:
     """Answer one state given as JSON text: ``{"status", "body"}`` exactly as POST would."""
     try:
         state = LabState.model_validate_json(text)
         trace = trace_query(**state.engine_args())
-    except ValidationError as error:
+    except ValidationError as error:  # deep or malformed JSON included: pydantic says json_invalid
         return {"status": 422, "body": {"detail": validation_detail(error.errors(), body=True)}}
-    except ValueError as error:
-        return {"status": 422, "body": {"detail": validation_detail([engine_error(error)])}}
+    except FieldError as error:
+        return {"status": 422, "body": {"detail": [field_error_detail(error)]}}
     return {"status": 200, "body": build_response(trace)}
 
 
 @router.post("/trace", response_model=TraceResponse, responses=ERRORS)
 def post_trace(state: LabState) -> dict:
-    """Trace one query over the sources and return everything the explorer draws."""
-    try:
-        trace = trace_query(**state.engine_args())
-    except ValueError as error:
-        raise RequestValidationError([engine_error(error)]) from None
-    return build_response(trace)
+    """Trace one query over the sources and return everything the explorer draws.
+
+    The engine's ``FieldError`` (e.g. ``keys[2]`` is too wide) escapes to
+    ``field_error_handler``, which answers 422 at ``["body", *error.loc]``.
+    """
+    return build_response(trace_query(**state.engine_args()))
 
 
 @router.get("/example", response_model=ExampleOut)
@@ -201,29 +175,3 @@ def get_example() -> dict:
         "reset": {"q": list(WORKED.q), "first_value_x": WORKED.values[0][0]},
         "result": build_response(trace_query(**state)),
     }
-
-
-@router.websocket("/trace/ws")
-async def trace_socket(socket: WebSocket) -> None:
-    """The same as ``POST /api/trace``, one JSON message per state, for drags.
-
-    Each text message is a ``LabState``; each answer is ``{"status": 200,
-    "body": TraceResponse}`` or ``{"status": 422, "body": ErrorResponse}``.
-    A message over ``MAX_MESSAGE_CHARS`` closes the socket (code 1009); a page
-    from another origin is refused (code 1008).
-    """
-    # Only the lab's own page may use the socket (no cross-site use from another tab).
-    origin = socket.headers.get("origin")
-    if origin is not None and urlsplit(origin).netloc != socket.headers.get("host"):
-        await socket.close(code=1008)
-        return
-    await socket.accept()
-    try:
-        while True:
-            text = await socket.receive_text()
-            if len(text) > MAX_MESSAGE_CHARS:
-                await socket.close(code=1009)
-                return
-            await socket.send_text(json.dumps(answer_for(text)))
-    except WebSocketDisconnect:
-        return

@@ -4,21 +4,22 @@ Everything under ``/api/notebook``. The browser holds the visit's state (the
 held example and the study) and sends it with each request; the server
 validates it, applies the rules in ``attnlab.lab`` and returns what the page
 draws. Nothing is stored on the server, so reloading the page clears the
-visit. Errors are 422 with the field (``edit.q[0]``, ``study.before[0].kind``);
-a mask change that would leave a row with nothing allowed is a 422 of type
-``mask_refused`` and changes nothing.
+visit. Errors are 422 with the field (``edit.q[0]``, ``study.before[0].kind``):
+the lab raises ``FieldError`` located in the request body, and
+``web.errors.field_error_handler`` answers it (``held`` errors get ``held``
+in front here). A mask change that would leave a row with nothing allowed is
+a 422 of type ``mask_refused`` and changes nothing.
 """
 
 from __future__ import annotations
 
-import re
 from typing import Annotated, Literal
 
 from fastapi import APIRouter
-from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt
 
+from attnlab.engine.errors import FieldError
 from attnlab.lab import content as content_data
 from attnlab.lab import export, plots, practice, stepper
 from attnlab.lab import history as hist
@@ -29,7 +30,6 @@ from attnlab.lab.sequence import (
     STARTING,
     WIDTH,
     Held,
-    MaskRefused,
     apply_edit,
     held_from_dict,
     sequence_view,
@@ -172,32 +172,26 @@ class ImportRequest(Strict):
 
 # --- helpers --------------------------------------------------------------------
 
-_FIELD = re.compile(r"^([a-z_.]+)((?:\[\d+\])*)")
+# The lab's FieldErrors are located in the request body (``("edit", "q", 0)``,
+# ``("study", "before", 0, "kind")``, ``("action", "response")``) and escape to the
+# app's field_error_handler; only the held example's are re-located, under "held".
 
 
-def _fail(message: str, prefix: list, type_: str = "value_error") -> RequestValidationError:
-    """Map a lab ``ValueError`` (its message starts with the field) to a 422."""
-    loc: list[str | int] = ["body", *prefix]
-    match = _FIELD.match(message)
-    if match and " " not in match.group(1):
-        name, indices = match.groups()
-        parts = [p for p in name.split(".") if p and p not in prefix]
-        loc += [*parts, *(int(i) for i in re.findall(r"\d+", indices))]
-    return RequestValidationError([{"loc": loc, "msg": message, "type": type_}])
+class ImportRefused(FieldError):
+    """An import that cannot be read, at ``text`` (the message says why)."""
+
+    type = "import_refused"
 
 
 def _held(model: HeldIn) -> Held:
     try:
         return held_from_dict(model.model_dump())
-    except ValueError as err:
-        raise _fail(str(err), ["held"]) from None
+    except FieldError as err:  # its message names the held field; the 422 adds "held." in front
+        raise type(err)(("held", *err.loc), str(err)) from None
 
 
 def _study(model: StudyIn) -> dict:
-    try:
-        return hist.study_from_dict(model.model_dump())
-    except ValueError as err:
-        raise _fail(str(err), []) from None
+    return hist.study_from_dict(model.model_dump())
 
 
 def _attachment(body: str, media_type: str, filename: str) -> Response:
@@ -242,16 +236,7 @@ def post_edit(body: EditRequest) -> dict:
 
     A mask change that empties a row is refused (422, ``mask_refused``).
     """
-    held = _held(body.held)
-    try:
-        new = apply_edit(held, body.edit.model_dump(exclude_none=True))
-    except MaskRefused as err:
-        raise RequestValidationError(
-            [{"loc": ["body", "edit", "allowed"], "msg": str(err), "type": "mask_refused"}]
-        ) from None
-    except ValueError as err:
-        raise _fail(str(err), []) from None
-    return sequence_view(new)
+    return sequence_view(apply_edit(_held(body.held), body.edit.model_dump(exclude_none=True)))
 
 
 @router.post("/stepper", responses=ERRORS)
@@ -276,11 +261,7 @@ def get_practice() -> dict:
 def post_study(body: StudyRequest) -> dict:
     """Apply one practice or help action to the visit's study and return it with its history."""
     held = _held(body.held)
-    study = _study(body.study)
-    try:
-        new = hist.apply(study, body.action.model_dump(exclude_none=True), held)
-    except ValueError as err:
-        raise _fail(str(err), []) from None
+    new = hist.apply(_study(body.study), body.action.model_dump(exclude_none=True), held)
     return {"study": new, "history": hist.history(new)}
 
 
@@ -327,8 +308,6 @@ def post_import(body: ImportRequest) -> dict:
     """Read an exported JSON file's text back; return its sequence view, or 422 and why."""
     try:
         held = export.from_json(body.text)
-    except ValueError as err:
-        raise RequestValidationError(
-            [{"loc": ["body", "text"], "msg": f"Import refused: {err}", "type": "import_refused"}]
-        ) from None
+    except FieldError as err:  # wherever in the file, for the request it is the text that is refused
+        raise ImportRefused("text", f"Import refused: {err}") from None
     return sequence_view(held)

@@ -3,8 +3,8 @@
 Requests are capped at the engine's limits (``MAX_SOURCES`` sources,
 ``MAX_DIM`` coordinates, ``MAX_LABEL_LENGTH`` characters) and take only
 finite JSON numbers and real booleans. Cross-field rules (equal widths,
-distinct labels, one allowed source at least) are the engine's, which names
-the field and index in its message; the API maps that to the field.
+distinct labels, one allowed source at least) are the engine's, which raises
+a ``FieldError`` located at the field and index; the API answers 422 there.
 
 Numbers in responses are Python floats at full precision; every number the
 page shows also comes pre-formatted in ``display`` (``attnlab.lab.numbers``),
