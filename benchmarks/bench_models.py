@@ -12,9 +12,10 @@
 
 Measurements alternate ours / theirs so both see the same machine load.
 By default each side runs as a user gets it: torch with its own threads, and
-attnlab as it ships (BLAS's default threads; its decode steps drop to one BLAS
-thread only while the load average says the cores are oversubscribed, see
-``attnlab.models.smollm``).
+attnlab as it ships (its forward passes hold BLAS to one thread, so that the
+numbers never depend on the thread count, and share the output layer's fixed
+slices and a prompt's fixed column blocks among its own threads; see
+``attnlab.engine.threads`` and ``attnlab.models.smollm``).
 ``--threads 1`` limits both sides to one thread (NumPy's OpenBLAS through
 threadpoolctl, torch through ``set_num_threads``): on a busy machine,
 multi-threaded BLAS on tiny decode products slows down badly.

@@ -45,11 +45,17 @@ def test_exp2_is_within_one_ulp_over_the_range_the_kernel_uses():
     ]).astype(np.float32)  # fmt: skip
     s, sums = x.copy(), np.empty(1, np.float32)
     compiled._exp2_rows(s, 1, s.size, s.size, np.ones(1, np.float32), False, sums, True)
+    # The reference is float64: whatever SIMD path NumPy's float64 exp2 takes on this CPU, its
+    # error (a few float64 ulps, checked against Python's pow below) is ~1e-9 of a float32 ulp.
+    # The bound is a property of our code alone, not relative to NumPy's float32 exp2, whose
+    # accuracy depends on the CPU (0.50 ulp on one machine, 1.0 on another).
     exact = np.exp2(x.astype(np.float64))
-    ulps = np.abs(s - exact) / np.spacing(exact.astype(np.float32)).astype(np.float64)
-    assert ulps.max() <= 1.0, (ulps.max(), x[np.argmax(ulps)])  # 0.95 here
-    numpy_ulps = np.abs(np.exp2(x) - exact) / np.spacing(exact.astype(np.float32)).astype(np.float64)
-    assert ulps.max() <= numpy_ulps.max() + 0.25  # no worse than NumPy's own exp2
+    sample = np.linspace(0, x.size - 1, 20_001).astype(int)
+    pow_ = np.array([2.0 ** float(t) for t in x[sample]])
+    assert np.max(np.abs(exact[sample] - pow_) / pow_) <= 4 * np.finfo(np.float64).eps
+    ulp = np.ldexp(1.0, np.frexp(exact)[1] - 24)  # float32's ulp in the exact value's binade
+    ulps = np.abs(s.astype(np.float64) - exact) / ulp
+    assert ulps.max() <= 1.0, (ulps.max(), x[np.argmax(ulps)])  # 0.94-0.95 on the CPUs seen
 
 
 def test_prepare_heads_scales_q_and_bounds_every_score(rng):

@@ -32,9 +32,17 @@ needs_minilm = pytest.mark.skipif(bool(MINILM_MISSING), reason=str(MINILM_MISSIN
 needs_smollm2 = pytest.mark.skipif(bool(SMOLLM2_MISSING), reason=str(SMOLLM2_MISSING))
 
 
-def run(*args: str) -> subprocess.CompletedProcess:
+def run(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
     assert ATTNLAB, "the attnlab console script is not installed in this environment"
-    return subprocess.run([ATTNLAB, *args], capture_output=True, text=True, timeout=180)
+    return subprocess.run([ATTNLAB, *args], capture_output=True, text=True, timeout=180, env=env)
+
+
+def other_blas_threads() -> dict:
+    """The environment with a BLAS thread count unlike this process's: the numbers must not care."""
+    from attnlab.engine.threads import blas_threads
+
+    n = "2" if blas_threads() == {1} else "1"
+    return {**os.environ, "OPENBLAS_NUM_THREADS": n, "OMP_NUM_THREADS": n, "MKL_NUM_THREADS": n}
 
 
 @needs_minilm
@@ -55,12 +63,14 @@ def test_heads_table_for_one_head():
 def test_heads_json_equals_the_models_own_trace():
     from attnlab.models.registry import get_model
 
-    done = run("heads", "The cat sat on the mat.", "--layer", "2", "--head", "5", "--json")
+    args = ("heads", "The cat sat on the mat.", "--layer", "2", "--head", "5", "--json")
+    done = run(*args, env=other_blas_threads())
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)
     assert data["model"] == "minilm" and data["layer"] == 2 and data["head"] == 5
     assert data["tokens"][:3] == ["[CLS]", "the", "cat"]
     ours = get_model("minilm").trace("The cat sat on the mat.").weights[2, 5]
+    # the same bits: the forward pass holds BLAS to one thread in every process (engine/threads.py)
     np.testing.assert_array_equal(np.array(data["weights"], dtype=np.float32), ours)
     # the table's top source for each query is that row's largest share
     table = run("heads", "The cat sat on the mat.", "--layer", "2", "--head", "5").stdout
@@ -110,7 +120,8 @@ def test_generate_refuses_an_encoder():
 @needs_smollm2
 def test_generate_streams_the_greedy_continuation(smollm2):
     command = [ATTNLAB, "generate", "Once upon a time", "--model", "smollm2", "--max-new-tokens", "20"]
-    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proc:
+    env = other_blas_threads()
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env) as proc:
         chunks = []
         while chunk := os.read(proc.stdout.fileno(), 4096):
             chunks.append(chunk)
@@ -120,5 +131,7 @@ def test_generate_streams_the_greedy_continuation(smollm2):
     ids = smollm2.encode("Once upon a time")
     expected = smollm2.decode(list(smollm2.generate_ids(ids, max_new_tokens=20)))
     assert out == "Once upon a time" + expected + "\n"
-    assert len(chunks) >= 5  # it arrived piece by piece, not all at the end
+    # it arrived piece by piece, not all at the end: a busy machine may let pieces pile up in the
+    # pipe between two reads, so only ask that the first read did not get everything
+    assert len(chunks) >= 2
     assert err.strip() == "[length]"

@@ -109,17 +109,3 @@ def test_the_models_run_without_torch_or_transformers():
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
 
-
-def test_decode_steps_drop_to_one_blas_thread_only_on_oversubscribed_cores():
-    from threadpoolctl import threadpool_info
-
-    from attnlab.engine.threads import blas_limit
-    from attnlab.models.smollm import blas_single_thread_wanted
-
-    assert not blas_single_thread_wanted(1, load=1.3, cpus=2)  # idle cores: BLAS keeps its threads
-    assert not blas_single_thread_wanted(1, load=3.0, cpus=2)  # our own 2 threads' worth of load
-    assert blas_single_thread_wanted(1, load=3.5, cpus=2)
-    assert blas_single_thread_wanted(4, load=9.0, cpus=8) is False
-    assert not blas_single_thread_wanted(22, load=50.0, cpus=2)  # prefill keeps BLAS's default
-    with blas_limit(1):  # what SmolLM2.forward enters then
-        assert {p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"} == {1}

@@ -12,9 +12,16 @@ A step is bound by reading the weights (135 M float32 parameters for
 SmolLM2: ~22 ms here for the products alone), so the path also reads them in
 as few products as it can: when a block's w_q, w_k, w_v (and w_gate, w_up)
 are adjacent column blocks of one array (:func:`side_by_side`, as the SmolLM2
-loader lays them out), one product covers the group, and OpenBLAS, which runs
-a 576 x 576 product on one thread, spreads the wider one over both cores.
-RoPE's cos/sin are computed once per step for all the layers.
+loader lays them out), one product covers the group. RoPE's cos/sin are
+computed once per step for all the layers.
+
+Every number comes from one single-threaded BLAS call (SmolLM2 holds BLAS to
+one thread around its blocks, :mod:`attnlab.engine.threads`), so none depends
+on the thread count. A prompt's products (16 rows or more) are shared out
+among our own threads in column blocks fixed by the weights' shapes
+(:func:`_product`); a decoding step's are not: waking a thread took ~45-90 us
+on the 2-core dev box, as long as a 576 x 576 product, and sharing even the
+widest (gate|up, 7 MB) saved ~1 ms a token of ~30.
 
 :func:`transformer_block` takes this path on its own when it applies
 (:func:`fast_block_applies`); anything unusual (a trace, masks, biases, batch
@@ -32,6 +39,13 @@ import numpy as np
 from attnlab.engine.cache import KVCache
 from attnlab.engine.layers import RMSNormParams, SwiGLUParams
 from attnlab.engine.positions import RoPE
+from attnlab.engine.threads import CORES
+from attnlab.engine.workers import run
+
+# A product of this many rows or more (a prompt, not a decoding step) is shared out among our
+# threads in column blocks; below, waking a thread (~45-90 us here) costs what the split saves.
+_SPLIT_ROWS = 16
+_BLOCK_COLUMNS = 512  # a block's width at most; all of a product's blocks are equally wide
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 _checked: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # params -> (n_head, n_kv_head, dtype)
@@ -181,7 +195,10 @@ def numpy_decoder_block(x, params, *, n_head, n_kv_head, rope, positions, cache,
     g = n_head // n_kv_head
     # 1) normalise and project: one product when w_q, w_k, w_v sit side by side
     h = _rms(x, params.norm_1)
-    qkv = h @ qkv_w if qkv_w is not None else np.concatenate([h @ a.w_q, h @ a.w_k, h @ a.w_v], axis=1)
+    if qkv_w is not None:
+        qkv = _product(h, qkv_w)
+    else:
+        qkv = np.concatenate([_product(h, a.w_q), _product(h, a.w_k), _product(h, a.w_v)], axis=1)
     if not np.isfinite(qkv).all():
         return None
     qk = qkv[:, : n_q + n_k].reshape(n, n_head + n_kv_head, d_head)  # every q and k head, (L, H+H_kv, d)
@@ -211,21 +228,44 @@ def numpy_decoder_block(x, params, *, n_head, n_kv_head, rope, positions, cache,
     weights = exps
     weights /= exps.sum(axis=-1, keepdims=True)
     heads = (weights.reshape(n_kv_head, g * n, s) @ v).reshape(n_head, n, d_v)
-    attn = heads.transpose(1, 0, 2).reshape(n, n_head * d_v) @ a.w_o
+    attn = _product(heads.transpose(1, 0, 2).reshape(n, n_head * d_v), a.w_o)
     r = x + attn
     # 3) SwiGLU feed-forward: one product for gate and up when they sit side by side
     u = _rms(r, params.norm_2)
     d_ff = f.w_gate.shape[1]
     if gate_up_w is not None:
-        gate_up = u @ gate_up_w
+        gate_up = _product(u, gate_up_w)
         gate, up = gate_up[:, :d_ff], gate_up[:, d_ff:]
     else:
-        gate, up = u @ f.w_gate, u @ f.w_up
+        gate, up = _product(u, f.w_gate), _product(u, f.w_up)
     act = _silu(gate)
     act *= up
-    out = act @ f.w_down
+    out = _product(act, f.w_down)
     out += r
     return out, attn, weights.reshape(n_head, n, s), heads
+
+
+def _product(x: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """``x @ w``; from ``_SPLIT_ROWS`` rows on, as fixed column blocks that our threads share.
+
+    Every output number is still one dot product done wholly by one single-threaded BLAS
+    call, and the blocks depend on w's shape alone (never on the thread count or the
+    machine), so the result is the same bits however many threads take part.
+    """
+    if x.shape[0] < _SPLIT_ROWS:
+        return x @ w
+    n_cols = w.shape[1]
+    parts = 2 * -(-n_cols // (2 * _BLOCK_COLUMNS))  # an even count: two threads finish together
+    width = -(-n_cols // parts)
+    width = -(-width // 16) * 16  # whole 64-byte lines of float32
+    blocks = [slice(c, min(n_cols, c + width)) for c in range(0, n_cols, width)]
+    out = np.empty((x.shape[0], n_cols), np.result_type(x, w))
+
+    def block(cols: slice, _buffers) -> None:
+        np.matmul(x, w[:, cols], out=out[:, cols])
+
+    run(block, blocks, min(CORES, len(blocks)))
+    return out
 
 
 def joined_projections(params) -> tuple[np.ndarray | None, np.ndarray | None]:

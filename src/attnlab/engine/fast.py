@@ -26,14 +26,18 @@ fast on a CPU:
    plus a matrix-vector product for the sums).
 3. **Threads over (head, query block) tasks**, each with its own buffers kept
    between calls, written in place (``out=``); BLAS is held to one thread
-   meanwhile (threadpoolctl), so NumPy's exp and the matmuls of two tasks run
-   on two cores instead of contending. Tiles are 512 x 512 by default (1 MiB
-   of float32 scores) so a tile stays in L2 from the first matmul through exp
-   to the second. Under a causal mask a block takes full-height tiles over the
-   keys all its rows see, then its diagonal in four pieces of rows, each ending
-   at its own last row's keys (an eighth of the block's square is computed
-   only to be masked, instead of half; at L = 1024-2048 here two pieces were
-   ~4% slower, three about the same, eight slower).
+   meanwhile (:func:`attnlab.engine.threads.one_blas_thread`), so NumPy's exp and
+   the matmuls of two tasks run on two cores instead of contending. The tasks
+   (and the runs of heads prepared together) depend on the shapes and block
+   sizes only, never on the thread count, and each number is computed wholly
+   by one task: ``threads=1``, ``2`` or any other count give the same bits.
+   Tiles are 512 x 512 by default (1 MiB of float32 scores) so a tile stays in
+   L2 from the first matmul through exp to the second. Under a causal mask a
+   block takes full-height tiles over the keys all its rows see, then its
+   diagonal in four pieces of rows, each ending at its own last row's keys
+   (an eighth of the block's square is computed only to be masked, instead of
+   half; at L = 1024-2048 here two pieces were ~4% slower, three about the
+   same, eight slower).
 
 In float32, a block whose scores go unshifted runs in one call of the kernel
 compiled with numba (:mod:`attnlab.engine.compiled`: the same tiles, BLAS
@@ -55,7 +59,7 @@ import threading
 
 import numpy as np
 
-from attnlab.engine.threads import blas_limit
+from attnlab.engine.threads import one_blas_thread
 from attnlab.engine.workers import kept_scratch, run, workspace
 
 _LOG2_E = 1.0 / math.log(2.0)
@@ -69,6 +73,9 @@ _FLOOR = {np.dtype(np.float32): -80.0, np.dtype(np.float64): -700.0}
 # A row whose sum l falls below this may have lost terms to underflow; redo it exactly.
 _RESCUE = {np.dtype(np.float32): math.exp(-30.0), np.dtype(np.float64): math.exp(-300.0)}
 _DIAGONAL_PIECES = 4  # a causal block's diagonal tile is done in this many row pieces
+# Heads are prepared in at most this many runs, whatever the thread count: per-head tasks of a
+# dozen small NumPy calls each spent as long waiting for the GIL as computing.
+_PREPARE_RUNS = 8
 # Rows whose bound is at most this (natural units) use their scores unshifted: exp stays
 # within [exp(-bound), exp(bound)], so nothing underflows and a row's sum stays >= _RESCUE.
 _NO_SHIFT = {np.dtype(np.float32): 30.0, np.dtype(np.float64): 300.0}
@@ -95,10 +102,10 @@ def numpy_tiled_attention(
     with kept_scratch():  # reuse scratch arrays, unless another call holds them
         compiled = _compiled_kernel() if dtype == np.float32 else None  # compiles on first use
         job = _Job(flat, pad, scale, causal, block_q, block_k, check_values, compiled)
-        with blas_limit(1):  # our threads split the work; BLAS threads would only contend
-            # 1) extended operands, a run of heads per thread: per-head tasks of a dozen small
-            # NumPy calls each spent as long waiting for the GIL as computing
-            per = -(-n // min(n, n_threads))
+        # our threads split the work (BLAS threads would only contend, and change the numbers)
+        with one_blas_thread():
+            # 1) scaled queries and bounds, in runs of heads fixed by the head count alone
+            per = -(-n // min(n, _PREPARE_RUNS))
             run(job.prepare, [range(h, min(n, h + per)) for h in range(0, n, per)], n_threads)
             if job.suspect:  # raises, naming the array and its shape, if one holds NaN or inf
                 from attnlab.engine._arrays import check_finite, namespace
@@ -109,11 +116,11 @@ def numpy_tiled_attention(
             if causal is not None:  # dearest first (most keys), so the last tasks are cheap fillers
                 tasks.sort(key=lambda t: -t[1])
             run(job.attend, tasks, n_threads)  # 2) attention, one query block per task
-    out = job.out.reshape(batch + (n_q, d_v))
-    lse = job.lse.reshape(batch + (n_q,))
-    fully = np.isneginf(lse)
-    if job.rescue:
-        _rescue(job.rescue, q, k, v, scale, causal, padding, batch, out, lse, fully)
+            out = job.out.reshape(batch + (n_q, d_v))
+            lse = job.lse.reshape(batch + (n_q,))
+            fully = np.isneginf(lse)
+            if job.rescue:  # still one BLAS thread: the exact rows' products too
+                _rescue(job.rescue, q, k, v, scale, causal, padding, batch, out, lse, fully)
     return out, lse, fully
 
 

@@ -27,11 +27,18 @@ from attnlab.engine.block import BlockParams, transformer_block
 from attnlab.engine.layers import LayerNormParams, MLPParams, layer_norm
 from attnlab.engine.multihead import AttentionParams
 from attnlab.engine.positions import embed
+from attnlab.engine.threads import CORES, one_blas_thread
+from attnlab.engine.workers import run
 from attnlab.models import files
 from attnlab.models.tokens import Batch, encode_batch, minilm_tokenizer
 from attnlab.models.traces import ModelTrace
 
 Progress = Callable[[int, int], None]  # (layers done, layers in all)
+
+# Pieces of a batch that our threads share in encode: on the 2-core dev box 32 sentences took
+# ~160 ms in one piece on one thread, ~76 ms as four pieces of 8 on two (~115 ms before, as one
+# batch on OpenBLAS's two threads, whose numbers changed with the thread count)
+_PIECE_TEXTS = 8
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -150,7 +157,17 @@ class MiniLM:
     # -- the forward pass -------------------------------------------------------
 
     def hidden(self, batch: Batch, *, details: bool = False, progress: Progress | None = None):
-        """Run embeddings and every block: return ``(x (B, T, d_model), block results)``."""
+        """Run embeddings and every block: return ``(x (B, T, d_model), block results)``.
+
+        NumPy's BLAS is held to one thread meanwhile: its threads split products
+        differently, and round differently, for different thread counts, so a
+        trace would not be the same bits in another process (the CLI's, the
+        lab's worker) under another ``OPENBLAS_NUM_THREADS`` or load.
+        """
+        with one_blas_thread():
+            return self._hidden(batch, details, progress)
+
+    def _hidden(self, batch: Batch, details: bool, progress: Progress | None):
         e = self.embeddings
         n_batch, n_tok = batch.ids.shape
         # 1) embed: word + position + token type 0, then LayerNorm
@@ -180,16 +197,27 @@ class MiniLM:
         """Unit-length sentence embeddings ``(N, 384)`` float32, in the order given.
 
         Texts are sorted by length before batching (as sentence-transformers
-        does) so each batch carries little padding.
+        does) so each batch carries little padding. A batch runs in pieces of
+        at most 8 texts (padded to the batch's length), which our threads
+        share: the pieces depend on the batch alone, never on the thread
+        count, so the numbers are the same bits however many threads run.
         """
         texts = _texts(texts)
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
             raise ValueError(f"batch_size must be a whole number >= 1, got {batch_size!r}")
         order = np.argsort([-len(t) for t in texts], kind="stable")
         out = np.empty((len(texts), self.config.d_model), dtype=np.float32)
+        pieces = []  # (rows of out, their slice of a tokenized batch)
         for start in range(0, len(texts), batch_size):
             rows = order[start : start + batch_size]
             batch = self.tokenize([texts[i] for i in rows], max_length=max_length)
+            for p in range(0, len(rows), _PIECE_TEXTS):
+                part = slice(p, p + _PIECE_TEXTS)
+                piece = Batch(ids=batch.ids[part], mask=batch.mask[part], tokens=batch.tokens[part])
+                pieces.append((rows[part], piece))
+
+        def embed_piece(piece, _buffers) -> None:
+            rows, batch = piece
             x, _ = self.hidden(batch)
             # 3) mean over the real tokens
             m = batch.mask[..., None].astype(x.dtype)  # (B, T, 1)
@@ -197,6 +225,9 @@ class MiniLM:
             # 4) unit length, like torch.nn.functional.normalize
             norms = np.sqrt((pooled * pooled).sum(axis=1, keepdims=True))
             out[rows] = pooled / np.maximum(norms, 1e-12)
+
+        with one_blas_thread():  # held once for all the pieces, not set and reset per piece
+            run(embed_piece, pieces, min(CORES, len(pieces)))
         return out
 
     def trace(
