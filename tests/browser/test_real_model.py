@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import httpx
 import pytest
 from axe_playwright_python.sync_playwright import Axe
@@ -133,6 +135,64 @@ def test_over_the_cap_gets_the_message(view):
     page.locator("#rm-text").fill("word " * 70)
     page.locator("#rm-run").click()
     expect(page.locator("#rm-error")).to_contain_text("text is 72 tokens long for minilm", timeout=60_000)
+
+
+BUSY = "The model is busy: 33 requests are ahead of you."
+
+
+def _as_queued(job: dict) -> dict:
+    """The job as the server shows it while two others wait before it."""
+    return {
+        **job,
+        "status": "queued",
+        "place": 3,
+        "place_display": "3rd in line",
+        "progress": 0.0,
+        "progress_display": "0%",
+        "layers_done": 0,
+        "result": None,
+    }
+
+
+def test_a_full_line_is_waited_out_and_the_page_shows_its_place(view):
+    page, recorder = view
+    recorder.allow(r"status of 429")
+    line = {"full": True, "queued": True}  # what the routes below pretend, until the test says otherwise
+
+    def post(route):
+        if line["full"]:
+            detail = [{"loc": ["body"], "field": "body", "msg": BUSY, "type": "busy"}]
+            route.fulfill(status=429, headers={"Retry-After": "1"}, json={"detail": detail})
+        else:
+            response = route.fetch()
+            route.fulfill(response=response, json=_as_queued(response.json()))
+
+    def status(route):
+        if line["queued"]:
+            response = route.fetch()
+            route.fulfill(response=response, json=_as_queued(response.json()))
+        else:
+            route.continue_()
+
+    def posted(request) -> bool:
+        return request.method == "POST" and request.url.endswith("/api/models/jobs")
+
+    page.route("**/api/models/jobs", post)
+    page.route(re.compile(r".*/api/models/jobs/[^/]+$"), status)
+    page.locator("#rm-text").fill(CAT)
+    with page.expect_request(posted):
+        page.locator("#rm-run").click()
+    expect(page.locator("#rm-status")).to_have_text(f"{BUSY} Trying again in 1 s…")
+    expect(page.locator("#rm-run")).to_be_disabled()
+    with page.expect_request(posted):  # nobody clicks: the page tries again by itself
+        pass
+    line["full"] = False
+    expect(page.locator("#rm-status")).to_have_text(
+        "You are 3rd in line: all-MiniLM-L6-v2 works on one text at a time…", timeout=30_000
+    )
+    line["queued"] = False
+    expect(page.locator("#rm-status")).to_contain_text("Done: 9 tokens", timeout=120_000)
+    expect(page.locator("#rm-error")).to_be_hidden()
 
 
 def test_axe_finds_no_serious_or_critical_violation(view, artifacts):

@@ -48,6 +48,8 @@ def test_models_lists_both_with_their_shapes_and_caps(client):
 def test_a_trace_job_reports_progress_and_its_layers_equal_the_model(client, minilm):
     job = wait(client, start(client, "minilm", CAT)["id"])
     assert job["status"] == "done" and job["progress"] == 1.0 and job["layers_done"] == 6
+    assert (job["place"], job["place_display"]) == (None, "")
+    assert start(client, "minilm", CAT)["id"] == job["id"]  # the same text again: the same, kept job
     assert job["result"]["tokens"] == ["[CLS]", "the", "cat", "sat", "on", "the", "mat", ".", "[SEP]"]
     assert job["result"]["labels"][3] == "3 sat"
     layer = client.get(f"/api/models/jobs/{job['id']}/layers/2").json()
@@ -94,8 +96,9 @@ def test_the_explorer_answers_while_a_model_is_working(client, smollm2):
         json={"q": [2, 1], "keys": [[-1, 2], [1, 0], [0, 1]], "values": [[2, 0], [0, 2], [-1, -1]]},
     )
     assert r.status_code == 200
-    assert client.get(f"/api/models/jobs/{job['id']}").json()["status"] in ("queued", "running")
+    assert client.get(f"/api/models/jobs/{job['id']}").json()["status"] in ("queued", "loading", "running")
     assert wait(client, job["id"])["status"] == "done"
+    assert client.get("/api/models").json()["worker"] == "process"  # the model ran outside this process
 
 
 def test_text_over_the_character_cap_gets_the_message(client):

@@ -1,188 +1,308 @@
-"""Run model traces and generations off the caller's thread, one at a time, with progress.
+"""Model traces and generations, queued and run one at a time by one worker process.
 
-A web request starts a job and returns at once; a single worker thread loads
-the model (the first time) and runs the forward pass, reporting layers done,
-so requests that only read (the explorer's own, a job's status) are never
-stuck behind a model. Finished traces are kept, newest first, so looking at
-another layer or head of the same text costs nothing.
+A web request starts a job and gets it back at once. Jobs wait in line (at
+most ``MAX_WAITING`` besides the one running; more are refused with ``Busy``,
+which carries an estimate of when to try again) and one worker process
+(``worker.py``, spawned on the first job; its models are loaded once and kept)
+runs them in order, reporting layers done, generated pieces and the finished
+trace. This process only reads those messages, so its own requests (the
+explorer's drags, a job's status) never wait behind a model's Python work.
+Where no process can start, the worker is a thread here, and says so
+(``worker_mode``; slower drags while a model runs, but the same answers).
+A job's ``place``: 0 = the worker has it, 1 = next, ... (``None`` once ended).
+
+Sharing: identical requests get the same job, with the same id (so they
+follow one computation): a trace of the same model and text, or a generation
+of the same prompt and options when it is repeatable (greedy, or sampled
+with a seed; an unseeded draw is each learner's own). A queued, running or
+kept finished job is shared; a failed or cancelled one is not.
+
+Memory: finished traces stay in this process, so layers and rows are answered
+without the worker. They are capped at ``TRACE_MEMORY_CAP`` bytes (256 MiB,
+their arrays' ``nbytes``; a 64-token SmolLM2 trace with q, k, v is about
+16 MB): beyond it the least recently used go (``kept_bytes`` says how much
+is kept). A dropped trace's id answers 404, as does an id from an earlier
+run of the server: ids are random (``secrets.token_urlsafe``), never reused.
+
+``shutdown()`` (also run at exit) cancels every waiting job and kills the
+worker without waiting for a forward pass.
 """
 
 from __future__ import annotations
 
-import itertools
+import atexit
+import math
+import secrets
 import threading
-from collections import OrderedDict
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+import time
+from collections import OrderedDict, deque
+from collections.abc import Callable
 
-from attnlab.models.files import ModelNotInstalled
-from attnlab.models.registry import check_name, get_model, is_loaded
+from attnlab.engine.errors import FieldError
+from attnlab.models.jobkinds import MAX_CHARS, MAX_TOKENS, GenerationJob, TraceJob, check_text
+from attnlab.models.registry import MODEL_NAMES, get_model
 from attnlab.models.sampling import Sampling
-from attnlab.models.traces import ModelTrace
+from attnlab.models.shelf import TraceShelf
+from attnlab.models.work import GenerationTask, TraceTask
+from attnlab.models.worker import Worker
 
-MAX_CHARS = 400  # what the Real model view accepts
-MAX_TOKENS = 64  # = the explorer's MAX_SOURCES, so every query row fits the explorer
-MAX_PENDING = 4  # queued or running jobs; more are refused until one finishes
-KEEP_JOBS = 32
-KEEP_TRACES = 8
+__all__ = ["JOBS", "MAX_CHARS", "MAX_TOKENS", "Busy", "GenerationJob", "Jobs", "Stopping", "TraceJob"]
+
+MAX_WAITING = 32  # queued jobs besides the running one: a class pressing "Look inside" at once
+TRACE_MEMORY_CAP = 256 * 2**20
+KEEP_JOBS = 64  # finished generations, failed and cancelled jobs (traces: by memory instead)
+RETRY_AFTER_S = 5  # the estimate before any job has finished
+MAX_RETRY_AFTER_S = 60
+ID_BYTES = 12  # 16 URL-safe characters
+
+Job = TraceJob | GenerationJob
 
 
 class Busy(Exception):
-    """Too many jobs are waiting: try again when one has finished."""
+    """The line is full; ``retry_after`` (seconds) estimates when a place frees up."""
+
+    def __init__(self, ahead: int, retry_after: int) -> None:
+        super().__init__(f"The model is busy: {ahead} requests are ahead of you.")
+        self.ahead = ahead
+        self.retry_after = retry_after
 
 
-@dataclass(kw_only=True)
-class Job:
-    """One trace request. ``status``: queued, loading, running, done or error."""
-
-    id: str
-    model: str
-    text: str
-    status: str = "queued"
-    layers_done: int = 0
-    n_layer: int = 0
-    message: str = ""
-    error_field: str | None = None
-    trace: ModelTrace | None = field(default=None, repr=False)
-    pieces: list[str] = field(default_factory=list)  # generation: the text, token by token
-    finish: str | None = None  # generation: "end_of_turn" or "length" once done
-
-    @property
-    def progress(self) -> float:
-        if self.status == "done":
-            return 1.0
-        return self.layers_done / self.n_layer if self.n_layer else 0.0
+class Stopping(Exception):
+    """The jobs were shut down: the server is stopping."""
 
 
-def token_cap_message(model: str, n_tokens: int) -> str:
-    return (
-        f"text is {n_tokens} tokens long for {model}; the Real model view takes at most "
-        f"{MAX_TOKENS} tokens (about {MAX_TOKENS * 3 // 4} words). Shorten it."
-    )
+def check_model(model: object) -> str:
+    """Return ``model`` if the view knows it, else raise ``FieldError(("model",), ...)``."""
+    if model not in MODEL_NAMES:
+        raise FieldError(("model",), f"model {model!r} is unknown; use one of {', '.join(MODEL_NAMES)}")
+    return model  # type: ignore[return-value]
 
 
-def check_text(text: object, *, field: str = "text") -> str:
-    """Refuse text the view cannot take, with the message the learner sees."""
-    if not isinstance(text, str) or not text.strip():
-        raise ValueError(f"{field} is empty: type a sentence to look at")
-    if len(text) > MAX_CHARS:
-        raise ValueError(
-            f"{field} has {len(text)} characters; the Real model view takes at most {MAX_CHARS}. Shorten it."
-        )
-    return text
-
-
-def count_tokens(model, text: str) -> int:
-    if model.name == "minilm":
-        return int(model.tokenize([text], max_length=512).mask.sum())
-    return len(model.encode(text))
+def _task(job: Job) -> TraceTask | GenerationTask:
+    if isinstance(job, TraceJob):
+        return TraceTask(job.id, job.model, job.text)
+    return GenerationTask(job.id, job.model, job.prompt, job.max_new_tokens, job.sampling, job.chat)
 
 
 class Jobs:
-    """Jobs by id, run by one worker thread."""
+    """Jobs by id, run by one worker (a process unless ``process=False``); ``loader(name)`` gives models.
 
-    def __init__(self) -> None:
-        self._jobs: OrderedDict[str, Job] = OrderedDict()
-        self._traces: OrderedDict[tuple[str, str], ModelTrace] = OrderedDict()
+    With a process, ``loader`` must be importable there (a module-level function).
+    """
+
+    def __init__(
+        self,
+        *,
+        loader: Callable[[str], object] = get_model,
+        process: bool = True,
+        max_waiting: int = MAX_WAITING,
+        memory_cap: int = TRACE_MEMORY_CAP,
+        keep_jobs: int = KEEP_JOBS,
+    ) -> None:
+        self.max_waiting = max_waiting
+        self.computations = 0  # tasks handed to the worker: shared requests do not add one
+        self._loader = loader
+        self._process = process
+        self._keep_jobs = keep_jobs
         self._lock = threading.Lock()
-        self._ids = itertools.count(1)
-        self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="attnlab-model")
+        self._changed = threading.Condition(self._lock)
+        self._by_id: dict[str, Job] = {}
+        self._by_key: dict[tuple, Job] = {}  # shareable jobs (queued, running, kept done)
+        self._waiting: deque[Job] = deque()
+        self._running: Job | None = None
+        self._started_at = 0.0
+        self._durations: deque[float] = deque(maxlen=8)
+        self._shelf = TraceShelf(memory_cap)
+        self._ended: OrderedDict[str, Job] = OrderedDict()  # all but done traces, oldest first
+        self._loaded: set[str] = set()
+        self._worker: Worker | None = None
+        self._closed = False
+        atexit.register(self.shutdown)
 
-    def start(self, model: str, text: str) -> Job:
-        """Queue a trace of ``text`` with ``model``; a known text is done at once."""
-        check_name(model)
+    # -- asking -----------------------------------------------------------------
+
+    def start(self, model: str, text: str) -> TraceJob:
+        """The trace job of ``text`` with ``model``: a new one, or the identical one already here."""
+        check_model(model)
         check_text(text)
-        with self._lock:
-            job = Job(id=f"j{next(self._ids)}", model=model, text=text)
-            cached = self._traces.get((model, text))
-            if cached is not None:
-                self._traces.move_to_end((model, text))
-                job.status, job.trace = "done", cached
-                job.n_layer = job.layers_done = cached.n_layer
-            else:
-                self._check_room()
-            self._remember(job)
-        if job.status == "queued":
-            self._worker.submit(self._run, job)
-        return job
+        return self._submit(TraceJob(id=self._new_id(), model=model, text=text))
 
-    def generate(self, prompt: str, *, max_new_tokens: int, sampling: Sampling, chat: bool) -> Job:
-        """Queue SmolLM2's continuation of ``prompt``; its pieces arrive in the job as they come."""
+    def generate(self, prompt: str, *, max_new_tokens: int, sampling: Sampling, chat: bool) -> GenerationJob:
+        """SmolLM2's continuation of ``prompt``; its pieces arrive in the job as they come."""
         check_text(prompt, field="prompt")
+        job = GenerationJob(
+            id=self._new_id(), prompt=prompt, max_new_tokens=max_new_tokens, sampling=sampling, chat=chat
+        )
+        return self._submit(job)
+
+    @staticmethod
+    def _new_id() -> str:
+        return secrets.token_urlsafe(ID_BYTES)
+
+    def _submit(self, job: Job) -> Job:
+        key = job.share_key
         with self._lock:
-            self._check_room()
-            job = Job(id=f"g{next(self._ids)}", model="smollm2", text=prompt, n_layer=max_new_tokens)
-            self._remember(job)
-        self._worker.submit(self._run_generation, job, max_new_tokens, sampling, chat)
+            if self._closed:
+                raise Stopping("the server is stopping: no new model jobs")
+            shared = self._by_key.get(key) if key is not None else None
+            if shared is not None:
+                self._shelf.touch(shared.id)
+                return shared
+            if len(self._waiting) >= self.max_waiting:
+                raise Busy(len(self._waiting) + (self._running is not None), self._retry_after())
+            self._by_id[job.id] = job
+            if key is not None:
+                self._by_key[key] = job
+            self._waiting.append(job)
+            self._dispatch()
         return job
 
-    def _check_room(self) -> None:
-        pending = sum(j.status in ("queued", "loading", "running") for j in self._jobs.values())
-        if pending >= MAX_PENDING:
-            raise Busy(f"{pending} jobs are already waiting; try again in a moment")
+    def _retry_after(self) -> int:
+        # A place frees when the running job ends: about one job's time.
+        if not self._durations:
+            return RETRY_AFTER_S
+        mean = sum(self._durations) / len(self._durations)
+        return max(1, min(MAX_RETRY_AFTER_S, math.ceil(mean)))
 
-    def _remember(self, job: Job) -> None:
-        self._jobs[job.id] = job
-        while len(self._jobs) > KEEP_JOBS:
-            oldest = next(iter(self._jobs))
-            if self._jobs[oldest].status in ("queued", "loading", "running"):
-                break
-            self._jobs.popitem(last=False)
+    # -- looking ----------------------------------------------------------------
 
-    def _run_generation(self, job: Job, max_new_tokens: int, sampling: Sampling, chat: bool) -> None:
-        from attnlab.models.chat import user_turn
-
-        try:
-            if not is_loaded(job.model):
-                job.status = "loading"
-            model = get_model(job.model)
-            job.status = "running"
-            prompt = user_turn(job.text) if chat else job.text
-            for piece in model.generate(prompt, max_new_tokens=max_new_tokens, sampling=sampling):
-                job.pieces.append(piece.text)
-                job.layers_done += 1  # here: tokens generated
-                job.finish = piece.finish
-            job.status = "done"
-        except ModelNotInstalled as error:
-            job.status, job.message, job.error_field = "error", str(error), "model"
-        except ValueError as error:
-            job.status, job.message, job.error_field = "error", str(error), "prompt"
-        except Exception as error:  # noqa: BLE001 - report, never kill the worker
-            job.status, job.message = "error", f"the model failed: {type(error).__name__}: {error}"
-
-    def get(self, job_id: str) -> Job | None:
+    def trace_job(self, job_id: str) -> TraceJob | None:
+        """The trace job ``job_id`` (marked as just used), or ``None``; a generation's id gives ``None``."""
         with self._lock:
-            return self._jobs.get(job_id)
+            job = self._by_id.get(job_id)
+            if not isinstance(job, TraceJob):
+                return None
+            self._shelf.touch(job_id)
+            return job
 
-    def _run(self, job: Job) -> None:
-        try:
-            if not is_loaded(job.model):
-                job.status = "loading"
-            model = get_model(job.model)
-            n_tokens = count_tokens(model, job.text)
-            if n_tokens > MAX_TOKENS:
-                job.error_field = "text"
-                raise ValueError(token_cap_message(job.model, n_tokens))
-            job.n_layer = model.config.n_layer
-            job.status = "running"
+    def generation(self, job_id: str) -> GenerationJob | None:
+        """The generation job ``job_id``, or ``None``; a trace's id gives ``None``."""
+        with self._lock:
+            job = self._by_id.get(job_id)
+            return job if isinstance(job, GenerationJob) else None
 
-            def progress(done: int, total: int) -> None:
-                job.layers_done = done
+    def place(self, job: Job) -> int | None:
+        """0 when the worker has ``job``, n when n - 1 jobs wait before it, ``None`` once it ended."""
+        with self._lock:
+            if job is self._running:
+                return 0
+            for n, waiting in enumerate(self._waiting, start=1):
+                if waiting is job:
+                    return n
+            return None
 
-            trace = model.trace(job.text, details=True, progress=progress)
-            with self._lock:
-                self._traces[(job.model, job.text)] = trace
-                while len(self._traces) > KEEP_TRACES:
-                    self._traces.popitem(last=False)
-            job.trace = trace
-            job.status = "done"
-        except ModelNotInstalled as error:
-            job.status, job.message, job.error_field = "error", str(error), "model"
-        except ValueError as error:
-            job.status, job.message = "error", str(error)
-            job.error_field = job.error_field or "text"
-        except Exception as error:  # noqa: BLE001 - report, never kill the worker
-            job.status, job.message = "error", f"the model failed: {type(error).__name__}: {error}"
+    def wait(self, job: Job, timeout: float | None = None) -> bool:
+        """Block until ``job`` ends (or ``timeout`` seconds pass); return whether it ended."""
+        with self._changed:
+            return self._changed.wait_for(lambda: job.finished, timeout)
+
+    def is_loaded(self, name: str) -> bool:
+        """Whether the worker holds model ``name`` already (a job on it starts at once)."""
+        return name in self._loaded
+
+    @property
+    def kept_bytes(self) -> int:
+        """Bytes of the finished traces kept (at most ``memory_cap``, or the newest alone)."""
+        return self._shelf.kept_bytes
+
+    @property
+    def memory_cap(self) -> int:
+        return self._shelf.cap
+
+    @property
+    def worker_mode(self) -> str:
+        """Where model work runs: "process", "thread" (no process could start) or "" (not yet)."""
+        worker = self._worker
+        return worker.mode if worker is not None else ""
+
+    @property
+    def worker_pid(self) -> int | None:
+        worker = self._worker
+        return worker.pid if worker is not None else None
+
+    # -- running (the lock is held in every method below but shutdown) -----------
+
+    def _dispatch(self) -> None:
+        if self._running is not None or not self._waiting or self._closed:
+            return
+        job = self._running = self._waiting.popleft()
+        self._started_at = time.monotonic()
+        if self._worker is None:
+            self._worker = Worker(self._loader, self._on_message, self._on_lost, process=self._process)
+        self.computations += 1
+        self._worker.send(_task(job))
+
+    def _on_message(self, worker: Worker, message: tuple) -> None:
+        with self._lock:
+            job = self._running
+            if worker is not self._worker or job is None or message[0] != job.id:
+                return  # from a worker or job already given up
+            job.apply(*message[1:])
+            if job.status == "running":
+                self._loaded.add(job.model)
+            if job.finished:
+                self._durations.append(time.monotonic() - self._started_at)
+                self._end(job)
+                self._dispatch()
+            self._changed.notify_all()
+
+    def _on_lost(self, worker: Worker) -> None:
+        with self._lock:
+            if worker is not self._worker:
+                return
+            self._worker = None
+            self._loaded.clear()
+            job = self._running
+            if job is not None:
+                job.apply("error", None, "the model's worker process stopped unexpectedly; try again")
+                self._end(job)
+            self._dispatch()  # the next job starts a new worker
+            self._changed.notify_all()
+        worker.stop()
+
+    def _end(self, job: Job) -> None:
+        if job is self._running:
+            self._running = None
+        if job.status == "done" and isinstance(job, TraceJob):
+            for old in self._shelf.add(job):
+                self._forget(old)
+            return
+        if job.status != "done":
+            self._unshare(job)
+        self._ended[job.id] = job
+        while len(self._ended) > self._keep_jobs:
+            _, old = self._ended.popitem(last=False)
+            self._forget(old)
+
+    def _unshare(self, job: Job) -> None:
+        key = job.share_key
+        if key is not None and self._by_key.get(key) is job:
+            del self._by_key[key]
+
+    def _forget(self, job: Job) -> None:
+        self._by_id.pop(job.id, None)
+        self._unshare(job)
+
+    # -- stopping ---------------------------------------------------------------
+
+    def shutdown(self) -> None:
+        """Cancel every waiting job and kill the worker now (no forward pass is waited for). Idempotent."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            worker, self._worker = self._worker, None
+            if self._running is not None:
+                self._running.cancel("cancelled: the server stopped while the model was working on it")
+                self._end(self._running)
+            while self._waiting:
+                job = self._waiting.popleft()
+                job.cancel("cancelled: the server stopped before the model reached it")
+                self._end(job)
+            self._loaded.clear()
+            self._changed.notify_all()
+        if worker is not None:
+            worker.stop()
 
 
 JOBS = Jobs()

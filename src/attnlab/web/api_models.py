@@ -1,15 +1,19 @@
 """The Real model view's JSON API: traces of real pretrained transformers.
 
 Everything under ``/api/models``. Tracing a text is a job: ``POST
-/api/models/jobs`` answers 202 at once with the job's id, a single worker
-thread loads the model (first time only) and runs it, and ``GET
-/api/models/jobs/{id}`` reports the status and the layers done. When it is
-done, ``.../layers/{layer}`` returns every head's weights in that layer and
+/api/models/jobs`` answers 202 at once with the job; one worker process
+(``attnlab.models.jobs``) loads the model (first time only) and runs the jobs
+in order, and ``GET /api/models/jobs/{id}`` reports the status, the layers
+done and the job's ``place`` in line (0 = the model is on it). An identical
+request gets the same job. When the line is full the answer is 429 with a
+``Retry-After`` header (seconds, an estimate). When a job is done,
+``.../layers/{layer}`` returns every head's weights in that layer and
 ``.../rows/{layer}/{head}/{index}`` one query's row in the explorer's terms
-(``trace_query`` on the real q, keys and values). ``POST /api/models/generate``
-starts SmolLM2 continuing a text; polling ``GET /api/models/generate/{id}``
-returns the pieces as they come (one per token). The explorer's own requests
-never wait for a model.
+(``trace_query`` on the real q, keys and values), answered from the trace
+kept in this process. ``POST /api/models/generate`` starts SmolLM2 continuing
+a text; polling ``GET /api/models/generate/{id}`` returns the pieces as they
+come (one per token). Each kind's ids are unknown to the other's routes. The
+explorer's own requests never wait for a model.
 """
 
 from __future__ import annotations
@@ -22,12 +26,12 @@ from fastapi import APIRouter, HTTPException, Path
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
 
+from attnlab.engine.errors import FieldError, Loc, field_text
 from attnlab.lab import numbers as fmt
 from attnlab.lab.words import explain
 from attnlab.models.heads import layer_profiles, top_sources
-from attnlab.models.jobs import JOBS, MAX_CHARS, MAX_TOKENS, Busy, Job
+from attnlab.models.jobs import JOBS, MAX_CHARS, MAX_TOKENS, Busy, GenerationJob, Stopping, TraceJob
 from attnlab.models.minilm import MiniLMConfig
-from attnlab.models.registry import MODEL_NAMES, is_loaded
 from attnlab.models.sampling import Sampling
 from attnlab.models.smollm import SmolLM2Config
 from attnlab.web.models_schema import (
@@ -57,6 +61,15 @@ ERRORS = {
     413: {"model": ErrorResponse, "description": "The request body is too large"},
     422: {"model": ErrorResponse, "description": "A field the learner has to fix"},
 }
+STARTING = {
+    **ERRORS,
+    429: {
+        "model": ErrorResponse,
+        "description": "Too many jobs waiting; the Retry-After header says in how many seconds to try again",
+        "headers": {"Retry-After": {"description": "seconds (an estimate)", "schema": {"type": "integer"}}},
+    },
+    503: {"model": ErrorResponse, "description": "The server is stopping"},
+}
 
 
 def _info() -> list[ModelInfo]:
@@ -71,7 +84,7 @@ def _info() -> list[ModelInfo]:
             n_head=m.n_head,
             n_kv_head=m.n_head,
             kv_groups=[[h] for h in range(m.n_head)],
-            loaded=is_loaded("minilm"),
+            loaded=JOBS.is_loaded("minilm"),
         ),
         ModelInfo(
             name="smollm2",
@@ -81,15 +94,50 @@ def _info() -> list[ModelInfo]:
             n_head=s.n_head,
             n_kv_head=s.n_kv_head,
             kv_groups=[list(range(g * group, (g + 1) * group)) for g in range(s.n_kv_head)],
-            loaded=is_loaded("smollm2"),
+            loaded=JOBS.is_loaded("smollm2"),
         ),
     ]
 
 
-def _error(field: str, msg: str, *, where: str = "body") -> RequestValidationError:
-    """A 422 naming ``field`` (in the body, or the path for layer, head, index)."""
+def _error(loc: Loc, msg: str, *, where: str = "body") -> RequestValidationError:
+    """A 422 naming the field at ``loc`` (in the body, or the path for layer, head, index)."""
+    field = field_text(loc)
     text = msg if msg.startswith(field) else f"{field}: {msg}"
-    return RequestValidationError([{"loc": [where, field], "msg": text, "type": "value_error"}])
+    return RequestValidationError([{"loc": [where, *loc], "msg": text, "type": "value_error"}])
+
+
+def _in_path(name: str, check) -> object:
+    """Run ``check()``; a ValueError from it is a 422 on path parameter ``name``."""
+    try:
+        return check()
+    except ValueError as error:
+        raise _error((name,), str(error), where="path") from None
+
+
+def _refused(error: Busy | Stopping) -> HTTPException:
+    """429 with Retry-After when the line is full; 503 when the server is stopping."""
+    if isinstance(error, Busy):
+        return HTTPException(
+            status_code=429,
+            detail=[{"loc": ["body"], "field": "body", "msg": str(error), "type": "busy"}],
+            headers={"Retry-After": str(error.retry_after)},
+        )
+    return HTTPException(
+        status_code=503, detail=[{"loc": ["body"], "field": "body", "msg": str(error), "type": "stopping"}]
+    )
+
+
+def ordinal(n: int) -> str:
+    """1st, 2nd, 3rd, 4th, ..., 11th, 12th, 13th, ..., 21st."""
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+def _place(job: TraceJob | GenerationJob) -> tuple[int | None, str]:
+    place = JOBS.place(job)
+    if place is None:
+        return None, ""
+    return place, "at the model now" if place == 0 else f"{ordinal(place)} in line"
 
 
 def _not_found() -> HTTPException:
@@ -106,7 +154,7 @@ def _not_found() -> HTTPException:
     )
 
 
-def _job_out(job: Job) -> JobOut:
+def _job_out(job: TraceJob) -> JobOut:
     result = None
     if job.status == "done" and job.trace is not None:
         t = job.trace
@@ -121,23 +169,26 @@ def _job_out(job: Job) -> JobOut:
             scale=t.scale,
             scale_display=fmt.rounded(t.scale),
         )
+    place, place_display = _place(job)
     return JobOut(
         id=job.id,
         model=job.model,
         status=job.status,
+        place=place,
+        place_display=place_display,
         progress=job.progress,
         progress_display=fmt.percent(job.progress),
         layers_done=job.layers_done,
         n_layer=job.n_layer,
         message=job.message,
-        field=job.error_field,
+        field=field_text(job.loc) if job.loc else None,
         result=result,
     )
 
 
-def _done(job_id: str) -> Job:
-    job = JOBS.get(job_id)
-    if job is None or not job.id.startswith("j"):  # "g..." ids are generations
+def _done(job_id: str) -> TraceJob:
+    job = JOBS.trace_job(job_id)
+    if job is None:
         raise _not_found()
     if job.status != "done" or job.trace is None:
         msg = job.message if job.status == "error" else f"job {job_id} is {job.status}"
@@ -156,36 +207,35 @@ Index = Annotated[int, Path(ge=0, le=10_000)]
 
 @router.get("", response_model=ModelsOut)
 def models() -> ModelsOut:
-    """The models the view can trace, their shapes, and the view's length caps."""
-    return ModelsOut(models=_info(), max_chars=MAX_CHARS, max_tokens=MAX_TOKENS)
+    """The models the view can trace, their shapes, the view's caps and the job line's limits."""
+    return ModelsOut(
+        models=_info(),
+        max_chars=MAX_CHARS,
+        max_tokens=MAX_TOKENS,
+        max_waiting=JOBS.max_waiting,
+        trace_bytes_cap=JOBS.memory_cap,
+        trace_bytes_kept=JOBS.kept_bytes,
+        worker=JOBS.worker_mode,
+    )
 
 
-@router.post(
-    "/jobs",
-    response_model=JobOut,
-    status_code=202,
-    responses={**ERRORS, 429: {"model": ErrorResponse, "description": "Too many jobs waiting"}},
-)
+@router.post("/jobs", response_model=JobOut, status_code=202, responses=STARTING)
 def start_job(body: TraceIn) -> JobOut:
-    """Start tracing ``text`` with ``model``; poll the job for progress and the result."""
-    if body.model not in MODEL_NAMES:  # pragma: no cover - the Literal already refuses it
-        raise _error("model", f"use one of {', '.join(MODEL_NAMES)}")
+    """Start tracing ``text`` with ``model`` (or join the identical job); poll it for progress and result."""
     try:
         job = JOBS.start(body.model, body.text)
-    except Busy as error:
-        raise HTTPException(
-            status_code=429, detail=[{"loc": ["body"], "field": "body", "msg": str(error), "type": "busy"}]
-        ) from None
-    except ValueError as error:
-        raise _error("text", str(error)) from None
+    except (Busy, Stopping) as error:
+        raise _refused(error) from None
+    except FieldError as error:
+        raise _error(error.loc, str(error)) from None
     return _job_out(job)
 
 
 @router.get("/jobs/{job_id}", response_model=JobOut, responses=ERRORS)
 def job_status(job_id: JobId) -> JobOut:
-    """A job's status and progress; with ``result`` (tokens, heads, GQA groups) once done."""
-    job = JOBS.get(job_id)
-    if job is None or not job.id.startswith("j"):  # "g..." ids are generations
+    """A job's status, place in line and progress; with ``result`` (tokens, heads, GQA groups) once done."""
+    job = JOBS.trace_job(job_id)
+    if job is None:
         raise _not_found()
     return _job_out(job)
 
@@ -198,10 +248,7 @@ def job_layer(job_id: JobId, layer: Index, details: bool = False) -> LayerOut:
     """
     job = _done(job_id)
     t = job.trace
-    try:
-        profiles = layer_profiles(t, layer)
-    except ValueError as error:
-        raise _error("layer", str(error), where="path") from None
+    profiles = _in_path("layer", lambda: layer_profiles(t, layer))
     heads = []
     for h, p in enumerate(profiles):
         w = t.weights[layer, h].astype(float)
@@ -239,11 +286,9 @@ def job_row(job_id: JobId, layer: Index, head: Index, index: Index) -> RowOut:
     """Token ``index``'s query in ``layer``/``head``, computed as the explorer computes one query."""
     job = _done(job_id)
     t = job.trace
-    try:
-        row = t.query_row(layer, head, index)
-    except ValueError as error:
-        field = str(error).split(" ", 1)[0]
-        raise _error(field if field in ("layer", "head") else "index", str(error), where="path") from None
+    _in_path("layer", lambda: t.check(layer=layer))
+    _in_path("head", lambda: t.check(head=head))
+    row = _in_path("index", lambda: t.query_row(layer, head, index))  # layer and head are fine by now
     labels = list(row.labels)
     sources = [
         SourceOut(
@@ -278,49 +323,48 @@ def job_row(job_id: JobId, layer: Index, head: Index, index: Index) -> RowOut:
     )
 
 
-def _generation_out(job: Job) -> GenerationOut:
+def _generation_out(job: GenerationJob) -> GenerationOut:
+    pieces = list(job.pieces)  # one copy: the worker's reader may append meanwhile
+    place, place_display = _place(job)
     return GenerationOut(
         id=job.id,
         status=job.status,
-        tokens=len(job.pieces),
-        max_new_tokens=job.n_layer,
-        pieces=list(job.pieces),
-        text="".join(job.pieces),
+        place=place,
+        place_display=place_display,
+        tokens=len(pieces),
+        max_new_tokens=job.max_new_tokens,
+        pieces=pieces,
+        text="".join(pieces),
         finish=job.finish if job.status == "done" else None,
         message=job.message,
-        field=job.error_field,
+        field=field_text(job.loc) if job.loc else None,
     )
 
 
-@router.post(
-    "/generate",
-    response_model=GenerationOut,
-    status_code=202,
-    responses={**ERRORS, 429: {"model": ErrorResponse, "description": "Too many jobs waiting"}},
-)
+@router.post("/generate", response_model=GenerationOut, status_code=202, responses=STARTING)
 def start_generation(body: GenerateIn) -> GenerationOut:
-    """Start SmolLM2 continuing ``prompt`` (greedy unless ``temperature`` > 0); poll for the pieces."""
+    """Start SmolLM2 continuing ``prompt`` (greedy unless ``temperature`` > 0); poll for the pieces.
+
+    A repeatable request (greedy, or with a ``seed``) identical to a kept one gets that job.
+    """
     try:
+        # pydantic has checked each option's range; Sampling checks them again
         sampling = Sampling(temperature=body.temperature, top_k=body.top_k, top_p=body.top_p, seed=body.seed)
         job = JOBS.generate(
             body.prompt, max_new_tokens=body.max_new_tokens, sampling=sampling, chat=body.chat
         )
-    except Busy as error:
-        raise HTTPException(
-            status_code=429,
-            detail=[{"loc": ["body"], "field": "body", "msg": str(error), "type": "busy"}],
-        ) from None
-    except ValueError as error:
-        field = str(error).split(" ", 1)[0]
-        raise _error(field if field in GenerateIn.model_fields else "prompt", str(error)) from None
+    except (Busy, Stopping) as error:
+        raise _refused(error) from None
+    except FieldError as error:
+        raise _error(error.loc, str(error)) from None
     return _generation_out(job)
 
 
 @router.get("/generate/{job_id}", response_model=GenerationOut, responses=ERRORS)
 def generation_status(job_id: JobId) -> GenerationOut:
-    """A generation's text so far, one piece per token, and why it stopped once done."""
-    job = JOBS.get(job_id)
-    if job is None or not job.id.startswith("g"):
+    """A generation's text so far (one piece per token), its place in line, and why it stopped once done."""
+    job = JOBS.generation(job_id)
+    if job is None:
         raise _not_found()
     return _generation_out(job)
 

@@ -10,10 +10,12 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt
 
-from attnlab.models.jobs import MAX_CHARS
+from attnlab.models.jobkinds import MAX_CHARS
 
 ModelName = Literal["minilm", "smollm2"]
 MAX_NEW_TOKENS = 64
+# cancelled: the server stopped before the job ended
+Status = Literal["queued", "loading", "running", "done", "error", "cancelled"]
 
 
 class Strict(BaseModel):
@@ -35,6 +37,10 @@ class ModelsOut(BaseModel):
     models: list[ModelInfo]
     max_chars: int
     max_tokens: int
+    max_waiting: int  # jobs that may wait besides the running one; more get 429
+    trace_bytes_cap: int  # bytes of finished traces kept; least recently used go first
+    trace_bytes_kept: int
+    worker: Literal["process", "thread", ""]  # where model work runs ("": not started yet)
 
 
 class TraceIn(Strict):
@@ -63,7 +69,9 @@ class TraceSummary(BaseModel):
 class JobOut(BaseModel):
     id: str
     model: str
-    status: Literal["queued", "loading", "running", "done", "error"]
+    status: Status
+    place: int | None  # 0: the model is on it; n: n - 1 jobs wait before it; null once ended
+    place_display: str  # "3rd in line", "at the model now", "" once ended
     progress: float
     progress_display: str
     layers_done: int
@@ -149,7 +157,9 @@ class GenerationOut(BaseModel):
     """A generation job: the text so far (``pieces``, one per token) and why it stopped."""
 
     id: str
-    status: Literal["queued", "loading", "running", "done", "error"]
+    status: Status
+    place: int | None
+    place_display: str
     tokens: int
     max_new_tokens: int
     pieces: list[str]

@@ -1,8 +1,12 @@
 // JSON requests for the Real model view: one error shape for every failure
-// (the API's first field message, or the HTTP status).
+// (the API's first field message, or the HTTP status), and a POST that waits
+// its turn when the server's line of model jobs is full (429 + Retry-After).
+
+const FALLBACK_RETRY_S = 5; // only if a 429 came without a usable Retry-After
 
 /**
- * Fetch JSON; throw an Error whose message is the API's first problem.
+ * Fetch JSON; throw an Error whose message is the API's first problem
+ * (with .status, and .retryAfter in seconds on a 429).
  * @param {string} url same-origin path
  * @param {RequestInit} [options]
  */
@@ -13,6 +17,8 @@ export async function getJson(url, options) {
     const message = body.detail?.[0]?.msg ?? `the server answered ${response.status}`;
     const error = new Error(message);
     error.status = response.status;
+    const retryAfter = Number.parseInt(response.headers.get("retry-after") ?? "", 10);
+    error.retryAfter = retryAfter >= 1 ? retryAfter : FALLBACK_RETRY_S;
     throw error;
   }
   return body;
@@ -25,4 +31,27 @@ export function postJson(url, body) {
     headers: { "content-type": "application/json" },
     body: JSON.stringify(body),
   });
+}
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * POST a JSON body; while the server answers 429 (too many jobs waiting),
+ * wait the seconds its Retry-After asks and try again.
+ * @param {string} url
+ * @param {object} body
+ * @param {(message: string, secondsLeft: number) => void} onWait called each second of a wait
+ */
+export async function postJsonInTurn(url, body, onWait) {
+  for (;;) {
+    try {
+      return await postJson(url, body);
+    } catch (error) {
+      if (error.status !== 429) throw error;
+      for (let left = error.retryAfter; left > 0; left -= 1) {
+        onWait(error.message, left);
+        await sleep(1000);
+      }
+    }
+  }
 }

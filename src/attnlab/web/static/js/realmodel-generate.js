@@ -1,9 +1,19 @@
-// "Let SmolLM2 continue the text": start a generation job and draw its pieces
-// as they arrive (the server appends one piece per token; we poll).
+// "Let SmolLM2 continue the text": start a generation job (waiting its turn
+// when the server's line is full) and draw its pieces as they arrive (the
+// server appends one piece per token; we poll).
 import { byId, fill, h, text } from "./dom.js";
-import { getJson, postJson } from "./realmodel-api.js";
+import { getJson, postJsonInTurn } from "./realmodel-api.js";
 
 const POLL_MS = 100;
+
+/** What the generation is doing or waiting for (the server says the place in line). */
+function waiting(job) {
+  if (job.status === "running") return `Writing token ${job.tokens + 1} of at most ${job.max_new_tokens}…`;
+  if (job.status === "queued" && job.place > 0) {
+    return `You are ${job.place_display}: SmolLM2 works on one request at a time…`;
+  }
+  return job.status === "queued" ? "Starting SmolLM2…" : "Loading SmolLM2 (once per server)…";
+}
 
 /**
  * Wire the panel to the view's text box.
@@ -27,20 +37,20 @@ export function setupGenerate(source) {
     run.disabled = true;
     const prompt = source.value;
     try {
-      let job = await postJson("/api/models/generate", {
-        prompt, chat: chat.checked, max_new_tokens: Number(tokens.value),
-      });
+      let job = await postJsonInTurn(
+        "/api/models/generate",
+        { prompt, chat: chat.checked, max_new_tokens: Number(tokens.value) },
+        (message, left) => text(status, `${message} Trying again in ${left} s…`),
+      );
       for (;;) {
         fill(out, chat.checked ? null : h("span", { class: "rm-gen-prompt" }, prompt),
           h("span", { class: "rm-gen-new" }, job.text));
-        if (job.status === "done" || job.status === "error") break;
-        text(status, job.status === "running"
-          ? `Writing token ${job.tokens + 1} of at most ${job.max_new_tokens}…`
-          : "Loading SmolLM2 (once per server)…");
+        if (job.status === "done" || job.status === "error" || job.status === "cancelled") break;
+        text(status, waiting(job));
         await new Promise((resolve) => setTimeout(resolve, POLL_MS));
         job = await getJson(`/api/models/generate/${encodeURIComponent(job.id)}`);
       }
-      if (job.status === "error") throw new Error(job.message);
+      if (job.status !== "done") throw new Error(job.message);
       text(status, job.finish === "end_of_turn"
         ? `Stopped at the end of its turn after ${job.tokens} tokens.`
         : `Stopped after ${job.tokens} tokens (the limit).`);

@@ -1,9 +1,10 @@
 // The Real model view: type a text, trace it with a real model (a job the
-// server runs off its request threads, polled for progress), then look at
-// one layer and head. One state object; draw() is a function of it.
+// server's model worker runs in turn, polled for its place in line and its
+// progress), then look at one layer and head. One state object; draw() is a
+// function of it.
 import { byId, fill, h, text } from "./dom.js";
 import { drawHeatmap, drawLines, drawTokens, markToken } from "./realmodel-draw.js";
-import { getJson, postJson } from "./realmodel-api.js";
+import { getJson, postJsonInTurn } from "./realmodel-api.js";
 import { setupGenerate } from "./realmodel-generate.js";
 import { drawHeads, drawRow, rowPending } from "./realmodel-heads.js";
 
@@ -34,8 +35,8 @@ function updateCount() {
   els.count.classList.toggle("is-over", over);
 }
 
-function modelInfo() {
-  return state.models.find((m) => m.name === els.model.value);
+function modelInfo(name = els.model.value) {
+  return state.models.find((m) => m.name === name);
 }
 
 function showModelNote() {
@@ -49,7 +50,11 @@ async function start() {
   showError("");
   els.run.disabled = true;
   try {
-    const job = await postJson("/api/models/jobs", { model: els.model.value, text: els.text.value });
+    const job = await postJsonInTurn(
+      "/api/models/jobs",
+      { model: els.model.value, text: els.text.value },
+      (message, left) => text(els.status, `${message} Trying again in ${left} s…`),
+    );
     await poll(job);
   } catch (error) {
     showError(error.message);
@@ -59,16 +64,25 @@ async function start() {
   }
 }
 
+/** What the job is waiting for, in the learner's words (the server says the place in line). */
+function jobStatus(job) {
+  const m = modelInfo(job.model);
+  const title = m ? m.title : job.model;
+  if (job.status === "queued" && job.place > 0) {
+    return `You are ${job.place_display}: ${title} works on one text at a time…`;
+  }
+  if (job.status === "queued") return `Starting ${title}…`;
+  if (job.status === "loading") return `Loading ${title} (once per server)…`;
+  return `Running layer ${job.layers_done + 1} of ${job.n_layer} (${job.progress_display} done)…`;
+}
+
 async function poll(job) {
   for (;;) {
     state.job = job;
     els.progress.value = job.progress;
     if (job.status === "done") break;
-    if (job.status === "error") throw new Error(job.message);
-    const m = modelInfo();
-    text(els.status, job.status === "loading" || job.status === "queued"
-      ? `Loading ${m ? m.title : job.model} (once per server)…`
-      : `Running layer ${job.layers_done + 1} of ${job.n_layer} (${job.progress_display} done)…`);
+    if (job.status === "error" || job.status === "cancelled") throw new Error(job.message);
+    text(els.status, jobStatus(job));
     await new Promise((resolve) => setTimeout(resolve, POLL_MS));
     job = await getJson(`/api/models/jobs/${encodeURIComponent(job.id)}`);
   }

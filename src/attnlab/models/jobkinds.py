@@ -1,0 +1,139 @@
+"""The two kinds of model job the server keeps: a trace and a generation.
+
+Each starts ``queued``, becomes ``loading`` (the worker loads the model, once
+per worker) and ``running``, and ends ``done``, ``error`` or ``cancelled``
+(the server stopped). An error's ``loc`` is the field to fix, as a
+``FieldError``'s (``("text",)``); ``None`` when nothing the learner typed is at
+fault. ``apply`` takes the worker's messages (their shapes: ``work.py``).
+The view's caps on text live here too: the API and the worker both use them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from attnlab.engine.errors import FieldError, Loc
+from attnlab.models.sampling import Sampling
+from attnlab.models.traces import ModelTrace
+
+MAX_CHARS = 400  # what the Real model view accepts
+MAX_TOKENS = 64  # = the explorer's MAX_SOURCES, so every query row fits the explorer
+FINAL = ("done", "error", "cancelled")
+
+
+def token_cap_message(model: str, n_tokens: int) -> str:
+    return (
+        f"text is {n_tokens} tokens long for {model}; the Real model view takes at most "
+        f"{MAX_TOKENS} tokens (about {MAX_TOKENS * 3 // 4} words). Shorten it."
+    )
+
+
+def check_text(text: object, *, field: str = "text") -> str:
+    """Return ``text``, or raise ``FieldError((field,), ...)`` with the message the learner sees."""
+    if not isinstance(text, str) or not text.strip():
+        raise FieldError((field,), f"{field} is empty: type a sentence to look at")
+    if len(text) > MAX_CHARS:
+        raise FieldError(
+            (field,),
+            f"{field} has {len(text)} characters; the Real model view takes at most {MAX_CHARS}. Shorten it.",
+        )
+    return text
+
+
+@dataclass(kw_only=True, eq=False)
+class _Job:
+    id: str
+    status: str = "queued"
+    message: str = ""
+    loc: Loc | None = None
+
+    @property
+    def finished(self) -> bool:
+        return self.status in FINAL
+
+    def apply(self, kind: str, *payload) -> None:
+        """Take one of the worker's messages about this job (without its job id)."""
+        if kind == "loading":
+            self.status = "loading"
+        elif kind == "error":
+            loc, self.message = payload
+            self.loc = tuple(loc) if loc is not None else None
+            self.status = "error"
+        else:
+            self._apply(kind, *payload)
+
+    def _apply(self, kind: str, *payload) -> None:  # pragma: no cover - each kind has its own
+        raise NotImplementedError
+
+    def cancel(self, message: str) -> None:
+        self.status, self.message = "cancelled", message
+
+
+@dataclass(kw_only=True, eq=False)
+class TraceJob(_Job):
+    """Every layer's and head's attention of ``model`` on ``text``; ``trace`` once done."""
+
+    model: str
+    text: str
+    n_layer: int = 0  # known once the worker has the model
+    layers_done: int = 0
+    trace: ModelTrace | None = field(default=None, repr=False)
+
+    @property
+    def share_key(self) -> tuple:
+        return ("trace", self.model, self.text)
+
+    @property
+    def progress(self) -> float:
+        if self.status == "done":
+            return 1.0
+        return self.layers_done / self.n_layer if self.n_layer else 0.0
+
+    def _apply(self, kind: str, *payload) -> None:
+        if kind == "running":
+            (self.n_layer,) = payload
+            self.status = "running"
+        elif kind == "layers":
+            (self.layers_done,) = payload
+        elif kind == "done":
+            (trace,) = payload
+            self.trace = trace  # before the status: a reader that sees "done" finds the trace
+            self.n_layer = self.layers_done = trace.n_layer
+            self.status = "done"
+
+
+@dataclass(kw_only=True, eq=False)
+class GenerationJob(_Job):
+    """SmolLM2 continuing ``prompt``: ``pieces`` (one per token) grow as they come."""
+
+    prompt: str
+    max_new_tokens: int
+    sampling: Sampling
+    chat: bool
+    model: str = "smollm2"  # the only decoder
+    pieces: list[str] = field(default_factory=list)
+    finish: str | None = None  # "end_of_turn" or "length" once done
+
+    @property
+    def share_key(self) -> tuple | None:
+        """Equal for requests that give the same text; ``None`` (never shared) for unseeded sampling."""
+        if self.sampling.greedy:
+            sampling = Sampling()  # greedy ignores top_k, top_p and seed
+        elif self.sampling.seed is not None:
+            sampling = self.sampling
+        else:
+            return None
+        return ("generate", self.prompt, self.max_new_tokens, self.chat, sampling)
+
+    @property
+    def tokens(self) -> int:
+        return len(self.pieces)
+
+    def _apply(self, kind: str, *payload) -> None:
+        if kind == "running":
+            self.status = "running"
+        elif kind == "piece":
+            text, self.finish = payload
+            self.pieces.append(text)
+        elif kind == "done":
+            self.status = "done"

@@ -1,0 +1,86 @@
+"""A toy model with the real models' job interface, to test the model jobs without weights.
+
+``load(name)`` gives a model called ``name``: two layers of two heads, one
+token per word, attention from q and k drawn from a generator seeded by the
+text (so a text's trace is always the same); "minilm" sees every token,
+other names are causal. ``generate`` writes " w0", " w1", ... ``load_slow``
+gives one that spends a minute on each layer: a job that is still running
+when a test stops the worker. Both load in a worker process (importable).
+"""
+
+from __future__ import annotations
+
+import time
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+
+from attnlab.models.traces import ModelTrace
+
+
+@dataclass(frozen=True)
+class ToyConfig:
+    n_layer: int = 2
+    n_head: int = 2
+    d_head: int = 4
+
+
+@dataclass(frozen=True)
+class ToyPiece:
+    id: int
+    text: str
+    finish: str | None = None
+
+
+class ToyModel:
+    """Two layers, two heads, one token per word."""
+
+    def __init__(self, name: str, *, layer_seconds: float = 0.0) -> None:
+        self.name = name
+        self.config = ToyConfig()
+        self.layer_seconds = layer_seconds
+        self.traces = 0  # forward passes run: tests count computations with it
+
+    def encode(self, text: str) -> list[int]:
+        return [zlib.crc32(word.encode()) % 1000 for word in text.split()]
+
+    def trace(self, text: str, *, details: bool = False, progress=None) -> ModelTrace:
+        self.traces += 1
+        c = self.config
+        tokens = text.split()
+        n = len(tokens)
+        rng = np.random.default_rng(zlib.crc32(text.encode()))
+        allowed = np.ones((n, n), dtype=bool) if self.name == "minilm" else np.tril(np.ones((n, n), bool))
+        q, k, v = (rng.standard_normal((c.n_layer, c.n_head, n, c.d_head), dtype=np.float32) for _ in "qkv")
+        scale = 1.0 / float(np.sqrt(c.d_head))
+        scores = np.einsum("lhqd,lhkd->lhqk", q, k) * np.float32(scale)
+        for layer in range(c.n_layer):
+            time.sleep(self.layer_seconds)
+            if progress is not None:
+                progress(layer + 1, c.n_layer)
+        e = np.exp(np.where(allowed, scores, -np.inf) - scores.max(axis=-1, keepdims=True))
+        extra = {"q": q, "k": k, "v": v, "scores": scores} if details else {}
+        return ModelTrace(
+            model=self.name,
+            tokens=tokens,
+            ids=self.encode(text),
+            weights=(e / e.sum(axis=-1, keepdims=True)).astype(np.float32),
+            allowed=allowed,
+            scale=scale,
+            kv_groups=[[h] for h in range(c.n_head)],
+            **extra,
+        )
+
+    def generate(self, prompt: str, *, max_new_tokens: int, sampling=None) -> Iterator[ToyPiece]:
+        for i in range(max_new_tokens):
+            yield ToyPiece(id=i, text=f" w{i}", finish="length" if i == max_new_tokens - 1 else None)
+
+
+def load(name: str) -> ToyModel:
+    return ToyModel(name)
+
+
+def load_slow(name: str) -> ToyModel:
+    return ToyModel(name, layer_seconds=60.0)

@@ -1,0 +1,166 @@
+"""The model worker as the server sees it: start it, hand it tasks, read what it says.
+
+``Worker`` spawns one process (the 'spawn' context: a fresh interpreter that
+shares no threads, locks or GIL with the server) running ``work.main``, and a
+thread here reads its messages, calling ``on_message(worker, message)`` for
+each. Models are loaded in that process and kept there. ``mode`` says where
+the work runs: "process", or "thread" when no process could start (or it died
+before saying ``READY``); then a line on stderr says so, and the server's own
+requests slow down while a model runs, but nothing fails. ``on_lost(worker)``
+is called when a working process dies. ``stop()`` ends the process at once
+(SIGTERM, then SIGKILL): it never waits for a forward pass.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import queue
+import sys
+import threading
+from collections.abc import Callable
+
+from attnlab.models import work
+
+STOP_GRACE_S = 0.5  # after SIGTERM, before SIGKILL
+KILLED_WAIT_S = 5.0  # a bound, in case the kernel is slow to end it
+
+_CLOSED = object()
+
+
+class ThreadPipe:
+    """A pipe between two threads with a ``Connection``'s send, recv and close."""
+
+    def __init__(self) -> None:
+        self._queue: queue.SimpleQueue = queue.SimpleQueue()
+
+    def send(self, obj) -> None:
+        self._queue.put(obj)
+
+    def recv(self):
+        obj = self._queue.get()
+        if obj is _CLOSED:
+            self._queue.put(_CLOSED)  # every later recv sees the end too
+            raise EOFError
+        return obj
+
+    def close(self) -> None:
+        self._queue.put(_CLOSED)
+
+
+class Worker:
+    """One model worker and the thread that reads its messages."""
+
+    def __init__(
+        self,
+        loader: Callable[[str], object],
+        on_message: Callable[[Worker, tuple], None],
+        on_lost: Callable[[Worker], None],
+        *,
+        process: bool = True,
+    ) -> None:
+        self._loader = loader
+        self._on_message = on_message
+        self._on_lost = on_lost
+        self._lock = threading.Lock()
+        self._pending = None  # the task handed over and not yet ended: resent if a process never came up
+        self._stopped = False
+        self._proc = None
+        self._tasks = None
+        self.mode = ""
+        if not process:
+            self._start_thread()
+            return
+        try:
+            self._start_process()
+        except Exception as error:  # noqa: BLE001 - any failure to start means: use a thread
+            self._start_thread(f"{type(error).__name__}: {error}")
+
+    @property
+    def pid(self) -> int | None:
+        """The worker process's id (``None`` in thread mode)."""
+        return self._proc.pid if self._proc is not None else None
+
+    def _start_process(self) -> None:
+        ctx = multiprocessing.get_context("spawn")
+        tasks_in, tasks = ctx.Pipe(duplex=False)
+        out, out_end = ctx.Pipe(duplex=False)
+        proc = ctx.Process(
+            target=work.main, args=(tasks_in, out_end, self._loader), name="attnlab-model", daemon=True
+        )
+        try:
+            proc.start()
+        finally:
+            # our copies of the child's ends: closed, so each side sees EOF when the other goes
+            tasks_in.close()
+            out_end.close()
+        self._proc, self._tasks, self.mode = proc, tasks, "process"
+        self._start_reader(out, proc)
+
+    def _start_thread(self, reason: str | None = None) -> None:
+        if reason is not None:
+            print(
+                f"attnlab: model work runs in a thread of the server (no worker process: {reason}); "
+                "other requests may slow down while a model runs.",
+                file=sys.stderr,
+            )
+        tasks, out = ThreadPipe(), ThreadPipe()
+        threading.Thread(
+            target=work.main, args=(tasks, out, self._loader), name="attnlab-model", daemon=True
+        ).start()
+        self._proc, self._tasks, self.mode = None, tasks, "thread"
+        self._start_reader(out, None)
+
+    def _start_reader(self, conn, proc) -> None:
+        name = "attnlab-model-reader"
+        threading.Thread(target=self._read, args=(conn, proc), name=name, daemon=True).start()
+
+    def send(self, task) -> None:
+        """Hand ``task`` over (one at a time: the server sends the next after this one ends)."""
+        with self._lock:
+            self._pending = task
+            try:
+                self._tasks.send(task)
+            except OSError:
+                pass  # the process is gone: its reader reports it
+
+    def _read(self, conn, proc) -> None:
+        ready = False
+        while True:
+            try:
+                message = conn.recv()
+            except Exception:  # noqa: BLE001 - EOF, a closed pipe or a message that does not unpickle
+                break
+            if message == work.READY:
+                ready = True
+                continue
+            if message[1] in ("done", "error"):
+                with self._lock:
+                    self._pending = None
+            self._on_message(self, message)
+        conn.close()
+        with self._lock:
+            if self._stopped:
+                return
+            if proc is not None and not ready:
+                proc.join(STOP_GRACE_S)
+                self._start_thread(f"the worker process exited with code {proc.exitcode} before it was ready")
+                if self._pending is not None:
+                    self._tasks.send(self._pending)
+                return
+        self._on_lost(self)
+
+    def stop(self) -> None:
+        """End the worker now; a running task is abandoned. Safe to call twice."""
+        with self._lock:
+            if self._stopped:
+                return
+            self._stopped = True
+            proc, tasks = self._proc, self._tasks
+        if tasks is not None:
+            tasks.close()  # a thread worker stops after its task; it cannot be killed
+        if proc is not None:
+            proc.terminate()
+            proc.join(STOP_GRACE_S)
+            if proc.is_alive():
+                proc.kill()
+                proc.join(KILLED_WAIT_S)  # SIGKILL cannot be refused: this only reaps it

