@@ -158,12 +158,41 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def port_number(text: str) -> int:
+    """Parse ``--port``: 0 to 65535 (0 lets the system pick a free port)."""
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number (0 to 65535)") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{port} is not a port number (0 to 65535)")
+    return port
+
+
+def allowed_host(text: str) -> str:
+    """Parse ``--allow-host``: a DNS name or an IP address, as the Host header would carry it."""
+    from attnlab.web.hosts import normalize_name
+
+    try:
+        return normalize_name(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
 def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--host", default="127.0.0.1", help="interface to bind (default 127.0.0.1)"
     )
     parser.add_argument(
-        "--port", type=int, default=8000, help="port (default 8000; a free one if taken)"
+        "--port", type=port_number, default=8000, help="port (default 8000; a free one if taken)"
+    )
+    parser.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        type=allowed_host,
+        metavar="NAME",
+        help="also answer requests for NAME (repeatable; to serve on a LAN on purpose)",
     )
     parser.add_argument("--no-browser", action="store_true", help="do not open a browser")
 
@@ -171,7 +200,9 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
 def run_serve(args: argparse.Namespace) -> int:
     from attnlab.web.server import serve
 
-    return serve(host=args.host, port=args.port, open_browser=not args.no_browser)
+    return serve(
+        host=args.host, port=args.port, open_browser=not args.no_browser, allow_hosts=args.allow_host
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:

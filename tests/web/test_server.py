@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import http.client
 import os
 import signal
 import socket
@@ -12,8 +13,10 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from websockets.sync.client import connect
 
-from attnlab.web.server import bind_socket, is_loopback, url_for
+from attnlab.web.app import create_app
+from attnlab.web.server import bind_socket, is_loopback, serving, url_for
 
 
 def free_port() -> int:
@@ -77,6 +80,48 @@ def test_bind_socket_picks_a_free_port_when_taken():
         sock, was_taken = bind_socket("127.0.0.1", free_port())
         with sock:
             assert was_taken is False
+
+
+def test_bind_socket_makes_a_tcp_socket():
+    # asyncio sets TCP_NODELAY only on connections accepted from a socket made with IPPROTO_TCP.
+    sock, _ = bind_socket("127.0.0.1", 0)
+    with sock:
+        assert sock.proto == socket.IPPROTO_TCP
+
+
+def ipv6_loopback() -> bool:
+    try:
+        with socket.socket(socket.AF_INET6) as s:
+            s.bind(("::1", 0))
+    except OSError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize(
+    "host",
+    ["127.0.0.1", pytest.param("::1", marks=pytest.mark.skipif(not ipv6_loopback(), reason="no IPv6"))],
+)
+def test_every_accepted_connection_has_tcp_nodelay(host):
+    """Without it a keep-alive answer waits ~40 ms (Nagle's algorithm meets the client's delayed ACK)."""
+    # A keep-alive timeout no test can outlast: the connections stay open to be looked at.
+    with serving(create_app(), host=host, timeout_keep_alive=600) as (server, port):
+        clients = [http.client.HTTPConnection(host, port, timeout=60) for _ in range(2)]
+        try:
+            for client in clients:
+                client.request("GET", "/static/css/lab.css")
+                assert client.getresponse().read()
+            with connect(f"ws://{url_for(host, port)[7:]}api/trace/ws", open_timeout=60) as ws:
+                ws.send("{}")
+                assert ws.recv(timeout=60)
+                # The server's own end of each open connection: two keep-alive, one WebSocket.
+                accepted = [c.transport.get_extra_info("socket") for c in server.server_state.connections]
+                assert len(accepted) == 3
+                for sock in accepted:
+                    assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) != 0
+        finally:
+            for client in clients:
+                client.close()
 
 
 def test_url_for_brackets_ipv6():

@@ -1,17 +1,27 @@
-"""The drag socket /api/trace/ws answers exactly as POST /api/trace does."""
+"""The drag socket /api/trace/ws answers exactly as POST /api/trace does, off the event loop."""
 
 from __future__ import annotations
 
+import http.client
 import json
+import random
+import threading
 
+import anyio
 import pytest
 from fastapi.testclient import TestClient
+from starlette.testclient import WebSocketDenialResponse
 from starlette.websockets import WebSocketDisconnect
+from websockets.sync.client import connect
 
+from attnlab.web import socket as socket_route
 from attnlab.web.api import MAX_MESSAGE_CHARS
 from attnlab.web.app import create_app
+from attnlab.web.server import serving
+from attnlab.web.socket import Latest, answer_text
 
 WORKED = {"q": [2, 1], "keys": [[-1, 2], [1, 0], [0, 1]], "values": [[2, 0], [0, 2], [-1, -1]]}
+WAIT_S = 60  # only a bound on a hang: nothing is timed
 
 
 @pytest.fixture(scope="module")
@@ -62,13 +72,86 @@ def test_socket_closes_on_an_oversized_message(client):
         with pytest.raises(WebSocketDisconnect) as closed:
             ws.receive_text()
     assert closed.value.code == 1009
+    assert str(MAX_MESSAGE_CHARS) in closed.value.reason
 
 
 def test_socket_refuses_another_origin(client):
-    with pytest.raises(WebSocketDisconnect) as refused:
-        with client.websocket_connect("/api/trace/ws", headers={"origin": "http://evil.example"}) as ws:
-            ws.receive_text()
-    assert refused.value.code == 1008
+    # The guard refuses the handshake itself (more in test_security.py).
+    with pytest.raises(WebSocketDenialResponse) as refused:
+        with client.websocket_connect("/api/trace/ws", headers={"origin": "http://evil.example"}):
+            pass  # pragma: no cover - never accepted
+    assert refused.value.status_code == 403
     with client.websocket_connect("/api/trace/ws", headers={"origin": "http://testserver"}) as ws:
         ws.send_text(json.dumps(WORKED))
         assert json.loads(ws.receive_text())["status"] == 200
+
+
+def test_socket_closes_on_a_binary_message_with_a_reason(client):
+    with client.websocket_connect("/api/trace/ws") as ws:
+        ws.send_bytes(json.dumps(WORKED).encode())
+        with pytest.raises(WebSocketDisconnect) as closed:
+            ws.receive_text()
+    assert closed.value.code == 1003
+    assert "text" in closed.value.reason
+
+
+# -- back-pressure: the latest state only, answered off the event loop ----------------------------
+
+
+def test_latest_keeps_only_the_newest_waiting_message():
+    async def main() -> None:
+        latest = Latest()
+        latest.put("a")
+        latest.put("b")
+        assert await latest.take() == "b"
+        latest.put("c")
+        assert await latest.take() == "c"
+        assert latest.replaced == 1
+
+    anyio.run(main)
+
+
+def big_state(i: int) -> dict:
+    """64 sources of 64 coordinates (the most a state may have), q different for each ``i``."""
+    rng = random.Random(i)
+    rows = [[rng.uniform(-3, 3) for _ in range(64)] for _ in range(64)]
+    return {"q": [i / 8, *([0.5] * 63)], "keys": rows, "values": rows[::-1]}
+
+
+def test_a_flooding_socket_does_not_stall_another_client(monkeypatch):
+    """While one socket's answer is being made, another client's request is answered.
+
+    The flooding socket's first answer waits at a gate the test opens only after
+    the other request has completed: that can only happen if the answer does not
+    run on the event loop. Then it gets the latest state's answer (states that
+    arrived meanwhile are replaced, never all queued).
+    """
+    entered, gate, released = threading.Event(), threading.Event(), []
+
+    def gated(text: str) -> str:
+        entered.set()
+        released.append(gate.wait(WAIT_S))
+        return answer_text(text)
+
+    monkeypatch.setattr(socket_route, "answer_text", gated)
+    states = [big_state(i) for i in range(32)]
+    with serving(create_app()) as (_, port):
+        with connect(f"ws://127.0.0.1:{port}/api/trace/ws", open_timeout=WAIT_S, max_size=None) as flood:
+            for state in states:
+                flood.send(json.dumps(state))
+            assert entered.wait(WAIT_S)
+            other = http.client.HTTPConnection("127.0.0.1", port, timeout=WAIT_S)
+            other.request("POST", "/api/trace", json.dumps(WORKED), {"content-type": "application/json"})
+            answer = other.getresponse()
+            assert answer.status == 200 and json.loads(answer.read())["trace"]["q"] == WORKED["q"]
+            other.close()
+            assert not gate.is_set()  # the flood's messages are all still unanswered here
+            gate.set()
+            qs = []
+            while not qs or qs[-1] != states[-1]["q"]:
+                reply = json.loads(flood.recv(timeout=WAIT_S))
+                assert reply["status"] == 200
+                qs.append(reply["body"]["trace"]["q"])
+    assert released and all(released)
+    sent = [s["q"] for s in states]
+    assert len(qs) <= len(sent) and qs == sorted(qs, key=sent.index)  # in order, some replaced

@@ -82,12 +82,15 @@ class Assets:
         return Response(body, media_type=media_type, headers=headers)
 
     def file(self, request: Request) -> Response:
-        """Answer ``GET /static/{path}`` (404 outside the folder or for a missing file)."""
+        """Answer ``GET /static/{path}``: 404 outside the folder, for a missing file or an impossible name."""
         relative = request.path_params["path"]
-        path = (self.root / relative).resolve()
-        if not path.is_relative_to(self.root) or not path.is_file():
+        try:
+            path = (self.root / relative).resolve()
+            cached = self._load(path) if path.is_relative_to(self.root) and path.is_file() else None
+        except (OSError, ValueError):  # a NUL byte (ValueError), a name over NAME_MAX (ENAMETOOLONG), ...
+            cached = None
+        if cached is None:
             return PlainTextResponse("Not Found", status_code=404)
-        cached = self._load(path)
         media_type = TYPES.get(path.suffix) or mimetypes.guess_type(path.name)[0] or "text/plain"
         return self._respond(request, cached.body, cached.etag, media_type)
 

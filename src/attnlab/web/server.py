@@ -1,21 +1,37 @@
-"""Serve the lab with uvicorn: ``serve(host, port, open_browser) -> int``.
+"""Serve the lab with uvicorn: ``serve(host, port, open_browser, allow_hosts) -> int``.
 
 The socket is bound here, before uvicorn starts, so a taken port is noticed
-at once and a free one picked (the message says so) without a race. A host
-other than loopback gets a warning: the lab has no authentication. Ctrl-C
-stops the server cleanly (uvicorn finishes open requests) and returns 0.
+at once and a free one picked (the message says so) without a race. It is a
+TCP socket by protocol number (``IPPROTO_TCP``), not 0: asyncio sets
+TCP_NODELAY only on connections accepted from such a socket, and without it
+Nagle's algorithm and delayed ACKs hold each keep-alive answer for ~40 ms.
+
+A host other than loopback gets a warning: the lab has no authentication.
+The app answers the loopback names, the bound address and each
+``allow_hosts`` name (``attnlab.web.hosts``). Ctrl-C (SIGINT) and SIGTERM
+stop the server the same way: the model jobs are cancelled at once, open
+requests get ``GRACEFUL_S`` to finish, "attnlab: stopped." is printed and 0
+returned, all within about 2 s.
 """
 
 from __future__ import annotations
 
+import asyncio
 import ipaddress
+import logging
+import signal
 import socket
 import sys
 import threading
 import time
 import webbrowser
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+
+import uvicorn
 
 LOOPBACK_NAMES = {"localhost"}
+GRACEFUL_S = 1.0  # what open connections get to finish when the server stops (uvicorn then cancels)
 
 
 def is_loopback(host: str) -> bool:
@@ -28,21 +44,27 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+def _tcp_socket(family: socket.AddressFamily) -> socket.socket:
+    # proto=IPPROTO_TCP, not 0: accepted sockets inherit it, and asyncio sets TCP_NODELAY only then.
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # Linux also copies it to accepted sockets
+    return sock
+
+
 def bind_socket(host: str, port: int) -> tuple[socket.socket, bool]:
     """Bind ``host:port``, or a free port on ``host`` when it is taken.
 
     Returns the listening socket and whether the asked-for port was taken.
     """
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock = _tcp_socket(family)
     try:
         sock.bind((host, port))
         taken = False
     except OSError:
         sock.close()
-        sock = socket.socket(family, socket.SOCK_STREAM)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock = _tcp_socket(family)
         sock.bind((host, 0))
         taken = True
     sock.listen(128)
@@ -55,17 +77,94 @@ def url_for(host: str, port: int) -> str:
     return f"http://{shown}:{port}/"
 
 
-def serve(host: str = "127.0.0.1", port: int = 8000, open_browser: bool = True) -> int:
-    """Serve the lab until Ctrl-C; print the URL; open a browser unless told not to."""
-    started_at = time.perf_counter()
-    import uvicorn
+def stop_model_jobs() -> None:
+    """Cancel queued model jobs and stop the model's work without waiting (idempotent)."""
+    from attnlab.models.jobs import JOBS
 
-    from attnlab.web.app import MAX_BODY_BYTES, create_app
+    shutdown = getattr(JOBS, "shutdown", None)  # absent in older jobs modules
+    if shutdown is not None:
+        shutdown()
+
+
+class _StopNoise(logging.Filter):
+    """Drop the traceback of a request that the stop itself cancelled (a body that never came, say)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        return not isinstance(error, asyncio.CancelledError)
+
+
+_STOP_NOISE = _StopNoise()  # one instance: adding it again is a no-op
+
+
+class LabServer(uvicorn.Server):
+    """uvicorn's server; ``on_stop`` (``serve``: stop the model jobs) runs before it waits for requests."""
+
+    def __init__(self, config: uvicorn.Config, *, on_stop: Callable[[], None] | None = None) -> None:
+        super().__init__(config)
+        self.on_stop = on_stop
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        # A request waiting on a model job would otherwise hold the graceful wait to its end.
+        if self.on_stop is not None:
+            self.on_stop()
+        # uvicorn still says how many requests it cut off after GRACEFUL_S; their tracebacks say nothing more.
+        logging.getLogger("uvicorn.error").addFilter(_STOP_NOISE)
+        await super().shutdown(sockets=sockets)
+
+
+def make_server(app, *, on_stop: Callable[[], None] | None = None, **options) -> LabServer:
+    """Return the server for ``app``; ``options`` go to ``uvicorn.Config`` (over the lab's own)."""
+    from attnlab.web.app import MAX_BODY_BYTES
+
+    settings = {
+        "log_level": "warning",
+        "lifespan": "off",
+        "access_log": False,
+        "ws_max_size": MAX_BODY_BYTES,  # the same cap as a POST body
+        # No proxy sits in front of the lab: X-Forwarded-For must not rewrite the client.
+        "proxy_headers": False,
+        "timeout_graceful_shutdown": GRACEFUL_S,
+        **options,
+    }
+    return LabServer(uvicorn.Config(app, **settings), on_stop=on_stop)
+
+
+@contextmanager
+def serving(app, host: str = "127.0.0.1", **options) -> Iterator[tuple[LabServer, int]]:
+    """Serve ``app`` on a free port of ``host`` in a thread until the block ends; yield server and port.
+
+    For tests and benchmarks: the same socket and server as ``serve``, without signals, and
+    the process's model jobs are left running (they are not this server's alone).
+    """
+    sock, _ = bind_socket(host, 0)
+    server = make_server(app, **options)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    try:
+        while not server.started:
+            if not thread.is_alive():
+                raise RuntimeError("the server thread stopped before it started")
+            time.sleep(0.01)
+        yield server, sock.getsockname()[1]
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30)
+        sock.close()
+
+
+def serve(
+    host: str = "127.0.0.1", port: int = 8000, open_browser: bool = True, allow_hosts: Iterable[str] = ()
+) -> int:
+    """Serve the lab until Ctrl-C or SIGTERM; print the URL; open a browser unless told not to."""
+    started_at = time.perf_counter()
+    from attnlab.web.app import create_app
 
     if not is_loopback(host):
         print(
             f"attnlab: warning: serving on {host}, not loopback: anyone who can reach this "
-            "machine can use the lab (it has no login).",
+            "machine can use the lab (it has no login). Other machines must use a name it "
+            "answers to: this address, or one given with --allow-host NAME.",
             file=sys.stderr,
         )
     try:
@@ -77,15 +176,7 @@ def serve(host: str = "127.0.0.1", port: int = 8000, open_browser: bool = True) 
     if taken:
         print(f"attnlab: port {port} is taken; using port {actual} instead.")
     url = url_for(host, actual)
-
-    config = uvicorn.Config(
-        create_app(),
-        log_level="warning",
-        lifespan="off",
-        access_log=False,
-        ws_max_size=MAX_BODY_BYTES,  # the same cap as a POST body
-    )
-    server = uvicorn.Server(config)
+    server = make_server(create_app(allowed_hosts=[host, *allow_hosts]), on_stop=stop_model_jobs)
 
     def announce() -> None:
         while not server.started and not server.should_exit:
@@ -98,11 +189,18 @@ def serve(host: str = "127.0.0.1", port: int = 8000, open_browser: bool = True) 
                 webbrowser.open(url)
 
     threading.Thread(target=announce, daemon=True).start()
+    previous = signal.getsignal(signal.SIGTERM)
     try:
+        # uvicorn handles SIGINT and SIGTERM while it runs, then raises the signal again for the
+        # handler it found: Python's own raises KeyboardInterrupt, SIGTERM's default would kill the
+        # process (status -15, nothing printed). So SIGTERM gets SIGINT's handler: one clean path.
+        signal.signal(signal.SIGTERM, signal.default_int_handler)
         server.run(sockets=[sock])
     except KeyboardInterrupt:
         pass
     finally:
+        signal.signal(signal.SIGTERM, previous)
         sock.close()
+        stop_model_jobs()  # when it stopped before it started, too
     print("attnlab: stopped.")
     return 0
