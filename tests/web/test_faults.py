@@ -126,7 +126,7 @@ def test_binary_frames_close_with_1003_on_a_real_server():
 # -- stalled bodies -------------------------------------------------------------------------------
 
 
-def test_a_body_that_never_arrives_is_answered_408_and_the_connection_closed():
+def test_a_body_that_never_arrives_is_answered_408_and_the_connection_closed(run_async):
     """At the ASGI level: the body's first chunk comes, the rest never does."""
     app = create_app(body_timeout=0.01)
     sent: list[dict] = []
@@ -163,7 +163,7 @@ def test_a_body_that_never_arrives_is_answered_408_and_the_connection_closed():
         with anyio.fail_after(WAIT_S):
             await app(scope, receive, send)
 
-    anyio.run(main_)
+    run_async(main_)
     start, body = sent[0], sent[1]
     headers = dict(start["headers"])
     assert start["status"] == 408

@@ -14,7 +14,6 @@ import socket
 import subprocess
 import sys
 
-import anyio
 import pytest
 from fastapi import HTTPException
 from fastapi.testclient import TestClient
@@ -194,7 +193,7 @@ def test_the_socket_refuses_other_sites(client, headers):
     assert response.json()["detail"][0]["type"].endswith("_refused")
 
 
-def test_the_socket_closes_1008_where_the_server_cannot_answer_403():
+def test_the_socket_closes_1008_where_the_server_cannot_answer_403(run_async):
     """A server without the ``websocket.http.response`` extension gets a close before the handshake."""
     sent: list[dict] = []
 
@@ -220,7 +219,7 @@ def test_the_socket_closes_1008_where_the_server_cannot_answer_403():
         }
         await create_app()(scope, receive, send)
 
-    anyio.run(main)
+    run_async(main)
     assert sent == [{"type": "websocket.close", "code": 1008, "reason": "host_refused"}]
 
 

@@ -7,7 +7,6 @@ import json
 import random
 import threading
 
-import anyio
 import pytest
 from fastapi.testclient import TestClient
 from starlette.testclient import WebSocketDenialResponse
@@ -98,7 +97,7 @@ def test_socket_closes_on_a_binary_message_with_a_reason(client):
 # -- back-pressure: the latest state only, answered off the event loop ----------------------------
 
 
-def test_latest_keeps_only_the_newest_waiting_message():
+def test_latest_keeps_only_the_newest_waiting_message(run_async):
     async def main() -> None:
         latest = Latest()
         latest.put("a")
@@ -108,7 +107,7 @@ def test_latest_keeps_only_the_newest_waiting_message():
         assert await latest.take() == "c"
         assert latest.replaced == 1
 
-    anyio.run(main)
+    run_async(main)
 
 
 def big_state(i: int) -> dict:
