@@ -35,7 +35,7 @@ import subprocess
 import sys
 import time
 
-from servers import ROOT, free_port, pct, start_floor, start_lab, stop
+from servers import ROOT, STATE, free_port, pct, start_floor, start_lab, stop
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -47,14 +47,6 @@ CHROMIUM_ARGS = [
     "--no-first-run",
     "--disable-quic",
 ]
-STATE = {
-    "q": [2.0, 1.0],
-    "keys": [[-1.0, 2.0], [1.0, 0.0], [0.0, 1.0]],
-    "values": [[2.0, 0.0], [0.0, 2.0], [-1.0, -1.0]],
-    "labels": ["A", "B", "C"],
-    "allowed": [True, True, True],
-    "scale": None,
-}
 
 
 def bench_ready(runs: int = 5) -> tuple[list[float], float]:

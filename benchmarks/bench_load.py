@@ -29,16 +29,7 @@ import json
 import time
 from dataclasses import dataclass, field
 
-from servers import free_port, pct, rss_mib, start_floor, start_lab, stop
-
-STATE = {
-    "q": [2.0, 1.0],
-    "keys": [[-1.0, 2.0], [1.0, 0.0], [0.0, 1.0]],
-    "values": [[2.0, 0.0], [0.0, 2.0], [-1.0, -1.0]],
-    "labels": ["A", "B", "C"],
-    "allowed": [True, True, True],
-    "scale": None,
-}
+from servers import STATE, free_port, pct, rss_mib, start_floor, start_lab, stop
 
 
 def drag_state(i: int) -> str:

@@ -16,6 +16,15 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 FLOOR_APP = Path(__file__).resolve().parent / "floor_app.py"
+# The explorer's worked example: the state a drag update starts from.
+STATE = {
+    "q": [2.0, 1.0],
+    "keys": [[-1.0, 2.0], [1.0, 0.0], [0.0, 1.0]],
+    "values": [[2.0, 0.0], [0.0, 2.0], [-1.0, -1.0]],
+    "labels": ["A", "B", "C"],
+    "allowed": [True, True, True],
+    "scale": None,
+}
 
 
 def free_port() -> int:

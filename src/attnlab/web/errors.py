@@ -15,19 +15,13 @@ from __future__ import annotations
 from fastapi import Request
 from fastapi.responses import JSONResponse
 
-from attnlab.engine.errors import FieldError
+from attnlab.engine.errors import FieldError, field_text
 
 
 def field_path(loc: list | tuple) -> str:
     """Write a location like ``("body", "values", 1, 0)`` as ``values[1][0]``."""
-    parts = list(loc[1:] if loc and loc[0] == "body" else loc)
-    text = ""
-    for part in parts:
-        if isinstance(part, int):
-            text += f"[{part}]"
-        else:
-            text += ("." if text else "") + str(part)
-    return text or "body"
+    parts = tuple(loc[1:] if loc and loc[0] == "body" else loc)
+    return field_text(parts) if parts else "body"
 
 
 def _clean_loc(loc) -> list[str | int]:
