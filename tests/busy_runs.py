@@ -2,9 +2,9 @@
 
 A *program* is Python source that defines ``results() -> dict[str, np.ndarray]``.
 :func:`results_in_processes` runs it once per thread count in a fresh interpreter
-with ``OPENBLAS_NUM_THREADS``, ``OMP_NUM_THREADS`` and ``MKL_NUM_THREADS`` set to
-that count, while a CPU burner it starts (and always kills) keeps a core busy;
-the arrays come back through ``.npy`` files. :func:`results_here` runs the same
+with ``OPENBLAS_NUM_THREADS``, ``OMP_NUM_THREADS``, ``MKL_NUM_THREADS`` and
+``NUMBA_NUM_THREADS`` set to that count, while a CPU burner it starts (and always
+kills) keeps a core busy; the arrays come back through ``.npy`` files. :func:`results_here` runs the same
 program in the test's own process. :func:`assert_same_bits` compares bytes.
 
 The test modules import this file with ``tests/`` put on ``sys.path`` (pytest
@@ -60,7 +60,7 @@ def results_in_processes(program: str, folder: Path, thread_counts=(1, 2), timeo
             where = folder / f"threads-{n}"
             where.mkdir(parents=True)
             env = {**os.environ, "OPENBLAS_NUM_THREADS": str(n), "OMP_NUM_THREADS": str(n),
-                   "MKL_NUM_THREADS": str(n)}  # fmt: skip
+                   "MKL_NUM_THREADS": str(n), "NUMBA_NUM_THREADS": str(n)}  # fmt: skip
             done = subprocess.run(
                 [sys.executable, "-c", program + _MAIN, str(where)],
                 env=env, capture_output=True, text=True, timeout=timeout,

@@ -44,7 +44,7 @@ def run(work, tasks, n_threads: int) -> None:
     queue, lock = iter(tasks), threading.Lock()
 
     def worker() -> None:
-        buffers = _thread_buffers()
+        buffers = thread_buffers()
         while True:
             with lock:
                 task = next(queue, None)
@@ -61,7 +61,7 @@ def run(work, tasks, n_threads: int) -> None:
             f.result()
 
 
-def _thread_buffers() -> dict:
+def thread_buffers() -> dict:
     """Return this thread's scratch buffers (kept between calls)."""
     if not hasattr(_local, "buffers"):
         _local.buffers = {}

@@ -1,0 +1,296 @@
+"""Products on GGUF's quantized blocks (Q4_1, Q8_0), exactly: ``x @ W`` without a float32 copy of W.
+
+:class:`QuantMatrix` is a weight matrix W of shape (n_in, n_out), pre-transposed
+like every engine weight (``y = x @ W``), kept as the blocks a GGUF file stores:
+one stored row per output column, ``n_in / 32`` blocks a row (see
+:mod:`attnlab.engine.quant_ir` for the layouts). Each weight's float32 value is
+the one ``gguf.quants`` dequantizes it to, bit for bit, and the products
+multiply those values with float32 activations: the float32 model's
+arithmetic, only summed in another order.
+
+- One row of x (a decoding step): :func:`_matvec` streams the blocks once, the
+  values made in registers; each output is the fixed-order sum described in
+  quant_ir (two 16-lane FMA chains over the blocks, then a fixed tree).
+- Several rows (a prompt): fixed panels of stored rows are turned into float32
+  values in a scratch array and multiplied by one single-threaded
+  ``cblas_sgemm`` call each (NumPy's OpenBLAS, as :mod:`attnlab.engine.compiled`
+  calls it), the values read from cache instead of memory.
+
+Work is shared among our threads only by output columns, in pieces fixed by
+the matrix's shape (never by the thread count): every output is one sum done
+by one thread in one fixed order, so the bits do not depend on how many
+threads run, on ``NUMBA_NUM_THREADS`` or on ``OPENBLAS_NUM_THREADS`` (BLAS is
+held to one thread, :mod:`attnlab.engine.threads`).
+
+:func:`kernel` compiles and self-checks the kernels once (as
+:mod:`attnlab.engine.compiled` does); where it returns None, callers keep to
+float32 weights (:func:`reason` says why).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+
+import numpy as np
+
+from attnlab.engine.threads import CORES, one_blas_thread
+from attnlab.engine.workers import run, thread_buffers
+
+BLOCK = 32  # weights per block, both formats
+Q4_1, Q8_0 = 0, 1  # the format codes the kernels take
+BLOCK_BYTES = {Q4_1: 20, Q8_0: 34}
+FORMATS = {"Q4_1": Q4_1, "Q8_0": Q8_0}
+
+# A one-row product (a decoding step) is cut into pieces of at most _PIECE_WEIGHTS weights (the
+# output layer's 49152 x 576 into slices of 4096 rows; a layer's matrices stay whole), and shared
+# among our threads only from _THREAD_WEIGHTS weights on: waking a thread costs ~50-100 us on a busy
+# 2-core machine, as much as a 960-row product.
+_PIECE_WEIGHTS = 4096 * 576
+_THREAD_WEIGHTS = 1 << 20
+_PANEL_ROWS = 512  # a prompt's panel is at most this many stored rows (all of a part's panels equally wide)
+
+_lock = threading.Lock()
+_ready: bool | None = None
+_reason = ""
+_sgemm_fn = 0
+
+
+class QuantMatrix:
+    """W (n_in, n_out) float32, stored as GGUF blocks: ``x @ W`` runs on the blocks.
+
+    ``parts``: uint8 arrays (rows, n_in / 32 * block bytes), C-contiguous, each
+    the stored rows of one tensor (row r = output column r of that part); parts
+    stand side by side, their columns in order. ``fmt``: "Q4_1" or "Q8_0".
+    Read-only views of a memory-mapped file do: nothing is copied.
+    """
+
+    __array_ufunc__ = None  # ``x @ w`` with a NumPy x comes to __rmatmul__
+    ndim = 2
+    dtype = np.dtype(np.float32)
+
+    def __init__(self, fmt: str, *parts: np.ndarray) -> None:
+        if fmt not in FORMATS:
+            raise ValueError(f"unknown block format {fmt!r}; use one of {sorted(FORMATS)}")
+        if not parts:
+            raise ValueError("a QuantMatrix needs at least one part")
+        code = FORMATS[fmt]
+        widths = {p.shape[1] if p.ndim == 2 else -1 for p in parts}
+        width = widths.pop()
+        if widths or width <= 0 or width % BLOCK_BYTES[code]:
+            raise ValueError(f"{fmt} parts must be 2-D with whole blocks of {BLOCK_BYTES[code]} bytes a row")
+        if any(p.dtype != np.uint8 or not p.flags.c_contiguous for p in parts):
+            raise ValueError("parts must be C-contiguous uint8 arrays")
+        self.fmt, self.code = fmt, code
+        self.parts = tuple(_read_only(p) for p in parts)
+        self.n_in = width // BLOCK_BYTES[code] * BLOCK
+        self.n_out = sum(p.shape[0] for p in parts)
+        self.shape = (self.n_in, self.n_out)
+
+    @classmethod
+    def side_by_side(cls, *matrices: QuantMatrix) -> QuantMatrix:
+        """One matrix whose column blocks are ``matrices`` (no copy): x @ it = the products side by side."""
+        if len({(m.fmt, m.n_in) for m in matrices}) != 1:
+            raise ValueError("side_by_side needs matrices of one format and one input width")
+        return cls(matrices[0].fmt, *(p for m in matrices for p in m.parts))
+
+    def __rmatmul__(self, x) -> np.ndarray:
+        x = np.asarray(x)
+        if x.ndim == 1:
+            return product(x[None, :], self)[0]
+        return product(x, self)
+
+    def __repr__(self) -> str:
+        return f"QuantMatrix({self.fmt}, shape={self.shape}, parts={len(self.parts)})"
+
+    @property
+    def nbytes(self) -> int:
+        return sum(p.nbytes for p in self.parts)
+
+    def values(self) -> np.ndarray:
+        """W as float32 (n_in, n_out): every weight's value, as ``gguf.quants`` dequantizes it."""
+        return self.stored_rows(np.arange(self.n_out)).T
+
+    def stored_rows(self, ids) -> np.ndarray:
+        """Rows ``ids`` of W^T as float32 (len(ids), n_in): columns of W (an embedding look-up)."""
+        _require()
+        return self._stored_rows(ids)
+
+    def _stored_rows(self, ids) -> np.ndarray:
+        ids = np.asarray(ids, dtype=np.int64).reshape(-1)
+        if ids.size and not (0 <= ids.min() and ids.max() < self.n_out):
+            raise IndexError(f"row index out of range 0..{self.n_out - 1}")
+        out = np.empty((ids.size, self.n_in), np.float32)
+        start = 0
+        for part in self.parts:
+            here = (ids >= start) & (ids < start + part.shape[0])
+            if here.any():
+                rows = np.empty((int(here.sum()), self.n_in), np.float32)
+                _gather(self.code, part, ids[here] - start, rows)
+                out[here] = rows
+            start += part.shape[0]
+        return out
+
+
+def with_values(params):
+    """``params`` (a dataclass of weights, maybe nested) with each QuantMatrix replaced by its values.
+
+    For the engine's generic path, which works on arrays: the float32 values are
+    made afresh (one layer's worth at a time, as blocks call it); ``params``
+    itself is returned when it holds no QuantMatrix.
+    """
+    changes = {}
+    for f in dataclasses.fields(params):
+        value = getattr(params, f.name)
+        if isinstance(value, QuantMatrix):
+            changes[f.name] = value.values()
+        elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+            new = with_values(value)
+            if new is not value:
+                changes[f.name] = new
+    return dataclasses.replace(params, **changes) if changes else params
+
+
+def _read_only(a: np.ndarray) -> np.ndarray:
+    """A read-only view: numba compiles once per argument type, and read-only is part of the type."""
+    if a.flags.writeable:
+        a = a.view()
+        a.flags.writeable = False
+    return a
+
+
+def _gather(code: int, part: np.ndarray, rows: np.ndarray, out: np.ndarray) -> None:
+    from attnlab.engine import quant_kernels
+
+    quant_kernels.fill(code, part, _read_only(np.ascontiguousarray(rows, dtype=np.int64)), out)
+
+
+def _pieces(n_rows: int, width: int) -> list[tuple[int, int]]:
+    """Fixed row ranges of at most ``width`` (an even count, equally wide): they depend on n_rows alone."""
+    count = 2 * -(-n_rows // (2 * width))
+    step = -(-n_rows // count)
+    step = -(-step // 16) * 16  # whole 64-byte lines of float32 output
+    return [(r, min(n_rows, r + step)) for r in range(0, n_rows, step)]
+
+
+def product(x: np.ndarray, w: QuantMatrix) -> np.ndarray:
+    """``x @ w`` for x (T, n_in): float32 (T, n_out), every number the same bits on any thread count."""
+    _require()
+    return _product(x, w)
+
+
+def _require() -> None:
+    if _ready is not True and kernel() is None:
+        raise RuntimeError(f"the quantized kernels cannot run here: {reason()}")
+
+
+def _product(x: np.ndarray, w: QuantMatrix) -> np.ndarray:
+    x = _read_only(np.ascontiguousarray(x, dtype=np.float32))
+    if x.ndim != 2 or x.shape[1] != w.n_in:
+        raise ValueError(f"x has shape {x.shape}; it needs (T, {w.n_in}) for a {w.shape} matrix")
+    out = np.empty((x.shape[0], w.n_out), np.float32)
+    tasks, start = [], 0
+    one_row = x.shape[0] == 1
+    for part in w.parts:
+        n = part.shape[0]
+        if one_row:
+            step = max(16, _PIECE_WEIGHTS // w.n_in // 16 * 16)
+            spans = [(r, min(n, r + step)) for r in range(0, n, step)]
+        else:
+            spans = _pieces(n, _PANEL_ROWS)
+        tasks += [(part, start, r0, r1) for r0, r1 in spans]
+        start += n
+    threads = 1 if one_row and w.n_in * w.n_out < _THREAD_WEIGHTS else min(CORES, len(tasks))
+    from attnlab.engine import quant_kernels as k
+
+    if one_row:
+
+        def task(t, _buffers) -> None:
+            part, col, r0, r1 = t
+            k.matvec(w.code, part[r0:r1], x[0], out[0, col + r0 : col + r1])
+
+    else:
+
+        def task(t, buffers) -> None:
+            part, col, r0, r1 = t
+            size = (r1 - r0) * w.n_in
+            scratch = buffers.get("quant-panel")
+            if scratch is None or scratch.size < size:
+                scratch = buffers["quant-panel"] = np.empty(size, np.float32)
+            k.panel(_sgemm_fn, w.code, part, r0, r1, x, out, col + r0, scratch)
+
+    with one_blas_thread():  # the panels' sgemm calls: one BLAS thread each
+        if threads == 1:
+            for t in tasks:
+                task(t, thread_buffers())
+        else:
+            run(task, tasks, threads)
+    return out
+
+
+def _buffers() -> dict:
+    from attnlab.engine.workers import _thread_buffers
+
+    return _thread_buffers()
+
+
+def kernel() -> bool | None:
+    """True when the kernels compiled and passed their self-check here, else None (see :func:`reason`).
+
+    The first call compiles (numba caches the machine code beside this file when
+    it can, so later processes load it in well under a second).
+    """
+    global _ready, _reason, _sgemm_fn
+    with _lock:
+        if _ready is None:
+            try:
+                from attnlab.engine.compiled import _sgemm_address
+
+                _sgemm_fn = _sgemm_address()
+                _self_check()
+                _ready = True
+            except Exception as exc:  # no usable BLAS, a failed compilation or self-check
+                _reason = f"{type(exc).__name__}: {exc}"
+                _ready = False
+        return True if _ready else None
+
+
+def reason() -> str:
+    """Why :func:`kernel` returned None ('' when it did not)."""
+    return _reason
+
+
+def reference_values(fmt: str, blocks: np.ndarray) -> np.ndarray:
+    """NumPy's float32 values of stored rows ``blocks`` (rows, bytes): gguf.quants' arithmetic, restated."""
+    code = FORMATS[fmt]
+    b = np.ascontiguousarray(blocks).reshape(blocks.shape[0], -1, BLOCK_BYTES[code])
+    d = b[..., 0:2].copy().view(np.float16).astype(np.float32)
+    if code == Q4_1:
+        m = b[..., 2:4].copy().view(np.float16).astype(np.float32)
+        q = b[..., 4:]
+        q = np.concatenate([q & np.uint8(15), q >> np.uint8(4)], axis=-1).astype(np.float32)
+        return ((d * q) + m).reshape(blocks.shape[0], -1)
+    q = b[..., 2:].copy().view(np.int8).astype(np.float32)
+    return (q * d).reshape(blocks.shape[0], -1)
+
+
+def _self_check() -> None:
+    """Compile, then compare values and products of odd little matrices with NumPy (exact values)."""
+    rng = np.random.default_rng(0)
+    for fmt, code in FORMATS.items():
+        n_rows, n_blocks = 37, 3
+        blocks = rng.integers(0, 256, (n_rows, n_blocks * BLOCK_BYTES[code]), dtype=np.uint8)
+        scales = (rng.standard_normal((n_rows, n_blocks, 2)) * 0.05).astype(np.float16)
+        scales[0, 1] = 0.0  # a block with d = 0 (and m = 0)
+        view = blocks.reshape(n_rows, n_blocks, -1)
+        view[..., :4 if code == Q4_1 else 2] = scales.view(np.uint8)[..., : 4 if code == Q4_1 else 2]
+        w = QuantMatrix(fmt, blocks[:20], blocks[20:])
+        expected = reference_values(fmt, blocks)
+        got = w._stored_rows(np.arange(n_rows))
+        if got.tobytes() != expected.tobytes():
+            raise RuntimeError(f"the compiled {fmt} values differ from NumPy's")
+        x = rng.standard_normal((3, w.n_in)).astype(np.float32)
+        exact = x.astype(np.float64) @ expected.T.astype(np.float64)
+        for rows in (x[:1], x):
+            if not np.allclose(_product(rows, w), exact[: len(rows)], rtol=1e-5, atol=1e-5):
+                raise RuntimeError(f"the compiled {fmt} product disagrees with NumPy's")

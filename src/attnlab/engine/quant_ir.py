@@ -1,0 +1,200 @@
+"""LLVM IR for the quantized-weight kernels of :mod:`attnlab.engine.quant`: a row's dot product and values.
+
+GGUF stores a weight row as blocks of 32 weights, little-endian:
+
+- ``Q4_1`` (20 bytes): float16 ``d``, float16 ``m``, then 16 bytes of 4-bit
+  quants; byte j holds weight j in its low nibble and weight j + 16 in its
+  high nibble. Weight = ``d * q + m``.
+- ``Q8_0`` (34 bytes): float16 ``d``, then 32 int8 quants. Weight = ``q * d``.
+
+A weight's float32 value is computed exactly as ``gguf.quants`` dequantizes it
+(``dequantize_blocks``): d and m widened to float32 (exact), q converted to
+float32 (exact), then one float32 multiply and, for Q4_1, one float32 add,
+each rounded on its own: never fused into one FMA (no fast-math flag is set,
+so LLVM may not contract them).
+
+The dot product of a row with float32 activations ``x`` runs in two vectors
+of 16 float32 lanes, the same on every CPU (LLVM splits or joins the vectors
+to the machine's width; the lanes' arithmetic does not change). Lane j of
+``lo`` accumulates weights ``32 b + j`` and lane j of ``hi`` weights
+``32 b + 16 + j``, block b = 0, 1, ... in order, each step one correctly
+rounded fused multiply-add (``llvm.fma``: a single rounding whatever the
+hardware; where it has no FMA unit, libm's ``fmaf`` gives the same bits).
+Then ``v = lo + hi`` lane by lane, and the 16 lanes are summed as a fixed
+tree: ``v[j] + v[j + 8]`` (j < 8), then ``+ [j + 4]``, ``+ [j + 2]``,
+``+ [j + 1]``. So a row's sum is one fixed sequence of float32 operations:
+no reassociation, no dependence on the thread, the thread count, or the
+vector width. (Only the order differs from a BLAS sum over the same float32
+values, as one BLAS differs from another.)
+"""
+
+from __future__ import annotations
+
+from llvmlite import ir
+from numba import types
+from numba.extending import intrinsic
+
+from attnlab.engine.quant import BLOCK, BLOCK_BYTES, Q4_1, Q8_0
+
+_F32, _I8, _I32, _I64, _HALF = ir.FloatType(), ir.IntType(8), ir.IntType(32), ir.IntType(64), ir.HalfType()
+_LANES = 16
+
+
+def _vec(t, n: int = _LANES) -> ir.VectorType:
+    return ir.VectorType(t, n)
+
+
+def _i64(v: int) -> ir.Constant:
+    return ir.Constant(_I64, v)
+
+
+def _splat(builder: ir.IRBuilder, value) -> ir.Value:
+    one = builder.insert_element(ir.Constant(_vec(value.type), ir.Undefined), value, ir.Constant(_I32, 0))
+    return builder.shuffle_vector(one, one, ir.Constant(_vec(_I32), [0] * _LANES))
+
+
+def _fma(builder: ir.IRBuilder) -> ir.Function:
+    module = builder.module
+    name = "llvm.fma.v16f32"
+    found = module.globals.get(name)
+    if found is None:
+        found = ir.Function(module, ir.FunctionType(_vec(_F32), [_vec(_F32)] * 3), name)
+    return found
+
+
+def _load_vec(builder: ir.IRBuilder, address, elem, offset: int = 0):
+    """A vector of 16 ``elem`` at byte ``address + offset`` (any alignment)."""
+    at = builder.inttoptr(builder.add(address, _i64(offset)), _vec(elem).as_pointer())
+    return builder.load(at, align=1)
+
+
+def _load_half(builder: ir.IRBuilder, address, offset: int):
+    """The float16 at byte ``address + offset``, widened (exactly) to float32."""
+    at = builder.inttoptr(builder.add(address, _i64(offset)), _HALF.as_pointer())
+    return builder.fpext(builder.load(at, align=1), _F32)
+
+
+def _block_values(builder: ir.IRBuilder, fmt: int, block):
+    """The float32 values of the block at byte address ``block``: (weights 0..15, weights 16..31)."""
+    d = _splat(builder, _load_half(builder, block, 0))
+    if fmt == Q4_1:
+        m = _splat(builder, _load_half(builder, block, 2))
+        q = _load_vec(builder, block, _I8, 4)
+        low = builder.and_(q, ir.Constant(_vec(_I8), [15] * _LANES))
+        high = builder.lshr(q, ir.Constant(_vec(_I8), [4] * _LANES))
+        # (d * q) + m: two roundings, as gguf's float32 NumPy arithmetic
+        return tuple(builder.fadd(builder.fmul(d, builder.uitofp(n, _vec(_F32))), m) for n in (low, high))
+    q_low, q_high = _load_vec(builder, block, _I8, 2), _load_vec(builder, block, _I8, 2 + _LANES)
+    return tuple(builder.fmul(builder.sitofp(q, _vec(_F32)), d) for q in (q_low, q_high))
+
+
+def _block_loop(builder: ir.IRBuilder, n_blocks, carried: list, body):
+    """Emit ``for b in range(n_blocks)`` carrying the values ``carried``; return their final values.
+
+    ``body(b, values) -> new values``. The loop runs zero times when n_blocks <= 0.
+    """
+    entry = builder.block
+    loop = builder.append_basic_block("blocks")
+    done = builder.append_basic_block("blocks_done")
+    builder.cbranch(builder.icmp_signed(">", n_blocks, _i64(0)), loop, done)
+    builder.position_at_end(loop)
+    b = builder.phi(_I64)
+    b.add_incoming(_i64(0), entry)
+    phis = []
+    for value in carried:
+        phi = builder.phi(value.type)
+        phi.add_incoming(value, entry)
+        phis.append(phi)
+    new = body(b, phis)
+    nxt = builder.add(b, _i64(1))
+    tail = builder.block
+    b.add_incoming(nxt, tail)
+    for phi, value in zip(phis, new):
+        phi.add_incoming(value, tail)
+    builder.cbranch(builder.icmp_signed("<", nxt, n_blocks), loop, done)
+    builder.position_at_end(done)
+    out = []
+    for start, value in zip(carried, new):
+        phi = builder.phi(value.type)
+        phi.add_incoming(start, entry)
+        phi.add_incoming(value, tail)
+        out.append(phi)
+    return out
+
+
+def _tree_sum(builder: ir.IRBuilder, v):
+    """Sum 16 lanes: lanes j and j + 8, then j and j + 4, j + 2, j + 1 (see the module docstring)."""
+    n = _LANES
+    while n > 1:
+        h = n // 2
+        first = builder.shuffle_vector(v, v, ir.Constant(_vec(_I32, h), list(range(h))))
+        second = builder.shuffle_vector(v, v, ir.Constant(_vec(_I32, h), list(range(h, n))))
+        v = builder.fadd(first, second)
+        n = h
+    return builder.extract_element(v, ir.Constant(_I32, 0))
+
+
+def _dot_codegen(fmt: int):
+    def codegen(context, builder, signature, args):
+        row, x, n_blocks = args
+        step = BLOCK_BYTES[fmt]
+        zero = ir.Constant(_vec(_F32), [0.0] * _LANES)
+        fma = _fma(builder)
+
+        def body(b, accs):
+            block = builder.add(row, builder.mul(b, _i64(step)))
+            x_at = builder.add(x, builder.mul(b, _i64(BLOCK * 4)))
+            w_low, w_high = _block_values(builder, fmt, block)
+            x_low, x_high = _load_vec(builder, x_at, _F32), _load_vec(builder, x_at, _F32, _LANES * 4)
+            return [builder.call(fma, [w_low, x_low, accs[0]]), builder.call(fma, [w_high, x_high, accs[1]])]
+
+        low, high = _block_loop(builder, n_blocks, [zero, zero], body)
+        return _tree_sum(builder, builder.fadd(low, high))
+
+    return codegen
+
+
+def _values_codegen(fmt: int):
+    def codegen(context, builder, signature, args):
+        row, out, n_blocks = args
+        step = BLOCK_BYTES[fmt]
+
+        def body(b, _carried):
+            w_low, w_high = _block_values(builder, fmt, builder.add(row, builder.mul(b, _i64(step))))
+            at = builder.add(out, builder.mul(b, _i64(BLOCK * 4)))
+            builder.store(w_low, builder.inttoptr(at, _vec(_F32).as_pointer()), align=4)
+            at_high = builder.add(at, _i64(_LANES * 4))
+            builder.store(w_high, builder.inttoptr(at_high, _vec(_F32).as_pointer()), align=4)
+            return []
+
+        _block_loop(builder, n_blocks, [], body)
+        return context.get_dummy_value()
+
+    return codegen
+
+
+_ADDRESSES = (types.int64, types.int64, types.int64)
+
+
+@intrinsic
+def dot_q4_1(typingctx, row, x, n_blocks):
+    """``sum(values(row) * x)`` over ``n_blocks`` Q4_1 blocks at byte address ``row``; x: float32 address."""
+    return types.float32(*_ADDRESSES), _dot_codegen(Q4_1)
+
+
+@intrinsic
+def dot_q8_0(typingctx, row, x, n_blocks):
+    """:func:`dot_q4_1` for Q8_0 blocks."""
+    return types.float32(*_ADDRESSES), _dot_codegen(Q8_0)
+
+
+@intrinsic
+def values_q4_1(typingctx, row, out, n_blocks):
+    """Write the float32 values of ``n_blocks`` Q4_1 blocks at ``row`` to the address ``out``."""
+    return types.void(*_ADDRESSES), _values_codegen(Q4_1)
+
+
+@intrinsic
+def values_q8_0(typingctx, row, out, n_blocks):
+    """:func:`values_q4_1` for Q8_0 blocks."""
+    return types.void(*_ADDRESSES), _values_codegen(Q8_0)

@@ -1,0 +1,214 @@
+"""Products on GGUF's Q4_1 and Q8_0 blocks (engine/quant.py): exact values, fixed order, any thread count."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from attnlab.engine import quant
+from attnlab.engine.quant import QuantMatrix
+
+sys.path.insert(0, str(Path(__file__).parents[1]))  # tests/, for busy_runs (see its docstring)
+
+from busy_runs import assert_same_bits, results_here, results_in_processes  # noqa: E402
+
+gguf_quants = pytest.importorskip("gguf.quants", reason="the reference dequantizer is gguf's")
+FORMATS = ("Q4_1", "Q8_0")
+
+
+def gguf_values(fmt: str, blocks: np.ndarray) -> np.ndarray:
+    """gguf's own float32 values of stored rows (rows, bytes)."""
+    kind = gguf_quants.GGMLQuantizationType[fmt]
+    return np.asarray(gguf_quants.dequantize(blocks, kind), dtype=np.float32).reshape(blocks.shape[0], -1)
+
+
+def random_blocks(rng, fmt: str, rows: int, n_in: int, scale: float = 0.05) -> np.ndarray:
+    """Stored rows of random quants with random float16 d (and m), a few of them special."""
+    per = quant.BLOCK_BYTES[quant.FORMATS[fmt]]
+    n_blocks = n_in // 32
+    blocks = rng.integers(0, 256, (rows, n_blocks, per), dtype=np.uint8)
+    n_scales = 2 if fmt == "Q4_1" else 1
+    scales = (rng.standard_normal((rows, n_blocks, n_scales)) * scale).astype(np.float16)
+    scales[0, 0] = 0.0  # a block with d = 0 (and m = 0): every weight 0
+    if rows > 1 and n_blocks > 1:
+        scales[1, 1, 0] = np.float16(6e-8)  # a subnormal d
+        scales[-1, -1] = -scales[-1, -1]  # negative d (and m)
+    blocks[..., : 2 * n_scales] = scales.view(np.uint8).reshape(rows, n_blocks, 2 * n_scales)
+    return blocks.reshape(rows, n_blocks * per)
+
+
+def every_q4_1_layout() -> np.ndarray:
+    """Q4_1 rows where every nibble value 0..15 sits at every weight position 0..31, with varied d, m."""
+    rows = []
+    for shift in range(16):
+        q = (np.arange(32) + shift) % 16  # weight j has quant (j + shift) % 16
+        packed = (q[:16] | (q[16:] << 4)).astype(np.uint8)  # low nibble: weight j; high: weight j + 16
+        for d, m in ((0.5, -1.25), (-0.03125, 7.0), (0.0, 0.0), (0.0, -2.5), (1e-3, 1e-3)):
+            head = np.array([d, m], np.float16).view(np.uint8)
+            rows.append(np.concatenate([head, packed]))
+    return np.stack(rows)
+
+
+def fixed_order_dot(values: np.ndarray, x: np.ndarray) -> np.float32:
+    """quant_ir's documented order, restated: two 16-lane FMA chains over the blocks, then a fixed tree.
+
+    An FMA is the exact product plus the sum, rounded once to float32: in float64 the
+    product of two float32 is exact, and the sum's one rounding never lands on a
+    float32 tie in this test's data (fixed seed: checked once, the same ever after).
+    """
+    lo, hi = np.zeros(16, np.float32), np.zeros(16, np.float32)
+    for b in range(values.size // 32):
+        w, xb = values[32 * b : 32 * b + 32].astype(np.float64), x[32 * b : 32 * b + 32].astype(np.float64)
+        lo = (w[:16] * xb[:16] + lo).astype(np.float32)
+        hi = (w[16:] * xb[16:] + hi).astype(np.float32)
+    v = lo + hi
+    while v.size > 1:
+        v = v[: v.size // 2] + v[v.size // 2 :]
+    return v[0]
+
+
+def test_the_kernels_build_here():
+    """numba is a dependency and NumPy's wheel ships the sgemm they call: no silent fallback."""
+    assert quant.kernel() is True, quant.reason()
+    assert quant.reason() == ""
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize(("rows", "n_in"), [(1, 32), (3, 96), (37, 64), (129, 576)])
+def test_values_equal_gguf_value_by_value(rng, fmt, rows, n_in):
+    blocks = random_blocks(rng, fmt, rows, n_in)
+    w = QuantMatrix(fmt, blocks)
+    expected = gguf_values(fmt, blocks)
+    assert_same_bits(w.values(), expected.T, f"{fmt} values, {rows} x {n_in}")
+    assert_same_bits(quant.reference_values(fmt, blocks), expected, "the self-check's NumPy restatement")
+    picked = [rows - 1, 0, rows // 2, 0]
+    assert_same_bits(w.stored_rows(picked), expected[picked], "rows looked up (an embedding)")
+
+
+def test_every_q4_1_block_layout_and_d_zero():
+    blocks = every_q4_1_layout()
+    w = QuantMatrix("Q4_1", blocks)
+    expected = gguf_values("Q4_1", blocks)
+    assert_same_bits(w.values(), expected.T, "every nibble at every position")
+    assert np.all(expected[2::5] == 0.0) and np.all(expected[3::5] == np.float32(-2.5))  # d = 0 blocks
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("n_tokens", [1, 5, 40])
+def test_products_multiply_exactly_those_values(rng, fmt, n_tokens):
+    """A one-hot row picks out one weight exactly: both product kinds use gguf's values, nothing else.
+
+    (Equal as numbers: a weight of -0.0 comes out of a sum as +0.0.)
+    """
+    blocks = random_blocks(rng, fmt, 37, 96)
+    w = QuantMatrix(fmt, blocks[:20], blocks[20:])  # two parts side by side, odd widths
+    expected = gguf_values(fmt, blocks).T  # (n_in, n_out)
+    for start in range(0, 96, n_tokens):
+        rows = np.eye(96, dtype=np.float32)[start : start + n_tokens]
+        got = rows @ w if len(rows) > 1 else (rows[0] @ w)[None]
+        np.testing.assert_array_equal(got, expected[start : start + n_tokens], f"one-hot rows {start}..")
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_one_row_products_sum_in_the_documented_order(rng, fmt):
+    blocks = random_blocks(rng, fmt, 9, 576, scale=0.5)
+    values = gguf_values(fmt, blocks)
+    x = rng.standard_normal(576).astype(np.float32)
+    got = x @ QuantMatrix(fmt, blocks)
+    want = np.array([fixed_order_dot(v, x) for v in values], np.float32)
+    assert_same_bits(got, want, "one-row products vs the documented order")
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("n_tokens", [1, 2, 17, 64])
+def test_products_agree_with_float64(rng, fmt, n_tokens):
+    blocks = random_blocks(rng, fmt, 1043, 320)  # odd row count; panels of unequal parts
+    w = QuantMatrix(fmt, blocks[:1000], blocks[1000:])
+    x = rng.standard_normal((n_tokens, 320)).astype(np.float32)
+    values = gguf_values(fmt, blocks).T.astype(np.float64)
+    exact = x.astype(np.float64) @ values
+    got = x @ w
+    assert got.shape == (n_tokens, 1043) and got.dtype == np.float32
+    # a float32 sum of n terms is within n * eps * sum |terms| of the exact sum, in any order
+    bound = 320 * np.finfo(np.float32).eps * (np.abs(x.astype(np.float64)) @ np.abs(values))
+    assert np.all(np.abs(got - exact) <= bound)
+
+
+def test_the_output_layer_size_is_shared_in_fixed_slices(rng, monkeypatch):
+    """Whatever our thread count, a big one-row product (sliced) and a prompt's (panels) are the same bits."""
+    blocks = random_blocks(rng, "Q8_0", 20000, 64)
+    w = QuantMatrix("Q8_0", blocks)
+    x = rng.standard_normal((3, 64)).astype(np.float32)
+    before = (x[:1] @ w, x @ w)
+    for cores in (1, 3):
+        monkeypatch.setattr(quant, "CORES", cores)
+        monkeypatch.setattr(quant, "_THREAD_WEIGHTS", 0)  # share even small products
+        assert_same_bits(x[:1] @ w, before[0], f"one row on {cores} threads")
+        assert_same_bits(x @ w, before[1], f"three rows on {cores} threads")
+
+
+PROGRAM = """
+import numpy as np
+from attnlab.engine import quant
+
+def results():
+    assert quant.kernel(), quant.reason()
+    rng = np.random.default_rng(7)
+    out = {}
+    for fmt, per in (("Q4_1", 20), ("Q8_0", 34)):
+        blocks = rng.integers(0, 256, (5000, 18 * per), dtype=np.uint8)
+        scales = (rng.standard_normal((5000, 18, 2)) * 0.05).astype(np.float16).view(np.uint8)
+        blocks.reshape(5000, 18, per)[..., :4] = scales.reshape(5000, 18, 4)
+        w = quant.QuantMatrix(fmt, blocks[:3000], blocks[3000:])
+        x = rng.standard_normal((40, 576)).astype(np.float32)
+        for n in (1, 2, 40):
+            out[f"{fmt}-{n}"] = x[:n] @ w
+    return out
+"""
+
+
+def test_same_bits_whatever_the_thread_counts(tmp_path):
+    """NUMBA_NUM_THREADS and OPENBLAS_NUM_THREADS 1 or 2, a busy core beside: the same bits as here."""
+    runs = results_in_processes(PROGRAM, tmp_path)
+    here = results_here(PROGRAM)
+    for name, ours in here.items():
+        for n, results in runs.items():
+            assert_same_bits(results[name], ours, f"{name}: thread counts {n} vs this process")
+
+
+def test_bad_matrices_are_refused(rng):
+    blocks = random_blocks(rng, "Q4_1", 4, 64)
+    with pytest.raises(ValueError, match="unknown block format"):
+        QuantMatrix("Q5_K", blocks)
+    with pytest.raises(ValueError, match="whole blocks"):
+        QuantMatrix("Q4_1", blocks[:, :30])
+    with pytest.raises(ValueError, match="one format"):
+        other = QuantMatrix("Q8_0", random_blocks(rng, "Q8_0", 2, 64))
+        QuantMatrix.side_by_side(QuantMatrix("Q4_1", blocks), other)
+    with pytest.raises(ValueError, match="needs"):
+        np.ones((2, 32), np.float32) @ QuantMatrix("Q4_1", blocks)
+    with pytest.raises(IndexError):
+        QuantMatrix("Q4_1", blocks).stored_rows([4])
+
+
+def test_blocks_are_used_in_place_read_only(rng):
+    blocks = random_blocks(rng, "Q4_1", 4, 64)
+    w = QuantMatrix("Q4_1", blocks)
+    assert np.shares_memory(w.parts[0], blocks) and not w.parts[0].flags.writeable
+    assert blocks.flags.writeable  # the caller's array is left as it was
+    assert (w.shape, w.dtype, w.nbytes) == ((64, 4), np.float32, blocks.nbytes)
+
+
+def test_with_values_swaps_blocks_for_their_values(rng):
+    from attnlab.engine.layers import SwiGLUParams
+
+    blocks = [QuantMatrix("Q4_1", random_blocks(rng, "Q4_1", n, 64)) for n in (8, 8)]
+    down = rng.standard_normal((8, 64)).astype(np.float32)
+    params = SwiGLUParams(blocks[0], blocks[1], down)
+    swapped = quant.with_values(params)
+    assert_same_bits(swapped.w_gate, blocks[0].values(), "w_gate")
+    assert swapped.w_down is down
+    assert quant.with_values(swapped) is swapped  # nothing left to swap
