@@ -36,6 +36,7 @@ from attnlab.engine.layers import (
 from attnlab.engine.layers import norm as apply_norm
 from attnlab.engine.multihead import AttentionParams, MultiHeadResult, multi_head_attention
 from attnlab.engine.positions import RoPE
+from attnlab.engine.quant import with_values
 from attnlab.engine.threads import holds_one_blas_thread
 from attnlab.engine.trace import Trace, TraceBuilder
 
@@ -125,6 +126,7 @@ def transformer_block(
             fully = np.zeros(weights.shape[:-1], dtype=bool)  # bottom-right, S >= L: no empty row
             att = MultiHeadResult(output=attn_out, weights=weights, fully_masked=fully, heads=heads)
             return BlockResult(output=out, attention=att)
+    params = with_values(params)  # weights kept as quantized blocks: the generic path takes their values
     steps = TraceBuilder(enabled=return_trace)
     steps.add("input", x)
 

@@ -9,11 +9,13 @@ generic path (scores = (q @ k^T) * scale, max-shifted exp, divide, @ v), so the
 two agree to rounding (tested).
 
 A step is bound by reading the weights (135 M float32 parameters for
-SmolLM2: ~22 ms here for the products alone), so the path also reads them in
-as few products as it can: when a block's w_q, w_k, w_v (and w_gate, w_up)
-are adjacent column blocks of one array (:func:`side_by_side`, as the SmolLM2
-loader lays them out), one product covers the group. RoPE's cos/sin are
-computed once per step for all the layers.
+SmolLM2: ~22 ms here for the products alone, ~12 ms as the file's Q4_1 blocks:
+weights may be :class:`attnlab.engine.quant.QuantMatrix`, whose products run on
+the blocks), so the path also reads them in as few products as it can: when a
+block's w_q, w_k, w_v (and w_gate, w_up) are adjacent column blocks of one
+array (:func:`side_by_side`, as the SmolLM2 loader lays them out), or matrices
+of blocks (joined without a copy), one product covers the group. RoPE's
+cos/sin are computed once per step for all the layers.
 
 Every number comes from one single-threaded BLAS call (SmolLM2 holds BLAS to
 one thread around its blocks, :mod:`attnlab.engine.threads`), so none depends
@@ -39,6 +41,7 @@ import numpy as np
 from attnlab.engine.cache import KVCache
 from attnlab.engine.layers import RMSNormParams, SwiGLUParams
 from attnlab.engine.positions import RoPE
+from attnlab.engine.quant import QuantMatrix, product
 from attnlab.engine.threads import CORES
 from attnlab.engine.workers import run
 
@@ -103,9 +106,11 @@ def _params_fit(params, n_head, n_kv_head, dtype, d_model, rope_dim) -> bool:
         return False
     if not isinstance(f, SwiGLUParams) or any(b is not None for b in (a.b_q, a.b_k, a.b_v, a.b_o)):
         return False
-    arrays = [a.w_q, a.w_k, a.w_v, a.w_o, f.w_gate, f.w_up, f.w_down]
-    arrays += [n.weight for n in (params.norm_1, params.norm_2) if n.weight is not None]
-    if any(type(w) is not np.ndarray or w.dtype != dtype for w in arrays):
+    matrices = [a.w_q, a.w_k, a.w_v, a.w_o, f.w_gate, f.w_up, f.w_down]
+    norms = [n.weight for n in (params.norm_1, params.norm_2) if n.weight is not None]
+    if any(not _fits(w, dtype) for w in matrices) or any(type(w) is not np.ndarray for w in norms):
+        return False
+    if any(w.dtype != dtype for w in norms):
         return False
     if isinstance(n_head, bool) or not isinstance(n_head, int) or not isinstance(n_kv_head, int):
         return False
@@ -128,6 +133,13 @@ def _params_fit(params, n_head, n_kv_head, dtype, d_model, rope_dim) -> bool:
     ):
         return False
     return all(n.weight is None or n.weight.shape == (d_model,) for n in (params.norm_1, params.norm_2))
+
+
+def _fits(w, dtype) -> bool:
+    """A float array of ``dtype``, or (for float32) a matrix kept as quantized blocks."""
+    if type(w) is np.ndarray:
+        return w.dtype == dtype
+    return isinstance(w, QuantMatrix) and dtype == np.float32
 
 
 def _rms(x: np.ndarray, p: RMSNormParams) -> np.ndarray:
@@ -163,8 +175,16 @@ def side_by_side(*matrices: np.ndarray, dtype=None) -> tuple[np.ndarray, ...]:
     return tuple(views)
 
 
-def _joined(*views: np.ndarray) -> np.ndarray | None:
-    """The one matrix whose adjacent column blocks ``views`` are (as :func:`side_by_side` makes), or None."""
+def _joined(*views):
+    """The one matrix whose adjacent column blocks ``views`` are (as :func:`side_by_side` makes), or None.
+
+    Matrices kept as blocks of one format join without a copy: their parts stand side by side.
+    """
+    if all(isinstance(v, QuantMatrix) for v in views):
+        same = len({(v.fmt, v.n_in) for v in views}) == 1
+        return QuantMatrix.side_by_side(*views) if same else None
+    if not all(type(v) is np.ndarray for v in views):
+        return None
     base = views[0].base
     if not isinstance(base, np.ndarray) or base.ndim != 2 or base.shape[0] != views[0].shape[0]:
         return None
@@ -245,13 +265,17 @@ def numpy_decoder_block(x, params, *, n_head, n_kv_head, rope, positions, cache,
     return out, attn, weights.reshape(n_head, n, s), heads
 
 
-def _product(x: np.ndarray, w: np.ndarray) -> np.ndarray:
+def _product(x: np.ndarray, w: np.ndarray | QuantMatrix) -> np.ndarray:
     """``x @ w``; from ``_SPLIT_ROWS`` rows on, as fixed column blocks that our threads share.
 
     Every output number is still one dot product done wholly by one single-threaded BLAS
     call, and the blocks depend on w's shape alone (never on the thread count or the
-    machine), so the result is the same bits however many threads take part.
+    machine), so the result is the same bits however many threads take part. A
+    :class:`QuantMatrix` runs on its blocks (:func:`attnlab.engine.quant.product`, the
+    same promise).
     """
+    if isinstance(w, QuantMatrix):
+        return product(x, w)
     if x.shape[0] < _SPLIT_ROWS:
         return x @ w
     n_cols = w.shape[1]
