@@ -1,6 +1,7 @@
 """The same numbers every run: MiniLM's trace and SmolLM2's greedy generation, bit for bit.
 
-Whatever the BLAS thread count (``OPENBLAS_NUM_THREADS=1`` or ``=2``), a busy
+Whatever the BLAS thread count (``OPENBLAS_NUM_THREADS=1`` or ``=2``; and
+``NUMBA_NUM_THREADS``, for SmolLM2's products on its Q4_1 blocks), a busy
 core beside them, or which process computes them (the CLI's, the lab's worker,
 this one): the forward passes hold BLAS to one thread and share out only fixed
 pieces of work among our own threads.
@@ -58,6 +59,7 @@ def results():
         out[f"minilm-{name}"] = getattr(trace, name)
     out["minilm-embeddings"] = minilm.encode(SENTENCES)  # in pieces of 8 that our threads share
     smollm2 = get_model("smollm2")
+    out["smollm2-on-blocks"] = np.array(smollm2.path == "q4_1")  # products on the Q4_1 blocks
     ids = smollm2.encode(PROMPT)
     out["smollm2-prompt-length"] = np.array(len(ids))
     out["smollm2-generated"] = np.array(list(smollm2.generate_ids(ids, max_new_tokens=4, stop=False)))
@@ -75,6 +77,7 @@ def results():
 def test_traces_and_generation_are_the_same_bits_in_every_process(tmp_path):
     runs = results_in_processes(PROGRAM, tmp_path)
     here = results_here(PROGRAM)
+    assert bool(here["smollm2-on-blocks"])
     assert int(here["smollm2-prompt-length"]) >= 16
     greedy = np.argmax(here["smollm2-logits"], axis=-1)
     np.testing.assert_array_equal(here["smollm2-generated"], greedy)  # the loop above is generate_ids'
@@ -137,7 +140,7 @@ def test_the_hold_works_in_other_threads_too(minilm):
 @pytest.mark.parametrize("cores", [1, 3])
 def test_our_own_thread_count_does_not_change_the_bits(minilm, smollm2, monkeypatch, cores):
     """MiniLM's pieces, SmolLM2's output-layer slices and a prompt's column blocks, on 1 or 3 threads."""
-    from attnlab.engine import decode
+    from attnlab.engine import decode, quant
     from attnlab.models import minilm as minilm_module
     from attnlab.models import smollm as smollm_module
 
@@ -149,7 +152,7 @@ def test_our_own_thread_count_does_not_change_the_bits(minilm, smollm2, monkeypa
         return minilm.encode(texts), smollm2.forward(ids), smollm2.forward(ids[:5])
 
     before = compute()
-    for module in (decode, minilm_module, smollm_module):
+    for module in (decode, quant, minilm_module, smollm_module):
         monkeypatch.setattr(module, "CORES", cores)
     names = ("embeddings", "prompt logits", "short prompt logits")
     for got, want, what in zip(compute(), before, names, strict=True):

@@ -25,6 +25,41 @@ def smollm2_exact(smollm2):
     return smollm2.with_dtype(np.float64)
 
 
+@pytest.fixture(scope="module")
+def smollm2_float32(smollm2):
+    """The float32 path: gguf's dequantized values, from the (test session's) weight cache."""
+    return smollm2.with_dtype(np.float32)
+
+
+def test_the_shared_model_computes_on_the_files_blocks(smollm2, smollm2_float32):
+    from attnlab.engine.quant import QuantMatrix
+
+    assert smollm2.path == "q4_1" and smollm2_float32.path == "float32"
+    a = smollm2.layers[0].attn
+    assert isinstance(a.w_q, QuantMatrix) and a.w_q.fmt == "Q4_1" and a.w_q.shape == (576, 576)
+    assert isinstance(smollm2.embedding, QuantMatrix) and smollm2.embedding.fmt == "Q8_0"
+    assert smollm2.embedding.shape == (576, 49152)  # E^T: the tied output layer
+    assert not a.w_q.parts[0].flags.writeable and a.w_q.parts[0].base is not None  # the file's map
+
+
+def test_both_paths_give_every_weight_the_same_value(smollm2, smollm2_float32):
+    """Every block of the file: the kernels' values are gguf's, and the products agree."""
+    rng = np.random.default_rng(0)
+    names = ("w_q", "w_k", "w_v", "w_o")
+    for ours, ref in zip(smollm2.layers, smollm2_float32.layers, strict=True):
+        pairs = [(getattr(ours.attn, n), getattr(ref.attn, n)) for n in names]
+        pairs += [(getattr(ours.mlp, n), getattr(ref.mlp, n)) for n in ("w_gate", "w_up", "w_down")]
+        for blocks, values in pairs:
+            np.testing.assert_array_equal(blocks.values(), values)
+            x = rng.standard_normal((3, values.shape[0])).astype(np.float32)
+            exact = x.astype(np.float64) @ values.astype(np.float64)
+            bound = 2e-6 * (np.abs(x) @ np.abs(values)) + 1e-7
+            for rows in (x[:1], x):
+                assert np.all(np.abs(rows @ blocks - exact[: len(rows)]) <= bound[: len(rows)])
+        np.testing.assert_array_equal(ours.norm_1.weight, ref.norm_1.weight)
+    np.testing.assert_array_equal(smollm2.embedding.values().T, smollm2_float32.embedding)
+
+
 @pytest.mark.oracle
 @pytest.mark.parametrize("prompt", PROMPTS, ids=range(len(PROMPTS)))
 def test_token_ids_equal_transformers(smollm2, hf_smollm2, prompt):
@@ -58,6 +93,25 @@ def test_logits_equal_transformers_at_every_position(smollm2_exact, hf_smollm2, 
 
 
 @pytest.mark.oracle
+@pytest.mark.parametrize("prompt", PROMPTS, ids=range(len(PROMPTS)))
+def test_q4_logits_stay_close_to_transformers_at_every_position(smollm2, hf_smollm2, prompt):
+    """The q4_1 path (float32 products on the blocks) against HF's float32 on the same weights."""
+    import torch
+
+    model, tokenizer = hf_smollm2
+    ids = tokenizer(prompt)["input_ids"]
+    with torch.no_grad():
+        theirs = model(torch.tensor([ids])).logits[0].numpy()
+    ours = smollm2.logits(ids)
+    assert ours.shape == theirs.shape == (len(ids), 49152)
+    assert np.abs(ours - theirs).max() <= 5e-4
+    # one position at a time through the KV cache: one-row products, another summation order
+    cache = smollm2.new_cache()
+    steps = np.vstack([smollm2.forward([t], cache=cache) for t in ids])
+    assert np.abs(steps - theirs).max() <= 5e-4
+
+
+@pytest.mark.oracle
 def test_float32_logits_stay_close_to_transformers(smollm2, hf_smollm2):
     import torch
 
@@ -87,6 +141,36 @@ def test_twenty_greedy_tokens_equal_transformers(smollm2_exact, hf_smollm2):
     ours = list(smollm2_exact.generate_ids(ids, max_new_tokens=20, stop=False))
     assert len(theirs) == 20
     assert ours == theirs
+
+
+@pytest.mark.oracle
+def test_q4_twenty_greedy_tokens_equal_transformers(smollm2, hf_smollm2):
+    import torch
+
+    model, tokenizer = hf_smollm2
+    ids = tokenizer("Once upon a time")["input_ids"]
+    with torch.no_grad():
+        out = model.generate(
+            torch.tensor([ids]),
+            attention_mask=torch.ones(1, len(ids), dtype=torch.long),
+            max_new_tokens=20,
+            min_new_tokens=20,
+            do_sample=False,
+            pad_token_id=2,
+        )
+    assert list(smollm2.generate_ids(ids, max_new_tokens=20, stop=False)) == out[0, len(ids) :].tolist()
+
+
+def test_q4_cached_generation_equals_full_recompute(smollm2):
+    ids = smollm2.encode("The capital of France is")
+    cached = list(smollm2.generate_ids(ids, max_new_tokens=8, stop=False))
+    seq = list(ids)
+    for _ in range(8):
+        seq.append(int(np.argmax(smollm2.logits(seq)[-1])))
+    assert cached == seq[len(ids) :]
+    cache = smollm2.new_cache()
+    step = np.vstack([smollm2.forward([t], cache=cache) for t in seq])
+    assert np.abs(step - smollm2.logits(seq)).max() <= 5e-4  # float32, two summation orders
 
 
 def test_cached_generation_equals_full_recompute(smollm2_exact):

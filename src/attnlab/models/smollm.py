@@ -3,7 +3,11 @@
 30 pre-norm blocks, d_model 576; 9 query heads and 3 KV heads of 64 (GQA:
 query head h reads KV head h // 3); RoPE (base 100000) on q and k; RMSNorm
 (eps 1e-5); SwiGLU feed-forward of 1536; the output layer reuses the token
-embeddings (tied). Weights come from a Q4_1 GGUF file, dequantized to float32.
+embeddings (tied). Weights come from a GGUF file (layers Q4_1, embeddings
+Q8_0), memory-mapped: on the ``q4_1`` path the products run on the stored
+blocks, on the ``float32`` path (the reference) on gguf's dequantized values
+(see :mod:`attnlab.models.smollm_weights`). Every weight has the same float32
+value on both; only the products' summation order differs.
 
     1) embed:  x = E[id]                                        (T, 576)
     2) decode: 30 x  h = x + MHA(RMSNorm(x));  x = h + SwiGLU(RMSNorm(h))
@@ -26,10 +30,9 @@ import numpy as np
 
 from attnlab.engine.block import BlockParams, transformer_block
 from attnlab.engine.cache import KVCache, new_caches
-from attnlab.engine.decode import side_by_side
-from attnlab.engine.layers import RMSNormParams, SwiGLUParams, rms_norm
-from attnlab.engine.multihead import AttentionParams
+from attnlab.engine.layers import RMSNormParams, rms_norm
 from attnlab.engine.positions import RoPE, embed
+from attnlab.engine.quant import QuantMatrix, product
 from attnlab.engine.threads import CORES, one_blas_thread
 from attnlab.engine.workers import run
 from attnlab.models import files
@@ -60,6 +63,26 @@ class SmolLM2Config:
     context: int = 8192
 
 
+def config_of(md: dict) -> SmolLM2Config:
+    """The configuration a llama-architecture GGUF file's metadata gives."""
+    if md.get("general.architecture") != "llama":
+        raise ValueError(f"expected a llama GGUF, got {md.get('general.architecture')!r}")
+    n_head = int(md["llama.attention.head_count"])
+    d_model = int(md["llama.embedding_length"])
+    return SmolLM2Config(
+        n_layer=int(md["llama.block_count"]),
+        n_head=n_head,
+        n_kv_head=int(md["llama.attention.head_count_kv"]),
+        d_model=d_model,
+        d_head=d_model // n_head,
+        d_ff=int(md["llama.feed_forward_length"]),
+        vocab=int(md["llama.vocab_size"]),
+        rope_base=float(md["llama.rope.freq_base"]),
+        eps=float(md["llama.attention.layer_norm_rms_epsilon"]),
+        context=int(md["llama.context_length"]),
+    )
+
+
 @dataclass(frozen=True, kw_only=True)
 class Piece:
     """One streamed step: the new token, the text it completes, and why generation stopped."""
@@ -80,16 +103,20 @@ class SmolLM2:
         *,
         config: SmolLM2Config,
         tokenizer,
-        embedding: np.ndarray,
+        embedding: np.ndarray | QuantMatrix,
         layers: list[BlockParams],
         final_norm: RMSNormParams,
+        path: str = "float32",
+        source: Path | None = None,
     ) -> None:
         self.config = config
         self.tokenizer = tokenizer
-        self.embedding = embedding
+        self.embedding = embedding  # (vocab, d_model); on the q4_1 path E^T (d_model, vocab) as blocks
         self.layers = layers
         self.final_norm = final_norm
         self.dtype = embedding.dtype
+        self.path = path  # "q4_1": products on the file's blocks; "float32": the reference
+        self.source = source  # the GGUF file, for the float32 weights on demand
         self.rope = RoPE(head_dim=config.d_head, base=config.rope_base, convention="interleaved")
         self.im_start_id = tokenizer.token_to_id("<|im_start|>")
         self.im_end_id = tokenizer.token_to_id("<|im_end|>")
@@ -97,83 +124,73 @@ class SmolLM2:
         self.stop_ids = frozenset({self.im_end_id, self.eos_id})
 
     @classmethod
-    def load(cls, path: Path | str | None = None, *, dtype=np.float32) -> SmolLM2:
-        """Read and dequantize the shipped GGUF file; build the tokenizer from its metadata."""
-        from attnlab.models.gguf_file import read_gguf
+    def load(
+        cls, path: Path | str | None = None, *, dtype=np.float32, weights: str = "auto", cache_dir=None
+    ) -> SmolLM2:
+        """Open the shipped GGUF file (memory-mapped) and build the tokenizer from its metadata.
+
+        ``weights``: "q4_1" (products on the stored blocks: loads in well under a
+        second), "float32" (the reference: gguf's dequantized values, from the
+        weight cache; ~10-15 s the first time) or "auto": q4_1 when ``dtype`` is
+        float32 and the compiled kernels passed their self-check here
+        (:func:`attnlab.engine.quant.kernel`), else float32. ``cache_dir``: the
+        weight cache's folder (default :func:`attnlab.models.weight_cache.cache_dir`).
+        """
+        from attnlab.engine import quant
+        from attnlab.models import smollm_weights as sw
+        from attnlab.models.gguf_file import GGUFFile
         from attnlab.models.tokens import gguf_bpe_tokenizer
 
-        g = read_gguf(path if path is not None else files.smollm2_gguf())
-        md = g.metadata
-        if md.get("general.architecture") != "llama":
-            raise ValueError(f"expected a llama GGUF, got {md.get('general.architecture')!r}")
-        n_head = int(md["llama.attention.head_count"])
-        d_model = int(md["llama.embedding_length"])
-        config = SmolLM2Config(
-            n_layer=int(md["llama.block_count"]),
-            n_head=n_head,
-            n_kv_head=int(md["llama.attention.head_count_kv"]),
-            d_model=d_model,
-            d_head=d_model // n_head,
-            d_ff=int(md["llama.feed_forward_length"]),
-            vocab=int(md["llama.vocab_size"]),
-            rope_base=float(md["llama.rope.freq_base"]),
-            eps=float(md["llama.attention.layer_norm_rms_epsilon"]),
-            context=int(md["llama.context_length"]),
-        )
-
-        def linear(name: str) -> np.ndarray:  # stored (out, in); the engine wants (in, out)
-            return np.ascontiguousarray(g.matrix(name).T, dtype=dtype)
-
-        def vector(name: str) -> np.ndarray:
-            return np.asarray(g.matrix(name), dtype=dtype)
-
-        layers = []
-        for i in range(config.n_layer):
-            p = f"blk.{i}."
-            # w_q, w_k, w_v (and w_gate, w_up) side by side: a decoding step reads each group
-            # with one product (see attnlab.engine.decode)
-            w_q, w_k, w_v = side_by_side(*(linear(p + f"attn_{n}.weight") for n in "qkv"))
-            w_gate, w_up = side_by_side(linear(p + "ffn_gate.weight"), linear(p + "ffn_up.weight"))
-            layers.append(
-                BlockParams(
-                    attn=AttentionParams(w_q=w_q, w_k=w_k, w_v=w_v, w_o=linear(p + "attn_output.weight")),
-                    mlp=SwiGLUParams(w_gate=w_gate, w_up=w_up, w_down=linear(p + "ffn_down.weight")),
-                    norm_1=RMSNormParams(vector(p + "attn_norm.weight"), config.eps),
-                    norm_2=RMSNormParams(vector(p + "ffn_norm.weight"), config.eps),
-                )
-            )
+        if weights not in ("auto", *sw.PATHS):
+            raise ValueError(f"weights={weights!r}; use 'auto', 'q4_1' or 'float32'")
+        dtype = np.dtype(dtype)
+        g = GGUFFile(path if path is not None else files.smollm2_gguf())
+        config = config_of(g.metadata)
+        if weights == "auto":
+            weights = "q4_1" if dtype == np.float32 and quant.kernel() is not None else "float32"
+        if weights == "q4_1":
+            if dtype != np.float32:
+                raise ValueError("the q4_1 path computes in float32; use weights='float32' for another dtype")
+            if quant.kernel() is None:
+                raise RuntimeError(f"the q4_1 path cannot run here: {quant.reason()}")
+            w = sw.block_weights(g, config.n_layer, config.eps)
+        else:
+            w = sw.float32_weights(g, config.n_layer, config.eps, cache_dir=cache_dir)
+            if dtype != np.float32:
+                w = sw.cast(w, dtype)
         return cls(
             config=config,
-            tokenizer=gguf_bpe_tokenizer(md),
-            embedding=np.ascontiguousarray(g.matrix("token_embd.weight"), dtype=dtype),
-            layers=layers,
-            final_norm=RMSNormParams(vector("output_norm.weight"), config.eps),
+            tokenizer=gguf_bpe_tokenizer(g.metadata),
+            embedding=w.embedding,
+            layers=w.layers,
+            final_norm=w.final_norm,
+            path=w.path,
+            source=g.path,
         )
 
     def with_dtype(self, dtype) -> SmolLM2:
-        """The same model computing in ``dtype`` (float64: the engine's exact default)."""
-        dtype = np.dtype(dtype)
+        """The same model computing in ``dtype`` on float weights (float64: the engine's exact default).
 
-        def cast(a):
-            return None if a is None else np.asarray(a, dtype=dtype)
+        On the q4_1 path the float weights are the reference path's (gguf's values,
+        from the weight cache), so ``with_dtype(np.float32)`` is the float32 path.
+        """
+        from attnlab.models import smollm_weights as sw
+        from attnlab.models.gguf_file import GGUFFile
 
-        layers = [
-            BlockParams(
-                attn=AttentionParams(
-                    *side_by_side(b.attn.w_q, b.attn.w_k, b.attn.w_v, dtype=dtype), cast(b.attn.w_o)
-                ),
-                mlp=SwiGLUParams(*side_by_side(b.mlp.w_gate, b.mlp.w_up, dtype=dtype), cast(b.mlp.w_down)),
-                norm_1=RMSNormParams(cast(b.norm_1.weight), b.norm_1.eps),
-                norm_2=RMSNormParams(cast(b.norm_2.weight), b.norm_2.eps),
-            )
-            for b in self.layers
-        ]
+        if self.path == "float32":
+            w = sw.Weights(embedding=self.embedding, layers=self.layers, final_norm=self.final_norm,
+                           path="float32")  # fmt: skip
+        else:
+            w = sw.float32_weights(GGUFFile(self.source), self.config.n_layer, self.config.eps)
+        w = sw.cast(w, dtype)
         return SmolLM2(
             config=self.config,
             tokenizer=self.tokenizer,
-            embedding=cast(self.embedding),
-            layers=layers,
-            final_norm=RMSNormParams(cast(self.final_norm.weight), self.final_norm.eps),
+            embedding=w.embedding,
+            layers=w.layers,
+            final_norm=w.final_norm,
+            path="float32",
+            source=self.source,
         )
 
     # -- tokens ---------------------------------------------------------------
@@ -225,8 +242,11 @@ class SmolLM2:
             return self._forward(ids, past, cache, details, progress, results, last_only)
 
     def _forward(self, ids, past, cache, details, progress, results, last_only) -> np.ndarray:
-        # 1) embed
-        x = embed(self.embedding, np.asarray(ids, dtype=np.int64))  # (T, d_model)
+        # 1) embed (on the q4_1 path: the tokens' stored rows, made float32)
+        if isinstance(self.embedding, QuantMatrix):
+            x = self.embedding.stored_rows(ids)
+        else:
+            x = embed(self.embedding, np.asarray(ids, dtype=np.int64))  # (T, d_model)
         positions = np.arange(past, past + len(ids))
         # 2) the causal blocks (bottom-right: the new tokens are the last rows)
         for i, params in enumerate(self.layers):
@@ -253,6 +273,8 @@ class SmolLM2:
 
     def _logits(self, h: np.ndarray) -> np.ndarray:
         e = self.embedding
+        if isinstance(e, QuantMatrix):  # the blocks of E^T: fixed slices that our threads share
+            return product(h, e)
         out = np.empty((h.shape[0], e.shape[0]), dtype=h.dtype)
 
         def logit_slice(start: int, _buffers) -> None:

@@ -1,0 +1,150 @@
+"""SmolLM2's weights from its GGUF file, two ways: the stored blocks (Q4_1 path) or float32 (reference).
+
+The file keeps every layer matrix as Q4_1 blocks, the token embeddings (tied to
+the output layer) as Q8_0 blocks and the norms as float32.
+
+- ``"q4_1"`` (:func:`block_weights`): nothing is converted or copied. Each
+  matrix is a :class:`attnlab.engine.quant.QuantMatrix` over a read-only view
+  of the memory-mapped file; the engine's products run on the blocks. The
+  embedding is the output layer's ``E^T`` (d_model, vocab) as Q8_0 blocks: a
+  token's embedding is one stored row, made float32 when looked up, and the
+  logits are a product on the blocks too, so no float32 copy is needed at all.
+  Norms are views of the file's float32 values.
+- ``"float32"`` (:func:`float32_weights`): every matrix dequantized by
+  ``gguf.quants`` (the reference: it does not use our kernels, so it stays
+  right where they cannot run), laid out for the engine (transposed,
+  q|k|v and gate|up side by side) and kept in the weight cache
+  (:mod:`attnlab.models.weight_cache`): ~10-15 s once, then memory-mapped.
+
+Both give every weight the same float32 value (tested block by block).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+
+from attnlab.engine.block import BlockParams
+from attnlab.engine.decode import side_by_side
+from attnlab.engine.layers import RMSNormParams, SwiGLUParams
+from attnlab.engine.multihead import AttentionParams
+from attnlab.engine.quant import QuantMatrix
+from attnlab.models.gguf_file import GGUFFile
+
+PATHS = ("q4_1", "float32")
+CACHE_KIND = "smollm2-float32"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Weights:
+    """What a SmolLM2 runs on: ``embedding`` (vocab, d_model) float32, or on the q4_1 path the
+    tied output matrix E^T (d_model, vocab) as Q8_0 blocks; ``path`` "q4_1" or "float32";
+    ``how``: for float32, how the weight cache served them ("mapped", "built", ...)."""
+
+    embedding: np.ndarray | QuantMatrix
+    layers: list[BlockParams]
+    final_norm: RMSNormParams
+    path: str
+    how: str = ""
+
+
+def _norm(g: GGUFFile, name: str, eps: float) -> RMSNormParams:
+    return RMSNormParams(g.array(name), eps)
+
+
+def block_weights(g: GGUFFile, n_layer: int, eps: float) -> Weights:
+    """The q4_1 path: matrices as the file's blocks (read-only views of its memory map)."""
+
+    def blocks(name: str) -> QuantMatrix:
+        return QuantMatrix(g.info(name).type, g.raw(name))
+
+    layers = []
+    for i in range(n_layer):
+        p = f"blk.{i}."
+        layers.append(
+            BlockParams(
+                attn=AttentionParams(*(blocks(p + f"attn_{n}.weight") for n in ("q", "k", "v", "output"))),
+                mlp=SwiGLUParams(*(blocks(p + f"ffn_{n}.weight") for n in ("gate", "up", "down"))),
+                norm_1=_norm(g, p + "attn_norm.weight", eps),
+                norm_2=_norm(g, p + "ffn_norm.weight", eps),
+            )
+        )
+    return Weights(
+        embedding=blocks("token_embd.weight"),
+        layers=layers,
+        final_norm=_norm(g, "output_norm.weight", eps),
+        path="q4_1",
+    )
+
+
+def _float32_arrays(g: GGUFFile, n_layer: int) -> Iterator[tuple[str, np.ndarray]]:
+    """The float32 path's matrices, dequantized by gguf and laid out for the engine, one at a time."""
+
+    def linear(name: str) -> np.ndarray:  # stored (out, in); the engine wants (in, out)
+        return g.dequantized(name).T
+
+    for i in range(n_layer):
+        p = f"blk.{i}."
+        yield p + "qkv", np.hstack([linear(p + f"attn_{n}.weight") for n in "qkv"])
+        yield p + "attn_output", linear(p + "attn_output.weight")
+        yield p + "gate_up", np.hstack([linear(p + "ffn_gate.weight"), linear(p + "ffn_up.weight")])
+        yield p + "ffn_down", linear(p + "ffn_down.weight")
+    yield "token_embd", g.dequantized("token_embd.weight")
+
+
+def float32_weights(g: GGUFFile, n_layer: int, eps: float, *, cache_dir=None) -> Weights:
+    """The float32 path: gguf's dequantized values, from the weight cache (built on first use)."""
+    from attnlab.models.weight_cache import cached_arrays
+
+    cached = cached_arrays(g.path, CACHE_KIND, lambda: _float32_arrays(g, n_layer), directory=cache_dir)
+    a = cached.arrays
+    layers = []
+    for i in range(n_layer):
+        p = f"blk.{i}."
+        qkv, gate_up = a[p + "qkv"], a[p + "gate_up"]
+        n_q = a[p + "attn_output"].shape[0]
+        n_kv = (qkv.shape[1] - n_q) // 2
+        d_ff = gate_up.shape[1] // 2
+        layers.append(
+            BlockParams(
+                # views of one array side by side: a decoding step reads each group with one product
+                attn=AttentionParams(
+                    qkv[:, :n_q], qkv[:, n_q : n_q + n_kv], qkv[:, n_q + n_kv :], a[p + "attn_output"]
+                ),
+                mlp=SwiGLUParams(gate_up[:, :d_ff], gate_up[:, d_ff:], a[p + "ffn_down"]),
+                norm_1=_norm(g, p + "attn_norm.weight", eps),
+                norm_2=_norm(g, p + "ffn_norm.weight", eps),
+            )
+        )
+    return Weights(
+        embedding=a["token_embd"],
+        layers=layers,
+        final_norm=_norm(g, "output_norm.weight", eps),
+        path="float32",
+        how=cached.how,
+    )
+
+
+def cast(w: Weights, dtype) -> Weights:
+    """Float weights in ``dtype`` (new arrays; q|k|v and gate|up still side by side)."""
+    if w.path != "float32":
+        raise ValueError("cast needs float32 weights; load the float32 path first")
+
+    def c(a):
+        return None if a is None else np.asarray(a, dtype=dtype)
+
+    layers = [
+        BlockParams(
+            attn=AttentionParams(
+                *side_by_side(b.attn.w_q, b.attn.w_k, b.attn.w_v, dtype=dtype), c(b.attn.w_o)
+            ),
+            mlp=SwiGLUParams(*side_by_side(b.mlp.w_gate, b.mlp.w_up, dtype=dtype), c(b.mlp.w_down)),
+            norm_1=RMSNormParams(c(b.norm_1.weight), b.norm_1.eps),
+            norm_2=RMSNormParams(c(b.norm_2.weight), b.norm_2.eps),
+        )
+        for b in w.layers
+    ]
+    final = RMSNormParams(c(w.final_norm.weight), w.final_norm.eps)
+    return Weights(embedding=c(w.embedding), layers=layers, final_norm=final, path="float32", how=w.how)
