@@ -66,6 +66,7 @@ class MiniLM:
 
     name = "minilm"
     title = "all-MiniLM-L6-v2"
+    path = "float32"  # what the products run on: the file's float32 weights
 
     def __init__(
         self,
@@ -84,8 +85,13 @@ class MiniLM:
 
     @classmethod
     def load(cls, folder: Path | str | None = None, *, dtype=np.float32) -> MiniLM:
-        """Read the shipped safetensors weights and tokenizer (float32 as stored, unless ``dtype``)."""
-        from safetensors.numpy import load_file
+        """Read the shipped safetensors weights and tokenizer (float32 as stored, unless ``dtype``).
+
+        The file is opened with ``safe_open`` (memory-mapped) and each tensor read
+        from the map once; matrices are used transposed as views (``nn.Linear``
+        stores (out, in), the engine wants (in, out)), not copied again.
+        """
+        from safetensors import safe_open
 
         folder = Path(folder) if folder is not None else files.minilm_dir()
         raw = json.loads((folder / "config.json").read_text())
@@ -99,11 +105,12 @@ class MiniLM:
             max_length=st.get("max_seq_length", 256),
             pad_id=raw.get("pad_token_id", 0),
         )
-        w = load_file(str(folder / "model.safetensors"))
+        with safe_open(str(folder / "model.safetensors"), framework="numpy") as f:
+            w = {name: f.get_tensor(name) for name in f.keys()}
 
         def get(name: str, transpose: bool = False) -> np.ndarray:
-            a = w[name].T if transpose else w[name]  # nn.Linear stores (out, in): transpose once
-            return np.ascontiguousarray(a, dtype=dtype)
+            a = w[name].T if transpose else w[name]  # a view: BLAS reads the transposed layout as it is
+            return a if a.dtype == dtype else a.astype(dtype)
 
         embeddings = {
             "word": get("embeddings.word_embeddings.weight"),
