@@ -45,6 +45,14 @@ def test_models_lists_both_with_their_shapes_and_caps(client):
     assert body["max_chars"] == 400 and body["max_tokens"] == 64
 
 
+def test_models_say_what_their_products_run_on_once_loaded(client, smollm2):
+    job = wait(client, start(client, "smollm2", CAT)["id"])
+    assert job["status"] == "done"
+    by_name = {m["name"]: m for m in client.get("/api/models").json()["models"]}
+    assert by_name["smollm2"]["loaded"] and by_name["smollm2"]["path"] == "q4_1" == smollm2.path
+    assert by_name["minilm"]["path"] in (None, "float32")  # None until the worker has loaded it
+
+
 def test_a_trace_job_reports_progress_and_its_layers_equal_the_model(client, minilm):
     job = wait(client, start(client, "minilm", CAT)["id"])
     assert job["status"] == "done" and job["progress"] == 1.0 and job["layers_done"] == 6

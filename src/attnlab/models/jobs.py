@@ -115,6 +115,7 @@ class Jobs:
         self._shelf = TraceShelf(memory_cap)
         self._ended: OrderedDict[str, Job] = OrderedDict()  # all but done traces, oldest first
         self._loaded: set[str] = set()
+        self._paths: dict[str, str] = {}  # model -> what its products run on, as the worker said
         self._worker: Worker | None = None
         self._closed = False
         atexit.register(self.shutdown)
@@ -200,6 +201,10 @@ class Jobs:
         """Whether the worker holds model ``name`` already (a job on it starts at once)."""
         return name in self._loaded
 
+    def weights_path(self, name: str) -> str | None:
+        """What model ``name``'s products run on in the worker ("q4_1", "float32"), once it is loaded."""
+        return self._paths.get(name)
+
     @property
     def kept_bytes(self) -> int:
         """Bytes of the finished traces kept (at most ``memory_cap``, or the newest alone)."""
@@ -237,6 +242,9 @@ class Jobs:
             job = self._running
             if worker is not self._worker or job is None or message[0] != job.id:
                 return  # from a worker or job already given up
+            if message[1] == "weights":
+                self._paths[job.model] = message[2]
+                return
             job.apply(*message[1:])
             if job.status == "running":
                 self._loaded.add(job.model)
@@ -252,6 +260,7 @@ class Jobs:
                 return
             self._worker = None
             self._loaded.clear()
+            self._paths.clear()
             job = self._running
             if job is not None:
                 job.apply("error", None, "the model's worker process stopped unexpectedly; try again")
@@ -300,6 +309,7 @@ class Jobs:
                 job.cancel("cancelled: the server stopped before the model reached it")
                 self._end(job)
             self._loaded.clear()
+            self._paths.clear()
             self._changed.notify_all()
         if worker is not None:
             worker.stop()

@@ -7,6 +7,8 @@ in a thread where no process can start). ``tasks.recv()`` gives a
 once, first. Then each task's messages are tuples that start with its job id:
 
 - ``(id, "loading")``: the model is being loaded (once per worker);
+- ``(id, "weights", path)``: the model is loaded; ``path`` says what its products run on
+  ("q4_1": the file's blocks, "float32": float weights), when the model says;
 - ``(id, "running", n)``: ``n`` layers (trace) or at most ``n`` tokens (generation);
 - ``(id, "layers", done)``: a trace's layers done so far;
 - ``(id, "piece", text, finish)``: a generation's next piece;
@@ -64,6 +66,9 @@ def _model(name: str, models: dict, loader, say) -> object:
             models[name] = loader(name)
         except ModelNotInstalled as error:
             raise FieldError(("model",), str(error)) from None
+        path = getattr(models[name], "path", None)
+        if isinstance(path, str):
+            say("weights", path)
     return models[name]
 
 

@@ -85,6 +85,7 @@ def _info() -> list[ModelInfo]:
             n_kv_head=m.n_head,
             kv_groups=[[h] for h in range(m.n_head)],
             loaded=JOBS.is_loaded("minilm"),
+            path=JOBS.weights_path("minilm"),
         ),
         ModelInfo(
             name="smollm2",
@@ -95,6 +96,7 @@ def _info() -> list[ModelInfo]:
             n_kv_head=s.n_kv_head,
             kv_groups=[list(range(g * group, (g + 1) * group)) for g in range(s.n_kv_head)],
             loaded=JOBS.is_loaded("smollm2"),
+            path=JOBS.weights_path("smollm2"),
         ),
     ]
 

@@ -31,6 +31,9 @@ class ModelInfo(BaseModel):
     n_kv_head: int
     kv_groups: list[list[int]]
     loaded: bool
+    # what the products run on, once the worker has loaded the model: "q4_1" (the GGUF file's
+    # blocks, compiled kernels) or "float32" (float weights: MiniLM, or SmolLM2's reference path)
+    path: Literal["q4_1", "float32"] | None = None
 
 
 class ModelsOut(BaseModel):

@@ -18,8 +18,9 @@ function waiting(job) {
 /**
  * Wire the panel to the view's text box.
  * @param {HTMLTextAreaElement} source the text to continue
+ * @param {() => void} [onDone] called when a generation has finished (the model is loaded then)
  */
-export function setupGenerate(source) {
+export function setupGenerate(source, onDone = () => {}) {
   const run = byId("rm-gen-run");
   const tokens = byId("rm-gen-tokens");
   const chat = byId("rm-gen-chat");
@@ -54,6 +55,7 @@ export function setupGenerate(source) {
       text(status, job.finish === "end_of_turn"
         ? `Stopped at the end of its turn after ${job.tokens} tokens.`
         : `Stopped after ${job.tokens} tokens (the limit).`);
+      onDone();
     } catch (problem) {
       showError(problem.message);
       text(status, "Nothing generated: fix the request and try again.");

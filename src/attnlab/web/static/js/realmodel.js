@@ -39,11 +39,24 @@ function modelInfo(name = els.model.value) {
   return state.models.find((m) => m.name === name);
 }
 
+// What the model's products run on, once the server's worker has loaded it (GET /api/models "path").
+const PATHS = {
+  q4_1: "computed on the file's Q4_1 blocks (compiled kernels)",
+  float32: "computed on float32 weights",
+};
+
 function showModelNote() {
   const m = modelInfo();
   if (!m) return;
   const gqa = m.n_kv_head < m.n_head ? `, ${m.n_kv_head} KV heads (grouped-query attention)` : "";
-  text(els.modelNote, `${m.kind}: ${m.n_layer} layers × ${m.n_head} heads${gqa}.`);
+  const path = m.path ? ` Weights ${PATHS[m.path] || m.path}.` : "";
+  text(els.modelNote, `${m.kind}: ${m.n_layer} layers × ${m.n_head} heads${gqa}.${path}`);
+}
+
+/** Ask again which path each model runs on (known once a job has loaded it). */
+async function refreshModels() {
+  state.models = (await getJson("/api/models")).models;
+  showModelNote();
 }
 
 async function start() {
@@ -91,6 +104,7 @@ async function poll(job) {
   state.head = Math.min(state.head, job.result.n_head - 1);
   state.focus = null;
   text(els.status, `Done: ${job.result.tokens.length} tokens through ${job.result.n_layer} layers.`);
+  refreshModels().catch(() => {});  // only the note waits for it
   fillPickers();
   await loadLayer();
 }
@@ -172,7 +186,7 @@ async function init() {
     if (event.key === "Enter" && !event.shiftKey) { event.preventDefault(); start(); }
   });
   els.run.addEventListener("click", start);
-  setupGenerate(els.text);
+  setupGenerate(els.text, () => refreshModels().catch(() => {}));
   els.model.addEventListener("change", showModelNote);
   els.layer.addEventListener("change", () => {
     state.layer = Number(els.layer.value);
