@@ -118,6 +118,20 @@ def test_generate_refuses_an_encoder():
 
 
 @needs_smollm2
+def test_generate_json_gives_tokens_why_it_stopped_and_timings(smollm2):
+    done = run("generate", "Once upon a time", "--model", "smollm2", "--max-new-tokens", "6", "--json")
+    assert done.returncode == 0, done.stderr
+    body = json.loads(done.stdout)
+    assert set(body) == {"tokens", "stopped", "timings"}
+    ids = list(smollm2.generate_ids(smollm2.encode("Once upon a time"), max_new_tokens=6))
+    assert [t["id"] for t in body["tokens"]] == ids and body["stopped"] == "length"
+    assert "".join(t["text"] for t in body["tokens"]) == smollm2.decode(ids)
+    timings = body["timings"]
+    assert set(timings) == {"load_s", "prefill_s", "decode_s"}
+    assert all(isinstance(v, float) and v >= 0 for v in timings.values())
+
+
+@needs_smollm2
 def test_generate_streams_the_greedy_continuation(smollm2):
     command = [ATTNLAB, "generate", "Once upon a time", "--model", "smollm2", "--max-new-tokens", "20"]
     env = other_blas_threads()

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 
 from attnlab.lab import numbers as fmt
 from attnlab.models.files import ModelNotInstalled
@@ -39,6 +40,7 @@ def add_generate_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--top-k", type=int, default=None, help="sample among the k likeliest tokens")
     p.add_argument("--top-p", type=float, default=1.0, help="sample within this share of mass")
     p.add_argument("--seed", type=int, default=None, help="make sampling repeatable")
+    p.add_argument("--json", action="store_true", help="print the tokens and timings as one JSON object")
 
 
 def _load(name: str):
@@ -136,10 +138,14 @@ def run_generate(args: argparse.Namespace) -> int:
     if not args.prompt:
         raise ValueError("prompt is empty: give some text to continue")
     sampling = Sampling(temperature=args.temperature, top_k=args.top_k, top_p=args.top_p, seed=args.seed)
+    start = time.perf_counter()
     model = _load(args.model)
+    load_s = time.perf_counter() - start
     from attnlab.models.chat import user_turn
 
     prompt = user_turn(args.prompt) if args.chat else args.prompt
+    if args.json:
+        return _generate_json(model, prompt, args.max_new_tokens, sampling, load_s)
     if not args.chat:
         sys.stdout.write(args.prompt)
     finish = None
@@ -149,4 +155,22 @@ def run_generate(args: argparse.Namespace) -> int:
         finish = piece.finish
     sys.stdout.write("\n")
     print(f"[{finish or 'length'}]", file=sys.stderr)
+    return 0
+
+
+def _generate_json(model, prompt: str, max_new_tokens: int, sampling: Sampling, load_s: float) -> int:
+    tokens, stopped = [], "length"
+    start = time.perf_counter()
+    first = None  # when the first new token came: the prompt's pass is done
+    for piece in model.generate(prompt, max_new_tokens=max_new_tokens, sampling=sampling):
+        if first is None:
+            first = time.perf_counter()
+        if piece.finish == "end_of_turn":
+            stopped = "end_of_turn"
+        else:
+            tokens.append({"text": piece.text, "id": piece.id})
+    end = time.perf_counter()
+    first = end if first is None else first
+    timings = {"load_s": load_s, "prefill_s": first - start, "decode_s": end - first}
+    print(json.dumps({"tokens": tokens, "stopped": stopped, "timings": timings}))
     return 0
