@@ -8,9 +8,10 @@ the one ``gguf.quants`` dequantizes it to, bit for bit, and the products
 multiply those values with float32 activations: the float32 model's
 arithmetic, only summed in another order.
 
-- One row of x (a decoding step): :func:`_matvec` streams the blocks once, the
-  values made in registers; each output is the fixed-order sum described in
-  quant_ir (two 16-lane FMA chains over the blocks, then a fixed tree).
+- One row of x (a decoding step): the blocks are streamed once, the values
+  made in registers; each output is the fixed-order sum described in quant_ir
+  (two 16-lane FMA chains over the blocks, then a fixed tree). The rows are
+  shared with helper threads that wait spinning (:mod:`attnlab.engine.quant_share`).
 - Several rows (a prompt): fixed panels of stored rows are turned into float32
   values in a scratch array and multiplied by one single-threaded
   ``cblas_sgemm`` call each (NumPy's OpenBLAS, as :mod:`attnlab.engine.compiled`
@@ -18,9 +19,9 @@ arithmetic, only summed in another order.
 
 Work is shared among our threads only by output columns, in pieces fixed by
 the matrix's shape (never by the thread count): every output is one sum done
-by one thread in one fixed order, so the bits do not depend on how many
-threads run, on ``NUMBA_NUM_THREADS`` or on ``OPENBLAS_NUM_THREADS`` (BLAS is
-held to one thread, :mod:`attnlab.engine.threads`).
+by one thread in one fixed order, so the bits do not depend on which thread
+or how many threads run, on ``NUMBA_NUM_THREADS`` or on
+``OPENBLAS_NUM_THREADS`` (BLAS is held to one thread, :mod:`attnlab.engine.threads`).
 
 :func:`kernel` compiles and self-checks the kernels once (as
 :mod:`attnlab.engine.compiled` does); where it returns None, callers keep to
@@ -42,18 +43,16 @@ Q4_1, Q8_0 = 0, 1  # the format codes the kernels take
 BLOCK_BYTES = {Q4_1: 20, Q8_0: 34}
 FORMATS = {"Q4_1": Q4_1, "Q8_0": Q8_0}
 
-# A one-row product (a decoding step) is cut into pieces of at most _PIECE_WEIGHTS weights (the
-# output layer's 49152 x 576 into slices of 4096 rows; a layer's matrices stay whole), and shared
-# among our threads only from _THREAD_WEIGHTS weights on: waking a thread costs ~50-100 us on a busy
-# 2-core machine, as much as a 960-row product.
-_PIECE_WEIGHTS = 4096 * 576
-_THREAD_WEIGHTS = 1 << 20
+# A one-row product of this many weights or more is shared with the spinning helpers (every one of
+# SmolLM2's: its smallest, w_o, has 332K): 26 us instead of 44 for q|k|v on the 2-core dev box.
+_THREAD_WEIGHTS = 1 << 17
 _PANEL_ROWS = 512  # a prompt's panel is at most this many stored rows (all of a part's panels equally wide)
 
 _lock = threading.Lock()
 _ready: bool | None = None
 _reason = ""
 _sgemm_fn = 0
+_share_reason = ""  # why one-row products run without the helpers ('' when they run with them)
 
 
 class QuantMatrix:
@@ -86,6 +85,10 @@ class QuantMatrix:
         self.n_in = width // BLOCK_BYTES[code] * BLOCK
         self.n_out = sum(p.shape[0] for p in parts)
         self.shape = (self.n_in, self.n_out)
+        # each part's first byte and row count, for one kernel call over all the parts (a decoding
+        # step makes ~200 products: a call per part cost ~1 ms a step); the parts keep the bytes alive
+        self._at = _read_only(np.array([p.ctypes.data for p in self.parts], np.int64))
+        self._rows = _read_only(np.array([p.shape[0] for p in self.parts], np.int64))
 
     @classmethod
     def side_by_side(cls, *matrices: QuantMatrix) -> QuantMatrix:
@@ -189,49 +192,39 @@ def _product(x: np.ndarray, w: QuantMatrix) -> np.ndarray:
     if x.ndim != 2 or x.shape[1] != w.n_in:
         raise ValueError(f"x has shape {x.shape}; it needs (T, {w.n_in}) for a {w.shape} matrix")
     out = np.empty((x.shape[0], w.n_out), np.float32)
-    tasks, start = [], 0
-    one_row = x.shape[0] == 1
-    for part in w.parts:
-        n = part.shape[0]
-        if one_row:
-            step = max(16, _PIECE_WEIGHTS // w.n_in // 16 * 16)
-            spans = [(r, min(n, r + step)) for r in range(0, n, step)]
-        else:
-            spans = _pieces(n, _PANEL_ROWS)
-        tasks += [(part, start, r0, r1) for r0, r1 in spans]
-        start += n
-    threads = 1 if one_row and w.n_in * w.n_out < _THREAD_WEIGHTS else min(CORES, len(tasks))
     from attnlab.engine import quant_kernels as k
 
-    if one_row:
+    if x.shape[0] == 1:  # a decoding step's: one call, with the spinning helpers when big enough
+        if w.n_in * w.n_out >= _THREAD_WEIGHTS and not _share_reason:
+            from attnlab.engine.quant_share import sharing
 
-        def task(t, _buffers) -> None:
-            part, col, r0, r1 = t
-            k.matvec(w.code, part[r0:r1], x[0], out[0, col + r0 : col + r1])
+            helpers = sharing(CORES)
+            if helpers is not None and helpers.product(w, x[0], out[0]):
+                return out
+        k.matvec_parts(w.code, w._at, w._rows, w.parts[0].shape[1], x[0], out[0])
+        return out
+    tasks, start = [], 0
+    for part in w.parts:
+        tasks += [(part, start, r0, r1) for r0, r1 in _pieces(part.shape[0], _PANEL_ROWS)]
+        start += part.shape[0]
+    threads = min(CORES, len(tasks))
 
-    else:
-
-        def task(t, buffers) -> None:
-            part, col, r0, r1 = t
-            size = (r1 - r0) * w.n_in
-            scratch = buffers.get("quant-panel")
-            if scratch is None or scratch.size < size:
-                scratch = buffers["quant-panel"] = np.empty(size, np.float32)
-            k.panel(_sgemm_fn, w.code, part, r0, r1, x, out, col + r0, scratch)
+    def task(t, buffers) -> None:
+        part, col, r0, r1 = t
+        size = (r1 - r0) * w.n_in
+        scratch = buffers.get("quant-panel")
+        if scratch is None or scratch.size < size:
+            scratch = buffers["quant-panel"] = np.empty(size, np.float32)
+        k.panel(_sgemm_fn, w.code, part, r0, r1, x, out, col + r0, scratch)
 
     with one_blas_thread():  # the panels' sgemm calls: one BLAS thread each
-        if threads == 1:
+        if threads <= 1:
             for t in tasks:
                 task(t, thread_buffers())
         else:
             run(task, tasks, threads)
     return out
 
-
-def _buffers() -> dict:
-    from attnlab.engine.workers import _thread_buffers
-
-    return _thread_buffers()
 
 
 def kernel() -> bool | None:
@@ -294,3 +287,23 @@ def _self_check() -> None:
         for rows in (x[:1], x):
             if not np.allclose(_product(rows, w), exact[: len(rows)], rtol=1e-5, atol=1e-5):
                 raise RuntimeError(f"the compiled {fmt} product disagrees with NumPy's")
+        _check_sharing(w, x[0])
+
+
+def _check_sharing(w: QuantMatrix, x: np.ndarray) -> None:
+    """One-row products with the helpers give the same bits as alone, or run alone from now on."""
+    global _share_reason
+    if CORES < 2 or _share_reason:
+        return
+    try:
+        from attnlab.engine import quant_kernels as k
+        from attnlab.engine.quant_share import sharing
+
+        alone, shared = np.empty(w.n_out, np.float32), np.empty(w.n_out, np.float32)
+        x = _read_only(x)
+        k.matvec_parts(w.code, w._at, w._rows, w.parts[0].shape[1], x, alone)
+        helpers = sharing(CORES)
+        if helpers is not None and helpers.product(w, x, shared) and shared.tobytes() != alone.tobytes():
+            raise RuntimeError("a product shared with the helpers differs from one computed alone")
+    except Exception as exc:  # atomics or threads that do not work here: one thread is still right
+        _share_reason = f"{type(exc).__name__}: {exc}"

@@ -122,6 +122,24 @@ def _block_loop(builder: ir.IRBuilder, n_blocks, carried: list, body):
     return out
 
 
+# Each block asks for the bytes this far ahead: the file's 4 KiB pages stop the CPU's own prefetcher
+# at every page, and a one-row product streamed ~10% slower from memory without it (1 KiB: as good as
+# 0.5-4 KiB here). A hint: it never faults and changes no value.
+PREFETCH = 1024
+
+
+def _prefetch(builder: ir.IRBuilder, address) -> None:
+    """Ask for the cache line at ``address`` (a hint: never faults, changes no value)."""
+    module = builder.module
+    i8p = _I8.as_pointer()
+    fn = module.globals.get("llvm.prefetch.p0i8")
+    if fn is None:
+        fnty = ir.FunctionType(ir.VoidType(), [i8p, _I32, _I32, _I32])
+        fn = ir.Function(module, fnty, "llvm.prefetch.p0i8")
+    ptr = builder.inttoptr(address, i8p)
+    builder.call(fn, [ptr, ir.Constant(_I32, 0), ir.Constant(_I32, 3), ir.Constant(_I32, 1)])
+
+
 def _tree_sum(builder: ir.IRBuilder, v):
     """Sum 16 lanes: lanes j and j + 8, then j and j + 4, j + 2, j + 1 (see the module docstring)."""
     n = _LANES
@@ -144,6 +162,7 @@ def _dot_codegen(fmt: int):
         def body(b, accs):
             block = builder.add(row, builder.mul(b, _i64(step)))
             x_at = builder.add(x, builder.mul(b, _i64(BLOCK * 4)))
+            _prefetch(builder, builder.add(block, _i64(PREFETCH)))
             w_low, w_high = _block_values(builder, fmt, block)
             x_low, x_high = _load_vec(builder, x_at, _F32), _load_vec(builder, x_at, _F32, _LANES * 4)
             return [builder.call(fma, [w_low, x_low, accs[0]]), builder.call(fma, [w_high, x_high, accs[1]])]

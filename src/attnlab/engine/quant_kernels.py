@@ -15,15 +15,20 @@ from attnlab.engine.quant_ir import dot_q4_1, dot_q8_0, values_q4_1, values_q8_0
 
 
 @_jit(error_model="numpy")
-def matvec(fmt, blocks, x, out):
-    """``out[r] = values(stored row r) . x`` for every row of ``blocks`` (quant_ir's fixed order)."""
+def matvec_parts(fmt, starts, rows, stride, x, out):
+    """``out[o] = values(stored row o) . x`` (quant_ir's fixed order) over parts side by side:
+    part p's ``rows[p]`` stored rows begin at address ``starts[p]``, ``stride`` bytes apart."""
     n_blocks = x.shape[0] // 32
-    base, stride, x_at = np.int64(blocks.ctypes.data), np.int64(blocks.strides[0]), np.int64(x.ctypes.data)
-    for r in range(blocks.shape[0]):
-        if fmt == 0:
-            out[r] = dot_q4_1(base + r * stride, x_at, n_blocks)
-        else:
-            out[r] = dot_q8_0(base + r * stride, x_at, n_blocks)
+    x_at = np.int64(x.ctypes.data)
+    o = 0
+    for p in range(starts.shape[0]):
+        base = starts[p]
+        for r in range(rows[p]):
+            if fmt == 0:
+                out[o] = dot_q4_1(base + r * stride, x_at, n_blocks)
+            else:
+                out[o] = dot_q8_0(base + r * stride, x_at, n_blocks)
+            o += 1
 
 
 @_jit(error_model="numpy")

@@ -1,0 +1,364 @@
+"""Helper threads for one-row products on blocks that wait spinning, so a product gets them in ~1 us.
+
+A decoding step makes ~120 products of 0.1-1 ms each. Waking a sleeping thread
+(a futex, then the GIL) took ~50-100 us here, and OpenMP's teams (numba's
+``prange``) wait at the end of every product for each thread, even one that a
+busy machine has not scheduled: 22 ms a step beside one busy process, against
+15 on one thread. Here the calling thread and the helpers take fixed pieces of
+the product (``PIECE_ROWS`` stored rows, counted over the parts side by side)
+from one shared counter, so a helper that does not come takes nothing and
+delays nothing, and the caller waits only briefly for pieces a helper has taken. Every
+output is still one dot product in quant_ir's fixed order, whichever thread
+computes it: the bits never depend on the threads.
+
+The protocol lives in an int64 array ``ctl`` read and written with atomic
+operations (LLVM IR below). The caller publishes a job under a spin lock; a
+helper copies it under the same lock, so it never mixes two jobs. Pieces are
+taken from one counter tagged with the job's number. A helper computes a piece
+into a buffer of its own and hands it over under the lock, only while the
+caller still waits for it. The caller, once the counter is empty, waits a
+little (``PATIENCE``) for the helpers' pieces; then (a helper descheduled by a
+busy machine) it marks the job abandoned, under the lock, and computes the
+missing pieces itself: a late helper's work is dropped, never written. Helpers
+spin (in compiled code, without the GIL) for ~1 ms after their last job, then
+sleep on an ``Event`` until the next product.
+"""
+
+from __future__ import annotations
+
+import atexit
+import ctypes
+import os
+import threading
+
+import numpy as np
+from llvmlite import ir
+from numba import types
+from numba.extending import intrinsic
+
+from attnlab.engine.compiled import _jit
+from attnlab.engine.quant_ir import dot_q4_1, dot_q8_0
+
+PIECE_ROWS = 64
+MAX_PIECES = 1024  # the output layer's 49152 rows are 768 pieces; larger products run alone
+# Every poll of a wait yields the core (sched_yield: ~0.3 us when nobody else wants it), so a waiting
+# thread never starves one that works on the same core, when the machine is busy
+SPINS = 4000  # polls (~1-2 ms) a helper waits for the next job, then sleeps
+PATIENCE = 200  # polls (~50 us) the caller waits for a helper's pieces before doing them itself
+# ctl slots: the ones every piece touches on cache lines (8 slots) of their own, so that two cores
+# do not pass one line back and forth; FLAGS + p holds the job number once piece p is in ``out``
+NEXT, DONE, LOCK = 0, 8, 16
+GEN, ACTIVE, STOP, SLEEPING, ABANDONED, YIELD = 24, 25, 26, 27, 28, 29
+FMT, STARTS, ROWS, STRIDE, X, OUT, N_OUT = 32, 33, 34, 35, 36, 37, 38
+FLAGS = 40
+_SLOTS = FLAGS + MAX_PIECES
+_LOW = (1 << 32) - 1
+
+_I64, _F32 = ir.IntType(64), ir.FloatType()
+
+
+def _ptr(builder, base, slot, t=_I64):
+    return builder.inttoptr(builder.add(base, builder.mul(slot, ir.Constant(_I64, 8))), t.as_pointer())
+
+
+@intrinsic
+def _load(typingctx, base, slot):
+    """Atomic (sequentially consistent) load of the int64 at ``base + 8 * slot``."""
+
+    def codegen(context, builder, signature, args):
+        return builder.load_atomic(_ptr(builder, *args), "seq_cst", 8)
+
+    return types.int64(types.int64, types.int64), codegen
+
+
+@intrinsic
+def _store(typingctx, base, slot, value):
+    def codegen(context, builder, signature, args):
+        builder.store_atomic(args[2], _ptr(builder, args[0], args[1]), "seq_cst", 8)
+        return context.get_dummy_value()
+
+    return types.void(types.int64, types.int64, types.int64), codegen
+
+
+@intrinsic
+def _add(typingctx, base, slot, value):
+    """Atomic fetch-and-add; returns the value before."""
+
+    def codegen(context, builder, signature, args):
+        return builder.atomic_rmw("add", _ptr(builder, args[0], args[1]), args[2], "seq_cst")
+
+    return types.int64(types.int64, types.int64, types.int64), codegen
+
+
+@intrinsic
+def _cas(typingctx, base, slot, expected, new):
+    """Compare-and-swap; True when the slot held ``expected`` and now holds ``new``."""
+
+    def codegen(context, builder, signature, args):
+        pair = builder.cmpxchg(_ptr(builder, args[0], args[1]), args[2], args[3], "seq_cst", "seq_cst")
+        return builder.extract_value(pair, 1)
+
+    return types.boolean(types.int64, types.int64, types.int64, types.int64), codegen
+
+
+@intrinsic
+def _peek(typingctx, address):
+    """The int64 at ``address`` (a part's start or row count)."""
+
+    def codegen(context, builder, signature, args):
+        return builder.load(builder.inttoptr(args[0], _I64.as_pointer()))
+
+    return types.int64(types.int64), codegen
+
+
+@intrinsic
+def _put(typingctx, address, value):
+    """Store a float32 at ``address``."""
+
+    def codegen(context, builder, signature, args):
+        builder.store(args[1], builder.inttoptr(args[0], _F32.as_pointer()))
+        return context.get_dummy_value()
+
+    return types.void(types.int64, types.float32), codegen
+
+
+@intrinsic
+def _yield(typingctx, fn):
+    """Call ``sched_yield`` at address ``fn``: a waiting thread lets others on its core run."""
+
+    def codegen(context, builder, signature, args):
+        fnty = ir.FunctionType(ir.IntType(32), [])
+        builder.call(builder.inttoptr(args[0], fnty.as_pointer()), [])
+        return context.get_dummy_value()
+
+    return types.void(types.int64), codegen
+
+
+@_jit(error_model="numpy")
+def _pause(c):
+    fn = _load(c, YIELD)
+    if fn != 0:
+        _yield(fn)
+
+
+@_jit(error_model="numpy")
+def _acquire(c):
+    while not _cas(c, LOCK, 0, 1):
+        _pause(c)
+
+
+@_jit(error_model="numpy")
+def _take(c, gen, n_pieces):
+    """The next pieces of job ``gen`` (NEXT holds gen << 32 | piece): ``(first, end)``, a quarter of
+    what is left (at least one: fewer claims, and the last ones small), or (-1, -1) when none is."""
+    while True:
+        v = _load(c, NEXT)
+        first = v & _LOW
+        if (v >> 32) != gen or first >= n_pieces:
+            return -1, -1
+        end = first + max(1, (n_pieces - first) // 4)
+        if _cas(c, NEXT, v, v + (end - first)):
+            return first, end
+
+
+@_jit(error_model="numpy")
+def _piece(job, piece, dst, dst_first):
+    """Rows of ``piece`` into the float32 memory at ``dst`` (row o at ``dst + 4 * (o - dst_first)``)."""
+    fmt, starts, rows, stride, x_at, _out, n_out = job
+    n_blocks = stride // 20 if fmt == 0 else stride // 34
+    o0 = piece * PIECE_ROWS
+    p, first = 0, 0  # the part holding row o, and the index in out of its first row
+    for o in range(o0, min(n_out, o0 + PIECE_ROWS)):
+        while o - first >= _peek(rows + 8 * p):
+            first += _peek(rows + 8 * p)
+            p += 1
+        at = _peek(starts + 8 * p) + (o - first) * stride
+        value = dot_q4_1(at, x_at, n_blocks) if fmt == 0 else dot_q8_0(at, x_at, n_blocks)
+        _put(dst + 4 * (o - dst_first), value)
+
+
+@_jit(error_model="numpy")
+def _job_of(c):
+    return (_load(c, FMT), _load(c, STARTS), _load(c, ROWS), _load(c, STRIDE), _load(c, X), _load(c, OUT),
+            _load(c, N_OUT))  # fmt: skip
+
+
+@_jit(error_model="numpy")
+def run_job(ctl, fmt, starts, rows, stride, x, out, patience):
+    """The caller's side: publish ``out = x @ rows`` (see the module docstring), take pieces, collect."""
+    c = np.int64(ctl.ctypes.data)
+    n_out = out.shape[0]
+    n_pieces = (n_out + PIECE_ROWS - 1) // PIECE_ROWS
+    out_at = np.int64(out.ctypes.data)
+    job = (fmt, np.int64(starts.ctypes.data), np.int64(rows.ctypes.data), stride, np.int64(x.ctypes.data),
+           out_at, n_out)  # fmt: skip
+    _acquire(c)
+    gen = (_load(c, GEN) + 1) & (_LOW >> 1)
+    for i in range(7):
+        _store(c, FMT + i, job[i])
+    _store(c, ABANDONED, 0)
+    _store(c, DONE, 0)
+    _store(c, NEXT, gen << 32)
+    _store(c, GEN, gen)
+    _store(c, LOCK, 0)
+    mine = 0
+    while True:
+        first, end = _take(c, gen, n_pieces)
+        if first < 0:
+            break
+        for piece in range(first, end):
+            _piece(job, piece, out_at, 0)
+            _store(c, FLAGS + piece, gen)
+        mine += end - first
+    polls = 0
+    while mine + _load(c, DONE) < n_pieces and polls < patience:
+        _pause(c)
+        polls += 1
+    if mine + _load(c, DONE) < n_pieces:  # a helper is late (a busy machine): do its pieces here
+        _acquire(c)
+        _store(c, ABANDONED, 1)  # from now on no helper writes to out
+        _store(c, LOCK, 0)
+        for piece in range(n_pieces):
+            if _load(c, FLAGS + piece) != gen:
+                _piece(job, piece, out_at, 0)
+
+
+@_jit(error_model="numpy")
+def helper_wait(ctl, last, spins, buf, taken):
+    """A helper's side: do each new job as it is published; return the last job's number after
+    ``spins`` polls with nothing new, or -1 when told to stop. Its pieces go to ``buf`` (float32,
+    as long as any product's output) and are handed over together, under the lock, at the end;
+    ``taken`` (int64, MAX_PIECES) lists them."""
+    c = np.int64(ctl.ctypes.data)
+    buf_at = np.int64(buf.ctypes.data)
+    idle = 0
+    while idle < spins:
+        if _load(c, STOP) != 0:
+            return -1
+        if _load(c, GEN) == last:
+            _pause(c)
+            idle += 1
+            continue
+        _acquire(c)
+        gen = _load(c, GEN)
+        job = _job_of(c)
+        _add(c, ACTIVE, 1)
+        _store(c, LOCK, 0)
+        last = gen
+        n_out = job[6]
+        n_pieces = (n_out + PIECE_ROWS - 1) // PIECE_ROWS
+        n_taken = 0
+        while True:
+            first, end = _take(c, gen, n_pieces)
+            if first < 0:
+                break
+            for piece in range(first, end):
+                _piece(job, piece, buf_at, 0)
+                taken[n_taken] = piece
+                n_taken += 1
+        if n_taken:
+            _acquire(c)
+            if _load(c, GEN) == gen and _load(c, ABANDONED) == 0:  # the caller still waits: hand over
+                for i in range(n_taken):
+                    o0 = taken[i] * PIECE_ROWS
+                    for o in range(o0, min(n_out, o0 + PIECE_ROWS)):
+                        _put(job[5] + 4 * o, buf[o])
+                    _store(c, FLAGS + taken[i], gen)
+                _add(c, DONE, n_taken)
+            _store(c, LOCK, 0)
+        _add(c, ACTIVE, -1)
+        idle = 0
+    return last
+
+
+class Sharing:
+    """The helpers of this process (CORES - 1 of them, started on first use).
+
+    Memory a late helper may still read stays alive: x is copied into buffers of
+    ours (grown, never freed), and the matrices of the jobs since the helpers were
+    last idle are kept (``pins``).
+    """
+
+    def __init__(self, n_helpers: int) -> None:
+        self.ctl = np.zeros(_SLOTS, np.int64)
+        self.ctl[YIELD] = _sched_yield()
+        self.wake = threading.Event()
+        self.busy = threading.Lock()  # one product at a time uses the helpers; others run alone
+        self.x = np.zeros(0, np.float32)
+        self.old_x: list[np.ndarray] = []
+        self.pins: list = []
+        self.threads = [threading.Thread(target=self._helper, name=f"attnlab-blocks-{i}", daemon=True)
+                        for i in range(n_helpers)]  # fmt: skip
+        for t in self.threads:
+            t.start()
+
+    def _helper(self) -> None:
+        last, buf = 0, np.zeros(MAX_PIECES * PIECE_ROWS, np.float32)
+        taken = np.zeros(MAX_PIECES, np.int64)
+        while True:
+            last = helper_wait(self.ctl, last, SPINS, buf, taken)
+            if last < 0:
+                return
+            self.ctl[SLEEPING] = 1  # nothing for a while: sleep until a product wakes us
+            self.wake.wait()
+            self.wake.clear()
+            self.ctl[SLEEPING] = 0
+
+    def product(self, w, x: np.ndarray, out: np.ndarray) -> bool:
+        """``out = x @ w`` (one row) with the helpers; False (nothing done) when they are taken."""
+        if -(-out.shape[0] // PIECE_ROWS) > MAX_PIECES or not self.busy.acquire(blocking=False):
+            return False
+        try:
+            if self.ctl[ACTIVE] == 0:  # no helper on an old job: their matrices may go
+                self.pins.clear()
+            self.pins.append(w)
+            if self.x.size < x.size:
+                self.old_x.append(self.x)
+                self.x = np.zeros(max(x.size, 2 * self.x.size), np.float32)
+            self.x[: x.size] = x
+            if self.ctl[SLEEPING]:
+                self.wake.set()
+            run_job(self.ctl, w.code, w._at, w._rows, w.parts[0].shape[1], self.x[: x.size], out, PATIENCE)
+        finally:
+            self.busy.release()
+        return True
+
+
+def _sched_yield() -> int:
+    """The address of libc's ``sched_yield`` (0 where there is none: waits then just poll)."""
+    try:
+        return ctypes.cast(ctypes.CDLL(None).sched_yield, ctypes.c_void_p).value or 0
+    except (OSError, AttributeError, TypeError):  # pragma: no cover - no such libc
+        return 0
+
+
+_sharing: Sharing | None = None
+_sharing_lock = threading.Lock()
+
+
+def sharing(n_threads: int) -> Sharing | None:
+    """The process's helpers for ``n_threads`` threads in all (None for one thread)."""
+    global _sharing
+    if n_threads < 2:
+        return None
+    with _sharing_lock:
+        if _sharing is None or len(_sharing.threads) != n_threads - 1:
+            _stop(_sharing)
+            _sharing = Sharing(n_threads - 1)
+        return _sharing
+
+
+def _stop(s: Sharing | None) -> None:
+    if s is not None:
+        s.ctl[STOP] = 1
+        s.wake.set()
+
+
+def _forget_after_fork() -> None:  # the helpers do not exist in a forked child
+    global _sharing, _sharing_lock
+    _sharing, _sharing_lock = None, threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_after_fork)
+atexit.register(lambda: _stop(_sharing))

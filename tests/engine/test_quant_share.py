@@ -1,0 +1,102 @@
+"""One-row products shared with spinning helper threads (engine/quant_share.py): the bits of one thread.
+
+Nothing here depends on timing: whether a helper takes pieces, takes none, or
+is given up on (``PATIENCE`` = 0 makes the caller do late pieces at once), the
+output must be the same bits as the product computed alone.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+
+from attnlab.engine import quant, quant_kernels, quant_share
+from attnlab.engine.quant import QuantMatrix
+
+
+def matrix(rng, fmt: str, rows: tuple[int, ...], n_in: int) -> QuantMatrix:
+    per = quant.BLOCK_BYTES[quant.FORMATS[fmt]]
+    parts = []
+    for n in rows:
+        blocks = rng.integers(0, 256, (n, n_in // 32, per), dtype=np.uint8)
+        scales = (rng.standard_normal((n, n_in // 32, 2)) * 0.05).astype(np.float16).view(np.uint8)
+        blocks[..., :4] = scales.reshape(n, n_in // 32, 4)
+        parts.append(blocks.reshape(n, -1))
+    return QuantMatrix(fmt, *parts)
+
+
+def alone(w: QuantMatrix, x: np.ndarray) -> np.ndarray:
+    out = np.empty(w.n_out, np.float32)
+    x = x.copy()
+    x.flags.writeable = False
+    quant_kernels.matvec_parts(w.code, w._at, w._rows, w.parts[0].shape[1], x, out)
+    return out
+
+
+@pytest.fixture(autouse=True)
+def _kernels():
+    assert quant.kernel(), quant.reason()
+
+
+SHAPES = [("Q4_1", (576, 192, 192), 576), ("Q4_1", (576,), 1536), ("Q8_0", (49152,), 64),
+          ("Q4_1", (1, 63, 65), 32)]  # fmt: skip
+
+
+@pytest.mark.parametrize("n_threads", [2, 3])
+@pytest.mark.parametrize(("fmt", "rows", "n_in"), SHAPES)
+def test_shared_products_are_the_bits_of_one_thread(rng, n_threads, fmt, rows, n_in):
+    w = matrix(rng, fmt, rows, n_in)
+    helpers = quant_share.sharing(n_threads)
+    for _ in range(3):
+        x = rng.standard_normal(n_in).astype(np.float32)
+        out = np.full(w.n_out, np.nan, np.float32)
+        assert helpers.product(w, x, out)
+        assert out.tobytes() == alone(w, x).tobytes()
+
+
+def test_a_late_helper_is_given_up_on_and_its_pieces_done_here(rng, monkeypatch):
+    monkeypatch.setattr(quant_share, "PATIENCE", 0)  # never wait: every piece a helper holds is redone
+    w = matrix(rng, "Q4_1", (3072,), 576)
+    helpers = quant_share.sharing(2)
+    for _ in range(20):
+        x = rng.standard_normal(576).astype(np.float32)
+        out = np.full(w.n_out, np.nan, np.float32)
+        assert helpers.product(w, x, out)
+        assert out.tobytes() == alone(w, x).tobytes()
+
+
+def test_products_from_many_threads_at_once(rng):
+    """One product at a time has the helpers; the others compute alone: all of them right."""
+    w = matrix(rng, "Q4_1", (1536, 1536), 576)
+    xs = rng.standard_normal((8, 1, 576)).astype(np.float32)
+    want = [alone(w, x[0]) for x in xs]
+    got: dict[int, list] = {}
+
+    def work(i: int) -> None:
+        got[i] = [quant.product(xs[i], w)[0] for _ in range(5)]
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    for i in range(8):
+        assert all(g.tobytes() == want[i].tobytes() for g in got[i])
+
+
+def test_products_use_the_helpers_and_one_thread_needs_none(rng, monkeypatch):
+    w = matrix(rng, "Q4_1", (960,), 576)
+    x = rng.standard_normal((1, 576)).astype(np.float32)
+    used = []
+    real = quant_share.Sharing.product
+
+    def spy(self, *args):
+        used.append(self)
+        return real(self, *args)
+
+    monkeypatch.setattr(quant_share.Sharing, "product", spy)
+    assert (x @ w)[0].tobytes() == alone(w, x[0]).tobytes()
+    assert used and quant._share_reason == ""
+    assert quant_share.sharing(1) is None
