@@ -28,11 +28,14 @@ def matrix(rng, fmt: str, rows: tuple[int, ...], n_in: int) -> QuantMatrix:
 
 
 def alone(w: QuantMatrix, x: np.ndarray) -> np.ndarray:
-    out = np.empty(w.n_out, np.float32)
-    x = x.copy()
-    x.flags.writeable = False
-    quant_kernels.matvec_parts(w.code, w._at, w._rows, w.parts[0].shape[1], x, out)
-    return out
+    """x (n_in,) or (T, n_in) @ w by one thread, one row of x at a time."""
+    rows = np.atleast_2d(x)
+    out = np.empty((len(rows), w.n_out), np.float32)
+    for row, o in zip(rows, out):
+        row = row.copy()
+        row.flags.writeable = False
+        quant_kernels.matvec_parts(w.code, w._at, w._rows, w.parts[0].shape[1], row, o)
+    return out.reshape(x.shape[:-1] + (w.n_out,))
 
 
 @pytest.fixture(autouse=True)
@@ -46,12 +49,13 @@ SHAPES = [("Q4_1", (576, 192, 192), 576), ("Q4_1", (576,), 1536), ("Q8_0", (4915
 
 @pytest.mark.parametrize("n_threads", [2, 3])
 @pytest.mark.parametrize(("fmt", "rows", "n_in"), SHAPES)
-def test_shared_products_are_the_bits_of_one_thread(rng, n_threads, fmt, rows, n_in):
+@pytest.mark.parametrize("n_tokens", [1, 13])
+def test_shared_products_are_the_bits_of_one_thread(rng, n_threads, fmt, rows, n_in, n_tokens):
     w = matrix(rng, fmt, rows, n_in)
     helpers = quant_share.sharing(n_threads)
     for _ in range(3):
-        x = rng.standard_normal(n_in).astype(np.float32)
-        out = np.full(w.n_out, np.nan, np.float32)
+        x = rng.standard_normal((n_tokens, n_in)).astype(np.float32)
+        out = np.full((n_tokens, w.n_out), np.nan, np.float32)
         assert helpers.product(w, x, out)
         assert out.tobytes() == alone(w, x).tobytes()
 
@@ -60,9 +64,9 @@ def test_a_late_helper_is_given_up_on_and_its_pieces_done_here(rng, monkeypatch)
     monkeypatch.setattr(quant_share, "PATIENCE", 0)  # never wait: every piece a helper holds is redone
     w = matrix(rng, "Q4_1", (3072,), 576)
     helpers = quant_share.sharing(2)
-    for _ in range(20):
-        x = rng.standard_normal(576).astype(np.float32)
-        out = np.full(w.n_out, np.nan, np.float32)
+    for n_tokens in range(1, 21):
+        x = rng.standard_normal((n_tokens, 576)).astype(np.float32)
+        out = np.full((n_tokens, w.n_out), np.nan, np.float32)
         assert helpers.product(w, x, out)
         assert out.tobytes() == alone(w, x).tobytes()
 
@@ -70,12 +74,12 @@ def test_a_late_helper_is_given_up_on_and_its_pieces_done_here(rng, monkeypatch)
 def test_products_from_many_threads_at_once(rng):
     """One product at a time has the helpers; the others compute alone: all of them right."""
     w = matrix(rng, "Q4_1", (1536, 1536), 576)
-    xs = rng.standard_normal((8, 1, 576)).astype(np.float32)
-    want = [alone(w, x[0]) for x in xs]
+    xs = [rng.standard_normal((1 + i % 3 * 5, 576)).astype(np.float32) for i in range(8)]
+    want = [alone(w, x) for x in xs]
     got: dict[int, list] = {}
 
     def work(i: int) -> None:
-        got[i] = [quant.product(xs[i], w)[0] for _ in range(5)]
+        got[i] = [quant.product(xs[i], w) for _ in range(5)]
 
     threads = [threading.Thread(target=work, args=(i,)) for i in range(8)]
     for t in threads:

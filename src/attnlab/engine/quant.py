@@ -12,8 +12,11 @@ arithmetic, only summed in another order.
   made in registers; each output is the fixed-order sum described in quant_ir
   (two 16-lane FMA chains over the blocks, then a fixed tree). The rows are
   shared with helper threads that wait spinning (:mod:`attnlab.engine.quant_share`).
-- Several rows (a prompt): fixed panels of stored rows are turned into float32
-  values in a scratch array and multiplied by one single-threaded
+- A few rows (up to ``_FEW_ROWS``: a short prompt): each block's values are
+  made once in registers for up to 8 rows of x, each output summed exactly as
+  a one-row product sums it (the same bits).
+- More rows (a long prompt): fixed panels of stored rows are turned into
+  float32 values in a scratch array and multiplied by one single-threaded
   ``cblas_sgemm`` call each (NumPy's OpenBLAS, as :mod:`attnlab.engine.compiled`
   calls it), the values read from cache instead of memory.
 
@@ -43,9 +46,13 @@ Q4_1, Q8_0 = 0, 1  # the format codes the kernels take
 BLOCK_BYTES = {Q4_1: 20, Q8_0: 34}
 FORMATS = {"Q4_1": Q4_1, "Q8_0": Q8_0}
 
-# A one-row product of this many weights or more is shared with the spinning helpers (every one of
-# SmolLM2's: its smallest, w_o, has 332K): 26 us instead of 44 for q|k|v on the 2-core dev box.
+# A product with up to _FEW_ROWS rows of x and this many multiply-adds or more is shared with the
+# spinning helpers (each of SmolLM2's: its smallest, w_o, has 332K a row): a decoding step's q|k|v
+# took 26 us instead of 44 on the 2-core dev box.
 _THREAD_WEIGHTS = 1 << 17
+# Up to this many rows of x (a short prompt), products run in our registers kernel (53 GFLOP/s a core
+# at 22 rows here, against 40 for values + sgemm; sgemm wins from ~40 rows: 68 at 64, 89 at 256)
+_FEW_ROWS = 32
 _PANEL_ROWS = 512  # a prompt's panel is at most this many stored rows (all of a part's panels equally wide)
 
 _lock = threading.Lock()
@@ -194,20 +201,23 @@ def _product(x: np.ndarray, w: QuantMatrix) -> np.ndarray:
     out = np.empty((x.shape[0], w.n_out), np.float32)
     from attnlab.engine import quant_kernels as k
 
-    if x.shape[0] == 1:  # a decoding step's: one call, with the spinning helpers when big enough
-        if w.n_in * w.n_out >= _THREAD_WEIGHTS and not _share_reason:
+    if x.shape[0] <= _FEW_ROWS:  # a decoding step, a short prompt: with the spinning helpers
+        if x.shape[0] * w.n_in * w.n_out >= _THREAD_WEIGHTS and not _share_reason:
             from attnlab.engine.quant_share import sharing
 
             helpers = sharing(CORES)
-            if helpers is not None and helpers.product(w, x[0], out[0]):
+            if helpers is not None and helpers.product(w, x, out):
                 return out
-        k.matvec_parts(w.code, w._at, w._rows, w.parts[0].shape[1], x[0], out[0])
+        if x.shape[0] == 1:
+            k.matvec_parts(w.code, w._at, w._rows, w.parts[0].shape[1], x[0], out[0])
+        else:  # each block's values made once for up to 8 rows of x, in registers
+            k.matmul_parts(w.code, w._at, w._rows, w.parts[0].shape[1], x, out, 0, w.n_out)
         return out
+    # a long prompt: panels of values, then sgemm
     tasks, start = [], 0
     for part in w.parts:
         tasks += [(part, start, r0, r1) for r0, r1 in _pieces(part.shape[0], _PANEL_ROWS)]
         start += part.shape[0]
-    threads = min(CORES, len(tasks))
 
     def task(t, buffers) -> None:
         part, col, r0, r1 = t
@@ -216,6 +226,8 @@ def _product(x: np.ndarray, w: QuantMatrix) -> np.ndarray:
         if scratch is None or scratch.size < size:
             scratch = buffers["quant-panel"] = np.empty(size, np.float32)
         k.panel(_sgemm_fn, w.code, part, r0, r1, x, out, col + r0, scratch)
+
+    threads = min(CORES, len(tasks))
 
     with one_blas_thread():  # the panels' sgemm calls: one BLAS thread each
         if threads <= 1:
@@ -303,7 +315,8 @@ def _check_sharing(w: QuantMatrix, x: np.ndarray) -> None:
         x = _read_only(x)
         k.matvec_parts(w.code, w._at, w._rows, w.parts[0].shape[1], x, alone)
         helpers = sharing(CORES)
-        if helpers is not None and helpers.product(w, x, shared) and shared.tobytes() != alone.tobytes():
+        done = helpers is not None and helpers.product(w, x[None], shared[None])
+        if done and shared.tobytes() != alone.tobytes():
             raise RuntimeError("a product shared with the helpers differs from one computed alone")
     except Exception as exc:  # atomics or threads that do not work here: one thread is still right
         _share_reason = f"{type(exc).__name__}: {exc}"

@@ -173,6 +173,39 @@ def _dot_codegen(fmt: int):
     return codegen
 
 
+def _dots_codegen(fmt: int, group: int):
+    """:func:`_dot_codegen` for ``group`` rows of x at once: each block's values made once, each
+    token's sum in the same two chains and tree as alone (so the same bits as ``group`` dots)."""
+
+    def codegen(context, builder, signature, args):
+        row, x, n_blocks, x_stride, out, out_stride = args
+        step = BLOCK_BYTES[fmt]
+        zero = ir.Constant(_vec(_F32), [0.0] * _LANES)
+        fma = _fma(builder)
+        x_rows = [builder.add(x, builder.mul(x_stride, _i64(t))) for t in range(group)]
+
+        def body(b, accs):
+            block = builder.add(row, builder.mul(b, _i64(step)))
+            _prefetch(builder, builder.add(block, _i64(PREFETCH)))
+            w_low, w_high = _block_values(builder, fmt, block)
+            new = []
+            for t in range(group):
+                x_at = builder.add(x_rows[t], builder.mul(b, _i64(BLOCK * 4)))
+                x_low, x_high = _load_vec(builder, x_at, _F32), _load_vec(builder, x_at, _F32, _LANES * 4)
+                new += [builder.call(fma, [w_low, x_low, accs[2 * t]]),
+                        builder.call(fma, [w_high, x_high, accs[2 * t + 1]])]  # fmt: skip
+            return new
+
+        final = _block_loop(builder, n_blocks, [zero] * (2 * group), body)
+        for t in range(group):
+            total = _tree_sum(builder, builder.fadd(final[2 * t], final[2 * t + 1]))
+            at = builder.add(out, builder.mul(out_stride, _i64(t)))
+            builder.store(total, builder.inttoptr(at, _F32.as_pointer()))
+        return context.get_dummy_value()
+
+    return codegen
+
+
 def _values_codegen(fmt: int):
     def codegen(context, builder, signature, args):
         row, out, n_blocks = args
@@ -217,3 +250,21 @@ def values_q4_1(typingctx, row, out, n_blocks):
 def values_q8_0(typingctx, row, out, n_blocks):
     """:func:`values_q4_1` for Q8_0 blocks."""
     return types.void(*_ADDRESSES), _values_codegen(Q8_0)
+
+
+_DOTS = (types.int64,) * 6
+GROUPS = (8, 4, 2, 1)  # rows of x a dots_* call takes
+
+
+def _dots_intrinsic(fmt: int, group: int):
+    def typer(typingctx, row, x, n_blocks, x_stride, out, out_stride):
+        return types.void(*_DOTS), _dots_codegen(fmt, group)
+
+    typer.__name__ = f"dots{group}_{'q4_1' if fmt == Q4_1 else 'q8_0'}"
+    return intrinsic(typer)
+
+
+# dots<G>_<format>(row, x, n_blocks, x_stride, out, out_stride): the dot products of stored row ``row``
+# with G rows of x (``x_stride`` bytes apart), written to out + t * out_stride (t < G)
+dots8_q4_1, dots4_q4_1, dots2_q4_1, dots1_q4_1 = (_dots_intrinsic(Q4_1, g) for g in GROUPS)
+dots8_q8_0, dots4_q8_0, dots2_q8_0, dots1_q8_0 = (_dots_intrinsic(Q8_0, g) for g in GROUPS)

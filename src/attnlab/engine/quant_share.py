@@ -37,7 +37,7 @@ from numba import types
 from numba.extending import intrinsic
 
 from attnlab.engine.compiled import _jit
-from attnlab.engine.quant_ir import dot_q4_1, dot_q8_0
+from attnlab.engine.quant_kernels import row_dots
 
 PIECE_ROWS = 64
 MAX_PIECES = 1024  # the output layer's 49152 rows are 768 pieces; larger products run alone
@@ -49,8 +49,8 @@ PATIENCE = 200  # polls (~50 us) the caller waits for a helper's pieces before d
 # do not pass one line back and forth; FLAGS + p holds the job number once piece p is in ``out``
 NEXT, DONE, LOCK = 0, 8, 16
 GEN, ACTIVE, STOP, SLEEPING, ABANDONED, YIELD = 24, 25, 26, 27, 28, 29
-FMT, STARTS, ROWS, STRIDE, X, OUT, N_OUT = 32, 33, 34, 35, 36, 37, 38
-FLAGS = 40
+FMT, STARTS, ROWS, STRIDE, X, OUT, N_OUT, N_TOK, HBUF = 32, 33, 34, 35, 36, 37, 38, 39, 40
+FLAGS = 48
 _SLOTS = FLAGS + MAX_PIECES
 _LOW = (1 << 32) - 1
 
@@ -123,6 +123,16 @@ def _put(typingctx, address, value):
 
 
 @intrinsic
+def _get(typingctx, address):
+    """The float32 at ``address``."""
+
+    def codegen(context, builder, signature, args):
+        return builder.load(builder.inttoptr(args[0], _F32.as_pointer()))
+
+    return types.float32(types.int64), codegen
+
+
+@intrinsic
 def _yield(typingctx, fn):
     """Call ``sched_yield`` at address ``fn``: a waiting thread lets others on its core run."""
 
@@ -162,9 +172,9 @@ def _take(c, gen, n_pieces):
 
 
 @_jit(error_model="numpy")
-def _piece(job, piece, dst, dst_first):
-    """Rows of ``piece`` into the float32 memory at ``dst`` (row o at ``dst + 4 * (o - dst_first)``)."""
-    fmt, starts, rows, stride, x_at, _out, n_out = job
+def _piece(job, piece, dst):
+    """Rows of ``piece``, for every row of x, into float32 (T, n_out) memory at ``dst``."""
+    fmt, starts, rows, stride, x_at, _out, n_out, n_tok, _hbuf = job
     n_blocks = stride // 20 if fmt == 0 else stride // 34
     o0 = piece * PIECE_ROWS
     p, first = 0, 0  # the part holding row o, and the index in out of its first row
@@ -173,28 +183,28 @@ def _piece(job, piece, dst, dst_first):
             first += _peek(rows + 8 * p)
             p += 1
         at = _peek(starts + 8 * p) + (o - first) * stride
-        value = dot_q4_1(at, x_at, n_blocks) if fmt == 0 else dot_q8_0(at, x_at, n_blocks)
-        _put(dst + 4 * (o - dst_first), value)
+        row_dots(fmt, at, n_blocks, x_at, n_blocks * 128, n_tok, dst + 4 * o, 4 * n_out)
 
 
 @_jit(error_model="numpy")
 def _job_of(c):
     return (_load(c, FMT), _load(c, STARTS), _load(c, ROWS), _load(c, STRIDE), _load(c, X), _load(c, OUT),
-            _load(c, N_OUT))  # fmt: skip
+            _load(c, N_OUT), _load(c, N_TOK), _load(c, HBUF))  # fmt: skip
 
 
 @_jit(error_model="numpy")
-def run_job(ctl, fmt, starts, rows, stride, x, out, patience):
-    """The caller's side: publish ``out = x @ rows`` (see the module docstring), take pieces, collect."""
+def run_job(ctl, fmt, starts, rows, stride, x, out, hbuf, patience):
+    """The caller's side: publish ``out = x @ rows^T`` (x (T, n_in), out (T, n_out); see the module
+    docstring), take pieces, collect. ``hbuf``: (T * n_out,) float32 where helpers put theirs."""
     c = np.int64(ctl.ctypes.data)
-    n_out = out.shape[0]
+    n_out = out.shape[1]
     n_pieces = (n_out + PIECE_ROWS - 1) // PIECE_ROWS
     out_at = np.int64(out.ctypes.data)
     job = (fmt, np.int64(starts.ctypes.data), np.int64(rows.ctypes.data), stride, np.int64(x.ctypes.data),
-           out_at, n_out)  # fmt: skip
+           out_at, n_out, x.shape[0], np.int64(hbuf.ctypes.data))  # fmt: skip
     _acquire(c)
     gen = (_load(c, GEN) + 1) & (_LOW >> 1)
-    for i in range(7):
+    for i in range(9):
         _store(c, FMT + i, job[i])
     _store(c, ABANDONED, 0)
     _store(c, DONE, 0)
@@ -207,7 +217,7 @@ def run_job(ctl, fmt, starts, rows, stride, x, out, patience):
         if first < 0:
             break
         for piece in range(first, end):
-            _piece(job, piece, out_at, 0)
+            _piece(job, piece, out_at)
             _store(c, FLAGS + piece, gen)
         mine += end - first
     polls = 0
@@ -220,17 +230,16 @@ def run_job(ctl, fmt, starts, rows, stride, x, out, patience):
         _store(c, LOCK, 0)
         for piece in range(n_pieces):
             if _load(c, FLAGS + piece) != gen:
-                _piece(job, piece, out_at, 0)
+                _piece(job, piece, out_at)
 
 
 @_jit(error_model="numpy")
-def helper_wait(ctl, last, spins, buf, taken):
+def helper_wait(ctl, last, spins, taken):
     """A helper's side: do each new job as it is published; return the last job's number after
-    ``spins`` polls with nothing new, or -1 when told to stop. Its pieces go to ``buf`` (float32,
-    as long as any product's output) and are handed over together, under the lock, at the end;
-    ``taken`` (int64, MAX_PIECES) lists them."""
+    ``spins`` polls with nothing new, or -1 when told to stop. Its pieces go to the job's helper
+    buffer and are handed over together, under the lock, at the end; ``taken`` (int64,
+    MAX_PIECES) lists them."""
     c = np.int64(ctl.ctypes.data)
-    buf_at = np.int64(buf.ctypes.data)
     idle = 0
     while idle < spins:
         if _load(c, STOP) != 0:
@@ -245,7 +254,7 @@ def helper_wait(ctl, last, spins, buf, taken):
         _add(c, ACTIVE, 1)
         _store(c, LOCK, 0)
         last = gen
-        n_out = job[6]
+        n_out, n_tok, hbuf = job[6], job[7], job[8]
         n_pieces = (n_out + PIECE_ROWS - 1) // PIECE_ROWS
         n_taken = 0
         while True:
@@ -253,7 +262,7 @@ def helper_wait(ctl, last, spins, buf, taken):
             if first < 0:
                 break
             for piece in range(first, end):
-                _piece(job, piece, buf_at, 0)
+                _piece(job, piece, hbuf)
                 taken[n_taken] = piece
                 n_taken += 1
         if n_taken:
@@ -261,8 +270,10 @@ def helper_wait(ctl, last, spins, buf, taken):
             if _load(c, GEN) == gen and _load(c, ABANDONED) == 0:  # the caller still waits: hand over
                 for i in range(n_taken):
                     o0 = taken[i] * PIECE_ROWS
-                    for o in range(o0, min(n_out, o0 + PIECE_ROWS)):
-                        _put(job[5] + 4 * o, buf[o])
+                    for t in range(n_tok):
+                        for o in range(o0, min(n_out, o0 + PIECE_ROWS)):
+                            at = 4 * (t * n_out + o)
+                            _put(job[5] + at, _get(hbuf + at))
                     _store(c, FLAGS + taken[i], gen)
                 _add(c, DONE, n_taken)
             _store(c, LOCK, 0)
@@ -284,8 +295,9 @@ class Sharing:
         self.ctl[YIELD] = _sched_yield()
         self.wake = threading.Event()
         self.busy = threading.Lock()  # one product at a time uses the helpers; others run alone
-        self.x = np.zeros(0, np.float32)
-        self.old_x: list[np.ndarray] = []
+        self.x = np.zeros(0, np.float32)  # a copy of the job's x, and where helpers put their pieces:
+        self.h = np.zeros(0, np.float32)  # grown, never freed (``old``): a late helper may read them
+        self.old: list[np.ndarray] = []
         self.pins: list = []
         self.threads = [threading.Thread(target=self._helper, name=f"attnlab-blocks-{i}", daemon=True)
                         for i in range(n_helpers)]  # fmt: skip
@@ -293,10 +305,9 @@ class Sharing:
             t.start()
 
     def _helper(self) -> None:
-        last, buf = 0, np.zeros(MAX_PIECES * PIECE_ROWS, np.float32)
-        taken = np.zeros(MAX_PIECES, np.int64)
+        last, taken = 0, np.zeros(MAX_PIECES, np.int64)
         while True:
-            last = helper_wait(self.ctl, last, SPINS, buf, taken)
+            last = helper_wait(self.ctl, last, SPINS, taken)
             if last < 0:
                 return
             self.ctl[SLEEPING] = 1  # nothing for a while: sleep until a product wakes us
@@ -305,23 +316,30 @@ class Sharing:
             self.ctl[SLEEPING] = 0
 
     def product(self, w, x: np.ndarray, out: np.ndarray) -> bool:
-        """``out = x @ w`` (one row) with the helpers; False (nothing done) when they are taken."""
-        if -(-out.shape[0] // PIECE_ROWS) > MAX_PIECES or not self.busy.acquire(blocking=False):
+        """``out = x @ w`` (x (T, n_in), out (T, n_out) float32) with the helpers; False (nothing
+        done) when another product has them."""
+        if -(-out.shape[1] // PIECE_ROWS) > MAX_PIECES or not self.busy.acquire(blocking=False):
             return False
         try:
             if self.ctl[ACTIVE] == 0:  # no helper on an old job: their matrices may go
                 self.pins.clear()
             self.pins.append(w)
-            if self.x.size < x.size:
-                self.old_x.append(self.x)
-                self.x = np.zeros(max(x.size, 2 * self.x.size), np.float32)
-            self.x[: x.size] = x
+            self.x, xs = self._room(self.x, x.size)
+            self.h, hbuf = self._room(self.h, out.size)
+            xs = xs.reshape(x.shape)
+            xs[...] = x
             if self.ctl[SLEEPING]:
                 self.wake.set()
-            run_job(self.ctl, w.code, w._at, w._rows, w.parts[0].shape[1], self.x[: x.size], out, PATIENCE)
+            run_job(self.ctl, w.code, w._at, w._rows, w.parts[0].shape[1], xs, out, hbuf, PATIENCE)
         finally:
             self.busy.release()
         return True
+
+    def _room(self, buf: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
+        if buf.size < size:
+            self.old.append(buf)
+            buf = np.zeros(max(size, 2 * buf.size), np.float32)
+        return buf, buf[:size]
 
 
 def _sched_yield() -> int:
