@@ -1,33 +1,47 @@
 """Real models on attnlab's engine vs their reference implementations, same run, medians.
 
-    python benchmarks/bench_models.py [--repeats 7] [--decode-steps 20]
+    python benchmarks/bench_models.py [--repeats 5] [--decode-steps 20] [--threads N] [--only smollm2]
 
-- MiniLM: sentences per second encoding a batch of 32 sentences (~12 tokens
-  each) vs sentence-transformers (float32, CPU). Target: ratio >= 0.9.
-- SmolLM2: prefill of a 22-token prompt and decode time per token with a KV
-  cache vs Hugging Face transformers (same GGUF, dequantized to float32, its
-  own cache). Target: decode time ratio <= 0.5. A third line times a decode
-  step's matrix-vector products alone (our float32 weights streamed once) against
-  HF's whole step: the floor that float32 weights put under any decoder here.
+- MiniLM: load time, and sentences per second encoding a batch of 32 sentences
+  (~12 tokens each) vs sentence-transformers (float32, CPU). Target: ratio >= 0.9.
+- SmolLM2-135M-Instruct, on one GGUF file (layers Q4_1, embeddings Q8_0), one
+  prompt, the same thread count for everyone:
+    attnlab q4_1    products on the file's blocks (the default path)
+    attnlab f32     the float32 reference path (gguf's values, from the weight cache)
+    HF              Hugging Face transformers on the same GGUF, dequantized to float32
+    llama.cpp       llama-cpp-python on the same GGUF, when it is installed: it is
+                    never a dependency, and builds llama.cpp from source on install
+                    (``pip install llama-cpp-python``: cmake and a C++ compiler,
+                    ~6 min on an idle 2-core machine, ~25 min on a busy one)
+  Rows: load time (each in a fresh process; "cold" builds the weight cache in an
+  empty folder; llama.cpp runs in a process of its own throughout), prefill of
+  22 and 256 tokens, decode time per token (median of the steps after a
+  22-token prefill), and a 256-token trace with every layer's and head's q, k,
+  v, scores and weights kept. Targets: decode <= 2x llama.cpp,
+  prefill <= 0.5x HF, load < 1 s warm and < 15 s cold, the trace < 2 s.
+  The floor: the bytes a decoding step must read (the q4_1 path's blocks) over
+  the read bandwidth this machine shows (a NumPy reduction over 512 MB).
 
-Measurements alternate ours / theirs so both see the same machine load.
-By default each side runs as a user gets it: torch with its own threads, and
-attnlab as it ships (its forward passes hold BLAS to one thread, so that the
-numbers never depend on the thread count, and share the output layer's fixed
-slices and a prompt's fixed column blocks among its own threads; see
-``attnlab.engine.threads`` and ``attnlab.models.smollm``).
-``--threads 1`` limits both sides to one thread (NumPy's OpenBLAS through
-threadpoolctl, torch through ``set_num_threads``): on a busy machine,
-multi-threaded BLAS on tiny decode products slows down badly.
-Needs torch, sentence-transformers and transformers (the test oracles).
+Measurements alternate the peers (ours, theirs, ...) so all see the same machine
+load, with a 50 ms pause between peers so that one's spinning threads (torch's
+OpenMP spins ~15 ms after a call, llama.cpp's and our helpers ~1 ms) are idle
+before the next one runs. Each side
+runs as a user gets it: attnlab holds BLAS to one thread (its numbers never
+depend on the thread count) and shares products among its own threads;
+``--threads N`` gives torch, llama.cpp and attnlab N threads (default: the
+cores this process may use). Needs torch, sentence-transformers and
+transformers (the test oracles).
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
+import json
 import os
 import statistics
+import subprocess
+import sys
+import tempfile
 import time
 import warnings
 
@@ -49,6 +63,8 @@ BATCH = (SENTENCES * 4)[:32]
 PROMPT_22 = (
     "Once upon a time, in a small village by the sea, there lived an old fisherman who sold fresh fish"
 )
+PAUSE_S = 0.05
+MS = 1000.0
 
 
 def timed(fn) -> float:
@@ -57,16 +73,38 @@ def timed(fn) -> float:
     return time.perf_counter() - start
 
 
-def bench_minilm(repeats: int) -> list[tuple[str, float, float, str]]:
+def in_fresh_process(code: str, env: dict | None = None) -> float:
+    """Seconds the ``code``'s last line printed, run in a new interpreter (imports not counted)."""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600,
+                          env={**os.environ, **(env or {})})  # fmt: skip
+    if done.returncode != 0:
+        raise RuntimeError(done.stderr[-2000:])
+    return float(done.stdout.strip().splitlines()[-1])
+
+
+LOAD = """
+import time
+from attnlab.models.{module} import {cls}
+start = time.perf_counter()
+m = {cls}.load({args})
+print(time.perf_counter() - start)
+"""
+
+
+def bench_minilm(repeats: int) -> list[tuple]:
     from sentence_transformers import SentenceTransformer
 
     from attnlab.models import files
     from attnlab.models.minilm import MiniLM
 
+    load = statistics.median(in_fresh_process(LOAD.format(module="minilm", cls="MiniLM", args=""))
+                             for _ in range(3))  # fmt: skip
     ours = MiniLM.load()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
+        start = time.perf_counter()
         theirs = SentenceTransformer(str(files.minilm_dir()), device="cpu")
+        their_load = time.perf_counter() - start
     n_tok = ours.tokenize(BATCH).mask.sum(axis=1).mean()
     ours.encode(BATCH), theirs.encode(BATCH, batch_size=32)  # warm up
     a, b = [], []
@@ -74,11 +112,91 @@ def bench_minilm(repeats: int) -> list[tuple[str, float, float, str]]:
         a.append(timed(lambda: ours.encode(BATCH, batch_size=32)))
         b.append(timed(lambda: theirs.encode(BATCH, batch_size=32)))
     sa, sb = len(BATCH) / statistics.median(a), len(BATCH) / statistics.median(b)
-    note = f"batch 32, {n_tok:.1f} tokens/sentence; higher is better, target ratio >= 0.9"
-    return [("MiniLM encode (sentences/s)", sa, sb, note)]
+    return [
+        ("MiniLM load (s)", {"attnlab": load, "peer": their_load}, "attnlab in a fresh process; peer here"),
+        ("MiniLM encode (sentences/s)", {"attnlab": sa, "peer": sb},
+         f"batch 32, {n_tok:.1f} tokens/sentence; higher is better, target ratio >= 0.9"),
+    ]  # fmt: skip
 
 
-def bench_smollm2(repeats: int, steps: int) -> list[tuple[str, float, float, str]]:
+LLAMA_CHILD = """
+import json, statistics, sys, time
+from llama_cpp import Llama
+path, threads = sys.argv[1], int(sys.argv[2])
+start = time.perf_counter()
+llm = Llama(model_path=path, n_threads=threads, n_threads_batch=threads, n_ctx=1024, n_batch=512,
+            verbose=False)
+print(json.dumps(time.perf_counter() - start), flush=True)
+for line in sys.stdin:
+    ask = json.loads(line)
+    llm.reset()
+    start = time.perf_counter()
+    llm.eval(ask["ids"])
+    took = time.perf_counter() - start
+    if ask["steps"]:
+        times = []
+        for _ in range(ask["steps"]):
+            start = time.perf_counter()
+            llm.eval(ask["ids"][-1:])
+            times.append(time.perf_counter() - start)
+        took = statistics.median(times)
+    print(json.dumps(took), flush=True)
+"""
+
+
+class Llama:
+    """llama.cpp (llama-cpp-python) in a process of its own, asked in turn with the other peers.
+
+    Its own process: as a user runs it, without torch's OpenMP runtime beside its own.
+    """
+
+    def __init__(self, path, threads: int) -> None:
+        import importlib.util
+
+        if importlib.util.find_spec("llama_cpp") is None:
+            raise ImportError("llama-cpp-python is not installed")
+        self.child = subprocess.Popen([sys.executable, "-c", LLAMA_CHILD, str(path), str(threads)],
+                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)  # fmt: skip
+        self.load_s = self._answer()
+
+    def _answer(self) -> float:
+        line = self.child.stdout.readline()
+        if not line:
+            raise RuntimeError("llama.cpp's process ended")
+        return float(line)
+
+    def _ask(self, ids, steps: int) -> float:
+        self.child.stdin.write(json.dumps({"ids": [int(i) for i in ids], "steps": steps}) + "\n")
+        self.child.stdin.flush()
+        return self._answer()
+
+    def prefill(self, ids) -> float:
+        return self._ask(ids, 0)
+
+    def decode(self, ids, steps: int) -> float:
+        return self._ask(ids, steps)
+
+    def close(self) -> None:
+        self.child.stdin.close()
+        self.child.wait(30)
+
+
+def load_times(path) -> dict:
+    """Load times in fresh processes: q4_1 and float32 warm; float32 cold into an empty cache folder."""
+    q4 = LOAD.format(module="smollm", cls="SmolLM2", args="weights='q4_1'")
+    f32 = LOAD.format(module="smollm", cls="SmolLM2", args="weights='float32'")
+    in_fresh_process(f32)  # the weight cache exists from here on (built now if it was not)
+    out = {
+        "q4_1": statistics.median(in_fresh_process(q4) for _ in range(3)),
+        "f32": statistics.median(in_fresh_process(f32) for _ in range(3)),
+    }
+    with tempfile.TemporaryDirectory(prefix="attnlab-bench-cache-") as empty:
+        out["f32 cold"] = in_fresh_process(f32, env={"ATTNLAB_CACHE_DIR": empty})
+    return out
+
+
+def bench_smollm2(repeats: int, steps: int, threads: int) -> list[tuple]:
+    import numpy as np
     import torch
     from transformers import AutoModelForCausalLM
     from transformers.utils import logging as hf_logging
@@ -88,143 +206,160 @@ def bench_smollm2(repeats: int, steps: int) -> list[tuple[str, float, float, str
 
     hf_logging.set_verbosity_error()
     hf_logging.disable_progress_bar()
-    ours = SmolLM2.load()
     path = files.smollm2_gguf()
+    loads = load_times(path)
+    q4, f32 = SmolLM2.load(weights="q4_1"), SmolLM2.load(weights="float32")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
+        start = time.perf_counter()
         hf = AutoModelForCausalLM.from_pretrained(str(path.parent), gguf_file=path.name, dtype=torch.float32)
+        loads["HF"] = time.perf_counter() - start
     hf.eval()
-    ids = ours.encode(PROMPT_22)
+    try:
+        llama = Llama(path, threads)
+        loads["llama.cpp"] = llama.load_s
+    except ImportError:
+        llama = None
+    ids = q4.encode(PROMPT_22)
     assert len(ids) == 22, len(ids)
-    tokens = torch.tensor([ids])
+    long_ids = (ids * 12)[:256]
 
-    def ours_prefill():
-        cache = ours.new_cache()
-        return ours.forward(ids, cache=cache), cache
+    def ours_prefill(model, tokens):
+        return lambda: model.forward(tokens, cache=model.new_cache())
 
-    def hf_prefill():
-        with torch.no_grad():
-            return hf(tokens, use_cache=True)
+    def hf_prefill(tokens):
+        t = torch.tensor([tokens])
 
-    def ours_decode():
-        logits, cache = ours_prefill()
-        token = int(logits[-1].argmax())
-        times = []
-        for _ in range(steps):
-            times.append(timed(lambda: ours.forward([token], cache=cache)))
-        return statistics.median(times)
+        def run():
+            with torch.no_grad():
+                return hf(t, use_cache=True)
+
+        return run
+
+    def ours_decode(model):
+        cache = model.new_cache()
+        model.forward(ids, cache=cache)
+        return statistics.median(timed(lambda: model.forward([ids[-1]], cache=cache)) for _ in range(steps))
 
     def hf_decode():
-        out = hf_prefill()
-        past, token = out.past_key_values, out.logits[:, -1:].argmax(-1)
-        times = []
         with torch.no_grad():
+            past = hf(torch.tensor([ids]), use_cache=True).past_key_values
+            token = torch.tensor([[ids[-1]]])
+            times = []
             for _ in range(steps):
                 start = time.perf_counter()
-                out = hf(token, past_key_values=past, use_cache=True)
+                past = hf(token, past_key_values=past, use_cache=True).past_key_values
                 times.append(time.perf_counter() - start)
-                past = out.past_key_values
         return statistics.median(times)
 
-    ours_prefill(), hf_prefill()  # warm up
-    pa, pb, da, db, fa = [], [], [], [], []
+    peers = {"q4_1": q4, "f32": f32, "HF": hf, "llama.cpp": llama}
+    peers = {k: v for k, v in peers.items() if v is not None}
+
+    def measure(name, tokens=None):
+        """One measurement of each kind for peer ``name``: prefill (tokens) or decode (None)."""
+        model = peers[name]
+        if name in ("q4_1", "f32"):
+            return timed(ours_prefill(model, tokens)) if tokens else ours_decode(model)
+        if name == "HF":
+            return timed(hf_prefill(tokens)) if tokens else hf_decode()
+        return llama.prefill(tokens) if tokens else llama.decode(ids, steps)
+
+    kinds = {"prefill 22": ids, "prefill 256": long_ids, "decode": None}
+    results = {kind: {name: [] for name in peers} for kind in kinds}
+    for name in peers:  # warm up (compilation, first-touch of the weights)
+        measure(name, ids)
+        measure(name)
     for _ in range(repeats):
-        pa.append(timed(ours_prefill))
-        pb.append(timed(hf_prefill))
-        da.append(ours_decode())
-        db.append(hf_decode())
-        fa.append(statistics.median(timed(weight_reads(ours)) for _ in range(steps)))
-    ms = 1000.0
-    return [
-        (
-            "SmolLM2 prefill, 22 tokens (ms)",
-            statistics.median(pa) * ms,
-            statistics.median(pb) * ms,
-            "lower is better",
-        ),
-        (
-            "SmolLM2 decode (ms/token)",
-            statistics.median(da) * ms,
-            statistics.median(db) * ms,
-            f"median of {steps} steps x {repeats}; lower is better, target ratio <= 0.5",
-        ),
-        (
-            "SmolLM2 weight reads alone (ms)",
-            statistics.median(fa) * ms,
-            statistics.median(db) * ms,
-            "a decode step's matrix products and nothing else, vs HF's whole step: the float32 floor",
-        ),
-    ]
+        for kind, tokens in kinds.items():
+            for name in peers:
+                results[kind][name].append(measure(name, tokens))
+                time.sleep(PAUSE_S)
+    if llama is not None:
+        llama.close()
+    text = q4.decode(long_ids)
+    trace_s = []
+    for _ in range(max(3, repeats // 2)):
+        trace_s.append(timed(lambda: q4.trace(text, details=True)))
+    n_trace = len(q4.encode(text))
+
+    rows = [("SmolLM2 load (s)", loads, "fresh process; f32 cold: cache built; target q4_1 < 1 s")]
+    for kind in kinds:
+        rows.append((f"SmolLM2 {kind} (ms{'/token' if kind == 'decode' else ''})",
+                     {k: statistics.median(v) * MS for k, v in results[kind].items()}, ""))  # fmt: skip
+    rows.append((f"SmolLM2 trace, {n_trace} tokens (ms)", {"q4_1": statistics.median(trace_s) * MS},
+                 "every layer and head, with q, k, v and scores; target < 2000"))  # fmt: skip
+    block_bytes = sum(m.nbytes for p in q4.layers for m in (p.attn.w_q, p.attn.w_k, p.attn.w_v,
+                      p.attn.w_o, p.mlp.w_gate, p.mlp.w_up, p.mlp.w_down)) + q4.embedding.nbytes  # fmt: skip
+    bandwidth = read_bandwidth(np)
+    rows.append(("SmolLM2 decode floor (ms/token)", {"q4_1": block_bytes / bandwidth * MS},
+                 f"{block_bytes / 1e6:.0f} MB of blocks a token at {bandwidth / 1e9:.1f} GB/s "
+                 "(one core's NumPy read)"))  # fmt: skip
+    return rows
 
 
-def weight_reads(model):
-    """Return a function doing one decoding step's matrix-vector products, and nothing else.
-
-    The same products on the same float32 weights in the same layout (q|k|v and
-    gate|up side by side) as a decoding step, with the output layer: the time
-    it takes to stream the 135 M float32 parameters through the cores once, a
-    floor for any decoder that reads them in float32 once per token.
-    """
-    import numpy as np
-
-    from attnlab.engine.decode import joined_projections
-
-    cfg = model.config
-    x = np.ones((1, cfg.d_model), np.float32)
-    hidden = np.ones((1, cfg.d_ff), np.float32)
-    layers = [(*joined_projections(p), p.attn.w_o, p.mlp.w_down) for p in model.layers]
-
-    def step():
-        for qkv, gate_up, w_o, w_down in layers:
-            x @ qkv, x @ w_o, x @ gate_up, hidden @ w_down
-        model.embedding @ x[0]
-
-    return step
+def read_bandwidth(np) -> float:
+    """Bytes per second one thread reads here: a NumPy reduction over 512 MB (median of 5)."""
+    a = np.ones(1 << 26, dtype=np.uint64)
+    np.bitwise_or.reduce(a)
+    return a.nbytes / statistics.median(timed(lambda: np.bitwise_or.reduce(a)) for _ in range(5))
 
 
-@contextlib.contextmanager
-def threads(n: int | None):
-    """Limit NumPy's BLAS and torch to ``n`` threads (None: leave both as they are)."""
-    if n is None:
-        yield
-        return
-    import torch
-    from threadpoolctl import threadpool_limits
-
-    before = torch.get_num_threads()
-    torch.set_num_threads(n)
-    try:
-        with threadpool_limits(n, user_api="blas"):
-            yield
-    finally:
-        torch.set_num_threads(before)
+def ratios(values: dict, name: str) -> str:
+    """The same-run ratios that the targets are about."""
+    out = []
+    if "q4_1" in values and "llama.cpp" in values and "decode" in name:
+        out.append(f"q4_1/llama.cpp {values['q4_1'] / values['llama.cpp']:.2f} (target <= 2)")
+    if "q4_1" in values and "HF" in values and "prefill" in name:
+        out.append(f"q4_1/HF {values['q4_1'] / values['HF']:.2f} (target <= 0.5)")
+    if "q4_1" in values and "llama.cpp" in values and "prefill" in name:
+        out.append(f"q4_1/llama.cpp {values['q4_1'] / values['llama.cpp']:.2f}")
+    return "; ".join(out)
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=7)
+    raw = argparse.RawDescriptionHelpFormatter  # the docstring's layout, the llama.cpp build note included
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=raw)
+    parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--decode-steps", type=int, default=20)
     parser.add_argument("--only", choices=("minilm", "smollm2"))
-    parser.add_argument("--threads", type=int, help="limit NumPy's BLAS and torch to this many threads")
+    parser.add_argument("--threads", type=int, help="threads for torch, llama.cpp, attnlab (default: cores)")
     args = parser.parse_args()
     warnings.simplefilter("ignore")  # the peers' deprecation notices would bury the table
     import numpy as np
     import torch
 
+    from attnlab.engine import decode, quant, threads
+    from attnlab.models import minilm, smollm
+
+    n = args.threads or threads.CORES
+    torch.set_num_threads(n)
+    for module in (quant, decode, minilm, smollm):  # our own threads: helpers, pieces, slices
+        module.CORES = n
     rows = []
-    with threads(args.threads):
-        if args.only in (None, "minilm"):
-            rows += bench_minilm(args.repeats)
-        if args.only in (None, "smollm2"):
-            rows += bench_smollm2(args.repeats, args.decode_steps)
-        used = torch.get_num_threads()
-    print(
-        f"numpy {np.__version__}, torch {torch.__version__} ({used} threads), "
-        f"cpus {os.cpu_count()}, load average {os.getloadavg()[0]:.1f}"
-    )
-    print(f"{'measure':34} {'attnlab':>10} {'peer':>10} {'ratio':>7}  note")
-    for name, ours, peer, note in rows:
-        print(f"{name:34} {ours:10.2f} {peer:10.2f} {ours / peer:7.2f}  {note}")
+    if args.only in (None, "minilm"):
+        rows += bench_minilm(args.repeats)
+    if args.only in (None, "smollm2"):
+        rows += bench_smollm2(args.repeats, args.decode_steps, n)
+    try:
+        import llama_cpp
+
+        peer = f"llama-cpp-python {llama_cpp.__version__}"
+    except ImportError:
+        peer = "llama.cpp not installed (pip install llama-cpp-python)"
+    print(f"numpy {np.__version__}, torch {torch.__version__}, {peer}; {n} threads each, "
+          f"cpus {os.cpu_count()}, load average {os.getloadavg()[0]:.1f}")  # fmt: skip
+    minilm_rows = [r for r in rows if "attnlab" in r[1]]
+    if minilm_rows:
+        print(f"{'measure':34}{'attnlab':>11}{'s-t':>11}{'ratio':>8}  note (s-t: sentence-transformers)")
+        for name, v, note in minilm_rows:
+            print(f"{name:34}{v['attnlab']:11.2f}{v['peer']:11.2f}{v['attnlab'] / v['peer']:8.2f}  {note}")
+    labels = ("q4_1", "f32", "HF", "llama.cpp", "f32 cold")
+    smol = [r for r in rows if "attnlab" not in r[1]]
+    if smol:
+        print(f"{'measure':34}" + "".join(f"{label:>11}" for label in labels) + "  ratios (same run); note")
+        for name, values, note in smol:
+            cells = "".join(f"{values[k]:11.2f}" if k in values else f"{'':11}" for k in labels)
+            print(f"{name:34}{cells}  {'; '.join(x for x in (ratios(values, name), note) if x)}")
 
 
 if __name__ == "__main__":

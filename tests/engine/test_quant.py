@@ -123,6 +123,19 @@ def test_one_row_products_sum_in_the_documented_order(rng, fmt):
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("n_tokens", [2, 3, 7, 8, 9, 15, 22, 32])
+def test_a_short_prompts_products_are_its_rows_products(rng, fmt, n_tokens, monkeypatch):
+    """Up to 32 rows of x: every output summed exactly as a one-row product sums it (same bits)."""
+    blocks = random_blocks(rng, fmt, 70, 192)
+    w = QuantMatrix(fmt, blocks[:50], blocks[50:])
+    x = rng.standard_normal((n_tokens, 192)).astype(np.float32)
+    rows = np.vstack([x[i : i + 1] @ w for i in range(n_tokens)])
+    assert_same_bits(x @ w, rows, f"{n_tokens} rows at once vs one at a time")
+    monkeypatch.setattr(quant, "CORES", 1)  # and alone, without the helpers
+    assert_same_bits(x @ w, rows, f"{n_tokens} rows on one thread")
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
 @pytest.mark.parametrize("n_tokens", [1, 2, 17, 64])
 def test_products_agree_with_float64(rng, fmt, n_tokens):
     blocks = random_blocks(rng, fmt, 1043, 320)  # odd row count; panels of unequal parts
