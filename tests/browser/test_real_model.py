@@ -115,6 +115,8 @@ def test_smollm2_shows_its_gqa_groups_and_a_causal_pattern(view, artifacts):
         "KV head 0: query heads 0, 1, 2 share its keys and values"
     )
     expect(page.locator("#rm-head option").nth(4)).to_have_text("head 4 (KV head 1)")
+    # once the worker has loaded it, the model line says what its products ran on
+    expect(page.locator("#rm-model-note")).to_contain_text("Weights computed on the file's Q4_1 blocks")
     expect(page.locator("#rm-heatmap rect.rm-cell.is-blocked")).to_have_count(21)  # 7 tokens: 7*6/2
     page.locator('#rm-tokens [data-index="4"]').hover()
     expect(page.locator("#rm-row-title")).to_have_text("Query 4  the · layer 0, head 0 (reads KV head 0)")
