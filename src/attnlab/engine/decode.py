@@ -19,11 +19,13 @@ cos/sin are computed once per step for all the layers.
 
 Every number comes from one single-threaded BLAS call (SmolLM2 holds BLAS to
 one thread around its blocks, :mod:`attnlab.engine.threads`), so none depends
-on the thread count. A prompt's products (16 rows or more) are shared out
-among our own threads in column blocks fixed by the weights' shapes
+on the thread count. A prompt's float products (16 rows or more) are shared
+out among our own threads in column blocks fixed by the weights' shapes
 (:func:`_product`); a decoding step's are not: waking a thread took ~45-90 us
 on the 2-core dev box, as long as a 576 x 576 product, and sharing even the
-widest (gate|up, 7 MB) saved ~1 ms a token of ~30.
+widest (gate|up, 7 MB) saved ~1 ms a token of ~30. (Products on quantized
+blocks share a decoding step's rows with helper threads that wait spinning,
+:mod:`attnlab.engine.quant_share`, under the same promise.)
 
 :func:`transformer_block` takes this path on its own when it applies
 (:func:`fast_block_applies`); anything unusual (a trace, masks, biases, batch
