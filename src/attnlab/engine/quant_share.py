@@ -299,6 +299,7 @@ class Sharing:
         self.h = np.zeros(0, np.float32)  # grown, never freed (``old``): a late helper may read them
         self.old: list[np.ndarray] = []
         self.pins: list = []
+        self.dead = False
         self.threads = [threading.Thread(target=self._helper, name=f"attnlab-blocks-{i}", daemon=True)
                         for i in range(n_helpers)]  # fmt: skip
         for t in self.threads:
@@ -307,7 +308,11 @@ class Sharing:
     def _helper(self) -> None:
         last, taken = 0, np.zeros(MAX_PIECES, np.int64)
         while True:
-            last = helper_wait(self.ctl, last, SPINS, taken)
+            try:
+                last = helper_wait(self.ctl, last, SPINS, taken)
+            except BaseException:  # it cannot work here (a failed compilation): products run alone
+                self.dead = True
+                raise
             if last < 0:
                 return
             self.ctl[SLEEPING] = 1  # nothing for a while: sleep until a product wakes us
@@ -318,7 +323,9 @@ class Sharing:
     def product(self, w, x: np.ndarray, out: np.ndarray) -> bool:
         """``out = x @ w`` (x (T, n_in), out (T, n_out) float32) with the helpers; False (nothing
         done) when another product has them."""
-        if -(-out.shape[1] // PIECE_ROWS) > MAX_PIECES or not self.busy.acquire(blocking=False):
+        if self.dead or -(-out.shape[1] // PIECE_ROWS) > MAX_PIECES:
+            return False
+        if not self.busy.acquire(blocking=False):
             return False
         try:
             if self.ctl[ACTIVE] == 0:  # no helper on an old job: their matrices may go
