@@ -122,12 +122,12 @@ def test_float32_logits_stay_close_to_transformers(smollm2, hf_smollm2):
     assert np.abs(smollm2.logits(ids) - theirs).max() <= 5e-4
 
 
-@pytest.mark.oracle
-def test_twenty_greedy_tokens_equal_transformers(smollm2_exact, hf_smollm2):
+def _hf_twenty_greedy(hf_smollm2, text: str) -> tuple[list[int], list[int]]:
+    """The prompt's ids and transformers' 20 greedy tokens after it (no early stop)."""
     import torch
 
     model, tokenizer = hf_smollm2
-    ids = tokenizer("Once upon a time")["input_ids"]
+    ids = tokenizer(text)["input_ids"]
     with torch.no_grad():
         out = model.generate(
             torch.tensor([ids]),
@@ -137,7 +137,12 @@ def test_twenty_greedy_tokens_equal_transformers(smollm2_exact, hf_smollm2):
             do_sample=False,
             pad_token_id=2,
         )
-    theirs = out[0, len(ids) :].tolist()
+    return ids, out[0, len(ids) :].tolist()
+
+
+@pytest.mark.oracle
+def test_twenty_greedy_tokens_equal_transformers(smollm2_exact, hf_smollm2):
+    ids, theirs = _hf_twenty_greedy(hf_smollm2, "Once upon a time")
     ours = list(smollm2_exact.generate_ids(ids, max_new_tokens=20, stop=False))
     assert len(theirs) == 20
     assert ours == theirs
@@ -145,20 +150,8 @@ def test_twenty_greedy_tokens_equal_transformers(smollm2_exact, hf_smollm2):
 
 @pytest.mark.oracle
 def test_q4_twenty_greedy_tokens_equal_transformers(smollm2, hf_smollm2):
-    import torch
-
-    model, tokenizer = hf_smollm2
-    ids = tokenizer("Once upon a time")["input_ids"]
-    with torch.no_grad():
-        out = model.generate(
-            torch.tensor([ids]),
-            attention_mask=torch.ones(1, len(ids), dtype=torch.long),
-            max_new_tokens=20,
-            min_new_tokens=20,
-            do_sample=False,
-            pad_token_id=2,
-        )
-    assert list(smollm2.generate_ids(ids, max_new_tokens=20, stop=False)) == out[0, len(ids) :].tolist()
+    ids, theirs = _hf_twenty_greedy(hf_smollm2, "Once upon a time")
+    assert list(smollm2.generate_ids(ids, max_new_tokens=20, stop=False)) == theirs
 
 
 def test_q4_cached_generation_equals_full_recompute(smollm2):
