@@ -20,7 +20,9 @@
   v, scores and weights kept. Targets: decode <= 2x llama.cpp,
   prefill <= 0.5x HF, load < 1 s warm and < 15 s cold, the trace < 2 s.
   The floor: the bytes a decoding step must read (the q4_1 path's blocks) over
-  the read bandwidth this machine shows (a NumPy reduction over 512 MB).
+  the read bandwidth this machine shows (a NumPy reduction over 512 MB); for
+  prefill, the products' FLOPs over the thread count times one thread's sgemm
+  rate here (exact float32 arithmetic cannot do fewer multiply-adds).
 
 Measurements alternate the peers (ours, theirs, ...) so all see the same machine
 load, with a 50 ms pause between peers so that one's spinning threads (torch's
@@ -294,7 +296,32 @@ def bench_smollm2(repeats: int, steps: int, threads: int) -> list[tuple]:
     rows.append(("SmolLM2 decode floor (ms/token)", {"q4_1": block_bytes / bandwidth * MS},
                  f"{block_bytes / 1e6:.0f} MB of blocks a token at {bandwidth / 1e9:.1f} GB/s "
                  "(one core's NumPy read)"))  # fmt: skip
+    flops = {n: 2 * n * (layer_weight_count(q4) + q4.config.vocab * q4.config.d_model) for n in (22, 256)}
+    rate = sgemm_rate(np) * threads
+    for n, f in flops.items():
+        rows.append((f"SmolLM2 prefill {n} floor (ms)", {"q4_1": f / rate * MS},
+                     f"{f / 1e9:.1f} GFLOP (all logits) at {rate / 1e9:.0f} GFLOP/s "
+                     f"({threads} x one thread's sgemm 256x576x1536)"))  # fmt: skip
     return rows
+
+
+def layer_weight_count(model) -> int:
+    """Multiply-adds a token costs in the layers' products (their weights' count)."""
+    return sum(m.shape[0] * m.shape[1] for p in model.layers for m in (p.attn.w_q, p.attn.w_k, p.attn.w_v,
+               p.attn.w_o, p.mlp.w_gate, p.mlp.w_up, p.mlp.w_down))  # fmt: skip
+
+
+def sgemm_rate(np) -> float:
+    """FLOP/s of one thread's float32 GEMM here (NumPy's BLAS held to one thread; best of 7)."""
+    from attnlab.engine.threads import one_blas_thread
+
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((256, 576)).astype(np.float32)
+    b = rng.standard_normal((1536, 576)).astype(np.float32)
+    with one_blas_thread():
+        a @ b.T
+        best = min(timed(lambda: a @ b.T) for _ in range(7))
+    return 2 * a.shape[0] * a.shape[1] * b.shape[0] / best
 
 
 def read_bandwidth(np) -> float:

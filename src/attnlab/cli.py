@@ -140,6 +140,12 @@ def build_parser() -> argparse.ArgumentParser:
     out.add_argument("--python", action="store_true", help="the generated Python program")
     t.set_defaults(func=run_trace)
 
+    from attnlab.cli_block import add_block_arguments, run_block
+
+    b = sub.add_parser("block", help="walk one transformer block on the lab's tokens, every number")
+    add_block_arguments(b)
+    b.set_defaults(func=run_block)
+
     # --- attnlab serve (owned by the web part) ---
     s = sub.add_parser("serve", help="serve the lab on 127.0.0.1 and open the browser")
     add_serve_arguments(s)
@@ -155,6 +161,9 @@ def build_parser() -> argparse.ArgumentParser:
     g = sub.add_parser("generate", help="continue a text with SmolLM2, streaming tokens")
     models_command.add_generate_arguments(g)
     g.set_defaults(func=models_command.run_generate)
+    lg = sub.add_parser("logits", help="next-token probabilities, with temperature, top-k and top-p")
+    models_command.add_logits_arguments(lg)
+    lg.set_defaults(func=models_command.run_logits)
     return parser
 
 

@@ -173,7 +173,7 @@ def test_comparison_borders_appear_after_a_change_and_clear_after_reset(lab):
 
 def test_bad_q_input_shows_the_message_and_keeps_the_state(lab):
     page = lab.page
-    lab.recorder.allow(r"status of 422")  # the server refuses the overflowing q, as it should
+    lab.recorder.allow(r"status of 422")  # the server refuses a q the planes cannot draw, as it should
     lab.open("every-number")
     field = page.locator('input[data-field="q[0]"]')
     error = page.locator('[data-error-for="q[0]"]')
@@ -185,14 +185,16 @@ def test_bad_q_input_shows_the_message_and_keeps_the_state(lab):
     expect(field).to_have_value("two")  # the learner's text stays to be fixed
     lab.wait_for_query("[2, 1]")
     assert page.locator("#summary").inner_text() == before
-    # A number too large for the engine: the server's message lands next to q.
+    # A number past the lab's one drawing limit: the server's message lands next to q.
     field.fill("1e308")
     field.press("Enter")
+    expect(error).to_contain_text("q[0] must be at most 1,000,000")
+    expect(error).to_contain_text("so the planes can draw it")
     other = page.locator('input[data-field="q[1]"]')
-    other.fill("1e308")
+    other.fill("-1e300")
     other.press("Enter")
-    expect(page.locator('[data-error-for="q[1]"]')).to_contain_text("overflows")
-    lab.wait_for_query("[1e+308, 1]")  # the last state the engine accepted
+    expect(page.locator('[data-error-for="q[1]"]')).to_contain_text("q[1] must be at least -1,000,000")
+    lab.wait_for_query("[2, 1]")  # the last state accepted; the pictures show the same q
     assert "NaN" not in page.locator("main").inner_text()
     # Fixing the field clears the message and takes the new q.
     other.fill("1")

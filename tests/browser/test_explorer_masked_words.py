@@ -15,6 +15,7 @@ pytestmark = pytest.mark.browser
 
 # explorer_texts key -> the element that shows it
 PLACES = {
+    "row": "#row-explain",
     "given": "#explorer-given",
     "q_legend": "#q-legend",
     "allowed": "#current-allowed",
@@ -35,6 +36,10 @@ def test_the_explorers_sentences_say_whether_the_row_is_masked(lab, artifacts):
     lab.open("current")
     expect(page.locator("#row-label")).to_have_text("Row 0 (A) · unmasked projection.")
     expect_texts(page, seq.STARTING)
+    # the row label is explained in words a newcomer can follow
+    expect(page.locator("#row-explain")).to_have_text(
+        "= token A's query in the held sequence below; unmasked: it may attend to every source (A, B, C)."
+    )
     expect(page.locator("#current-allowed")).to_have_text(
         "All sources are allowed here; this is not a masked sequence output."
     )

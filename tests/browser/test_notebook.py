@@ -88,18 +88,20 @@ def test_edit_rules_between_the_explorer_and_the_held_rows(lab):
     expect(seq_output(page, 2)).to_have_text(rows[2]["output_text"])
     expect(page.locator("#summary")).to_have_text(explain(held.explorer_trace()).summary)
 
-    # a value the held example cannot take is explained, and the held rows keep theirs
+    # a value past the lab's one limit is refused next to its field, for the explorer
+    # and the held rows alike (issue 13: one limit, one message), and both keep theirs
     lab.recorder.allow(REFUSED)
     big = page.locator("#field-values-1-1")
     big.fill("2000000")
     big.press("Enter")
-    expect(page.locator("#seq-message")).to_contain_text(
-        "The held sequence keeps its last numbers: values[1][1]"
+    expect(page.locator('[data-error-for="values[1][1]"]')).to_contain_text(
+        "values[1][1] must be at most 1,000,000"
     )
     expect(seq_output(page, 2)).to_have_text(rows[2]["output_text"])
+    expect(page.locator("#summary")).to_have_text(explain(held.explorer_trace()).summary)
     big.fill("2")
     big.press("Enter")
-    expect(page.locator("#seq-message")).to_be_hidden()
+    expect(page.locator('[data-error-for="values[1][1]"]')).to_be_empty()
 
     # Reset restores only the query and the first value's x coordinate
     value0 = page.locator("#field-values-0-0")
@@ -148,8 +150,9 @@ def test_stepper_steps_by_keyboard_and_stays_connected(lab, artifacts):
 def test_practice_help_and_history_as_a_learner(lab, artifacts):
     page = lab.page
     # 1) challenge "Predict row 0's masked output": open a hint, answer, check
-    page.locator("#challenge-row0-masked > summary").click()
-    row0 = page.locator("#challenge-row0-masked")
+    page.locator("#challenge-row0-masked button.challenge-open").click()
+    row0 = page.locator("#active-challenge")
+    expect(row0).to_have_attribute("data-challenge", "row0-masked")
     row0.locator('[data-action="hint"]').click()
     expect(row0.locator(".hint-list li")).to_have_count(1)
     row0.locator("#resp-row0-masked-0").fill("2")
@@ -171,8 +174,9 @@ def test_practice_help_and_history_as_a_learner(lab, artifacts):
     page.locator("#playback").screenshot(path=artifacts / "notebook-playback.png")
 
     # 3) challenge "Predict the shares at q = [0, 0]": a wrong try, a new attempt, a right one
-    page.locator("#challenge-zero-q > summary").click()
-    zero = page.locator("#challenge-zero-q")
+    page.locator("#challenge-zero-q button.challenge-open").click()
+    zero = page.locator("#active-challenge")
+    expect(zero).to_have_attribute("data-challenge", "zero-q")
     for j, x in enumerate(["10", "10", "80"]):
         zero.locator(f"#resp-zero-q-{j}").fill(x)
     zero.locator('[data-action="check"]').click()
@@ -204,18 +208,18 @@ def test_practice_help_and_history_as_a_learner(lab, artifacts):
         "Predict the shares at q = [0, 0] · attempt 2",
         "Predict row 0's masked output · attempt 1",
     ])
-    expect(groups.nth(0).locator("li")).to_have_text(["No help used"])
-    expect(groups.nth(1).locator("li")).to_have_text(
+    expect(groups.nth(0).locator(".history-help li")).to_have_text(["No help used"])
+    expect(groups.nth(1).locator(".history-help li")).to_have_text(
         ["Opened “Read the same calculation in Python”"]
     )
-    expect(groups.nth(2).locator("li")).to_have_text(
+    expect(groups.nth(2).locator(".history-help li")).to_have_text(
         ["Opened hint 1 of 3", "Watched the guided playback"]
     )
     # resetting values keeps the help history too
     page.locator("#reset").click()
     lab.wait_for_query("[2, 1]")
     expect(groups).to_have_count(3)
-    expect(groups.nth(2).locator("li")).to_have_text(
+    expect(groups.nth(2).locator(".history-help li")).to_have_text(
         ["Opened hint 1 of 3", "Watched the guided playback"]
     )
     page.locator("#practice-list").screenshot(path=artifacts / "notebook-practice.png")
@@ -224,7 +228,7 @@ def test_practice_help_and_history_as_a_learner(lab, artifacts):
     # reloading clears the history (the held example stays for this tab)
     page.reload()
     lab.wait_drawn()
-    expect(page.locator("#history-empty")).to_have_text("No help used yet in this visit.")
+    expect(page.locator("#history-empty")).to_have_text("No checks or help yet in this visit.")
 
 
 def test_playback_becomes_steps_under_reduced_motion(browser, live_server, artifacts):
@@ -251,7 +255,7 @@ def test_content_math_papers_and_connections(lab, artifacts):
     math = page.locator("#core-math math")
     expect(math.first).to_be_attached()
     assert math.count() >= 10
-    assert page.locator("#core-math math[display=block]").count() == 4
+    assert page.locator("#core-math math[display=block]").count() == 3  # each equation once
     expect(page.locator("#papers li")).to_have_count(3)
     expect(page.locator("#connections li.connection")).to_have_count(17)
     expect(page.locator("#connections .in-attnlab")).to_have_count(7)
@@ -265,9 +269,8 @@ def test_axe_with_every_part_open(lab, artifacts):
 
     page = lab.page
     lab.open_all()
-    for item in page.locator(".challenge-item").all():
-        if not item.evaluate("d => d.open"):
-            item.locator("summary").click()
+    page.locator("#challenge-near-vb button.challenge-open").click()
+    expect(page.locator("#active-challenge fieldset.choice")).to_be_visible()
     page.locator("#stepper-inspect-title").evaluate("s => s.parentElement.open = true")
     expect(page.locator("#playback-caption")).not_to_be_empty()
     results = Axe().run(page)
@@ -285,12 +288,10 @@ def test_every_part_fits_a_phone(browser, live_server, artifacts):
     try:
         page = lab.page
         lab.open_all()
-        for item in page.locator(".challenge-item").all():
-            if not item.evaluate("d => d.open"):
-                item.locator("summary").click()
+        page.locator("#challenge-near-vb button.challenge-open").click()
         expect(page.locator("#playback-caption")).not_to_be_empty()
         expect(page.locator("#connections li.connection")).to_have_count(17)
-        expect(page.locator("#challenge-near-vb fieldset.choice")).to_be_visible()
+        expect(page.locator("#active-challenge fieldset.choice")).to_be_visible()
         # nothing wider than the screen: wide tables scroll inside their own box
         assert page.evaluate("() => document.documentElement.scrollWidth") <= 390
         page.locator("#practice").screenshot(path=artifacts / "notebook-phone-390-practice.png")

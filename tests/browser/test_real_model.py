@@ -63,7 +63,12 @@ def test_type_text_pick_a_head_and_the_cells_are_the_apis_weights(view, live_ser
     expect(page.locator("#rm-tokens .rm-token")).to_have_count(9)
     page.locator("#rm-layer").select_option("2")
     page.locator("#rm-head").select_option("5")
-    expect(page.locator("#rm-head-kind")).to_contain_text("head: previous token")
+    kind = page.locator("#rm-head-kind")
+    expect(kind).to_contain_text("of each token's attention goes to the previous token")
+    # "breadth" said in words, and a colour legend beside the heatmap
+    expect(kind).to_contain_text("0 = each token attends to one key, 1 = its attention is spread evenly")
+    expect(page.locator("#rm-legend .rm-legend-svg rect.rm-cell")).to_have_count(7)
+    expect(page.locator("#rm-legend")).to_contain_text("square root of the share")
     api = layer_from_api(live_server, page, 2)
     cells = page.locator("#rm-heatmap rect.rm-cell")
     expect(cells).to_have_count(81)
@@ -85,7 +90,7 @@ def test_hovering_a_token_shows_its_query_row(view):
     page.locator('#rm-tokens [data-index="3"]').hover()
     expect(page.locator("#rm-row-title")).to_have_text("Query 3 sat · layer 0, head 0")
     expect(page.locator("#rm-row tbody tr")).to_have_count(9)
-    expect(page.locator("#rm-row .rm-top")).to_contain_text("Top sources:")
+    expect(page.locator("#rm-row .rm-top")).to_contain_text("Top 5 sources:")
     expect(page.locator("#rm-row")).to_contain_text("Share: softmax subtracts the largest score")
 
 
@@ -123,20 +128,25 @@ def test_smollm2_shows_its_gqa_groups_and_a_causal_pattern(view, artifacts):
     page.screenshot(path=str(artifacts / "real-model-smollm2.png"), full_page=True)
 
 
-def test_over_the_cap_gets_the_message(view):
+def test_the_cap_is_counted_in_tokens_as_the_learner_types(view):
     page, recorder = view
     recorder.allow(r"status of 422")
-    page.locator("#rm-text").fill("x" * 401)
-    expect(page.locator("#rm-count")).to_have_text("401 of 400 characters: 1 over the limit")
+    # said up front, counted by the server's tokenizer: [CLS] the cat sat on the mat . [SEP]
+    expect(page.locator("#rm-count")).to_have_text("9 of 256 tokens")
+    page.locator("#rm-text").fill("word " * 300)
+    expect(page.locator("#rm-count")).to_contain_text("302 tokens")
+    expect(page.locator("#rm-count")).to_contain_text("Shorten it by 46.")
+    expect(page.locator("#rm-count")).to_have_class(re.compile("is-over"))
+    # switching model recounts with that model's tokenizer
+    page.locator("#rm-text").fill(CAT)
+    page.locator("#rm-model").select_option("smollm2")
+    expect(page.locator("#rm-count")).to_have_text("7 of 256 tokens")
+    # over the cap is refused before any model load
+    page.locator("#rm-text").fill("word " * 300)
     page.locator("#rm-run").click()
-    expect(page.locator("#rm-error")).to_have_text(
-        "text has 401 characters; the Real model view takes at most 400. Shorten it."
-    )
+    expect(page.locator("#rm-error")).to_contain_text("text")
+    expect(page.locator("#rm-status")).to_have_text("Nothing traced: fix the text and try again.")
     expect(page.locator("#rm-text")).to_have_attribute("aria-invalid", "true")
-    # a text under the character cap but over the token cap is refused by the job
-    page.locator("#rm-text").fill("word " * 70)
-    page.locator("#rm-run").click()
-    expect(page.locator("#rm-error")).to_contain_text("text is 72 tokens long for minilm", timeout=60_000)
 
 
 BUSY = "The model is busy: 33 requests are ahead of you."
@@ -149,6 +159,7 @@ def _as_queued(job: dict) -> dict:
         "status": "queued",
         "place": 3,
         "place_display": "3rd in line",
+        "stage_display": "Waiting: 3rd in line",
         "progress": 0.0,
         "progress_display": "0%",
         "layers_done": 0,
@@ -189,9 +200,7 @@ def test_a_full_line_is_waited_out_and_the_page_shows_its_place(view):
     with page.expect_request(posted):  # nobody clicks: the page tries again by itself
         pass
     line["full"] = False
-    expect(page.locator("#rm-status")).to_have_text(
-        "You are 3rd in line: all-MiniLM-L6-v2 works on one text at a time…", timeout=30_000
-    )
+    expect(page.locator("#rm-status")).to_have_text("Waiting: 3rd in line", timeout=30_000)
     line["queued"] = False
     expect(page.locator("#rm-status")).to_contain_text("Done: 9 tokens", timeout=120_000)
     expect(page.locator("#rm-error")).to_be_hidden()
@@ -220,6 +229,9 @@ def test_the_lab_page_links_to_the_view(live_server):
 def test_smollm2_continues_the_text_token_by_token(view, live_server):
     page, _ = view
     page.locator("#rm-text").fill("Once upon a time")
+    # SmolLM2 is an instruct model: chat is on by default, with a clear switch to continue raw text
+    expect(page.locator("#rm-gen-chat")).to_be_checked()
+    page.locator("#rm-gen-chat").uncheck()
     page.locator("#rm-gen-tokens").fill("12")
     page.locator("#rm-gen-run").click()
     expect(page.locator("#rm-gen-status")).to_have_text(
@@ -228,10 +240,82 @@ def test_smollm2_continues_the_text_token_by_token(view, live_server):
     expect(page.locator("#rm-gen-out .rm-gen-prompt")).to_have_text("Once upon a time")
     # the same request straight to the API gives the same greedy continuation
     api = live_server.url + "api/models/generate"
-    job = httpx.post(api, json={"prompt": "Once upon a time", "max_new_tokens": 12}, timeout=30).json()
+    job = httpx.post(
+        api, json={"prompt": "Once upon a time", "max_new_tokens": 12, "chat": False}, timeout=30
+    ).json()
     for _ in range(1200):
         job = httpx.get(f"{api}/{job['id']}", timeout=30).json()
         if job["status"] == "done":
             break
         page.wait_for_timeout(100)
     expect(page.locator("#rm-gen-out .rm-gen-new")).to_have_text(job["text"])
+    # each step: the token drawn and the distribution it came from (greedy: the likeliest)
+    steps = page.locator("#rm-gen-steps > li")
+    expect(steps).to_have_count(len(job["steps"]))
+    first = job["steps"][0]
+    steps.first.locator("summary").click()
+    expect(steps.first.locator(".rm-step-top li")).to_have_count(5)
+    expect(steps.first.locator(".rm-step-top li.is-drawn")).to_contain_text(first["top"][0]["p_display"])
+    expect(steps.first.locator("summary")).to_contain_text(f"drawn with p {first['p_display']}")
+
+
+def test_a_question_without_chat_gets_a_hint_or_an_answer(view):
+    page, _ = view
+    page.locator("#rm-text").fill("What is the capital of France?")
+    page.locator("#rm-gen-chat").uncheck()
+    page.locator("#rm-gen-tokens").fill("8")
+    page.locator("#rm-gen-run").click()
+    status = page.locator("#rm-gen-status")
+    # greedy SmolLM2 ends its turn at once on a raw question: the page says why and what to do
+    expect(status).to_contain_text("Stopped at the end of its turn after 1 token.", timeout=120_000)
+    expect(status).to_contain_text("Turn chat on to ask it a question.")
+    # with chat on (the default for this instruct model) it answers
+    page.locator("#rm-gen-chat").check()
+    page.locator("#rm-gen-run").click()
+    expect(page.locator("#rm-gen-out .rm-gen-new")).to_contain_text("Paris", timeout=120_000)
+
+
+def test_next_token_probabilities_follow_the_controls_and_the_position(view, live_server, artifacts):
+    page, recorder = view
+    recorder.allow(r"status of 422")  # the out-of-range temperature at the end
+    trace(page, "The capital of France is", model="smollm2")
+    panel = page.locator("#rm-next")
+    expect(panel).to_be_visible()
+    expect(page.locator("#rm-next-position")).to_have_value("4")
+    expect(page.locator("#rm-next-out .rm-next-context")).to_contain_text("After token 4  is")
+    # the top five first, the rest on demand; the numbers are the API's
+    expect(page.locator("#rm-next-out > table tbody tr")).to_have_count(5)
+    expect(page.locator("#rm-next-out details tbody tr")).to_have_count(15)
+    job_id = page.evaluate("() => performance.getEntriesByType('resource').map(e => e.name)")
+    job_id = [u for u in job_id if "/next/" in u][-1].split("/jobs/")[1].split("/")[0]
+    api = httpx.get(
+        f"{live_server.url}api/models/jobs/{job_id}/next/4", params={"top": 20}, timeout=30
+    ).json()
+    drawn = page.locator("#rm-next-out tbody tr").evaluate_all("rs => rs.map(r => Number(r.dataset.id))")
+    assert drawn == [e["id"] for e in api["entries"]]
+    expect(page.locator("#rm-next-out > table tbody tr").first).to_contain_text(
+        api["entries"][0]["p_display"]
+    )
+    # top-k 1 keeps only the likeliest token: it gets 100%, the others are marked removed
+    page.locator("#rm-next-top-k").fill("1")
+    page.locator("#rm-next-top-k").press("Enter")
+    page.locator("#rm-next-run").click()
+    expect(page.locator('#rm-next-out [data-control="top_k"]')).to_contain_text(
+        "top-k 1 removed 49,151 tokens"
+    )
+    expect(page.locator("#rm-next-out > table tbody tr").first).to_contain_text("100%")
+    expect(page.locator("#rm-next-out tr.is-removed")).to_have_count(19)
+    # another position: the token that really follows is named with its rank
+    page.locator("#rm-next-position").select_option("1")
+    expect(page.locator("#rm-next-out .rm-next-actual")).to_contain_text('" of": rank')
+    # a temperature out of range is refused by the server, naming the field
+    page.locator("#rm-next-temperature").fill("9")
+    page.locator("#rm-next-run").click()
+    expect(page.locator("#rm-next-error")).to_contain_text("temperature must be at most 5")
+    page.screenshot(path=str(artifacts / "real-model-next-token.png"), full_page=True)
+
+
+def test_next_token_view_is_hidden_for_an_encoder(view):
+    page, _ = view
+    trace(page, CAT)
+    expect(page.locator("#rm-next")).to_be_hidden()

@@ -22,7 +22,7 @@ def readme_command_lines() -> list[str]:
 
 def test_readme_documents_each_subcommand():
     documented = {shlex.split(line)[1] for line in readme_command_lines()}
-    assert {"trace", "heads", "generate"} <= documented
+    assert {"trace", "heads", "generate", "block", "logits"} <= documented
 
 
 def test_every_readme_command_line_parses():

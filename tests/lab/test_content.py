@@ -34,7 +34,7 @@ def test_seventeen_connections_grouped_as_on_the_page():
 def test_every_math_block_is_well_formed_mathml_with_its_latex():
     blocks = content.content()["math"]["blocks"]
     displays = [b for b in blocks if b["kind"] == "display"]
-    assert len(displays) == 4
+    assert len(displays) == 3  # each equation once (issue 13)
     for b in displays:
         root = ET.fromstring(b["html"])
         assert root.tag == MATHML + "math"
@@ -67,3 +67,10 @@ def test_every_attnlab_name_a_connection_cites_exists():
     assert names >= {"RoPE", "KVCache", "tiled_attention", "multi_head_attention"}
     for name in names:
         assert hasattr(attnlab.engine, name), name
+
+
+def test_core_math_shows_each_equation_once():
+    from attnlab.lab.content import content
+
+    latex = [b["latex"] for b in content()["math"]["blocks"] if b["kind"] == "display"]
+    assert latex and len(latex) == len(set(latex))

@@ -102,7 +102,10 @@ def test_markdown_report(edited, study):
     assert "| 2 (C) | ✗ | ✓ | ✓ |" in md
     assert "## Explorer: row 2 (C) · masked row" in md
     assert "### Before any attempt\n\n- Watched the guided playback" in md
-    assert "### Predict the shares at q = \\[0, 0\\] · attempt 1\n\n- No help used" in md
+    assert (
+        "### Predict the shares at q = \\[0, 0\\] · attempt 1\n\n- Check 1 · \\[33, 33, 34\\] % · right\n"
+        "- No help used"
+    ) in md
     assert "- Opened hint 1 of 3" in md
     # help, not scores: no feedback words of the attempts
     assert "Right:" not in md and "Goal met" not in md and "33.3%" not in md

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -11,7 +12,9 @@ from attnlab.engine.single import trace_query
 from attnlab.lab.examples import WORKED
 from attnlab.lab.geometry import (
     convex_hull,
+    edge_point,
     geometry,
+    off_plot,
     pie,
     plane_view,
     projection,
@@ -122,3 +125,47 @@ def test_key_view_holds_still_under_a_drag_and_grows_for_a_far_query():
 def test_score_axis():
     assert score_axis([0.0, 1.414, 0.707]) == [-4.5, 4.5]
     assert score_axis([-7.0, 1.0]) == [-7.5, 7.5]
+
+
+def test_a_huge_q_keeps_the_key_plane_and_is_marked_off_plot():
+    """q = [-1e300, 1e300] leaves the window on the keys; q becomes an edge marker."""
+    g = geometry(worked(q=(-1e300, 1e300)))
+    assert g["key_view"] == {"xmin": -4.0, "xmax": 4.0, "ymin": -4.0, "ymax": 4.0, "step": 1.0}
+    assert g["key_off"] == [{"kind": "q", "index": None, "edge": [-4.0, 4.0]}]
+    assert g["value_off"] == []
+
+
+def test_huge_values_never_blank_the_value_plane():
+    t = trace_query(WORKED.q, WORKED.keys, [(1e308, 0.0), (0.0, 1e308), (1.0, 1.0)])
+    g = geometry(t)
+    view = g["value_view"]
+    assert view is not None and view["xmax"] - view["xmin"] <= 10
+    off = {(o["kind"], o["index"]): o["edge"] for o in g["value_off"]}
+    assert set(off) == {("output", None), ("value", 0), ("value", 1)}
+    # each marker sits on the window's edge, on the ray from the origin
+    assert off[("value", 0)][1] == 0.0 and off[("value", 0)][0] == pytest.approx(view["xmax"])
+    assert off[("value", 1)][0] == 0.0 and off[("value", 1)][1] == pytest.approx(view["ymax"])
+    ox, oy = t.output
+    ex, ey = off[("output", None)]
+    assert ey == pytest.approx(view["ymax"]) and ex / ey == pytest.approx(ox / oy)
+
+
+def test_edge_point_and_off_plot_for_infinities_and_nan():
+    view = {"xmin": -2.0, "xmax": 3.0, "ymin": -2.0, "ymax": 3.0, "step": 1.0}
+    assert edge_point(view, (math.inf, 5.0)) == [3.0, 0.0]
+    assert edge_point(view, (-math.inf, -math.inf)) == [-2.0, -2.0]
+    assert edge_point(view, (math.nan, 1.0)) is None
+    assert off_plot(view, [("q", None, (1.0, 1.0))]) == []
+    assert off_plot(view, [("q", None, (1e200, 0.0))]) == [{"kind": "q", "index": None, "edge": [3.0, 0.0]}]
+    assert off_plot(None, [("q", None, (1e200, 0.0))]) == []
+
+
+def test_the_drawing_limit_is_the_labs_input_limit():
+    """What the lab accepts (±1,000,000) is drawn in full; only traces past it get markers."""
+    from attnlab.lab.geometry import DRAW_LIMIT
+    from attnlab.lab.sequence import MAX_MAGNITUDE
+
+    assert DRAW_LIMIT == MAX_MAGNITUDE
+    g = geometry(trace_query((1e6, -1e6), WORKED.keys, [(1e6, 0.0), (0.0, 1e6), (-1e6, -1e6)]))
+    assert g["key_off"] == [] and g["value_off"] == []
+    assert g["key_view"]["xmax"] >= 1e6 and g["value_view"]["xmin"] <= -1e6

@@ -28,7 +28,7 @@ def test_help_before_any_attempt_is_listed_first():
     s = run(hist.new_study(), {"kind": "help", "help": "playback"})
     assert s["before"] == [{"kind": "playback", "detail": None}]
     assert hist.history(s) == [
-        {"heading": "Before any attempt", "challenge": None, "attempt": None,
+        {"heading": "Before any attempt", "challenge": None, "attempt": None, "checks": [],
          "help": ["Watched the guided playback"]}
     ]
 
@@ -97,7 +97,56 @@ def test_clearing_a_response_keeps_the_help_history():
         {"kind": "clear", "challenge": "row0-masked"},
     )
     a = s["challenges"]["row0-masked"]["attempts"][0]
-    assert a == {"response": None, "feedback": None, "help": [{"kind": "hint", "detail": 1}]}
+    assert a == {
+        "response": None,
+        "feedback": None,
+        "help": [{"kind": "hint", "detail": 1}],
+        "checks": [{"response": [2, 0], "met": True}],
+        "answer": None,
+    }
+
+
+def test_every_check_is_recorded_right_or_wrong_with_its_hints_and_answer():
+    s = run(
+        hist.new_study(),
+        {"kind": "submit", "challenge": "zero-q", "response": [10, 10, 80]},
+        {"kind": "help", "help": "hint", "detail": 1, "challenge": "zero-q"},
+        {"kind": "submit", "challenge": "zero-q", "response": [30, 30, 40]},
+        {"kind": "help", "help": "answer", "challenge": "zero-q"},
+        {"kind": "submit", "challenge": "zero-q", "response": [33.3, 33.3, 33.4]},
+        {"kind": "submit", "challenge": "double-q", "response": "grows"},
+        {"kind": "submit", "challenge": "value-moves"},
+    )
+    a = s["challenges"]["zero-q"]["attempts"][0]
+    assert a["checks"] == [
+        {"response": [10, 10, 80], "met": False},
+        {"response": [30, 30, 40], "met": False},
+        {"response": [33.3, 33.3, 33.4], "met": True},
+    ]
+    assert a["help"] == [{"kind": "hint", "detail": 1}, {"kind": "answer", "detail": None}]
+    assert a["answer"] == (
+        "At q = [0, 0] every score is 0, so softmax splits evenly: A 33.3%, B 33.3%, C 33.3%."
+    )
+    groups = {g["challenge"]: g for g in hist.history(s)}
+    assert groups["zero-q"]["checks"] == [
+        {"label": "Check 1 · [10, 10, 80] % · not yet", "met": False},
+        {"label": "Check 2 · [30, 30, 40] % · not yet", "met": False},
+        {"label": "Check 3 · [33.3, 33.3, 33.4] % · right", "met": True},
+    ]
+    assert groups["zero-q"]["help"] == ["Opened hint 1 of 3", "Showed the answer"]
+    assert groups["double-q"]["checks"] == [{"label": "Check 1 · “grows” · right", "met": True}]
+    assert groups["value-moves"]["checks"] == [
+        {"label": "Check 1 · the example as it was · not yet", "met": False}
+    ]
+    # the study (checks, help, answers) survives validation unchanged, as an import reads it
+    assert hist.study_from_dict(s) == s
+
+
+def test_a_check_the_example_cannot_try_is_not_recorded():
+    xyz = seq.held_from_dict({**STARTING.to_dict(), "labels": ["X", "Y", "Z"]})
+    s = hist.apply(hist.new_study(), {"kind": "submit", "challenge": "equal-ac"}, xyz)
+    a = s["challenges"]["equal-ac"]["attempts"][0]
+    assert a["feedback"]["load"] is True and a["checks"] == []
 
 
 def test_submit_checks_the_held_example_it_is_given():
@@ -128,7 +177,8 @@ def test_study_round_trips_through_validation():
     ("action", "loc", "message"),
     [
         ({"kind": "dance"}, ("action", "kind"), "^action.kind must be one of open, submit"),
-        ({"kind": "help", "help": "cheat"}, ("action", "help"), "^action.help must be one of hint, playback"),
+        ({"kind": "help", "help": "cheat"}, ("action", "help"),
+         "^action.help must be one of hint, answer, playback"),
         ({"kind": "help", "help": "hint", "detail": 4, "challenge": "zero-q"}, ("action", "detail"),
          "^action.detail: challenge zero-q has 3 hints"),
         ({"kind": "help", "help": "stepper"}, ("action", "detail"), "^action.detail is needed for stepper"),
@@ -151,6 +201,16 @@ def test_bad_actions_are_refused(action, loc, message):
 @pytest.mark.parametrize(
     ("study", "loc", "message"),
     [
+        ({"version": 1, "challenges": {"zero-q": {"current": 0, "attempts": [
+            {"checks": [{"response": [1, 2, 3], "met": "yes"}]}]}}},
+         ("study", "challenges", "zero-q", "attempts", 0, "checks", 0, "met"),
+         r"checks\[0\].met must be true or false"),
+        ({"version": 1, "challenges": {"zero-q": {"current": 0, "attempts": [
+            {"checks": [{"response": [1, 2], "met": True}]}]}}},
+         ("study", "challenges", "zero-q", "attempts", 0, "checks", 0, "response"),
+         "response must be a list of 3 numbers"),
+        ({"version": 1, "challenges": {"zero-q": {"current": 0, "attempts": [{"answer": 5}]}}},
+         ("study", "challenges", "zero-q", "attempts", 0, "answer"), "answer must be text"),
         ({"version": 2}, ("study",), "study must be an object with version 1"),
         ({"version": 1, "before": [{"kind": "x"}]}, ("study", "before", 0, "kind"),
          r"study.before\[0\].kind must be one of"),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from attnlab.engine import trace_query
+from attnlab.lab import numbers as fmt
 from attnlab.lab import playback
 from attnlab.lab.examples import WORKED
 
@@ -48,22 +49,71 @@ def test_one_window_per_plane_holds_every_frame():
             assert vv["ymin"] <= a["end"][1] <= vv["ymax"]
 
 
-def test_the_first_frame_is_the_page_example_and_q_moves_later():
+def test_the_keyframes_land_where_the_captions_say():
     p = playback.playback()
     frames = [f["trace"] for f in p["frames"]]
-    assert frames[0]["q"] == [2.0, 1.0]
-    assert frames[0]["output"] == [-0.00393691965450399, 0.8679552806894639]
-    assert p["frames"][0]["display"]["sources"][1]["percent"] == "58%"
+    assert frames[0]["q"] == [0.5, -1.0]
+    assert frames[40]["q"] == [2.0, 1.0]
+    assert p["frames"][40]["display"]["sources"][1]["percent"] == "58%"
+    assert frames[40]["output"] == [-0.00393691965450399, 0.8679552806894639]
+    assert frames[115]["q"] == [1.0, 1.0]  # every score equal: the pie splits in thirds
     assert frames[230]["q"] == [3.0, -0.5]
     assert frames[265]["q"] == [0.0, 0.0]
     assert frames[-1]["q"] == [2.0, 1.0]
     assert playback.query_at(21.0) == (2.5, 0.25)  # halfway between keyframes 19 s and 23 s
 
 
-def test_captions_are_filled_from_their_anchor_frames():
+def test_every_step_animates_the_pictures():
+    # the first 19 s used to hold q still (only a highlight moved): now in every
+    # caption's range q travels, the pie re-splits and the arrows re-add
+    p = playback.playback()
+    frames = p["frames"]
+    for c in p["captions"]:
+        span = frames[round(c["start"] * p["fps"]):round(c["end"] * p["fps"]) + 1]
+        qs = {tuple(f["trace"]["q"]) for f in span}
+        pies = {tuple(s["end"] for s in f["geometry"]["pie"]) for f in span}
+        arrows = {tuple(tuple(a["end"]) for a in f["geometry"]["arrows"]) for f in span}
+        assert len(qs) > 5 and len(pies) > 5 and len(arrows) > 5, c["number"]
+    # over the first 19 s, neighbouring frames differ almost always (holds are elsewhere)
+    still = [i for i in range(190) if frames[i]["trace"]["q"] == frames[i + 1]["trace"]["q"]]
+    assert still == []
+
+
+def test_each_frame_says_what_it_shows():
+    # caption and picture come from the same frame: every number the words name
+    # is the frame's own display string, which the pictures use as their labels
+    p = playback.playback()
+    for i, f in enumerate(p["frames"]):
+        c = p["captions"][f["caption"]]
+        assert c["start"] <= f["t"] <= c["end"]
+        d = f["display"]
+        words = f["text"]
+        assert "{" not in words
+        template = playback._script()["captions"][f["caption"]]["text"]
+        for name in ("q", "output"):
+            if "{" + name + "}" in template:
+                assert d[name] in words, (i, name)
+        for s in d["sources"]:
+            if "{share:" + s["label"] + "}" in template:
+                assert s["percent"] in words, (i, s["label"])
+        # the display strings are the engine's numbers, rounded as the page rounds
+        assert d["q"] == fmt.vector(f["trace"]["q"])
+        assert [s["percent"] for s in d["sources"]] == [fmt.percent(w) for w in f["trace"]["weights"]]
+    # 19 to 22 s: the words follow q (they once said [3, -0.5] while q was [2.25, 0.625])
+    f = p["frames"][205]
+    assert f["display"]["q"] == "[2.375, 0.438]" and "at q = [2.375, 0.438] B takes" in f["text"]
+
+
+def test_the_still_steps_are_their_anchor_frames():
     caps = playback.playback()["captions"]
-    assert "B takes 58%, C 28% and A 14%" in caps[2]["text"]
-    assert "[-0.004, 0.868]" in caps[3]["text"]
+    assert len(caps) == 7
+    assert "B takes 33%, C 33% and A 33%" in caps[2]["text"]
+    assert "[-0.094, 1.525]" in caps[3]["text"]
     assert caps[4]["anchor_frame"] == 230 and "B takes 92%" in caps[4]["text"]
-    assert "(33% each)" in caps[5]["text"] and "[0.333, 0.333]" in caps[5]["text"]
-    assert all("{" not in c["text"] for c in caps)
+    assert caps[5]["anchor_frame"] == 270 and "(A 33%, B 33%, C 33%)" in caps[5]["text"]
+    assert caps[6]["text"].startswith("q returns to [2, 1]: at q = [2, 1] B takes 58%")
+    frames = playback.playback()["frames"]
+    for c in caps:
+        f = frames[c["anchor_frame"]]
+        template = playback._script()["captions"][c["number"] - 1]["text"]
+        assert f["display"]["q"] in c["text"] or "{q}" not in template

@@ -7,6 +7,7 @@ import math
 import pytest
 
 from attnlab.engine.errors import FieldError
+from attnlab.lab import numbers as fmt
 from attnlab.lab import practice
 from attnlab.lab import sequence as seq
 from attnlab.lab.sequence import STARTING
@@ -33,6 +34,7 @@ def test_equal_ac_needs_equal_scores():
         "met": False,
         "words": "A takes 14% and C 28%: C is ahead by 14.4 points. Move q so that q meets "
         "A's key as much as C's.",
+        "load": False,
     }
     hit = practice.check("equal-ac", with_query([1.5, 1.5]))
     assert hit["met"] is True
@@ -60,18 +62,55 @@ def test_near_vb_says_when_floats_underflow_to_v_b_exactly():
 def test_zero_q_prediction_in_percent():
     assert practice.check("zero-q", STARTING, [33.3, 33.3, 33.4])["met"] is True
     wrong = practice.check("zero-q", STARTING, [14, 58, 28])
-    assert wrong["met"] is False
-    assert "A 33.3%, B 33.3%, C 33.3%" in wrong["words"]
+    assert wrong == {
+        "met": False,
+        "words": "Your share for A is much too low; your share for B is much too high; your share "
+        "for C is too low. What is every score q·k when q is the zero vector?",
+        "load": False,
+    }
+
+
+def test_wrong_predictions_point_the_way_without_the_right_numbers():
+    # the right shares (33.3%) appear only in the answer, never in a wrong check's words
+    for guess in ([14, 58, 28], [30, 30, 30], [50, 25, 25], [0, 0, 100]):
+        words = practice.check("zero-q", STARTING, guess)["words"]
+        assert "33" not in words, words
+    short = practice.check("zero-q", STARTING, [30, 30, 30])["words"]
+    assert short.startswith("Your share for A is too low; your share for B is too low")
+    assert "Your shares add up to 90%; shares always add up to 100%." in short
+    assert "33.3%" in practice.answer("zero-q", STARTING)
+    # a vector prediction: one coordinate right, the other much too low
+    words = practice.check("row0-masked", STARTING, [1, 0])["words"]
+    assert words.startswith("Your x is much too low; your y is right.")
+    assert "[2, 0]" not in words
+    assert practice.answer("row0-masked", STARTING) == (
+        "Row 0's masked output is [2, 0] (shares A 100%, B blocked, C blocked)."
+    )
+
+
+def test_no_feedback_doubles_the_pages_not_yet():
+    # the page writes "Not yet." / "✓ Goal met." in front of the words
+    held = seq.set_mask_cell(STARTING, 2, 0, False)
+    cases = [
+        ("equal-ac", STARTING, None), ("near-vb", STARTING, "scale"), ("zero-q", STARTING, [1, 2, 3]),
+        ("double-q", STARTING, "same"), ("block-a-row2", held, [0, 0]), ("same-shares", STARTING, "shift"),
+        ("value-moves", STARTING, None), ("row2-eq-row1", STARTING, None), ("row0-masked", STARTING, [0, 0]),
+    ]
+    for cid, h, response in cases:
+        words = practice.check(cid, h, response)["words"]
+        assert not words.startswith(("Not yet", "Right", "Goal met")), (cid, words)
 
 
 def test_double_q_sharpens_and_tie_changes_nothing():
     out = practice.check("double-q", STARTING, "grows")
     assert out == {
         "met": True,
-        "words": "At q = [2, 1] the largest share is 58%; at 2q = [4, 2] it is 77%. "
+        "words": "At q = [2, 1] the largest share is 58%; at 2q it is 77%. "
         "Doubling q doubles the score differences, so softmax sharpens.",
+        "load": False,
     }
-    assert practice.check("double-q", STARTING, "same")["met"] is False
+    wrong = practice.check("double-q", STARTING, "same")
+    assert wrong["met"] is False and "77%" not in wrong["words"] and "2q = [4, 2]" in wrong["words"]
     flat = practice.check("double-q", with_query([1, 1]), "grows")
     assert flat["met"] is False and "doubling changes nothing" in flat["words"]
 
@@ -83,15 +122,70 @@ def test_block_a_row2_requires_the_mask_and_a_good_prediction():
     guess = [round(x, 2) for x in out]
     assert practice.check("block-a-row2", held, guess)["met"] is True
     off = practice.check("block-a-row2", held, [guess[0] + 0.05, guess[1]])
-    assert off["met"] is False and "off by 0.05" in off["words"]
+    assert off["met"] is False
+    assert off["words"].startswith("Your x is too high; your y is right.")
+    assert fmt.rounded(out[0]) not in off["words"]
 
 
-def test_tie_top_needs_a_tie_and_sees_the_third_tie_too():
-    assert practice.check("tie-top", STARTING, "ties")["met"] is False
-    tie = with_query([2, 2])
-    assert practice.check("tie-top", tie, "less")["met"] is False
-    out = practice.check("tie-top", tie, "ties")
-    assert out["met"] is True and "k_A = 2k_C − k_B" in out["words"]
+def test_same_shares_is_solvable_and_teaches_the_shift():
+    # the new challenge (it replaced a second tie task): another q with the shares of [2, 1]
+    ref = STARTING.explorer_trace()
+    assert practice.check("same-shares", STARTING, "shift")["words"].startswith(
+        "Your q [2, 1] is within 0.5 of [2, 1]"
+    )
+    moved = practice.check("same-shares", with_query([3, 1]), "shift")
+    assert moved == {
+        "met": False,
+        "words": "At q = [3, 1], A's share is lower, B's share is higher and C's share is lower "
+        "than at [2, 1]. Look for a step that changes every score by the same amount.",
+        "load": False,
+    }
+    solved = with_query([3.5, 2.5])  # [2, 1] + 1.5 [1, 1]
+    t = solved.explorer_trace()
+    assert max(abs(a - b) for a, b in zip(t.weights, ref.weights)) < 1e-12
+    assert practice.check("same-shares", solved, "scores")["met"] is False
+    ok = practice.check("same-shares", solved, "shift")
+    assert ok["met"] is True
+    assert ok["words"] == (
+        "At q = [3.5, 2.5] the shares are A 14%, B 58%, C 28%, as at [2, 1]: every score rose "
+        "by 1.061, and softmax only sees the differences."
+    )
+    # the answer's q solves it
+    assert practice.answer("same-shares", STARTING).startswith("q = [3, 2]: the step [1, 1] adds 0.707")
+    assert practice.check("same-shares", with_query([3, 2]), "shift")["met"] is True
+
+
+def test_same_shares_needs_the_worked_keys():
+    keys = seq.held_from_dict({**STARTING.to_dict(), "keys": [[1, 0], [0, 1], [1, 1]]})
+    out = practice.check("same-shares", keys, "shift")
+    assert out["met"] is False and out["load"] is True
+    assert out["words"].startswith("This challenge needs the worked example's keys ([-1, 2], [1, 0], [0, 1])")
+
+
+def test_an_example_with_other_sources_is_offered_the_worked_one():
+    xyz = seq.held_from_dict({**STARTING.to_dict(), "labels": ["X", "Y", "Z"]})
+    for c in practice.challenges():
+        form = c["response"]
+        response = None if form is None else (
+            form["options"][0]["id"] if form["type"] == "choice" else [0.0] * form["size"]
+        )
+        out = practice.check(c["id"], xyz, response)
+        assert out == {
+            "met": False,
+            "words": "This challenge is written for the worked example's sources A, B, C; yours "
+            "are X, Y, Z. Load the A/B/C example to try it.",
+            "load": True,
+        }, c["id"]
+        assert practice.answer(c["id"], xyz) == out["words"]
+
+
+def test_every_answer_solves_its_challenge_where_it_names_a_q():
+    # the answer's own q meets the goal (equal-ac: nearest tie; near-vb: [6, -3])
+    words = practice.answer("equal-ac", STARTING)
+    assert words.startswith("A and C tie wherever q·k_A = q·k_C. The nearest such q to yours is [1.5, 1.5]")
+    assert practice.check("equal-ac", with_query([1.5, 1.5]))["met"] is True
+    assert practice.check("near-vb", with_query([6, -3]), "positive")["met"] is True
+    assert "B takes >99%" in practice.answer("near-vb", STARTING)
 
 
 def test_value_moves_output_but_not_shares():

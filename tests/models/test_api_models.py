@@ -42,7 +42,10 @@ def test_models_lists_both_with_their_shapes_and_caps(client):
     assert set(by_name) == {"minilm", "smollm2"}
     assert (by_name["minilm"]["n_layer"], by_name["minilm"]["n_head"]) == (6, 12)
     assert by_name["smollm2"]["kv_groups"] == [[0, 1, 2], [3, 4, 5], [6, 7, 8]]
-    assert body["max_chars"] == 400 and body["max_tokens"] == 64
+    assert body["max_chars"] == 2000 and body["max_tokens"] == 256
+    assert by_name["smollm2"]["max_tokens"] == by_name["minilm"]["max_tokens"] == 256
+    assert by_name["smollm2"]["generates"] and by_name["smollm2"]["chat_default"]
+    assert not by_name["minilm"]["generates"] and by_name["minilm"]["architecture"] == "encoder"
 
 
 def test_models_say_what_their_products_run_on_once_loaded(client, smollm2):
@@ -110,21 +113,28 @@ def test_the_explorer_answers_while_a_model_is_working(client, smollm2):
 
 
 def test_text_over_the_character_cap_gets_the_message(client):
-    r = client.post("/api/models/jobs", json={"model": "minilm", "text": "x" * 401})
+    r = client.post("/api/models/jobs", json={"model": "minilm", "text": "x" * 2001})
     assert r.status_code == 422
     [item] = r.json()["detail"]
     assert item["field"] == "text"
-    assert item["msg"] == "text has 401 characters; the Real model view takes at most 400. Shorten it."
+    assert item["msg"] == "text has 2001 characters; the Real model view takes at most 2000. Shorten it."
 
 
-def test_text_over_the_token_cap_ends_the_job_with_the_message(client):
-    job = wait(client, start(client, "minilm", "word " * 70)["id"])
-    assert job["status"] == "error" and job["field"] == "text"
-    assert job["message"].startswith(
-        "text is 72 tokens long for minilm; the Real model view takes at most 64"
+@pytest.mark.parametrize("model", ["minilm", "smollm2"])
+def test_text_over_the_token_cap_is_refused_before_any_job(client, model):
+    from attnlab.models.jobs import JOBS
+
+    before = JOBS.computations
+    r = client.post("/api/models/jobs", json={"model": model, "text": " ".join(["word"] * 300)})
+    assert r.status_code == 422
+    [item] = r.json()["detail"]
+    assert item["field"] == "text"
+    n = 302 if model == "minilm" else 300  # MiniLM's [CLS] and [SEP] count
+    assert item["msg"] == (
+        f"text is {n} tokens long for {model}; the Real model view takes at most 256 tokens. "
+        f"Shorten it by {n - 256}."
     )
-    r = client.get(f"/api/models/jobs/{job['id']}/layers/0")
-    assert r.status_code == 409 and "72 tokens" in r.json()["detail"][0]["msg"]
+    assert JOBS.computations == before  # nothing was queued: no model was loaded for it
 
 
 @pytest.mark.parametrize(
@@ -175,7 +185,8 @@ def test_details_give_each_heads_q_k_v_and_scores(client, smollm2):
 
 
 def test_generation_streams_pieces_equal_to_the_models_greedy_tokens(client, smollm2):
-    r = client.post("/api/models/generate", json={"prompt": "Once upon a time", "max_new_tokens": 12})
+    body = {"prompt": "Once upon a time", "max_new_tokens": 12, "chat": False}
+    r = client.post("/api/models/generate", json=body)
     assert r.status_code == 202
     job_id, counts = r.json()["id"], []
     deadline = time.monotonic() + 120
@@ -210,7 +221,9 @@ def test_chat_generation_stops_at_the_end_of_the_turn(client, smollm2):
     ("body", "field"),
     [
         ({"prompt": " "}, "prompt"),
-        ({"prompt": "x" * 401}, "prompt"),
+        ({"prompt": "x" * 8001}, "prompt"),
+        ({"prompt": "hi", "model": "minilm"}, "model"),
+        ({"prompt": "hi", "model": "gpt9"}, "model"),
         ({"prompt": "hi", "max_new_tokens": 65}, "max_new_tokens"),
         ({"prompt": "hi", "temperature": -0.5}, "temperature"),
         ({"prompt": "hi", "top_p": 0}, "top_p"),

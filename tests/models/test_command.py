@@ -119,7 +119,9 @@ def test_generate_refuses_an_encoder():
 
 @needs_smollm2
 def test_generate_json_gives_tokens_why_it_stopped_and_timings(smollm2):
-    done = run("generate", "Once upon a time", "--model", "smollm2", "--max-new-tokens", "6", "--json")
+    done = run(
+        "generate", "Once upon a time", "--model", "smollm2", "--max-new-tokens", "6", "--json", "--no-chat"
+    )
     assert done.returncode == 0, done.stderr
     body = json.loads(done.stdout)
     assert set(body) == {"tokens", "stopped", "timings"}
@@ -133,7 +135,16 @@ def test_generate_json_gives_tokens_why_it_stopped_and_timings(smollm2):
 
 @needs_smollm2
 def test_generate_streams_the_greedy_continuation(smollm2):
-    command = [ATTNLAB, "generate", "Once upon a time", "--model", "smollm2", "--max-new-tokens", "20"]
+    command = [
+        ATTNLAB,
+        "generate",
+        "Once upon a time",
+        "--model",
+        "smollm2",
+        "--max-new-tokens",
+        "20",
+        "--no-chat",
+    ]
     env = other_blas_threads()
     with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env) as proc:
         chunks = []
@@ -149,3 +160,66 @@ def test_generate_streams_the_greedy_continuation(smollm2):
     # pipe between two reads, so only ask that the first read did not get everything
     assert len(chunks) >= 2
     assert err.strip() == "[length]"
+
+
+@needs_smollm2
+def test_generate_answers_a_question_as_a_chat_turn_by_default(smollm2):
+    """An instruct model: a question gets an answer without --chat, as on the page."""
+    from attnlab.models.chat import user_turn
+
+    question = "What is the capital of France?"
+    done = run("generate", question, "--max-new-tokens", "8", "--json")
+    assert done.returncode == 0, done.stderr
+    ids = list(smollm2.generate_ids(smollm2.encode(user_turn(question)), max_new_tokens=8))
+    assert [t["id"] for t in json.loads(done.stdout)["tokens"]] == [
+        i for i in ids if i not in smollm2.stop_ids
+    ]
+    raw = run("generate", question, "--max-new-tokens", "8", "--no-chat")
+    assert raw.returncode == 0, raw.stderr
+    if raw.stdout.strip() == question:  # the model ended its turn at once: the hint says what to do
+        assert "Drop --no-chat to ask it a question." in raw.stderr
+
+
+@needs_smollm2
+def test_logits_json_gives_token_id_logit_and_p_as_the_model_computes_them(smollm2):
+    from attnlab.models.sampling import Sampling, cut
+
+    text = "The capital of France is"
+    done = run("logits", text, "--model", "smollm2", "--top", "5", "--temperature", "0.7", "--top-k", "40",
+               "--top-p", "0.9", "--json")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    body = json.loads(done.stdout)
+    ids = smollm2.encode(text)
+    logits = smollm2.logits(ids)[-1]
+    c = cut(logits, Sampling(temperature=0.7, top_k=40, top_p=0.9))
+    order = np.argsort(-logits.astype(np.float64), kind="stable")[:5]
+    assert [e["id"] for e in body["entries"]] == order.tolist()
+    assert [set(e) for e in body["entries"]] == [{"token", "id", "logit", "p", "p_model"}] * 5
+    assert [e["logit"] for e in body["entries"]] == [float(logits[i]) for i in order]
+    assert [e["p"] for e in body["entries"]] == [float(c.p[i]) for i in order]
+    assert body["entries"][0]["token"] == " Paris" and body["position"] == len(ids) - 1
+    assert [r["control"] for r in body["removed"]] == ["temperature", "top_k", "top_p"]
+    assert body["removed"][1]["count"] == 49152 - 40
+
+
+@needs_smollm2
+def test_logits_at_a_position_and_in_words(smollm2):
+    done = run("logits", "The capital of France is", "--top", "3", "--position", "2")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("after token 2 ' of' of 0..4: the next token")
+    assert "The text goes on with ' France'" in done.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--model", "minilm"], "minilm is an encoder: it does not predict text; use --model smollm2"),
+        (["--top", "0"], "--top 0 is out of range; use 1..100"),
+        (["--top-p", "0"], "top_p must be in (0, 1], got 0.0"),
+        (["--temperature", "-1"], "temperature must be >= 0, got -1.0"),
+    ],
+)
+def test_logits_refuses_bad_arguments_in_one_line(args, message):
+    done = run("logits", "The cat sat.", *args)
+    assert done.returncode == 2
+    assert done.stderr.strip() == f"attnlab: error: {message}"

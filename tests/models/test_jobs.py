@@ -122,9 +122,9 @@ def test_repeatable_generations_share_and_unseeded_draws_do_not(lab):
 def test_a_failed_job_is_not_shared(lab):
     lab = lab()
     lab.gate.set()
-    failed = lab.done(lab.jobs.start("minilm", "word " * 70))
+    failed = lab.done(lab.jobs.start("minilm", "word " * 300))  # over the 256-token cap
     assert failed.status == "error"
-    again = lab.jobs.start("minilm", "word " * 70)
+    again = lab.jobs.start("minilm", "word " * 300)
     assert again is not failed and again.id != failed.id
 
 
@@ -233,9 +233,9 @@ def test_the_newest_trace_stays_even_alone_over_the_cap(lab):
     assert lab.jobs.kept_bytes == trace_nbytes(second.trace)
 
 
-def test_the_default_cap_is_256_mib():
+def test_the_default_cap_is_512_mib():
     jobs = Jobs()
-    assert jobs.memory_cap == 256 * 2**20 and jobs.kept_bytes == 0 and jobs.worker_mode == ""
+    assert jobs.memory_cap == 512 * 2**20 and jobs.kept_bytes == 0 and jobs.worker_mode == ""
     jobs.shutdown()
 
 
@@ -291,9 +291,9 @@ def test_errors_carry_their_field(lab, client):
     with pytest.raises(FieldError) as bad:
         lab.jobs.start("gpt9", CAT)
     assert bad.value.loc == ("model",)
-    long = lab.done(lab.jobs.start("smollm2", "word " * 65))
+    long = lab.done(lab.jobs.start("smollm2", "word " * 300))
     assert long.status == "error" and long.loc == ("text",)
-    assert long.message.startswith("text is 65 tokens long for smollm2")
+    assert long.message.startswith("text is 300 tokens long for smollm2")
     job = client(lab.jobs).get(f"/api/models/jobs/{long.id}").json()
     assert (job["status"], job["field"]) == ("error", "text")
 

@@ -59,7 +59,13 @@ def test_head_kinds_on_made_up_patterns():
     broad = np.tril(np.ones((n, n))) / np.arange(1, n + 1)[:, None]
     profile = head_profile(broad, _causal(n))
     assert profile["kind"] == "broad" and profile["breadth"] == pytest.approx(1.0)
-    assert head_profile(np.eye(n), _causal(n))["kind"] == "focused"
+    assert head_profile(np.eye(n), _causal(n))["kind"] == "self"
+    two = np.zeros((n, n))  # 40% on the first token, 40% on the previous one, 20% on itself
+    two[1:, 0] += 0.4
+    two[np.arange(1, n), np.arange(n - 1)] += 0.4
+    two[np.arange(n), np.arange(n)] += 0.2
+    two[0, 0] = 1.0
+    assert head_profile(two, _causal(n))["kind"] == "focused"
 
 
 def test_top_sources_are_largest_first_and_ties_keep_order():

@@ -70,6 +70,7 @@ def test_worked_example_display_strings(client):
         "q": "[2, 1]",
         "q_coords": ["2", "1"],
         "q_precise": "[2, 1]",
+        "keys_coords": [["-1", "2"], ["1", "0"], ["0", "1"]],
         "values_coords": [["2", "0"], ["0", "2"], ["-1", "-1"]],
         "scale": "√2",
         "m": "1.414",
@@ -201,31 +202,35 @@ def test_challenge_met_far_along_b(client):
     assert body["challenge"]["status"].startswith("Done: B takes 94%")
 
 
-def test_reference_that_cannot_be_computed_is_reported_not_fatal(client):
-    # q = [1e-300, 0] is fine, but q = [2, 1] against these keys overflows.
-    body = post(
-        client, {"q": [1e-300, 0], "keys": [[1e308, 1e308], [0, 1]], "values": [[1, 0], [0, 1]]}
-    ).json()
-    assert body["compare"]["available"] is False
-    assert body["compare"]["active"] is False
-    assert "not available" in body["compare"]["message"]
-    assert "overflows" in body["compare"]["message"]
+def test_numbers_the_planes_cannot_draw_are_refused_at_their_coordinate(client):
+    # One limit for the explorer and the held example (lab.sequence.MAX_MAGNITUDE):
+    # keys this large once made the comparison overflow; now they never reach the engine.
+    body = {"q": [1e-300, 0], "keys": [[1e308, 1e308], [0, 1]], "values": [[1, 0], [0, 1]]}
+    r = post(client, body)
+    assert r.status_code == 422
+    item = r.json()["detail"][0]
+    assert item["field"] == "keys[0][0]"
+    assert item["msg"] == (
+        "keys[0][0] must be at most 1,000,000. "
+        "The lab keeps every coordinate within ±1,000,000 so the planes can draw it."
+    )
+    assert post(client, {**body, "keys": [[1e6, -1e6], [0, 1]]}).status_code == 200
 
 
 @pytest.mark.parametrize(
     ("body", "field", "words"),
     [
-        ({**WORKED, "q": [2, "x"]}, "q[1]", "valid number"),
-        ({**WORKED, "q": [2, True]}, "q[1]", "valid number"),
+        ({**WORKED, "q": [2, "x"]}, "q[1]", "q[1] must be a number"),
+        ({**WORKED, "q": [2, True]}, "q[1]", "q[1] must be a number"),
         ({**WORKED, "q": []}, "q", "at least 1"),
         ({**WORKED, "q": [2, 1, 0]}, "keys[0]", "keys[0] has 2 coordinates; q has 3"),
         ({**WORKED, "values": [[2, 0], [0, 2]]}, "values", "values has 2 sources; keys has 3"),
         ({**WORKED, "values": [[2, 0], [0, 2], [1]]}, "values[2]", "values[2] has 1"),
         ({**WORKED, "labels": ["A", "A", "C"]}, "labels[1]", "repeats labels[0]"),
         ({**WORKED, "allowed": [False, False, False]}, "allowed", "blocks every source"),
-        ({**WORKED, "q": [1e308, 1e308]}, "q", "overflows"),
-        ({**WORKED, "scale": 0}, "scale", "greater than 0"),
-        ({**WORKED, "extra": 1}, "extra", "not permitted"),
+        ({**WORKED, "q": [1e308, 1e308]}, "q[0]", "within ±1,000,000 so the planes can draw it"),
+        ({**WORKED, "scale": 0}, "scale", "scale must be more than 0"),
+        ({**WORKED, "extra": 1}, "extra", "not something the lab knows"),
         ({**WORKED, "keys": [[1, 2]] * 65}, "keys", "at most 64"),
         ({**WORKED, "labels": ["A", "B", "C" * 33]}, "labels[2]", "at most 32"),
     ],
@@ -253,9 +258,6 @@ MAX = 1.7976931348623157e308
          "allowed blocks every source; at least 1 source must be allowed"),
         ({**WORKED, "labels": ["A", "B", "A"]}, ["body", "labels", 2], "labels[2] repeats labels[0] ('A')"),
         # derived numbers: at the input the learner changes, the derived field named after it
-        ({**WORKED, "q": [1e308, 1e308]}, ["body", "q"], "q: scores[0] overflows: "),
-        ({"q": [0], "keys": [[0]] * 11, "values": [[MAX]] * 11}, ["body", "values"],
-         "values: output[0] overflows; use smaller value magnitudes"),
     ],
 )
 def test_engine_errors_are_422_at_their_location(client, body, loc, msg):

@@ -173,16 +173,19 @@ def test_study_actions_and_history(client):
         study = r.json()["study"]
     first, second = study["challenges"]["row0-masked"]["attempts"]
     assert first["feedback"]["met"] is True
-    assert first["feedback"]["words"].startswith("Right: Row 0's masked output is [2, 0]")
+    assert first["feedback"]["words"].startswith("Row 0's masked output is [2, 0]")
+    assert first["checks"] == [{"response": [2, 0], "met": True}]
     assert r.json()["history"] == [
-        {"heading": "Before any attempt", "challenge": None, "attempt": None,
+        {"heading": "Before any attempt", "challenge": None, "attempt": None, "checks": [],
          "help": ["Watched the guided playback"]},
         {"heading": "Predict row 0's masked output · attempt 1", "challenge": "row0-masked",
-         "attempt": 1, "help": ["Opened hint 1 of 3"]},
+         "attempt": 1, "checks": [{"label": "Check 1 · [2, 0] · right", "met": True}],
+         "help": ["Opened hint 1 of 3"]},
         {"heading": "Predict row 0's masked output · attempt 2", "challenge": "row0-masked",
-         "attempt": 2, "help": ["Opened “Read the same calculation in Python”"]},
+         "attempt": 2, "checks": [],
+         "help": ["Opened “Read the same calculation in Python”"]},
     ]
-    assert second == {"response": None, "feedback": None,
+    assert second == {"response": None, "feedback": None, "checks": [], "answer": None,
                       "help": [{"kind": "python", "detail": None}]}
 
 
@@ -221,7 +224,7 @@ def test_import_refuses_bad_files_clearly(client):
                            "(format must be 'attnlab-notebook')")
 
 
-def test_markdown_ipynb_and_svg_downloads(client):
+def test_markdown_and_ipynb_downloads(client):
     md = client.post("/api/notebook/export/markdown", json={"held": HELD})
     assert md.status_code == 200 and md.headers["content-type"].startswith("text/markdown")
     assert "attachment" in md.headers["content-disposition"]
@@ -229,10 +232,8 @@ def test_markdown_ipynb_and_svg_downloads(client):
     nb = client.post("/api/notebook/export/ipynb", json={"held": HELD})
     assert nb.headers["content-type"].startswith("application/x-ipynb+json")
     assert json.loads(nb.text)["nbformat"] == 4
-    svg = client.post("/api/notebook/export/svg/value", json={"held": HELD})
-    assert svg.headers["content-type"].startswith("image/svg+xml")
-    assert "Value space: output o = [-0.004, 0.868]" in svg.text
-    assert client.post("/api/notebook/export/svg/query", json={"held": HELD}).status_code == 422
+    # The plots are the page's own SVGs (static/js/export.js): no server renderer.
+    assert client.post("/api/notebook/export/svg/value", json={"held": HELD}).status_code == 404
 
 
 @pytest.mark.parametrize(
@@ -240,7 +241,6 @@ def test_markdown_ipynb_and_svg_downloads(client):
     [
         ("/api/notebook/export/markdown", "text/markdown"),
         ("/api/notebook/export/ipynb", "application/x-ipynb+json"),
-        ("/api/notebook/export/svg/value", "image/svg+xml"),
     ],
 )
 def test_downloads_match_what_the_openapi_document_says(path, media_type):

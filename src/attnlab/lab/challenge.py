@@ -1,4 +1,9 @@
-"""The explorer's live challenge: "Give source B more than 90% of the attention".
+"""The explorer's live challenge: "Give the second source more than 90% of the attention".
+
+The challenge names its source by role, not by label: the second source (B in
+the worked A/B/C example, Y in an example whose sources are X/Y/Z), so an own
+example with renamed sources keeps it working. The words use the source's
+label. An example with a single source cannot try it and says so.
 
 ``check(trace)`` reads the engine's weight for the target source and says
 whether it is strictly above the threshold. The words use the page's
@@ -13,7 +18,7 @@ from dataclasses import dataclass
 from attnlab.engine.single import QueryTrace
 from attnlab.lab import numbers as fmt
 
-TARGET_LABEL = "B"
+TARGET_INDEX = 1  # the second source: B in the worked example
 THRESHOLD = 0.9
 
 
@@ -39,37 +44,39 @@ class ChallengeState:
         }
 
 
-def check(trace: QueryTrace, *, target: str = TARGET_LABEL, threshold: float = THRESHOLD) -> ChallengeState:
-    """Return the challenge state: is ``target``'s weight strictly above ``threshold``?"""
-    goal = f"Give source {target} more than {fmt.percent(threshold)} of the attention."
-    if target not in trace.labels:
+def check(trace: QueryTrace, *, target: int = TARGET_INDEX, threshold: float = THRESHOLD) -> ChallengeState:
+    """Return the challenge state: is source ``target``'s weight strictly above ``threshold``?"""
+    if target >= len(trace.labels):
+        goal = f"Give the second source more than {fmt.percent(threshold)} of the attention."
         return ChallengeState(
             goal=goal,
-            target=target,
+            target="",
             available=False,
             share=None,
             met=False,
-            status=f"There is no source labelled {target} in this example.",
+            status=f"This example has {len(trace.labels)} source; add another to try this challenge.",
         )
-    i = trace.labels.index(target)
+    i = target
+    label = trace.labels[i]
+    goal = f"Give source {label} more than {fmt.percent(threshold)} of the attention."
     if not trace.allowed[i]:
         return ChallengeState(
             goal=goal,
-            target=target,
+            target=label,
             available=False,
             share=0.0,
             met=False,
-            status=f"{target} is blocked by the mask here, so it cannot receive attention.",
+            status=f"{label} is blocked by the mask here, so it cannot receive attention.",
         )
     share = trace.weights[i]
     shown = fmt.percent(share)
     if share > threshold:
-        status = f"Done: {target} takes {shown} of the attention, more than {fmt.percent(threshold)}."
+        status = f"Done: {label} takes {shown} of the attention, more than {fmt.percent(threshold)}."
     else:
         status = (
-            f"Not yet: {target} takes {shown}. Point q further along {target}'s key, "
+            f"Not yet: {label} takes {shown}. Point q further along {label}'s key, "
             "away from the other keys."
         )
     return ChallengeState(
-        goal=goal, target=target, available=True, share=share, met=share > threshold, status=status
+        goal=goal, target=label, available=True, share=share, met=share > threshold, status=status
     )

@@ -17,25 +17,31 @@ if TYPE_CHECKING:  # sequence imports this module; the type is only for annotati
 def explorer_texts(held: Held) -> dict[str, str]:
     """Return the explorer's fixed sentences that depend on the row it shows.
 
-    Keys: ``given`` (under the explorer's title), ``q_legend`` (the legend of
+    Keys: ``row`` (what the row label means, for a newcomer), ``given`` (under the
+    explorer's title), ``q_legend`` (the legend of
     the query fields), ``allowed`` (which sources the row may attend to) and
     ``example`` (what kind of calculation the words describe). For the
     unmasked projection they are the page's own sentences (index.html starts
     with them); for a masked row they say so, and that a query edit returns
     the explorer to row 0's unmasked projection.
     """
+    r, name = held.row, held.labels[held.row]
     if not held.masked:
+        every = ", ".join(held.labels)
         return {
+            "row": f"= token {name}'s query in the held sequence below; unmasked: it may attend "
+            f"to every source ({every}).",
             "given": "Given vectors for one unmasked head, not learned word meanings.",
             "q_legend": "Change the query · one unmasked row",
             "allowed": "All sources are allowed here; this is not a masked sequence output.",
             "example": "This hand-authored, unmasked example explains one attention calculation; "
             "it is not a trace from a trained model.",
         }
-    r, name = held.row, held.labels[held.row]
     blocked = [held.labels[i] for i, ok in enumerate(held.mask[r]) if not ok]
     seen = "its mask row allows every source" if not blocked else f"{', '.join(blocked)} blocked"
     return {
+        "row": f"= token {name}'s query in the held sequence below; masked: the mask decides "
+        f"what it may attend to ({seen}).",
         "given": f"Given vectors for one masked row of a head (row {r}, {name}), not learned word meanings.",
         "q_legend": "Change the query · returns the explorer to row 0, unmasked",
         "allowed": f"This is row {r}'s masked sequence output: {seen}.",

@@ -9,7 +9,7 @@
   (ordered sums from 0.0, ``math.exp``, ``math.sqrt``), so running it prints
   the page's numbers exactly; its last cell prints them as JSON.
 
-The key/value plots are in :mod:`attnlab.lab.plots`.
+The key/value plots are the page's own SVGs, serialised by static/js/export.js.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from attnlab.engine.errors import FieldError
 from attnlab.lab import numbers as fmt
-from attnlab.lab.history import history
+from attnlab.lab.history import history, study_from_dict
 from attnlab.lab.python_code import to_python
 from attnlab.lab.sequence import N_TOKENS, Held, held_from_dict, sequence_view
 
@@ -61,15 +61,31 @@ def to_json(held: Held, study: dict) -> dict:
         "example": held.to_dict(),
         "results": results(held),
         "history": history(study),
+        "study": study,  # the attempts as data, so an import restores the history
     }
 
 
 def from_json(text: str | bytes) -> Held:
-    """Read an exported document back into a :class:`Held`.
+    """Read an exported document back into a :class:`Held` (see :func:`parse`)."""
+    return from_document(parse(text))
 
-    Raises ``FieldError``: at ``("text",)`` when the text is too long, nests
-    deeper than ``MAX_DEPTH`` or is not JSON; at the document's field
-    (``("example", "mask", 1)``) when the JSON is not a good export.
+
+def read(text: str | bytes) -> tuple[Held, dict | None]:
+    """Read an export's example and its study (``None`` in an export made before studies travelled).
+
+    The study is validated as the page sends it (``FieldError`` at ``("study", ...)``).
+    """
+    doc = parse(text)
+    held = from_document(doc)
+    return held, (study_from_dict(doc["study"]) if "study" in doc else None)
+
+
+def parse(text: str | bytes) -> object:
+    """Parse an exported document's text, refusing what no export can be.
+
+    Raises ``FieldError`` at ``("text",)`` when the text is too long, nests
+    deeper than ``MAX_DEPTH`` or is not JSON; :func:`from_document` then checks
+    the document's fields.
     """
     if len(text) > MAX_IMPORT_BYTES:
         raise FieldError("text", f"file is {len(text)} bytes; an export is at most {MAX_IMPORT_BYTES}")
@@ -84,7 +100,7 @@ def from_json(text: str | bytes) -> Held:
         raise FieldError("text", f"file is not JSON ({err})") from None
     except RecursionError:  # pragma: no cover - json_depth refuses such text first
         raise FieldError("text", "file nests too deeply to read") from None
-    return from_document(doc)
+    return doc
 
 
 # A string (an unclosed one runs to the end, so a match never fails and the scan stays linear)
@@ -179,7 +195,8 @@ def to_markdown(held: Held, study: dict) -> str:
         "",
         "## Study history for this visit",
         "",
-        "These record which help was used, not completion or learning scores.",
+        "Each attempt lists its checks (right or not yet), the hints opened and any answer "
+        "shown; these are no scores.",
         "",
     ]
     groups = history(study)
@@ -188,6 +205,7 @@ def to_markdown(held: Held, study: dict) -> str:
     for g in groups:
         lines.append(f"### {_md(g['heading'])}")
         lines.append("")
+        lines += [f"- {_md(c['label'])}" for c in g["checks"]]
         lines += [f"- {_md(h)}" for h in g["help"]]
         lines.append("")
     return "\n".join(lines).rstrip() + "\n"

@@ -15,7 +15,11 @@ recomputes attention:
   ordered partial sums of the weights;
 - ``plane_view`` / ``score_axis``: the square, equal-unit windows and the score
   axis that fit what is drawn, with a grid step of 1 unit while that stays
-  readable.
+  readable;
+- ``off_plot``: the points a window cannot hold (beyond ``DRAW_LIMIT`` or not
+  finite), each with the spot on the window's edge where the ray from the
+  origin towards it leaves the plane. The page draws a marker there and a
+  note, so a plane is never blank and never shows an old point.
 """
 
 from __future__ import annotations
@@ -33,6 +37,11 @@ MAX_GRID_LINES = 24
 # The key plane always spans at least -KEY_MIN_HALF..KEY_MIN_HALF so q has room.
 KEY_MIN_HALF = 4.0
 VALUE_MIN_HALF = 2.0
+# Coordinates beyond this are drawn as off-plot markers, not fitted. It equals
+# the lab's one input limit (lab.sequence.MAX_MAGNITUDE, a test pins this), so
+# whatever the lab accepts is drawn in full; the markers are the safety net for
+# traces built without that check (a plane is then still never blank).
+DRAW_LIMIT = 1e6
 
 
 def _finite(xs: Iterable[float]) -> bool:
@@ -149,18 +158,59 @@ def plane_view(points: Iterable[Sequence[float]], *, min_half: float, centered: 
     return {"xmin": x0, "xmax": x0 + size, "ymin": y0, "ymax": y0 + size, "step": step}
 
 
+def drawable(p: Sequence[float]) -> bool:
+    """True for a finite 2-D point within ``DRAW_LIMIT`` on both axes."""
+    return len(p) == 2 and _finite(p) and max(abs(c) for c in p) <= DRAW_LIMIT
+
+
+def inside(view: dict, p: Sequence[float]) -> bool:
+    return view["xmin"] <= p[0] <= view["xmax"] and view["ymin"] <= p[1] <= view["ymax"]
+
+
+def edge_point(view: dict, p: Sequence[float]) -> list[float] | None:
+    """Where the ray from the origin towards ``p`` leaves ``view`` (None for NaN or 0).
+
+    Infinite coordinates point along their sign; the origin is always inside
+    the view, so the ray leaves it at one point.
+    """
+    if any(math.isnan(c) for c in p):
+        return None
+    if any(math.isinf(c) for c in p):
+        p = [math.copysign(1.0, c) if math.isinf(c) else 0.0 for c in p]
+    t = math.inf
+    for c, lo, hi in ((p[0], view["xmin"], view["xmax"]), (p[1], view["ymin"], view["ymax"])):
+        if c > 0:
+            t = min(t, hi / c)
+        elif c < 0:
+            t = min(t, lo / c)
+    if not math.isfinite(t):
+        return None
+    return [t * p[0], t * p[1]]
+
+
+def off_plot(view: dict | None, named: Iterable[tuple[str, int | None, Sequence[float]]]) -> list[dict]:
+    """Return ``{"kind", "index", "edge"}`` for each named point ``view`` cannot hold."""
+    if view is None:
+        return []
+    out = []
+    for kind, index, p in named:
+        if not (drawable(p) and inside(view, p)):
+            out.append({"kind": kind, "index": index, "edge": edge_point(view, p)})
+    return out
+
+
 def key_view(trace: QueryTrace) -> dict | None:
     """Return the key plane's window: centred, fitting the keys and q = [2, 1].
 
     It does not follow q while q stays inside it, so the plane holds still
-    under a drag; a q typed outside it widens the window to include q.
+    under a drag; a q typed outside it widens the window to include q. Keys
+    or a q beyond ``DRAW_LIMIT`` are left out of the fit (see ``off_plot``).
     """
-    base = [*trace.keys, reference_query(trace.d_k)]
+    base = [k for k in trace.keys if drawable(k)] + [reference_query(trace.d_k)]
     view = plane_view(base, min_half=KEY_MIN_HALF, centered=True)
     if view is None:
         return None
-    x, y = trace.q
-    if view["xmin"] <= x <= view["xmax"] and view["ymin"] <= y <= view["ymax"]:
+    if not drawable(trace.q) or inside(view, trace.q):
         return view
     return plane_view([*base, trace.q], min_half=KEY_MIN_HALF, centered=True)
 
@@ -187,13 +237,20 @@ def geometry(trace: QueryTrace, *, reference: QueryTrace | None = None) -> dict:
     # point different ways, so the value view fits every tip as well.
     arrows = tip_to_tail(trace)
     value_points.extend(a["end"] for a in arrows)
+    kview = key_view(trace) if trace.d_k == 2 else None
+    drawn = [p for p in value_points if drawable(p)]
+    vview = plane_view(drawn, min_half=VALUE_MIN_HALF) if trace.d_v == 2 else None
+    key_named = [("q", None, trace.q), *(("key", i, k) for i, k in enumerate(trace.keys))]
+    value_named = [("output", None, trace.output), *(("value", i, v) for i, v in enumerate(trace.values))]
     return {
         "projections": [None if (p := projection(trace.q, k)) is None else list(p) for k in trace.keys],
         "arrows": arrows,
         "hull": convex_hull(allowed_values) if trace.d_v == 2 else None,
         "pie": pie(trace),
         "reference_pie": None if reference is None else pie(reference),
-        "key_view": key_view(trace) if trace.d_k == 2 else None,
-        "value_view": (plane_view(value_points, min_half=VALUE_MIN_HALF) if trace.d_v == 2 else None),
+        "key_view": kview,
+        "value_view": vview,
+        "key_off": off_plot(kview, key_named),
+        "value_off": off_plot(vview, value_named),
         "score_axis": score_axis(trace.scores),
     }

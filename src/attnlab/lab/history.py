@@ -8,20 +8,25 @@ study, so the rules live in one tested place. A study is plain data::
      "active": {"challenge": "equal-ac", "attempt": 0} or None,
      "before": [help, ...],              # help used before any attempt
      "challenges": {"equal-ac": {"current": 0, "attempts": [
-         {"response": ..., "feedback": {"met": ..., "words": ...} or None,
-          "help": [help, ...]}]}}}
+         {"response": ..., "feedback": {"met": ..., "words": ..., "load": ...} or None,
+          "help": [help, ...],
+          "checks": [{"response": ..., "met": bool}, ...],
+          "answer": str or None}]}}}
 
 with ``help = {"kind": ..., "detail": int or None}``. Rules (the page's):
 
-- each attempt keeps its own response, feedback and help record;
-- clearing a response clears its feedback and keeps its help;
-- a hint is recorded on its challenge's current attempt;
+- each attempt keeps its own response, feedback, help record and checks;
+- every Check is recorded on its attempt with its response, right or wrong;
+- clearing a response clears its feedback and keeps its help and checks;
+- a hint, and the answer ("Show answer"), are recorded on their challenge's
+  current attempt; the answer's words are kept on the attempt;
 - any other help (playback, stepper, the panels) is a *study detour* and
   counts as consultation for the attempt you leave: the active attempt, or
   ``before`` when no attempt is active yet;
 - the same help is recorded once per attempt.
 
-It records which help was used, not completion or learning scores.
+It records the checks made and the help used, not learning scores. An export
+carries the study and an import restores it (``study_from_dict`` validates it).
 """
 
 from __future__ import annotations
@@ -29,11 +34,13 @@ from __future__ import annotations
 import copy
 
 from attnlab.engine.errors import FieldError, Loc, field_text
+from attnlab.lab import numbers as fmt
 from attnlab.lab import practice
 from attnlab.lab.sequence import Held
 
 HELP_KINDS = {
     "hint": "Opened hint {detail} of {total}",
+    "answer": "Showed the answer",
     "playback": "Watched the guided playback",
     "stepper": "Visited the stepper: step {detail} of 4",
     "every-number": "Opened “Show every number, the formula and the Python”",
@@ -45,6 +52,8 @@ HELP_KINDS = {
 ACTIONS = ("open", "submit", "clear", "retry", "goto", "help")
 MAX_ATTEMPTS = 50
 MAX_HELP = 200
+MAX_CHECKS = 100
+MAX_WORDS = 2000
 
 
 def new_study() -> dict:
@@ -74,6 +83,25 @@ def _helps(xs: object, loc: Loc) -> list[dict]:
     if not isinstance(xs, list) or len(xs) > MAX_HELP:
         raise FieldError(loc, f"{field_text(loc)} must be a list of at most {MAX_HELP} help records")
     return [_help(h, (*loc, i)) for i, h in enumerate(xs)]
+
+
+def _checks(c: dict, xs: object, loc: Loc) -> list[dict]:
+    """Validate an attempt's checks: each ``{"response": ..., "met": bool}``."""
+    if not isinstance(xs, list) or len(xs) > MAX_CHECKS:
+        raise FieldError(loc, f"{field_text(loc)} must be a list of at most {MAX_CHECKS} checks")
+    out = []
+    for i, x in enumerate(xs):
+        at = (*loc, i)
+        if not isinstance(x, dict) or not isinstance(x.get("met"), bool):
+            raise FieldError((*at, "met"), f"{field_text(at)}.met must be true or false")
+        response = x.get("response")
+        if response is not None or c["response"] is not None:
+            try:
+                response = practice.validate_response(c, response)
+            except FieldError as err:
+                raise err.within(*at) from None
+        out.append({"response": response, "met": x["met"]})
+    return out
 
 
 def study_from_dict(data: object) -> dict:
@@ -121,15 +149,27 @@ def study_from_dict(data: object) -> dict:
                     isinstance(feedback, dict)
                     and isinstance(feedback.get("met"), bool)
                     and isinstance(feedback.get("words"), str)
-                    and len(feedback["words"]) <= 2000
+                    and len(feedback["words"]) <= MAX_WORDS
+                    and isinstance(feedback.get("load", False), bool)
                 ):
                     raise FieldError((*at, "feedback"), f"{field_text(at)}.feedback is malformed")
-                feedback = {"met": feedback["met"], "words": feedback["words"]}
+                feedback = {
+                    "met": feedback["met"],
+                    "words": feedback["words"],
+                    "load": feedback.get("load", False),
+                }
+            answer = a.get("answer")
+            if answer is not None and not (isinstance(answer, str) and len(answer) <= MAX_WORDS):
+                raise FieldError(
+                    (*at, "answer"), f"{field_text(at)}.answer must be text of at most {MAX_WORDS} characters"
+                )
             clean.append(
                 {
                     "response": response,
                     "feedback": feedback,
                     "help": _helps(a.get("help", []), (*at, "help")),
+                    "checks": _checks(c, a.get("checks", []), (*at, "checks")),
+                    "answer": answer,
                 }
             )
         study["challenges"][cid] = {"current": current, "attempts": clean}
@@ -168,7 +208,7 @@ def _entry(study: dict, cid: object) -> dict:
 
 
 def _attempt() -> dict:
-    return {"response": None, "feedback": None, "help": []}
+    return {"response": None, "feedback": None, "help": [], "checks": [], "answer": None}
 
 
 def _activate(study: dict, cid: str) -> dict:
@@ -201,14 +241,17 @@ def apply(study: dict, action: dict, held: Held) -> dict:
     if kind == "help":
         help_ = {"kind": action.get("help"), "detail": action.get("detail")}
         record = _help(help_, ("action",), kind_field="help")
-        if record["kind"] == "hint":
+        if record["kind"] in ("hint", "answer"):
             c = _challenge(action.get("challenge"))
-            if record["detail"] > len(c["hints"]):
+            if record["kind"] == "hint" and record["detail"] > len(c["hints"]):
                 raise FieldError(
                     ("action", "detail"), f"action.detail: challenge {c['id']} has {len(c['hints'])} hints"
                 )
             _entry(study, c["id"])
-            _record(_activate(study, c["id"])["help"], record)
+            attempt = _activate(study, c["id"])
+            _record(attempt["help"], record)
+            if record["kind"] == "answer":
+                attempt["answer"] = practice.answer(c["id"], held)
         elif study["active"] is None:
             _record(study["before"], record)
         else:
@@ -237,7 +280,11 @@ def apply(study: dict, action: dict, held: Held) -> dict:
             attempt["feedback"] = practice.check(cid, held, response)
         except FieldError as err:  # the response's error, e.g. action.response[2]
             raise err.within("action") from None
+        if len(attempt["checks"]) >= MAX_CHECKS:
+            raise FieldError("action", f"action: at most {MAX_CHECKS} checks per attempt")
         attempt["response"] = response
+        if not attempt["feedback"]["load"]:  # a challenge the example cannot try is no check
+            attempt["checks"].append({"response": response, "met": attempt["feedback"]["met"]})
     elif kind == "clear":
         attempt["response"] = None
         attempt["feedback"] = None
@@ -252,11 +299,25 @@ def help_label(record: dict, challenge_id: str | None = None) -> str:
     return HELP_KINDS[record["kind"]].format(detail=record["detail"], total=total)
 
 
-def history(study: dict) -> list[dict]:
-    """Return the help used, grouped: before any attempt, then per challenge and attempt.
+def check_label(c: dict, n: int, record: dict) -> str:
+    """E.g. ``Check 1 · [10, 10, 80] · not yet`` or ``Check 2 · “grows” · right``."""
+    response = record["response"]
+    form = c["response"]
+    if response is None:
+        said = "the example as it was"
+    elif form["type"] == "choice":
+        said = f"“{response}”"
+    else:
+        said = fmt.vector(response) + (" %" if form["type"] == "shares" else "")
+    return f"Check {n} · {said} · {'right' if record['met'] else 'not yet'}"
 
-    Each group is ``{"heading", "challenge", "attempt" (1-based or None), "help": [labels]}``;
-    attempts without help say so. Challenges follow the page's order.
+
+def history(study: dict) -> list[dict]:
+    """Return the checks and help, grouped: before any attempt, then per challenge and attempt.
+
+    Each group is ``{"heading", "challenge", "attempt" (1-based or None), "checks":
+    [{"label", "met"}], "help": [labels]}``; attempts without help say so.
+    Challenges follow the page's order.
     """
     groups = []
     if study["before"]:
@@ -265,6 +326,7 @@ def history(study: dict) -> list[dict]:
                 "heading": "Before any attempt",
                 "challenge": None,
                 "attempt": None,
+                "checks": [],
                 "help": [help_label(h) for h in study["before"]],
             }
         )
@@ -278,6 +340,10 @@ def history(study: dict) -> list[dict]:
                     "heading": f"{c['title']} · attempt {n}",
                     "challenge": c["id"],
                     "attempt": n,
+                    "checks": [
+                        {"label": check_label(c, i, x), "met": x["met"]}
+                        for i, x in enumerate(a["checks"], start=1)
+                    ],
                     "help": [help_label(h, c["id"]) for h in a["help"]] or ["No help used"],
                 }
             )

@@ -25,11 +25,12 @@ def precise(x: float) -> str:
 def rounded(x: float, digits: int = 3) -> str:
     """Return ``x`` rounded to ``digits`` decimals with trailing zeros trimmed.
 
-    A value that rounds to zero prints ``0`` unless it is exactly -0.0.
+    A value that rounds to zero prints ``0``, -0.0 included: a rounded
+    display never shows ``-0`` (``precise`` keeps the sign).
     """
     r = round(float(x), digits)
     if r == 0.0:
-        return "-0" if repr(float(x)) == "-0.0" else "0"
+        return "0"
     return _trim(repr(r))
 
 

@@ -6,8 +6,16 @@ second: q is interpolated linearly between keyframes (pure timing, no
 attention maths), and every frame's scores, shares and output come from
 :func:`attnlab.engine.trace_query` on the starting A/B/C example, its
 projections, arrows and pie from :mod:`attnlab.lab.geometry` (the explorer's).
-Caption placeholders such as ``{share:B}`` are filled from the frame at the
-caption's ``anchor`` time, so the words and the pictures agree.
+
+q moves in every caption's time range, so every step animates the pictures:
+q travels, the pie re-splits and the arrows re-add as it goes.
+
+Caption and picture come from the same frame: each frame carries its
+caption's text with the placeholders (``{q}``, ``{output}``, ``{score:B}``,
+``{share:B}``) filled from that frame's own display strings, the very strings
+the pictures label themselves with. A caption's words are therefore written
+to hold for every frame of its range ("at q = {q} B takes {share:B}"). The
+reduced-motion view shows each caption as a still step: its ``anchor_frame``.
 
 The playback always uses the starting example: it neither reads nor changes
 the learner's experiment.
@@ -20,8 +28,8 @@ import re
 from functools import cache
 from importlib import resources
 
-from attnlab.engine.single import trace_query
-from attnlab.lab import numbers as fmt
+from attnlab.engine.single import QueryTrace, trace_query
+from attnlab.lab.display import display_strings
 from attnlab.lab.geometry import KEY_MIN_HALF, VALUE_MIN_HALF, geometry, plane_view
 from attnlab.lab.sequence import STARTING
 
@@ -47,15 +55,54 @@ def query_at(t: float) -> tuple[float, float]:
     return tuple(float(x) for x in keys[-1]["q"])
 
 
-def frame(t: float) -> dict:
-    """Return the engine's numbers for the playback at ``t`` seconds.
+def caption_index(t: float) -> int:
+    """Return the index of the caption shown at ``t`` (``start <= t < end``; the last holds its end)."""
+    caps = _script()["captions"]
+    for i, c in enumerate(caps):
+        if c["start"] <= t < c["end"]:
+            return i
+    return len(caps) - 1
+
+
+def fill(text: str, display: dict) -> str:
+    """Fill a caption's placeholders from one frame's display strings (the pictures' labels)."""
+    index = {s["label"]: s for s in display["sources"]}
+
+    def sub(match: re.Match) -> str:
+        name = match.group(1)
+        if name in ("q", "output"):
+            return display[name]
+        kind, label = name.split(":")
+        return index[label]["score" if kind == "score" else "percent"]
+
+    return _PLACEHOLDER.sub(sub, text)
+
+
+def _trace(t: float) -> QueryTrace:
+    return trace_query(query_at(t), STARTING.keys, STARTING.values, labels=STARTING.labels)
+
+
+def frame(t: float, caption: int | None = None) -> dict:
+    """Return the playback at ``t`` seconds: the engine's numbers, the pictures and the words.
 
     The frame carries what the explorer's drawings read (``trace``,
     ``geometry``, ``display``) less what never changes during the playback
-    (keys, values, labels, the hull), which :func:`playback` sends once.
+    (keys, values, labels, the hull), which :func:`playback` sends once, plus
+    ``caption`` (its index) and ``text``, filled from this frame's ``display``.
+    ``caption`` defaults to the one shown at ``t``.
     """
-    trace = trace_query(query_at(t), STARTING.keys, STARTING.values, labels=STARTING.labels)
+    trace = _trace(t)
     g = geometry(trace)
+    full = display_strings(trace)  # the explorer's strings: the pictures label themselves with these
+    display = {
+        "q": full["q"],
+        "output": full["output"],
+        "sources": [
+            {"index": s["index"], "label": s["label"], "percent": s["percent"], "score": s["score"]}
+            for s in full["sources"]
+        ],
+    }
+    n = caption_index(t) if caption is None else caption
     return {
         "t": round(t, 6),
         "trace": {
@@ -65,40 +112,19 @@ def frame(t: float) -> dict:
             "output": list(trace.output),
         },
         "geometry": {"projections": g["projections"], "arrows": g["arrows"], "pie": g["pie"]},
-        "display": {
-            "q": fmt.vector(trace.q),
-            "output": fmt.vector(trace.output),
-            "sources": [
-                {"index": i, "label": label, "percent": fmt.percent(w)}
-                for i, (label, w) in enumerate(zip(trace.labels, trace.weights))
-            ],
-        },
+        "display": display,
+        "caption": n,
+        "text": fill(_script()["captions"][n]["text"], display),
     }
 
 
-def _fill(text: str, f: dict) -> str:
-    labels = list(STARTING.labels)
-
-    def sub(match: re.Match) -> str:
-        name = match.group(1)
-        t = f["trace"]
-        if name == "q":
-            return fmt.vector(t["q"])
-        if name == "output":
-            return fmt.vector(t["output"])
-        kind, label = name.split(":")
-        i = labels.index(label)
-        return fmt.rounded(t["scores"][i]) if kind == "score" else fmt.percent(t["weights"][i])
-
-    return _PLACEHOLDER.sub(sub, text)
-
-
 def playback() -> dict:
-    """Return the whole playback: title, description, frames and filled captions.
+    """Return the whole playback: title, description, frames and captions.
 
-    Frame ``i`` is at ``i / fps`` seconds; there are ``duration * fps + 1`` frames.
-    Each caption names the frame it was filled from (``anchor_frame``), which a
-    reduced-motion view shows as a still step.
+    Frame ``i`` is at ``i / fps`` seconds; there are ``duration * fps + 1``
+    frames, each with its caption's words filled from itself. Each caption
+    names its still step's frame (``anchor_frame``) and that frame's words
+    (``text``), which the reduced-motion view shows.
     """
     s = _script()
     fps = int(s["fps"])
@@ -107,6 +133,9 @@ def playback() -> dict:
     captions = []
     for number, c in enumerate(s["captions"], start=1):
         anchor = round(c["anchor"] * fps)
+        still = frames[anchor]
+        if still["caption"] != number - 1:  # an anchor on its range's end: same picture, this caption
+            still = frame(anchor / fps, caption=number - 1)
         captions.append(
             {
                 "number": number,
@@ -114,7 +143,7 @@ def playback() -> dict:
                 "end": c["end"],
                 "phase": c["phase"],
                 "anchor_frame": anchor,
-                "text": _fill(c["text"], frames[anchor]),
+                "text": still["text"],
             }
         )
     # One window per plane for the whole playback, so the planes hold still.

@@ -1,4 +1,4 @@
-"""Practice challenges: goals checked by the engine, feedback in words, tiered hints.
+"""Practice challenges: goals checked by the engine, feedback that teaches, tiered hints.
 
 The challenges' words (title, prompt, response form, hints) are data in
 ``lab/data/practice.json``; each goal is checked here, on the held example the
@@ -8,15 +8,22 @@ the masked row.
 
 A response is ``None`` (the goal is the state itself), a choice id, or a list
 of numbers (a predicted vector, or predicted shares in percent).
-``check`` returns ``{"met": bool, "words": str}``; the words name the
-engine's numbers so the learner can see why.
+
+``check`` returns ``{"met": bool, "words": str, "load": bool}``. Feedback on a
+wrong answer says the *direction* of the error ("your share for A is too
+high") and never the right numbers: those come only from :func:`answer`
+(the page's "Show answer", which the study history records as help). Words
+on the learner's own state (their q, their shares) are not the answer and may
+name numbers. ``load`` is true when the challenge cannot be tried on the held
+example at all (it is written for the worked A/B/C example and the learner's
+sources are called X, Y, Z): the words then offer to load the worked example.
 """
 
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import cache
 from importlib import resources
 
@@ -30,6 +37,10 @@ NEAR_VB = 0.1
 PREDICTION_TOLERANCE = 0.01  # "to two decimals"
 PERCENT_TOLERANCE = 1.0  # percentage points
 SAME = 1e-9  # outputs this close count as equal
+FAR_OFF = 0.5  # a predicted coordinate this far off is "much" too high or low
+FAR_OFF_PERCENT = 10.0  # a predicted share this many points off is "much" too high or low
+MIN_STEP = 0.5  # "same-shares": how far q must move from the reference
+REFERENCE_Q = STARTING.queries[0]  # the worked example's starting q, [2, 1]
 
 
 @cache
@@ -52,7 +63,15 @@ def challenge(challenge_id: object) -> dict:
 
 
 def page_data() -> dict:
-    return {"title": _data()["title"], "note": _data()["note"], "challenges": challenges()}
+    """The practice section's data; ``worked_labels`` are the sources every challenge names,
+    ``worked_keys`` the keys a challenge with ``needs_keys`` needs."""
+    return {
+        "title": _data()["title"],
+        "note": _data()["note"],
+        "worked_labels": list(STARTING.labels),
+        "worked_keys": [list(k) for k in STARTING.keys],
+        "challenges": challenges(),
+    }
 
 
 # --- responses ----------------------------------------------------------------
@@ -86,7 +105,54 @@ def validate_response(c: dict, response: object) -> object:
     return out
 
 
-# --- the goals ------------------------------------------------------------------
+# --- does the held example fit the challenge? ------------------------------------
+
+
+def misfit(c: dict, held: Held) -> str | None:
+    """Why challenge ``c`` cannot be tried on ``held``, or ``None`` when it can.
+
+    Every challenge names the worked example's sources A, B and C (its hints
+    quote their keys), so it needs three sources with those labels; a challenge
+    with ``needs_keys`` also needs the worked keys, without which it may have no
+    solution.
+    """
+    worked = ", ".join(STARTING.labels)
+    if tuple(held.labels) != STARTING.labels:
+        return (
+            f"This challenge is written for the worked example's sources {worked}; yours are "
+            f"{', '.join(held.labels)}. Load the A/B/C example to try it."
+        )
+    if c.get("needs_keys") and tuple(held.keys) != STARTING.keys:
+        keys = ", ".join(fmt.vector(k) for k in STARTING.keys)
+        return (
+            f"This challenge needs the worked example's keys ({keys}); with other keys it may have "
+            "no solution. Load the A/B/C example to try it."
+        )
+    return None
+
+
+# --- words that point without telling ----------------------------------------------
+
+
+def _direction(names: Sequence[str], predicted: Sequence[float], actual: Sequence[float],
+               tol: float, far: float) -> str:
+    """Say which entries are too high or too low (and whether by a lot), never by how much."""
+    parts, right = [], []
+    for name, p, a in zip(names, predicted, actual):
+        if abs(p - a) <= tol:
+            right.append(name)
+            continue
+        much = "much " if abs(p - a) > far else ""
+        parts.append(f"your {name} is {much}too {'high' if p > a else 'low'}")
+    words = "; ".join(parts)
+    words = words[0].upper() + words[1:] if words else ""
+    if right:
+        words += f"; your {' and '.join(right)} {'is' if len(right) == 1 else 'are'} right"
+    return words + "."
+
+
+def _listing(parts: Sequence[str]) -> str:
+    return parts[0] if len(parts) == 1 else f"{', '.join(parts[:-1])} and {parts[-1]}"
 
 
 def _row0(held: Held, q=None, values=None) -> QueryTrace:
@@ -108,6 +174,13 @@ def _shares(t: QueryTrace) -> str:
 
 def _points(w: float) -> str:
     return fmt.rounded(w * 100, 2)
+
+
+def _fb(met: bool, words: str, *, load: bool = False) -> dict:
+    return {"met": met, "words": words, "load": load}
+
+
+# --- the goals ------------------------------------------------------------------
 
 
 def _equal_ac(held: Held, response) -> dict:
@@ -134,14 +207,13 @@ def _near_vb(held: Held, response) -> dict:
     t = _row0(held)
     vb = t.values[1]
     dist = math.dist(t.output, vb)
-    why_ok = response == "positive"
     if dist > NEAR_VB:
         return _fb(
             False,
             f"The output {fmt.vector(t.output)} is {fmt.rounded(dist)} from v_B = "
             f"{fmt.vector(vb)}; B takes {fmt.percent(t.weights[1])}. Give B a larger share.",
         )
-    if not why_ok:
+    if response != "positive":
         return _fb(
             False,
             f"The output is {fmt.rounded(dist)} from v_B, close enough; but reconsider why it "
@@ -162,33 +234,39 @@ def _near_vb(held: Held, response) -> dict:
 
 def _zero_q(held: Held, response) -> dict:
     t = _row0(held, q=[0.0] * len(held.queries[0]))
-    errors = [abs(p - w * 100) for p, w in zip(response, t.weights)]
-    actual = ", ".join(f"{label} {fmt.rounded(w * 100, 1)}%" for label, w in zip(t.labels, t.weights))
-    if max(errors) <= PERCENT_TOLERANCE:
-        return _fb(True, f"Right: at q = [0, 0] every score is 0, so the shares are {actual}.")
-    return _fb(
-        False,
-        f"Not yet: the engine gives {actual}. Every score q·k is 0 when q is the zero vector.",
-    )
+    actual = [w * 100 for w in t.weights]
+    if max(abs(p - a) for p, a in zip(response, actual)) <= PERCENT_TOLERANCE:
+        shares = ", ".join(f"{label} {fmt.rounded(a, 1)}%" for label, a in zip(t.labels, actual))
+        return _fb(True, f"At q = [0, 0] every score is 0, so the shares are {shares}.")
+    names = [f"share for {label}" for label in t.labels]
+    words = _direction(names, response, actual, PERCENT_TOLERANCE, FAR_OFF_PERCENT)
+    total = sum(response)
+    if abs(total - 100) > PERCENT_TOLERANCE:
+        words += f" Your shares add up to {fmt.rounded(total, 1)}%; shares always add up to 100%."
+    return _fb(False, f"{words} What is every score q·k when q is the zero vector?")
 
 
 def _double_q(held: Held, response) -> dict:
     t1 = _row0(held)
     t2 = _row0(held, q=[2.0 * x for x in held.queries[0]])
-    top1, top2 = max(t1.weights), max(t2.weights)
-    numbers = (
-        f"At q = {fmt.vector(t1.q)} the largest share is {fmt.percent(top1)}; at 2q = "
-        f"{fmt.vector(t2.q)} it is {fmt.percent(top2)}."
-    )
-    if not top2 > top1:
+    if not max(t2.weights) > max(t1.weights):
         return _fb(
             False,
-            f"{numbers} Every score is equal at this q, so doubling changes nothing; pick a q "
-            "whose scores differ.",
+            f"Every score is equal at q = {fmt.vector(t1.q)}, so doubling changes nothing; pick "
+            "a q whose scores differ.",
         )
     if response != "grows":
-        return _fb(False, f"{numbers} Look again at what doubling does to the differences.")
-    return _fb(True, f"{numbers} Doubling q doubles the score differences, so softmax sharpens.")
+        return _fb(
+            False,
+            f"Not that one. Try it: note the largest share at q = {fmt.vector(t1.q)}, type "
+            f"2q = {fmt.vector(t2.q)} into the query fields, and compare.",
+        )
+    return _fb(
+        True,
+        f"At q = {fmt.vector(t1.q)} the largest share is {fmt.percent(max(t1.weights))}; at 2q "
+        f"it is {fmt.percent(max(t2.weights))}. Doubling q doubles the score differences, so "
+        "softmax sharpens.",
+    )
 
 
 def _block_a_row2(held: Held, response) -> dict:
@@ -208,38 +286,50 @@ def _row0_masked(held: Held, response) -> dict:
 
 def _prediction(t: QueryTrace, response, name: str) -> dict:
     err = max(abs(p - o) for p, o in zip(response, t.output))
-    detail = f"{name}'s masked output is {fmt.vector(t.output)} (shares {_shares(t)})."
     if err <= PREDICTION_TOLERANCE:
-        return _fb(True, f"Right: {detail}")
-    return _fb(False, f"Your prediction {fmt.vector(response)} is off by {fmt.rounded(err)}. {detail}")
+        return _fb(True, f"{name}'s masked output is {fmt.vector(t.output)} (shares {_shares(t)}).")
+    words = _direction(["x", "y"], response, t.output, PREDICTION_TOLERANCE, FAR_OFF)
+    return _fb(
+        False,
+        f"{words} The output is the shares' blend of the allowed values: which sources does "
+        f"{name.lower()} allow, and what share does each take?",
+    )
 
 
-def _tie_top(held: Held, response) -> dict:
+def _same_shares(held: Held, response) -> dict:
     t = _row0(held)
-    pairs = [
-        (i, j) for i in range(3) for j in range(i + 1, 3)
-        if abs(t.weights[i] - t.weights[j]) <= SHARE_TOLERANCE
-    ]
-    if not pairs:
-        return _fb(False, f"No two shares are within half a point: {_shares(t)}.")
-    i, j = pairs[0]
-    names = f"{t.labels[i]} and {t.labels[j]}"
-    third = 3 - i - j
-    if response != "ties":
+    ref = _row0(held, q=REFERENCE_Q)
+    start = fmt.vector(REFERENCE_Q)
+    step = math.dist(t.q, REFERENCE_Q)
+    if step < MIN_STEP:
         return _fb(
             False,
-            f"{names} tie ({_shares(t)}). Look at the third source's share: what does it do?",
+            f"Your q {fmt.vector(t.q)} is within {MIN_STEP} of {start}; move it further away "
+            "and keep the shares.",
         )
-    if abs(t.weights[third] - t.weights[i]) > SHARE_TOLERANCE:
+    gaps = [w - r for w, r in zip(t.weights, ref.weights)]
+    if max(abs(g) for g in gaps) > SHARE_TOLERANCE:
+        moved = [
+            f"{label}'s share is {'higher' if g > 0 else 'lower'}"
+            for label, g in zip(t.labels, gaps)
+            if abs(g) > SHARE_TOLERANCE
+        ]
         return _fb(
             False,
-            f"{names} tie, but {t.labels[third]} does not here ({_shares(t)}); with the "
-            "current keys the third source need not tie.",
+            f"At q = {fmt.vector(t.q)}, {_listing(moved)} than at {start}. Look for a step "
+            "that changes every score by the same amount.",
         )
+    if response != "shift":
+        return _fb(
+            False,
+            f"Your q {fmt.vector(t.q)} keeps the shares ({_shares(t)}). But reconsider why: "
+            "compare the scores at your q with those at q = [2, 1].",
+        )
+    rise = t.scores[0] - ref.scores[0]
     return _fb(
         True,
-        f"{names} tie and so does {t.labels[third]} ({_shares(t)}): with these keys, "
-        "k_A = 2k_C − k_B, so a tie between two forces a tie of all three.",
+        f"At q = {fmt.vector(t.q)} the shares are {_shares(t)}, as at {start}: every score rose "
+        f"by {fmt.rounded(rise)}, and softmax only sees the differences.",
     )
 
 
@@ -276,17 +366,13 @@ def _allowed(held: Held, r: int) -> str:
     return ", ".join(label for label, ok in zip(held.labels, held.mask[r]) if ok)
 
 
-def _fb(met: bool, words: str) -> dict:
-    return {"met": met, "words": words}
-
-
 CHECKS: dict[str, Callable[[Held, object], dict]] = {
     "equal-ac": _equal_ac,
     "near-vb": _near_vb,
     "zero-q": _zero_q,
     "double-q": _double_q,
     "block-a-row2": _block_a_row2,
-    "tie-top": _tie_top,
+    "same-shares": _same_shares,
     "value-moves": _value_moves,
     "row2-eq-row1": _row2_eq_row1,
     "row0-masked": _row0_masked,
@@ -297,4 +383,18 @@ def check(challenge_id: object, held: Held, response: object = None) -> dict:
     """Check challenge ``challenge_id`` on ``held`` with the learner's ``response``."""
     c = challenge(challenge_id)
     response = validate_response(c, response)
+    why = misfit(c, held)
+    if why is not None:
+        return _fb(False, why, load=True)
     return CHECKS[c["id"]](held, response)
+
+
+def answer(challenge_id: object, held: Held) -> str:
+    """The challenge's answer for ``held``, with the engine's numbers (the page's "Show answer")."""
+    from attnlab.lab.answers import ANSWERS  # answers.py reads this module's helpers
+
+    c = challenge(challenge_id)
+    why = misfit(c, held)
+    if why is not None:
+        return why
+    return ANSWERS[c["id"]](held)

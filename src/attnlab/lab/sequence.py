@@ -34,7 +34,7 @@ from numbers import Real
 
 from attnlab.engine.errors import FieldError, Loc, field_text
 from attnlab.engine.single import QueryTrace, trace_query
-from attnlab.lab import numbers as fmt
+from attnlab.lab.display import row_strings
 from attnlab.lab.explorer_texts import explorer_note, explorer_texts
 from attnlab.lab.words import explain
 
@@ -177,7 +177,7 @@ def held_from_dict(data: object) -> Held:
         raise FieldError((), f"example must be an object, not {type(data).__name__}")
     for field in ("labels", "queries", "keys", "values", "mask"):
         if field not in data:
-            raise FieldError(field, f"{field} is missing")
+            raise FieldError(field, f"{field} is missing; an exported example always has it.")
     ident = data.get("id", "custom")
     if not isinstance(ident, str) or not 0 < len(ident) <= 64 or not ident.isprintable():
         raise FieldError("id", "id must be a printable string of 1 to 64 characters")
@@ -341,13 +341,7 @@ def sequence_view(held: Held) -> dict:
                 "label": held.labels[r],
                 "query": list(held.queries[r]),
                 "output": list(t.output),
-                "output_text": fmt.vector(t.output),
-                "scores_text": [
-                    "blocked" if not ok else fmt.rounded(s) for s, ok in zip(t.scores, t.allowed)
-                ],
-                "weights_text": [
-                    "blocked" if not ok else fmt.percent(w) for w, ok in zip(t.weights, t.allowed)
-                ],
+                **row_strings(t),
                 "summary": explain(t).summary,
             }
             for r, t in enumerate(traces)

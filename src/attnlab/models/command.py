@@ -1,9 +1,13 @@
-"""The ``attnlab heads`` and ``attnlab generate`` commands.
+"""The ``attnlab heads``, ``attnlab generate`` and ``attnlab logits`` commands.
 
 ``heads`` prints one head's attention as a table of shares (rows = query
 tokens, columns = key tokens), or every head of a layer with what each one
 does; ``--json`` prints the full-precision numbers instead. ``generate``
-streams SmolLM2's continuation token by token.
+streams a decoder's continuation token by token (as the user's chat turn by
+default for an instruct model, like the page; ``--no-chat`` continues raw
+text). ``logits`` prints the next-token distribution at a position, with
+temperature, top-k and top-p applied as the page's view applies them. The
+models and their defaults come from :mod:`attnlab.models.registry`.
 """
 
 from __future__ import annotations
@@ -14,9 +18,12 @@ import sys
 import time
 
 from attnlab.lab import numbers as fmt
+from attnlab.models import registry
 from attnlab.models.files import ModelNotInstalled
 from attnlab.models.heads import layer_profiles, top_sources
-from attnlab.models.registry import MODEL_NAMES, check_name, get_model
+from attnlab.models.jobkinds import NO_CHAT_HINT
+from attnlab.models.nexttoken import MAX_TOKENS_SHOWN, next_token
+from attnlab.models.registry import check_name, get_model
 from attnlab.models.sampling import Sampling
 
 MAX_TEXT_CHARS = 2000  # the command's cap; the lab's own cap is lower
@@ -24,7 +31,10 @@ MAX_TEXT_CHARS = 2000  # the command's cap; the lab's own cap is lower
 
 def add_heads_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("text", help='the text to look at, e.g. "The cat sat on the mat."')
-    p.add_argument("--model", default="minilm", help=f"one of {', '.join(MODEL_NAMES)} (default minilm)")
+    names = ", ".join(registry.names())
+    p.add_argument(
+        "--model", default=registry.names()[0], help=f"one of {names} (default {registry.names()[0]})"
+    )
     p.add_argument("--layer", type=int, default=0, help="layer index, from 0 (default 0)")
     p.add_argument("--head", type=int, help="head index, from 0 (default: a summary of every head)")
     p.add_argument("--json", action="store_true", help="full-precision numbers as JSON")
@@ -33,14 +43,103 @@ def add_heads_arguments(p: argparse.ArgumentParser) -> None:
 
 def add_generate_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("prompt", help='the text to continue, e.g. "Once upon a time"')
-    p.add_argument("--model", default="smollm2", help="smollm2 (the only decoder)")
+    _decoder_argument(p)
     p.add_argument("--max-new-tokens", type=int, default=64, help="stop after this many (default 64)")
-    p.add_argument("--chat", action="store_true", help="wrap the prompt in the chat template")
+    p.add_argument(
+        "--chat",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="wrap the prompt in the chat template (default: on for an instruct model; --no-chat: raw text)",
+    )
     p.add_argument("--temperature", type=float, default=0.0, help="0 = greedy (default)")
     p.add_argument("--top-k", type=int, default=None, help="sample among the k likeliest tokens")
     p.add_argument("--top-p", type=float, default=1.0, help="sample within this share of mass")
     p.add_argument("--seed", type=int, default=None, help="make sampling repeatable")
     p.add_argument("--json", action="store_true", help="print the tokens and timings as one JSON object")
+
+
+def _decoder_argument(p: argparse.ArgumentParser) -> None:
+    decoders = registry.decoders()
+    p.add_argument(
+        "--model", default=decoders[0], help=f"one of {', '.join(decoders)} (default {decoders[0]})"
+    )
+
+
+def _decoder(name: str):
+    spec = registry.spec(name)
+    if not spec.generates:
+        raise ValueError(
+            f"{name} is an encoder: it does not predict text; use --model {' or '.join(registry.decoders())}"
+        )
+    return spec
+
+
+def add_logits_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("text", help='the text, e.g. "The capital of France is"')
+    _decoder_argument(p)
+    p.add_argument(
+        "--top", type=int, default=10, help=f"how many tokens to list, 1..{MAX_TOKENS_SHOWN} (default 10)"
+    )
+    p.add_argument(
+        "--position", type=int, default=None, help="the token after which to predict (default: the last)"
+    )
+    p.add_argument(
+        "--temperature", type=float, default=1.0, help="divide the logits by this (0 = greedy; default 1)"
+    )
+    p.add_argument("--top-k", type=int, default=None, help="keep the k likeliest tokens")
+    p.add_argument(
+        "--top-p", type=float, default=1.0, help="keep the likeliest tokens up to this share of mass"
+    )
+    p.add_argument("--json", action="store_true", help="the entries (token, id, logit, p) as JSON")
+
+
+def run_logits(args: argparse.Namespace) -> int:
+    _check_text(args.text, "text")
+    _decoder(check_name(args.model))
+    if not 1 <= args.top <= MAX_TOKENS_SHOWN:
+        raise ValueError(f"--top {args.top} is out of range; use 1..{MAX_TOKENS_SHOWN}")
+    sampling = Sampling(temperature=args.temperature, top_k=args.top_k, top_p=args.top_p)
+    model = _load(args.model)
+    ids = model.encode(args.text)
+    position = len(ids) - 1 if args.position is None else args.position
+    if not 0 <= position < len(ids):
+        raise ValueError(f"--position {position} does not exist; the text has tokens 0..{len(ids) - 1}")
+    logits = model.logits(ids[: position + 1])[-1]  # causal: later tokens do not change this row
+    actual = ids[position + 1] if position + 1 < len(ids) else None
+    view = next_token(logits, sampling, decode=lambda i: model.decode([i]), top=args.top, actual=actual)
+    labels = model.token_labels(ids)
+    if args.json:
+        entries = [
+            {"token": e["token"], "id": e["id"], "logit": e["logit"], "p": e["p"], "p_model": e["p_model"]}
+            for e in view["entries"]
+        ]
+        out = {"position": position, "context": labels[position], "entries": entries,
+               "removed": view["removed"], "kept": view["kept"], "actual": view["actual"]}  # fmt: skip
+        print(json.dumps(out))
+        return 0
+    print(f"after token {position} {labels[position]!r} of 0..{len(ids) - 1}: the next token")
+    rows = [["rank", "token", "id", "logit", "p (model)", "p"]]
+    for e in view["entries"]:
+        token = repr(e["token"])
+        rows.append(
+            [
+                str(e["rank"]),
+                token,
+                str(e["id"]),
+                fmt.rounded(e["logit"]),
+                e["p_model_display"],
+                e["p_display"],
+            ]
+        )
+    print(_grid(rows))
+    print()
+    for removed in view["removed"]:
+        print(removed["words"])
+    print(f"{view['kept']:,} token{'' if view['kept'] == 1 else 's'} can be drawn.")
+    if view["actual"] is not None:
+        a = view["actual"]
+        print(f"The text goes on with {a['token']!r}: rank {a['rank']}, p {a['p_display']}.")
+    return 0
 
 
 def _load(name: str):
@@ -132,9 +231,8 @@ def _layer_table(trace, layer: int) -> str:
 
 
 def run_generate(args: argparse.Namespace) -> int:
-    check_name(args.model)
-    if args.model != "smollm2":
-        raise ValueError(f"{args.model} is an encoder: it does not generate text; use --model smollm2")
+    spec = _decoder(check_name(args.model))
+    chat = spec.chat_default if args.chat is None else args.chat
     if not args.prompt:
         raise ValueError("prompt is empty: give some text to continue")
     sampling = Sampling(temperature=args.temperature, top_k=args.top_k, top_p=args.top_p, seed=args.seed)
@@ -143,18 +241,20 @@ def run_generate(args: argparse.Namespace) -> int:
     load_s = time.perf_counter() - start
     from attnlab.models.chat import user_turn
 
-    prompt = user_turn(args.prompt) if args.chat else args.prompt
+    prompt = user_turn(args.prompt) if chat else args.prompt
     if args.json:
         return _generate_json(model, prompt, args.max_new_tokens, sampling, load_s)
-    if not args.chat:
+    if not chat:
         sys.stdout.write(args.prompt)
-    finish = None
+    finish, said = None, ""
     for piece in model.generate(prompt, max_new_tokens=args.max_new_tokens, sampling=sampling):
         sys.stdout.write(piece.text)
         sys.stdout.flush()  # stream: each token shows as it comes
-        finish = piece.finish
+        finish, said = piece.finish, said + piece.text
     sys.stdout.write("\n")
     print(f"[{finish or 'length'}]", file=sys.stderr)
+    if finish == "end_of_turn" and not chat and not said:
+        print(NO_CHAT_HINT.replace("Turn chat on", "Drop --no-chat"), file=sys.stderr)
     return 0
 
 

@@ -13,29 +13,34 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from attnlab.engine.errors import FieldError, Loc
+from attnlab.models.registry import DEFAULT_MAX_CHARS, DEFAULT_MAX_TOKENS
 from attnlab.models.sampling import Sampling
 from attnlab.models.traces import ModelTrace
 
-MAX_CHARS = 400  # what the Real model view accepts
-MAX_TOKENS = 64  # = the explorer's MAX_SOURCES, so every query row fits the explorer
+MAX_CHARS = DEFAULT_MAX_CHARS  # what the Real model view accepts (a bound on the body; tokens are the cap)
+MAX_TOKENS = DEFAULT_MAX_TOKENS  # the default cap in tokens; each ModelSpec says its own
 FINAL = ("done", "error", "cancelled")
+NO_CHAT_HINT = (
+    "The model ended its turn at once: it is an instruct model, tuned to answer a user's turn. "
+    "Turn chat on to ask it a question."
+)
 
 
-def token_cap_message(model: str, n_tokens: int) -> str:
+def token_cap_message(model: str, n_tokens: int, cap: int = MAX_TOKENS) -> str:
     return (
         f"text is {n_tokens} tokens long for {model}; the Real model view takes at most "
-        f"{MAX_TOKENS} tokens (about {MAX_TOKENS * 3 // 4} words). Shorten it."
+        f"{cap} tokens. Shorten it by {n_tokens - cap}."
     )
 
 
-def check_text(text: object, *, field: str = "text") -> str:
+def check_text(text: object, *, field: str = "text", max_chars: int = MAX_CHARS) -> str:
     """Return ``text``, or raise ``FieldError((field,), ...)`` with the message the learner sees."""
     if not isinstance(text, str) or not text.strip():
         raise FieldError((field,), f"{field} is empty: type a sentence to look at")
-    if len(text) > MAX_CHARS:
+    if len(text) > max_chars:
         raise FieldError(
             (field,),
-            f"{field} has {len(text)} characters; the Real model view takes at most {MAX_CHARS}. Shorten it.",
+            f"{field} has {len(text)} characters; the Real model view takes at most {max_chars}. Shorten it.",
         )
     return text
 
@@ -78,6 +83,7 @@ class TraceJob(_Job):
     n_layer: int = 0  # known once the worker has the model
     layers_done: int = 0
     trace: ModelTrace | None = field(default=None, repr=False)
+    views: dict = field(default_factory=dict, repr=False)  # views computed once from the trace
 
     @property
     def share_key(self) -> tuple:
@@ -110,8 +116,9 @@ class GenerationJob(_Job):
     max_new_tokens: int
     sampling: Sampling
     chat: bool
-    model: str = "smollm2"  # the only decoder
+    model: str = "smollm2"  # Jobs.generate names it (the registry's first decoder by default)
     pieces: list[str] = field(default_factory=list)
+    steps: list[dict] = field(default_factory=list)  # each token's distribution and the one drawn
     finish: str | None = None  # "end_of_turn" or "length" once done
 
     @property
@@ -123,11 +130,19 @@ class GenerationJob(_Job):
             sampling = self.sampling
         else:
             return None
-        return ("generate", self.prompt, self.max_new_tokens, self.chat, sampling)
+        return ("generate", self.model, self.prompt, self.max_new_tokens, self.chat, sampling)
 
     @property
     def tokens(self) -> int:
         return len(self.pieces)
+
+    @property
+    def hint(self) -> str:
+        """Said when a raw (no chat) prompt got an end of turn before any text."""
+        ended = self.status == "done" and self.finish == "end_of_turn"
+        if ended and not self.chat and not "".join(self.pieces):
+            return NO_CHAT_HINT
+        return ""
 
     def _apply(self, kind: str, *payload) -> None:
         if kind == "running":
@@ -135,5 +150,8 @@ class GenerationJob(_Job):
         elif kind == "piece":
             text, self.finish = payload
             self.pieces.append(text)
+        elif kind == "step":
+            (step,) = payload
+            self.steps.append(step)
         elif kind == "done":
             self.status = "done"

@@ -18,9 +18,9 @@ with a seed; an unseeded draw is each learner's own). A queued, running or
 kept finished job is shared; a failed or cancelled one is not.
 
 Memory: finished traces stay in this process, so layers and rows are answered
-without the worker. They are capped at ``TRACE_MEMORY_CAP`` bytes (256 MiB,
-their arrays' ``nbytes``; a 64-token SmolLM2 trace with q, k, v is about
-16 MB): beyond it the least recently used go (``kept_bytes`` says how much
+without the worker. They are capped at ``TRACE_MEMORY_CAP`` bytes (512 MiB,
+their arrays' ``nbytes``; a 256-token SmolLM2 trace with q, k, v, scores
+and logits is about 220 MB): beyond it the least recently used go (``kept_bytes`` says how much
 is kept). A dropped trace's id answers 404, as does an id from an earlier
 run of the server: ids are random (``secrets.token_urlsafe``), never reused.
 
@@ -39,17 +39,27 @@ from collections import OrderedDict, deque
 from collections.abc import Callable
 
 from attnlab.engine.errors import FieldError
-from attnlab.models.jobkinds import MAX_CHARS, MAX_TOKENS, GenerationJob, TraceJob, check_text
-from attnlab.models.registry import MODEL_NAMES, get_model
+from attnlab.models import registry
+from attnlab.models.jobkinds import (
+    MAX_CHARS,
+    MAX_TOKENS,
+    GenerationJob,
+    TraceJob,
+    check_text,
+    token_cap_message,
+)
+from attnlab.models.registry import get_model
 from attnlab.models.sampling import Sampling
 from attnlab.models.shelf import TraceShelf
 from attnlab.models.work import GenerationTask, TraceTask
 from attnlab.models.worker import Worker
 
-__all__ = ["JOBS", "MAX_CHARS", "MAX_TOKENS", "Busy", "GenerationJob", "Jobs", "Stopping", "TraceJob"]
+__all__ = [
+    "JOBS", "MAX_CHARS", "MAX_TOKENS", "Busy", "GenerationJob", "Jobs", "Stopping", "TraceJob", "check_tokens"
+]
 
 MAX_WAITING = 32  # queued jobs besides the running one: a class pressing "Look inside" at once
-TRACE_MEMORY_CAP = 256 * 2**20
+TRACE_MEMORY_CAP = 512 * 2**20  # a 256-token SmolLM2 trace with q, k, v, scores, logits: ~220 MB
 KEEP_JOBS = 64  # finished generations, failed and cancelled jobs (traces: by memory instead)
 RETRY_AFTER_S = 5  # the estimate before any job has finished
 MAX_RETRY_AFTER_S = 60
@@ -72,10 +82,25 @@ class Stopping(Exception):
 
 
 def check_model(model: object) -> str:
-    """Return ``model`` if the view knows it, else raise ``FieldError(("model",), ...)``."""
-    if model not in MODEL_NAMES:
-        raise FieldError(("model",), f"model {model!r} is unknown; use one of {', '.join(MODEL_NAMES)}")
-    return model  # type: ignore[return-value]
+    """Return ``model`` if the registry knows it, else raise ``FieldError(("model",), ...)``."""
+    try:
+        return registry.check_name(model)
+    except ValueError as error:
+        raise FieldError(("model",), str(error)) from None
+
+
+def check_tokens(model: str, text: str, *, field: str = "text") -> int:
+    """The number of tokens of ``text`` for ``model`` (its tokenizer alone), or FieldError over its cap."""
+    from attnlab.models.files import ModelNotInstalled
+
+    try:
+        n = len(registry.token_strings(model, text))
+    except ModelNotInstalled as error:
+        raise FieldError(("model",), str(error)) from None
+    cap = registry.spec(model).max_tokens
+    if n > cap:
+        raise FieldError((field,), token_cap_message(model, n, cap))
+    return n
 
 
 def _task(job: Job) -> TraceTask | GenerationTask:
@@ -94,6 +119,7 @@ class Jobs:
         self,
         *,
         loader: Callable[[str], object] = get_model,
+        count_first: bool | None = None,
         process: bool = True,
         max_waiting: int = MAX_WAITING,
         memory_cap: int = TRACE_MEMORY_CAP,
@@ -102,6 +128,8 @@ class Jobs:
         self.max_waiting = max_waiting
         self.computations = 0  # tasks handed to the worker: shared requests do not add one
         self._loader = loader
+        # count tokens here, before anything is queued or loaded (default: with the real models)
+        self._count_first = loader is get_model if count_first is None else count_first
         self._process = process
         self._keep_jobs = keep_jobs
         self._lock = threading.Lock()
@@ -124,15 +152,40 @@ class Jobs:
 
     def start(self, model: str, text: str) -> TraceJob:
         """The trace job of ``text`` with ``model``: a new one, or the identical one already here."""
-        check_model(model)
-        check_text(text)
+        spec = registry.spec(check_model(model))
+        check_text(text, max_chars=spec.max_chars)
+        if self._count_first:
+            check_tokens(model, text)
         return self._submit(TraceJob(id=self._new_id(), model=model, text=text))
 
-    def generate(self, prompt: str, *, max_new_tokens: int, sampling: Sampling, chat: bool) -> GenerationJob:
-        """SmolLM2's continuation of ``prompt``; its pieces arrive in the job as they come."""
-        check_text(prompt, field="prompt")
+    def generate(
+        self,
+        prompt: str,
+        *,
+        max_new_tokens: int,
+        sampling: Sampling,
+        chat: bool | None = None,
+        model: str | None = None,
+    ) -> GenerationJob:
+        """A model's continuation of ``prompt``; its pieces arrive in the job as they come.
+
+        ``model``: the first model that generates when ``None``; ``chat``: the
+        model's default (on for an instruct model) when ``None``.
+        """
+        if model is None:
+            model = registry.decoders()[0]
+        spec = registry.spec(check_model(model))
+        if not spec.generates:
+            raise FieldError(("model",), f"{spec.title} is an encoder: it does not generate text")
+        check_text(prompt, field="prompt", max_chars=spec.max_chars * 4)
+        chat = spec.chat_default if chat is None else bool(chat)
         job = GenerationJob(
-            id=self._new_id(), prompt=prompt, max_new_tokens=max_new_tokens, sampling=sampling, chat=chat
+            id=self._new_id(),
+            model=model,
+            prompt=prompt,
+            max_new_tokens=max_new_tokens,
+            sampling=sampling,
+            chat=chat,
         )
         return self._submit(job)
 

@@ -258,6 +258,9 @@ class MiniLM:
         if details:
             for name, key in (("q", "attn.q"), ("k", "attn.k"), ("v", "attn.v"), ("scores", "attn.scores")):
                 extra[name] = np.stack([r.trace[key][0] for r in results])
+            from attnlab.models.journey import journey_arrays
+
+            extra["journey"] = journey_arrays(results, norm="post", batched=True)
         d_head = self.config.d_model // self.config.n_head
         return ModelTrace(
             model=self.name,

@@ -1,7 +1,7 @@
 """Finished trace jobs kept in memory, least recently used dropped first beyond a byte cap.
 
 A trace's size is the ``nbytes`` of its arrays (weights, allowed, q, k, v,
-scores): its Python lists and strings are small beside them. The newest
+scores, logits, journey): its Python lists and strings are small beside them. The newest
 trace always stays, even alone over the cap, so a job that just finished can
 always be looked at.
 """
@@ -16,8 +16,7 @@ from attnlab.models.traces import ModelTrace
 
 def trace_nbytes(trace: ModelTrace) -> int:
     """The bytes of ``trace``'s arrays."""
-    arrays = (trace.weights, trace.allowed, trace.q, trace.k, trace.v, trace.scores)
-    return sum(int(a.nbytes) for a in arrays if a is not None)
+    return sum(int(a.nbytes) for a in trace.arrays())
 
 
 class TraceShelf:

@@ -302,7 +302,13 @@ class SmolLM2:
     # -- generation -------------------------------------------------------------
 
     def generate_ids(
-        self, ids: Sequence[int], *, max_new_tokens: int, sampling: Sampling | None = None, stop: bool = True
+        self,
+        ids: Sequence[int],
+        *,
+        max_new_tokens: int,
+        sampling: Sampling | None = None,
+        stop: bool = True,
+        on_logits: Callable[[np.ndarray], None] | None = None,
     ) -> Iterator[int]:
         """Yield new token ids one at a time, reusing the KV cache (one token per step).
 
@@ -317,6 +323,8 @@ class SmolLM2:
         # prefill: the prompt in one pass (the output layer on its last token only)
         logits = self._run(ids, cache, False, None, None, last_only=True)[-1]
         for step in range(max_new_tokens):
+            if on_logits is not None:
+                on_logits(logits)  # the row this step draws from (the Real model view shows it)
             token = pick(logits, sampling, rng)
             yield token
             if (stop and token in self.stop_ids) or step == max_new_tokens - 1:
@@ -324,7 +332,12 @@ class SmolLM2:
             logits = self.forward([token], cache=cache)[-1]
 
     def generate(
-        self, prompt: str, *, max_new_tokens: int = 64, sampling: Sampling | None = None
+        self,
+        prompt: str,
+        *,
+        max_new_tokens: int = 64,
+        sampling: Sampling | None = None,
+        on_logits: Callable[[np.ndarray], None] | None = None,
     ) -> Iterator[Piece]:
         """Stream the continuation of ``prompt`` as text pieces; stop at end of turn.
 
@@ -336,7 +349,8 @@ class SmolLM2:
         ids = self.encode(prompt)
         new: list[int] = []
         shown = ""
-        for token in self.generate_ids(ids, max_new_tokens=max_new_tokens, sampling=sampling):
+        steps = self.generate_ids(ids, max_new_tokens=max_new_tokens, sampling=sampling, on_logits=on_logits)
+        for token in steps:
             if token in self.stop_ids:
                 yield Piece(id=token, text="", finish="end_of_turn")
                 return
@@ -357,10 +371,14 @@ class SmolLM2:
             raise ValueError("text is empty: type a sentence to look at")
         ids = self.encode(text)
         results: list = []
-        self.forward(ids, details=details, progress=progress, results=results)
+        logits = self.forward(ids, details=details, progress=progress, results=results)
         weights = np.stack([r.attention.weights for r in results])  # (L, H, T, T)
         extra = {}
         if details:
+            from attnlab.models.journey import journey_arrays
+
+            extra["logits"] = np.asarray(logits)  # (T, vocab): the next-token views answer from these
+            extra["journey"] = journey_arrays(results, norm="pre")
             names = (
                 ("q", "attn.q_rotated"),
                 ("k", "attn.k_rotated"),

@@ -62,6 +62,8 @@ class ToyModel:
                 progress(layer + 1, c.n_layer)
         e = np.exp(np.where(allowed, scores, -np.inf) - scores.max(axis=-1, keepdims=True))
         extra = {"q": q, "k": k, "v": v, "scores": scores} if details else {}
+        if details and self.name != "minilm":  # a decoder's next-token logits over 16 toy words
+            extra["logits"] = rng.standard_normal((n, 16)).astype(np.float32)
         return ModelTrace(
             model=self.name,
             tokens=tokens,
@@ -73,8 +75,12 @@ class ToyModel:
             **extra,
         )
 
-    def generate(self, prompt: str, *, max_new_tokens: int, sampling=None) -> Iterator[ToyPiece]:
+    def generate(
+        self, prompt: str, *, max_new_tokens: int, sampling=None, on_logits=None
+    ) -> Iterator[ToyPiece]:
         for i in range(max_new_tokens):
+            if on_logits is not None:  # a row whose arg-max is token i: the drawn one
+                on_logits(np.where(np.arange(max_new_tokens) == i, 2.0, 0.0))
             yield ToyPiece(id=i, text=f" w{i}", finish="length" if i == max_new_tokens - 1 else None)
 
 
@@ -84,3 +90,35 @@ def load(name: str) -> ToyModel:
 
 def load_slow(name: str) -> ToyModel:
     return ToyModel(name, layer_seconds=60.0)
+
+
+def counter():
+    """A token counter for a toy spec: one token per word, as the toy model's trace has."""
+    from attnlab.models.loaders import Counter
+
+    return Counter(tokens=str.split, text=lambda i: f"w{i}")
+
+
+def toy_spec(name: str = "toy"):
+    """A tiny ModelSpec for tests: adding it to the registry adds a model everywhere."""
+    from attnlab.models.registry import ModelSpec
+
+    c = ToyConfig()
+    return ModelSpec(
+        name=name,
+        title="Toy decoder",
+        architecture="decoder",
+        kind="decoder (causal, toy)",
+        loader="attnlab.models.toy:load_toy",
+        tokenizer="attnlab.models.toy:counter",
+        n_layer=c.n_layer,
+        n_head=c.n_head,
+        n_kv_head=c.n_head,
+        d_head=c.d_head,
+        generates=True,
+        max_tokens=8,
+    )
+
+
+def load_toy() -> ToyModel:
+    return ToyModel("toy")

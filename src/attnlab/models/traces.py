@@ -6,6 +6,9 @@ and ``k``, ``v`` are ``(n_layer, n_kv_head, T, d_head)`` (after RoPE for q and k
 in a RoPE model). ``allowed`` is ``(T, T)``: ``True`` = the query may attend the
 key (all ``True`` for an encoder, the lower triangle for a causal decoder).
 ``scores`` are the scaled dot products ``q . k * scale`` before the mask.
+With details, a model that generates also keeps ``logits`` ``(T, vocab)``
+(row i: the next-token logits after token i), and every model keeps
+``journey`` (:mod:`attnlab.models.journey`: each token's path through the blocks).
 """
 
 from __future__ import annotations
@@ -14,7 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attnlab.engine.single import MAX_LABEL_LENGTH, QueryTrace, trace_query
+from attnlab.engine.single import MAX_LABEL_LENGTH, QueryTrace
+from attnlab.models.rows import explorer_row
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)
@@ -32,6 +36,14 @@ class ModelTrace:
     k: np.ndarray | None = None
     v: np.ndarray | None = None
     scores: np.ndarray | None = None
+    logits: np.ndarray | None = None
+    journey: dict[str, np.ndarray] | None = None
+
+    def arrays(self) -> list[np.ndarray]:
+        """Every array the trace holds (for its size in memory)."""
+        kept = [self.weights, self.allowed, self.q, self.k, self.v, self.scores, self.logits]
+        kept += list((self.journey or {}).values())
+        return [a for a in kept if a is not None]
 
     @property
     def n_layer(self) -> int:
@@ -64,9 +76,10 @@ class ModelTrace:
     def query_row(self, layer: int, head: int, index: int) -> QueryTrace:
         """Token ``index``'s query in ``layer``/``head`` as the explorer computes one query.
 
-        Runs :func:`attnlab.engine.single.trace_query` (exact, ordered sums) on
-        the real q, keys and values, so its shares equal ``weights[layer, head, index]``
-        up to the model's float32 rounding. Needs a trace made with details.
+        Runs the explorer's calculation (:func:`attnlab.models.rows.explorer_row`:
+        ``trace_query``, exact ordered sums) on the real q, keys and values, so its
+        shares equal ``weights[layer, head, index]`` up to the model's float32
+        rounding. Needs a trace made with details.
         """
         self.check(layer=layer, head=head)
         if self.q is None or self.k is None or self.v is None:
@@ -74,7 +87,7 @@ class ModelTrace:
         if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < len(self.tokens):
             raise ValueError(f"token {index!r} does not exist; the text has tokens 0..{len(self.tokens) - 1}")
         g = self.kv_head(head)
-        return trace_query(
+        return explorer_row(
             self.q[layer, head, index].astype(float).tolist(),
             self.k[layer, g].astype(float).tolist(),
             self.v[layer, g].astype(float).tolist(),

@@ -11,6 +11,8 @@ once, first. Then each task's messages are tuples that start with its job id:
   ("q4_1": the file's blocks, "float32": float weights), when the model says;
 - ``(id, "running", n)``: ``n`` layers (trace) or at most ``n`` tokens (generation);
 - ``(id, "layers", done)``: a trace's layers done so far;
+- ``(id, "step", step)``: a generation's next token with the distribution it was drawn from
+  (sent just before its piece; a dict, see :func:`step_of`);
 - ``(id, "piece", text, finish)``: a generation's next piece;
 - ``(id, "done", trace)`` (``None`` for a generation) or ``(id, "error", loc, message)``:
   exactly one of these ends each task. ``loc`` is a ``FieldError``'s, or ``None``.
@@ -26,10 +28,15 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import numpy as np
+
 from attnlab.engine.errors import FieldError
+from attnlab.lab import numbers as fmt
 from attnlab.models.files import ModelNotInstalled
 from attnlab.models.jobkinds import MAX_TOKENS, token_cap_message
-from attnlab.models.sampling import Sampling
+from attnlab.models.sampling import Sampling, cut
+
+STEP_TOP = 5  # tokens shown for each generation step
 
 READY = "ready"
 
@@ -73,9 +80,12 @@ def _model(name: str, models: dict, loader, say) -> object:
 
 
 def _trace(task: TraceTask, model, say):
+    from attnlab.models import registry
+
+    cap = registry.SPECS[task.model].max_tokens if task.model in registry.SPECS else MAX_TOKENS
     n_tokens = count_tokens(model, task.text)
-    if n_tokens > MAX_TOKENS:
-        raise FieldError(("text",), token_cap_message(task.model, n_tokens))
+    if n_tokens > cap:  # the server checks first with the tokenizer alone; this is the model's own count
+        raise FieldError(("text",), token_cap_message(task.model, n_tokens, cap))
     say("running", model.config.n_layer)
     return model.trace(task.text, details=True, progress=lambda done, total: say("layers", done))
 
@@ -85,8 +95,30 @@ def _generate(task: GenerationTask, model, say) -> None:
 
     prompt = user_turn(task.prompt) if task.chat else task.prompt
     say("running", task.max_new_tokens)
-    for piece in model.generate(prompt, max_new_tokens=task.max_new_tokens, sampling=task.sampling):
+    rows: list = []
+    pieces = model.generate(
+        prompt, max_new_tokens=task.max_new_tokens, sampling=task.sampling, on_logits=rows.append
+    )
+    for index, piece in enumerate(pieces):
+        if rows:
+            say("step", step_of(model, index, rows.pop(), piece.id, task.sampling))
         say("piece", piece.text, piece.finish)
+
+
+def step_of(model, index: int, logits, drawn: int, sampling: Sampling) -> dict:
+    """One generation step: the token drawn and the top of the distribution it was drawn from.
+
+    Greedy steps show the model's own distribution (temperature 1).
+    """
+    c = cut(logits, Sampling(temperature=1.0) if sampling.greedy else sampling)
+    order = np.argsort(-c.p, kind="stable")[:STEP_TOP]
+    label = model.token_labels if hasattr(model, "token_labels") else lambda ids: [str(i) for i in ids]
+
+    def entry(i: int) -> dict:
+        return {"id": i, "token": label([i])[0], "logit": float(logits[i]), "p": float(c.p[i]),
+                "p_display": fmt.percent(c.p[i])}  # fmt: skip
+
+    return {"index": index, **entry(int(drawn)), "top": [entry(int(i)) for i in order]}
 
 
 def run(task: TraceTask | GenerationTask, models: dict, loader, send: Send) -> None:

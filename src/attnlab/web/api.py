@@ -3,8 +3,12 @@
 ``POST /api/trace`` runs the engine once for the state and once for the
 reference (q = [2, 1]), and returns the trace, the display strings, the words,
 the comparison, the generated Python, the geometry and the challenge.
-``GET /api/example`` returns the worked example and what "Reset example"
-restores. Errors are 422 with the field path (``q[0]``, ``values[1][0]``);
+``POST /api/state`` takes the held example and the edits to apply (the page's
+one state) and answers with everything both views draw: the held sequence and
+the explorer's row, in one answer (:func:`state_answer`). ``GET /api/example``
+returns the worked example and what "Reset example" restores. Display strings
+are built in ``attnlab.lab.display``; this module only validates and serialises.
+Errors are 422 with the field path (``q[0]``, ``values[1][0]``);
 an engine ``FieldError`` is answered at its ``loc`` (``web.errors.field_error_detail``).
 """
 
@@ -13,15 +17,17 @@ from __future__ import annotations
 from fastapi import APIRouter
 from pydantic import ValidationError
 
-from attnlab.engine.errors import FieldError
+from attnlab.engine.errors import FieldError, relocate
 from attnlab.engine.single import QueryTrace, trace_query
-from attnlab.lab import numbers as fmt
 from attnlab.lab.challenge import check
-from attnlab.lab.compare import compare, reference_for, reference_query
+from attnlab.lab.display import comparison as display_comparison
+from attnlab.lab.display import display_strings
 from attnlab.lab.examples import WORKED
 from attnlab.lab.geometry import geometry
 from attnlab.lab.python_code import to_python
+from attnlab.lab.sequence import Held, apply_edit, sequence_view
 from attnlab.lab.words import explain
+from attnlab.web.api_notebook import StateRequest, held_in
 from attnlab.web.errors import field_error_detail, validation_detail
 from attnlab.web.schema import ErrorResponse, ExampleOut, LabState, TraceResponse
 
@@ -32,107 +38,12 @@ ERRORS = {
     422: {"model": ErrorResponse, "description": "A field the learner has to fix"},
 }
 
-def _display(trace: QueryTrace) -> dict:
-    sources = []
-    for i, label in enumerate(trace.labels):
-        ok = trace.allowed[i]
-        carry = trace.carries[i]
-        precise = (
-            f"{label}: key={fmt.precise_vector(trace.keys[i])}; "
-            f"value={fmt.precise_vector(trace.values[i])}; dot={fmt.precise(trace.dots[i])}; "
-            f"score={fmt.precise(trace.scores[i])}; "
-            + (
-                f"share={fmt.precise(trace.weights[i])}; contribution={fmt.precise_vector(carry)}"
-                if ok
-                else "blocked by the mask (share 0, no contribution)"
-            )
-        )
-        sources.append(
-            {
-                "label": label,
-                "index": i,
-                "allowed": ok,
-                "key": fmt.vector(trace.keys[i]),
-                "value": fmt.vector(trace.values[i]),
-                "dot": fmt.rounded(trace.dots[i]),
-                "score": fmt.rounded(trace.scores[i]),
-                "share": fmt.rounded(trace.weights[i]) if ok else "blocked",
-                "percent": fmt.percent(trace.weights[i]) if ok else "blocked",
-                "carry": fmt.vector(carry),
-                "precise": precise,
-            }
-        )
-    scale = "√" + fmt.rounded(trace.d_k) if trace.scale is None else fmt.rounded(trace.scale)
-    return {
-        "q": fmt.vector(trace.q),
-        "q_coords": [fmt.precise(x) for x in trace.q],
-        "q_precise": fmt.precise_vector(trace.q),
-        "values_coords": [[fmt.precise(x) for x in v] for v in trace.values],
-        "scale": scale,
-        "m": fmt.rounded(trace.m),
-        "z": fmt.rounded(trace.z),
-        "output": fmt.vector(trace.output),
-        "output_precise": fmt.precise_vector(trace.output),
-        "m_z_precise": f"m={fmt.precise(trace.m)}; stable denominator={fmt.precise(trace.z)}",
-        "sources": sources,
-    }
-
-
-def _compare(trace: QueryTrace) -> tuple[dict, QueryTrace | None]:
-    try:
-        reference = reference_for(trace)
-    except ValueError as error:
-        message = (
-            f"The comparison with q = {fmt.vector(reference_query(trace.d_k))} is not available: {error}."
-        )
-        return (
-            {
-                "available": False,
-                "message": message,
-                "active": False,
-                "summary": None,
-                "reference": None,
-                "changed": None,
-                "display": None,
-            },
-            None,
-        )
-    result = compare(trace, reference).to_dict()
-    changed = result["changed"]
-    flat = [
-        *changed["dots"],
-        *changed["scores"],
-        changed["m"],
-        changed["z"],
-        *changed["weights"],
-        *(c for row in changed["carries"] for c in row),
-        *changed["output"],
-    ]
-    return (
-        {
-            "available": True,
-            "message": "",
-            "active": any(flat),
-            "summary": result["summary"],
-            "reference": result["reference"],
-            "changed": changed,
-            "display": {
-                "q": fmt.vector(reference.q),
-                "scores": [fmt.rounded(s) for s in reference.scores],
-                "weights": [fmt.rounded(w) for w in reference.weights],
-                "output": fmt.vector(reference.output),
-            },
-        },
-        reference,
-    )
-
-
 def build_response(trace: QueryTrace) -> dict:
     """Return the full answer for one trace (the shape of ``TraceResponse``)."""
-    comparison, reference = _compare(trace)
+    comparison, reference = display_comparison(trace)
     return {
         "trace": trace.to_dict(),
-        "display": _display(trace),
+        "display": display_strings(trace),
         "words": explain(trace).to_dict(),
         "compare": comparison,
         "python": to_python(trace),
@@ -144,8 +55,38 @@ def build_response(trace: QueryTrace) -> dict:
 MAX_MESSAGE_CHARS = 512 * 1024
 
 
+def state_answer(held: Held, edits: list[dict] = ()) -> dict:
+    """Apply ``edits`` in order to the held example and answer with everything both views draw.
+
+    ``{"sequence": sequence_view(new held), "explorer": build_response(explorer row's trace)}``:
+    the notebook's held table, summaries and explorer row label come from
+    ``sequence``; the explorer's trace, display strings, words, comparison,
+    Python, geometry and challenge from ``explorer``. One request per state.
+    """
+    new = held
+    for i, edit in enumerate(edits):
+        try:
+            new = apply_edit(new, edit)
+        except FieldError as err:  # located at edit.q[1]: say which of the edits
+            loc = ("edits", i, *err.loc[1:]) if err.loc[:1] == ("edit",) else err.loc
+            raise type(err)(loc, relocate(str(err), err.loc, loc)) from None
+    return {"sequence": sequence_view(new), "explorer": build_response(new.explorer_trace())}
+
+
 def answer_for(text: str) -> dict:
-    """Answer one state given as JSON text: ``{"status", "body"}`` exactly as POST would."""
+    """Answer one state given as JSON text: ``{"status", "body"}`` exactly as POST would.
+
+    A message with a ``"held"`` member is a ``StateRequest`` (``POST /api/state``);
+    any other is a ``LabState`` (``POST /api/trace``).
+    """
+    if '"held"' in text[:64]:
+        try:
+            body = StateRequest.model_validate_json(text)
+            return {"status": 200, "body": state_answer(*_state_args(body))}
+        except ValidationError as error:
+            return {"status": 422, "body": {"detail": validation_detail(error.errors(), body=True)}}
+        except FieldError as error:
+            return {"status": 422, "body": {"detail": [field_error_detail(error)]}}
     try:
         state = LabState.model_validate_json(text)
         trace = trace_query(**state.engine_args())
@@ -164,6 +105,23 @@ def post_trace(state: LabState) -> dict:
     ``field_error_handler``, which answers 422 at ``["body", *error.loc]``.
     """
     return build_response(trace_query(**state.engine_args()))
+
+
+def _state_args(body: StateRequest) -> tuple[Held, list[dict]]:
+    return held_in(body.held), [e.model_dump(exclude_none=True) for e in body.edits]
+
+
+@router.post("/state", responses=ERRORS)
+def post_state(body: StateRequest) -> dict:
+    """Apply one edit to the held example and return everything the page draws, in one answer.
+
+    Body ``{"held": HeldIn, "edits": [EditIn, ...]}`` (the shapes of
+    ``/api/notebook/edit``, 0 to 4 edits applied in order); answer
+    ``{"sequence": sequence_view, "explorer": TraceResponse}`` (see
+    :func:`state_answer`). Errors are 422 at the field: ``held.values[2][0]``,
+    ``edits[0].q[1]``; a mask change that empties a row is ``mask_refused``.
+    """
+    return state_answer(*_state_args(body))
 
 
 @router.get("/example", response_model=ExampleOut)

@@ -29,11 +29,10 @@ from fastapi.responses import Response
 from attnlab.engine.errors import FieldError, Loc, field_text
 from attnlab.lab import numbers as fmt
 from attnlab.lab.words import explain
+from attnlab.models import registry
 from attnlab.models.heads import layer_profiles, top_sources
-from attnlab.models.jobs import JOBS, MAX_CHARS, MAX_TOKENS, Busy, GenerationJob, Stopping, TraceJob
-from attnlab.models.minilm import MiniLMConfig
+from attnlab.models.jobs import JOBS, MAX_CHARS, Busy, GenerationJob, Stopping, TraceJob
 from attnlab.models.sampling import Sampling
-from attnlab.models.smollm import SmolLM2Config
 from attnlab.web.models_schema import (
     GenerateIn,
     GenerationOut,
@@ -44,6 +43,7 @@ from attnlab.web.models_schema import (
     ModelsOut,
     RowOut,
     SourceOut,
+    StepOut,
     TopOut,
     TraceIn,
     TraceSummary,
@@ -73,31 +73,27 @@ STARTING = {
 
 
 def _info() -> list[ModelInfo]:
-    m, s = MiniLMConfig(), SmolLM2Config()
-    group = s.n_head // s.n_kv_head
+    """Every model in the registry, as the page needs it (no model is loaded to answer)."""
     return [
         ModelInfo(
-            name="minilm",
-            title="all-MiniLM-L6-v2",
-            kind="encoder (bidirectional)",
-            n_layer=m.n_layer,
-            n_head=m.n_head,
-            n_kv_head=m.n_head,
-            kv_groups=[[h] for h in range(m.n_head)],
-            loaded=JOBS.is_loaded("minilm"),
-            path=JOBS.weights_path("minilm"),
-        ),
-        ModelInfo(
-            name="smollm2",
-            title="SmolLM2-135M-Instruct",
-            kind="decoder (causal, GQA)",
-            n_layer=s.n_layer,
-            n_head=s.n_head,
-            n_kv_head=s.n_kv_head,
-            kv_groups=[list(range(g * group, (g + 1) * group)) for g in range(s.n_kv_head)],
-            loaded=JOBS.is_loaded("smollm2"),
-            path=JOBS.weights_path("smollm2"),
-        ),
+            name=spec.name,
+            title=spec.title,
+            kind=spec.kind,
+            architecture=spec.architecture,
+            generates=spec.generates,
+            instruct=spec.instruct,
+            chat_default=spec.chat_default,
+            max_tokens=spec.max_tokens,
+            max_chars=spec.max_chars,
+            d_head=spec.d_head,
+            n_layer=spec.n_layer,
+            n_head=spec.n_head,
+            n_kv_head=spec.n_kv_head,
+            kv_groups=spec.kv_groups,
+            loaded=JOBS.is_loaded(spec.name),
+            path=JOBS.weights_path(spec.name),
+        )
+        for spec in registry.SPECS.values()
     ]
 
 
@@ -162,6 +158,9 @@ def _job_out(job: TraceJob) -> JobOut:
         t = job.trace
         result = TraceSummary(
             tokens=t.tokens,
+            ids=[int(i) for i in t.ids],
+            has_logits=t.logits is not None,
+            has_journey=t.journey is not None,
             labels=t.labels(),
             n_layer=t.n_layer,
             n_head=t.n_head,
@@ -180,12 +179,29 @@ def _job_out(job: TraceJob) -> JobOut:
         place_display=place_display,
         progress=job.progress,
         progress_display=fmt.percent(job.progress),
+        stage_display=stage_display(job, place_display),
         layers_done=job.layers_done,
         n_layer=job.n_layer,
         message=job.message,
         field=field_text(job.loc) if job.loc else None,
         result=result,
     )
+
+
+def stage_display(job: TraceJob, place_display: str) -> str:
+    """The status line: what the job is doing now, counted so it never passes the last layer."""
+    title = registry.SPECS[job.model].title if job.model in registry.SPECS else job.model
+    if job.status == "queued":
+        return f"Waiting: {place_display}" if place_display else "Waiting"
+    if job.status == "loading":
+        return f"Loading {title} (once per server)…"
+    if job.status == "running":
+        if not job.n_layer:
+            return "Starting"
+        return f"Running layer {min(job.layers_done + 1, job.n_layer)} of {job.n_layer}"
+    if job.status == "done":
+        return f"Done: {job.n_layer} layers"
+    return job.message
 
 
 def _done(job_id: str) -> TraceJob:
@@ -213,7 +229,7 @@ def models() -> ModelsOut:
     return ModelsOut(
         models=_info(),
         max_chars=MAX_CHARS,
-        max_tokens=MAX_TOKENS,
+        max_tokens=min((s.max_tokens for s in registry.SPECS.values()), default=0),
         max_waiting=JOBS.max_waiting,
         trace_bytes_cap=JOBS.memory_cap,
         trace_bytes_kept=JOBS.kept_bytes,
@@ -337,6 +353,9 @@ def _generation_out(job: GenerationJob) -> GenerationOut:
         max_new_tokens=job.max_new_tokens,
         pieces=pieces,
         text="".join(pieces),
+        chat=job.chat,
+        hint=job.hint,
+        steps=[StepOut(**step) for step in list(job.steps)],
         finish=job.finish if job.status == "done" else None,
         message=job.message,
         field=field_text(job.loc) if job.loc else None,
@@ -353,7 +372,11 @@ def start_generation(body: GenerateIn) -> GenerationOut:
         # pydantic has checked each option's range; Sampling checks them again
         sampling = Sampling(temperature=body.temperature, top_k=body.top_k, top_p=body.top_p, seed=body.seed)
         job = JOBS.generate(
-            body.prompt, max_new_tokens=body.max_new_tokens, sampling=sampling, chat=body.chat
+            body.prompt,
+            max_new_tokens=body.max_new_tokens,
+            sampling=sampling,
+            chat=body.chat,
+            model=body.model,
         )
     except (Busy, Stopping) as error:
         raise _refused(error) from None

@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt
 
 from attnlab.engine.errors import FieldError
 from attnlab.lab import content as content_data
-from attnlab.lab import export, plots, practice, stepper
+from attnlab.lab import export, practice, stepper
 from attnlab.lab import history as hist
 from attnlab.lab import playback as playback_data
 from attnlab.lab.sequence import (
@@ -99,6 +99,13 @@ class EditRequest(Strict):
     edit: EditIn
 
 
+class StateRequest(Strict):
+    """``POST /api/state``: the held example and the edits to apply first, in order (0 to 4)."""
+
+    held: HeldIn
+    edits: Annotated[list[EditIn], Field(max_length=4)] = []
+
+
 HelpKind = Literal[tuple(hist.HELP_KINDS)]
 ChallengeId = Literal[tuple(c["id"] for c in practice.challenges())]
 Response_ = (
@@ -115,13 +122,21 @@ class HelpIn(Strict):
 
 class FeedbackIn(Strict):
     met: StrictBool
-    words: Annotated[str, Field(max_length=2000)]
+    words: Annotated[str, Field(max_length=hist.MAX_WORDS)]
+    load: StrictBool = False
+
+
+class CheckIn(Strict):
+    response: Response_ = None
+    met: StrictBool
 
 
 class AttemptIn(Strict):
     response: Response_ = None
     feedback: FeedbackIn | None = None
     help: Annotated[list[HelpIn], Field(max_length=hist.MAX_HELP)] = []
+    checks: Annotated[list[CheckIn], Field(max_length=hist.MAX_CHECKS)] = []
+    answer: Annotated[str, Field(max_length=hist.MAX_WORDS)] | None = None
 
 
 class EntryIn(Strict):
@@ -181,6 +196,11 @@ class ImportRefused(FieldError):
     """An import that cannot be read, at ``text`` (the message says why)."""
 
     type = "import_refused"
+
+
+def held_in(model: HeldIn) -> Held:
+    """Validate a request's held example (its FieldErrors located under ``held``)."""
+    return _held(model)
 
 
 def _held(model: HeldIn) -> Held:
@@ -293,21 +313,18 @@ def post_export_ipynb(body: HeldRequest) -> Response:
     return _attachment(text, "application/x-ipynb+json", "attnlab-worked-example.ipynb")
 
 
-@router.post(
-    "/export/svg/{plane}", response_class=Response, responses=_media("image/svg+xml")
-)
-def post_export_svg(plane: Literal["key", "value"], body: HeldRequest) -> Response:
-    """Return the explorer row's key-space or value-space plot as a standalone SVG."""
-    trace = _held(body.held).explorer_trace()
-    svg = plots.key_space_svg(trace) if plane == "key" else plots.value_space_svg(trace)
-    return _attachment(svg, "image/svg+xml", f"attnlab-{plane}-space.svg")
-
-
 @router.post("/import", responses=ERRORS)
 def post_import(body: ImportRequest) -> dict:
-    """Read an exported JSON file's text back; return its sequence view, or 422 and why."""
+    """Read an exported JSON file's text back, or 422 and why.
+
+    Returns its sequence view and, when the file carries one, its ``study`` and
+    ``history`` (the attempts, checks and help), which the page then restores.
+    """
     try:
-        held = export.from_json(body.text)
+        held, study = export.read(body.text)
     except FieldError as err:  # wherever in the file, for the request it is the text that is refused
         raise ImportRefused("text", f"Import refused: {err}") from None
-    return sequence_view(held)
+    view = sequence_view(held)
+    if study is not None:
+        view = {**view, "study": study, "history": hist.history(study)}
+    return view

@@ -22,7 +22,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from attnlab import __version__
-from attnlab.web import api, api_models, api_notebook, socket
+from attnlab.web import api, api_block, api_models, api_notebook, api_views, socket
 from attnlab.web.assets import Assets
 from attnlab.web.errors import FieldError, body_error, field_error_handler, field_path, validation_detail
 from attnlab.web.guard import BODY_TIMEOUT_S, CSP, MAX_BODY_BYTES, GuardMiddleware
@@ -32,7 +32,15 @@ __all__ = ["BODY_TIMEOUT_S", "CSP", "MAX_BODY_BYTES", "ROUTERS", "create_app", "
 
 STATIC_DIR = Path(__file__).parent / "static"
 # The routers that make up the app, in order. Part 2 and the models part add theirs here.
-ROUTERS = [api.router, socket.router, api_notebook.router, api_models.router, api_models.page_router]
+ROUTERS = [
+    api.router,
+    socket.router,
+    api_notebook.router,
+    api_models.router,
+    api_views.router,
+    api_block.router,
+    api_models.page_router,
+]
 
 
 async def validation_error(request: Request, error: RequestValidationError) -> JSONResponse:

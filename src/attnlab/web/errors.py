@@ -30,25 +30,95 @@ def _clean_loc(loc) -> list[str | int]:
     return [p for p in loc if p not in ("float", "int", "bool", "str", "function-after[...]")]
 
 
+def _bound(x) -> str:
+    x = float(x)
+    return f"{x:,.0f}" if x == int(x) and abs(x) >= 1000 else fmt_number(x)
+
+
+def fmt_number(x: float) -> str:
+    return repr(int(x)) if x == int(x) and abs(x) < 1e15 else repr(x)
+
+
+def lab_words(field: str, type_: str, ctx: dict | None, msg: str) -> str:
+    """Say a pydantic error in the lab's own words, naming ``field``; never pydantic's text.
+
+    Only the error's type and its limits (``ctx``) are used; an unknown type
+    gets a plain sentence rather than the parser's message.
+    """
+    ctx = ctx or {}
+    if type_ == "json_invalid":
+        return "The request is not valid JSON, so the lab could not read it. Nothing changed."
+    if type_ == "missing":
+        return f"{field} is missing; the lab needs it."
+    if type_ == "extra_forbidden":
+        return f"{field} is not something the lab knows; remove it."
+    if type_ == "finite_number":
+        return f"{field} must be a finite number, not NaN or infinity."
+    if type_ in ("float_type", "float_parsing", "int_type", "int_parsing", "int_from_float"):
+        whole = type_.startswith("int")
+        return f"{field} must be {'a whole number' if whole else 'a number'}, such as 2 or -0.5."
+    if type_ == "bool_type":
+        return f"{field} must be true or false."
+    if type_ in ("string_type", "string_too_short"):
+        return f"{field} must be a text of at least one character."
+    if type_ == "string_too_long":
+        return f"{field} is too long; it may have at most {ctx.get('max_length')} characters."
+    if type_ in ("list_type", "dict_type", "model_type", "model_attributes_type"):
+        kind = "a list" if type_ == "list_type" else "an object"
+        return f"{field} must be {kind}."
+    if type_ == "too_short":
+        return f"{field} has {ctx.get('actual_length')} entries; it needs at least {ctx.get('min_length')}."
+    if type_ == "too_long":
+        return f"{field} has too many entries; it may have at most {ctx.get('max_length')}."
+    if type_ in ("greater_than_equal", "less_than_equal", "greater_than", "less_than"):
+        words = {
+            "greater_than_equal": "at least",
+            "less_than_equal": "at most",
+            "greater_than": "more than",
+            "less_than": "less than",
+        }[type_]
+        limit = next(iter(ctx.values()), None) if ctx else None
+        extra = ""
+        if type_ in ("greater_than_equal", "less_than_equal") and limit is not None:
+            if abs(float(limit)) >= 1000:
+                extra = " The lab keeps every coordinate within ±1,000,000 so the planes can draw it."
+        return f"{field} must be {words} {_bound(limit)}.{extra}" if limit is not None else (
+            f"{field} is out of range."
+        )
+    if type_ == "literal_error":
+        return f"{field} must be one of {ctx.get('expected', 'the listed choices')}."
+    return f"{field} is not in a form the lab can use."
+
+
 def validation_detail(errors, *, body: bool = False) -> list[dict]:
     """Turn pydantic errors into ``ErrorItem`` dicts; ``body`` prefixes locations with "body"."""
     seen = set()
     detail = []
     for item in errors:
         loc = _clean_loc(item.get("loc", ["body"]))
+        if item.get("type") == "json_invalid":  # pydantic locates it at a character offset
+            loc = ["body"]
         if body and (not loc or loc[0] != "body"):
             loc = ["body", *loc]
-        msg = str(item.get("msg", "invalid value"))
+        field = field_path(loc)
+        type_ = str(item.get("type", "value_error"))
+        ctx = item.get("ctx")
+        if type_ == "value_error" and ctx and "error" in ctx:
+            msg = str(ctx["error"])  # our own validators' words (a ValueError raised in the lab)
+            msg = msg if msg.startswith(field) else f"{field}: {msg}"
+        elif type_ == "value_error" and not ctx and item.get("msg"):
+            msg = str(item["msg"])  # raised by hand in web/ with the lab's words (pydantic adds ctx)
+        else:
+            msg = lab_words(field, type_, ctx, str(item.get("msg", "")))
         key = (tuple(loc), msg)
         if key in seen:
             continue
         seen.add(key)
-        field = field_path(loc)
         detail.append(
             {
                 "loc": loc,
                 "field": field,
-                "msg": msg if msg.startswith(field) else f"{field}: {msg}",
+                "msg": msg,
                 "type": str(item.get("type", "value_error")),
             }
         )

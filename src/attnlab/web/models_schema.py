@@ -6,13 +6,24 @@ pre-formatted (``*_display``, ``shares``) by ``attnlab.lab.numbers``.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool, StrictInt
 
+from attnlab.models import registry
 from attnlab.models.jobkinds import MAX_CHARS
 
-ModelName = Literal["minilm", "smollm2"]
+
+def _known(name: str) -> str:
+    return registry.check_name(name)  # a ValueError becomes a 422 naming the field
+
+
+def _enum(schema: dict[str, Any]) -> None:
+    schema["enum"] = list(registry.names())  # read when a schema is generated: later models are listed
+
+
+# A model's name: any name in the registry (models/registry.py), checked when a request arrives.
+ModelName = Annotated[str, AfterValidator(_known), Field(json_schema_extra=_enum)]
 MAX_NEW_TOKENS = 64
 # cancelled: the server stopped before the job ended
 Status = Literal["queued", "loading", "running", "done", "error", "cancelled"]
@@ -26,6 +37,13 @@ class ModelInfo(BaseModel):
     name: str
     title: str
     kind: str
+    architecture: Literal["encoder", "decoder"]
+    generates: bool
+    instruct: bool
+    chat_default: bool
+    max_tokens: int
+    max_chars: int
+    d_head: int
     n_layer: int
     n_head: int
     n_kv_head: int
@@ -59,6 +77,9 @@ class TraceIn(Strict):
 
 class TraceSummary(BaseModel):
     tokens: list[str]
+    ids: list[int]
+    has_logits: bool  # next-token views (models that generate)
+    has_journey: bool
     labels: list[str]
     n_layer: int
     n_head: int
@@ -77,6 +98,9 @@ class JobOut(BaseModel):
     place_display: str  # "3rd in line", "at the model now", "" once ended
     progress: float
     progress_display: str
+    # the status line, verbatim: "Loading SmolLM2-135M-Instruct (once per server)…" only while this
+    # job loads the model, "Running layer 7 of 30" (never past n_layer), "Done: 30 layers", ...
+    stage_display: str
     layers_done: int
     n_layer: int
     message: str
@@ -148,12 +172,26 @@ class GenerateIn(Strict):
         json_schema_extra={"examples": [{"prompt": "Once upon a time", "max_new_tokens": 20}]},
     )
     prompt: Annotated[str, Field(max_length=MAX_CHARS * 4)]
-    chat: StrictBool = False
+    model: ModelName | None = None  # default: the first model that generates
+    chat: StrictBool | None = None  # None: the model's default (on for an instruct model)
     max_new_tokens: Annotated[StrictInt, Field(ge=1, le=MAX_NEW_TOKENS)] = 32
     temperature: Annotated[float, Field(ge=0, le=5, allow_inf_nan=False)] = 0.0
     top_k: Annotated[StrictInt, Field(ge=0, le=49152)] | None = None
     top_p: Annotated[float, Field(gt=0, le=1, allow_inf_nan=False)] = 1.0
     seed: Annotated[StrictInt, Field(ge=0, le=2**32 - 1)] | None = None
+
+
+class TokenP(BaseModel):
+    id: int
+    token: str
+    logit: float
+    p: float
+    p_display: str
+
+
+class StepOut(TokenP):
+    index: int
+    top: list[TokenP]
 
 
 class GenerationOut(BaseModel):
@@ -167,6 +205,9 @@ class GenerationOut(BaseModel):
     max_new_tokens: int
     pieces: list[str]
     text: str
+    chat: bool  # whether the prompt went in as a user's turn
+    hint: str  # said when a raw prompt got an end of turn at once: turn chat on
+    steps: list[StepOut]  # one per token drawn: its distribution (after the controls) and the token
     finish: Literal["end_of_turn", "length"] | None
     message: str
     field: str | None

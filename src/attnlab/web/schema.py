@@ -18,9 +18,15 @@ from typing import Annotated
 from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
 from attnlab.engine.single import MAX_DIM, MAX_LABEL_LENGTH, MAX_SOURCES
+from attnlab.lab.sequence import MAX_MAGNITUDE
 
-# strict: a JSON number (int or float), never a string or a boolean; finite.
-Number = Annotated[float, Field(strict=True, allow_inf_nan=False)]
+# strict: a JSON number (int or float), never a string or a boolean; finite and
+# within the lab's one drawing limit (lab.sequence.MAX_MAGNITUDE, ±1,000,000),
+# the same limit the held example applies, so the explorer never accepts a
+# number the held example refuses and the planes can always draw what is typed.
+Number = Annotated[
+    float, Field(strict=True, allow_inf_nan=False, ge=-MAX_MAGNITUDE, le=MAX_MAGNITUDE)
+]
 Coords = Annotated[list[Number], Field(min_length=1, max_length=MAX_DIM)]
 Matrix = Annotated[list[Coords], Field(min_length=1, max_length=MAX_SOURCES)]
 Label = Annotated[str, Field(min_length=1, max_length=MAX_LABEL_LENGTH)]
@@ -162,6 +168,14 @@ class ViewOut(BaseModel):
     step: float
 
 
+class OffPlotOut(BaseModel):
+    """A point its plane cannot hold: drawn as a marker at ``edge`` (see geometry.off_plot)."""
+
+    kind: str
+    index: int | None
+    edge: Floats | None
+
+
 class GeometryOut(BaseModel):
     """What the planes, the pie and the strips draw (see ``attnlab.lab.geometry``)."""
 
@@ -172,6 +186,8 @@ class GeometryOut(BaseModel):
     reference_pie: list[SliceOut] | None
     key_view: ViewOut | None
     value_view: ViewOut | None
+    key_off: list[OffPlotOut] = []
+    value_off: list[OffPlotOut] = []
     score_axis: Floats
 
 
@@ -206,6 +222,7 @@ class DisplayOut(BaseModel):
     q: str
     q_coords: list[str]
     q_precise: str
+    keys_coords: list[list[str]]
     values_coords: list[list[str]]
     scale: str
     m: str

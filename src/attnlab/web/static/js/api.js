@@ -1,7 +1,8 @@
 // The only module that talks to the server, always the same origin
 // (CSP connect-src 'self'). Drag updates go over one WebSocket
 // (/api/trace/ws: a few ms less per update than a fetch); when the socket
-// cannot open or drops, the same state goes by POST /api/trace instead.
+// cannot open or drops, the same state goes by POST /api/trace (an explorer
+// state) or POST /api/state (the held example and its edits) instead.
 // The caller keeps at most one request in flight, so one waiter is enough.
 // Bodies are written by toJson, which keeps a typed -0 (JSON.stringify drops its sign).
 
@@ -44,8 +45,8 @@ function connect() {
   return opening;
 }
 
-async function viaFetch(input) {
-  const response = await fetch("/api/trace", {
+async function viaFetch(input, path = "/api/trace") {
+  const response = await fetch(path, {
     method: "POST",
     headers: { "content-type": "application/json" },
     body: toJson(input),
@@ -64,7 +65,21 @@ async function viaFetch(input) {
  * the server cannot be reached (the caller shows the offline message).
  * @param {{q:number[], keys:number[][], values:number[][], labels:string[], allowed:boolean[], scale:(number|null)}} input
  */
-export async function postTrace(input) {
+export function postTrace(input) {
+  return send(input, "/api/trace");
+}
+
+/**
+ * One state of the page: the held example and the edits to apply
+ * ({held, edits}); resolves to {ok, status, body} with body = {sequence,
+ * explorer} (POST /api/state; over the socket too, which tells the two
+ * kinds apart by the "held" member).
+ */
+export function postState(body) {
+  return send(body, "/api/state");
+}
+
+async function send(input, path) {
   // Until the socket is open, go by HTTP and let the socket connect meanwhile,
   // so the first numbers never wait for the WebSocket handshake.
   const ws = socket;
@@ -80,7 +95,7 @@ export async function postTrace(input) {
       // The socket dropped mid-answer: try once over HTTP (which tells us if the server is gone).
     }
   }
-  return viaFetch(input);
+  return viaFetch(input, path);
 }
 
 /** GET the worked example and what "Reset example" restores. */

@@ -24,7 +24,8 @@ function drawMath(el, math) {
     h("p", { class: "hint" }, math.intro),
     math.blocks.map((b) => {
       if (b.kind === "heading") return h("h3", null, b.text);
-      if (b.kind === "display") return h("div", { class: "math-block" }, nodes(b.html));
+      // tabindex: a wide equation scrolls sideways on a phone, and a scroll box must be reachable by keyboard.
+      if (b.kind === "display") return h("div", { class: "math-block", tabindex: 0 }, nodes(b.html));
       return h("p", null, nodes(b.html));
     }),
   );

@@ -6,6 +6,7 @@
 import { cmpClass, cmpText, fill, h, s, srcClass, text } from "./dom.js";
 import { messageFor, numberField } from "./fields.js";
 import { drawStrip } from "./share.js";
+import { placeLabels } from "./plot.js";
 
 const AXIS_W = 320;
 const AXIS_H = 52;
@@ -34,6 +35,7 @@ function drawScoreAxis(svg, result) {
   });
   svg.setAttribute("viewBox", `0 0 ${AXIS_W} ${AXIS_H}`);
   fill(svg, ...parts);
+  placeLabels(svg, { grow: true }); // close scores would print their labels on each other
 }
 
 function card(result, i) {

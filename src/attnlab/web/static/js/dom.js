@@ -54,9 +54,9 @@ export function byId(id) {
   return el;
 }
 
-/** CSS class for a source's colour; colours repeat after six sources. */
+/** CSS class for a source's colour: eight hues, one per source of an own example (1-8). */
 export function srcClass(index) {
-  return `src-${index % 6}`;
+  return `src-${index % 8}`;
 }
 
 /**

@@ -1,12 +1,15 @@
-// Export and import. JSON, the Markdown report, the notebook (.ipynb) and the
-// SVG plots are made by the server from the held example and the study; the
-// PNG is the server's SVG drawn onto a canvas here (drawing, not maths).
+// Export and import. JSON, the Markdown report and the notebook (.ipynb) are
+// made by the server from the held example and the study. The plots are the
+// page's own pictures: the Match and Mix SVGs serialised with their computed
+// colours, widths and fonts copied onto each element as attributes, so the
+// file stands alone and shows exactly what the page shows (one drawing
+// source). The PNG is that SVG drawn onto a canvas (drawing, not maths).
 // Import sends a JSON file's text to the server, which validates it; a bad
 // file gets its message and changes nothing.
 
 import { text } from "./dom.js";
 import { errorText, nbPost } from "./nbapi.js";
-import { adoptView, getHeld, getNb, setMessage } from "./nbstate.js";
+import { adoptStudy, adoptView, getHeld, getNb, setMessage } from "./nbstate.js";
 
 function save(blob, filename) {
   const url = URL.createObjectURL(blob);
@@ -50,14 +53,74 @@ function svgToPng(svgText) {
   });
 }
 
+// The computed properties that make a page SVG look as it does without lab.css.
+const STYLE_PROPS = [
+  "fill", "fill-opacity", "stroke", "stroke-width", "stroke-dasharray", "stroke-opacity",
+  "stroke-linecap", "opacity", "paint-order", "font-size", "font-family", "font-weight",
+  "text-anchor", "dominant-baseline",
+];
+// Page-only attributes (focus, roles, ids, data for tests) left out of the file; classes
+// stay as names (the file has no stylesheet) so a reader can tell the marks apart.
+const DROP = ["tabindex", "role", "aria-roledescription", "aria-describedby", "aria-labelledby", "id"];
+
+/**
+ * Serialise the page's SVG `svg` as a standalone document titled `title`:
+ * computed styles inlined, a white background, and a viewBox grown to the
+ * drawn content so no label is cropped.
+ */
+export function standaloneSvg(svg, title) {
+  const clone = svg.cloneNode(true);
+  const from = [svg, ...svg.querySelectorAll("*")];
+  const to = [clone, ...clone.querySelectorAll("*")];
+  from.forEach((el, i) => {
+    const target = to[i];
+    const style = getComputedStyle(el);
+    if (el !== svg && !(el instanceof SVGDefsElement) && !el.closest("defs")) {
+      for (const prop of STYLE_PROPS) {
+        const value = style.getPropertyValue(prop);
+        if (value) target.setAttribute(prop, value);
+      }
+    }
+    for (const name of DROP) target.removeAttribute(name);
+    for (const name of Object.keys(el.dataset || {})) target.removeAttribute(`data-${name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`);
+  });
+  const vb = svg.viewBox.baseVal;
+  const box = svg.getBBox();
+  const x0 = Math.floor(Math.min(vb.x, box.x) - 4);
+  const y0 = Math.floor(Math.min(vb.y, box.y) - 4);
+  const x1 = Math.ceil(Math.max(vb.x + vb.width, box.x + box.width) + 4);
+  const y1 = Math.ceil(Math.max(vb.y + vb.height, box.y + box.height) + 4);
+  const [w, h] = [x1 - x0, y1 - y0];
+  clone.setAttribute("viewBox", `${x0} ${y0} ${w} ${h}`);
+  clone.setAttribute("width", String(w * 2));
+  clone.setAttribute("height", String(h * 2));
+  clone.setAttribute("role", "img");
+  const ns = "http://www.w3.org/2000/svg";
+  const bg = document.createElementNS(ns, "rect");
+  for (const [k, v] of Object.entries({ x: x0, y: y0, width: w, height: h, fill: "#ffffff" })) bg.setAttribute(k, String(v));
+  const titleEl = document.createElementNS(ns, "title");
+  titleEl.textContent = title;
+  clone.prepend(titleEl, bg);
+  return `<?xml version="1.0" encoding="UTF-8"?>\n${new XMLSerializer().serializeToString(clone)}\n`;
+}
+
+function pageSvg(id, title) {
+  const svg = document.getElementById(id);
+  const caption = document.getElementById("query-caption");
+  return standaloneSvg(svg, `${title} · ${caption ? caption.textContent : ""}`);
+}
+
+const keySvg = () => pageSvg("match-plot", "attnlab key space: q, the keys and q's projections");
+const valueSvg = () => pageSvg("mix-plot", "attnlab value space: the values, the carries and the output o");
+
 const EXPORTS = {
   json: async () => [new Blob([await fetchExport("export/json")], { type: "application/json" }), "attnlab-study.json"],
   markdown: async () => [new Blob([await fetchExport("export/markdown")], { type: "text/markdown" }), "attnlab-study.md"],
   ipynb: async () => [new Blob([await fetchExport("export/ipynb", false)], { type: "application/x-ipynb+json" }), "attnlab-worked-example.ipynb"],
-  "key-svg": async () => [new Blob([await fetchExport("export/svg/key", false)], { type: "image/svg+xml" }), "attnlab-key-space.svg"],
-  "value-svg": async () => [new Blob([await fetchExport("export/svg/value", false)], { type: "image/svg+xml" }), "attnlab-value-space.svg"],
-  "key-png": async () => [await svgToPng(await fetchExport("export/svg/key", false)), "attnlab-key-space.png"],
-  "value-png": async () => [await svgToPng(await fetchExport("export/svg/value", false)), "attnlab-value-space.png"],
+  "key-svg": async () => [new Blob([keySvg()], { type: "image/svg+xml" }), "attnlab-key-space.svg"],
+  "value-svg": async () => [new Blob([valueSvg()], { type: "image/svg+xml" }), "attnlab-value-space.svg"],
+  "key-png": async () => [await svgToPng(keySvg()), "attnlab-key-space.png"],
+  "value-png": async () => [await svgToPng(valueSvg()), "attnlab-value-space.png"],
 };
 
 export function mountExport(els) {
@@ -89,7 +152,8 @@ export function mountExport(els) {
     const answer = await nbPost("import", { text: content });
     if (!answer.ok) return showImport(`${errorText(answer)} Nothing changed.`, true);
     await adoptView(answer.body);
-    showImport(`Imported ${file.name}: the held example now shows its numbers.`, false);
+    if (answer.body.study) await adoptStudy(answer.body.study, answer.body.history); // the file's attempts and help
+    showImport(`Imported ${file.name}: the held example now shows its numbers${answer.body.study ? " and the study history is restored" : ""}.`, false);
   });
 
   function showImport(message, bad) {

@@ -1,7 +1,8 @@
-// "Study history for this visit": which help was used in which attempt, as the
-// server groups it (help, not scores). It lives only in this page: reloading
-// clears it; export keeps a copy. Opening the explorer's disclosures counts as
-// help for the attempt the learner leaves.
+// "Study history for this visit": per attempt, the checks made (right or not
+// yet), the hints used and any answer shown, as the server groups them (no
+// scores). It lives only in this page: reloading clears it; a JSON export keeps
+// it and importing that file restores it. Opening the explorer's disclosures
+// counts as help for the attempt the learner leaves.
 
 import { fill, h } from "./dom.js";
 import { getNb, recordHelp, subscribeNb } from "./nbstate.js";
@@ -28,7 +29,7 @@ export function watchHelp() {
 export function mountHistory(els) {
   function draw(nb) {
     if (!nb.history.length) {
-      fill(els.list, h("p", { class: "hint", id: "history-empty" }, "No help used yet in this visit."));
+      fill(els.list, h("p", { class: "hint", id: "history-empty" }, "No checks or help yet in this visit."));
       return;
     }
     fill(
@@ -43,7 +44,10 @@ export function mountHistory(els) {
             "aria-label": g.heading,
           },
           h("h4", null, g.heading),
-          h("ul", null, g.help.map((label) => h("li", null, label))),
+          g.checks && g.checks.length
+            ? h("ul", { class: "history-checks", "aria-label": "Checks" }, g.checks.map((c) => h("li", { class: c.met ? "check-met" : "check-not-met" }, c.label)))
+            : null,
+          h("ul", { class: "history-help", "aria-label": "Help used" }, g.help.map((label) => h("li", null, label))),
         ),
       ),
     );

@@ -8,6 +8,7 @@ import { mountGeometry } from "./geomview.js";
 import { mountMatch } from "./match.js";
 import { drawValuePlane } from "./mix.js";
 import { drawPrecise } from "./precise.js";
+import { mountOwnExample } from "./own.js";
 import { mountPython } from "./python.js";
 import { drawPie, drawScoreTable, drawStrip } from "./share.js";
 import { getExplorer, getState, resetExample, setExplorer, start, subscribe } from "./state.js";
@@ -78,6 +79,7 @@ const summaryEls = {
   badge: byId("challenge-badge"),
   // state.ui.texts keys (lab/explorer_texts.py) -> the elements they fill
   texts: {
+    row: byId("row-explain"),
     given: byId("explorer-given"),
     q_legend: byId("q-legend"),
     allowed: byId("current-allowed"),
@@ -124,6 +126,16 @@ for (const [details, drawPart] of disclosures) {
     if (details.open && getState().result) drawPart(getState());
   });
 }
+
+mountOwnExample({
+  root: byId("own-example"),
+  sources: byId("own-sources"),
+  add: byId("own-add"),
+  count: byId("own-count"),
+  scale: byId("own-scale"),
+  scaleError: byId("own-scale-error"),
+  use: byId("own-use"),
+});
 
 byId("reset").addEventListener("click", () => resetExample());
 subscribe(draw);

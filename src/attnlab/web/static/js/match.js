@@ -5,7 +5,8 @@
 // projections and everything else come from the server.
 
 import { fill, s, srcClass } from "./dom.js";
-import { arrow, grid, label, markers, plane, ring, SIZE } from "./plot.js";
+import { mountMiniView } from "./miniview.js";
+import { arrow, grid, insetPlane, label, offPlot, placeLabels, plane, ring, SIZE } from "./plot.js";
 
 const STEP = 0.1;
 const BIG_STEP = 1;
@@ -19,21 +20,27 @@ function tidy(x) {
  * Draw the key plane into `layer` (an SVG <g>) for `result`.
  * @param {SVGGElement} layer
  * @param {object} result the API answer
- * @param {string} prefix unique id prefix for the arrow markers
- * @param {{projections?: boolean}} options
+ * @param {string} _prefix kept for callers; arrowheads are drawn inline, so no ids are needed
+ * @param {{projections?: boolean, inset?: boolean}} options inset: false never draws the zoom inset
  */
-export function drawKeyPlane(layer, result, prefix, options = {}) {
+export function drawKeyPlane(layer, result, _prefix, options = {}) {
   const { trace, geometry, compare, display } = result;
   const p = plane(geometry.key_view);
   const cls = trace.labels.map((_, i) => srcClass(i));
-  const parts = [markers(prefix, ["ink", "amber"]), grid(p)];
+  const off = geometry.key_off || [];
+  const offKeys = new Set(off.filter((o) => o.kind === "key").map((o) => o.index));
+  const qOff = off.some((o) => o.kind === "q");
+  const parts = [grid(p)];
   trace.keys.forEach((k, i) => {
-    parts.push(arrow(p, [0, 0], k, "ink", prefix));
-    parts.push(label(p, k, `k${trace.labels[i]}`, `ink ${cls[i]}-text`));
+    if (offKeys.has(i)) return;
+    parts.push(arrow(p, [0, 0], k, "ink"));
+    // A dot at each key's tip in its source's colour keeps keys apart when
+    // the plane zooms out and they shrink to a few pixels.
+    parts.push(s("circle", { class: `dot ${cls[i]}`, cx: p.x(k[0]), cy: p.y(k[1]), r: 3 }));
   });
-  if (options.projections !== false) {
+  if (options.projections !== false && !qOff) {
     geometry.projections.forEach((point, i) => {
-      if (!point) return;
+      if (!point || !p.has(point)) return;
       // How far q reaches along key i: the segment from 0 to the projection.
       parts.push(s("line", { class: `reach ${cls[i]}`, x1: p.x(0), y1: p.y(0), x2: p.x(point[0]), y2: p.y(point[1]) }));
       parts.push(s("line", { class: "drop", x1: p.x(trace.q[0]), y1: p.y(trace.q[1]), x2: p.x(point[0]), y2: p.y(point[1]) }));
@@ -43,10 +50,41 @@ export function drawKeyPlane(layer, result, prefix, options = {}) {
   if (compare.active && compare.reference) {
     parts.push(ring(p, compare.reference.q, "amber"));
   }
-  parts.push(arrow(p, [0, 0], trace.q, "amber", prefix));
-  parts.push(label(p, trace.q, `q ${display.q}`, "amber-text", 10, -17));
-  fill(layer, ...parts);
+  if (!qOff) {
+    parts.push(arrow(p, [0, 0], trace.q, "amber", {}, 11));
+    parts.push(label(p, trace.q, `q ${display.q}`, "amber-text", 10, -17));
+  }
+  // Zoomed far out (a q typed far away), the keys shrink to a few pixels
+  // around the origin: an inset repeats them at their own scale, labelled.
+  const shown = trace.keys.filter((_, i) => !offKeys.has(i));
+  // The largest coordinate (not the length) is enough to tell a shrunk picture.
+  const longest = Math.max(0, ...shown.map((k) => Math.max(Math.abs(k[0]), Math.abs(k[1]))));
+  const zoom = options.inset !== false && longest > 0 && longest * p.unit < 24 ? keyInset(trace, cls, offKeys, longest) : null;
+  if (zoom) parts.push(zoom.parts);
+  // Labels after the marks, q's first so it keeps its place by the handle.
+  const labels = trace.keys.map((k, i) => (offKeys.has(i) ? null : label(zoom ? zoom.p : p, k, `k${trace.labels[i]}`, `ink ${cls[i]}-text`)));
+  const name = (o) => (o.kind === "q" ? "q" : `k${trace.labels[o.index]}`);
+  const colour = (o) => (o.kind === "q" ? "amber" : cls[o.index]);
+  fill(layer, ...parts, ...offPlot(p, off, name, colour), ...labels);
+  if (layer.ownerSVGElement) placeLabels(layer.ownerSVGElement);
   return p;
+}
+
+/**
+ * The keys at their own scale in a corner inset (the corner away from q),
+ * with a note of the zoom. Returns {p, parts}: the inset's plane for labels.
+ */
+function keyInset(trace, cls, offKeys, longest) {
+  const corner = trace.q[0] > 0 && trace.q[1] > 0 ? "bottom-right" : "top-right";
+  const p = insetPlane(longest * 1.6, corner);
+  const parts = [s("rect", { class: "inset", ...p.box })];
+  trace.keys.forEach((k, i) => {
+    if (offKeys.has(i)) return;
+    parts.push(arrow(p, [0, 0], k, "ink", {}, 6));
+    parts.push(s("circle", { class: `dot ${cls[i]}`, cx: p.x(k[0]), cy: p.y(k[1]), r: 2.5 }));
+  });
+  parts.push(s("text", { class: "tick inset-note", x: p.box.x + p.box.width - 3, y: p.box.y + p.box.height - 4, "text-anchor": "end" }, "keys, zoomed in"));
+  return { p, parts: s("g", { class: "key-inset" }, parts) };
 }
 
 /** The interactive Match plot: mount once, then draw(result) on every answer. */
@@ -62,6 +100,7 @@ export function mountMatch(svg, { onQuery, getQuery, describe }) {
     "aria-describedby": describe,
   });
   svg.append(layer, handle);
+  const mini = mountMiniView(svg);
   let p = null;
   let q = null;
 
@@ -91,6 +130,7 @@ export function mountMatch(svg, { onQuery, getQuery, describe }) {
     if (!p || event.button > 0) return;
     svg.setPointerCapture(event.pointerId);
     handle.focus({ preventScroll: true });
+    mini.show(event.clientY);
     moveTo(...fromEvent(event), mark(event));
     event.preventDefault();
   });
@@ -116,6 +156,7 @@ export function mountMatch(svg, { onQuery, getQuery, describe }) {
   });
   const release = (event) => {
     raw.delete(event.pointerId);
+    mini.hide();
     if (svg.hasPointerCapture(event.pointerId)) svg.releasePointerCapture(event.pointerId);
   };
   svg.addEventListener("pointerup", release);
@@ -138,10 +179,13 @@ export function mountMatch(svg, { onQuery, getQuery, describe }) {
       if (!result.geometry.key_view) return;
       p = drawKeyPlane(layer, result, "match");
       q = result.trace.q;
+      mini.draw(result);
       // The window in data units, for tests and other views that aim at a point.
       svg.dataset.view = JSON.stringify(result.geometry.key_view);
-      handle.setAttribute("cx", p.x(q[0]));
-      handle.setAttribute("cy", p.y(q[1]));
+      // An off-plot q leaves its handle on the edge marker, still focusable.
+      const at = p.has(q) ? q : ((result.geometry.key_off || []).find((o) => o.kind === "q") || { edge: [0, 0] }).edge || [0, 0];
+      handle.setAttribute("cx", p.x(at[0]));
+      handle.setAttribute("cy", p.y(at[1]));
       handle.setAttribute(
         "aria-label",
         `Query q at ${result.display.q}. Arrow keys move it by ${STEP}, with Shift by ${BIG_STEP}.`,

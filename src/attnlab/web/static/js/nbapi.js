@@ -44,5 +44,6 @@ export function errorText(answer) {
   if (!detail.length) return `The server refused this (HTTP ${answer.status}).`;
   return detail
     .map((d) => (d.field && d.msg.startsWith(`${d.field}: `) ? d.msg.slice(d.field.length + 2) : d.msg))
+    .map((m) => (/[.!?]$/.test(m) ? m : `${m}.`)) // each a sentence: never "…is missing Nothing changed."
     .join(" ");
 }

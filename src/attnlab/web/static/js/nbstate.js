@@ -7,7 +7,9 @@
 //   unmasked projection (all sources allowed); its label says which;
 // - a query the learner sets in the explorer is row 0's query edit and brings
 //   the explorer back to row 0's unmasked projection; a value edit is shared by
-//   every row; the server applies these rules (POST /api/notebook/edit).
+//   every row; the server applies these rules. Each state is ONE request,
+//   POST /api/state (state.js's queue), whose answer draws both the explorer
+//   and the held table: a settled drag or a mask click costs one request.
 //
 // nb = {view, study, history, practice, messages: {sequence, practice, export}, offline}
 // Views call the exported actions and redraw from subscribeNb(). Requests run
@@ -15,10 +17,14 @@
 // tab (like the explorer's state); the study is not: reloading clears it.
 
 import { toJson } from "./json.js";
+import { readLink, writeLink } from "./link.js";
 import { errorText, nbGet, nbPost } from "./nbapi.js";
-import { getExplorer, getState, setExplorer, setUi, subscribe } from "./state.js";
+import { connectHeld, editHeldState, getExplorer, getState, setExplorer, setFieldError, setUi, subscribe } from "./state.js";
 
 const HELD_KEY = "attnlab.held.v1";
+// The explorer fields a held view sets; passing exactly this list to accept() also
+// brings back a detached explorer (one showing an example of its own).
+const ATTACH = ["q", "keys", "values", "labels", "allowed"];
 
 const nb = {
   view: null,
@@ -30,7 +36,6 @@ const nb = {
 };
 const subscribers = new Set();
 let queue = Promise.resolve();
-let lastInput = null;
 
 export function getNb() {
   return nb;
@@ -74,7 +79,7 @@ function same(a, b) {
  * that came from the explorer itself, whose q and values are already the
  * learner's newest (pushing them back would undo a drag still in progress).
  */
-function accept(view, fields = ["q", "keys", "values", "labels", "allowed"]) {
+function accept(view, fields = ATTACH) {
   nb.view = view;
   nb.offline = false;
   try {
@@ -82,41 +87,80 @@ function accept(view, fields = ["q", "keys", "values", "labels", "allowed"]) {
   } catch {
     // Storage may be full or disabled; the page still works for this visit.
   }
+  writeLink(view.example); // the address bar always carries the example shown
   pushExplorer(fields);
 }
 
 /** Make the explorer show the held example's explorer row (only what differs). */
 function pushExplorer(fields) {
   const t = nb.view.explorer.trace;
+  setUi({ rowLabel: `${nb.view.explorer.label}.`, texts: nb.view.explorer.texts });
+  if (getState().detached) {
+    // The explorer shows an example of its own: only a held edit the learner makes
+    // (a mask cell, "Show in the explorer") brings the held row back, whole.
+    if (fields === ATTACH) setExplorer({ q: t.q, keys: t.keys, values: t.values, labels: t.labels, allowed: t.allowed, scale: null }, { detach: false });
+    return;
+  }
   const have = getExplorer() || {};
   const partial = {};
   for (const name of fields) {
     if (!same(have[name], t[name])) partial[name] = t[name];
   }
   if (Object.keys(partial).length) setExplorer(partial);
-  setUi({ rowLabel: `${nb.view.explorer.label}.`, texts: nb.view.explorer.texts });
 }
 
-async function postEdit(held, edit) {
-  const answer = await nbPost("edit", { held, edit });
-  return answer;
+
+/**
+ * Apply one held-example edit ({kind: "mask" | "select" | ...}). It goes in the
+ * explorer's queue (state.js): one POST /api/state answers the held table and
+ * the explorer together. A refusal (e.g. a mask row left empty) shows in
+ * messages.sequence and changes nothing.
+ */
+export function editHeld(edit) {
+  editHeldState(edit);
 }
 
 /**
- * Apply one held-example edit ({kind: "mask" | "select" | ...}); a refusal
- * (e.g. a mask row left empty) shows in messages.sequence and changes nothing.
+ * The one answer for a state: the held view (the explorer takes its own part in
+ * state.js). The view is taken at once, so the next request builds on it; the
+ * held table is drawn after the explorer's frame, so a drag's numbers are not
+ * held back by the table.
  */
-export function editHeld(edit) {
-  return enqueue(async () => {
-    const answer = await postEdit(getHeld(), edit);
-    if (answer.ok) {
-      accept(answer.body);
-      nb.messages = { ...nb.messages, sequence: "" };
-    } else {
-      nb.messages = { ...nb.messages, sequence: errorText(answer) };
-    }
-    emit();
-  });
+let drawSoon = false;
+function onView(view) {
+  nb.view = view;
+  nb.offline = false;
+  nb.messages = { ...nb.messages, sequence: "" };
+  if (drawSoon) return;
+  drawSoon = true;
+  requestAnimationFrame(() => setTimeout(drawHeld));
+}
+
+function drawHeld() {
+  // While a drag's answers are still coming, the explorer has the main thread.
+  if (document.documentElement.dataset.attnlabPending === "1") {
+    setTimeout(drawHeld, 50);
+    return;
+  }
+  drawSoon = false;
+  const latest = nb.view;
+  try {
+    sessionStorage.setItem(HELD_KEY, toJson(latest.example));
+  } catch {
+    // Storage may be full or disabled; the page still works for this visit.
+  }
+  writeLink(latest.example);
+  const label = `${latest.explorer.label}.`;
+  const ui = getState().ui;
+  if (ui.rowLabel !== label || toJson(ui.texts) !== toJson(latest.explorer.texts)) {
+    setUi({ rowLabel: label, texts: latest.explorer.texts });
+  }
+  emit();
+}
+
+function onRefused(answer) {
+  nb.messages = { ...nb.messages, sequence: errorText(answer) };
+  emit();
 }
 
 /** Replace the held example with an imported one (already validated by the server). */
@@ -125,56 +169,6 @@ export function adoptView(view) {
     accept(view);
     emit();
   });
-}
-
-let following = false;
-let followRefused = false; // the held example refused the explorer's last input
-
-/**
- * The explorer accepted a new state: turn a learner's query or value edit
- * into held edits. At most one such job waits in the queue; it reads the
- * newest accepted input when it runs, so a drag's many moves coalesce.
- */
-function followExplorer(state) {
-  if (!nb.view || !state.input || state.input === lastInput) return;
-  if (state.requested !== state.input) return; // wait until the explorer settles
-  lastInput = state.input;
-  if (following) return;
-  following = true;
-  enqueue(async () => {
-    following = false;
-    const input = getState().input;
-    let held = getHeld();
-    let view = null;
-    if (!same(input.q, held.queries[held.row])) {
-      const answer = await postEdit(held, { kind: "query", q: input.q });
-      if (!answer.ok) return refuseFollow(answer);
-      view = answer.body;
-      held = view.example;
-    }
-    if (!same(input.values, held.values)) {
-      const answer = await postEdit(held, { kind: "values", values: input.values });
-      if (!answer.ok) return refuseFollow(answer);
-      view = answer.body;
-    }
-    if (view) accept(view, ["allowed"]);
-    if (view || followRefused) {
-      followRefused = false;
-      nb.messages = { ...nb.messages, sequence: "" };
-      emit();
-    }
-  });
-}
-
-/** The held example refused the explorer's newest input (e.g. a coordinate past ±1e6). */
-function refuseFollow(answer) {
-  const detail = answer.body && Array.isArray(answer.body.detail) ? answer.body.detail : [];
-  const why = detail.length
-    ? detail.map((d) => `${String(d.field).replace(/^(edit|held)\./, "")}: ${errorText({ body: { detail: [d] } })}`).join(" ")
-    : errorText(answer);
-  followRefused = true;
-  nb.messages = { ...nb.messages, sequence: `The held sequence keeps its last numbers: ${why}` };
-  emit();
 }
 
 /** Apply one study action ({kind: "open" | "submit" | "help" ...}) for this visit. */
@@ -188,6 +182,29 @@ export function studyAction(action) {
       nb.messages = { ...nb.messages, practice: "" };
     } else {
       nb.messages = { ...nb.messages, practice: errorText(answer) };
+    }
+    emit();
+  });
+}
+
+/** Restore an imported study and its history (already validated by the server). */
+export function adoptStudy(study, history) {
+  return enqueue(async () => {
+    nb.study = study;
+    nb.history = history;
+    emit();
+  });
+}
+
+/** Load the worked A/B/C example (the one every practice challenge names); the study stays. */
+export function loadWorked() {
+  return enqueue(async () => {
+    const answer = await nbGet("example");
+    if (!answer.ok) {
+      nb.messages = { ...nb.messages, practice: errorText(answer) };
+    } else {
+      accept(answer.body);
+      nb.messages = { ...nb.messages, sequence: "", practice: "" };
     }
     emit();
   });
@@ -213,8 +230,22 @@ function restoreHeld() {
 export async function startNotebook() {
   const practice = await nbGet("practice");
   nb.practice = practice.body;
-  const saved = restoreHeld();
-  let answer = saved ? await nbPost("sequence", { held: saved }) : null;
+  // A share link wins over this tab's saved example; a bad link is explained
+  // and the worked example shown instead.
+  const link = readLink();
+  let linkProblem = "";
+  let answer = null;
+  if (link && link.damaged) {
+    linkProblem = "This link is damaged (its example cannot be read), so the worked example is shown instead.";
+  } else if (link) {
+    answer = await nbPost("sequence", { held: link.example });
+    if (!answer.ok) {
+      linkProblem = `This link's example cannot be opened: ${errorText(answer)} The worked example is shown instead.`;
+      answer = await nbGet("example");
+    }
+  }
+  const saved = link ? null : restoreHeld();
+  if (!answer && saved) answer = await nbPost("sequence", { held: saved });
   if (!answer || !answer.ok) answer = await nbGet("example");
   // Wait for the explorer's first answer, so its own start-up does not undo ours.
   await new Promise((resolve) => {
@@ -227,10 +258,15 @@ export async function startNotebook() {
     });
   });
   // The explorer restored its own newest input for this tab: keep its q and
-  // values (followExplorer turns any difference into held edits) and bring
-  // only the mask row in line.
-  accept(answer.body, ["allowed"]);
-  subscribe(followExplorer);
-  followExplorer(getState());
+  // values (state.js turns any difference into held edits) and bring
+  // only the mask row in line. A link (good or bad) sets every field.
+  // With an own example in the link, the explorer shows that one: push nothing.
+  const own = readLink(location.hash, "own");
+  connectHeld({ getHeld, onView, onRefused });
+  accept(answer.body, own ? [] : link ? undefined : ["allowed"]);
+  if (linkProblem) {
+    nb.messages = { ...nb.messages, sequence: linkProblem };
+    setFieldError("link", linkProblem); // also in the banner at the top, where the learner starts
+  }
   emit();
 }

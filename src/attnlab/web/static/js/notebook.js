@@ -61,7 +61,13 @@ mountPlayback({
   stepNext: byId("playback-step-next"),
 });
 
-mountPractice({ list: byId("challenges"), note: byId("practice-note"), message: byId("practice-message") });
+mountPractice({
+  list: byId("challenges"),
+  note: byId("practice-note"),
+  message: byId("practice-message"),
+  explorerSlot: byId("challenge-slot-explorer"),
+  heldSlot: byId("challenge-slot-held"),
+});
 mountHistory({ list: byId("history-list") });
 mountExport({
   root: byId("export"),

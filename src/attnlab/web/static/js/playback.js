@@ -1,8 +1,9 @@
 // The guided playback "Watch Match → Share → Mix": a fixed, silent, captioned
-// animation of the starting A/B/C example. Every frame's numbers come from the
-// server (GET /api/notebook/playback: the engine's trace and the explorer's
-// geometry at 10 frames a second); this module picks the frame for the clock
-// and draws it with the explorer's own drawing functions. It never reads or
+// animation of the starting A/B/C example in which q moves in every step.
+// Every frame comes from the server (GET /api/notebook/playback: the engine's
+// trace, the explorer's geometry and the frame's own caption words at 10
+// frames a second); this module picks the frame for the clock and draws its
+// pictures and its words together, so they never disagree. It never reads or
 // changes the learner's experiment. Under prefers-reduced-motion there is no
 // animation: the captions become steps, each drawn as a still frame.
 
@@ -42,23 +43,20 @@ export function mountPlayback(els) {
     return script.frames[i];
   }
 
-  function captionAt(time) {
-    const caps = script.captions;
-    return caps.find((c) => time >= c.start && time < c.end) || caps[caps.length - 1];
-  }
-
-  function draw(f, caption) {
+  /** Draw frame `f`'s pictures with `words` (the frame's own, or its still step's). */
+  function draw(f, caption, words) {
     const result = resultFor(script, f);
     drawKeyPlane(keyLayer, result, "pb-k");
     drawPie(els.pie, result);
     drawValuePlane(els.values, result, "pb-v");
-    text(els.caption, caption.text);
+    text(els.caption, words);
     els.root.dataset.phase = caption.phase;
     els.root.dataset.frame = String(script.frames.indexOf(f));
   }
 
   function drawTime() {
-    draw(frameAt(t), captionAt(t));
+    const f = frameAt(t);
+    draw(f, script.captions[f.caption], f.text);
     els.scrub.value = String(t);
     text(els.time, `${t.toFixed(1)} s of ${script.duration} s`);
     els.scrub.setAttribute("aria-valuetext", `${t.toFixed(1)} seconds of ${script.duration}`);
@@ -76,6 +74,8 @@ export function mountPlayback(els) {
     if (!script || playing) return;
     if (t >= script.duration) t = 0;
     playing = true;
+    // the words change with every frame while playing: a screen reader hears them when paused
+    els.caption.setAttribute("aria-live", "off");
     startedAt = performance.now() - t * 1000;
     text(els.play, "Pause");
     els.play.setAttribute("aria-pressed", "true");
@@ -85,6 +85,7 @@ export function mountPlayback(els) {
 
   function pause() {
     playing = false;
+    els.caption.setAttribute("aria-live", "polite");
     cancelAnimationFrame(raf);
     text(els.play, "Play");
     els.play.setAttribute("aria-pressed", "false");
@@ -93,7 +94,7 @@ export function mountPlayback(els) {
   function showStep(n) {
     step = Math.max(0, Math.min(script.captions.length - 1, n));
     const caption = script.captions[step];
-    draw(script.frames[caption.anchor_frame], caption);
+    draw(script.frames[caption.anchor_frame], caption, caption.text);
     text(els.stepTitle, `Step ${step + 1} of ${script.captions.length}`);
     els.stepPrev.disabled = step === 0;
     els.stepNext.disabled = step === script.captions.length - 1;

@@ -1,12 +1,19 @@
-// Practice: each challenge is a disclosure with its prompt, its response form,
-// Check / Clear response / New attempt, moves between attempts and tiered hints.
-// The server checks every goal with the engine on the held example and keeps
-// the rules of attempts (POST /api/notebook/study); this view only draws the
-// study it gets back. Each attempt shows its own response, feedback and hints.
+// Practice: the list of challenges (lower on the page) and one active-challenge
+// panel that opens beside the part of the page the challenge uses: inside the
+// explorer for the query and value challenges, next to the held table for the
+// mask ones. The panel has the prompt, the response form, Check / Clear
+// response / New attempt, moves between attempts, tiered hints and "Show
+// answer". The server checks every goal with the engine on the held example,
+// keeps the rules of attempts and records each check, hint and shown answer
+// (POST /api/notebook/study); this view only draws what it gets back.
+//
+// The form is mounted once per (challenge, attempt, saved response) and
+// otherwise updated in place, so what the learner is typing, and the caret,
+// survive every redraw without snapshots.
 
 import { fill, h, text } from "./dom.js";
 import { toJson } from "./json.js";
-import { getNb, studyAction, subscribeNb } from "./nbstate.js";
+import { getHeld, getNb, loadWorked, studyAction, subscribeNb } from "./nbstate.js";
 
 function entryOf(nb, id) {
   return nb.study.challenges[id] || null;
@@ -16,7 +23,7 @@ function currentAttempt(entry) {
   return entry ? entry.attempts[entry.current] : null;
 }
 
-/** The response form's value, or undefined with a message when it is not usable. */
+/** The response form's value, or an error message when it is not usable. */
 function readResponse(c, form) {
   const spec = c.response;
   if (!spec) return { value: null };
@@ -34,7 +41,7 @@ function readResponse(c, form) {
   return { value: values };
 }
 
-function responseForm(c, attempt) {
+function responseForm(c, attempt, labels) {
   const spec = c.response;
   if (!spec) return h("p", { class: "hint" }, "No typed answer: the goal is checked on the example as it is now.");
   const saved = attempt ? attempt.response : null;
@@ -50,7 +57,7 @@ function responseForm(c, attempt) {
       }),
     );
   }
-  const names = spec.type === "shares" ? ["A", "B", "C"].slice(0, spec.size).map((l) => `${l} %`) : ["x", "y"].slice(0, spec.size);
+  const names = spec.type === "shares" ? labels.slice(0, spec.size).map((l) => `${l} %`) : ["x", "y"].slice(0, spec.size);
   return h(
     "fieldset",
     { class: "numbers" },
@@ -63,131 +70,204 @@ function responseForm(c, attempt) {
   );
 }
 
-function drawChallenge(nb, c, body) {
-  const entry = entryOf(nb, c.id);
-  const attempt = currentAttempt(entry);
-  const n = entry ? entry.attempts.length : 1;
-  const at = entry ? entry.current : 0;
-  const opened = attempt ? attempt.help.filter((x) => x.kind === "hint").map((x) => x.detail) : [];
-  const shown = opened.length ? Math.max(...opened) : 0;
-  const form = h("div", { class: "response" }, responseForm(c, attempt));
-  const status = h("p", { class: "form-error", role: "alert" });
-  const check = h("button", { type: "button", "data-action": "check" }, "Check");
-  check.addEventListener("click", () => {
-    const read = readResponse(c, form);
-    if (read.error) return text(status, read.error);
+/**
+ * Why the held example cannot try challenge `c` (its sources are not A, B, C,
+ * or it needs the worked keys), or "". The server says the same on Check.
+ */
+function misfit(nb, c) {
+  const held = getHeld();
+  const worked = nb.practice.worked_labels;
+  if (!held) return "";
+  if (toJson(held.labels) !== toJson(worked)) {
+    return `The challenges are written for the worked example's sources ${worked.join(", ")}; yours are ${held.labels.join(", ")}.`;
+  }
+  if (c.needs_keys && toJson(held.keys) !== toJson(nb.practice.worked_keys)) {
+    return "This challenge needs the worked example's keys; with other keys it may have no solution.";
+  }
+  return "";
+}
+
+function button(action, label, attrs = {}) {
+  return h("button", { type: "button", "data-action": action, ...attrs }, label);
+}
+
+/** The one active-challenge panel: built once, its parts updated in place. */
+function buildPanel(onClose) {
+  const p = {
+    root: h("section", { id: "active-challenge", class: "active-challenge", "aria-labelledby": "active-challenge-title", tabindex: "-1" }),
+    title: h("h3", { id: "active-challenge-title" }),
+    prompt: h("p", { class: "prompt" }),
+    prev: button("prev-attempt", "‹ Previous", { "aria-label": "Previous attempt" }),
+    label: h("span", { class: "attempt-label" }),
+    next: button("next-attempt", "Next ›", { "aria-label": "Next attempt" }),
+    form: h("div", { class: "response" }),
+    error: h("p", { class: "form-error", role: "alert" }),
+    check: button("check", "Check"),
+    clear: button("clear", "Clear response"),
+    retry: button("retry", "New attempt"),
+    feedback: h("p", { class: "feedback", role: "status" }),
+    offer: h("div", { class: "load-offer", hidden: true }),
+    offerText: h("p"),
+    load: button("load-worked", "Load the A/B/C example"),
+    hints: h("ol", { class: "hint-list" }),
+    hint: button("hint", ""),
+    reveal: button("answer", "Show answer"),
+    answer: h("p", { class: "answer", hidden: true }),
+    close: button("close", "Close challenge"),
+  };
+  p.offer.append(p.offerText, h("p", { class: "controls" }, p.load));
+  p.close.addEventListener("click", onClose);
+  fill(
+    p.root,
+    h("div", { class: "active-head" }, p.title, p.close),
+    p.prompt,
+    h("p", { class: "attempt-nav" }, p.prev, p.label, p.next),
+    p.form,
+    p.error,
+    h("p", { class: "controls" }, p.check, p.clear, p.retry),
+    p.feedback,
+    p.offer,
+    h("div", { class: "hints" }, p.hints, h("p", { class: "controls" }, p.hint, p.reveal)),
+    p.answer,
+  );
+  return p;
+}
+
+export function mountPractice(els) {
+  let active = null; // the open challenge's id
+  let formKey = "";
+  let items = null;
+  const panel = buildPanel(() => close());
+  const byId = () => new Map(getNb().practice.challenges.map((c) => [c.id, c]));
+
+  function current() {
+    const nb = getNb();
+    return { nb, c: byId().get(active), entry: entryOf(nb, active) };
+  }
+
+  function showError(message) {
+    // a new input error never sits beside an old "✓ Goal met": the old verdict is hidden
+    text(panel.error, message);
+    panel.feedback.hidden = Boolean(message);
+  }
+
+  panel.check.addEventListener("click", () => {
+    const { c } = current();
+    const read = readResponse(c, panel.form);
+    if (read.error) return showError(read.error);
+    showError("");
     const action = { kind: "submit", challenge: c.id };
     if (read.value !== null) action.response = read.value;
     studyAction(action);
   });
-  const clear = h("button", { type: "button", "data-action": "clear" }, "Clear response");
-  clear.addEventListener("click", () => studyAction({ kind: "clear", challenge: c.id }));
-  const retry = h("button", { type: "button", "data-action": "retry" }, "New attempt");
-  retry.addEventListener("click", () => studyAction({ kind: "retry", challenge: c.id }));
-  const prev = h("button", { type: "button", "data-action": "prev-attempt", "aria-label": "Previous attempt" }, "‹ Previous");
-  prev.disabled = at === 0;
-  prev.addEventListener("click", () => studyAction({ kind: "goto", challenge: c.id, attempt: at - 1 }));
-  const next = h("button", { type: "button", "data-action": "next-attempt", "aria-label": "Next attempt" }, "Next ›");
-  next.disabled = at >= n - 1;
-  next.addEventListener("click", () => studyAction({ kind: "goto", challenge: c.id, attempt: at + 1 }));
-  const feedback = attempt && attempt.feedback;
-  const hintButton = h("button", { type: "button", "data-action": "hint" }, `Show hint ${shown + 1} of ${c.hints.length}`);
-  hintButton.hidden = shown >= c.hints.length;
-  hintButton.addEventListener("click", () => studyAction({ kind: "help", help: "hint", detail: shown + 1, challenge: c.id }));
-  fill(
-    body,
-    h("p", { class: "prompt" }, c.prompt),
-    h("p", { class: "attempt-nav" }, prev, h("span", { class: "attempt-label" }, `Attempt ${at + 1} of ${n}`), next),
-    form,
-    status,
-    h("p", { class: "controls" }, check, clear, retry),
-    h(
-      "p",
-      { class: feedback ? (feedback.met ? "feedback met" : "feedback not-met") : "feedback", role: "status", "data-feedback": c.id },
-      feedback ? [h("strong", null, feedback.met ? "✓ Goal met. " : "Not yet. "), feedback.words] : "",
-    ),
-    h("div", { class: "hints" }, h("ol", { class: "hint-list" }, c.hints.slice(0, shown).map((hint) => h("li", null, hint))), hintButton),
-  );
-}
+  panel.form.addEventListener("input", () => showError(""));
+  panel.clear.addEventListener("click", () => studyAction({ kind: "clear", challenge: active }));
+  panel.retry.addEventListener("click", () => studyAction({ kind: "retry", challenge: active }));
+  panel.prev.addEventListener("click", () => studyAction({ kind: "goto", challenge: active, attempt: current().entry.current - 1 }));
+  panel.next.addEventListener("click", () => studyAction({ kind: "goto", challenge: active, attempt: current().entry.current + 1 }));
+  panel.hint.addEventListener("click", () => studyAction({ kind: "help", help: "hint", detail: Number(panel.hint.dataset.next), challenge: active }));
+  panel.reveal.addEventListener("click", () => studyAction({ kind: "help", help: "answer", challenge: active }));
+  panel.load.addEventListener("click", () => loadWorked());
 
-function snapshot(body) {
-  return Array.from(body.querySelectorAll("input"), (i) => [i.id, i.value, i.checked]);
-}
-
-function restore(body, typed) {
-  for (const [id, value, checked] of typed) {
-    const input = body.querySelector(`[id="${id}"]`);
-    if (!input) continue;
-    if (input.type === "radio") input.checked = checked;
-    else input.value = value;
+  function open(id) {
+    const c = byId().get(id);
+    active = id;
+    formKey = "";
+    showError("");
+    (c.uses === "held" ? els.heldSlot : els.explorerSlot).append(panel.root);
+    panel.root.hidden = false;
+    draw(getNb());
+    panel.root.focus({ preventScroll: true });
+    panel.root.scrollIntoView({ block: "nearest" });
+    studyAction({ kind: "open", challenge: id });
   }
-}
 
-/** What has the focus inside `body`: a button by its action, or an answer field by id and caret. */
-function focusOf(body) {
-  const el = document.activeElement;
-  if (!el || !body.contains(el)) return null;
-  const caret = el.type === "text" ? [el.selectionStart, el.selectionEnd] : null;
-  return { action: el.dataset.action || null, id: el.id || null, caret };
-}
+  function close() {
+    const was = active;
+    active = null;
+    panel.root.hidden = true;
+    draw(getNb());
+    if (was && items) items.get(was).querySelector("button").focus();
+  }
 
-/**
- * Give the focus back after a redraw replaced the elements: a learner typing an
- * answer while the server's answer to an earlier action arrives keeps typing
- * into the same field (and, for the same attempt, at the same caret).
- */
-function refocus(body, focus, sameAttempt) {
-  if (!focus) return;
-  const el = focus.action
-    ? body.querySelector(`[data-action="${focus.action}"]`)
-    : focus.id && body.querySelector(`[id="${focus.id}"]`);
-  if (!el) return;
-  el.focus({ preventScroll: true });
-  if (sameAttempt && focus.caret && el.type === "text") el.setSelectionRange(...focus.caret);
-}
-
-export function mountPractice(els) {
-  const bodies = new Map();
-
-  function build(nb) {
-    if (!nb.practice || bodies.size) return;
+  function buildList(nb) {
+    items = new Map();
     text(els.note, nb.practice.note);
     fill(
       els.list,
-      nb.practice.challenges.map((c) => {
-        const body = h("div", { class: "disclosure-body" });
-        const details = h("details", { class: "disclosure challenge-item", id: `challenge-${c.id}`, "data-challenge": c.id }, h("summary", null, c.title), body);
-        details.addEventListener("toggle", () => {
-          if (details.open) studyAction({ kind: "open", challenge: c.id });
-        });
-        bodies.set(c.id, { details, body, key: "", drawn: "" });
-        return details;
-      }),
+      h(
+        "ul",
+        { class: "challenge-list" },
+        nb.practice.challenges.map((c) => {
+          const opener = h("button", { type: "button", class: "challenge-open", "aria-controls": "active-challenge" }, c.title);
+          opener.addEventListener("click", () => open(c.id));
+          const where = c.uses === "held" ? "opens beside the held sequence" : "opens beside the explorer";
+          const li = h("li", { class: "challenge-item", id: `challenge-${c.id}`, "data-challenge": c.id }, opener, h("span", { class: "hint where" }, ` · ${where}`), h("span", { class: "item-status" }));
+          items.set(c.id, li);
+          return li;
+        }),
+      ),
     );
   }
 
+  function drawPanel(nb, c, entry) {
+    const attempt = currentAttempt(entry);
+    const n = entry ? entry.attempts.length : 1;
+    const at = entry ? entry.current : 0;
+    const labels = getHeld() ? getHeld().labels : nb.practice.worked_labels;
+    const key = toJson([c.id, at, attempt ? attempt.response : null, c.response && c.response.type === "shares" ? labels : null]);
+    if (key !== formKey) {
+      // another challenge, attempt or saved response: mount its form (once)
+      formKey = key;
+      fill(panel.form, responseForm(c, attempt, labels));
+    }
+    panel.root.dataset.challenge = c.id;
+    text(panel.title, c.title);
+    text(panel.prompt, c.prompt);
+    text(panel.label, `Attempt ${at + 1} of ${n}`);
+    panel.prev.disabled = at === 0;
+    panel.next.disabled = at >= n - 1;
+    const feedback = attempt && attempt.feedback;
+    panel.feedback.dataset.feedback = c.id;
+    panel.feedback.className = feedback ? (feedback.met ? "feedback met" : "feedback not-met") : "feedback";
+    if (feedback) fill(panel.feedback, h("strong", null, feedback.met ? "✓ Goal met. " : "Not yet. "), feedback.words);
+    else fill(panel.feedback);
+    const why = misfit(nb, c);
+    panel.offer.hidden = !why;
+    text(panel.offerText, `${why} Load the worked example to try this challenge; your study history stays.`);
+    const help = attempt ? attempt.help : [];
+    const opened = help.filter((x) => x.kind === "hint").map((x) => x.detail);
+    const shown = opened.length ? Math.max(...opened) : 0;
+    fill(panel.hints, c.hints.slice(0, shown).map((hint) => h("li", null, hint)));
+    text(panel.hint, `Show hint ${shown + 1} of ${c.hints.length}`);
+    panel.hint.dataset.next = String(shown + 1);
+    panel.hint.hidden = shown >= c.hints.length;
+    const answer = attempt && attempt.answer;
+    panel.answer.dataset.answer = c.id;
+    panel.answer.hidden = !answer;
+    if (answer) fill(panel.answer, h("strong", null, "Answer: "), answer);
+    else fill(panel.answer);
+    panel.reveal.hidden = Boolean(answer);
+  }
+
   function draw(nb) {
-    build(nb);
     text(els.message, nb.messages.practice);
     els.message.hidden = !nb.messages.practice;
     if (!nb.practice) return;
-    for (const c of nb.practice.challenges) {
-      const part = bodies.get(c.id);
-      const key = toJson(entryOf(nb, c.id));
-      if (part.key === key && part.body.childElementCount) continue; // keep what the learner is typing
-      part.key = key;
-      const entry = entryOf(nb, c.id);
-      const drawn = toJson([entry ? entry.current : 0, currentAttempt(entry)?.response ?? null]);
-      // Same attempt, same saved response: keep what the learner has typed so far.
-      const typed = part.drawn === drawn ? snapshot(part.body) : null;
-      part.drawn = drawn;
-      const focus = focusOf(part.body);
-      drawChallenge(nb, c, part.body);
-      if (typed) restore(part.body, typed);
-      refocus(part.body, focus, typed !== null);
+    if (!items) buildList(nb);
+    for (const [id, li] of items) {
+      const entry = entryOf(nb, id);
+      const met = entry && entry.attempts.some((a) => a.checks && a.checks.some((x) => x.met));
+      li.classList.toggle("is-open", id === active);
+      li.querySelector("button").setAttribute("aria-expanded", String(id === active));
+      text(li.querySelector(".item-status"), met ? " · ✓ met" : "");
     }
+    if (!active) return;
+    const c = byId().get(active);
+    drawPanel(nb, c, entryOf(nb, active));
   }
 
+  panel.root.hidden = true;
   subscribeNb(draw);
   draw(getNb());
 }

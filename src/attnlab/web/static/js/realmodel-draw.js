@@ -2,6 +2,9 @@
 // and the lines. Every number comes from the API (/api/models/jobs/.../layers/N);
 // this module only maps a share in [0, 1] to ink.
 import { fill, h, s } from "./dom.js";
+import { ink, labelEvery, sharesImage } from "./realmodel-ink.js";
+
+const RECTS_UP_TO = 64; // tokens drawn cell by cell (with a title each); longer texts as one image
 
 const CELL_MAX = 26; // px per heatmap cell, shrunk for long texts
 const LABEL_W = 96; // room for the query labels on the left
@@ -63,9 +66,10 @@ export function markToken(box, focus) {
  * @param {{labels: string[], head: object, allowed: boolean[][], focus: number|null, caption: string}} opts
  *   head.weights[i][j] (API floats), head.shares[i][j] (API strings, "" where blocked).
  */
-export function drawHeatmap(svg, { labels, head, allowed, focus, caption }) {
+export function drawHeatmap(svg, { labels, head, allowed, focus, caption, zoom = 0 }) {
   const n = labels.length;
-  const cell = Math.max(6, Math.min(CELL_MAX, Math.floor(520 / n)));
+  // zoom: px per cell the learner picked (0 = fit the text in about 520 px)
+  const cell = zoom > 0 ? zoom : Math.max(6, Math.min(CELL_MAX, Math.floor(520 / n)));
   const width = LABEL_W + n * cell + 40; // room for the last key label, rotated
   const height = LABEL_H + n * cell + 4;
   svg.setAttribute("viewBox", `0 0 ${width} ${height}`);
@@ -73,8 +77,10 @@ export function drawHeatmap(svg, { labels, head, allowed, focus, caption }) {
   svg.setAttribute("height", String(height));
   svg.setAttribute("aria-label", caption);
   const showText = cell >= 16;
+  const labelled = labelEvery(cell, focus); // thinned labels for long texts, the focused one always
   const parts = [];
   for (let j = 0; j < n; j++) {
+    if (!labelled(j)) continue;
     const x = LABEL_W + j * cell + cell / 2;
     parts.push(
       s("text", { class: "rm-key-label", x, y: LABEL_H - 4, transform: `rotate(-60 ${x} ${LABEL_H - 4})` },
@@ -83,19 +89,19 @@ export function drawHeatmap(svg, { labels, head, allowed, focus, caption }) {
   }
   for (let i = 0; i < n; i++) {
     const y = LABEL_H + i * cell;
-    parts.push(
+    if (labelled(i)) parts.push(
       s("text", { class: ["rm-query-label", i === focus && "is-focus"], x: LABEL_W - 6, y: y + cell * 0.7 },
         tokenLabel(labels, i)),
     );
-    for (let j = 0; j < n; j++) {
+    for (let j = 0; n <= RECTS_UP_TO && j < n; j++) {
       const w = head.weights[i][j];
       const x = LABEL_W + j * cell;
       const ok = allowed[i][j];
       parts.push(
         s("rect", {
-          class: ["rm-cell", !ok && "is-blocked", i === focus && "is-focus-row"],
+          class: ["rm-cell", !ok && "is-blocked"],
           x, y, width: cell - 1, height: cell - 1,
-          "fill-opacity": ok ? String(0.04 + 0.96 * w) : "1",
+          "fill-opacity": ok ? String(ink(w)) : "1",
           "data-q": i, "data-k": j, "data-weight": String(w),
         },
         s("title", {}, ok ? `${labels[i]} → ${labels[j]}: share ${head.shares[i][j]}` : `${labels[i]} may not see ${labels[j]}`)),
@@ -105,6 +111,19 @@ export function drawHeatmap(svg, { labels, head, allowed, focus, caption }) {
           head.shares[i][j].replace(/^0\./, ".")));
       }
     }
+  }
+  if (n > RECTS_UP_TO) {
+    // 65,000 SVG rects would take seconds to draw: one pixel per cell, scaled up without smoothing
+    parts.push(s("image", {
+      class: "rm-cells-image", x: LABEL_W, y: LABEL_H, width: n * cell, height: n * cell,
+      href: sharesImage(head.weights, allowed), preserveAspectRatio: "none", "data-n": n,
+    }));
+  }
+  if (focus !== null && focus !== undefined) {
+    // one outline around the focused row, so its cells keep their colours
+    parts.push(s("rect", {
+      class: "rm-focus-row", x: LABEL_W - 1, y: LABEL_H + focus * cell - 1, width: n * cell + 1, height: cell + 1,
+    }));
   }
   fill(svg, parts);
 }

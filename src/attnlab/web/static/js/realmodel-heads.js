@@ -2,19 +2,28 @@
 // they read) and the focused query's row in the explorer's terms. Numbers and
 // words come pre-formatted from the API.
 import { fill, h, s } from "./dom.js";
+import { ink, sharesImage } from "./realmodel-ink.js";
+
+const TOP = 5; // sources named before "more"
 
 const MINI = 72; // px per small heatmap
 
 function miniHeatmap(head, allowed) {
   const n = head.weights.length;
   const cell = MINI / n;
+  if (n > 24) {
+    // many cells: one image (one pixel per cell), drawn at once
+    return s("svg", { class: "rm-mini", viewBox: `0 0 ${MINI} ${MINI}`, width: MINI, height: MINI, "aria-hidden": "true" },
+      s("image", { x: 0, y: 0, width: MINI, height: MINI, href: sharesImage(head.weights, allowed), preserveAspectRatio: "none" }),
+      s("rect", { class: "rm-mini-frame", x: 0, y: 0, width: MINI, height: MINI }));
+  }
   const rects = [];
   for (let i = 0; i < n; i++) {
     for (let j = 0; j < n; j++) {
       if (!allowed[i][j]) continue;
       rects.push(s("rect", {
         class: "rm-mini-cell", x: j * cell, y: i * cell, width: cell, height: cell,
-        "fill-opacity": String(head.weights[i][j]),
+        "fill-opacity": String(ink(head.weights[i][j])),
       }));
     }
   }
@@ -69,18 +78,39 @@ export function drawRow(box, row, gqa) {
       h("td", { class: "num" }, src.score_display),
       h("td", { class: "num" }, src.share_display),
     ));
+  // the five largest shares (the server's numbers, ordered here), the rest on demand
+  const ranked = row.sources.filter((src) => src.allowed).sort((a, b) => b.share - a.share);
+  const top = ranked.slice(0, TOP);
+  const rest = ranked.length - top.length;
   fill(box,
     h("h3", { id: "rm-row-title" }, title),
-    h("p", { class: "rm-top" }, "Top sources: ",
-      row.top.map((t, i) => [i ? ", " : "", h("strong", {}, t.label), ` ${t.share_display}`])),
-    h("div", { class: "rm-row-scroll", tabindex: "0", role: "region", "aria-label": "Scores and shares of this query" },
-      h("table", { class: "rm-row-table" },
-        h("caption", { class: "sr-only" }, `Scaled scores (scale ${row.scale_display}) and shares of ${row.query}`),
-        h("thead", {}, h("tr", {},
-          h("th", { scope: "col" }, "key"),
-          h("th", { scope: "col" }, `scaled score (× ${row.scale_display})`),
-          h("th", { scope: "col" }, "share"))),
-        h("tbody", {}, body))),
-    // The explorer's Share paragraph; its Match paragraph lists every 64-number key, too long here.
-    h("p", { class: "rm-words" }, row.share));
+    rowStrip(row),
+    h("p", { class: "rm-top" }, `Top ${top.length} sources: `,
+      top.map((t, i) => [i ? ", " : "", h("strong", {}, t.label), ` ${t.share_display}`]),
+      rest > 0 ? `; ${rest} more below.` : "."),
+    h("details", { class: "rm-more" },
+      h("summary", {}, `All ${row.sources.length} keys: scaled scores and shares`),
+      h("div", { class: "rm-row-scroll", tabindex: "0", role: "region", "aria-label": "Scores and shares of this query" },
+        h("table", { class: "rm-row-table" },
+          h("caption", { class: "sr-only" }, `Scaled scores (scale ${row.scale_display}) and shares of ${row.query}`),
+          h("thead", {}, h("tr", {},
+            h("th", { scope: "col" }, "key"),
+            h("th", { scope: "col" }, `scaled score (× ${row.scale_display})`),
+            h("th", { scope: "col" }, "share"))),
+          h("tbody", {}, body))),
+      // The explorer's Share paragraph names every key: kept here, with the table
+      h("p", { class: "rm-words" }, row.share)));
+}
+
+/** The focused query's row drawn with its colours (one cell per key, the heatmap's ink). */
+function rowStrip(row) {
+  const n = row.sources.length;
+  const cell = Math.max(3, Math.min(22, Math.floor(300 / n)));
+  return s("svg", {
+    class: "rm-strip", viewBox: `0 0 ${n * cell} ${cell}`, width: n * cell, height: cell,
+    role: "img", "aria-label": `The row's shares in colour, key 0 to key ${n - 1}`,
+  }, row.sources.map((src, j) => s("rect", {
+    class: ["rm-cell", !src.allowed && "is-blocked"], x: j * cell, y: 0, width: cell - 1, height: cell,
+    "fill-opacity": src.allowed ? String(ink(src.share)) : "1", "data-k": j,
+  }, s("title", {}, `${src.label}: ${src.share_display}`))));
 }

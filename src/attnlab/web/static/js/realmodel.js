@@ -4,8 +4,13 @@
 // function of it.
 import { byId, fill, h, text } from "./dom.js";
 import { drawHeatmap, drawLines, drawTokens, markToken } from "./realmodel-draw.js";
-import { getJson, postJsonInTurn } from "./realmodel-api.js";
+import { legend } from "./realmodel-ink.js";
+import { getJson, postJson, postJsonInTurn } from "./realmodel-api.js";
 import { setupGenerate } from "./realmodel-generate.js";
+import { setupNext } from "./realmodel-next.js";
+import { setupModelView } from "./realmodel-modelview.js";
+import { setupNeuron } from "./realmodel-neuron.js";
+import { setupJourney } from "./realmodel-journey.js";
 import { drawHeads, drawRow, rowPending } from "./realmodel-heads.js";
 
 const POLL_MS = 150;
@@ -19,6 +24,10 @@ const state = {
 let rowRequest = 0; // only the newest row answer is drawn
 
 const els = {};
+let next = { show() {} };
+let neuron = { show() {} };
+let journey = { show() {} };
+let modelView = { load: async () => {}, highlight() {}, select() {} };
 
 function showError(message) {
   text(els.error, message || "");
@@ -26,13 +35,36 @@ function showError(message) {
   els.text.setAttribute("aria-invalid", message ? "true" : "false");
 }
 
+let countTimer = 0;
+let countTicket = 0;
+const COUNT_DEBOUNCE_MS = 250; // count once the learner pauses, not on every key
+
+/** Say the cap up front, then count the text's tokens with the server's tokenizer (debounced). */
 function updateCount() {
+  const m = modelInfo();
+  const cap = m?.max_tokens ?? state.maxTokens;
   const n = els.text.value.length;
-  const over = n > state.maxChars;
-  text(els.count, over
-    ? `${n} of ${state.maxChars} characters: ${n - state.maxChars} over the limit`
-    : `${n} of ${state.maxChars} characters`);
-  els.count.classList.toggle("is-over", over);
+  if (n > state.maxChars) {
+    text(els.count, `${n} characters: over the ${state.maxChars}-character limit; the cap is ${cap} tokens`);
+    els.count.classList.add("is-over");
+    return;
+  }
+  clearTimeout(countTimer);
+  countTimer = setTimeout(countTokens, COUNT_DEBOUNCE_MS);
+}
+
+async function countTokens() {
+  const ticket = ++countTicket;
+  const model = els.model.value;
+  try {
+    const answer = await postJson(`/api/models/${encodeURIComponent(model)}/tokens`, { text: els.text.value });
+    if (ticket !== countTicket) return; // the learner typed on meanwhile
+    text(els.count, answer.message);
+    els.count.classList.toggle("is-over", !answer.fits);
+    els.count.dataset.count = String(answer.count);
+  } catch (error) {
+    if (ticket === countTicket) text(els.count, `Could not count the tokens: ${error.message}`);
+  }
 }
 
 function modelInfo(name = els.model.value) {
@@ -77,8 +109,9 @@ async function start() {
   }
 }
 
-/** What the job is waiting for, in the learner's words (the server says the place in line). */
+/** What the job is waiting for, in the learner's words (the server says it: stage_display). */
 function jobStatus(job) {
+  if (job.stage_display) return job.stage_display;
   const m = modelInfo(job.model);
   const title = m ? m.title : job.model;
   if (job.status === "queued" && job.place > 0) {
@@ -86,7 +119,8 @@ function jobStatus(job) {
   }
   if (job.status === "queued") return `Starting ${title}…`;
   if (job.status === "loading") return `Loading ${title} (once per server)…`;
-  return `Running layer ${job.layers_done + 1} of ${job.n_layer} (${job.progress_display} done)…`;
+  // never "layer 31 of 30": the last layer done is reported before the job is done
+  return `Running layer ${Math.min(job.layers_done + 1, job.n_layer)} of ${job.n_layer} (${job.progress_display} done)…`;
 }
 
 async function poll(job) {
@@ -106,7 +140,10 @@ async function poll(job) {
   text(els.status, `Done: ${job.result.tokens.length} tokens through ${job.result.n_layer} layers.`);
   refreshModels().catch(() => {});  // only the note waits for it
   fillPickers();
+  next.show();
   await loadLayer();
+  modelView.load(state.job.id).then(() => modelView.select(state.layer, state.head))
+    .catch((error) => showError(error.message));
 }
 
 function fillPickers() {
@@ -139,17 +176,23 @@ function drawAll(rebuildTokens) {
   const opts = {
     labels: r.labels, head, allowed: layer.allowed, focus: state.focus,
     caption: `Layer ${state.layer}, head ${state.head} of ${state.job.model}: a ${head.kind} head.`,
+    zoom: Number(els.zoom.value),
   };
   if (rebuildTokens) drawTokens(els.tokens, { labels: r.labels, focus: state.focus, onFocus: setFocus });
   else markToken(els.tokens, state.focus);
   drawHeatmap(els.heatmap, opts);
   drawLines(els.lines, opts);
-  text(els.kind, `A ${head.kind} head: previous token ${head.previous}, first token ${head.first}, breadth ${head.breadth}.`);
-  drawHeads(els.heads, { layer, kvGroups: r.kv_groups, selected: state.head, onPick: pickHead });
+  text(els.kind, `A ${head.kind} head: ${head.previous} of each token's attention goes to the previous token, `
+    + `${head.first} to the first token. Breadth ${head.breadth} (0 = each token attends to one key, `
+    + "1 = its attention is spread evenly over every key it may see).");
+  fill(els.legend, legend({ blocked: r.causal }));
+  drawHeads(els.heads, { layer, kvGroups: r.kv_groups, selected: state.head, onPick: (hd) => pickHead(hd, { reveal: true }) });
 }
 
 async function loadRow() {
   if (state.focus === null || !state.job) return;
+  neuron.show();
+  journey.show();
   const ticket = ++rowRequest;
   const { layer, head, focus } = state;
   rowPending(els.row, `Query ${state.result.labels[focus]} · layer ${layer}, head ${head}`);
@@ -164,20 +207,24 @@ async function loadRow() {
 function setFocus(i) {
   if (state.focus === i) return;
   state.focus = i;
+  modelView.highlight(i); // linked hover: the token's row and column in every head
   drawAll(false);
   loadRow();
 }
 
-function pickHead(hd) {
+function pickHead(hd, { reveal = false } = {}) {
   state.head = hd;
   els.head.value = String(hd);
   drawAll(false);
   loadRow();
+  modelView.select(state.layer, hd);
+  // a thumbnail far below opened this head: bring the opened head into view
+  if (reveal) els.view.scrollIntoView({ block: "start" });
 }
 
 async function init() {
   for (const id of ["text", "count", "model", "model-note", "run", "error", "progress", "status", "view",
-    "layer", "head", "head-kind", "tokens", "heatmap", "lines", "row", "layer-view", "heads"]) {
+    "layer", "head", "head-kind", "legend", "zoom", "tokens", "heatmap", "lines", "row", "layer-view", "heads"]) {
     els[id.replace(/-(\w)/g, (_, c) => c.toUpperCase())] = byId(`rm-${id}`);
   }
   els.kind = els.headKind;
@@ -186,18 +233,34 @@ async function init() {
     if (event.key === "Enter" && !event.shiftKey) { event.preventDefault(); start(); }
   });
   els.run.addEventListener("click", start);
+  modelView = setupModelView((layer, hd) => {
+    state.layer = layer;
+    els.layer.value = String(layer);
+    loadLayer().then(() => pickHead(hd, { reveal: true })).catch((error) => showError(error.message));
+  });
+  journey = setupJourney(() => state.focus === null || !state.result ? null : { jobId: state.job.id, index: state.focus });
+  neuron = setupNeuron(() => state.focus === null || !state.result ? null : {
+    jobId: state.job.id, layer: state.layer, head: state.head, query: state.focus, labels: state.result.labels,
+  });
+  next = setupNext(() => state.result && {
+    id: state.job.id, labels: state.result.labels, hasLogits: Boolean(state.result.has_logits),
+  });
   setupGenerate(els.text, () => refreshModels().catch(() => {}));
-  els.model.addEventListener("change", showModelNote);
+  els.model.addEventListener("change", () => { showModelNote(); updateCount(); });
   els.layer.addEventListener("change", () => {
     state.layer = Number(els.layer.value);
     loadLayer().then(loadRow).catch((error) => showError(error.message));
   });
   els.head.addEventListener("change", () => pickHead(Number(els.head.value)));
+  els.zoom.addEventListener("change", () => drawAll(false));
   const info = await getJson("/api/models");
   state.models = info.models;
   state.maxChars = info.max_chars;
   state.maxTokens = info.max_tokens;
   fill(els.model, info.models.map((m) => h("option", { value: m.name }, m.title)));
+  // instruct models answer questions in chat mode: start with the switch where the model says
+  const writer = info.models.find((m) => m.generates);
+  if (writer) byId("rm-gen-chat").checked = Boolean(writer.chat_default);
   showModelNote();
   updateCount();
   document.body.dataset.ready = "true";

@@ -8,6 +8,7 @@
 
 import { fill, h, text } from "./dom.js";
 import { editHeld, getNb, subscribeNb } from "./nbstate.js";
+import { getState, subscribe } from "./state.js";
 
 function cell(view, r, i) {
   const held = view.example;
@@ -75,7 +76,12 @@ export function mountSequence(els) {
     els.message.hidden = !nb.messages.sequence;
     if (!view) return;
     const held = view.example;
-    text(els.explorerNote, `The explorer shows ${view.explorer.label}. ${view.explorer.note}`);
+    text(
+      els.explorerNote,
+      getState().detached
+        ? "The explorer above shows an example of its own; this held sequence keeps its numbers. Show a row in the explorer, or Reset example, to connect them again."
+        : `The explorer shows ${view.explorer.label}. ${view.explorer.note}`,
+    );
     els.unmasked.setAttribute("aria-pressed", !held.masked && held.row === 0 ? "true" : "false");
     const focused = els.table.contains(document.activeElement) ? document.activeElement.id : null;
     fill(
@@ -111,5 +117,12 @@ export function mountSequence(els) {
   }
 
   subscribeNb(draw);
+  let detached = getState().detached;
+  subscribe((state) => {
+    if (state.detached !== detached) {
+      detached = state.detached;
+      draw(getNb());
+    }
+  });
   draw(getNb());
 }

@@ -3,57 +3,77 @@
 // this module only turns fractions of the whole into angles and widths.
 
 import { fill, h, s, srcClass } from "./dom.js";
+import { placeLabels } from "./plot.js";
 
-const PIE = 160;
+// The pie sits in the middle of a wider box so small slices can be named
+// outside it (in their own colour) without being clipped.
+const PIE_W = 240;
+const PIE_H = 200;
+const R = 74;
 const STRIP_W = 320;
 const STRIP_H = 44;
 
 function point(fraction, radius) {
   // 0 at twelve o'clock, clockwise, as pies are read.
   const angle = 2 * Math.PI * fraction - Math.PI / 2;
-  return [PIE / 2 + radius * Math.cos(angle), PIE / 2 + radius * Math.sin(angle)];
+  return [PIE_W / 2 + radius * Math.cos(angle), PIE_H / 2 + radius * Math.sin(angle)];
 }
 
-/** Draw the pie for `result` into `svg`. */
+/**
+ * Draw the pie for `result` into `svg`. Slices of at least 15% carry their
+ * label inside; smaller ones outside, beside the slice; placeLabels() then
+ * moves any label that would touch another.
+ */
 export function drawPie(svg, result) {
   const { trace, display, geometry } = result;
-  const r = PIE / 2 - 4;
   const parts = [];
+  const labels = [];
   for (const slice of geometry.pie) {
     const cls = `slice ${srcClass(slice.index)}`;
     const share = slice.end - slice.start;
     if (share <= 0) continue;
     if (share >= 1) {
-      parts.push(s("circle", { class: cls, cx: PIE / 2, cy: PIE / 2, r }));
+      parts.push(s("circle", { class: cls, cx: PIE_W / 2, cy: PIE_H / 2, r: R }));
     } else {
-      const [x0, y0] = point(slice.start, r);
-      const [x1, y1] = point(slice.end, r);
+      const [x0, y0] = point(slice.start, R);
+      const [x1, y1] = point(slice.end, R);
       const large = share > 0.5 ? 1 : 0;
-      parts.push(s("path", { class: cls, d: `M${PIE / 2},${PIE / 2} L${x0},${y0} A${r},${r} 0 ${large} 1 ${x1},${y1} z` }));
+      parts.push(s("path", { class: cls, d: `M${PIE_W / 2},${PIE_H / 2} L${x0},${y0} A${R},${R} 0 ${large} 1 ${x1},${y1} z` }));
     }
-    if (share >= 0.06) {
-      const [lx, ly] = point((slice.start + slice.end) / 2, r * 0.62);
-      const source = display.sources[slice.index];
-      parts.push(s("text", { class: "slice-label", x: lx, y: ly, "text-anchor": "middle", "dominant-baseline": "middle" }, `${trace.labels[slice.index]} ${source.percent}`));
+    const mid = (slice.start + slice.end) / 2;
+    const content = `${trace.labels[slice.index]} ${display.sources[slice.index].percent}`;
+    if (share >= 0.15) {
+      const [lx, ly] = point(mid, share >= 1 ? 0 : R * 0.6);
+      labels.push(s("text", { class: "slice-label", x: lx, y: ly, "text-anchor": "middle", "dominant-baseline": "middle" }, content));
+    } else {
+      const [ax, ay] = point(mid, R);
+      const [lx, ly] = point(mid, R + 8);
+      const anchor = lx > PIE_W / 2 + 4 ? "start" : lx < PIE_W / 2 - 4 ? "end" : "middle";
+      labels.push(s("text", { class: `label ${srcClass(slice.index)}-text`, x: lx, y: ly, "text-anchor": anchor, "dominant-baseline": "middle", "data-ax": ax, "data-ay": ay }, content));
     }
   }
-  svg.setAttribute("viewBox", `0 0 ${PIE} ${PIE}`);
-  fill(svg, ...parts);
+  svg.setAttribute("viewBox", `0 0 ${PIE_W} ${PIE_H}`);
+  fill(svg, ...parts, ...labels);
+  placeLabels(svg);
 }
 
 /**
- * Draw the shares strip (A, B, C order; the whole strip is 1) into `svg`,
+ * Draw the shares strip (source order; the whole strip is 1) into `svg`,
  * with the reference's boundaries as dashed lines when the comparison is on.
+ * A slice keeps its label only when the label fits inside it.
  */
 export function drawStrip(svg, result) {
   const { trace, display, geometry, compare } = result; // compare.active gates the reference lines
   const parts = [];
+  const labels = [];
   for (const slice of geometry.pie) {
     const x = slice.start * STRIP_W;
     const w = (slice.end - slice.start) * STRIP_W;
     parts.push(s("rect", { class: `slice ${srcClass(slice.index)}`, x, y: 4, width: Math.max(w, 0), height: STRIP_H - 8 }));
-    if (w >= 34) {
-      parts.push(s("text", { class: "slice-label", x: x + w / 2, y: STRIP_H / 2, "text-anchor": "middle", "dominant-baseline": "middle" }, `${trace.labels[slice.index]} ${display.sources[slice.index].percent}`));
+    if (w >= 20) {
+      const t = s("text", { class: "slice-label", x: x + w / 2, y: STRIP_H / 2, "text-anchor": "middle", "dominant-baseline": "middle" }, `${trace.labels[slice.index]} ${display.sources[slice.index].percent}`);
+      t.dataset.room = w - 4;
+      labels.push(t);
     }
   }
   if (compare.active && geometry.reference_pie) {
@@ -63,7 +83,12 @@ export function drawStrip(svg, result) {
     }
   }
   svg.setAttribute("viewBox", `0 0 ${STRIP_W} ${STRIP_H}`);
-  fill(svg, ...parts);
+  fill(svg, ...parts, ...labels);
+  // Measure once, then drop the labels wider than their slice.
+  const widths = labels.map((t) => t.getBBox().width);
+  labels.forEach((t, i) => {
+    if (widths[i] > Number(t.dataset.room)) t.remove();
+  });
 }
 
 /** The score table: Score q·k / scale | Share, one row per source. */

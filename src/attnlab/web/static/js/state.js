@@ -8,8 +8,10 @@
 //   fieldErrors: {"q[0]": "message", ...} inline messages, by field path
 //   connection: "starting" | "ok" | "offline"
 //   ui:        {rowLabel, texts} texts other parts drive (part 2 sets the row label and
-//              texts = {given, q_legend, allowed, example}, the sentences that say
+//              texts = {row, given, q_legend, allowed, example}, the sentences that say
 //              whether the row shown is masked; null keeps the page's unmasked wording)
+//   detached:  true while the explorer shows an example of its own (loadExample),
+//              not a row of the held A/B/C sequence; Reset example ends it
 // }
 //
 // Views never change `state` directly: they call setExplorer / setFieldError /
@@ -17,8 +19,12 @@
 // request replaces any pending one, so a slow answer never queues stale states.
 // The last good input is kept in sessionStorage (per visit, per tab).
 
-import { getExample, postTrace } from "./api.js";
+import { getExample, postState, postTrace } from "./api.js";
 import { toJson } from "./json.js";
+import { readLink, writeLink } from "./link.js";
+import { MAX_OWN_SOURCES, loadExample } from "./example.js";
+import { editsFor } from "./heldedits.js";
+import { measure } from "./timing.js";
 
 const STORAGE_KEY = "attnlab.explorer.v1";
 const RETRY_MS = 2000;
@@ -31,6 +37,7 @@ const state = {
   fieldErrors: {},
   connection: "starting",
   ui: { rowLabel: "Row 0 (A) · unmasked projection.", texts: null },
+  detached: false,
 };
 
 const subscribers = new Set();
@@ -70,7 +77,16 @@ export function setExplorer(partial, options = {}) {
   const base = state.requested || state.input;
   const input = { ...structuredClone(base), ...structuredClone(partial) };
   state.requested = input;
-  request(input, options.marks || []);
+  request(input, options.marks || [], options.detach);
+}
+
+export { MAX_OWN_SOURCES, loadExample };
+
+/** Replace the explorer's whole input; `detach` says whether it leaves the held sequence. */
+export function replaceExplorer(input, detach) {
+  state.fieldErrors = {};
+  state.requested = structuredClone(input);
+  request(state.requested, [], detach);
 }
 
 /** Change page texts such as the explorer's row label ({rowLabel, texts}). */
@@ -94,6 +110,8 @@ export function clearFieldError(path) {
 
 /** "Reset example": restore the query and the first value's x coordinate only. */
 export function resetExample() {
+  // An example of the learner's own (or a loaded one): back to the worked example.
+  if (state.detached) return replaceExplorer(state.example.state, false);
   const reset = state.example.reset;
   const current = getExplorer();
   const values = current.values.map((v) => v.slice());
@@ -108,9 +126,31 @@ function markPending() {
   document.documentElement.dataset.attnlabPending = inFlight || pending ? "1" : "0";
 }
 
-function request(input, marks) {
+// The held example's link (nbstate.js registers it): while the explorer shows a
+// held row, each state is one POST /api/state carrying the held example and the
+// edits that turn it into the explorer's newest input, and its one answer
+// updates both views. {getHeld() -> held | null, onView(view), onRefused(answer)}
+let held = null;
+
+/** Connect the held example (see `held` above); called once by nbstate.js. */
+export function connectHeld(link) {
+  held = link;
+}
+
+/**
+ * Apply one held-example edit ({kind: "mask" | "select" | ...}) in the same
+ * queue as the explorer's moves: one request answers both views.
+ */
+export function editHeldState(edit) {
+  const base = state.requested || state.input;
+  request(structuredClone(base), [], undefined, [edit]);
+}
+
+function request(input, marks, detach, edits = []) {
   if (pending) marks = pending.marks.concat(marks); // keep the replaced moves' marks
-  pending = { input, marks };
+  if (pending && detach === undefined) detach = pending.detach;
+  if (pending) edits = pending.edits.concat(edits); // a held edit is never dropped
+  pending = { input, marks, detach, edits };
   if (!inFlight) pump();
 }
 
@@ -121,8 +161,13 @@ async function pump() {
     inFlight = true;
     markPending();
     let answer;
+    const h = held && !(job.detach ?? state.detached) ? held.getHeld() : null;
+    const derived = h ? editsFor(job.input, h) : null;
+    const asState = derived !== null;
     try {
-      answer = await postTrace(job.input);
+      answer = asState
+        ? await postState({ held: h, edits: derived.concat(job.edits) })
+        : await postTrace(job.input);
     } catch {
       inFlight = false;
       offline(job);
@@ -130,7 +175,20 @@ async function pump() {
     }
     inFlight = false;
     markPending();
-    if (answer.ok) {
+    if (answer.ok && asState) {
+      if (job.detach !== undefined) state.detached = job.detach;
+      held.onView(answer.body.sequence);
+      const t = answer.body.explorer.trace;
+      accept({ q: t.q, keys: t.keys, values: t.values, labels: t.labels, allowed: t.allowed, scale: null }, answer.body.explorer);
+      emit();
+      measure(job.marks);
+    } else if (!answer.ok && asState && job.edits.length && answer.status === 422) {
+      // A held edit refused (e.g. a mask row left empty): say so by the held table; nothing changed.
+      if (!pending) state.requested = state.input;
+      held.onRefused(answer);
+      emit();
+    } else if (answer.ok) {
+      if (job.detach !== undefined) state.detached = job.detach;
       accept(job.input, answer.body);
       emit();
       measure(job.marks);
@@ -154,12 +212,14 @@ async function pump() {
 
 function accept(input, result) {
   state.input = input;
+  writeLink(state.detached ? input : null, "own"); // the share link carries an own example too
   if (!pending) state.requested = input;
   state.result = result;
   state.fieldErrors = {};
   state.connection = "ok";
   try {
     sessionStorage.setItem(STORAGE_KEY, toJson(input)); // keeps -0 across a reload
+    sessionStorage.setItem(`${STORAGE_KEY}.detached`, state.detached ? "1" : "0");
   } catch {
     // Storage can be full or disabled; the page still works for this view.
   }
@@ -169,7 +229,10 @@ function reject(answer) {
   const errors = {};
   const detail = (answer.body && answer.body.detail) || [];
   for (const item of Array.isArray(detail) ? detail : []) {
-    errors[item.field || "body"] = item.msg;
+    // A refused held edit made from the explorer's fields ("edits[0].q[1]") is
+    // shown next to that field ("q[1]"), in the same words.
+    const field = String(item.field || "body").replace(/^edits\[\d+\]\./, "");
+    errors[field] = String(item.msg).startsWith(item.field) ? field + String(item.msg).slice(String(item.field).length) : item.msg;
   }
   if (!detail.length) errors.body = `The server refused this state (HTTP ${answer.status}).`;
   state.fieldErrors = errors;
@@ -187,38 +250,6 @@ function offline(job) {
   }, RETRY_MS);
 }
 
-/**
- * Measure each pointer move's latency once its numbers are drawn:
- * "attnlab:pointer-to-dom" right after the DOM update, and
- * "attnlab:pointer-to-frame" at the next animation frame (before paint).
- */
-let measured = 0;
-const MEASURE_LIMIT = 5000; // keep a long session's timing buffer small
-
-function measure(marks) {
-  if (!marks.length) return;
-  measured += marks.length;
-  if (measured > MEASURE_LIMIT) {
-    measured = 0;
-    performance.clearMeasures("attnlab:pointer-to-dom");
-    performance.clearMeasures("attnlab:pointer-to-frame");
-  }
-  const safely = (name, mark) => {
-    try {
-      performance.measure(name, mark);
-    } catch {
-      // A benchmark may have cleared the mark between runs.
-    }
-  };
-  for (const mark of marks) safely("attnlab:pointer-to-dom", mark);
-  requestAnimationFrame(() => {
-    for (const mark of marks) {
-      safely("attnlab:pointer-to-frame", mark);
-      performance.clearMarks(mark);
-    }
-  });
-}
-
 function restore() {
   try {
     const saved = JSON.parse(sessionStorage.getItem(STORAGE_KEY) || "null");
@@ -233,8 +264,14 @@ function restore() {
 
 /** Load the example, restore this visit's state (or start from the example) and trace it. */
 export async function start() {
-  const saved = restore();
+  const own = readLink(location.hash, "own"); // before any answer rewrites the hash
+  const saved = own ? null : restore();
   if (saved) {
+    try {
+      state.detached = sessionStorage.getItem(`${STORAGE_KEY}.detached`) === "1";
+    } catch {
+      // Storage disabled: nothing saved, so the example is the held row.
+    }
     // This visit's state: trace it while the example (needed for Reset) loads.
     state.input = saved;
     state.requested = saved;
@@ -250,7 +287,10 @@ export async function start() {
   }
   if (!saved || state.requested === null) {
     // The example comes with its answer: the first numbers need no second round trip.
+    if (own) state.detached = false;
     accept(structuredClone(state.example.state), state.example.result);
     emit();
   }
+  if (own && own.damaged) setFieldError("link", "This link's own example is damaged, so it is not shown.");
+  else if (own) loadExample(own.example); // the server validates it; a refusal says why
 }

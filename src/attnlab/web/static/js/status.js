@@ -23,8 +23,8 @@ export function drawStatus(els, state) {
 }
 
 function hasField(field) {
-  for (const el of document.querySelectorAll("[data-error-for]")) {
-    const name = el.dataset.errorFor;
+  for (const el of document.querySelectorAll("[data-error-for], [data-own-error-for]")) {
+    const name = el.dataset.errorFor || el.dataset.ownErrorFor;
     if (name === field || name.startsWith(`${field}[`)) return true;
   }
   return false;

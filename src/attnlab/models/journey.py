@@ -1,0 +1,83 @@
+"""One token's journey through the blocks: the residual stream, what attention and the MLP add.
+
+From the blocks' traces (``transformer_block(..., return_trace=True)``),
+for every block ``l`` and token ``t`` (arrays ``(L, T)`` unless said):
+
+- ``resid_in``: the L2 norm of the block's input row (the residual stream);
+- ``attn``: the norm of what attention adds (its output, after W_O);
+- ``mlp``: the norm of what the MLP adds;
+- ``resid_out``: the norm of the block's output;
+- ``norm_1`` / ``norm_2`` ``(L, T, 3)``: mean, root mean square and largest
+  magnitude of the vector each norm normalises (pre-norm: the block's input and
+  ``x + attention``; post-norm: ``x + MHA(x)`` and ``h + FFN(h)``);
+- ``mlp_units`` / ``mlp_values`` ``(L, T, TOP_UNITS)``: the MLP units with the
+  largest |activation| (after the activation; SwiGLU: silu(gate) * up), largest
+  first, ties to the lower unit.
+
+Statistics are float64 of the model's float32 rows, computed once with the
+trace so that the view answers without the model.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+TOP_UNITS = 5
+STATS = ("mean", "rms", "max_abs")
+
+
+def _rows(array, batched: bool) -> np.ndarray:
+    a = np.asarray(array, dtype=np.float64)
+    return a[0] if batched else a
+
+
+def _stats(x: np.ndarray) -> np.ndarray:
+    return np.stack([x.mean(-1), np.sqrt((x * x).mean(-1)), np.abs(x).max(-1)], axis=-1)
+
+
+def journey_arrays(results, *, norm: str, batched: bool = False) -> dict[str, np.ndarray]:
+    """The journey of every token from ``results`` (one BlockResult per block, made with a trace).
+
+    ``norm``: "pre" or "post" (where the block's norms sit); ``batched``: the
+    traces have a batch axis of one (take row 0).
+    """
+    out: dict[str, list] = {k: [] for k in ("resid_in", "attn", "mlp", "resid_out", "norm_1", "norm_2")}
+    units, values = [], []
+    for res in results:
+        t = res.trace
+        x = _rows(t["input"], batched)
+        first = x if norm == "pre" else _rows(t["residual_1"], batched)
+        second = _rows(t["residual_1"] if norm == "pre" else t["residual_2"], batched)
+        out["resid_in"].append(np.linalg.norm(x, axis=-1))
+        out["attn"].append(np.linalg.norm(_rows(t["attn.output"], batched), axis=-1))
+        out["mlp"].append(np.linalg.norm(_rows(t["mlp.output"], batched), axis=-1))
+        out["resid_out"].append(np.linalg.norm(_rows(t["output"], batched), axis=-1))
+        out["norm_1"].append(_stats(first))
+        out["norm_2"].append(_stats(second))
+        act = _rows(t["mlp.activated"], batched)  # (T, d_ff)
+        order = np.argsort(-np.abs(act), axis=-1, kind="stable")[:, :TOP_UNITS]
+        units.append(order.astype(np.int32))
+        values.append(np.take_along_axis(act, order, axis=-1))
+    arrays = {k: np.stack(v) for k, v in out.items()}
+    arrays["mlp_units"] = np.stack(units)
+    arrays["mlp_values"] = np.stack(values)
+    return arrays
+
+
+def token_journey(journey: dict[str, np.ndarray], index: int) -> list[dict]:
+    """JSON-ready blocks of token ``index``'s journey (full-precision floats)."""
+    blocks = []
+    for layer in range(journey["resid_in"].shape[0]):
+        blocks.append(
+            {
+                "layer": layer,
+                **{k: float(journey[k][layer, index]) for k in ("resid_in", "attn", "mlp", "resid_out")},
+                "norm_1": dict(zip(STATS, journey["norm_1"][layer, index].tolist())),
+                "norm_2": dict(zip(STATS, journey["norm_2"][layer, index].tolist())),
+                "mlp_top": [
+                    {"unit": int(u), "value": float(v)}
+                    for u, v in zip(journey["mlp_units"][layer, index], journey["mlp_values"][layer, index])
+                ],
+            }
+        )
+    return blocks

@@ -1,0 +1,112 @@
+"""Next-token probabilities from real logits, with temperature, top-k and top-p, and what each removed.
+
+``next_token(logits_row, sampling, decode=..., top=N)`` ranks the vocabulary
+by logit (largest first; ties: the lower id), and gives the top ``N`` with
+``p_model`` (softmax of the raw logits), ``p`` (what sampling draws from, after
+:func:`attnlab.models.sampling.cut`) and whether the token survived the cuts.
+``removed`` says, control by control, how many tokens it removed and how much
+of the tempered distribution they held. Greedy (temperature 0) is the
+arg-max with all the probability.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from attnlab.lab import numbers as fmt
+from attnlab.models.sampling import Sampling, cut
+
+MAX_TOKENS_SHOWN = 100
+
+
+def _ranked(logits: np.ndarray, n: int) -> np.ndarray:
+    """The ids of the ``n`` largest logits, largest first, ties to the lower id."""
+    n = min(n, logits.size)
+    part = np.argpartition(-logits, n - 1)[:n] if n < logits.size else np.arange(logits.size)
+    return part[np.lexsort((part, -logits[part]))]
+
+
+def _temperature_words(t: float) -> str:
+    if t == 0:
+        return "temperature 0: greedy, the likeliest token gets all the probability"
+    if t == 1:
+        return "temperature 1: the model's own distribution, unchanged"
+    effect = (
+        "sharpens it: likely tokens gain, unlikely ones lose"
+        if t < 1
+        else "flattens it: unlikely tokens gain"
+    )
+    return f"temperature {fmt.rounded(t)} divides every logit by {fmt.rounded(t)}, which {effect}"
+
+
+def next_token(
+    logits: np.ndarray,
+    sampling: Sampling,
+    *,
+    decode: Callable[[int], str],
+    top: int = 10,
+    actual: int | None = None,
+) -> dict:
+    """JSON-ready distribution for one row of ``logits`` (``(V,)``).
+
+    ``actual``: the id that really followed in the text (its rank and shares are added).
+    """
+    row = np.asarray(logits, dtype=np.float64)
+    c = cut(row, sampling)
+    ids = _ranked(row, top)
+    entries = [
+        {
+            "rank": r + 1,
+            "id": int(i),
+            "token": decode(int(i)),
+            "logit": float(row[i]),
+            "p_model": float(c.p_model[i]),
+            "p": float(c.p[i]),
+            "p_model_display": fmt.percent(c.p_model[i]),
+            "p_display": fmt.percent(c.p[i]),
+            "kept": bool(c.p[i] > 0.0),
+        }
+        for r, i in enumerate(ids)
+    ]
+    removed = [
+        {"control": "temperature", "count": 0, "mass": 0.0, "words": _temperature_words(sampling.temperature)}
+    ]
+    if not sampling.greedy:
+        finite = np.isfinite(row)
+        for control, before, after, value in (
+            ("top_k", finite, c.after_top_k, sampling.top_k),
+            ("top_p", c.after_top_k, c.after_top_p, sampling.top_p),
+        ):
+            gone = before & ~after
+            count, mass = int(gone.sum()), float(c.p_tempered[gone].sum())
+            name = "top-k" if control == "top_k" else "top-p"
+            off = (control == "top_k" and not value) or (control == "top_p" and value >= 1.0)
+            words = (
+                f"{name} is off: it removes nothing"
+                if off
+                else f"{name} {fmt.rounded(value)} removed {count:,} tokens holding {fmt.percent(mass)} "
+                "of the tempered probability; the rest are renormalised to add up to 100%"
+            )
+            removed.append({"control": control, "count": count, "mass": mass, "words": words})
+    kept = int((c.p > 0).sum())
+    out = {
+        "vocab": int(row.size),
+        "entries": entries,
+        "kept": kept,
+        "kept_mass_model": float(c.p_model[c.p > 0].sum()),
+        "removed": removed,
+        "actual": None,
+    }
+    if actual is not None:
+        rank = int((row > row[actual]).sum() + (row[:actual] == row[actual]).sum()) + 1
+        out["actual"] = {
+            "id": int(actual),
+            "token": decode(int(actual)),
+            "rank": rank,
+            "p_model": float(c.p_model[actual]),
+            "p": float(c.p[actual]),
+            "p_display": fmt.percent(c.p[actual]),
+        }
+    return out

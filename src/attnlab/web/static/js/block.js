@@ -1,0 +1,80 @@
+// Boot the section "From one head to a transformer block": build its parts
+// once, then each redraws from the block state (blockstate.js) on every
+// answer. Every number comes from POST /api/block; nothing is computed here.
+
+import { byId, fill, h, text } from "./dom.js";
+import { toJson } from "./json.js";
+import { mountWalk } from "./blockwalk.js";
+import { mountNormCompare, mountSwitches } from "./blocknorm.js";
+import { mountHeads } from "./blockheads.js";
+import { mountRope } from "./blockrope.js";
+import { mountEditor } from "./blockedit.js";
+import { mountPlayback } from "./blockplay.js";
+import { mountBlockPractice } from "./blockpractice.js";
+import { blockStudy, getBlock, startBlock, subscribeBlock } from "./blockstate.js";
+
+function part(id, title, ...intro) {
+  const el = h("section", { class: "nb-panel block-part", id, "aria-labelledby": `${id}-title` }, h("h3", { id: `${id}-title` }, title), intro.map((p) => h("p", { class: "hint" }, p)));
+  return el;
+}
+
+/** The Python program and the two exports (downloads of the server's text). */
+function mountPython(root) {
+  const code = h("code", { id: "block-python-code" });
+  const details = h("details", { class: "disclosure", id: "block-python" }, h("summary", null, "Read the whole block in Python"), h("div", { class: "disclosure-body" }, h("p", { class: "note" }, "NumPy-free Python with ordered sums: it prints the numbers of this walk bit for bit."), h("pre", { class: "code", tabindex: "0", "aria-label": "Generated Python program for the block" }, code)));
+  details.addEventListener("toggle", () => details.open && blockStudy({ kind: "help", help: "python" }));
+  const status = h("span", { id: "block-export-status", class: "hint", role: "status" });
+  const exportButton = (kind, label, file) => {
+    const b = h("button", { type: "button", "data-block-export": kind }, label);
+    b.addEventListener("click", async () => {
+      try {
+        const response = await fetch(`/api/block/export/${kind}`, { method: "POST", headers: { "content-type": "application/json" }, body: toJson(getBlock().request) });
+        if (!response.ok) return text(status, `The server refused the export (HTTP ${response.status}).`);
+        const url = URL.createObjectURL(await response.blob());
+        const a = h("a", { href: url, download: file });
+        document.body.append(a);
+        a.click();
+        a.remove();
+        setTimeout(() => URL.revokeObjectURL(url), 1000);
+        text(status, `Downloaded ${file}.`);
+      } catch {
+        text(status, "The lab server cannot be reached; nothing was exported.");
+      }
+    });
+    return b;
+  };
+  root.append(details, h("p", { class: "controls" }, exportButton("ipynb", "Export the block as a Jupyter notebook", "attnlab-block.ipynb"), exportButton("markdown", "Export the block as Markdown", "attnlab-block.md"), status));
+  subscribeBlock((block) => block.answer && text(code, block.answer.python));
+}
+
+async function boot() {
+  const root = byId("block-root");
+  const summary = byId("block-summary");
+  const offline = h("p", { class: "banner offline", id: "block-offline", role: "alert", hidden: true });
+  const heads = part("block-heads-part", "Two heads, side by side", "Each head is one single-head attention on its own q, k and v. Switch a head off to see what the output loses.");
+  const walk = part("block-walk-part", "The walk, every number shown", "Focus or hover a number of a product to see its ordered sum. Arrow keys move between the numbers of a table.");
+  const norm = part("block-norm-part", "Pre-norm or post-norm, side by side");
+  const rope = part("block-rope-part", "Positions: RoPE is a rotation in the plane");
+  const edit = part("block-edit-part", "Edit the weights");
+  const play = part("block-play-part", "Watch the block");
+  const practice = part("block-practice-part", "Practice: the block");
+  const python = part("block-python-part", "The same block in Python, and export");
+  fill(root, offline, heads, walk, norm, rope, edit, play, practice, python);
+  mountSwitches(heads);
+  mountHeads(heads);
+  mountWalk(walk);
+  mountNormCompare(norm);
+  mountRope(rope);
+  mountPlayback(play);
+  mountBlockPractice(practice);
+  mountPython(python);
+  subscribeBlock((block) => {
+    offline.hidden = !block.offline;
+    text(offline, block.offline ? "The lab server cannot be reached; the block keeps its last numbers." : "");
+    if (block.answer) text(summary, block.answer.summary);
+  });
+  await startBlock();
+  if (getBlock().example) mountEditor(edit);
+}
+
+boot();

@@ -1,0 +1,22 @@
+// "Present": a toggle that enlarges the explorer for a projector or a shared
+// screen (CSS .explorer.presenting: Match and Mix at half the width each).
+// A real <button> with aria-pressed, so it is keyboard reachable and its
+// state is announced.
+
+const button = document.getElementById("present");
+const explorer = document.getElementById("explorer");
+
+function set(on) {
+  button.setAttribute("aria-pressed", String(on));
+  explorer.classList.toggle("presenting", on);
+  document.body.classList.toggle("presenting", on); // hides the header and intro
+  if (on) explorer.scrollIntoView({ block: "start" });
+}
+
+if (button && explorer) {
+  button.addEventListener("click", () => set(button.getAttribute("aria-pressed") !== "true"));
+  // Escape leaves Present, as it leaves full-screen views.
+  document.addEventListener("keydown", (event) => {
+    if (event.key === "Escape" && button.getAttribute("aria-pressed") === "true") set(false);
+  });
+}

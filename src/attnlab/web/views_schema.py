@@ -1,0 +1,215 @@
+"""The JSON shapes of the Real model view's views (``api_views.py``; docs/real-model-api.md).
+
+These document the answers (OpenAPI) and let tests check them; the routes
+serialise plain dicts for speed (a 256-token head is 65,536 numbers).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel
+
+
+class TokensOut(BaseModel):
+    model: str
+    count: int
+    cap: int
+    fits: bool
+    tokens: list[str]
+    message: str
+
+
+class Legend(BaseModel):
+    low: float
+    high: float
+    low_display: str
+    high_display: str
+    blocked: str
+
+
+class HeadView(BaseModel):
+    job: str
+    layer: int
+    head: int
+    kv_head: int
+    n_tokens: int
+    kind: str
+    kind_short: str
+    kind_words: str
+    previous: float
+    first: float
+    self: float
+    breadth: float
+    previous_display: str
+    first_display: str
+    self_display: str
+    breadth_display: str
+    breadth_words: str
+    weights: list[list[float | None]]  # null: blocked (a later token, causal)
+    legend: Legend
+
+
+class Thumb(BaseModel):
+    layer: int
+    head: int
+    kv_head: int
+    kind: str
+    previous: float
+    first: float
+    self: float
+    breadth: float
+    label: str
+    thumb: list[list[float | None]]
+
+
+class ModelView(BaseModel):
+    job: str
+    n_layer: int
+    n_head: int
+    n_tokens: int
+    size: int
+    bins: list[list[int]]
+    kinds: dict[str, str]
+    heads: list[Thumb]
+
+
+class RowView(BaseModel):
+    labels: list[str]
+    allowed: list[bool]
+    scores: list[float | None]
+    m: float
+    exps: list[float]
+    z: float
+    weights: list[float]
+    weights_display: list[str]
+    key_share: float
+    key_share_display: str
+    key_rank: int | None
+
+
+class PlaneKey(BaseModel):
+    index: int
+    label: str
+    x: float
+    y: float
+    kept: float
+    share: float
+
+
+class Plane(BaseModel):
+    caption: str
+    leaves_out: str
+    top_key: int | None
+    top_label: str | None
+    axes: list[str]
+    q: list[float]
+    keys: list[PlaneKey]
+
+
+class Words(BaseModel):
+    summary: str
+    match: str
+    share: str
+    mix: str
+
+
+class NeuronView(BaseModel):
+    job: str
+    layer: int
+    head: int
+    kv_head: int
+    query: int
+    query_label: str
+    key: int
+    key_label: str
+    allowed: bool
+    d_k: int
+    q: list[float]
+    k: list[float]
+    products: list[float]
+    running: list[float]
+    dot: float
+    dot_display: str
+    scale: float
+    scale_display: str
+    score: float
+    score_display: str
+    row: RowView
+    words: Words
+    plane: Plane
+
+
+class NextEntry(BaseModel):
+    rank: int
+    id: int
+    token: str
+    logit: float
+    p_model: float
+    p: float
+    p_model_display: str
+    p_display: str
+    kept: bool
+
+
+class Removed(BaseModel):
+    control: Literal["temperature", "top_k", "top_p"]
+    count: int
+    mass: float
+    words: str
+
+
+class Actual(BaseModel):
+    id: int
+    token: str
+    rank: int
+    p_model: float
+    p: float
+    p_display: str
+
+
+class NextView(BaseModel):
+    job: str
+    position: int
+    context_label: str
+    temperature: float
+    top_k: int
+    top_p: float
+    vocab: int
+    entries: list[NextEntry]
+    kept: int
+    kept_mass_model: float
+    removed: list[Removed]
+    actual: Actual | None
+
+
+class NormStats(BaseModel):
+    mean: float
+    rms: float
+    max_abs: float
+
+
+class Unit(BaseModel):
+    unit: int
+    value: float
+
+
+class Block(BaseModel):
+    layer: int
+    resid_in: float
+    attn: float
+    mlp: float
+    resid_out: float
+    norm_1: NormStats
+    norm_2: NormStats
+    mlp_top: list[Unit]
+    display: dict[str, str]
+
+
+class JourneyView(BaseModel):
+    job: str
+    index: int
+    label: str
+    norm: Literal["rms", "layer"]
+    placement: Literal["pre", "post"]
+    blocks: list[Block]

@@ -1,0 +1,149 @@
+"""The block section: the walk's numbers, head ablation, pre/post-norm and RoPE, against the API.
+
+Every comparison fetches ``POST /api/block`` in the test and compares the
+strings on the page with the strings in the answer.
+"""
+
+from __future__ import annotations
+
+import pytest
+from blockkit import api, go_to_step, shown_tensor, wait_block
+from playwright.sync_api import expect
+
+pytestmark = pytest.mark.browser
+
+
+def test_every_step_shows_the_apis_numbers(lab, live_server, artifacts):
+    page = lab.page
+    answer = api(live_server.url, "", {})
+    wait_block(page, answer["summary"])
+    page.locator("#block-walk").scroll_into_view_if_needed()
+    for i, step in enumerate(answer["steps"]):
+        if i:
+            page.locator("#block-next").click()
+        expect(page.locator("#block-step-tensors")).to_have_attribute("data-step", step["id"])
+        expect(page.locator("#block-step-title")).to_have_text(f"Step {i + 1} of 8 · {step['title']}")
+        expect(page.locator("#block-step-caption")).to_have_text(step["caption"])
+        names = page.locator("#block-step-tensors [data-tensor]").evaluate_all(
+            "els => els.map(e => e.dataset.tensor)"
+        )
+        assert names == [t["name"] for t in step["tensors"]]
+        for t in step["tensors"]:
+            display, precise = shown_tensor(page, "#block-step-tensors", t["name"])
+            assert display == t["display"], t["name"]
+            assert precise == t["precise"], t["name"]
+        if step["id"] == "combine":
+            page.locator("#block-walk").screenshot(path=artifacts / "block-walk-combine.png")
+    expect(page.locator("#block-next")).to_be_disabled()
+    # the Left and Right arrow keys move the stepper too
+    page.locator("#block-prev").focus()
+    page.keyboard.press("ArrowLeft")
+    expect(page.locator("#block-step-tensors")).to_have_attribute("data-step", answer["steps"][-2]["id"])
+    page.keyboard.press("ArrowRight")
+    expect(page.locator("#block-step-tensors")).to_have_attribute("data-step", answer["steps"][-1]["id"])
+
+
+def test_a_products_ordered_sum_shows_on_focus_and_the_arrow_keys_move(lab, live_server):
+    page = lab.page
+    answer = api(live_server.url, "", {})
+    wait_block(page)
+    go_to_step(page, "project")
+    step = next(s for s in answer["steps"] if s["id"] == "project")
+    q = next(t for t in step["tensors"] if t["name"] == "head1.q")
+    first = page.locator('#block-step-tensors [data-tensor="head1.q"] td[data-row="0"][data-col="0"]')
+    first.focus()
+    summed = page.locator('#block-step-tensors [data-tensor="head1.q"] .block-sum')
+    expect(summed).to_contain_text(q["expansions"][0][0])
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("ArrowRight")
+    expect(summed).to_contain_text(q["expansions"][1][1])
+    expect(
+        page.locator('#block-step-tensors [data-tensor="head1.q"] td[data-row="1"][data-col="1"]')
+    ).to_be_focused()
+
+
+def test_switching_a_head_off_changes_the_output_as_the_api_says(lab, live_server, artifacts):
+    page = lab.page
+    full = api(live_server.url, "", {})
+    wait_block(page, full["summary"])
+    sentence = page.locator('[data-sentence="1"]')
+    expect(sentence).to_have_text(full["heads"][1]["sentence"])
+    lost = next(a for a in full["ablation"] if a["head"] == 1)
+    expect(page.locator('[data-ablation="1"]')).to_contain_text(lost["sentence"])
+
+    off = api(live_server.url, "", {"heads_on": [True, False]})
+    page.locator("#block-head-on-1").uncheck()
+    wait_block(page, off["summary"])
+    assert off["output_display"] == lost["output_display"]  # the API's own promise: ablation = switched off
+    go_to_step(page, "add-norm-2")
+    display, _ = shown_tensor(page, "#block-step-tensors", "output")
+    assert display == off["output_display"]
+    assert display != full["output_display"]
+    go_to_step(page, "combine")
+    concat, _ = shown_tensor(page, "#block-step-tensors", "concat")
+    assert [row[2:] for row in concat] == [["0", "0"]] * 3  # head 2's columns write zeros
+    page.locator("#block-heads-part").screenshot(path=artifacts / "block-head-2-off.png")
+
+
+def test_the_pre_post_toggle_shows_both_placements_side_by_side(lab, live_server, artifacts):
+    page = lab.page
+    post = api(live_server.url, "", {"norm": "post"})
+    wait_block(page)
+    page.locator("#block-norm-post").check()
+    wait_block(page, post["summary"])
+    go_to_step(page, "add-norm-1")
+    step = next(s for s in post["steps"] if s["id"] == "add-norm-1")
+    for t in step["tensors"]:
+        display, _ = shown_tensor(page, "#block-side-here", t["name"])
+        assert display == t["display"]
+    twin = next(s for s in post["norm_compare"]["steps"] if s["id"] == "add-norm-1")
+    changed_cells = 0
+    for t in twin["tensors"]:
+        display, _ = shown_tensor(page, "#block-side-other", t["name"])
+        assert display == t["display"]
+        mask = post["norm_compare"]["changed"].get(t["name"])
+        changed_cells += sum(sum(row) for row in mask) if mask else 0
+    marked = page.locator("#block-side-other td.cmp-changed")
+    expect(marked).to_have_count(changed_cells)
+    assert changed_cells > 0
+    expect(page.locator("#block-norm-summary")).to_have_text(post["norm_compare"]["summary"])
+    # the embed step is the same in both placements: nothing marked
+    go_to_step(page, "embed")
+    expect(page.locator("#block-side-here td.cmp-changed")).to_have_count(0)
+    expect(page.locator("#block-side-here h4")).to_have_text("Post-norm · Embed")
+    expect(page.locator("#block-side-other h4")).to_have_text("Pre-norm · Embed")
+    page.locator("#block-norm-part").screenshot(path=artifacts / "block-pre-post.png")
+
+
+def test_rope_is_drawn_as_a_rotation_and_its_score_depends_only_on_the_offset(lab, live_server, artifacts):
+    page = lab.page
+    rope = api(live_server.url, "", {"positions": "rope"})
+    wait_block(page)
+    page.locator("#block-positions-rope").check()
+    wait_block(page, rope["summary"])
+    expect(page.locator("#block-rope-status")).to_contain_text("RoPE is on")
+    go_to_step(page, "project")
+    names = page.locator("#block-step-tensors [data-tensor]").evaluate_all(
+        "els => els.map(e => e.dataset.tensor)"
+    )
+    assert "head1.q_rotated" in names and "head2.k_rotated" in names
+    demo = rope["rope"]["demo"]
+    expect(page.locator("#block-rope-sentence")).to_have_text(demo["sentence"])
+    rows = page.locator("#block-rope-pairs tbody tr")
+    expect(rows).to_have_count(len(demo["pairs"]))
+    by_offset: dict[str, set[str]] = {}
+    for row in rows.all():
+        cells = [c.inner_text() for c in row.locator("td").all()]
+        by_offset.setdefault(cells[2], set()).add(cells[3])
+    assert by_offset["1"] == {p["display"] for p in demo["pairs"] if p["offset"] == 1}
+    assert len(by_offset["1"]) == 1  # the same score at every position with offset 1
+    assert by_offset["2"] != by_offset["1"]
+    # the picture: token C of head 2, before and after its rotation, with the API's vectors in the note
+    page.locator("#block-rope-head").select_option("1")
+    page.locator("#block-rope-token").select_option("2")
+    rot = rope["rope"]["rotations"][1][2]
+    note = page.locator("#block-rope-note")
+    expect(note).to_contain_text(f"q = {rot['display']['q']} turns to {rot['display']['q_rotated']}")
+    expect(page.locator("#block-rope-plane .rope-arc")).to_have_count(2)
+    expect(page.locator("#block-rope-plane .rope-vec")).to_have_count(4)
+    page.locator("#block-rope-part").screenshot(path=artifacts / "block-rope.png")

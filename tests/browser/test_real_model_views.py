@@ -1,0 +1,301 @@
+"""The Real model view at phone width, with long texts and the keyboard (headless Chromium, real models)."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+from axe_playwright_python.sync_playwright import Axe
+from labkit import Recorder
+from playwright.sync_api import expect
+
+from attnlab.models import files
+
+pytestmark = [pytest.mark.browser, pytest.mark.models]
+
+try:
+    files.locate(files.MINILM)
+except files.ModelNotInstalled as error:  # pragma: no cover - depends on the machine
+    pytest.skip(str(error), allow_module_level=True)
+
+CAT = "The cat sat on the mat."
+# 250 words of MiniLM tokens, one each, plus [CLS] and [SEP]: 252 of the 256-token cap
+LONG = " ".join(["cat", "dog", "mat", "sat", "ran"] * 50)
+
+
+def open_view(browser, live_server, width: int, height: int):
+    context = browser.new_context(viewport={"width": width, "height": height}, has_touch=width < 600)
+    page = context.new_page()
+    recorder = Recorder()
+    recorder.attach(page)
+    page.goto(live_server.url + "real-model")
+    expect(page.locator("body")).to_have_attribute("data-ready", "true")
+    return page, recorder
+
+
+def trace(page, text: str) -> None:
+    page.locator("#rm-text").fill(text)
+    page.locator("#rm-model").select_option("minilm")
+    page.locator("#rm-run").click()
+    expect(page.locator("#rm-status")).to_contain_text("Done:", timeout=180_000)
+
+
+def assert_no_sideways_scroll(page) -> None:
+    widths = page.evaluate("() => [document.documentElement.scrollWidth, window.innerWidth]")
+    assert widths[0] <= widths[1], f"the page scrolls sideways: {widths}"
+
+
+@pytest.fixture
+def phone(browser, live_server):
+    page, recorder = open_view(browser, live_server, 390, 844)
+    yield page
+    page.context.close()
+    recorder.check(live_server.url)
+
+
+@pytest.fixture
+def desktop(browser, live_server):
+    page, recorder = open_view(browser, live_server, 1280, 800)
+    yield page
+    page.context.close()
+    recorder.check(live_server.url)
+
+
+def test_no_sideways_scroll_at_390_px_after_a_run_and_each_interaction(phone, artifacts):
+    page = phone
+    assert_no_sideways_scroll(page)
+    trace(page, CAT)
+    assert_no_sideways_scroll(page)
+    page.locator('#rm-tokens [data-index="3"]').tap()
+    expect(page.locator("#rm-row-title")).to_have_text("Query 3 sat · layer 0, head 0")
+    assert_no_sideways_scroll(page)
+    page.locator("#rm-row .rm-more summary").tap()
+    expect(page.locator("#rm-row tbody tr").first).to_be_visible()
+    assert_no_sideways_scroll(page)
+    page.locator("#rm-layer").select_option("3")
+    page.locator('#rm-heads [data-head="4"]').tap()
+    expect(page.locator("#rm-head")).to_have_value("4")
+    assert_no_sideways_scroll(page)
+    page.screenshot(path=str(artifacts / "real-model-phone.png"), full_page=True)
+    results = Axe().run(page)
+    serious = [v["id"] for v in results.response["violations"] if v["impact"] in ("serious", "critical")]
+    assert serious == []
+
+
+def test_a_thumbnail_click_brings_the_opened_head_into_view(desktop):
+    page = desktop
+    trace(page, CAT)
+    thumb = page.locator('#rm-heads [data-head="6"]')
+    thumb.scroll_into_view_if_needed()
+    view_top = page.locator("#rm-view").bounding_box()["y"]
+    assert view_top < 0, "the head's view should be above the fold before the click"
+    thumb.click()
+    expect(page.locator("#rm-head")).to_have_value("6")
+    expect(page.locator("#rm-heatmap")).to_be_in_viewport()
+    box = page.locator("#rm-view").bounding_box()
+    assert -2 <= box["y"] <= 2  # scrolled to the panel's top
+
+
+def test_the_focused_row_keeps_its_colours_and_the_top_five_are_named(desktop, artifacts):
+    page = desktop
+    trace(page, CAT)
+    page.locator('#rm-tokens [data-index="2"]').focus()
+    expect(page.locator("#rm-row-title")).to_have_text("Query 2 cat · layer 0, head 0")
+    # one amber outline around the row; the cells under it keep their ink
+    outline = page.locator("#rm-heatmap rect.rm-focus-row")
+    expect(outline).to_have_count(1)
+    row_cells = page.locator('#rm-heatmap rect.rm-cell[data-q="2"]')
+    expect(row_cells).to_have_count(9)
+    opacities = [
+        float(o) for o in row_cells.evaluate_all("rs => rs.map(r => r.getAttribute('fill-opacity'))")
+    ]
+    weights = [float(w) for w in row_cells.evaluate_all("rs => rs.map(r => r.dataset.weight)")]
+    assert all(abs(o - (0.04 + 0.96 * w**0.5)) < 1e-9 for o, w in zip(opacities, weights))
+    # the row panel draws the same row as a strip of coloured cells
+    expect(page.locator("#rm-row svg.rm-strip rect.rm-cell")).to_have_count(9)
+    # the five largest shares named, the rest behind "All 9 keys"
+    expect(page.locator("#rm-row .rm-top strong")).to_have_count(5)
+    expect(page.locator("#rm-row .rm-top")).to_contain_text("4 more below.")
+    expect(page.locator("#rm-row tbody")).to_be_hidden()
+    page.locator("#rm-row .rm-more summary").click()
+    expect(page.locator("#rm-row tbody tr")).to_have_count(9)
+    page.screenshot(path=str(artifacts / "real-model-focused-row.png"), full_page=True)
+
+
+def test_252_tokens_thin_the_labels_and_scroll_inside_the_figure(phone, artifacts):
+    page = phone
+    expect(page.locator("#rm-count")).to_have_text("9 of 256 tokens")
+    page.locator("#rm-text").fill(LONG)
+    expect(page.locator("#rm-count")).to_have_text("252 of 256 tokens")
+    trace(page, LONG)
+    # 63,504 cells come as one image, one pixel per cell, scaled up without smoothing
+    expect(page.locator("#rm-heatmap image.rm-cells-image")).to_have_attribute(
+        "data-n", "252", timeout=60_000
+    )
+    expect(page.locator("#rm-heatmap rect.rm-cell")).to_have_count(0)
+    labels = page.locator("#rm-heatmap text.rm-key-label").count()
+    assert 20 <= labels <= 252 // 2  # thinned: at least 12 px between labels
+    # zoom: 24 px per cell writes every label; the picture scrolls inside its figure, not the page
+    page.locator("#rm-zoom").select_option("24")
+    expect(page.locator("#rm-heatmap text.rm-key-label")).to_have_count(252)
+    assert_no_sideways_scroll(page)
+    page.locator("#rm-zoom").select_option("3")
+    expect(page.locator("#rm-heatmap text.rm-key-label")).to_have_count(63)  # every 4th
+    # keyboard: End focuses the last token, whose label is always written
+    page.locator('#rm-tokens [data-index="0"]').focus()
+    page.keyboard.press("End")
+    expect(page.locator('#rm-tokens [data-index="251"]')).to_be_focused()
+    expect(page.locator("#rm-row-title")).to_contain_text("Query 251 [SEP]", timeout=30_000)
+    expect(page.locator("#rm-heatmap text.rm-query-label.is-focus")).to_have_text("251 [SEP]")
+    assert_no_sideways_scroll(page)
+    page.screenshot(path=str(artifacts / "real-model-252-tokens-phone.png"), full_page=False)
+
+
+def test_the_model_view_shows_every_head_links_hover_and_opens_a_head(desktop, live_server, artifacts):
+    page = desktop
+    trace(page, CAT)
+    thumbs = page.locator("#rm-model-grid .rm-thumb")
+    expect(thumbs).to_have_count(6 * 12)  # MiniLM: 6 layers x 12 heads
+    # each thumbnail is labelled with its kind, as the server names it
+    job_id = (
+        [
+            u
+            for u in page.evaluate("() => performance.getEntriesByType('resource').map(e => e.name)")
+            if u.endswith("/model-view")
+        ][-1]
+        .split("/jobs/")[1]
+        .split("/")[0]
+    )
+    api = httpx.get(f"{live_server.url}api/models/jobs/{job_id}/model-view", timeout=30).json()
+    labels = thumbs.evaluate_all("bs => bs.map(b => b.getAttribute('aria-label'))")
+    assert labels == [f"Layer {hd['layer']}, head {hd['head']}: {hd['label']}" for hd in api["heads"]]
+    # linked hover: token 3's row and column light up in every thumbnail
+    page.locator('#rm-tokens [data-index="3"]').hover()
+    expect(page.locator("#rm-model-grid")).to_have_attribute("data-highlight", "3")
+    rows = page.locator("#rm-model-grid .rm-thumb-row")
+    ys = rows.evaluate_all("rs => rs.map(r => [r.getAttribute('y'), r.getAttribute('visibility')])")
+    assert len(ys) == 72 and all(v == "visible" and abs(float(y) - 3 * 56 / 9) < 1e-9 for y, v in ys)
+    # the keyboard too: focusing token 5 moves the highlight
+    page.locator('#rm-tokens [data-index="3"]').focus()
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("ArrowRight")
+    expect(page.locator("#rm-model-grid")).to_have_attribute("data-highlight", "5")
+    page.screenshot(path=str(artifacts / "real-model-model-view.png"), full_page=True)
+    # a click opens that head above and brings it into view
+    page.locator('#rm-model-grid [data-layer="4"][data-head="7"]').click()
+    expect(page.locator("#rm-layer")).to_have_value("4")
+    expect(page.locator("#rm-head")).to_have_value("7")
+    expect(page.locator("#rm-heatmap")).to_be_in_viewport()
+    expect(page.locator('#rm-model-grid [data-layer="4"][data-head="7"]')).to_have_attribute(
+        "aria-pressed", "true"
+    )
+    # arrow keys move through the grid; Enter opens
+    first = page.locator('#rm-model-grid [data-layer="0"][data-head="0"]')
+    first.focus()
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("ArrowRight")
+    expect(page.locator('#rm-model-grid [data-layer="1"][data-head="1"]')).to_be_focused()
+    page.keyboard.press("Enter")
+    expect(page.locator("#rm-layer")).to_have_value("1")
+    expect(page.locator("#rm-head")).to_have_value("1")
+    results = Axe().run(page)
+    serious = [v["id"] for v in results.response["violations"] if v["impact"] in ("serious", "critical")]
+    assert serious == []
+
+
+def test_the_neuron_view_draws_the_apis_q_k_products_and_the_plane(desktop, live_server, artifacts):
+    page = desktop
+    trace(page, CAT)
+    expect(page.locator("#rm-neuron")).to_be_hidden()
+    page.locator('#rm-tokens [data-index="3"]').focus()
+    page.locator("#rm-neuron-key").select_option("2")
+    expect(page.locator("#rm-neuron-title")).to_have_text("Query 3 sat · key 2 cat · layer 0, head 0")
+    job_id = (
+        [
+            u
+            for u in page.evaluate("() => performance.getEntriesByType('resource').map(e => e.name)")
+            if "/neuron/" in u
+        ][-1]
+        .split("/jobs/")[1]
+        .split("/")[0]
+    )
+    api = httpx.get(f"{live_server.url}api/models/jobs/{job_id}/neuron/0/0/3/2", timeout=30).json()
+    for cls, name in (("is-q", "q"), ("is-k", "k"), ("is-product", "products"), ("is-running", "running")):
+        drawn = page.locator(f"#rm-neuron-out rect.rm-bar.{cls}").evaluate_all(
+            "rs => rs.map(r => Number(r.dataset.value))"
+        )
+        assert drawn == api[name]  # every coordinate, full precision (MiniLM: d_k = 32)
+    expect(page.locator("#rm-neuron-out .rm-neuron-sum")).to_contain_text(f"q · k = {api['dot_display']}")
+    expect(page.locator("#rm-neuron-out .rm-neuron-sum strong")).to_have_text(api["score_display"])
+    expect(page.locator('#rm-neuron-out [data-words="share"]')).to_have_text(api["words"]["share"])
+    # the plane is labelled as a projection, with what it leaves out
+    caption = page.locator("#rm-neuron-out figure:has(svg.rm-plane) figcaption")
+    expect(caption).to_contain_text("A projection, not the whole picture.")
+    expect(caption).to_contain_text(api["plane"]["leaves_out"])
+    expect(page.locator("#rm-neuron-out circle.rm-plane-key")).to_have_count(9)
+    # switching head follows the focused query
+    page.locator("#rm-head").select_option("3")
+    expect(page.locator("#rm-neuron-title")).to_have_text("Query 3 sat · key 2 cat · layer 0, head 3")
+    page.locator("#rm-neuron").screenshot(path=str(artifacts / "real-model-neuron.png"))
+    results = Axe().run(page)
+    serious = [v["id"] for v in results.response["violations"] if v["impact"] in ("serious", "critical")]
+    assert serious == []
+
+
+def test_a_tokens_journey_says_every_number_on_hover_and_focus(desktop, live_server, artifacts):
+    page = desktop
+    trace(page, CAT)
+    page.locator('#rm-tokens [data-index="3"]').focus()
+    expect(page.locator("#rm-journey-title")).to_have_text("Token 3 sat through 6 blocks")
+    job_id = (
+        [
+            u
+            for u in page.evaluate("() => performance.getEntriesByType('resource').map(e => e.name)")
+            if "/journey/" in u
+        ][-1]
+        .split("/jobs/")[1]
+        .split("/")[0]
+    )
+    api = httpx.get(f"{live_server.url}api/models/jobs/{job_id}/journey/3", timeout=30).json()
+    for name in ("resid_in", "attn", "mlp", "resid_out"):
+        drawn = page.locator(f'#rm-journey-out rect[data-name="{name}"]').evaluate_all(
+            "rs => rs.map(r => Number(r.dataset.value))"
+        )
+        assert drawn == [b[name] for b in api["blocks"]]
+    # focus (keyboard) and hover both say the number
+    bar = page.locator('#rm-journey-out rect[data-name="mlp"][data-layer="2"]')
+    bar.focus()
+    readout = page.locator("#rm-journey-out .rm-journey-readout")
+    expect(readout).to_have_text(f"block 2: MLP adds {api['blocks'][2]['display']['mlp']}")
+    page.locator('#rm-journey-out rect[data-name="attn"][data-layer="4"]').hover()
+    expect(readout).to_have_text(f"block 4: attention adds {api['blocks'][4]['display']['attn']}")
+    page.locator("#rm-journey .rm-more summary").click()
+    expect(page.locator("#rm-journey tbody tr")).to_have_count(6)
+    page.locator("#rm-journey").screenshot(path=str(artifacts / "real-model-journey.png"))
+
+
+def test_smollm2_at_390_px_every_panel_fits_without_sideways_scroll(phone, artifacts):
+    page = phone
+    page.locator("#rm-text").fill("The capital of France is")
+    page.locator("#rm-model").select_option("smollm2")
+    page.locator("#rm-run").click()
+    expect(page.locator("#rm-status")).to_contain_text("Done:", timeout=180_000)
+    expect(page.locator("#rm-next-out table").first).to_be_visible()
+    expect(page.locator("#rm-model-grid .rm-thumb")).to_have_count(30 * 9)
+    assert_no_sideways_scroll(page)
+    page.locator('#rm-tokens [data-index="4"]').tap()
+    expect(page.locator("#rm-neuron-title")).to_contain_text("layer 0, head 0")
+    expect(page.locator("#rm-neuron-out rect.rm-bar.is-q")).to_have_count(64)  # SmolLM2: d_k = 64
+    expect(page.locator("#rm-journey-title")).to_have_text("Token 4  is through 30 blocks")
+    assert_no_sideways_scroll(page)
+    page.locator('#rm-model-grid [data-layer="20"][data-head="5"]').tap()
+    expect(page.locator("#rm-head")).to_have_value("5")
+    assert_no_sideways_scroll(page)
+    page.locator("#rm-gen-tokens").fill("4")
+    page.locator("#rm-gen-run").tap()
+    expect(page.locator("#rm-gen-steps > li")).to_have_count(4, timeout=120_000)
+    assert_no_sideways_scroll(page)
+    page.screenshot(path=str(artifacts / "real-model-smollm2-phone.png"), full_page=True)
+    results = Axe().run(page)
+    (artifacts / "axe-real-model-phone.txt").write_text(results.generate_report(), encoding="utf-8")
+    serious = [v["id"] for v in results.response["violations"] if v["impact"] in ("serious", "critical")]
+    assert serious == []

@@ -1,0 +1,106 @@
+"""The share link: the page's URL carries the whole held example.
+
+Opening the address in a fresh browser context (no shared storage) shows the
+same numbers; a damaged or refused link is explained in the lab's words and
+the worked example is shown.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+
+import pytest
+from labkit import DESKTOP, Lab, Recorder
+from playwright.sync_api import expect
+
+pytestmark = pytest.mark.browser
+
+
+def open_link(browser, base_url: str, fragment: str) -> Lab:
+    """Open ``base_url + fragment`` in a new context (no storage shared with any other)."""
+    page = browser.new_context(viewport=DESKTOP).new_page()
+    recorder = Recorder()
+    recorder.attach(page)
+    lab = Lab(page=page, recorder=recorder, base_url=base_url)
+    page.goto(base_url + fragment)
+    lab.wait_drawn()
+    return lab
+
+
+def numbers(page) -> dict:
+    return {
+        "summary": page.locator("#summary").inner_text(),
+        "caption": page.locator("#query-caption").inner_text(),
+        "table": page.locator("#seq-table").inner_text(),
+        "row": page.locator("#row-label").inner_text(),
+    }
+
+
+def link_example(url: str) -> dict:
+    fragment = url.split("#example=", 1)[1]
+    return json.loads(base64.urlsafe_b64decode(fragment + "=" * (-len(fragment) % 4)))
+
+
+def test_share_link_round_trip_in_a_fresh_browser(lab, browser, live_server, artifacts):
+    page = lab.page
+    lab.open("current")
+    value = page.locator('input[data-field="values[1][1]"]')
+    value.fill("-0.5")
+    value.press("Enter")
+    handle = page.locator("#match-plot .handle")
+    handle.focus()
+    handle.press("ArrowUp")
+    lab.wait_for_query("[2, 1.1]")
+    page.locator("#mask-2-0").uncheck()  # row 2 may no longer attend to A
+    page.locator("#show-row-2").click()
+    expect(page.locator("#row-label")).to_have_text("Row 2 (C) · masked row.")
+    expect(page.locator("#seq-table [data-cell='2-0']")).to_contain_text("blocked")
+    expect(page).to_have_url(re.compile("#example="))
+    shared = link_example(page.url)
+    assert shared["values"][1] == [0, -0.5]
+    assert shared["queries"][0] == [2, 1.1]
+    assert shared["mask"][2] == [False, True, True]
+    assert (shared["row"], shared["masked"]) == (2, True)
+    before = numbers(page)
+
+    other = open_link(browser, live_server.url, "#" + page.url.split("#", 1)[1])
+    try:
+        expect(other.page.locator("#row-label")).to_have_text("Row 2 (C) · masked row.")
+        expect(other.page.locator("#seq-table [data-cell='2-0']")).to_contain_text("blocked")
+        other.wait_settled()
+        assert numbers(other.page) == before
+        other.page.screenshot(path=artifacts / "share-link-opened.png")
+    finally:
+        other.close()
+
+
+@pytest.mark.parametrize(
+    ("fragment", "words"),
+    [
+        ("#example=%%%not-base64", "This link is damaged"),
+        (
+            "#example="
+            + base64.urlsafe_b64encode(b'{"labels":["A","B","C"],"queries":[[2,1],[1,2],[-1,1]],'
+            b'"keys":[[-1,2],[1,0],[0,1]],"values":[[2,0],[0,2],[1e9,-1]],'
+            b'"mask":[[true,false,false],[true,true,false],[true,true,true]]}').decode().rstrip("="),
+            "held.values[2][0] must be at most 1,000,000",
+        ),
+    ],
+)
+def test_a_bad_link_is_explained_and_the_worked_example_shown(browser, live_server, fragment, words):
+    lab = open_link(browser, live_server.url, fragment)
+    lab.recorder.allow(r"status of 422")
+    try:
+        page = lab.page
+        banner = page.locator("#problem")
+        expect(banner).to_contain_text(words)
+        expect(banner).to_contain_text("the worked example is shown instead", ignore_case=True)
+        expect(page.locator("#seq-message")).to_contain_text(words)
+        lab.wait_for_query("[2, 1]")
+        expect(page.locator("#seq-table [data-field='output-1']")).to_have_text("[1.609, 0.391]")
+        for raw in ("Input should", "Expecting value"):
+            assert raw not in page.locator("main").inner_text()
+    finally:
+        lab.close()

@@ -1,0 +1,75 @@
+"""Ablation, the pre/post comparison, RoPE's offset invariance and the heads' words."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from attnlab.lab import block_compare
+from attnlab.lab.block_data import given_weights
+from attnlab.lab.block_walk import walk
+from attnlab.lab.block_words import head_pattern, head_sentence
+
+
+def random_weights(seed: int) -> dict:
+    rng = np.random.default_rng(seed)
+    w = given_weights()
+    for h in w["heads"]:
+        for n in ("w_q", "w_k"):
+            h[n] = rng.normal(size=(4, 2)).tolist()
+    return w
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_rope_scores_depend_only_on_the_offset(seed):
+    demo = block_compare.rope(walk(weights=random_weights(seed), positions="rope"))["demo"]
+    same = [p["score"] for p in demo["pairs"] if p["offset"] == 1]
+    assert demo["same_offset_max_difference"] == max(same) - min(same) <= 1e-12
+    q, k = demo["q"], demo["k"]
+    # the rotated dot product is |q||k|cos(angle between them + offset): computed independently here
+    angle = math.atan2(k[1], k[0]) - math.atan2(q[1], q[0]) - 1.0
+    want = math.hypot(*q) * math.hypot(*k) * math.cos(angle) / math.sqrt(2)
+    assert abs(same[0] - want) <= 1e-12
+
+
+def test_rope_rotations_turn_each_token_by_its_position():
+    rope = block_compare.rope(walk(positions="rope"))
+    for head in rope["rotations"]:
+        for p, row in enumerate(head):
+            assert row["angle"] == float(p)
+            assert math.isclose(math.hypot(*row["q_rotated"]), math.hypot(*row["q"]), abs_tol=1e-12)
+
+
+def test_ablation_is_the_walk_with_that_head_off():
+    w = walk()
+    for h, entry in enumerate(block_compare.ablation(w)):
+        on = [True, True]
+        on[h] = False
+        assert entry["output"] == walk(heads_on=tuple(on)).output
+        assert entry["max_change"] == max(abs(v) for row in entry["change"] for v in row) > 0.5
+
+
+def test_norm_compare_marks_exactly_the_numbers_that_differ():
+    w = walk(norm="post")
+    cmp = block_compare.norm_compare(w, [])
+    assert cmp["other"] == "pre" and cmp["walk"].norm == "pre"
+    assert cmp["changed"]["h"] == [[False] * 4] * 3
+    assert all(all(row) for row in cmp["changed"]["output"])
+    assert "output" in cmp["summary"] and "unchanged: x, h" in cmp["summary"]
+
+
+@pytest.mark.parametrize(
+    "weights,pattern",
+    [
+        ([[1, 0, 0], [0.9, 0.1, 0], [0.1, 0.8, 0.1]], "previous"),
+        ([[1, 0, 0], [0.2, 0.8, 0], [0.1, 0.1, 0.8]], "self"),
+        ([[1, 0, 0], [0.9, 0.1, 0], [0.7, 0.2, 0.1]], "first"),
+        ([[1, 0, 0], [0.2, 0.8, 0], [0.1, 0.8, 0.1]], "mixed"),
+    ],
+)
+def test_head_pattern_and_sentence(weights, pattern):
+    assert head_pattern(weights) == pattern
+    text = head_sentence("Head 2", weights, on=False)
+    assert text.startswith("Head 2 ") and text.endswith("writes zeros before W_O.")

@@ -1,0 +1,115 @@
+"""The block's challenges: each met by a real solution, not met by the given block, words without answers."""
+
+from __future__ import annotations
+
+import pytest
+
+from attnlab.engine.errors import FieldError
+from attnlab.lab import block_history as hist
+from attnlab.lab import block_practice as practice
+from attnlab.lab.block_data import given_weights, given_x
+
+
+def state(**kw):
+    return {"x": None, "weights": None, "norm": "pre", "positions": "none", "heads_on": (True, True)} | kw
+
+
+def test_at_least_five_challenges_with_three_tiered_hints_and_an_answer():
+    cs = practice.challenges()
+    assert len(cs) >= 5
+    for c in cs:
+        assert len(c["hints"]) == 3 and "answer" not in c
+        assert practice.answer(c["id"])
+
+
+def test_head2_previous():
+    assert not practice.check("head2-previous", state())["met"]
+    w = given_weights()
+    w["heads"][1]["w_q"] = w["heads"][0]["w_q"]
+    w["heads"][1]["w_k"] = w["heads"][0]["w_k"]
+    fb = practice.check("head2-previous", state(weights=w))
+    assert fb["met"], fb["words"]
+    assert "B gives A 94%" in fb["words"]
+
+
+def test_silent_head_needs_the_weights_not_the_switch():
+    fb = practice.check("silent-head", state(), "head-1")
+    assert not fb["met"] and "0.762" in fb["words"]
+    assert not practice.check("silent-head", state(heads_on=(False, True)), "head-1")["met"]
+    w = given_weights()
+    w["w_o"][2] = [0.0] * 4
+    w["w_o"][3] = [0.0] * 4
+    assert practice.check("silent-head", state(weights=w), "head-2")["met"]
+    assert not practice.check("silent-head", state(weights=w), "head-1")["met"]
+
+
+def test_ln_stats_gives_the_direction_not_the_answer():
+    fb = practice.check("ln-stats", state(), [0.0, 2.0])
+    assert (
+        not fb["met"]
+        and "variance is too high" in fb["words"]
+        and "mean" not in fb["words"].split(":")[1][:20]
+    )
+    assert "too low" in practice.check("ln-stats", state(), [-1.0, 1.0])["words"]
+    assert practice.check("ln-stats", state(), [0.0, 1.0])["met"]
+
+
+def test_scale_x10_is_decided_by_the_numbers():
+    assert practice.check("scale-x10", state(), "pre")["met"]
+    for wrong in ("post", "both", "neither"):
+        fb = practice.check("scale-x10", state(), wrong)
+        assert not fb["met"] and "pre-norm" not in fb["words"]
+    with pytest.raises(FieldError) as err:
+        practice.check("scale-x10", state(x=[[500.0, 0, 0, 0]] * 3), "pre")
+    assert err.value.loc == ("block", "x")
+
+
+def test_residual_dominates():
+    fb = practice.check("residual-dominates", state())
+    assert not fb["met"] and "token" in fb["words"]
+    w = given_weights()
+    w["w_o"] = [[v * 0.1 for v in row] for row in w["w_o"]]
+    assert practice.check("residual-dominates", state(weights=w))["met"]
+    big = [[20.0 * v for v in row] for row in given_x()]
+    assert practice.check("residual-dominates", state(x=big))["met"]  # pre-norm: LN undoes the size
+
+
+def test_bad_responses_name_the_field():
+    with pytest.raises(FieldError) as err:
+        practice.check("silent-head", state(), "head-3")
+    assert err.value.loc == ("response",)
+    with pytest.raises(FieldError) as err:
+        practice.check("ln-stats", state(), [0.0, float("nan")])
+    assert err.value.loc == ("response", 1)
+    with pytest.raises(FieldError) as err:
+        practice.check("ln-stats", state(norm="sideways"), [0.0, 1.0])
+    assert err.value.loc == ("block", "norm")
+
+
+def test_study_records_hints_answers_and_attempts_in_historys_shape():
+    s = hist.new_study()
+    s, _ = hist.apply(s, {"kind": "help", "help": "stepper", "detail": 3}, state())
+    assert s["before"] == [{"kind": "stepper", "detail": 3}]
+    s, _ = hist.apply(s, {"kind": "submit", "challenge": "ln-stats", "response": [0.5, 1.0]}, state())
+    s, ans = hist.apply(s, {"kind": "help", "help": "answer", "challenge": "ln-stats"}, state())
+    assert ans == practice.answer("ln-stats")
+    s, _ = hist.apply(s, {"kind": "retry", "challenge": "ln-stats"}, state())
+    s, _ = hist.apply(s, {"kind": "submit", "challenge": "ln-stats", "response": [0.0, 1.0]}, state())
+    attempts = s["challenges"]["ln-stats"]["attempts"]
+    assert attempts[0]["help"] == [{"kind": "answer", "detail": None}] and not attempts[0]["feedback"]["met"]
+    assert attempts[1]["help"] == [] and attempts[1]["feedback"]["met"]
+    assert hist.study_from_dict(s) == s  # round-trips through validation
+    groups = hist.history(s)
+    assert groups[0]["help"] == ["Visited the block stepper: step 3 of 8"]
+    assert [g["help"] for g in groups[1:]] == [["Showed the answer"], ["No help used"]]
+
+
+def test_study_validation_names_the_field():
+    with pytest.raises(FieldError) as err:
+        hist.study_from_dict({"version": 1, "challenges": {"nope": {}}})
+    assert err.value.loc == ("study", "challenges", "nope")
+    with pytest.raises(FieldError) as err:
+        hist.apply(
+            hist.new_study(), {"kind": "help", "help": "hint", "detail": 4, "challenge": "ln-stats"}, state()
+        )
+    assert err.value.loc == ("action", "detail")

@@ -1,0 +1,206 @@
+"""The views of a kept trace (web/api_views.py) through the real app and the real models."""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+import pytest
+from fastapi.testclient import TestClient
+
+from attnlab.engine.single import trace_query
+from attnlab.models.sampling import Sampling, cut
+from attnlab.web.app import create_app
+from attnlab.web.views_schema import HeadView, JourneyView, ModelView, NeuronView, NextView
+
+pytestmark = pytest.mark.models
+
+TEXT = "The capital of France is Paris. The cat sat on the mat"
+
+
+@pytest.fixture(scope="module")
+def client():
+    with TestClient(create_app()) as c:
+        yield c
+
+
+def traced(client, model: str, text: str = TEXT) -> dict:
+    job = client.post("/api/models/jobs", json={"model": model, "text": text}).json()
+    deadline = time.monotonic() + 300
+    while (job := client.get(f"/api/models/jobs/{job['id']}").json())["status"] not in ("done", "error"):
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    assert job["status"] == "done", job["message"]
+    return job
+
+
+@pytest.mark.parametrize("model", ["minilm", "smollm2"])
+def test_the_token_count_is_the_traces_own(client, model, request):
+    request.getfixturevalue(model)
+    body = client.post(f"/api/models/{model}/tokens", json={"text": TEXT}).json()
+    job = traced(client, model)
+    assert body["tokens"] == job["result"]["tokens"] and body["count"] == len(body["tokens"])
+    assert body["cap"] == 256 and body["fits"] and body["message"] == f"{body['count']} of 256 tokens"
+    over = client.post(f"/api/models/{model}/tokens", json={"text": "word " * 300}).json()
+    assert not over["fits"] and over["message"].endswith(f"Shorten it by {over['count'] - 256}.")
+
+
+@pytest.mark.parametrize("model", ["minilm", "smollm2"])
+def test_the_neuron_view_equals_trace_query_on_the_same_vectors(client, model, request):
+    m = request.getfixturevalue(model)
+    job = traced(client, model)
+    trace = m.trace(TEXT, details=True)
+    layer, head, query, key = 2, 5, 9, 4
+    r = client.get(f"/api/models/jobs/{job['id']}/neuron/{layer}/{head}/{query}/{key}")
+    assert r.status_code == 200, r.text
+    view = NeuronView.model_validate(r.json())
+    g = trace.kv_head(head)
+    ref = trace_query(
+        trace.q[layer, head, query].astype(float).tolist(),
+        trace.k[layer, g].astype(float).tolist(),
+        trace.v[layer, g].astype(float).tolist(),
+        labels=trace.labels(),
+        allowed=trace.allowed[query].tolist(),
+        scale=trace.scale,
+    )
+    assert (
+        view.q == list(ref.q)
+        and view.k == list(ref.keys[key])
+        and view.d_k == 64 // (2 if model == "minilm" else 1)
+    )
+    assert view.products == [a * b for a, b in zip(ref.q, ref.keys[key])]
+    assert view.dot == ref.dots[key] and view.score == ref.scores[key] and view.scale == trace.scale
+    assert view.row.weights == list(ref.weights) and view.row.exps == list(ref.exps)
+    assert (view.row.m, view.row.z) == (ref.m, ref.z)
+    assert view.row.key_share == ref.weights[key]
+    assert np.abs(np.array(view.row.weights) - trace.weights[layer, head, query]).max() <= 1e-6
+    assert view.words.share.startswith("Share: softmax") and view.plane.caption.startswith("A projection")
+
+
+def test_a_256_token_trace_answers_rows_heads_and_the_neuron_view(client, minilm):
+    text = " ".join(["a cat sat on the mat and"] * 36)  # 7 words a time: 254 tokens with [CLS], [SEP]
+    count = client.post("/api/models/minilm/tokens", json={"text": text}).json()["count"]
+    assert 240 <= count <= 256
+    job = traced(client, "minilm", text)
+    i = job["id"]
+    head = HeadView.model_validate(client.get(f"/api/models/jobs/{i}/heads/3/7").json())
+    trace = minilm.trace(text)
+    np.testing.assert_array_equal(np.array(head.weights, dtype=np.float32), trace.weights[3, 7])
+    row = client.get(f"/api/models/jobs/{i}/rows/3/7/{count - 1}")
+    assert row.status_code == 200 and len(row.json()["sources"]) == count
+    neuron = client.get(f"/api/models/jobs/{i}/neuron/3/7/{count - 1}/0").json()
+    assert len(neuron["row"]["weights"]) == count
+    view = ModelView.model_validate(client.get(f"/api/models/jobs/{i}/model-view").json())
+    assert (view.size, len(view.heads), view.bins[-1][1]) == (32, 72, count)
+
+
+def test_the_model_view_labels_every_head_with_its_kind(client, smollm2):
+    job = traced(client, "smollm2")
+    view = ModelView.model_validate(client.get(f"/api/models/jobs/{job['id']}/model-view").json())
+    assert (view.n_layer, view.n_head, len(view.heads)) == (30, 9, 270)
+    kinds = {h.kind for h in view.heads}
+    assert kinds <= {"previous-token", "first-token", "self", "broad", "focused"} and len(kinds) >= 2
+    h = view.heads[1 * 9 + 2]
+    head = client.get(f"/api/models/jobs/{job['id']}/heads/1/2").json()
+    assert h.kind == head["kind"] and h.label == f"L1 H2 · {head['kind_short']}"
+    assert head["legend"]["blocked"] and head["weights"][0][1] is None
+
+
+def test_next_token_probabilities_are_recomputed_from_the_real_logits(client, smollm2):
+    job = traced(client, "smollm2")
+    ids = job["result"]["ids"]
+    r = client.get(f"/api/models/jobs/{job['id']}/next/4?temperature=0.8&top_k=20&top_p=0.8&top=5")
+    view = NextView.model_validate(r.json())
+    logits = smollm2.logits(ids)[4]
+    c = cut(logits, Sampling(temperature=0.8, top_k=20, top_p=0.8))
+    order = np.argsort(-logits.astype(np.float64), kind="stable")[:5]
+    assert [e.id for e in view.entries] == order.tolist()
+    assert np.abs(np.array([e.p for e in view.entries]) - c.p[order]).max() <= 1e-5
+    assert view.entries[0].token == " Paris" and view.actual.token == " Paris" and view.actual.rank == 1
+    assert view.removed[1].count == 49152 - 20 and view.kept == int((c.p > 0).sum())
+    assert math.isclose(sum(e.p for e in view.entries if e.kept), 1.0, rel_tol=1e-9) or view.kept > 5
+
+
+def test_one_tokens_journey_through_the_blocks(client, smollm2):
+    job = traced(client, "smollm2")
+    view = JourneyView.model_validate(client.get(f"/api/models/jobs/{job['id']}/journey/5").json())
+    assert len(view.blocks) == 30 and view.norm == "rms" and view.placement == "pre"
+    ids = job["result"]["ids"]
+    results: list = []
+    smollm2.forward(ids, details=True, results=results)
+    t = results[7].trace
+    b = view.blocks[7]
+
+    def norm(x) -> float:
+        return float(np.linalg.norm(x.astype(np.float64)))
+
+    # the same float32 rows; a norm of a (T, d) array may round its last bit unlike a single row's
+    assert math.isclose(b.resid_in, norm(t["input"][5]), rel_tol=1e-12)
+    assert math.isclose(b.attn, norm(t["attn.output"][5]), rel_tol=1e-12)
+    assert math.isclose(b.mlp, norm(t["mlp.output"][5]), rel_tol=1e-12)
+    assert math.isclose(b.resid_out, norm(t["output"][5]), rel_tol=1e-12)
+    act = t["mlp.activated"][5]
+    unit = int(np.argmax(np.abs(act)))
+    assert (b.mlp_top[0].unit, b.mlp_top[0].value) == (unit, float(act[unit]))
+    rms = float(np.sqrt((t["residual_1"][5].astype(np.float64) ** 2).mean()))
+    assert math.isclose(b.norm_2.rms, rms, rel_tol=1e-12)
+
+
+def test_generation_steps_carry_their_distribution_and_chat_is_the_default(client, smollm2):
+    from attnlab.models.chat import user_turn
+
+    body = {"prompt": "What is the capital of France?", "max_new_tokens": 4}
+    job = client.post("/api/models/generate", json=body).json()
+    deadline = time.monotonic() + 120
+    while (job := client.get(f"/api/models/generate/{job['id']}").json())["status"] not in ("done", "error"):
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    assert job["chat"] and job["hint"] == ""
+    ids = list(smollm2.generate_ids(smollm2.encode(user_turn(body["prompt"])), max_new_tokens=4))
+    assert [s["id"] for s in job["steps"]] == ids
+    first = smollm2.logits(smollm2.encode(user_turn(body["prompt"])))[-1]
+    p = cut(first, Sampling(temperature=1.0)).p
+    step = job["steps"][0]
+    assert step["top"][0]["id"] == ids[0] == int(np.argmax(first))  # greedy draws the likeliest
+    assert abs(step["p"] - p[ids[0]]) <= 1e-6 and len(step["top"]) == 5
+
+
+def test_stage_display_counts_layers_without_passing_the_last(client, minilm):
+    job = traced(client, "minilm", "One more short text.")
+    assert job["stage_display"] == "Done: 6 layers"
+
+
+@pytest.mark.parametrize(
+    ("path", "status", "field"),
+    [
+        ("heads/30/0", 422, "path.layer"),
+        ("heads/0/9", 422, "path.head"),
+        ("neuron/0/0/99/0", 422, "path.query"),
+        ("neuron/0/0/0/99", 422, "path.key"),
+        ("neuron/0/-1/0/0", 422, "path.head"),
+        ("next/99", 422, "path.position"),
+        ("next/0?temperature=-1", 422, "query.temperature"),
+        ("next/0?temperature=nan", 422, "query.temperature"),
+        ("next/0?top_p=0", 422, "query.top_p"),
+        ("next/0?top_k=-2", 422, "query.top_k"),
+        ("next/0?top=0", 422, "query.top"),
+        ("journey/99", 422, "path.index"),
+    ],
+)
+def test_bad_view_requests_name_the_field(client, smollm2, path, status, field):
+    job = traced(client, "smollm2")
+    r = client.get(f"/api/models/jobs/{job['id']}/{path}")
+    assert r.status_code == status, r.text
+    assert r.json()["detail"][0]["field"] == field
+
+
+def test_views_of_unknown_or_unsuitable_jobs(client, minilm):
+    assert client.get("/api/models/jobs/nope/model-view").status_code == 404
+    job = traced(client, "minilm", "Hello there.")
+    r = client.get(f"/api/models/jobs/{job['id']}/next/0")
+    assert r.status_code == 409 and r.json()["detail"][0]["field"] == "model"
+    r = client.post("/api/models/gpt9/tokens", json={"text": "hi"})
+    assert r.status_code == 422 and r.json()["detail"][0]["field"] == "path.model"
+    r = client.post("/api/models/minilm/tokens", json={"text": "x" * 2001})
+    assert r.status_code == 422 and r.json()["detail"][0]["field"] == "text"
