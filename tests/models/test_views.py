@@ -155,8 +155,8 @@ def test_sampling_shares_never_warn_on_minus_infinity_or_greedy():
 
 
 def test_the_status_line_counts_layers_and_says_loading_only_while_loading():
+    from attnlab.models.job_words import stage_display
     from attnlab.models.jobkinds import TraceJob
-    from attnlab.web.api_models import stage_display
 
     job = TraceJob(id="x", model="smollm2", text="hi")
     assert stage_display(job, "2nd in line") == "Waiting: 2nd in line"

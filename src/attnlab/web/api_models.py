@@ -31,6 +31,7 @@ from attnlab.lab import numbers as fmt
 from attnlab.lab.words import explain
 from attnlab.models import registry
 from attnlab.models.heads import layer_profiles, top_sources
+from attnlab.models.job_words import place_words, stage_display
 from attnlab.models.jobs import JOBS, MAX_CHARS, Busy, GenerationJob, Stopping, TraceJob
 from attnlab.models.sampling import Sampling
 from attnlab.web.models_schema import (
@@ -125,19 +126,6 @@ def _refused(error: Busy | Stopping) -> HTTPException:
     )
 
 
-def ordinal(n: int) -> str:
-    """1st, 2nd, 3rd, 4th, ..., 11th, 12th, 13th, ..., 21st."""
-    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
-    return f"{n}{suffix}"
-
-
-def _place(job: TraceJob | GenerationJob) -> tuple[int | None, str]:
-    place = JOBS.place(job)
-    if place is None:
-        return None, ""
-    return place, "at the model now" if place == 0 else f"{ordinal(place)} in line"
-
-
 def _not_found() -> HTTPException:
     return HTTPException(
         status_code=404,
@@ -170,7 +158,7 @@ def _job_out(job: TraceJob) -> JobOut:
             scale=t.scale,
             scale_display=fmt.rounded(t.scale),
         )
-    place, place_display = _place(job)
+    place, place_display = place_words(job)
     return JobOut(
         id=job.id,
         model=job.model,
@@ -186,22 +174,6 @@ def _job_out(job: TraceJob) -> JobOut:
         field=field_text(job.loc) if job.loc else None,
         result=result,
     )
-
-
-def stage_display(job: TraceJob, place_display: str) -> str:
-    """The status line: what the job is doing now, counted so it never passes the last layer."""
-    title = registry.SPECS[job.model].title if job.model in registry.SPECS else job.model
-    if job.status == "queued":
-        return f"Waiting: {place_display}" if place_display else "Waiting"
-    if job.status == "loading":
-        return f"Loading {title} (once per server)…"
-    if job.status == "running":
-        if not job.n_layer:
-            return "Starting"
-        return f"Running layer {min(job.layers_done + 1, job.n_layer)} of {job.n_layer}"
-    if job.status == "done":
-        return f"Done: {job.n_layer} layers"
-    return job.message
 
 
 def _done(job_id: str) -> TraceJob:
@@ -343,7 +315,7 @@ def job_row(job_id: JobId, layer: Index, head: Index, index: Index) -> RowOut:
 
 def _generation_out(job: GenerationJob) -> GenerationOut:
     pieces = list(job.pieces)  # one copy: the worker's reader may append meanwhile
-    place, place_display = _place(job)
+    place, place_display = place_words(job)
     return GenerationOut(
         id=job.id,
         status=job.status,
