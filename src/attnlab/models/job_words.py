@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from attnlab.models import registry
-from attnlab.models.jobs import JOBS, GenerationJob, TraceJob
+from attnlab.models.jobs import GenerationJob, Jobs, TraceJob
 
 
 def ordinal(n: int) -> str:
@@ -12,9 +12,9 @@ def ordinal(n: int) -> str:
     return f"{n}{suffix}"
 
 
-def place_words(job: TraceJob | GenerationJob) -> tuple[int | None, str]:
+def place_words(jobs: Jobs, job: TraceJob | GenerationJob) -> tuple[int | None, str]:
     """(place, words): 0 is "at the model now"; None when the job is not waiting."""
-    place = JOBS.place(job)
+    place = jobs.place(job)
     if place is None:
         return None, ""
     return place, "at the model now" if place == 0 else f"{ordinal(place)} in line"

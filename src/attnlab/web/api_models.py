@@ -158,7 +158,7 @@ def _job_out(job: TraceJob) -> JobOut:
             scale=t.scale,
             scale_display=fmt.rounded(t.scale),
         )
-    place, place_display = place_words(job)
+    place, place_display = place_words(JOBS, job)
     return JobOut(
         id=job.id,
         model=job.model,
@@ -315,7 +315,7 @@ def job_row(job_id: JobId, layer: Index, head: Index, index: Index) -> RowOut:
 
 def _generation_out(job: GenerationJob) -> GenerationOut:
     pieces = list(job.pieces)  # one copy: the worker's reader may append meanwhile
-    place, place_display = place_words(job)
+    place, place_display = place_words(JOBS, job)
     return GenerationOut(
         id=job.id,
         status=job.status,
