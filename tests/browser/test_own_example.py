@@ -95,7 +95,8 @@ def test_an_own_example_travels_in_the_link(lab, browser, live_server):
         other_page.goto(live_server.url + fragment)
         expect(other_page.locator("#row-label")).to_have_text("Your own example · one query over 2 sources.")
         other.wait_settled()
-        assert other_page.locator("#summary").inner_text() == summary
+        # The worked example may draw first: wait for the linked example's own words.
+        expect(other_page.locator("#summary")).to_have_text(summary)
         assert other_page.locator("main b").count() == 0
     finally:
         other.close()
