@@ -12,15 +12,23 @@ Prints, each against its target and against a peer measured in the same run:
   update (target p95 < 5 ms). Peer: the machine's floor, a minimal ASGI app
   (``floor_app.py``) served the same way, measured interleaved in the same run.
   A figure alone once hid a 44 ms-per-request stall (Nagle's algorithm).
-- pointer-to-screen in headless Chromium: a pointer move to the engine's numbers
-  in the DOM (``attnlab:pointer-to-dom``) and to the next animation frame
-  (``attnlab:pointer-to-frame``), p50/p95 over M moves (target p95 < 16 ms).
-  Each move is timed from its input event's ``timeStamp`` (match.js), so the
-  wait before the handler runs counts: the page listens to ``pointerrawupdate``
-  because Chrome holds ``pointermove`` back to the next animation frame.
-- page weight: bytes of every response of the first load (target < 200 KB).
+- pointer-to-screen in headless Chromium, printed both ways, p50/p95 over M moves:
+  "frame ready": a pointer move to the engine's numbers in the DOM, ready for the
+  next frame (``attnlab:pointer-to-dom``); "next frame": to the next animation
+  frame after that (``attnlab:pointer-to-frame``), which also counts the wait for
+  that frame. Target p95 < 16 ms. Each move is timed from its input event's
+  ``timeStamp`` (match.js), so the wait before the handler runs counts: the page
+  listens to ``pointerrawupdate`` because Chrome holds ``pointermove`` back to
+  the next animation frame. Peer (floor): the same moves on a trivial page whose
+  listener does nothing but wait for the next animation frame. That floor is the
+  frame wait alone, which no page can avoid: up to one frame interval (16.7 ms
+  at 60 Hz), so its p95 sits near 16 ms and the "next frame" figure can only
+  meet 16 ms when the floor is lower; the "frame ready" figure is the page's own cost.
+- page weight of the first load (target < 200 KB), two ways: the response
+  bodies' bytes, and the transfer sizes the browser reports (Resource Timing
+  ``transferSize``: headers and encoded bodies, the navigation included).
 - first render: navigation start to the first frame with numbers, median of
-  5 fresh loads (target < 500 ms).
+  ``--loads`` (5) fresh loads with no response observer attached (target < 500 ms).
 """
 
 from __future__ import annotations
@@ -99,15 +107,17 @@ def bench_api(port: int, floor_port: int, n: int) -> dict[str, list[float]]:
     return times
 
 
-def bench_browser(url: str, moves: int) -> dict:
+def bench_browser(url: str, moves: int, loads: int) -> dict:
     from playwright.sync_api import expect, sync_playwright
 
     out: dict = {}
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        # First render and page weight: fresh contexts, nothing cached.
-        renders, weights = [], []
-        for _ in range(5):
+        # Page weight: fresh contexts, nothing cached. Reading each response's body
+        # (a DevTools round trip per response) slows the load it observes, so the
+        # first render is timed in separate fresh loads with no observer attached.
+        weights, transfers = [], []
+        for _ in range(3):
             context = browser.new_context(viewport={"width": 1280, "height": 800})
             page = context.new_page()
             sizes: list[tuple[int, str]] = []
@@ -115,14 +125,22 @@ def bench_browser(url: str, moves: int) -> dict:
             page.goto(url)
             expect(page.locator("#summary")).to_contain_text("Output o")
             page.wait_for_timeout(100)
-            renders.append(
-                page.evaluate("() => performance.getEntriesByName('attnlab:first-render')[0].startTime")
-            )
             weights.append(sum(n for n, _ in sizes))
+            transfers.append(page.evaluate(TRANSFER_JS))
             out["largest"] = sorted(sizes, reverse=True)[:5]
             context.close()
+        renders = []
+        for _ in range(loads):
+            context = browser.new_context(viewport={"width": 1280, "height": 800})
+            page = context.new_page()
+            page.goto(url)
+            mark = "() => performance.getEntriesByName('attnlab:first-render')[0]?.startTime"
+            renders.append(page.wait_for_function(mark).json_value())
+            context.close()
+        out["first_renders_ms"] = renders
         out["first_render_ms"] = statistics.median(renders)
         out["page_bytes"] = max(weights)
+        out["transfer_bytes"] = max(transfers)
 
         context = browser.new_context(viewport={"width": 1280, "height": 800})
         page = context.new_page()
@@ -145,6 +163,12 @@ def bench_browser(url: str, moves: int) -> dict:
         context.close()
         browser.close()
     return out
+
+
+# Bytes on the wire for the first load: the document and every resource fetched so far.
+TRANSFER_JS = """() => performance.getEntriesByType("navigation")
+  .concat(performance.getEntriesByType("resource"))
+  .reduce((sum, e) => sum + e.transferSize, 0)"""
 
 
 FLOOR_POINTER_JS = """() => {
@@ -219,6 +243,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=2000)
     parser.add_argument("--moves", type=int, default=200)
+    parser.add_argument("--loads", type=int, default=5, help="fresh loads timed for the first render")
     parser.add_argument("--ready-only", action="store_true", help="measure only the start-up time")
     args = parser.parse_args()
     os.chdir(ROOT)
@@ -235,7 +260,7 @@ def main() -> int:
     floor = start_floor(floor_port)
     try:
         api = bench_api(port, floor_port, args.requests)
-        browser = bench_browser(f"http://127.0.0.1:{port}/", args.moves)
+        browser = bench_browser(f"http://127.0.0.1:{port}/", args.moves, args.loads)
         floor_browser = bench_browser_floor(f"http://127.0.0.1:{floor_port}/", args.moves)
     finally:
         stop(proc)
@@ -260,19 +285,26 @@ def main() -> int:
             ours, peer = pct(api[name], p), pct(floor_ms, p)
             row(f"{label} p{p}", f"{ours:.2f} ms", target.get(p, ""), f"{peer:.2f} ms", f"{ours / peer:.1f}x")
     fl = floor_browser["pointer_to_frame"]
-    for name in ("dom", "frame"):
+    for name, what in (("dom", "frame ready"), ("frame", "next frame")):
         xs = browser[f"pointer_to_{name}"]
         for p, target in ((50, ""), (95, "< 16 ms")):
             peer = f"{pct(fl, p):.2f} ms" if name == "frame" else ""
             ratio = f"{pct(xs, p) / pct(fl, p):.1f}x" if name == "frame" and pct(fl, p) else ""
-            label = f"pointer -> numbers ({name}) p{p}" + (f" [n={len(xs)}]" if p == 50 else "")
+            label = f"pointer -> {what} p{p}" + (f" [n={len(xs)}]" if p == 50 else "")
             row(label, f"{pct(xs, p):.2f} ms", target, peer, ratio)
-    print(f"  peer for pointer -> frame: the same moves on a trivial page (floor, n={len(fl)}); "
-          f"state messages sent during the drag: {browser['state_messages']}")
-    row("page weight (first load, all responses)", f"{browser['page_bytes'] / 1024:.1f} KB", "< 200 KB")
+    print(f"  peer for pointer -> next frame: the same moves on a trivial page (floor, n={len(fl)}):")
+    print("  the wait for the next frame alone, up to one frame interval;")
+    print("  frame ready = the numbers in the DOM, before that wait")
+    if pct(fl, 95) >= 16:
+        print(f"  the floor's own p95 is {pct(fl, 95):.1f} ms >= 16 ms: on this machine no page can meet")
+        print("  'next frame p95 <= 16 ms'; 'frame ready' is the figure the page controls")
+    print(f"  state messages sent during the drag: {browser['state_messages']}")
+    row("page weight (first load, response bodies)", f"{browser['page_bytes'] / 1024:.1f} KB", "< 200 KB")
+    row("page weight (first load, transfer sizes)", f"{browser['transfer_bytes'] / 1024:.1f} KB", "< 200 KB")
     fp = floor_browser["first_paint_ms"]
-    row("first render (median of 5)", f"{browser['first_render_ms']:.0f} ms", "< 500 ms", f"{fp:.0f} ms",
-        f"{browser['first_render_ms'] / fp:.1f}x")
+    row(f"first render (median of {args.loads})", f"{browser['first_render_ms']:.0f} ms", "< 500 ms",
+        f"{fp:.0f} ms", f"{browser['first_render_ms'] / fp:.1f}x")
+    print("  each load: " + ", ".join(f"{t:.0f}" for t in browser["first_renders_ms"]) + " ms")
     print("  peer for first render: first contentful paint of a trivial page (floor app), median of 5")
     print("largest responses of the first load:")
     for n, url in browser["largest"]:

@@ -1,6 +1,7 @@
 """Real models on attnlab's engine vs their reference implementations, same run, medians.
 
     python benchmarks/bench_models.py [--repeats 5] [--decode-steps 20] [--threads N] [--only smollm2]
+    python benchmarks/bench_models.py --views [--only minilm]   # the page at 256 tokens (bench_page_views.py)
 
 - MiniLM: load time, and sentences per second encoding a batch of 32 sentences
   (~12 tokens each) vs sentence-transformers (float32, CPU). Target: ratio >= 0.9.
@@ -350,7 +351,13 @@ def main() -> None:
     parser.add_argument("--decode-steps", type=int, default=20)
     parser.add_argument("--only", choices=("minilm", "smollm2"))
     parser.add_argument("--threads", type=int, help="threads for torch, llama.cpp, attnlab (default: cores)")
+    parser.add_argument("--views", action="store_true", help="the page at 256 tokens (bench_page_views.py)")
     args = parser.parse_args()
+    if args.views:  # switching layer/head, hover, neuron view at the page (p50/p95 vs its floor)
+        import bench_page_views
+
+        bench_page_views.main(["--models", args.only or "minilm,smollm2"])
+        return
     warnings.simplefilter("ignore")  # the peers' deprecation notices would bury the table
     import numpy as np
     import torch

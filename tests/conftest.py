@@ -1,4 +1,10 @@
-"""Every test run keeps its weight cache in a folder of its own, never the user's.
+"""Fixtures every folder shares, and the weight cache kept apart from the user's.
+
+``browser`` (session): Debian's headless Chromium with the project's flags. There is
+one for the whole session: Playwright's sync API cannot start a second instance while
+one runs, so the browser, widget and Jupyter tests all draw on this one.
+
+Every test run keeps its weight cache in a folder of its own, never the user's.
 
 ``ATTNLAB_CACHE_DIR`` (see ``attnlab.models.weight_cache``) is pointed at a fresh
 temporary folder before any test imports a model, and the folder is removed at
@@ -11,7 +17,15 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 import tempfile
+from pathlib import Path
+
+import pytest
+
+# pytest runs with --import-mode=importlib, which leaves sys.path alone: put the
+# browser kit's folder on it (``from labkit import ...`` in the browser tests too).
+sys.path.insert(0, str(Path(__file__).parent / "browser"))
 
 _KEEP = os.environ.get("ATTNLAB_TEST_CACHE_DIR")
 _FOLDER = _KEEP or tempfile.mkdtemp(prefix="attnlab-test-cache-")
@@ -21,3 +35,14 @@ os.environ["ATTNLAB_CACHE_DIR"] = _FOLDER
 def pytest_sessionfinish(session, exitstatus) -> None:
     if not _KEEP:
         shutil.rmtree(_FOLDER, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def browser():
+    from labkit import CHROMIUM, CHROMIUM_ARGS
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        chromium = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        yield chromium
+        chromium.close()

@@ -55,6 +55,7 @@ def test_dependencies_point_one_way():
         "engine": {"attnlab.engine"},
         "lab": {"attnlab.engine", "attnlab.lab"},
         "models": {"attnlab.engine", "attnlab.lab", "attnlab.models"},
+        "widgets": {"attnlab.engine", "attnlab.lab", "attnlab.models", "attnlab.widgets"},
     }
     for layer, ok in allowed.items():
         for path in (PACKAGE / layer).rglob("*.py"):

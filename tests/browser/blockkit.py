@@ -26,7 +26,11 @@ def api(base_url: str, path: str, body: dict | None = None) -> dict:
 
 
 def wait_block(page: Page, summary: str | None = None) -> None:
-    """Wait until no block answer is outstanding (and, given, the walk's summary is ``summary``)."""
+    """Wait until no block answer is outstanding (and, given, the walk's summary is ``summary``).
+
+    The section loads its data when it is about to be seen: scroll it near first.
+    """
+    page.locator("#block").scroll_into_view_if_needed()
     expect(page.locator("#block-step-title")).to_contain_text("Step ")
     expect(page.locator("html")).to_have_attribute("data-block-pending", "0")
     if summary is not None:
@@ -45,3 +49,12 @@ def shown_tensor(page: Page, scope: str, name: str) -> tuple[list[list[str]], li
 def go_to_step(page: Page, step_id: str) -> None:
     page.locator(f'#block-walk .block-step-link[data-step="{step_id}"]').click()
     expect(page.locator("#block-step-tensors")).to_have_attribute("data-step", step_id)
+
+
+def switch_to(page: Page, base_url: str, control: str, body: dict) -> dict:
+    """Check the radio ``control``; return the API's answer for ``body`` once the page shows its summary."""
+    answer = api(base_url, "", body)
+    wait_block(page)
+    page.locator(control).check()
+    wait_block(page, answer["summary"])
+    return answer

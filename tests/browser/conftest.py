@@ -1,7 +1,7 @@
 """Browser test fixtures (see ``labkit.py`` for what each one gives).
 
 - ``live_server`` (session): ``attnlab serve --no-browser`` on a free 127.0.0.1 port.
-- ``browser`` (session): Debian's headless Chromium with the project's flags.
+- ``browser`` (session, from ``tests/conftest.py``): Debian's headless Chromium with the project's flags.
 - ``lab`` (function): the lab drawn at 1280x800 as a ``labkit.Lab``; at teardown it
   asserts that every request went to the live server and no console error happened.
 - ``artifacts`` (session): the git-ignored ``test-artifacts/`` folder.
@@ -16,13 +16,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import sync_playwright
 
 # pytest runs with --import-mode=importlib, which leaves sys.path alone; put
 # this folder on it so conftest and the tests can `from labkit import ...`.
 sys.path.insert(0, str(Path(__file__).parent))
 
-from labkit import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, LiveServer, open_lab  # noqa: E402
+from labkit import ARTIFACTS, LiveServer, open_lab  # noqa: E402
 
 
 @pytest.fixture(scope="session")
@@ -30,14 +29,6 @@ def live_server():
     server = LiveServer().start()
     yield server
     server.stop()
-
-
-@pytest.fixture(scope="session")
-def browser():
-    with sync_playwright() as pw:
-        chromium = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        yield chromium
-        chromium.close()
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ strings on the page with the strings in the answer.
 from __future__ import annotations
 
 import pytest
-from blockkit import api, go_to_step, shown_tensor, wait_block
+from blockkit import api, go_to_step, shown_tensor, switch_to, wait_block
 from playwright.sync_api import expect
 
 pytestmark = pytest.mark.browser
@@ -87,10 +87,7 @@ def test_switching_a_head_off_changes_the_output_as_the_api_says(lab, live_serve
 
 def test_the_pre_post_toggle_shows_both_placements_side_by_side(lab, live_server, artifacts):
     page = lab.page
-    post = api(live_server.url, "", {"norm": "post"})
-    wait_block(page)
-    page.locator("#block-norm-post").check()
-    wait_block(page, post["summary"])
+    post = switch_to(page, live_server.url, "#block-norm-post", {"norm": "post"})
     go_to_step(page, "add-norm-1")
     step = next(s for s in post["steps"] if s["id"] == "add-norm-1")
     for t in step["tensors"]:
@@ -117,10 +114,7 @@ def test_the_pre_post_toggle_shows_both_placements_side_by_side(lab, live_server
 
 def test_rope_is_drawn_as_a_rotation_and_its_score_depends_only_on_the_offset(lab, live_server, artifacts):
     page = lab.page
-    rope = api(live_server.url, "", {"positions": "rope"})
-    wait_block(page)
-    page.locator("#block-positions-rope").check()
-    wait_block(page, rope["summary"])
+    rope = switch_to(page, live_server.url, "#block-positions-rope", {"positions": "rope"})
     expect(page.locator("#block-rope-status")).to_contain_text("RoPE is on")
     go_to_step(page, "project")
     names = page.locator("#block-step-tensors [data-tensor]").evaluate_all(

@@ -28,7 +28,8 @@ def test_export_import_and_the_notebook_reproduces_the_page(lab, artifacts, tmp_
     page = lab.page
     lab.recorder.allow(r"status of 422")  # the bad import below is refused
     # build an experiment: block A for row 2, move q, show row 2
-    page.locator("#mask-2-0").uncheck()
+    page.locator("#mask-2-0").click()  # not uncheck(): a redraw may replace the box mid-action
+    expect(page.locator("#mask-2-0")).not_to_be_checked()
     expect(page.locator('[data-cell="2-0"]')).to_have_class("seq-cell blocked")
     handle = page.locator("#match-plot .handle")
     handle.focus()
@@ -81,7 +82,8 @@ def test_export_import_and_the_notebook_reproduces_the_page(lab, artifacts, tmp_
 
     # change things, then import the exported file: the held example comes back
     page.locator("#reset").click()
-    page.locator("#mask-2-0").check()
+    page.locator("#mask-2-0").click()  # not check(): a redraw may replace the box mid-action
+    expect(page.locator("#mask-2-0")).to_be_checked()
     expect(page.locator(".seq-query").first).to_have_text("q = [2, 1]")
     json_path = tmp_path / "attnlab-study.json"
     page.locator("#import-file").set_input_files(json_path)

@@ -10,6 +10,7 @@ import pytest
 from playwright.sync_api import expect
 
 from attnlab.lab import sequence as seq
+from attnlab.lab.stepper import stepper
 
 pytestmark = pytest.mark.browser
 
@@ -23,12 +24,21 @@ def counter(page) -> list[str]:
     return sent
 
 
+def load_the_block(page) -> None:
+    """The block section loads its own data when it is about to be seen (scrolling to the
+    held table comes near it): load it before counting, so it is not counted as a move's."""
+    page.locator("#block").scroll_into_view_if_needed()
+    expect(page.locator("#block-summary")).not_to_be_empty()
+    expect(page.locator("html")).to_have_attribute("data-block-pending", "0")
+
+
 def test_a_settled_move_and_a_mask_click_each_make_one_request(lab):
     page = lab.page
     # a socket opened before counting starts still reports its frames: count from a reload
     sent = counter(page)
     page.reload()
     lab.wait_drawn()
+    load_the_block(page)
     expect(page.locator("#seq-table .seq-output").first).not_to_be_empty()
     lab.wait_settled()
     page.wait_for_timeout(300)
@@ -47,7 +57,8 @@ def test_a_settled_move_and_a_mask_click_each_make_one_request(lab):
     assert len(sent) == 1, sent
 
     sent.clear()
-    page.locator("#mask-1-0").uncheck()
+    page.locator("#mask-1-0").click()  # not uncheck(): a redraw may replace the box mid-action
+    expect(page.locator("#mask-1-0")).not_to_be_checked()
     held = seq.set_mask_cell(held, 1, 0, False)
     out1 = seq.sequence_view(held)["rows"][1]["output_text"]
     expect(page.locator("#seq-table [data-field='output-1']")).to_have_text(out1)
@@ -64,4 +75,33 @@ def test_a_settled_move_and_a_mask_click_each_make_one_request(lab):
     expect(page.locator("#seq-message")).to_contain_text("would leave row 0 (A) with no allowed source")
     expect(page.locator("#mask-0-0")).to_be_checked()
     page.wait_for_timeout(300)
+    assert len(sent) == 1, sent
+
+
+def test_the_open_stepper_follows_a_settled_move_in_the_same_one_request(lab):
+    """The stepper draws from the state's one answer: no request of its own."""
+    page = lab.page
+    sent = counter(page)
+    page.reload()
+    lab.wait_drawn()
+    load_the_block(page)
+    lab.open("stepper")  # opening it records help (a study request): before counting
+    table = page.locator("#stepper-table")
+    expect(page.locator("#stepper-title")).to_have_text("Step 1 of 4 · Vectors")
+    expect(table.locator("tbody tr").first.locator("td").nth(1)).to_have_text("[2, 1]")
+    lab.wait_settled()
+    page.wait_for_timeout(500)
+    sent.clear()
+
+    handle = page.locator("#match-plot .handle")
+    handle.focus()
+    handle.press("ArrowUp")
+    lab.wait_for_query("[2, 1.1]")
+    want = stepper(seq.edit_query(seq.STARTING, [2.0, 1.1]).explorer_trace())["steps"][0]["table"]
+    for r, row in enumerate(want["rows"]):
+        cells = table.locator("tbody tr").nth(r).locator("td")
+        expect(cells.nth(0)).to_have_text(row[1])
+        expect(cells.nth(1)).to_have_text(row[2])
+    lab.wait_settled()
+    page.wait_for_timeout(500)  # nothing follows the answer
     assert len(sent) == 1, sent

@@ -118,6 +118,8 @@ def test_reduced_motion_turns_transitions_off(browser, live_server):
 def test_every_control_is_reachable_by_keyboard(lab):
     lab.open_all()
     page = lab.page
+    # tab from the top of the page (open_all leaves focus on the last summary it clicked)
+    page.locator("a[href='#explorer']").first.focus()
     reached = set()
     for _ in range(60):
         page.keyboard.press("Tab")
@@ -184,3 +186,21 @@ def test_when_the_server_stops_the_page_says_so_and_keeps_the_state(browser):
         lab.wait_for_query("[3, 1.1]")
         expect(offline).to_be_hidden()
         lab.close()
+
+
+def test_the_first_load_asks_for_the_block_only_when_it_is_about_to_be_seen(lab):
+    """The block's data (the page's largest answers) loads when its section nears the viewport."""
+    page = lab.page
+    lab.wait_settled()
+    page.wait_for_timeout(300)
+    block_requests = lambda: [u for u in lab.recorder.requests if "/api/block" in u]  # noqa: E731
+    assert block_requests() == []
+    expect(page.locator("#block-root")).to_be_empty()
+    page.locator("#block").scroll_into_view_if_needed()
+    expect(page.locator("#block-step-title")).to_contain_text("Step ")
+    assert any(u.endswith("/api/block/example") for u in block_requests())
+    # one start per visit: scrolling away and back loads nothing again
+    page.locator("#explorer").scroll_into_view_if_needed()
+    page.locator("#block").scroll_into_view_if_needed()
+    expect(page.locator("html")).to_have_attribute("data-block-pending", "0")
+    assert sum(u.endswith("/api/block/example") for u in block_requests()) == 1

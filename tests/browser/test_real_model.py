@@ -7,8 +7,8 @@ import re
 import httpx
 import pytest
 from axe_playwright_python.sync_playwright import Axe
-from labkit import Recorder
 from playwright.sync_api import expect
+from realkit import job_id, real_model_view, trace
 
 from attnlab.models import files
 
@@ -32,33 +32,20 @@ CAT = "The cat sat on the mat."
 
 @pytest.fixture
 def view(browser, live_server):
-    """The Real model view at 1280x800; at teardown: no foreign request, no console error."""
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    page = context.new_page()
-    recorder = Recorder()
-    recorder.attach(page)
-    page.goto(live_server.url + "real-model")
-    expect(page.locator("body")).to_have_attribute("data-ready", "true")
-    yield page, recorder
-    context.close()
-    recorder.check(live_server.url)
+    """/real-model at 1280x900 as (page, recorder); at teardown: no foreign request, no console error."""
+    with real_model_view(browser, live_server, 1280, 900) as opened:
+        yield opened
 
 
-def trace(page, text: str, model: str = "minilm") -> None:
-    page.locator("#rm-text").fill(text)
-    page.locator("#rm-model").select_option(model)
-    page.locator("#rm-run").click()
-    expect(page.locator("#rm-status")).to_contain_text("Done:", timeout=120_000)
-
-
-def layer_from_api(live_server, page, layer: int) -> dict:
-    job = page.evaluate("() => performance.getEntriesByType('resource').map(e => e.name)")
-    job_id = [u for u in job if "/api/models/jobs/" in u][-1].split("/api/models/jobs/")[1].split("/")[0]
-    return httpx.get(f"{live_server.url}api/models/jobs/{job_id}/layers/{layer}", timeout=30).json()
+def head_from_api(live_server, page, layer: int, head: int) -> dict:
+    job = job_id(page, "/api/models/jobs/")
+    return httpx.get(f"{live_server.url}api/models/jobs/{job}/heads/{layer}/{head}", timeout=30).json()
 
 
 def test_type_text_pick_a_head_and_the_cells_are_the_apis_weights(view, live_server, artifacts):
     page, _ = view
+    asked: list[str] = []
+    page.on("request", lambda request: asked.append(request.url))
     trace(page, CAT)
     expect(page.locator("#rm-tokens .rm-token")).to_have_count(9)
     page.locator("#rm-layer").select_option("2")
@@ -69,18 +56,32 @@ def test_type_text_pick_a_head_and_the_cells_are_the_apis_weights(view, live_ser
     expect(kind).to_contain_text("0 = each token attends to one key, 1 = its attention is spread evenly")
     expect(page.locator("#rm-legend .rm-legend-svg rect.rm-cell")).to_have_count(7)
     expect(page.locator("#rm-legend")).to_contain_text("square root of the share")
-    api = layer_from_api(live_server, page, 2)
+    expect(page.locator("#rm-heatmap")).to_have_attribute("data-drawn", "2/5")
+    api = head_from_api(live_server, page, 2, 5)
     cells = page.locator("#rm-heatmap rect.rm-cell")
     expect(cells).to_have_count(81)
     drawn = page.evaluate(
         "() => [...document.querySelectorAll('#rm-heatmap rect.rm-cell')]"
         ".map(r => [Number(r.dataset.q), Number(r.dataset.k), Number(r.dataset.weight)])"
     )
+    assert len(drawn) == 81
     for q, k, w in drawn:
-        assert w == api["heads"][5]["weights"][q][k]
+        assert w == api["weights"][q][k]
+    # every cell says its share as the server wrote it, and exactly
+    title = page.locator('#rm-heatmap rect.rm-cell[data-q="3"][data-k="2"] title')
+    said = re.fullmatch(r"3 sat → 2 cat: share (\S+) \(exactly (\S+)\)", title.text_content())
+    assert said and said[1] == api["shares"][3][2] and float(said[2]) == api["weights"][3][2]
     # every head of the layer is drawn in the overview; head 5 is the selected one
     expect(page.locator("#rm-heads .rm-head-button")).to_have_count(12)
+    expect(page.locator("#rm-heads")).to_have_attribute("data-layer", "2")
     expect(page.locator('#rm-heads [data-head="5"]')).to_have_attribute("aria-pressed", "true")
+    expect(page.locator('#rm-heads [data-head="5"]')).to_have_attribute(
+        "aria-label", re.compile(rf"previous token {re.escape(api['previous_display'])}, ")
+    )
+    # switching layer and head fetched single heads and the model view's thumbnails, never a whole layer
+    assert any("/heads/2/5?packed=true" in u for u in asked)
+    assert sum(u.endswith("/model-view") for u in asked) == 1
+    assert not [u for u in asked if "/layers/" in u]
     page.screenshot(path=str(artifacts / "real-model-minilm.png"), full_page=True)
 
 
@@ -286,10 +287,9 @@ def test_next_token_probabilities_follow_the_controls_and_the_position(view, liv
     # the top five first, the rest on demand; the numbers are the API's
     expect(page.locator("#rm-next-out > table tbody tr")).to_have_count(5)
     expect(page.locator("#rm-next-out details tbody tr")).to_have_count(15)
-    job_id = page.evaluate("() => performance.getEntriesByType('resource').map(e => e.name)")
-    job_id = [u for u in job_id if "/next/" in u][-1].split("/jobs/")[1].split("/")[0]
+    job = job_id(page, "/next/")
     api = httpx.get(
-        f"{live_server.url}api/models/jobs/{job_id}/next/4", params={"top": 20}, timeout=30
+        f"{live_server.url}api/models/jobs/{job}/next/4", params={"top": 20}, timeout=30
     ).json()
     drawn = page.locator("#rm-next-out tbody tr").evaluate_all("rs => rs.map(r => Number(r.dataset.id))")
     assert drawn == [e["id"] for e in api["entries"]]

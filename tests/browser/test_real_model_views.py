@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import re
+
 import httpx
 import pytest
 from axe_playwright_python.sync_playwright import Axe
-from labkit import Recorder
 from playwright.sync_api import expect
+from realkit import assert_no_sideways_scroll, job_id, page_fixture, trace
 
 from attnlab.models import files
 
@@ -22,42 +24,8 @@ CAT = "The cat sat on the mat."
 LONG = " ".join(["cat", "dog", "mat", "sat", "ran"] * 50)
 
 
-def open_view(browser, live_server, width: int, height: int):
-    context = browser.new_context(viewport={"width": width, "height": height}, has_touch=width < 600)
-    page = context.new_page()
-    recorder = Recorder()
-    recorder.attach(page)
-    page.goto(live_server.url + "real-model")
-    expect(page.locator("body")).to_have_attribute("data-ready", "true")
-    return page, recorder
-
-
-def trace(page, text: str) -> None:
-    page.locator("#rm-text").fill(text)
-    page.locator("#rm-model").select_option("minilm")
-    page.locator("#rm-run").click()
-    expect(page.locator("#rm-status")).to_contain_text("Done:", timeout=180_000)
-
-
-def assert_no_sideways_scroll(page) -> None:
-    widths = page.evaluate("() => [document.documentElement.scrollWidth, window.innerWidth]")
-    assert widths[0] <= widths[1], f"the page scrolls sideways: {widths}"
-
-
-@pytest.fixture
-def phone(browser, live_server):
-    page, recorder = open_view(browser, live_server, 390, 844)
-    yield page
-    page.context.close()
-    recorder.check(live_server.url)
-
-
-@pytest.fixture
-def desktop(browser, live_server):
-    page, recorder = open_view(browser, live_server, 1280, 800)
-    yield page
-    page.context.close()
-    recorder.check(live_server.url)
+phone = page_fixture(390, 844)
+desktop = page_fixture(1280, 800)
 
 
 def test_no_sideways_scroll_at_390_px_after_a_run_and_each_interaction(phone, artifacts):
@@ -156,18 +124,14 @@ def test_the_model_view_shows_every_head_links_hover_and_opens_a_head(desktop, l
     thumbs = page.locator("#rm-model-grid .rm-thumb")
     expect(thumbs).to_have_count(6 * 12)  # MiniLM: 6 layers x 12 heads
     # each thumbnail is labelled with its kind, as the server names it
-    job_id = (
-        [
-            u
-            for u in page.evaluate("() => performance.getEntriesByType('resource').map(e => e.name)")
-            if u.endswith("/model-view")
-        ][-1]
-        .split("/jobs/")[1]
-        .split("/")[0]
-    )
-    api = httpx.get(f"{live_server.url}api/models/jobs/{job_id}/model-view", timeout=30).json()
+    job = job_id(page, "/model-view")
+    api = httpx.get(f"{live_server.url}api/models/jobs/{job}/model-view", timeout=30).json()
     labels = thumbs.evaluate_all("bs => bs.map(b => b.getAttribute('aria-label'))")
     assert labels == [f"Layer {hd['layer']}, head {hd['head']}: {hd['label']}" for hd in api["heads"]]
+    # a colour legend beside every heatmap: the head's, the layer's thumbnails, the model's
+    for panel in ("#rm-view", "#rm-layer-view", "#rm-model-view"):
+        expect(page.locator(f"{panel} .rm-legend")).to_have_count(1)
+        expect(page.locator(f"{panel} .rm-legend")).not_to_contain_text("binned")  # 9 tokens: one cell each
     # linked hover: token 3's row and column light up in every thumbnail
     page.locator('#rm-tokens [data-index="3"]').hover()
     expect(page.locator("#rm-model-grid")).to_have_attribute("data-highlight", "3")
@@ -209,16 +173,8 @@ def test_the_neuron_view_draws_the_apis_q_k_products_and_the_plane(desktop, live
     page.locator('#rm-tokens [data-index="3"]').focus()
     page.locator("#rm-neuron-key").select_option("2")
     expect(page.locator("#rm-neuron-title")).to_have_text("Query 3 sat · key 2 cat · layer 0, head 0")
-    job_id = (
-        [
-            u
-            for u in page.evaluate("() => performance.getEntriesByType('resource').map(e => e.name)")
-            if "/neuron/" in u
-        ][-1]
-        .split("/jobs/")[1]
-        .split("/")[0]
-    )
-    api = httpx.get(f"{live_server.url}api/models/jobs/{job_id}/neuron/0/0/3/2", timeout=30).json()
+    job = job_id(page, "/neuron/")
+    api = httpx.get(f"{live_server.url}api/models/jobs/{job}/neuron/0/0/3/2", timeout=30).json()
     for cls, name in (("is-q", "q"), ("is-k", "k"), ("is-product", "products"), ("is-running", "running")):
         drawn = page.locator(f"#rm-neuron-out rect.rm-bar.{cls}").evaluate_all(
             "rs => rs.map(r => Number(r.dataset.value))"
@@ -246,16 +202,8 @@ def test_a_tokens_journey_says_every_number_on_hover_and_focus(desktop, live_ser
     trace(page, CAT)
     page.locator('#rm-tokens [data-index="3"]').focus()
     expect(page.locator("#rm-journey-title")).to_have_text("Token 3 sat through 6 blocks")
-    job_id = (
-        [
-            u
-            for u in page.evaluate("() => performance.getEntriesByType('resource').map(e => e.name)")
-            if "/journey/" in u
-        ][-1]
-        .split("/jobs/")[1]
-        .split("/")[0]
-    )
-    api = httpx.get(f"{live_server.url}api/models/jobs/{job_id}/journey/3", timeout=30).json()
+    job = job_id(page, "/journey/")
+    api = httpx.get(f"{live_server.url}api/models/jobs/{job}/journey/3", timeout=30).json()
     for name in ("resid_in", "attn", "mlp", "resid_out"):
         drawn = page.locator(f'#rm-journey-out rect[data-name="{name}"]').evaluate_all(
             "rs => rs.map(r => Number(r.dataset.value))"
@@ -270,15 +218,28 @@ def test_a_tokens_journey_says_every_number_on_hover_and_focus(desktop, live_ser
     expect(readout).to_have_text(f"block 4: attention adds {api['blocks'][4]['display']['attn']}")
     page.locator("#rm-journey .rm-more summary").click()
     expect(page.locator("#rm-journey tbody tr")).to_have_count(6)
+    # the table shows the server's rounded strings; each says its full-precision number on hover and focus
+    b = api["blocks"][1]
+    norm = page.locator('#rm-journey tbody tr').nth(1).locator('td[data-norm="norm_1"]')
+    expect(norm).to_have_text(" / ".join(b["norm_1"]["display"][k] for k in ("mean", "rms", "max_abs")))
+    rms = norm.locator(".rm-exact").nth(1)
+    assert float(rms.get_attribute("title")) == b["norm_1"]["rms"]
+    rms.focus()
+    expect(readout).to_have_text(re.compile(
+        rf"^block 1: first norm rms = {re.escape(b['norm_1']['display']['rms'])} \(exactly (\S+)\)$"
+    ))
+    said = re.search(r"exactly (\S+)\)$", readout.text_content())
+    assert said and float(said[1]) == b["norm_1"]["rms"]
+    unit = b["mlp_top"][0]
+    top = page.locator('#rm-journey tbody tr').nth(1).locator("td[data-mlp] .rm-exact").first
+    expect(top).to_have_text(unit["value_display"])
+    assert float(top.get_attribute("title")) == unit["value"]
     page.locator("#rm-journey").screenshot(path=str(artifacts / "real-model-journey.png"))
 
 
 def test_smollm2_at_390_px_every_panel_fits_without_sideways_scroll(phone, artifacts):
     page = phone
-    page.locator("#rm-text").fill("The capital of France is")
-    page.locator("#rm-model").select_option("smollm2")
-    page.locator("#rm-run").click()
-    expect(page.locator("#rm-status")).to_contain_text("Done:", timeout=180_000)
+    trace(page, "The capital of France is", "smollm2")
     expect(page.locator("#rm-next-out table").first).to_be_visible()
     expect(page.locator("#rm-model-grid .rm-thumb")).to_have_count(30 * 9)
     assert_no_sideways_scroll(page)
@@ -299,3 +260,55 @@ def test_smollm2_at_390_px_every_panel_fits_without_sideways_scroll(phone, artif
     (artifacts / "axe-real-model-phone.txt").write_text(results.generate_report(), encoding="utf-8")
     serious = [v["id"] for v in results.response["violations"] if v["impact"] in ("serious", "critical")]
     assert serious == []
+
+
+def test_at_252_tokens_every_cell_says_its_share_on_hover_and_keyboard_focus(desktop, live_server, artifacts):
+    page = desktop
+    asked: list[str] = []
+    page.on("request", lambda request: asked.append(request.url))
+    trace(page, LONG)
+    heatmap = page.locator("#rm-heatmap")
+    expect(heatmap.locator("image.rm-cells-image")).to_have_attribute("data-n", "252", timeout=60_000)
+    page.locator("#rm-layer").select_option("3")
+    page.locator("#rm-head").select_option("4")
+    expect(heatmap).to_have_attribute("data-drawn", "3/4")
+    expect(page.locator("#rm-heads")).to_have_attribute("data-layer", "3")
+    job = [u for u in asked if "/heads/3/4" in u][-1].split("/jobs/")[1].split("/")[0]
+    api = httpx.get(f"{live_server.url}api/models/jobs/{job}/heads/3/4", timeout=30).json()
+    labels = httpx.get(f"{live_server.url}api/models/jobs/{job}", timeout=30).json()["result"]["labels"]
+    # switching layer and head asked for single heads (packed) and the model view once: never a whole layer
+    assert not [u for u in asked if "/layers/" in u]
+    assert sum(u.endswith("/model-view") for u in asked) == 1
+    for panel in ("#rm-layer-view", "#rm-model-view"):  # 252 tokens in 32 x 32 thumbnails: the legend says so
+        expect(page.locator(f"{panel} .rm-legend")).to_contain_text("largest share in its block of tokens")
+
+    def says(text: str, q: int, k: int) -> None:
+        pair = f"{re.escape(labels[q])} → {re.escape(labels[k])}"
+        said = re.fullmatch(rf"{pair}: share (\S+) \(exactly (\S+)\)", text)
+        assert said, text
+        assert said[1] == api["shares"][q][k] and float(said[2]) == api["weights"][q][k]
+
+    # hover: one tooltip at the cell under the pointer (the cells are one image here)
+    heatmap.evaluate("svg => svg.closest('figure').scrollIntoView({ block: 'start' })")
+    image = heatmap.locator("image.rm-cells-image").bounding_box()
+    cell = image["width"] / 252
+    page.mouse.move(image["x"] + 40.5 * cell, image["y"] + 60.5 * cell)
+    tip = heatmap.locator(".rm-tip")
+    expect(tip).to_have_attribute("data-q", "60")
+    expect(tip).to_have_attribute("data-k", "40")
+    says(tip.text_content(), 60, 40)
+    expect(heatmap.locator(".rm-tip-cell")).to_have_count(1)
+    page.screenshot(path=str(artifacts / "real-model-252-tooltip.png"))
+    page.mouse.move(1, 1)
+    expect(tip).to_have_count(0)
+    # keyboard: the heatmap's figure takes focus; the arrow keys move a cell cursor, said aloud
+    heatmap.evaluate("svg => svg.closest('figure').focus()")
+    expect(tip).to_have_attribute("data-q", "0")
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("ArrowRight")
+    expect(tip).to_have_attribute("data-q", "2")
+    expect(tip).to_have_attribute("data-k", "1")
+    says(tip.text_content(), 2, 1)
+    readout = page.locator(".rm-cell-readout")
+    expect(readout).to_have_text(tip.text_content())

@@ -53,7 +53,9 @@ def test_share_link_round_trip_in_a_fresh_browser(lab, browser, live_server, art
     handle.focus()
     handle.press("ArrowUp")
     lab.wait_for_query("[2, 1.1]")
-    page.locator("#mask-2-0").uncheck()  # row 2 may no longer attend to A
+    # click, not uncheck(): a redraw of the held table may replace the box mid-action
+    page.locator("#mask-2-0").click()  # row 2 may no longer attend to A
+    expect(page.locator("#mask-2-0")).not_to_be_checked()
     page.locator("#show-row-2").click()
     expect(page.locator("#row-label")).to_have_text("Row 2 (C) · masked row.")
     expect(page.locator("#seq-table [data-cell='2-0']")).to_contain_text("blocked")

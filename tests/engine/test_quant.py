@@ -122,23 +122,37 @@ def test_one_row_products_sum_in_the_documented_order(rng, fmt):
     assert_same_bits(got, want, "one-row products vs the documented order")
 
 
+def chain_dots(values: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """A prompt's documented order, restated: each output one FMA chain over k in order, from 0.
+
+    values (n_out, n_in), x (T, n_in); each FMA made in float64 (exact product) and rounded once to
+    float32 (as fixed_order_dot: no tie lands in this test's data).
+    """
+    acc = np.zeros((x.shape[0], values.shape[0]), np.float32)
+    for k in range(x.shape[1]):
+        acc = (acc + np.outer(x[:, k].astype(np.float64), values[:, k].astype(np.float64))).astype(np.float32)
+    return acc
+
+
 @pytest.mark.parametrize("fmt", FORMATS)
-@pytest.mark.parametrize("n_tokens", [2, 3, 7, 8, 9, 15, 22, 32])
-def test_a_short_prompts_products_are_its_rows_products(rng, fmt, n_tokens, monkeypatch):
-    """Up to 32 rows of x: every output summed exactly as a one-row product sums it (same bits)."""
-    blocks = random_blocks(rng, fmt, 70, 192)
+@pytest.mark.parametrize("n_tokens", [2, 3, 7, 8, 9, 15, 22, 32, 33, 70])
+def test_a_prompts_products_sum_in_the_documented_order(rng, fmt, n_tokens, monkeypatch):
+    """Two rows of x or more (tiles 8, 16, 24, 32 wide, one or several; helpers or workers): every
+    output is one FMA chain over k in order, so a token's outputs never depend on the other tokens."""
+    blocks = random_blocks(rng, fmt, 70, 192, scale=0.5)
     w = QuantMatrix(fmt, blocks[:50], blocks[50:])
     x = rng.standard_normal((n_tokens, 192)).astype(np.float32)
-    rows = np.vstack([x[i : i + 1] @ w for i in range(n_tokens)])
-    assert_same_bits(x @ w, rows, f"{n_tokens} rows at once vs one at a time")
-    monkeypatch.setattr(quant, "CORES", 1)  # and alone, without the helpers
-    assert_same_bits(x @ w, rows, f"{n_tokens} rows on one thread")
+    want = chain_dots(gguf_values(fmt, blocks), x)
+    assert_same_bits(x @ w, want, f"{n_tokens} rows vs the documented order")
+    assert_same_bits(x[:2] @ w, want[:2], "the first two rows alone")
+    monkeypatch.setattr(quant, "CORES", 1)  # and alone, without the helpers or workers
+    assert_same_bits(x @ w, want, f"{n_tokens} rows on one thread")
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
 @pytest.mark.parametrize("n_tokens", [1, 2, 17, 64])
 def test_products_agree_with_float64(rng, fmt, n_tokens):
-    blocks = random_blocks(rng, fmt, 1043, 320)  # odd row count; panels of unequal parts
+    blocks = random_blocks(rng, fmt, 1043, 320)  # odd row count; pieces of unequal parts
     w = QuantMatrix(fmt, blocks[:1000], blocks[1000:])
     x = rng.standard_normal((n_tokens, 320)).astype(np.float32)
     values = gguf_values(fmt, blocks).T.astype(np.float64)
@@ -151,7 +165,7 @@ def test_products_agree_with_float64(rng, fmt, n_tokens):
 
 
 def test_the_output_layer_size_is_shared_in_fixed_slices(rng, monkeypatch):
-    """Whatever our thread count, a big one-row product (sliced) and a prompt's (panels) are the same bits."""
+    """Whatever our thread count, a big one-row product and a prompt's (fixed pieces) are the same bits."""
     blocks = random_blocks(rng, "Q8_0", 20000, 64)
     w = QuantMatrix("Q8_0", blocks)
     x = rng.standard_normal((3, 64)).astype(np.float32)
@@ -225,3 +239,21 @@ def test_with_values_swaps_blocks_for_their_values(rng):
     assert_same_bits(swapped.w_gate, blocks[0].values(), "w_gate")
     assert swapped.w_down is down
     assert quant.with_values(swapped) is swapped  # nothing left to swap
+
+
+@pytest.mark.parametrize("n_tokens", [2, 8, 9, 22, 32, 33, 64, 70])
+def test_a_prompt_is_packed_in_tiles_of_32_tokens(rng, n_tokens):
+    """quant_kernels.pack: tiles of 32 tokens, each k-major, the last zero-padded to 8, 16, 24 or 32."""
+    from attnlab.engine import quant_kernels
+
+    x = rng.standard_normal((n_tokens, 64)).astype(np.float32)
+    packed, width = quant_kernels.pack(x)
+    tiles = []
+    for start in range(0, n_tokens, 32):
+        rows = x[start : start + 32]
+        wide = 32 if start + 32 < n_tokens else width
+        tile = np.zeros((64, wide), np.float32)
+        tile[:, : len(rows)] = rows.T
+        tiles.append(tile.ravel())
+    assert width == -(-(n_tokens - 32 * ((n_tokens - 1) // 32)) // 8) * 8
+    assert_same_bits(packed, np.concatenate(tiles), f"{n_tokens} tokens packed")

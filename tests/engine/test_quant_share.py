@@ -1,4 +1,4 @@
-"""One-row products shared with spinning helper threads (engine/quant_share.py): the bits of one thread.
+"""Products shared with spinning helper threads (engine/quant_share.py): the bits of one thread.
 
 Nothing here depends on timing: whether a helper takes pieces, takes none, or
 is given up on (``PATIENCE`` = 0 makes the caller do late pieces at once), the
@@ -28,14 +28,25 @@ def matrix(rng, fmt: str, rows: tuple[int, ...], n_in: int) -> QuantMatrix:
 
 
 def alone(w: QuantMatrix, x: np.ndarray) -> np.ndarray:
-    """x (n_in,) or (T, n_in) @ w by one thread, one row of x at a time."""
+    """x (n_in,) or (T, n_in) @ w by one thread: one row's dot products, or the tile kernels for more."""
     rows = np.atleast_2d(x)
     out = np.empty((len(rows), w.n_out), np.float32)
-    for row, o in zip(rows, out):
-        row = row.copy()
+    stride = w.parts[0].shape[1]
+    if len(rows) == 1:
+        row = rows[0].copy()
         row.flags.writeable = False
-        quant_kernels.matvec_parts(w.code, w._at, w._rows, w.parts[0].shape[1], row, o)
+        quant_kernels.matvec_parts(w.code, w._at, w._rows, stride, row, out[0])
+    else:
+        xp, width = quant_kernels.pack(rows)
+        quant_kernels.tile_rows(w.code, w._at.ctypes.data, w._rows.ctypes.data, stride, xp.ctypes.data,
+                                len(rows), width, w.n_in, 0, w.n_out, out.ctypes.data, w.n_out)  # fmt: skip
     return out.reshape(x.shape[:-1] + (w.n_out,))
+
+
+def shared(helpers, w: QuantMatrix, x: np.ndarray, out: np.ndarray) -> bool:
+    """``helpers.product`` as quant.product calls it: one row as it is, more rows packed in tiles."""
+    xp, width = (x, 0) if len(x) == 1 else quant_kernels.pack(x)
+    return helpers.product(w, xp, out, width)
 
 
 @pytest.fixture(autouse=True)
@@ -49,14 +60,14 @@ SHAPES = [("Q4_1", (576, 192, 192), 576), ("Q4_1", (576,), 1536), ("Q8_0", (4915
 
 @pytest.mark.parametrize("n_threads", [2, 3])
 @pytest.mark.parametrize(("fmt", "rows", "n_in"), SHAPES)
-@pytest.mark.parametrize("n_tokens", [1, 13])
+@pytest.mark.parametrize("n_tokens", [1, 2, 13, 32])
 def test_shared_products_are_the_bits_of_one_thread(rng, n_threads, fmt, rows, n_in, n_tokens):
     w = matrix(rng, fmt, rows, n_in)
     helpers = quant_share.sharing(n_threads)
     for _ in range(3):
         x = rng.standard_normal((n_tokens, n_in)).astype(np.float32)
         out = np.full((n_tokens, w.n_out), np.nan, np.float32)
-        assert helpers.product(w, x, out)
+        assert shared(helpers, w, x, out)
         assert out.tobytes() == alone(w, x).tobytes()
 
 
@@ -67,7 +78,7 @@ def test_a_late_helper_is_given_up_on_and_its_pieces_done_here(rng, monkeypatch)
     for n_tokens in range(1, 21):
         x = rng.standard_normal((n_tokens, 576)).astype(np.float32)
         out = np.full((n_tokens, w.n_out), np.nan, np.float32)
-        assert helpers.product(w, x, out)
+        assert shared(helpers, w, x, out)
         assert out.tobytes() == alone(w, x).tobytes()
 
 

@@ -92,6 +92,21 @@ def test_size_limits_are_accepted_at_the_limit():
     assert t.weights == (1 / 64,) * 64
 
 
+def test_max_sources_lifts_only_the_cap_on_sources():
+    keys = [[1.0, 0.0], [0.0, 1.0]] * 128  # 256 sources: a real model's row
+    values = [[2.0, 0.0], [0.0, 2.0]] * 128
+    with pytest.raises(FieldError, match=r"^keys has 256 sources; the limit is 64$"):
+        trace_query([1.0, 2.0], keys, values)  # the explorer's cap by default
+    t = trace_query([1.0, 2.0], keys, values, max_sources=256)
+    small = trace_query([1.0, 2.0], keys[:2], values[:2])
+    assert t.n_sources == 256 and t.scores[:2] == small.scores and t.m == small.m
+    assert t.weights[0] == t.weights[254] and t.weights[1] == t.weights[255]
+    with pytest.raises(FieldError, match=r"^keys has 256 sources; the limit is 255$"):
+        trace_query([1.0, 2.0], keys, values, max_sources=255)
+    with pytest.raises(FieldError, match=r"^q has 65 coordinates; the limit is 64$"):
+        trace_query([1.0] * 65, [[1.0] * 65] * 100, [[1.0]] * 100, max_sources=256)  # d_k keeps its cap
+
+
 # --- properties ----------------------------------------------------------------
 
 finite = st.floats(min_value=-1e3, max_value=1e3, allow_nan=False, allow_infinity=False)

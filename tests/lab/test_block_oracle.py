@@ -55,32 +55,18 @@ def torch_output(x, w, norm_first: bool) -> np.ndarray:
     return out[0].numpy()
 
 
-def random_case(seed: int):
-    rng = np.random.default_rng(seed)
-    w = given_weights()
-    for h in w["heads"]:
-        for n in ("w_q", "w_k", "w_v"):
-            h[n] = rng.normal(size=(4, 2)).tolist()
-    for n, shape in (("w_o", (4, 4)), ("w_1", (4, 8)), ("w_2", (8, 4))):
-        w[n] = rng.normal(size=shape).tolist()
-    w["b_1"], w["b_2"] = rng.normal(size=8).tolist(), rng.normal(size=4).tolist()
-    for n in ("norm_1", "norm_2"):
-        w[n] = {"gamma": rng.normal(size=4).tolist(), "beta": rng.normal(size=4).tolist()}
-    return rng.normal(size=(3, 4)).tolist(), w
-
-
 @pytest.mark.parametrize("norm", ["pre", "post"])
 @pytest.mark.parametrize("seed", [None, 3, 4, 5])
-def test_block_equals_torch_encoder_layer(norm, seed):
-    x, w = (given_x(), given_weights()) if seed is None else random_case(seed)
+def test_block_equals_torch_encoder_layer(norm, seed, random_block):
+    x, w = (given_x(), given_weights()) if seed is None else random_block(seed)
     ours = np.array(walk(x, w, norm=norm).output)
     theirs = torch_output(x, w, norm_first=norm == "pre")
     np.testing.assert_allclose(ours, theirs, rtol=0, atol=TOL)
 
 
 @pytest.mark.parametrize("norm", ["pre", "post"])
-def test_sinusoidal_positions_equal_torch_with_the_table_added(norm):
-    x, w = random_case(6)
+def test_sinusoidal_positions_equal_torch_with_the_table_added(norm, random_block):
+    x, w = random_block(6)
     pos = torch.arange(3, dtype=torch.float64)[:, None]
     freq = 10000.0 ** (-(torch.arange(4) - torch.arange(4) % 2).to(torch.float64) / 4)
     angle = pos * freq

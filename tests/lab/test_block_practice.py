@@ -113,3 +113,46 @@ def test_study_validation_names_the_field():
             hist.new_study(), {"kind": "help", "help": "hint", "detail": 4, "challenge": "ln-stats"}, state()
         )
     assert err.value.loc == ("action", "detail")
+
+
+def test_block_attempts_keep_no_checks_and_the_block_field_errors_stay_the_blocks():
+    submit = {"kind": "submit", "challenge": "ln-stats", "response": [0.0, 1.0]}
+    s, _ = hist.apply(hist.new_study(), submit, state())
+    attempt = s["challenges"]["ln-stats"]["attempts"][0]
+    assert set(attempt) == {"response", "feedback", "help"}
+    assert attempt["feedback"] == practice.check("ln-stats", state(), [0.0, 1.0])
+    assert attempt["feedback"]["met"]
+    assert all("checks" not in g for g in hist.history(s))
+    with pytest.raises(FieldError, match=r"^block.norm") as err:
+        hist.apply(s, submit, state(norm="x"))
+    assert err.value.loc == ("block", "norm")
+    with pytest.raises(FieldError, match=r"^action.response\[1\] must be a finite number") as err:
+        hist.apply(s, {"kind": "submit", "challenge": "ln-stats", "response": [0.0, None]}, state())
+    assert err.value.loc == ("action", "response", 1)
+
+
+@pytest.mark.parametrize(
+    ("study", "loc", "message"),
+    [
+        ({"version": 1, "challenges": {"ln-stats": {"current": 1, "attempts": [{}]}}},
+         ("study", "challenges", "ln-stats", "current"), "^study.challenges.ln-stats.current is 1; there"),
+        ({"version": 1, "challenges": {"ln-stats": {"current": 0, "attempts": []}}},
+         ("study", "challenges", "ln-stats", "attempts"), "attempts must be a list of 1 to 50 attempts"),
+        ({"version": 1, "challenges": {"ln-stats": {"current": 0, "attempts": [{"response": [1.0]}]}}},
+         ("study", "challenges", "ln-stats", "attempts", 0, "response"), "response must be a list of 2 "),
+        ({"version": 1, "before": [{"kind": "stepper", "detail": 9}]}, ("study", "before", 0, "detail"),
+         r"^study.before\[0\].detail is 9; it must be 1 to 8"),
+        ({"version": 1, "before": [{"kind": "geometry"}]}, ("study", "before", 0, "kind"),
+         r"^study.before\[0\].kind must be one of hint, answer, stepper, playback, python, explorer"),
+    ],
+)
+def test_bad_block_studies_name_the_field(study, loc, message):
+    with pytest.raises(FieldError, match=message) as err:
+        hist.study_from_dict(study)
+    assert err.value.loc == loc
+
+
+def test_goto_names_the_attempts_there_are():
+    with pytest.raises(FieldError, match="^action.attempt must be 0 to 0 for challenge silent-head") as err:
+        hist.apply(hist.new_study(), {"kind": "goto", "challenge": "silent-head", "attempt": 2}, state())
+    assert err.value.loc == ("action", "attempt")

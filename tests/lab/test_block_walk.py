@@ -52,24 +52,10 @@ def engine_run(x, w, norm, positions, heads_on=(True, True)):
     )
 
 
-def random_inputs(seed: int):
-    rng = np.random.default_rng(seed)
-    w = given_weights()
-    for h in w["heads"]:
-        for n in ("w_q", "w_k", "w_v"):
-            h[n] = rng.normal(size=(4, 2)).tolist()
-    for n, shape in (("w_o", (4, 4)), ("w_1", (4, 8)), ("w_2", (8, 4))):
-        w[n] = rng.normal(size=shape).tolist()
-    w["b_1"], w["b_2"] = rng.normal(size=8).tolist(), rng.normal(size=4).tolist()
-    for n in ("norm_1", "norm_2"):
-        w[n] = {"gamma": rng.normal(size=4).tolist(), "beta": rng.normal(size=4).tolist()}
-    return rng.normal(size=(3, 4)).tolist(), w
-
-
 @pytest.mark.parametrize("norm,positions", SETTINGS)
 @pytest.mark.parametrize("seed", [None, 1, 2])
-def test_every_intermediate_equals_the_engines(norm, positions, seed):
-    x, w = (given_x(), given_weights()) if seed is None else random_inputs(seed)
+def test_every_intermediate_equals_the_engines(norm, positions, seed, random_block):
+    x, w = (given_x(), given_weights()) if seed is None else random_block(seed)
     ours = walk(x, w, norm=norm, positions=positions)
     res = engine_run(x, w, norm, positions)
     tr = res.trace

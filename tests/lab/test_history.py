@@ -157,6 +157,20 @@ def test_submit_checks_the_held_example_it_is_given():
     assert s["challenges"]["equal-ac"]["attempts"][0]["feedback"]["met"] is False
 
 
+def test_a_detail_is_kept_only_where_it_says_which_hint_or_step():
+    s = run(
+        hist.new_study(),
+        {"kind": "help", "help": "python", "detail": 2},
+        {"kind": "help", "help": "python", "detail": 3},
+        {"kind": "help", "help": "stepper", "detail": 3},
+    )
+    # one "python" record, not two that differ by a number its label never shows
+    assert s["before"] == [{"kind": "python", "detail": None}, {"kind": "stepper", "detail": 3}]
+    assert hist.history(s)[0]["help"] == [
+        "Opened “Read the same calculation in Python”", "Visited the stepper: step 3 of 4"
+    ]
+
+
 def test_apply_does_not_mutate_its_input():
     s = hist.new_study()
     hist.apply(s, {"kind": "open", "challenge": "zero-q"}, STARTING)
@@ -222,7 +236,7 @@ def test_bad_actions_are_refused(action, loc, message):
          ("study", "challenges", "zero-q", "attempts", 0, "response"),
          r"^study.challenges.zero-q.attempts\[0\].response must be a list of 3 numbers"),
         ({"version": 1, "challenges": {"zzz": {"current": 0, "attempts": [{}]}}},
-         ("study", "challenges", "zzz"), "challenge 'zzz' is not one of"),
+         ("study", "challenges", "zzz"), "^study.challenges.zzz: challenge 'zzz' is not one of"),
         ({"version": 1, "active": {"challenge": "zero-q", "attempt": 0}}, ("study", "active"),
          "study.active names no challenge"),
     ],

@@ -21,7 +21,7 @@ def test_at_least_eight_challenges_each_with_tiered_hints():
     cs = practice.challenges()
     assert len(cs) >= 8
     assert len({c["id"] for c in cs}) == len(cs)
-    assert set(practice.CHECKS) == {c["id"] for c in cs}
+    assert set(practice.GOALS) == {c["id"] for c in cs}
     for c in cs:
         assert c["title"] and c["prompt"]
         assert len(c["hints"]) == 3, c["id"]  # nudge, stronger, near-answer

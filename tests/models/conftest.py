@@ -4,11 +4,17 @@ Our models come from :mod:`attnlab.models.registry` (the same shared instances
 the CLI and the API use). The oracles (sentence-transformers, Hugging Face
 transformers on the same GGUF, both float32 on the CPU) load from the shipped
 files only: the hub is switched off before anything imports it.
+
+For the API tests: ``client`` (the real app in a ``TestClient``, one per module; a module
+may define its own) and ``traced`` (``traced(model, text)`` runs a trace job to its end);
+``reference_row(trace, layer, head, query)``: ``trace_query`` on a trace's own q, keys and values,
+the reference the views and the bridge are compared with (computed here, apart from their code).
 """
 
 from __future__ import annotations
 
 import os
+import time
 import warnings
 
 import pytest
@@ -53,6 +59,52 @@ def smollm2():
     from attnlab.models.registry import get_model
 
     return get_model("smollm2")
+
+
+@pytest.fixture(scope="module")
+def client():
+    """The real app, its lifespan run, in a TestClient."""
+    from fastapi.testclient import TestClient
+
+    from attnlab.web.app import create_app
+
+    with TestClient(create_app()) as c:
+        yield c
+
+
+@pytest.fixture
+def traced(client):
+    """``traced(model, text)``: post a trace job to ``client`` and wait for it (5 minutes at most)."""
+
+    def run(model: str, text: str) -> dict:
+        job = client.post("/api/models/jobs", json={"model": model, "text": text}).json()
+        deadline = time.monotonic() + 300
+        while (job := client.get(f"/api/models/jobs/{job['id']}").json())["status"] not in ("done", "error"):
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        assert job["status"] == "done", job["message"]
+        return job
+
+    return run
+
+
+@pytest.fixture(scope="session")
+def reference_row():
+    """``reference_row(trace, layer, head, query)``: ``trace_query`` on that row's real vectors."""
+    from attnlab.engine.single import trace_query
+
+    def row(trace, layer: int, head: int, query: int):
+        g = trace.kv_head(head)
+        return trace_query(
+            trace.q[layer, head, query].astype(float).tolist(),
+            trace.k[layer, g].astype(float).tolist(),
+            trace.v[layer, g].astype(float).tolist(),
+            labels=trace.labels(),
+            allowed=trace.allowed[query].tolist(),
+            scale=trace.scale,
+        )
+
+    return row
 
 
 @pytest.fixture(scope="session")

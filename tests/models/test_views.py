@@ -2,19 +2,22 @@
 
 from __future__ import annotations
 
+import base64
+import json
 import math
 
 import numpy as np
 import pytest
 
 from attnlab.engine.single import trace_query
+from attnlab.lab import numbers as fmt
 from attnlab.models.heads import breadth_words, head_profile
 from attnlab.models.neuron import neuron_view, plane, products_and_sums
 from attnlab.models.nexttoken import next_token
-from attnlab.models.rows import explorer_row, same_steps
+from attnlab.models.rows import explorer_row
 from attnlab.models.sampling import Sampling
 from attnlab.models.toy import ToyModel
-from attnlab.models.views import bins, model_view, thumbnails
+from attnlab.models.views import bins, head_view, kept_views, model_view, share_texts, thumbnails
 
 
 def _vectors(n: int, d: int = 8, seed: int = 0):
@@ -25,12 +28,12 @@ def _vectors(n: int, d: int = 8, seed: int = 0):
     return q, keys, values, [f"{i} t" for i in range(n)]
 
 
-@pytest.mark.parametrize("causal_at", [None, 3, 0])
-def test_the_rows_own_steps_equal_trace_query(causal_at):
-    q, keys, values, labels = _vectors(40)
-    allowed = [True] * 40 if causal_at is None else [i <= causal_at for i in range(40)]
-    ours = same_steps(q, keys, values, labels=labels, allowed=allowed, scale=0.125)
-    theirs = trace_query(q, keys, values, labels=labels, allowed=allowed, scale=0.125)
+@pytest.mark.parametrize("n, causal_at", [(40, None), (40, 3), (40, 0), (256, None), (256, 200)])
+def test_a_row_is_trace_query_at_any_length(n, causal_at):
+    q, keys, values, labels = _vectors(n)
+    allowed = [True] * n if causal_at is None else [i <= causal_at for i in range(n)]
+    ours = explorer_row(q, keys, values, labels=labels, allowed=allowed, scale=0.125)
+    theirs = trace_query(q, keys, values, labels=labels, allowed=allowed, scale=0.125, max_sources=256)
     assert ours == theirs  # every field, ==
 
 
@@ -112,6 +115,31 @@ def test_the_model_view_has_every_head_in_layer_major_order():
     assert thumb[31][0] == round(float(trace.weights[1, 1, 38:40, 0:1].max()), 4)
 
 
+def test_share_texts_equal_the_scalar_formatter_at_every_half_and_blocked_cells_are_empty():
+    rng = np.random.default_rng(3)
+    halves = np.arange(100) / 100 + 0.005  # x.xx5: where rint(100 w) and round(w, 2) may part
+    w = np.concatenate([halves, halves.astype(np.float32), rng.random(300), [0.0, 1.0, 1e-9, 0.999999]])
+    w = w[: 22 * 22].reshape(22, 22)  # (504 values)
+    allowed = rng.random((22, 22)) > 0.2
+    cells = zip(w.ravel().tolist(), allowed.ravel().tolist())
+    expected = [fmt.rounded(x, 2) if ok else "" for x, ok in cells]
+    assert sum(share_texts(w, allowed), []) == expected
+
+
+def test_a_heads_view_packed_or_not_has_the_traces_numbers_and_the_model_view_is_kept_as_json():
+    trace = ToyModel("smollm2").trace("one two three four five six", details=True)
+    plain, packed = head_view(trace, 1, 0), head_view(trace, 1, 0, packed=True)
+    n = plain["n_tokens"]
+    cells = np.frombuffer(base64.b64decode(packed.pop("weights_f32")), dtype="<f4").reshape(n, n)
+    w = trace.weights[1, 0]
+    assert plain.pop("weights") == [[float(w[i, j]) if j <= i else None for j in range(n)] for i in range(n)]
+    ok = trace.allowed
+    assert np.array_equal(np.isnan(cells), ~ok) and (cells[ok] == w[ok]).all()
+    assert packed == plain and plain["shares"][0][1] == "" and plain["shares"][0][0] == "1"
+    kept = kept_views("job-1", trace)
+    assert json.loads(kept["model-view"]) == json.loads(json.dumps({"job": "job-1", **model_view(trace)}))
+
+
 def test_head_kinds_include_self_and_breadth_is_said_in_tokens():
     n = 6
     causal = np.tril(np.ones((n, n), dtype=bool))
@@ -166,3 +194,20 @@ def test_the_status_line_counts_layers_and_says_loading_only_while_loading():
     assert stage_display(job, "") == "Running layer 1 of 30"
     job.apply("layers", 30)
     assert stage_display(job, "") == "Running layer 30 of 30"  # never "31 of 30"
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_journeys_top_units_are_a_stable_sorts_first_five(seed):
+    from attnlab.models.journey import top_units
+
+    rng = np.random.default_rng(seed)
+    act = rng.normal(size=(40, 300))
+    # ties at and around the boundary, signed zeros and a row of equal magnitudes
+    act[0, [3, 7, 11, 200, 299, 5]] = [9.0, -9.0, 9.0, 9.0, -9.0, 8.0]
+    act[1] = np.where(rng.random(300) < 0.5, 1.5, -1.5)
+    act[2, :] = 0.0
+    act[2, 10] = -0.0
+    act[3] = np.round(act[3], 1)  # many ties in a row
+    want = np.argsort(-np.abs(act), axis=-1, kind="stable")[:, :5]
+    assert np.array_equal(top_units(act, 5), want)
+    assert np.array_equal(top_units(act[:, :4], 5), np.argsort(-np.abs(act[:, :4]), axis=-1, kind="stable"))

@@ -9,7 +9,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from attnlab.engine.single import trace_query
-from attnlab.lab.block_data import given_weights, given_x
+from attnlab.lab.block_data import MAX_MAGNITUDE, given_weights, given_x
 from attnlab.lab.block_walk import walk
 from attnlab.web.app import create_app
 
@@ -210,3 +210,20 @@ def test_exports(client):
     assert json.loads(r.text)["nbformat"] == 4
     r = client.post("/api/block/export/ipynb", json={"x": [[1, 2]]})
     assert r.status_code == 422
+
+
+@pytest.mark.parametrize(
+    "path,value,field,words",
+    [
+        (("x", 0, 3), 1000.5, "x[0][3]", "x[0][3] must be at most 1,000."),
+        (("weights", "w_2", 7, 0), -5000, "weights.w_2[7][0]", "weights.w_2[7][0] must be at least -1,000."),
+    ],
+)
+def test_a_number_past_the_blocks_limit_is_refused_in_the_labs_words(client, path, value, field, words):
+    r = client.post("/api/block", json=bad((path, value)))
+    assert r.status_code == 422
+    (item,) = r.json()["detail"]
+    assert item["field"] == field
+    assert item["msg"] == f"{words} The lab keeps every number here within ±{MAX_MAGNITUDE:,.0f}."
+    # not pydantic's wording, nor the explorer's limit
+    assert "Input should" not in item["msg"] and "1,000,000" not in item["msg"]

@@ -8,7 +8,9 @@ import pytest
 from fastapi.testclient import TestClient
 
 from attnlab.lab import sequence as seq
-from attnlab.web.api import answer_for, build_response
+from attnlab.lab.explorer_answer import explorer_answer
+from attnlab.lab.stepper import stepper
+from attnlab.web.api import answer_for
 from attnlab.web.app import create_app
 
 HELD = seq.STARTING.to_dict()
@@ -23,12 +25,24 @@ def test_one_answer_carries_the_explorer_and_the_held_sequence(client):
     r = client.post("/api/state", json={"held": HELD, "edits": [{"kind": "query", "q": [3, 1]}]})
     assert r.status_code == 200
     body = r.json()
-    assert set(body) == {"sequence", "explorer"}
+    assert set(body) == {"sequence", "explorer", "stepper"}
     held = seq.edit_query(seq.STARTING, [3.0, 1.0])
     assert body["sequence"] == json.loads(json.dumps(seq.sequence_view(held)))
-    assert body["explorer"] == json.loads(json.dumps(build_response(held.explorer_trace())))
+    assert body["explorer"] == json.loads(json.dumps(explorer_answer(held.explorer_trace())))
+    # the stepper draws from the same answer: its tables are the new row's numbers
+    assert body["stepper"] == json.loads(json.dumps(stepper(held.explorer_trace())))
+    assert body["stepper"]["steps"][0]["table"]["rows"][0][2] == "[3, 1]"
     assert body["explorer"]["display"]["q"] == "[3, 1]"
     assert body["sequence"]["rows"][0]["query"] == [3, 1]
+
+
+def test_the_example_carries_the_starting_held_view_and_its_stepper(client):
+    """The page starts from GET /api/example alone: both views and the stepper."""
+    example = client.get("/api/example").json()
+    start = client.post("/api/state", json={"held": HELD}).json()
+    assert example["sequence"] == start["sequence"]
+    assert example["stepper"] == start["stepper"]
+    assert example["result"] == start["explorer"]  # the held example's row is the worked example
 
 
 def test_edits_apply_in_order_and_no_edit_is_the_held_state(client):

@@ -21,7 +21,8 @@ Every number comes from one single-threaded BLAS call (SmolLM2 holds BLAS to
 one thread around its blocks, :mod:`attnlab.engine.threads`), so none depends
 on the thread count. A prompt's float products (16 rows or more) are shared
 out among our own threads in column blocks fixed by the weights' shapes
-(:func:`_product`); a decoding step's are not: waking a thread took ~45-90 us
+(:func:`_product`), and so are a long prompt's attention heads (one head a task, from
+64 x 64 scores a head); a decoding step's products are not: waking a thread took ~45-90 us
 on the 2-core dev box, as long as a 576 x 576 product, and sharing even the
 widest (gate|up, 7 MB) saved ~1 ms a token of ~30. (Products on quantized
 blocks share a decoding step's rows with helper threads that wait spinning,
@@ -51,6 +52,8 @@ from attnlab.engine.workers import run
 # threads in column blocks; below, waking a thread (~45-90 us here) costs what the split saves.
 _SPLIT_ROWS = 16
 _BLOCK_COLUMNS = 512  # a block's width at most; all of a product's blocks are equally wide
+_SPLIT_SCORES = 64 * 64  # a block's heads are shared out from this many scores a head (a long prompt)
+_GATE_ROWS = 64  # a long prompt's SwiGLU activation is shared out in chunks of this many rows
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 _checked: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # params -> (n_head, n_kv_head, dtype)
@@ -234,22 +237,18 @@ def numpy_decoder_block(x, params, *, n_head, n_kv_head, rope, positions, cache,
     if cache is not None:
         k, v = cache.append(k, v)
     s = k.shape[-2]
-    # 2) attend; query head h reads KV head h // g: group the query heads (H_kv, g*L, d)
-    qg = q.reshape(n_kv_head, g * n, d_head)
-    with np.errstate(over="ignore", invalid="ignore"):
-        scores = qg @ k.transpose(0, 2, 1)
-        scores *= x.dtype.type(1.0 / math.sqrt(d_head) if scale is None else scale)
-    if not np.isfinite(scores).all():
+    # 2) attend; query head h reads KV head h // g
+    scale = x.dtype.type(1.0 / math.sqrt(d_head) if scale is None else scale)
+    # bottom-right causal band: row i sees keys j <= i + s - n (s >= n: never a whole row); added as
+    # 0 / -inf (x + 0 is x: the same weights), ~8x faster than setting a boolean selection
+    band = np.triu(np.full((n, s), -np.inf, x.dtype), k=s - n + 1) if n > 1 else None
+    if n * s >= _SPLIT_SCORES:  # a long prompt: one head at a time, the heads shared by our threads
+        done = _heads_shared(q, k, v, g, scale, band)
+    else:  # the query heads of a KV head together (H_kv, g*L, d): fewer NumPy calls
+        done = _softmax_attend(q.reshape(n_kv_head, g * n, d_head), k, v, scale, band, n_kv_head * g)
+    if done is None:
         return None  # pragma: no cover - the generic path names the overflow
-    scores = scores.reshape(n_kv_head, g, n, s)
-    if n > 1:  # bottom-right causal band: row i sees keys j <= i + s - n (s >= n: never a whole row)
-        # added as 0 / -inf (x + 0 is x: the same weights), ~8x faster than setting a boolean selection
-        scores += np.triu(np.full((n, s), -np.inf, scores.dtype), k=s - n + 1)
-    exps = scores - scores.max(axis=-1, keepdims=True)
-    np.exp(exps, out=exps)
-    weights = exps
-    weights /= exps.sum(axis=-1, keepdims=True)
-    heads = (weights.reshape(n_kv_head, g * n, s) @ v).reshape(n_head, n, d_v)
+    weights, heads = done
     attn = _product(heads.transpose(1, 0, 2).reshape(n, n_head * d_v), a.w_o)
     r = x + attn
     # 3) SwiGLU feed-forward: one product for gate and up when they sit side by side
@@ -260,11 +259,49 @@ def numpy_decoder_block(x, params, *, n_head, n_kv_head, rope, positions, cache,
         gate, up = gate_up[:, :d_ff], gate_up[:, d_ff:]
     else:
         gate, up = _product(u, f.w_gate), _product(u, f.w_up)
-    act = _silu(gate)
-    act *= up
+    act = _gated(gate, up)
     out = _product(act, f.w_down)
     out += r
-    return out, attn, weights.reshape(n_head, n, s), heads
+    return out, attn, weights, heads
+
+
+def _softmax_attend(q, k, v, scale, band, n_head):
+    """``(weights (n_head, L, S), heads (n_head, L, d_v))`` for q (B, G*L, d) against k, v (B, S, d):
+    scores = (q @ k^T) * scale, plus the causal ``band`` (L, S), max-shifted exp, divide, @ v. None when
+    a score is not finite."""
+    n, s = band.shape if band is not None else (1, k.shape[-2])
+    with np.errstate(over="ignore", invalid="ignore"):
+        w = q @ k.transpose(0, 2, 1)  # (B, G*L, S)
+        w *= scale
+    if not np.isfinite(w).all():
+        return None
+    w = w.reshape(-1, n, s)  # (B*G, L, S)
+    if band is not None:
+        w += band
+    w -= w.max(axis=-1, keepdims=True)
+    np.exp(w, out=w)
+    w /= w.sum(axis=-1, keepdims=True)
+    heads = w.reshape(q.shape[0], -1, s) @ v  # (B, G*L, d_v)
+    return w.reshape(n_head, n, s), heads.reshape(n_head, n, v.shape[-1])
+
+
+def _heads_shared(q, k, v, g, scale, band):
+    """:func:`_softmax_attend` one query head at a time (q (H, L, d), head h on KV head h // g), the
+    heads shared by our threads: each head is the same calls whichever thread runs it."""
+    n_head = q.shape[0]
+    weights = np.empty((n_head, q.shape[1], k.shape[-2]), q.dtype)
+    heads = np.empty((n_head, q.shape[1], v.shape[-1]), q.dtype)
+    finite = [True] * n_head
+
+    def attend(h: int, _buffers) -> None:
+        done = _softmax_attend(q[h][None], k[h // g][None], v[h // g][None], scale, band, 1)
+        if done is None:
+            finite[h] = False
+        else:
+            weights[h], heads[h] = done[0][0], done[1][0]
+
+    run(attend, range(n_head), min(CORES, n_head))
+    return (weights, heads) if all(finite) else None
 
 
 def _product(x: np.ndarray, w: np.ndarray | QuantMatrix) -> np.ndarray:
@@ -330,6 +367,25 @@ def _rotate(rope: RoPE, x: np.ndarray, cos: np.ndarray, sin: np.ndarray) -> np.n
         np.subtract(a * cos, b * sin, out=out[..., 0::2])
         np.add(a * sin, b * cos, out=out[..., 1::2])
     return out
+
+
+def _gated(gate: np.ndarray, up: np.ndarray) -> np.ndarray:
+    """``silu(gate) * up``; a long prompt's rows in fixed chunks on our threads (the same bits)."""
+    n = gate.shape[0]
+    if n < 2 * _GATE_ROWS:
+        act = _silu(gate)
+        act *= up
+        return act
+    act = np.empty(gate.shape, gate.dtype)
+
+    def chunk(r0: int, _buffers) -> None:
+        rows = slice(r0, min(n, r0 + _GATE_ROWS))
+        part = _silu(gate[rows])
+        part *= up[rows]
+        act[rows] = part
+
+    run(chunk, range(0, n, _GATE_ROWS), CORES)
+    return act
 
 
 def _silu(z: np.ndarray) -> np.ndarray:

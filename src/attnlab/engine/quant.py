@@ -12,19 +12,20 @@ arithmetic, only summed in another order.
   made in registers; each output is the fixed-order sum described in quant_ir
   (two 16-lane FMA chains over the blocks, then a fixed tree). The rows are
   shared with helper threads that wait spinning (:mod:`attnlab.engine.quant_share`).
-- A few rows (up to ``_FEW_ROWS``: a short prompt): each block's values are
-  made once in registers for up to 8 rows of x, each output summed exactly as
-  a one-row product sums it (the same bits).
-- More rows (a long prompt): fixed panels of stored rows are turned into
-  float32 values in a scratch array and multiplied by one single-threaded
-  ``cblas_sgemm`` call each (NumPy's OpenBLAS, as :mod:`attnlab.engine.compiled`
-  calls it), the values read from cache instead of memory.
+- Two rows of x or more (a prompt): 8 stored rows at a time are made float32
+  in a small scratch, once, and multiplied by every token in register tiles
+  (8 stored rows x up to 32 tokens, x packed k-major): each output is one
+  chain of FMAs over k = 0, 1, ..., n_in - 1 in order, from 0 (quant_ir's tile
+  kernels). So a token's outputs are the same bits whatever the other tokens,
+  the tiles or the threads (they differ from the one-row order by rounding).
+  Prompts of up to ``_FEW_ROWS`` tokens share the work with the spinning
+  helpers; longer ones with the worker threads, in fixed pieces of rows.
 
 Work is shared among our threads only by output columns, in pieces fixed by
 the matrix's shape (never by the thread count): every output is one sum done
 by one thread in one fixed order, so the bits do not depend on which thread
 or how many threads run, on ``NUMBA_NUM_THREADS`` or on
-``OPENBLAS_NUM_THREADS`` (BLAS is held to one thread, :mod:`attnlab.engine.threads`).
+``OPENBLAS_NUM_THREADS`` (no BLAS is called).
 
 :func:`kernel` compiles and self-checks the kernels once (as
 :mod:`attnlab.engine.compiled` does); where it returns None, callers keep to
@@ -38,8 +39,8 @@ import threading
 
 import numpy as np
 
-from attnlab.engine.threads import CORES, one_blas_thread
-from attnlab.engine.workers import run, thread_buffers
+from attnlab.engine.threads import CORES
+from attnlab.engine.workers import run
 
 BLOCK = 32  # weights per block, both formats
 Q4_1, Q8_0 = 0, 1  # the format codes the kernels take
@@ -50,15 +51,14 @@ FORMATS = {"Q4_1": Q4_1, "Q8_0": Q8_0}
 # spinning helpers (each of SmolLM2's: its smallest, w_o, has 332K a row): a decoding step's q|k|v
 # took 26 us instead of 44 on the 2-core dev box.
 _THREAD_WEIGHTS = 1 << 17
-# Up to this many rows of x (a short prompt), products run in our registers kernel (53 GFLOP/s a core
-# at 22 rows here, against 40 for values + sgemm; sgemm wins from ~40 rows: 68 at 64, 89 at 256)
+# Up to this many rows of x (a short prompt), products are shared with the spinning helpers (a 22-token
+# prompt's products take 0.2-1 ms: waking a worker thread, ~50-100 us, would cost a tenth of that)
 _FEW_ROWS = 32
-_PANEL_ROWS = 512  # a prompt's panel is at most this many stored rows (all of a part's panels equally wide)
+_PIECE_ROWS = 512  # a long prompt's piece is at most this many stored rows (a part's pieces equally wide)
 
 _lock = threading.Lock()
 _ready: bool | None = None
 _reason = ""
-_sgemm_fn = 0
 _share_reason = ""  # why one-row products run without the helpers ('' when they run with them)
 
 
@@ -198,45 +198,35 @@ def _product(x: np.ndarray, w: QuantMatrix) -> np.ndarray:
     x = _read_only(np.ascontiguousarray(x, dtype=np.float32))
     if x.ndim != 2 or x.shape[1] != w.n_in:
         raise ValueError(f"x has shape {x.shape}; it needs (T, {w.n_in}) for a {w.shape} matrix")
-    out = np.empty((x.shape[0], w.n_out), np.float32)
+    n_t = x.shape[0]
+    out = np.empty((n_t, w.n_out), np.float32)
     from attnlab.engine import quant_kernels as k
 
-    if x.shape[0] <= _FEW_ROWS:  # a decoding step, a short prompt: with the spinning helpers
-        if x.shape[0] * w.n_in * w.n_out >= _THREAD_WEIGHTS and not _share_reason:
+    stride = w.parts[0].shape[1]
+    packed, width = (x, 0) if n_t == 1 else k.pack(x)
+    if n_t <= _FEW_ROWS:  # a decoding step, a short prompt: with the spinning helpers
+        if n_t * w.n_in * w.n_out >= _THREAD_WEIGHTS and not _share_reason:
             from attnlab.engine.quant_share import sharing
 
             helpers = sharing(CORES)
-            if helpers is not None and helpers.product(w, x, out):
+            if helpers is not None and helpers.product(w, packed, out, width):
                 return out
-        if x.shape[0] == 1:
-            k.matvec_parts(w.code, w._at, w._rows, w.parts[0].shape[1], x[0], out[0])
-        else:  # each block's values made once for up to 8 rows of x, in registers
-            k.matmul_parts(w.code, w._at, w._rows, w.parts[0].shape[1], x, out, 0, w.n_out)
-        return out
-    # a long prompt: panels of values, then sgemm
-    tasks, start = [], 0
+        if n_t == 1:
+            k.matvec_parts(w.code, w._at, w._rows, stride, x[0], out[0])
+            return out
+    # a prompt: fixed pieces of rows (each part's own), shared by our worker threads
+    pieces, start = [], 0
     for part in w.parts:
-        tasks += [(part, start, r0, r1) for r0, r1 in _pieces(part.shape[0], _PANEL_ROWS)]
+        pieces += [(start + r0, start + r1) for r0, r1 in _pieces(part.shape[0], _PIECE_ROWS)]
         start += part.shape[0]
+    at = (w._at.ctypes.data, w._rows.ctypes.data, stride, packed.ctypes.data, n_t, width, w.n_in)
 
-    def task(t, buffers) -> None:
-        part, col, r0, r1 = t
-        size = (r1 - r0) * w.n_in
-        scratch = buffers.get("quant-panel")
-        if scratch is None or scratch.size < size:
-            scratch = buffers["quant-panel"] = np.empty(size, np.float32)
-        k.panel(_sgemm_fn, w.code, part, r0, r1, x, out, col + r0, scratch)
+    def piece(rows, _buffers) -> None:
+        k.tile_rows(w.code, *at, rows[0], rows[1], out.ctypes.data, w.n_out)
 
-    threads = min(CORES, len(tasks))
-
-    with one_blas_thread():  # the panels' sgemm calls: one BLAS thread each
-        if threads <= 1:
-            for t in tasks:
-                task(t, thread_buffers())
-        else:
-            run(task, tasks, threads)
+    threads = 1 if n_t <= _FEW_ROWS else min(CORES, len(pieces))
+    run(piece, pieces, threads)
     return out
-
 
 
 def kernel() -> bool | None:
@@ -245,16 +235,13 @@ def kernel() -> bool | None:
     The first call compiles (numba caches the machine code beside this file when
     it can, so later processes load it in well under a second).
     """
-    global _ready, _reason, _sgemm_fn
+    global _ready, _reason
     with _lock:
         if _ready is None:
             try:
-                from attnlab.engine.compiled import _sgemm_address
-
-                _sgemm_fn = _sgemm_address()
                 _self_check()
                 _ready = True
-            except Exception as exc:  # no usable BLAS, a failed compilation or self-check
+            except Exception as exc:  # a failed compilation or self-check
                 _reason = f"{type(exc).__name__}: {exc}"
                 _ready = False
         return True if _ready else None
@@ -294,16 +281,18 @@ def _self_check() -> None:
         got = w._stored_rows(np.arange(n_rows))
         if got.tobytes() != expected.tobytes():
             raise RuntimeError(f"the compiled {fmt} values differ from NumPy's")
-        x = rng.standard_normal((3, w.n_in)).astype(np.float32)
+        x = rng.standard_normal((40, w.n_in)).astype(np.float32)  # 40: a whole tile and a part one
         exact = x.astype(np.float64) @ expected.T.astype(np.float64)
-        for rows in (x[:1], x):
-            if not np.allclose(_product(rows, w), exact[: len(rows)], rtol=1e-5, atol=1e-5):
+        # a float32 sum of n terms lies within n * eps * sum |terms| of the exact sum, in any order
+        bound = w.n_in * np.finfo(np.float32).eps * (np.abs(x.astype(np.float64)) @ np.abs(expected.T))
+        for rows in (x[:1], x[:3], x):
+            if not np.all(np.abs(_product(rows, w) - exact[: len(rows)]) <= bound[: len(rows)]):
                 raise RuntimeError(f"the compiled {fmt} product disagrees with NumPy's")
-        _check_sharing(w, x[0])
+        _check_sharing(w, x)
 
 
 def _check_sharing(w: QuantMatrix, x: np.ndarray) -> None:
-    """One-row products with the helpers give the same bits as alone, or run alone from now on."""
+    """Products with the helpers (one row, a few) give the same bits as alone, or run alone from now on."""
     global _share_reason
     if CORES < 2 or _share_reason:
         return
@@ -311,12 +300,18 @@ def _check_sharing(w: QuantMatrix, x: np.ndarray) -> None:
         from attnlab.engine import quant_kernels as k
         from attnlab.engine.quant_share import sharing
 
-        alone, shared = np.empty(w.n_out, np.float32), np.empty(w.n_out, np.float32)
-        x = _read_only(x)
-        k.matvec_parts(w.code, w._at, w._rows, w.parts[0].shape[1], x, alone)
         helpers = sharing(CORES)
-        done = helpers is not None and helpers.product(w, x[None], shared[None])
-        if done and shared.tobytes() != alone.tobytes():
-            raise RuntimeError("a product shared with the helpers differs from one computed alone")
+        for rows in (x[:1], x[:3]):
+            alone, shared = (np.empty((len(rows), w.n_out), np.float32) for _ in range(2))
+            packed, width = (_read_only(rows[0]), 0) if len(rows) == 1 else k.pack(rows)
+            if len(rows) == 1:
+                k.matvec_parts(w.code, w._at, w._rows, w.parts[0].shape[1], packed, alone[0])
+            else:
+                k.tile_rows(w.code, w._at.ctypes.data, w._rows.ctypes.data, w.parts[0].shape[1],
+                            packed.ctypes.data, len(rows), width, w.n_in, 0, w.n_out, alone.ctypes.data,
+                            w.n_out)  # fmt: skip
+            done = helpers is not None and helpers.product(w, packed, shared, width)
+            if done and shared.tobytes() != alone.tobytes():
+                raise RuntimeError("a product shared with the helpers differs from one computed alone")
     except Exception as exc:  # atomics or threads that do not work here: one thread is still right
         _share_reason = f"{type(exc).__name__}: {exc}"

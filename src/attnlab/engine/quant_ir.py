@@ -1,4 +1,4 @@
-"""LLVM IR for the quantized-weight kernels of :mod:`attnlab.engine.quant`: a row's dot product and values.
+"""LLVM IR for the quantized-weight kernels of :mod:`attnlab.engine.quant`: dot products, values, tiles.
 
 GGUF stores a weight row as blocks of 32 weights, little-endian:
 
@@ -173,39 +173,6 @@ def _dot_codegen(fmt: int):
     return codegen
 
 
-def _dots_codegen(fmt: int, group: int):
-    """:func:`_dot_codegen` for ``group`` rows of x at once: each block's values made once, each
-    token's sum in the same two chains and tree as alone (so the same bits as ``group`` dots)."""
-
-    def codegen(context, builder, signature, args):
-        row, x, n_blocks, x_stride, out, out_stride = args
-        step = BLOCK_BYTES[fmt]
-        zero = ir.Constant(_vec(_F32), [0.0] * _LANES)
-        fma = _fma(builder)
-        x_rows = [builder.add(x, builder.mul(x_stride, _i64(t))) for t in range(group)]
-
-        def body(b, accs):
-            block = builder.add(row, builder.mul(b, _i64(step)))
-            _prefetch(builder, builder.add(block, _i64(PREFETCH)))
-            w_low, w_high = _block_values(builder, fmt, block)
-            new = []
-            for t in range(group):
-                x_at = builder.add(x_rows[t], builder.mul(b, _i64(BLOCK * 4)))
-                x_low, x_high = _load_vec(builder, x_at, _F32), _load_vec(builder, x_at, _F32, _LANES * 4)
-                new += [builder.call(fma, [w_low, x_low, accs[2 * t]]),
-                        builder.call(fma, [w_high, x_high, accs[2 * t + 1]])]  # fmt: skip
-            return new
-
-        final = _block_loop(builder, n_blocks, [zero] * (2 * group), body)
-        for t in range(group):
-            total = _tree_sum(builder, builder.fadd(final[2 * t], final[2 * t + 1]))
-            at = builder.add(out, builder.mul(out_stride, _i64(t)))
-            builder.store(total, builder.inttoptr(at, _F32.as_pointer()))
-        return context.get_dummy_value()
-
-    return codegen
-
-
 def _values_codegen(fmt: int):
     def codegen(context, builder, signature, args):
         row, out, n_blocks = args
@@ -252,19 +219,107 @@ def values_q8_0(typingctx, row, out, n_blocks):
     return types.void(*_ADDRESSES), _values_codegen(Q8_0)
 
 
-_DOTS = (types.int64,) * 6
-GROUPS = (8, 4, 2, 1)  # rows of x a dots_* call takes
+# -- a prompt's products: register tiles over decoded rows ----------------------------------------
+#
+# For two rows of x or more, the stored rows are first made float32 in a scratch ("values", above),
+# NR of them at a time, and x is packed transposed, a tile of up to 32 tokens at a time (k-major:
+# the tile's tokens for k, then for k + 1, ...). The tile kernel keeps NR x (tile width) sums in
+# registers and, for k = 0, 1, ..., n_in - 1 in order, adds value[n, k] * x[t, k] to sum (t, n) with
+# one correctly rounded FMA. So every output of a prompt's product is one chain over k in order,
+# starting from 0: the same bits whatever the tiles, the other tokens or the threads.
+TILE_ROWS = 8  # NR: stored rows a tile kernel reads at once
+TILE_WIDTHS = (8, 16, 24, 32)  # tokens a tile kernel takes (a tile is zero-padded to one of these)
 
 
-def _dots_intrinsic(fmt: int, group: int):
-    def typer(typingctx, row, x, n_blocks, x_stride, out, out_stride):
-        return types.void(*_DOTS), _dots_codegen(fmt, group)
+def _fma_n(builder: ir.IRBuilder, n: int) -> ir.Function:
+    module = builder.module
+    name = f"llvm.fma.v{n}f32"
+    found = module.globals.get(name)
+    if found is None:
+        found = ir.Function(module, ir.FunctionType(_vec(_F32, n), [_vec(_F32, n)] * 3), name)
+    return found
 
-    typer.__name__ = f"dots{group}_{'q4_1' if fmt == Q4_1 else 'q8_0'}"
+
+def _tile_codegen(width: int):
+    """``c[j, t] = sum_k s[j, k] * xp[k, t]`` (j < TILE_ROWS, t < width) as FMA chains over k in order.
+
+    Arguments (byte addresses and counts): ``s`` the decoded rows (row j at s + j * s_stride),
+    ``n_in``, ``xp`` the packed tile (width float32 per k), ``c`` TILE_ROWS x width float32.
+    """
+    pieces = [16] * (width // 16) + ([width % 16] if width % 16 else [])
+
+    def codegen(context, builder, signature, args):
+        s, s_stride, n_in, xp, c = args
+        zeros = [ir.Constant(_vec(_F32, n), [0.0] * n) for n in pieces]
+        fmas = [_fma_n(builder, n) for n in pieces]
+        rows = [builder.add(s, builder.mul(s_stride, _i64(j))) for j in range(TILE_ROWS)]
+
+        def body(k, accs):
+            at = builder.add(xp, builder.mul(k, _i64(width * 4)))
+            xs, off = [], 0
+            for n in pieces:
+                ptr = builder.inttoptr(builder.add(at, _i64(off)), _vec(_F32, n).as_pointer())
+                xs.append(builder.load(ptr, align=4))
+                off += 4 * n
+            new = []
+            for j in range(TILE_ROWS):
+                ptr = builder.inttoptr(builder.add(rows[j], builder.mul(k, _i64(4))), _F32.as_pointer())
+                w = builder.load(ptr, align=4)
+                for i, n in enumerate(pieces):
+                    one = builder.insert_element(ir.Constant(_vec(_F32, n), ir.Undefined), w,
+                                                 ir.Constant(_I32, 0))  # fmt: skip
+                    splat = builder.shuffle_vector(one, one, ir.Constant(_vec(_I32, n), [0] * n))
+                    new.append(builder.call(fmas[i], [splat, xs[i], accs[j * len(pieces) + i]]))
+            return new
+
+        final = _block_loop(builder, n_in, [z for _ in range(TILE_ROWS) for z in zeros], body)
+        for j in range(TILE_ROWS):
+            off = j * width * 4
+            for i, n in enumerate(pieces):
+                ptr = builder.inttoptr(builder.add(c, _i64(off)), _vec(_F32, n).as_pointer())
+                builder.store(final[j * len(pieces) + i], ptr, align=4)
+                off += 4 * n
+        return context.get_dummy_value()
+
+    return codegen
+
+
+def _tile_intrinsic(width: int):
+    def typer(typingctx, s, s_stride, n_in, xp, c):
+        return types.void(*(types.int64,) * 5), _tile_codegen(width)
+
+    typer.__name__ = f"tile{width}"
     return intrinsic(typer)
 
 
-# dots<G>_<format>(row, x, n_blocks, x_stride, out, out_stride): the dot products of stored row ``row``
-# with G rows of x (``x_stride`` bytes apart), written to out + t * out_stride (t < G)
-dots8_q4_1, dots4_q4_1, dots2_q4_1, dots1_q4_1 = (_dots_intrinsic(Q4_1, g) for g in GROUPS)
-dots8_q8_0, dots4_q8_0, dots2_q8_0, dots1_q8_0 = (_dots_intrinsic(Q8_0, g) for g in GROUPS)
+# tile<W>(s, s_stride, n_in, xp, c): see _tile_codegen
+tile8, tile16, tile24, tile32 = (_tile_intrinsic(w) for w in TILE_WIDTHS)
+
+
+def _load_intrinsic(name: str, ll_type, nb_type):
+    """An intrinsic ``name(address)``: the ``nb_type`` value at byte ``address``."""
+
+    def typer(typingctx, address):
+        def codegen(context, builder, signature, args):
+            return builder.load(builder.inttoptr(args[0], ll_type.as_pointer()))
+
+        return nb_type(types.int64), codegen
+
+    typer.__name__ = name
+    return intrinsic(typer)
+
+
+# load_i64(address) / load_f32(address): the int64 / float32 at byte ``address``
+load_i64 = _load_intrinsic("load_i64", _I64, types.int64)
+load_f32 = _load_intrinsic("load_f32", _F32, types.float32)
+
+
+@intrinsic
+def store_f32(typingctx, address, value):
+    """Store the float32 ``value`` at byte ``address``."""
+
+    def codegen(context, builder, signature, args):
+        builder.store(args[1], builder.inttoptr(args[0], _F32.as_pointer()))
+        return context.get_dummy_value()
+
+    return types.void(types.int64, types.float32), codegen

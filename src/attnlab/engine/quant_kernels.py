@@ -10,18 +10,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from attnlab.engine.compiled import _NO_TRANS, _TRANS, _jit, _sgemm
+from attnlab.engine.compiled import _jit
 from attnlab.engine.quant_ir import (
+    TILE_ROWS,
     dot_q4_1,
     dot_q8_0,
-    dots1_q4_1,
-    dots1_q8_0,
-    dots2_q4_1,
-    dots2_q8_0,
-    dots4_q4_1,
-    dots4_q8_0,
-    dots8_q4_1,
-    dots8_q8_0,
+    load_i64,
+    store_f32,
+    tile8,
+    tile16,
+    tile24,
+    tile32,
     values_q4_1,
     values_q8_0,
 )
@@ -59,75 +58,58 @@ def fill(fmt, blocks, rows, out):
             values_q8_0(at, out_at + i * n_in * 4, n_blocks)
 
 
-@_jit(error_model="numpy")
-def panel(fn, fmt, blocks, r0, r1, x, out, col, scratch):
-    """``out[:, col:col + r1 - r0] = x @ values(stored rows r0..r1)^T``: the values, then one sgemm.
-
-    ``fn``: address of cblas_sgemm; x (T, n_in) and out (T, N) float32 C-contiguous;
-    scratch holds at least (r1 - r0) * n_in float32.
-    """
+def pack(x: np.ndarray) -> tuple[np.ndarray, int]:
+    """x (T, n_in) float32 as tile_rows takes it: tiles of 32 tokens, each k-major (n_in, 32), then the
+    last tile zero-padded to a width of 8, 16, 24 or 32; returns (packed, last tile's width)."""
     n_t, n_in = x.shape
+    full, left = divmod(n_t, 32)
+    width = -(-left // 8) * 8 if left else 32
+    if not left:
+        full -= 1
+    packed = np.zeros(full * 32 * n_in + width * n_in, np.float32)
+    tiles = x[: full * 32].reshape(full, 32, n_in).transpose(0, 2, 1)  # (full, n_in, 32)
+    packed[: full * 32 * n_in].reshape(full, n_in, 32)[...] = tiles
+    packed[full * 32 * n_in :].reshape(n_in, width)[:, : n_t - full * 32] = x[full * 32 :].T
+    return packed, width
+
+
+@_jit(error_model="numpy")
+def tile_rows(fmt, starts_at, rows_at, stride, xp_at, n_t, last_width, n_in, o0, o1, out_at, n_out):
+    """``out[t, o] = values(stored row o) . x[t]`` for o0 <= o < o1 (counted over the parts: part p's
+    ``rows[p]`` rows at ``starts[p]``, both read at addresses) and t < n_t, by quant_ir's tile kernels
+    (each output one FMA chain over k in order). ``xp_at``: x packed by :func:`pack`; out: float32
+    (n_t, n_out) at ``out_at``."""
     n_blocks = n_in // 32
-    base, stride = np.int64(blocks.ctypes.data), np.int64(blocks.strides[0])
-    s_at = np.int64(scratch.ctypes.data)
-    for r in range(r0, r1):
-        at, dst = base + r * stride, s_at + (r - r0) * n_in * 4
-        if fmt == 0:
-            values_q4_1(at, dst, n_blocks)
-        else:
-            values_q8_0(at, dst, n_blocks)
-    out_at = np.int64(out.ctypes.data) + col * 4
-    _sgemm(fn, _NO_TRANS, _TRANS, n_t, r1 - r0, n_in, np.float32(1.0), np.int64(x.ctypes.data), n_in,
-           s_at, n_in, np.float32(0.0), out_at, out.shape[1])  # fmt: skip
-
-
-@_jit(error_model="numpy")
-def row_dots(fmt, at, n_blocks, x_at, x_stride, n_t, out_at, out_stride):
-    """The stored row at address ``at`` dotted with ``n_t`` rows of x (``x_stride`` bytes apart),
-    written to ``out_at + t * out_stride``: each block's values made once for up to 8 rows, each sum
-    in the same order as a one-row product (the same bits)."""
-    t = 0
-    while t < n_t:
-        xa, oa = x_at + t * x_stride, out_at + t * out_stride
-        left = n_t - t
-        if fmt == 0:
-            if left >= 8:
-                dots8_q4_1(at, xa, n_blocks, x_stride, oa, out_stride)
-                t += 8
-            elif left >= 4:
-                dots4_q4_1(at, xa, n_blocks, x_stride, oa, out_stride)
-                t += 4
-            elif left >= 2:
-                dots2_q4_1(at, xa, n_blocks, x_stride, oa, out_stride)
-                t += 2
-            else:
-                dots1_q4_1(at, xa, n_blocks, x_stride, oa, out_stride)
-                t += 1
-        else:
-            if left >= 8:
-                dots8_q8_0(at, xa, n_blocks, x_stride, oa, out_stride)
-                t += 8
-            elif left >= 4:
-                dots4_q8_0(at, xa, n_blocks, x_stride, oa, out_stride)
-                t += 4
-            elif left >= 2:
-                dots2_q8_0(at, xa, n_blocks, x_stride, oa, out_stride)
-                t += 2
-            else:
-                dots1_q8_0(at, xa, n_blocks, x_stride, oa, out_stride)
-                t += 1
-
-
-@_jit(error_model="numpy")
-def matmul_parts(fmt, starts, rows, stride, x, out, o0, o1):
-    """``out[t, o] = values(stored row o) . x[t]`` for rows o0 <= o < o1 counted over the parts (as
-    :func:`matvec_parts`), by :func:`row_dots`. x (T, n_in), out (T, N) float32 C order."""
-    n_t, n_in = x.shape
-    x_at, out_at = np.int64(x.ctypes.data), np.int64(out.ctypes.data)
-    xs, os_ = np.int64(n_in * 4), np.int64(out.shape[1] * 4)
+    scratch = np.zeros(TILE_ROWS * n_in, np.float32)
+    c = np.empty(TILE_ROWS * 32, np.float32)
+    s_at, c_at = np.int64(scratch.ctypes.data), np.int64(c.ctypes.data)
+    n_tiles = (n_t + 31) // 32
     p, first = 0, 0
-    for o in range(o0, o1):
-        while o - first >= rows[p]:
-            first += rows[p]
-            p += 1
-        row_dots(fmt, starts[p] + (o - first) * stride, n_in // 32, x_at, xs, n_t, out_at + o * 4, os_)
+    o = o0
+    while o < o1:
+        nr = min(TILE_ROWS, o1 - o)
+        for j in range(nr):  # 1) the rows' values, made once for every token
+            while o + j - first >= load_i64(rows_at + 8 * p):
+                first += load_i64(rows_at + 8 * p)
+                p += 1
+            at = load_i64(starts_at + 8 * p) + (o + j - first) * stride
+            if fmt == 0:
+                values_q4_1(at, s_at + j * n_in * 4, n_blocks)
+            else:
+                values_q8_0(at, s_at + j * n_in * 4, n_blocks)
+        for i in range(n_tiles):  # 2) every tile of tokens against them
+            width = 32 if i < n_tiles - 1 else last_width
+            tile_at = xp_at + i * 32 * n_in * 4
+            if width == 32:
+                tile32(s_at, n_in * 4, n_in, tile_at, c_at)
+            elif width == 24:
+                tile24(s_at, n_in * 4, n_in, tile_at, c_at)
+            elif width == 16:
+                tile16(s_at, n_in * 4, n_in, tile_at, c_at)
+            else:
+                tile8(s_at, n_in * 4, n_in, tile_at, c_at)
+            for t in range(min(width, n_t - 32 * i)):
+                row_at = out_at + ((32 * i + t) * n_out + o) * 4
+                for j in range(nr):
+                    store_f32(row_at + 4 * j, c[j * width + t])
+        o += nr

@@ -37,7 +37,8 @@ from numba import types
 from numba.extending import intrinsic
 
 from attnlab.engine.compiled import _jit
-from attnlab.engine.quant_kernels import row_dots
+from attnlab.engine.quant_ir import dot_q4_1, dot_q8_0, load_f32, load_i64, store_f32
+from attnlab.engine.quant_kernels import tile_rows
 
 PIECE_ROWS = 64
 MAX_PIECES = 1024  # the output layer's 49152 rows are 768 pieces; larger products run alone
@@ -49,12 +50,13 @@ PATIENCE = 200  # polls (~50 us) the caller waits for a helper's pieces before d
 # do not pass one line back and forth; FLAGS + p holds the job number once piece p is in ``out``
 NEXT, DONE, LOCK = 0, 8, 16
 GEN, ACTIVE, STOP, SLEEPING, ABANDONED, YIELD = 24, 25, 26, 27, 28, 29
-FMT, STARTS, ROWS, STRIDE, X, OUT, N_OUT, N_TOK, HBUF = 32, 33, 34, 35, 36, 37, 38, 39, 40
+FMT, STARTS, ROWS, STRIDE, X, OUT, N_OUT, N_TOK, HBUF, WIDTH = 32, 33, 34, 35, 36, 37, 38, 39, 40, 41
+_JOB = 10  # the job's slots, FMT .. WIDTH
 FLAGS = 48
 _SLOTS = FLAGS + MAX_PIECES
 _LOW = (1 << 32) - 1
 
-_I64, _F32 = ir.IntType(64), ir.FloatType()
+_I64 = ir.IntType(64)
 
 
 def _ptr(builder, base, slot, t=_I64):
@@ -102,37 +104,6 @@ def _cas(typingctx, base, slot, expected, new):
 
 
 @intrinsic
-def _peek(typingctx, address):
-    """The int64 at ``address`` (a part's start or row count)."""
-
-    def codegen(context, builder, signature, args):
-        return builder.load(builder.inttoptr(args[0], _I64.as_pointer()))
-
-    return types.int64(types.int64), codegen
-
-
-@intrinsic
-def _put(typingctx, address, value):
-    """Store a float32 at ``address``."""
-
-    def codegen(context, builder, signature, args):
-        builder.store(args[1], builder.inttoptr(args[0], _F32.as_pointer()))
-        return context.get_dummy_value()
-
-    return types.void(types.int64, types.float32), codegen
-
-
-@intrinsic
-def _get(typingctx, address):
-    """The float32 at ``address``."""
-
-    def codegen(context, builder, signature, args):
-        return builder.load(builder.inttoptr(args[0], _F32.as_pointer()))
-
-    return types.float32(types.int64), codegen
-
-
-@intrinsic
 def _yield(typingctx, fn):
     """Call ``sched_yield`` at address ``fn``: a waiting thread lets others on its core run."""
 
@@ -173,38 +144,46 @@ def _take(c, gen, n_pieces):
 
 @_jit(error_model="numpy")
 def _piece(job, piece, dst):
-    """Rows of ``piece``, for every row of x, into float32 (T, n_out) memory at ``dst``."""
-    fmt, starts, rows, stride, x_at, _out, n_out, n_tok, _hbuf = job
+    """Rows of ``piece``, for every row of x, into float32 (T, n_out) memory at ``dst``.
+
+    One row of x: quant_ir's dot products; more: x is packed in tiles (quant_kernels.pack, the last
+    tile ``width`` wide) and the tile kernels run."""
+    fmt, starts, rows, stride, x_at, _out, n_out, n_tok, _hbuf, width = job
     n_blocks = stride // 20 if fmt == 0 else stride // 34
     o0 = piece * PIECE_ROWS
+    if n_tok > 1:
+        o1 = min(n_out, o0 + PIECE_ROWS)
+        tile_rows(fmt, starts, rows, stride, x_at, n_tok, width, n_blocks * 32, o0, o1, dst, n_out)
+        return
     p, first = 0, 0  # the part holding row o, and the index in out of its first row
     for o in range(o0, min(n_out, o0 + PIECE_ROWS)):
-        while o - first >= _peek(rows + 8 * p):
-            first += _peek(rows + 8 * p)
+        while o - first >= load_i64(rows + 8 * p):
+            first += load_i64(rows + 8 * p)
             p += 1
-        at = _peek(starts + 8 * p) + (o - first) * stride
-        row_dots(fmt, at, n_blocks, x_at, n_blocks * 128, n_tok, dst + 4 * o, 4 * n_out)
+        at = load_i64(starts + 8 * p) + (o - first) * stride
+        store_f32(dst + 4 * o, dot_q4_1(at, x_at, n_blocks) if fmt == 0 else dot_q8_0(at, x_at, n_blocks))
 
 
 @_jit(error_model="numpy")
 def _job_of(c):
     return (_load(c, FMT), _load(c, STARTS), _load(c, ROWS), _load(c, STRIDE), _load(c, X), _load(c, OUT),
-            _load(c, N_OUT), _load(c, N_TOK), _load(c, HBUF))  # fmt: skip
+            _load(c, N_OUT), _load(c, N_TOK), _load(c, HBUF), _load(c, WIDTH))  # fmt: skip
 
 
 @_jit(error_model="numpy")
-def run_job(ctl, fmt, starts, rows, stride, x, out, hbuf, patience):
-    """The caller's side: publish ``out = x @ rows^T`` (x (T, n_in), out (T, n_out); see the module
-    docstring), take pieces, collect. ``hbuf``: (T * n_out,) float32 where helpers put theirs."""
+def run_job(ctl, fmt, starts, rows, stride, x, width, out, hbuf, patience):
+    """The caller's side: publish ``out = x @ rows^T`` (x (n_in,) for one token, else x packed by
+    quant_kernels.pack, its last tile ``width`` wide; out (T, n_out); see the module docstring),
+    take pieces, collect. ``hbuf``: (T * n_out,) float32 where helpers put theirs."""
     c = np.int64(ctl.ctypes.data)
     n_out = out.shape[1]
     n_pieces = (n_out + PIECE_ROWS - 1) // PIECE_ROWS
     out_at = np.int64(out.ctypes.data)
     job = (fmt, np.int64(starts.ctypes.data), np.int64(rows.ctypes.data), stride, np.int64(x.ctypes.data),
-           out_at, n_out, x.shape[0], np.int64(hbuf.ctypes.data))  # fmt: skip
+           out_at, n_out, out.shape[0], np.int64(hbuf.ctypes.data), width)  # fmt: skip
     _acquire(c)
     gen = (_load(c, GEN) + 1) & (_LOW >> 1)
-    for i in range(9):
+    for i in range(_JOB):
         _store(c, FMT + i, job[i])
     _store(c, ABANDONED, 0)
     _store(c, DONE, 0)
@@ -273,7 +252,7 @@ def helper_wait(ctl, last, spins, taken):
                     for t in range(n_tok):
                         for o in range(o0, min(n_out, o0 + PIECE_ROWS)):
                             at = 4 * (t * n_out + o)
-                            _put(job[5] + at, _get(hbuf + at))
+                            store_f32(job[5] + at, load_f32(hbuf + at))
                     _store(c, FLAGS + taken[i], gen)
                 _add(c, DONE, n_taken)
             _store(c, LOCK, 0)
@@ -320,9 +299,10 @@ class Sharing:
             self.wake.clear()
             self.ctl[SLEEPING] = 0
 
-    def product(self, w, x: np.ndarray, out: np.ndarray) -> bool:
-        """``out = x @ w`` (x (T, n_in), out (T, n_out) float32) with the helpers; False (nothing
-        done) when another product has them."""
+    def product(self, w, x: np.ndarray, out: np.ndarray, width: int = 0) -> bool:
+        """``out = x @ w`` (out (T, n_out) float32) with the helpers; False (nothing done) when
+        another product has them. x: (1, n_in) for one token, else x packed by
+        quant_kernels.pack, its last tile ``width`` wide."""
         if self.dead or -(-out.shape[1] // PIECE_ROWS) > MAX_PIECES:
             return False
         if not self.busy.acquire(blocking=False):
@@ -337,7 +317,8 @@ class Sharing:
             xs[...] = x
             if self.ctl[SLEEPING]:
                 self.wake.set()
-            run_job(self.ctl, w.code, w._at, w._rows, w.parts[0].shape[1], xs, out, hbuf, PATIENCE)
+            run_job(self.ctl, w.code, w._at, w._rows, w.parts[0].shape[1], xs.reshape(-1), width, out, hbuf,
+                    PATIENCE)  # fmt: skip
         finally:
             self.busy.release()
         return True

@@ -16,8 +16,10 @@ but gets an exp, weight and carry of exactly ``0.0`` and never enters a sum,
 so its key and value cannot affect the output. An allowed source whose weight
 merely underflows to ``0.0`` is *not* blocked; the trace keeps the two apart.
 
-Limits of what the lab accepts: 1 to ``MAX_SOURCES`` (64) sources,
-1 to ``MAX_DIM`` (64) coordinates in q, each key and each value, and labels of
+Limits of what the lab accepts: 1 to ``MAX_SOURCES`` (64) sources (a caller
+that is not a learner's input may pass ``max_sources``: a real model's row of up
+to 256 keys, :mod:`attnlab.models.rows`), 1 to ``MAX_DIM`` (64) coordinates in q,
+each key and each value, and labels of
 1 to ``MAX_LABEL_LENGTH`` (32) printable characters, all different.
 Every bad input raises :class:`~attnlab.engine.errors.FieldError` (a
 ``ValueError``) whose message starts with the field and index, e.g.
@@ -159,17 +161,21 @@ def _vector(x: object, loc: Loc) -> Vector:
         raise FieldError(loc, f"{field} is empty; it needs at least 1 coordinate")
     if len(x) > MAX_DIM:
         raise FieldError(loc, f"{field} has {len(x)} coordinates; the limit is {MAX_DIM}")
-    return tuple(_number(c, (*loc, j)) for j, c in enumerate(x))
+    # a finite Python float passes as it is (the common case, and a real model's 256 x 64
+    # coordinates: checked without building a location per number); anything else is checked in full
+    return tuple(
+        c if type(c) is float and math.isfinite(c) else _number(c, (*loc, j)) for j, c in enumerate(x)
+    )
 
 
-def _matrix(x: object, loc: Loc) -> tuple[Vector, ...]:
+def _matrix(x: object, loc: Loc, limit: int = MAX_SOURCES) -> tuple[Vector, ...]:
     field = field_text(loc)
     if isinstance(x, (str, bytes)) or not isinstance(x, Sequence):
         raise FieldError(loc, f"{field} must be a list of vectors, not {type(x).__name__}")
     if len(x) == 0:
         raise FieldError(loc, f"{field} is empty; attention needs at least 1 source")
-    if len(x) > MAX_SOURCES:
-        raise FieldError(loc, f"{field} has {len(x)} sources; the limit is {MAX_SOURCES}")
+    if len(x) > limit:
+        raise FieldError(loc, f"{field} has {len(x)} sources; the limit is {limit}")
     rows = tuple(_vector(row, (*loc, i)) for i, row in enumerate(x))
     width = len(rows[0])
     for i, row in enumerate(rows):
@@ -241,17 +247,21 @@ def trace_query(
     labels: Sequence[str] | None = None,
     allowed: Sequence[bool] | None = None,
     scale: float | None = None,
+    *,
+    max_sources: int = MAX_SOURCES,
 ) -> QueryTrace:
     """Trace query ``q`` (d_k) over ``keys`` (N x d_k) and ``values`` (N x d_v).
 
     ``labels`` default to A, B, C, ...; ``allowed`` (True = may attend)
     defaults to every source; ``scale`` defaults to dividing by sqrt(d_k).
+    ``max_sources`` is the explorer's cap on N (what a learner may type); a real
+    model's row lifts it (the calculation is the same at any N).
     Raises ``FieldError`` naming the field and index for any bad input,
     including scores that overflow and a mask that blocks every source.
     """
     q_ = _vector(q, ("q",))
-    keys_ = _matrix(keys, ("keys",))
-    values_ = _matrix(values, ("values",))
+    keys_ = _matrix(keys, ("keys",), max_sources)
+    values_ = _matrix(values, ("values",), max_sources)
     n = len(keys_)
     if len(q_) != len(keys_[0]):
         raise FieldError(("keys", 0), f"keys[0] has {len(keys_[0])} coordinates; q has {len(q_)}")

@@ -2,7 +2,8 @@
 
 The notebook's cells are the generated program (``lab.block_python``) in three
 parts (helpers, inputs, the walk), so running it prints exactly the page's
-numbers. The Markdown lists every step's tensors as tables of the page's
+numbers; ``lab.export.new_notebook`` writes it, as it writes the notebook
+part's. The Markdown lists every step's tensors as tables of the page's
 rounded numbers, the heads' sentences and the output.
 """
 
@@ -12,6 +13,7 @@ from attnlab.lab import block_view
 from attnlab.lab.block_page import heads
 from attnlab.lab.block_python import program_parts
 from attnlab.lab.block_walk import Walk, walk
+from attnlab.lab.export import new_notebook, notebook_json
 
 
 def _settings(w: Walk) -> str:
@@ -21,39 +23,30 @@ def _settings(w: Walk) -> str:
 
 def to_notebook(**state):
     """Return a notebook (nbformat v4) whose cells recompute the block walk for ``state``."""
-    from nbformat import v4  # imported on demand: nbformat pulls in jsonschema
-
     w = walk(**state)
     helpers, inputs, body = program_parts(w)
-    nb = v4.new_notebook()
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    nb.metadata["language_info"] = {"name": "python"}
-    nb.cells = [
-        v4.new_markdown_cell(
-            "# From one head to a transformer block\n\n"
-            f"Tokens A, B, C; d_model = 4; 2 heads with d_k = d_v = 2; d_ff = 8; {_settings(w)}. "
-            "Every number is recomputed below in plain Python (ordered sums from 0.0, `math.exp`, "
-            "`math.sqrt`, `math.erf`): the printed values equal the lab's bit for bit."
-        ),
-        v4.new_markdown_cell("## The arithmetic"),
-        v4.new_code_cell(helpers),
-        v4.new_markdown_cell("## The inputs and weights (pre-transposed: y = x @ W)"),
-        v4.new_code_cell(inputs),
-        v4.new_markdown_cell(
-            "## The walk: Embed → Project → Attend → Combine → Add & Norm → MLP → Add & Norm"
-        ),
-        v4.new_code_cell(body),
-    ]
-    return nb
+    return new_notebook(
+        [
+            (
+                "markdown",
+                "# From one head to a transformer block\n\n"
+                f"Tokens A, B, C; d_model = 4; 2 heads with d_k = d_v = 2; d_ff = 8; {_settings(w)}. "
+                "Every number is recomputed below in plain Python (ordered sums from 0.0, `math.exp`, "
+                "`math.sqrt`, `math.erf`): the printed values equal the lab's bit for bit.",
+            ),
+            ("markdown", "## The arithmetic"),
+            ("code", helpers),
+            ("markdown", "## The inputs and weights (pre-transposed: y = x @ W)"),
+            ("code", inputs),
+            ("markdown", "## The walk: Embed → Project → Attend → Combine → Add & Norm → MLP → Add & Norm"),
+            ("code", body),
+        ]
+    )
 
 
 def notebook_text(**state) -> str:
     """Return the notebook as ``.ipynb`` JSON text (validated by nbformat)."""
-    import nbformat
-
-    nb = to_notebook(**state)
-    nbformat.validate(nb)
-    return nbformat.writes(nb)
+    return notebook_json(to_notebook(**state))
 
 
 def _table(t: dict) -> str:

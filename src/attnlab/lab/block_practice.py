@@ -13,11 +13,8 @@ the study records as help (``lab.block_history``).
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Callable
-from functools import cache
-from importlib import resources
 
 from attnlab.engine.errors import FieldError
 from attnlab.lab import block_compare
@@ -25,6 +22,7 @@ from attnlab.lab import numbers as fmt
 from attnlab.lab.block_data import LABELS, MAX_MAGNITUDE
 from attnlab.lab.block_walk import Walk, check_x, walk
 from attnlab.lab.block_words import head_pattern
+from attnlab.lab.challenge_set import ChallengeSet, validate_response
 
 PREDICTION_TOLERANCE = 0.01  # "to two decimals"
 SILENT = 1e-12  # a removal that changes no output number by more than this changes nothing
@@ -32,28 +30,9 @@ GROWS = 3.0  # "grows several times larger": the output's size (root of its sum 
 RESIDUAL_SHARE = 0.1
 
 
-@cache
-def _data() -> dict:
-    text = resources.files("attnlab.lab").joinpath("data/block_practice.json").read_text("utf-8")
-    return json.loads(text)
-
-
-def _public(c: dict) -> dict:
-    return {k: v for k, v in c.items() if k != "answer"}
-
-
-def challenges() -> list[dict]:
-    """Return every challenge as the page shows it (the answers left out)."""
-    return [_public(c) for c in _data()["challenges"]]
-
-
-def challenge(challenge_id: object) -> dict:
-    """Return challenge ``challenge_id`` (with its answer) or raise ``FieldError`` at ``challenge``."""
-    for c in _data()["challenges"]:
-        if c["id"] == challenge_id:
-            return c
-    ids = ", ".join(c["id"] for c in _data()["challenges"])
-    raise FieldError("challenge", f"challenge {challenge_id!r:.40} is not one of {ids}")
+CHALLENGES = ChallengeSet("block_practice.json")
+challenges = CHALLENGES.listed  # every challenge as the page shows it (the answers left out)
+challenge = CHALLENGES.find
 
 
 def answer(challenge_id: object) -> str:
@@ -62,32 +41,8 @@ def answer(challenge_id: object) -> str:
 
 
 def page_data() -> dict:
-    return {"title": _data()["title"], "note": _data()["note"], "challenges": challenges()}
-
-
-def validate_response(c: dict, response: object) -> object:
-    """Return ``response`` checked against challenge ``c``'s form, or raise ``FieldError`` at ``response``."""
-    form = c["response"]
-    if form is None:
-        if response is not None:
-            raise FieldError("response", f"response: challenge {c['id']} takes no typed response")
-        return None
-    if response is None:
-        raise FieldError("response", f"response: challenge {c['id']} needs {form['label'].lower()}")
-    if form["type"] == "choice":
-        ids = [o["id"] for o in form["options"]]
-        if response not in ids:
-            raise FieldError("response", f"response must be one of {', '.join(ids)}")
-        return response
-    size = form["size"]
-    if not isinstance(response, list) or len(response) != size:
-        raise FieldError("response", f"response must be a list of {size} numbers")
-    out = []
-    for j, v in enumerate(response):
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-            raise FieldError(("response", j), f"response[{j}] must be a finite number")
-        out.append(float(v))
-    return out
+    data = CHALLENGES.data()
+    return {"title": data["title"], "note": data["note"], "challenges": challenges()}
 
 
 # --- the goals ----------------------------------------------------------------------

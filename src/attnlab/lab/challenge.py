@@ -13,7 +13,7 @@ percentages (``attnlab.lab.numbers.percent``), so a share of 0.9004 reads
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 from attnlab.engine.single import QueryTrace
 from attnlab.lab import numbers as fmt
@@ -34,14 +34,8 @@ class ChallengeState:
     status: str
 
     def to_dict(self) -> dict:
-        return {
-            "goal": self.goal,
-            "target": self.target,
-            "available": self.available,
-            "share": self.share,
-            "met": self.met,
-            "status": self.status,
-        }
+        """The fields by name, in order: what the API's ``challenge`` field carries."""
+        return asdict(self)
 
 
 def check(trace: QueryTrace, *, target: int = TARGET_INDEX, threshold: float = THRESHOLD) -> ChallengeState:

@@ -273,43 +273,58 @@ def to_notebook(held: Held) -> nbformat.NotebookNode:
         "explorer = attend(queries[explorer_row], seq_keys, seq_values, allowed_explorer)\n"
         "print(json.dumps({'explorer': explorer, 'rows': rows}))"
     )
+    return new_notebook(
+        [
+            (
+                "markdown",
+                "# Guided attention notebook · worked study\n\n"
+                f"Held example `{held.id}`: {N_TOKENS} tokens, each with a query, a key and a value. "
+                "Given vectors, not learned meanings. Every number below is recomputed with "
+                "plain Python floats and left-to-right sums from 0.0, the arithmetic of attnlab's "
+                "engine, so it matches the page exactly.",
+            ),
+            (
+                "markdown",
+                f"## The explorer: {held.explorer_label()}\n\n"
+                "The same program as the page's *Read the same calculation in Python* panel.",
+            ),
+            ("code", to_python(trace)),
+            (
+                "markdown",
+                "## The held sequence\n\nEach row r is token r's query over every source's key and "
+                "value; the mask (True = may attend) blocks sources for that row.",
+            ),
+            ("code", _ATTEND),
+            ("code", inputs),
+            ("code", rows),
+            ("markdown", "## Every number at full precision (JSON)"),
+            ("code", final),
+        ]
+    )
+
+
+def new_notebook(cells: list[tuple[str, str]]) -> nbformat.NotebookNode:
+    """Return a Python 3 notebook (nbformat v4) of ``("markdown" | "code", source)`` cells."""
     # Imported here, not at module level: nbformat pulls in jsonschema (tens of ms),
     # which the server must not pay at start-up for a button few learners press.
     from nbformat import v4
 
+    new_cell = {"markdown": v4.new_markdown_cell, "code": v4.new_code_cell}
     nb = v4.new_notebook()
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nb.metadata["language_info"] = {"name": "python"}
-    nb.cells = [
-        v4.new_markdown_cell(
-            "# Guided attention notebook · worked study\n\n"
-            f"Held example `{held.id}`: {N_TOKENS} tokens, each with a query, a key and a value. "
-            "Given vectors, not learned meanings. Every number below is recomputed with "
-            "plain Python floats and left-to-right sums from 0.0, the arithmetic of attnlab's "
-            "engine, so it matches the page exactly."
-        ),
-        v4.new_markdown_cell(
-            f"## The explorer: {held.explorer_label()}\n\n"
-            "The same program as the page's *Read the same calculation in Python* panel."
-        ),
-        v4.new_code_cell(to_python(trace)),
-        v4.new_markdown_cell(
-            "## The held sequence\n\nEach row r is token r's query over every source's key and "
-            "value; the mask (True = may attend) blocks sources for that row."
-        ),
-        v4.new_code_cell(_ATTEND),
-        v4.new_code_cell(inputs),
-        v4.new_code_cell(rows),
-        v4.new_markdown_cell("## Every number at full precision (JSON)"),
-        v4.new_code_cell(final),
-    ]
+    nb.cells = [new_cell[kind](source) for kind, source in cells]
     return nb
+
+
+def notebook_json(nb: nbformat.NotebookNode) -> str:
+    """Return ``nb`` as ``.ipynb`` JSON text, validated by nbformat."""
+    import nbformat
+
+    nbformat.validate(nb)
+    return nbformat.writes(nb)
 
 
 def notebook_text(held: Held) -> str:
     """Return the notebook as ``.ipynb`` JSON text (validated by nbformat)."""
-    import nbformat
-
-    nb = to_notebook(held)
-    nbformat.validate(nb)
-    return nbformat.writes(nb)
+    return notebook_json(to_notebook(held))

@@ -21,15 +21,14 @@ sources are called X, Y, Z): the words then offer to load the worked example.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Callable, Sequence
-from functools import cache
-from importlib import resources
 
-from attnlab.engine.errors import FieldError
-from attnlab.engine.single import QueryTrace, trace_query
+from attnlab.engine.single import QueryTrace
+from attnlab.lab import answers
 from attnlab.lab import numbers as fmt
+from attnlab.lab.challenge_set import ChallengeSet, validate_response
+from attnlab.lab.practice_trace import REFERENCE_Q, row0, shares
 from attnlab.lab.sequence import STARTING, Held
 
 SHARE_TOLERANCE = 0.005  # half a percentage point
@@ -40,69 +39,24 @@ SAME = 1e-9  # outputs this close count as equal
 FAR_OFF = 0.5  # a predicted coordinate this far off is "much" too high or low
 FAR_OFF_PERCENT = 10.0  # a predicted share this many points off is "much" too high or low
 MIN_STEP = 0.5  # "same-shares": how far q must move from the reference
-REFERENCE_Q = STARTING.queries[0]  # the worked example's starting q, [2, 1]
 
 
-@cache
-def _data() -> dict:
-    text = resources.files("attnlab.lab").joinpath("data/practice.json").read_text("utf-8")
-    return json.loads(text)
-
-
-def challenges() -> list[dict]:
-    """Return every challenge as data (id, title, prompt, response form, hints)."""
-    return [dict(c) for c in _data()["challenges"]]
-
-
-def challenge(challenge_id: object) -> dict:
-    for c in _data()["challenges"]:
-        if c["id"] == challenge_id:
-            return c
-    ids = ", ".join(c["id"] for c in _data()["challenges"])
-    raise FieldError("challenge", f"challenge {challenge_id!r:.40} is not one of {ids}")
+CHALLENGES = ChallengeSet("practice.json")
+challenges = CHALLENGES.listed  # every challenge as data (id, title, prompt, response form, hints)
+challenge = CHALLENGES.find
 
 
 def page_data() -> dict:
     """The practice section's data; ``worked_labels`` are the sources every challenge names,
     ``worked_keys`` the keys a challenge with ``needs_keys`` needs."""
+    data = CHALLENGES.data()
     return {
-        "title": _data()["title"],
-        "note": _data()["note"],
+        "title": data["title"],
+        "note": data["note"],
         "worked_labels": list(STARTING.labels),
         "worked_keys": [list(k) for k in STARTING.keys],
         "challenges": challenges(),
     }
-
-
-# --- responses ----------------------------------------------------------------
-
-
-def validate_response(c: dict, response: object) -> object:
-    """Return ``response`` checked against challenge ``c``'s form, or raise ``FieldError``.
-
-    Errors are located at ``("response",)`` or ``("response", j)``.
-    """
-    form = c["response"]
-    if form is None:
-        if response is not None:
-            raise FieldError("response", f"response: challenge {c['id']} takes no typed response")
-        return None
-    if response is None:
-        raise FieldError("response", f"response: challenge {c['id']} needs {form['label'].lower()}")
-    if form["type"] == "choice":
-        ids = [o["id"] for o in form["options"]]
-        if response not in ids:
-            raise FieldError("response", f"response must be one of {', '.join(ids)}")
-        return response
-    size = form["size"]
-    if not isinstance(response, list) or len(response) != size:
-        raise FieldError("response", f"response must be a list of {size} numbers")
-    out = []
-    for j, x in enumerate(response):
-        if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x):
-            raise FieldError(("response", j), f"response[{j}] must be a finite number")
-        out.append(float(x))
-    return out
 
 
 # --- does the held example fit the challenge? ------------------------------------
@@ -155,23 +109,6 @@ def _listing(parts: Sequence[str]) -> str:
     return parts[0] if len(parts) == 1 else f"{', '.join(parts[:-1])} and {parts[-1]}"
 
 
-def _row0(held: Held, q=None, values=None) -> QueryTrace:
-    """Row 0's unmasked projection, optionally with another q or other values."""
-    return trace_query(
-        held.queries[0] if q is None else q,
-        held.keys,
-        held.values if values is None else values,
-        labels=held.labels,
-    )
-
-
-def _shares(t: QueryTrace) -> str:
-    return ", ".join(
-        f"{label} {fmt.percent(w) if ok else 'blocked'}"
-        for label, w, ok in zip(t.labels, t.weights, t.allowed)
-    )
-
-
 def _points(w: float) -> str:
     return fmt.rounded(w * 100, 2)
 
@@ -184,7 +121,7 @@ def _fb(met: bool, words: str, *, load: bool = False) -> dict:
 
 
 def _equal_ac(held: Held, response) -> dict:
-    t = _row0(held)
+    t = row0(held)
     a, c = t.weights[0], t.weights[2]
     gap = abs(a - c)
     la, lc = t.labels[0], t.labels[2]
@@ -204,7 +141,7 @@ def _equal_ac(held: Held, response) -> dict:
 
 
 def _near_vb(held: Held, response) -> dict:
-    t = _row0(held)
+    t = row0(held)
     vb = t.values[1]
     dist = math.dist(t.output, vb)
     if dist > NEAR_VB:
@@ -233,7 +170,7 @@ def _near_vb(held: Held, response) -> dict:
 
 
 def _zero_q(held: Held, response) -> dict:
-    t = _row0(held, q=[0.0] * len(held.queries[0]))
+    t = row0(held, q=[0.0] * len(held.queries[0]))
     actual = [w * 100 for w in t.weights]
     if max(abs(p - a) for p, a in zip(response, actual)) <= PERCENT_TOLERANCE:
         shares = ", ".join(f"{label} {fmt.rounded(a, 1)}%" for label, a in zip(t.labels, actual))
@@ -247,8 +184,8 @@ def _zero_q(held: Held, response) -> dict:
 
 
 def _double_q(held: Held, response) -> dict:
-    t1 = _row0(held)
-    t2 = _row0(held, q=[2.0 * x for x in held.queries[0]])
+    t1 = row0(held)
+    t2 = row0(held, q=[2.0 * x for x in held.queries[0]])
     if not max(t2.weights) > max(t1.weights):
         return _fb(
             False,
@@ -287,7 +224,7 @@ def _row0_masked(held: Held, response) -> dict:
 def _prediction(t: QueryTrace, response, name: str) -> dict:
     err = max(abs(p - o) for p, o in zip(response, t.output))
     if err <= PREDICTION_TOLERANCE:
-        return _fb(True, f"{name}'s masked output is {fmt.vector(t.output)} (shares {_shares(t)}).")
+        return _fb(True, f"{name}'s masked output is {fmt.vector(t.output)} (shares {shares(t)}).")
     words = _direction(["x", "y"], response, t.output, PREDICTION_TOLERANCE, FAR_OFF)
     return _fb(
         False,
@@ -297,8 +234,8 @@ def _prediction(t: QueryTrace, response, name: str) -> dict:
 
 
 def _same_shares(held: Held, response) -> dict:
-    t = _row0(held)
-    ref = _row0(held, q=REFERENCE_Q)
+    t = row0(held)
+    ref = row0(held, q=REFERENCE_Q)
     start = fmt.vector(REFERENCE_Q)
     step = math.dist(t.q, REFERENCE_Q)
     if step < MIN_STEP:
@@ -322,20 +259,20 @@ def _same_shares(held: Held, response) -> dict:
     if response != "shift":
         return _fb(
             False,
-            f"Your q {fmt.vector(t.q)} keeps the shares ({_shares(t)}). But reconsider why: "
+            f"Your q {fmt.vector(t.q)} keeps the shares ({shares(t)}). But reconsider why: "
             "compare the scores at your q with those at q = [2, 1].",
         )
     rise = t.scores[0] - ref.scores[0]
     return _fb(
         True,
-        f"At q = {fmt.vector(t.q)} the shares are {_shares(t)}, as at {start}: every score rose "
+        f"At q = {fmt.vector(t.q)} the shares are {shares(t)}, as at {start}: every score rose "
         f"by {fmt.rounded(rise)}, and softmax only sees the differences.",
     )
 
 
 def _value_moves(held: Held, response) -> dict:
-    now = _row0(held)
-    before = _row0(held, values=STARTING.values)
+    now = row0(held)
+    before = row0(held, values=STARTING.values)
     if held.values == STARTING.values:
         return _fb(False, "The values are still the starting ones; edit a coordinate of a value.")
     moved = any(abs(a - b) > 1e-12 for a, b in zip(now.output, before.output))
@@ -344,11 +281,11 @@ def _value_moves(held: Held, response) -> dict:
         return _fb(
             True,
             f"The output moved from {fmt.vector(before.output)} to {fmt.vector(now.output)} "
-            f"while the shares stayed {_shares(now)}: shares come from q and the keys only.",
+            f"while the shares stayed {shares(now)}: shares come from q and the keys only.",
         )
     return _fb(
         False,
-        f"The shares stayed {_shares(now)}, but the output did not move: the changed value "
+        f"The shares stayed {shares(now)}, but the output did not move: the changed value "
         "belongs to a source with no share.",
     )
 
@@ -366,16 +303,17 @@ def _allowed(held: Held, r: int) -> str:
     return ", ".join(label for label, ok in zip(held.labels, held.mask[r]) if ok)
 
 
-CHECKS: dict[str, Callable[[Held, object], dict]] = {
-    "equal-ac": _equal_ac,
-    "near-vb": _near_vb,
-    "zero-q": _zero_q,
-    "double-q": _double_q,
-    "block-a-row2": _block_a_row2,
-    "same-shares": _same_shares,
-    "value-moves": _value_moves,
-    "row2-eq-row1": _row2_eq_row1,
-    "row0-masked": _row0_masked,
+# Each challenge's check (held, response -> feedback) and its answer (held, challenge -> words).
+GOALS: dict[str, tuple[Callable[[Held, object], dict], Callable[[Held, dict], str]]] = {
+    "equal-ac": (_equal_ac, answers.equal_ac),
+    "near-vb": (_near_vb, answers.near_vb),
+    "zero-q": (_zero_q, answers.zero_q),
+    "double-q": (_double_q, answers.double_q),
+    "block-a-row2": (_block_a_row2, answers.block_a_row2),
+    "same-shares": (_same_shares, answers.same_shares),
+    "value-moves": (_value_moves, answers.value_moves),
+    "row2-eq-row1": (_row2_eq_row1, answers.row2_eq_row1),
+    "row0-masked": (_row0_masked, answers.row0_masked),
 }
 
 
@@ -386,15 +324,13 @@ def check(challenge_id: object, held: Held, response: object = None) -> dict:
     why = misfit(c, held)
     if why is not None:
         return _fb(False, why, load=True)
-    return CHECKS[c["id"]](held, response)
+    return GOALS[c["id"]][0](held, response)
 
 
 def answer(challenge_id: object, held: Held) -> str:
     """The challenge's answer for ``held``, with the engine's numbers (the page's "Show answer")."""
-    from attnlab.lab.answers import ANSWERS  # answers.py reads this module's helpers
-
     c = challenge(challenge_id)
     why = misfit(c, held)
     if why is not None:
         return why
-    return ANSWERS[c["id"]](held)
+    return GOALS[c["id"]][1](held, c)

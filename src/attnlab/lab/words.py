@@ -40,7 +40,7 @@ def _possessive_keys(labels: list[str]) -> str:
     return _join([f"{label}'s" for label in labels]) + " keys"
 
 
-def _summary(t: QueryTrace) -> str:
+def summary_words(t: QueryTrace) -> str:
     allowed = list(t.allowed_indices)
     output = f"Output o = {fmt.vector(t.output)}."
     blocked = [t.labels[i] for i in t.blocked]
@@ -87,7 +87,7 @@ def _summary(t: QueryTrace) -> str:
     return f"{head}; {tail}{under_note}.{blocked_note} {output}"
 
 
-def _match(t: QueryTrace) -> str:
+def match_words(t: QueryTrace) -> str:
     keys = ", ".join(f"{label} = {fmt.point(k)}" for label, k in zip(t.labels, t.keys))
     if t.scale is None:
         root = "√" + fmt.rounded(t.d_k)
@@ -105,7 +105,7 @@ def _match(t: QueryTrace) -> str:
     return text
 
 
-def _share(t: QueryTrace) -> str:
+def share_words(t: QueryTrace) -> str:
     order = "/".join(t.labels)
     text = (
         "Share: softmax subtracts the largest score, exponentiates and divides by the sum. "
@@ -124,7 +124,7 @@ def _share(t: QueryTrace) -> str:
     return text
 
 
-def _mix(t: QueryTrace) -> str:
+def mix_words(t: QueryTrace) -> str:
     values = ", ".join(f"{label} = {fmt.point(v)}" for label, v in zip(t.labels, t.values))
     return (
         f"Mix: multiply values {values} by those weights, then add their contributions. "
@@ -136,6 +136,6 @@ def _mix(t: QueryTrace) -> str:
 def explain(trace: QueryTrace) -> Explanation:
     """Return the page's words for ``trace``: summary, Match, Share and Mix."""
     return Explanation(
-        summary=_summary(trace), match=_match(trace), share=_share(trace), mix=_mix(trace)
+        summary=summary_words(trace), match=match_words(trace), share=share_words(trace), mix=mix_words(trace)
     )
 

@@ -298,6 +298,9 @@ class Jobs:
             if message[1] == "weights":
                 self._paths[job.model] = message[2]
                 return
+            if message[1] == "views" and isinstance(job, TraceJob):
+                job.views.update(message[2])  # kept JSON bodies: their first request costs nothing
+                return
             job.apply(*message[1:])
             if job.status == "running":
                 self._loaded.add(job.model)

@@ -130,22 +130,34 @@ def plane(row: QueryTrace) -> dict:
     }
 
 
-def neuron_view(trace, layer: int, head: int, query: int, key: int) -> dict:
-    """JSON-ready neuron view of ``trace`` (details needed); ValueError names a bad field."""
+def check_token(trace, field: str, value: int) -> None:
+    """ValueError naming ``field`` unless ``value`` is a token index of ``trace`` (a bool is not)."""
     n = len(trace.tokens)
-    for field, value in (("query", query), ("key", key)):
-        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < n:
-            raise ValueError(f"{field} {value!r} does not exist; the text has tokens 0..{n - 1}")
-    row = trace.query_row(layer, head, query)
-    products, running = products_and_sums(row.q, row.keys[key])
-    rank = _ranked(row)
-    weights_display = [fmt.percent(w) if ok else "—" for w, ok in zip(row.weights, row.allowed)]
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < n:
+        raise ValueError(f"{field} {value!r} does not exist; the text has tokens 0..{n - 1}")
+
+
+def row_place(trace, layer: int, head: int, query: int, row: QueryTrace) -> dict:
+    """Where a row of ``trace`` stands, the first keys of the neuron view and the bridge alike."""
     return {
         "layer": layer,
         "head": head,
         "kv_head": trace.kv_head(head),
         "query": query,
         "query_label": row.labels[query],
+    }
+
+
+def neuron_view(trace, layer: int, head: int, query: int, key: int) -> dict:
+    """JSON-ready neuron view of ``trace`` (details needed); ValueError names a bad field."""
+    check_token(trace, "query", query)
+    check_token(trace, "key", key)
+    row = trace.query_row(layer, head, query)
+    products, running = products_and_sums(row.q, row.keys[key])
+    rank = _ranked(row)
+    weights_display = [fmt.percent(w) if ok else "—" for w, ok in zip(row.weights, row.allowed)]
+    return {
+        **row_place(trace, layer, head, query, row),
         "key": key,
         "key_label": row.labels[key],
         "allowed": row.allowed[key],

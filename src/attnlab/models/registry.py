@@ -141,33 +141,18 @@ def token_strings(name: str, text: str) -> list[str]:
 
 # -- the shipped models ----------------------------------------------------------
 
-MINILM = register(
-    ModelSpec(
-        name="minilm",
-        title="all-MiniLM-L6-v2",
-        architecture="encoder",
-        kind="encoder (bidirectional)",
-        loader="attnlab.models.loaders:minilm",
-        tokenizer="attnlab.models.loaders:minilm_counter",
-        n_layer=6,
-        n_head=12,
-        n_kv_head=12,
-        d_head=32,
-    )
-)
-SMOLLM2 = register(
-    ModelSpec(
-        name="smollm2",
-        title="SmolLM2-135M-Instruct",
-        architecture="decoder",
-        kind="decoder (causal, GQA)",
-        loader="attnlab.models.loaders:smollm2",
-        tokenizer="attnlab.models.loaders:smollm2_counter",
-        n_layer=30,
-        n_head=9,
-        n_kv_head=3,
-        d_head=64,
-        generates=True,
-        instruct=True,
-    )
-)
+
+def _shipped(name: str, **fields: Any) -> ModelSpec:
+    """Register shipped model ``name``: ``loaders.<name>`` loads it, ``loaders.<name>_counter`` counts."""
+    at = "attnlab.models.loaders"
+    return register(ModelSpec(name=name, loader=f"{at}:{name}", tokenizer=f"{at}:{name}_counter", **fields))
+
+
+MINILM = _shipped(
+    "minilm", title="all-MiniLM-L6-v2", architecture="encoder", kind="encoder (bidirectional)",
+    n_layer=6, n_head=12, n_kv_head=12, d_head=32,
+)  # fmt: skip
+SMOLLM2 = _shipped(
+    "smollm2", title="SmolLM2-135M-Instruct", architecture="decoder", kind="decoder (causal, GQA)",
+    n_layer=30, n_head=9, n_kv_head=3, d_head=64, generates=True, instruct=True,
+)  # fmt: skip

@@ -6,15 +6,30 @@ possible (``bins[r] = [start, end)``), and cell ``(r, c)`` is the *largest*
 share any query of run r gives any key of run c (a maximum, not a mean, so a
 sharp pattern such as the previous-token diagonal stays visible). ``None``
 where every pair in the block is blocked (a causal model's upper corner).
+
+One head's view (:func:`head_view`) carries its full weights (``None`` where
+blocked) and their two-decimal display strings (``""`` where blocked), so the
+page draws and labels every cell without formatting a number itself.
+
+The model view is computed once per trace, in the worker that made the trace
+(:func:`kept_views`), and kept as its JSON body: the first request is answered
+from it like every later one.
 """
 
 from __future__ import annotations
 
+import base64
+import json
+
 import numpy as np
 
-from attnlab.models.heads import KIND_WORDS, SHORT, head_profile
+from attnlab.lab import numbers as fmt
+from attnlab.models.heads import KIND_WORDS, SHORT, breadth_words, head_profile
 
 THUMB = 32
+
+# fmt.rounded(x, 2) for a share x in [0, 1] is one of 101 strings; index 101: blocked
+_SHARE_TEXT = np.array([fmt.rounded(k / 100, 2) for k in range(101)] + [""])
 
 
 def bins(n_tokens: int, size: int) -> list[list[int]]:
@@ -33,6 +48,81 @@ def thumbnails(weights: np.ndarray, allowed: np.ndarray, size: int) -> np.ndarra
     return np.where(np.isneginf(cells), np.nan, cells)
 
 
+def share_texts(weights: np.ndarray, allowed: np.ndarray) -> list[list[str]]:
+    """``fmt.rounded(w, 2)`` of every share in ``weights`` (T, T), ``""`` where not ``allowed``.
+
+    Equal to the scalar formatter cell by cell, at NumPy speed: ``rint(100 w)``
+    picks the string, except within 1e-6 of a half, where Python's correctly
+    rounded ``round`` decides (``rint`` of the product may round the other way).
+    """
+    w = np.asarray(weights, dtype=np.float64)
+    x = w * 100
+    k = np.rint(x)
+    for i, j in zip(*np.nonzero(np.abs(x - np.floor(x) - 0.5) < 1e-6)):
+        k[i, j] = round(round(float(w[i, j]), 2) * 100)
+    k = np.where(allowed, np.clip(k, 0, 100), 101).astype(np.intp)
+    return _SHARE_TEXT[k].tolist()
+
+
+def _weights_json(w: np.ndarray, allowed: np.ndarray) -> list[list[float | None]]:
+    """Rows of ``w`` as floats, ``None`` where not allowed (a row allowed on a prefix: sliced, fast)."""
+    n = w.shape[1]
+    rows = []
+    for row, oks in zip(w, allowed):
+        seen = int(oks.sum())
+        if oks[:seen].all():  # causal or full: keys 0..seen-1
+            rows.append(row[:seen].tolist() + [None] * (n - seen))
+        else:
+            rows.append([x if ok else None for x, ok in zip(row.tolist(), oks.tolist())])
+    return rows
+
+
+def packed_weights(w: np.ndarray, allowed: np.ndarray) -> str:
+    """``w`` (T, T) as base64 of little-endian float32, row-major; NaN where not allowed.
+
+    The trace's weights are float32, so this is every value exactly, in a quarter
+    of the bytes and a small fraction of the time of decimal JSON (the page
+    decodes it with a ``Float32Array``: no arithmetic).
+    """
+    cells = np.where(allowed, w, np.nan).astype("<f4")
+    return base64.b64encode(cells.tobytes()).decode("ascii")
+
+
+def head_view(trace, layer: int, head: int, *, packed: bool = False) -> dict:
+    """JSON-ready: one head's full weights (``None`` = blocked), their display strings, kind and legend.
+
+    ``packed``: ``weights_f32`` (see :func:`packed_weights`) instead of ``weights``: the same numbers.
+    """
+    w = trace.weights[layer, head]  # (T, T)
+    n = w.shape[0]
+    allowed = trace.allowed
+    p = head_profile(w, allowed)
+    return {
+        "layer": layer,
+        "head": head,
+        "kv_head": trace.kv_head(head),
+        "n_tokens": n,
+        "kind": p["kind"],
+        "kind_short": SHORT[p["kind"]],
+        "kind_words": KIND_WORDS[p["kind"]],
+        **{k: p[k] for k in ("previous", "first", "self", "breadth")},
+        "previous_display": fmt.percent(p["previous"]),
+        "first_display": fmt.percent(p["first"]),
+        "self_display": fmt.percent(p["self"]),
+        "breadth_display": fmt.rounded(p["breadth"], 2),
+        "breadth_words": breadth_words(p["breadth"], n),
+        **({"weights_f32": packed_weights(w, allowed)} if packed else {"weights": _weights_json(w, allowed)}),
+        "shares": share_texts(w, allowed),
+        "legend": {
+            "low": 0.0,
+            "high": 1.0,
+            "low_display": "0%",
+            "high_display": "100%",
+            "blocked": "a later token it may not see (causal)" if trace.causal else "",
+        },
+    }
+
+
 def model_view(trace) -> dict:
     """JSON-ready: every head's thumbnail, kind and scores (layer-major), and the runs of tokens."""
     n = len(trace.tokens)
@@ -49,6 +139,9 @@ def model_view(trace) -> dict:
                     "head": h,
                     "kv_head": trace.kv_head(h),
                     **p,
+                    "previous_display": fmt.percent(p["previous"]),
+                    "first_display": fmt.percent(p["first"]),
+                    "breadth_display": fmt.rounded(p["breadth"], 2),
                     "label": f"L{layer} H{h} · {SHORT[p['kind']]}",
                     "thumb": thumb,
                 }
@@ -62,3 +155,13 @@ def model_view(trace) -> dict:
         "kinds": dict(KIND_WORDS),
         "heads": heads,
     }
+
+
+def model_view_body(job_id: str, trace) -> str:
+    """The model view's JSON answer for job ``job_id`` (no NaN: ``allow_nan=False``)."""
+    return json.dumps({"job": job_id, **model_view(trace)}, allow_nan=False, separators=(",", ":"))
+
+
+def kept_views(job_id: str, trace) -> dict[str, str]:
+    """The views computed once, where the trace is made, and kept with the job: name -> JSON body."""
+    return {"model-view": model_view_body(job_id, trace)}

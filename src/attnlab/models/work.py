@@ -14,6 +14,8 @@ once, first. Then each task's messages are tuples that start with its job id:
 - ``(id, "step", step)``: a generation's next token with the distribution it was drawn from
   (sent just before its piece; a dict, see :func:`step_of`);
 - ``(id, "piece", text, finish)``: a generation's next piece;
+- ``(id, "views", {name: json_body})``: a trace's views computed once with it
+  (the model view), sent just before its "done";
 - ``(id, "done", trace)`` (``None`` for a generation) or ``(id, "error", loc, message)``:
   exactly one of these ends each task. ``loc`` is a ``FieldError``'s, or ``None``.
 
@@ -35,6 +37,7 @@ from attnlab.lab import numbers as fmt
 from attnlab.models.files import ModelNotInstalled
 from attnlab.models.jobkinds import MAX_TOKENS, token_cap_message
 from attnlab.models.sampling import Sampling, cut
+from attnlab.models.views import kept_views
 
 STEP_TOP = 5  # tokens shown for each generation step
 
@@ -79,7 +82,8 @@ def _model(name: str, models: dict, loader, say) -> object:
     return models[name]
 
 
-def _trace(task: TraceTask, model, say):
+def trace_text(task: TraceTask, model, say):
+    """Trace ``task.text`` with ``model`` (all layers, details kept), after the model's own token count."""
     from attnlab.models import registry
 
     cap = registry.SPECS[task.model].max_tokens if task.model in registry.SPECS else MAX_TOKENS
@@ -129,7 +133,10 @@ def run(task: TraceTask | GenerationTask, models: dict, loader, send: Send) -> N
 
     try:
         model = _model(task.model, models, loader, say)
-        result = _trace(task, model, say) if isinstance(task, TraceTask) else _generate(task, model, say)
+        result = trace_text(task, model, say) if isinstance(task, TraceTask) else _generate(task, model, say)
+        if isinstance(task, TraceTask):
+            # here, not in the server: its first model-view request is then answered from the kept body
+            say("views", kept_views(task.job_id, result))
     except FieldError as error:
         say("error", error.loc, str(error))
     except Exception as error:  # noqa: BLE001 - report it; the worker goes on with the next task

@@ -14,19 +14,17 @@ an engine ``FieldError`` is answered at its ``loc`` (``web.errors.field_error_de
 
 from __future__ import annotations
 
+from functools import cache
+
 from fastapi import APIRouter
 from pydantic import ValidationError
 
 from attnlab.engine.errors import FieldError, relocate
-from attnlab.engine.single import QueryTrace, trace_query
-from attnlab.lab.challenge import check
-from attnlab.lab.display import comparison as display_comparison
-from attnlab.lab.display import display_strings
+from attnlab.engine.single import trace_query
 from attnlab.lab.examples import WORKED
-from attnlab.lab.geometry import geometry
-from attnlab.lab.python_code import to_python
-from attnlab.lab.sequence import Held, apply_edit, sequence_view
-from attnlab.lab.words import explain
+from attnlab.lab.explorer_answer import explorer_answer
+from attnlab.lab.sequence import STARTING, Held, apply_edit, sequence_view
+from attnlab.lab.stepper import stepper
 from attnlab.web.api_notebook import StateRequest, held_in
 from attnlab.web.errors import field_error_detail, validation_detail
 from attnlab.web.schema import ErrorResponse, ExampleOut, LabState, TraceResponse
@@ -38,30 +36,17 @@ ERRORS = {
     422: {"model": ErrorResponse, "description": "A field the learner has to fix"},
 }
 
-def build_response(trace: QueryTrace) -> dict:
-    """Return the full answer for one trace (the shape of ``TraceResponse``)."""
-    comparison, reference = display_comparison(trace)
-    return {
-        "trace": trace.to_dict(),
-        "display": display_strings(trace),
-        "words": explain(trace).to_dict(),
-        "compare": comparison,
-        "python": to_python(trace),
-        "geometry": geometry(trace, reference=reference),
-        "challenge": check(trace).to_dict(),
-    }
-
-
 MAX_MESSAGE_CHARS = 512 * 1024
 
 
 def state_answer(held: Held, edits: list[dict] = ()) -> dict:
     """Apply ``edits`` in order to the held example and answer with everything both views draw.
 
-    ``{"sequence": sequence_view(new held), "explorer": build_response(explorer row's trace)}``:
-    the notebook's held table, summaries and explorer row label come from
-    ``sequence``; the explorer's trace, display strings, words, comparison,
-    Python, geometry and challenge from ``explorer``. One request per state.
+    ``{"sequence": sequence_view(new held), "explorer": explorer_answer(explorer row's trace),
+    "stepper": stepper(explorer row's trace)}``: the notebook's held table, summaries and
+    explorer row label come from ``sequence``; the explorer's trace, display strings, words,
+    comparison, Python, geometry and challenge from ``explorer``; the stepper's four steps
+    from ``stepper``. One request per state, and no view asks for a second.
     """
     new = held
     for i, edit in enumerate(edits):
@@ -70,7 +55,8 @@ def state_answer(held: Held, edits: list[dict] = ()) -> dict:
         except FieldError as err:  # located at edit.q[1]: say which of the edits
             loc = ("edits", i, *err.loc[1:]) if err.loc[:1] == ("edit",) else err.loc
             raise type(err)(loc, relocate(str(err), err.loc, loc)) from None
-    return {"sequence": sequence_view(new), "explorer": build_response(new.explorer_trace())}
+    trace = new.explorer_trace()
+    return {"sequence": sequence_view(new), "explorer": explorer_answer(trace), "stepper": stepper(trace)}
 
 
 def answer_for(text: str) -> dict:
@@ -94,7 +80,7 @@ def answer_for(text: str) -> dict:
         return {"status": 422, "body": {"detail": validation_detail(error.errors(), body=True)}}
     except FieldError as error:
         return {"status": 422, "body": {"detail": [field_error_detail(error)]}}
-    return {"status": 200, "body": build_response(trace)}
+    return {"status": 200, "body": explorer_answer(trace)}
 
 
 @router.post("/trace", response_model=TraceResponse, responses=ERRORS)
@@ -104,7 +90,7 @@ def post_trace(state: LabState) -> dict:
     The engine's ``FieldError`` (e.g. ``keys[2]`` is too wide) escapes to
     ``field_error_handler``, which answers 422 at ``["body", *error.loc]``.
     """
-    return build_response(trace_query(**state.engine_args()))
+    return explorer_answer(trace_query(**state.engine_args()))
 
 
 def _state_args(body: StateRequest) -> tuple[Held, list[dict]]:
@@ -126,10 +112,24 @@ def post_state(body: StateRequest) -> dict:
 
 @router.get("/example", response_model=ExampleOut)
 def get_example() -> dict:
-    """Return the worked example (q = [2, 1] over A, B, C), its answer and what Reset restores."""
+    """Return the worked example, its answers and what Reset restores (see :func:`example_answer`)."""
+    return example_answer()
+
+
+@cache
+def example_answer() -> dict:
+    """Return the worked example (q = [2, 1] over A, B, C), its answer and what Reset restores.
+
+    The page starts from this one answer: ``state`` and ``result`` are the
+    explorer's, ``sequence`` and ``stepper`` the starting held example's (whose
+    explorer row is the worked example, so ``result`` answers both).
+    """
     state = {**WORKED.to_dict(), "allowed": [True] * len(WORKED.keys), "scale": None}
+    start = state_answer(STARTING)
     return {
         "state": state,
         "reset": {"q": list(WORKED.q), "first_value_x": WORKED.values[0][0]},
-        "result": build_response(trace_query(**state)),
+        "result": explorer_answer(trace_query(**state)),
+        "sequence": start["sequence"],
+        "stepper": start["stepper"],
     }

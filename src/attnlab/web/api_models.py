@@ -28,7 +28,7 @@ from fastapi.responses import Response
 
 from attnlab.engine.errors import FieldError, Loc, field_text
 from attnlab.lab import numbers as fmt
-from attnlab.lab.words import explain
+from attnlab.lab.words import match_words, share_words, summary_words
 from attnlab.models import registry
 from attnlab.models.heads import layer_profiles, top_sources
 from attnlab.models.job_words import place_words, stage_display
@@ -296,7 +296,8 @@ def job_row(job_id: JobId, layer: Index, head: Index, index: Index) -> RowOut:
         TopOut(label=label, share=share, share_display=fmt.percent(share))
         for label, share in top_sources(list(row.weights), labels, k=3)
     ]
-    words = explain(row)
+    # Only the words this answer carries: at 256 keys of 64 numbers, each paragraph
+    # that lists vectors costs milliseconds (the Mix paragraph is not part of a row).
     return RowOut(
         job=job.id,
         layer=layer,
@@ -307,9 +308,9 @@ def job_row(job_id: JobId, layer: Index, head: Index, index: Index) -> RowOut:
         scale_display=fmt.rounded(row.scale if row.scale else t.scale),
         sources=sources,
         top=top,
-        summary=words.summary,
-        match=words.match,
-        share=words.share,
+        summary=summary_words(row),
+        match=match_words(row),
+        share=share_words(row),
     )
 
 

@@ -23,15 +23,13 @@ from fastapi import APIRouter, HTTPException, Path, Query
 from fastapi.responses import Response
 from pydantic import Field
 
-from attnlab.lab import numbers as fmt
 from attnlab.models import registry
 from attnlab.models.files import ModelNotInstalled
-from attnlab.models.heads import KIND_WORDS, SHORT, breadth_words, head_profile
 from attnlab.models.journey import token_journey
 from attnlab.models.neuron import neuron_view
 from attnlab.models.nexttoken import MAX_TOKENS_SHOWN, next_token
 from attnlab.models.sampling import Sampling
-from attnlab.models.views import model_view
+from attnlab.models.views import head_view, model_view_body
 from attnlab.web.api_models import ERRORS, JobId, _done, _error, _in_path
 from attnlab.web.models_schema import Strict
 from attnlab.web.views_schema import HeadView, JourneyView, ModelView, NeuronView, NextView, TokensOut
@@ -77,65 +75,31 @@ def count_tokens(model: Annotated[str, Path(max_length=40)], body: TokensIn) -> 
     return TokensOut(model=model, count=n, cap=cap, fits=fits, tokens=tokens, message=message)
 
 
-def _head_json(job, layer: int, head: int) -> dict:
-    t = job.trace
-    w = t.weights[layer, head]
-    n = w.shape[0]
-    if t.causal:
-        weights = [w[i, : i + 1].tolist() + [None] * (n - i - 1) for i in range(n)]
-    else:
-        weights = w.tolist()
-    p = head_profile(w, t.allowed)
-    return {
-        "job": job.id,
-        "layer": layer,
-        "head": head,
-        "kv_head": t.kv_head(head),
-        "n_tokens": n,
-        "kind": p["kind"],
-        "kind_short": SHORT[p["kind"]],
-        "kind_words": KIND_WORDS[p["kind"]],
-        "previous": p["previous"],
-        "first": p["first"],
-        "self": p["self"],
-        "breadth": p["breadth"],
-        "previous_display": fmt.percent(p["previous"]),
-        "first_display": fmt.percent(p["first"]),
-        "self_display": fmt.percent(p["self"]),
-        "breadth_display": fmt.rounded(p["breadth"], 2),
-        "breadth_words": breadth_words(p["breadth"], n),
-        "weights": weights,
-        "legend": {
-            "low": 0.0,
-            "high": 1.0,
-            "low_display": "0%",
-            "high_display": "100%",
-            "blocked": "a later token it may not see (causal)" if t.causal else "",
-        },
-    }
-
-
 @router.get(
     "/jobs/{job_id}/heads/{layer}/{head}",
     response_model=None,
     responses={200: {"model": HeadView}, **ERRORS},
 )
-def job_head(job_id: JobId, layer: Index, head: Index) -> Response:
-    """One head's attention weights (row = query token; ``null`` = blocked), kind and colour legend."""
+def job_head(job_id: JobId, layer: Index, head: Index, packed: bool = False) -> Response:
+    """One head's weights (row = query token; ``null`` = blocked), their display strings, kind, legend.
+
+    ``packed=true``: ``weights_f32`` (base64, little-endian float32, NaN = blocked) instead of
+    ``weights``: the same numbers, as the page fetches them (decimal JSON of 65,536 floats
+    costs the server tens of milliseconds).
+    """
     job = _done(job_id)
     _in_path("layer", lambda: job.trace.check(layer=layer))
     _in_path("head", lambda: job.trace.check(head=head))
-    return _json(_head_json(job, layer, head))
+    return _json({"job": job.id, **head_view(job.trace, layer, head, packed=packed)})
 
 
 @router.get("/jobs/{job_id}/model-view", response_model=None, responses={200: {"model": ModelView}, **ERRORS})
 def job_model_view(job_id: JobId) -> Response:
-    """Every layer's and head's thumbnail, with its kind: computed once per trace, then kept."""
+    """Every layer's and head's thumbnail, with its kind: computed with the trace, then kept."""
     job = _done(job_id)
-    body = job.views.get("model-view")
+    body = job.views.get("model-view")  # the worker sends it with the trace (models/views.kept_views)
     if body is None:
-        body = json.dumps({"job": job.id, **model_view(job.trace)}, allow_nan=False, separators=(",", ":"))
-        job.views["model-view"] = body
+        body = job.views["model-view"] = model_view_body(job.id, job.trace)
     return Response(body, media_type="application/json")
 
 
@@ -213,8 +177,6 @@ def job_journey(job_id: JobId, index: Index) -> Response:
             ("index",), f"index {index} does not exist; the text has tokens 0..{n - 1}", where="path"
         )
     blocks = token_journey(t.journey, index)
-    for b in blocks:
-        b["display"] = {k: fmt.rounded(b[k]) for k in ("resid_in", "attn", "mlp", "resid_out")}
     spec = registry.SPECS.get(t.model)
     return _json(
         {

@@ -22,7 +22,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from attnlab import __version__
-from attnlab.web import api, api_block, api_models, api_notebook, api_views, socket
+from attnlab.web import api, api_block, api_bridge, api_models, api_notebook, api_views, socket
 from attnlab.web.assets import Assets
 from attnlab.web.errors import FieldError, body_error, field_error_handler, field_path, validation_detail
 from attnlab.web.guard import BODY_TIMEOUT_S, CSP, MAX_BODY_BYTES, GuardMiddleware
@@ -38,6 +38,7 @@ ROUTERS = [
     api_notebook.router,
     api_models.router,
     api_views.router,
+    api_bridge.router,
     api_block.router,
     api_models.page_router,
 ]

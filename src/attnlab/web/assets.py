@@ -39,16 +39,21 @@ _STATIC_IMPORT = re.compile(r'^\s*(?:import|export)\b[^;(]*?["\']\./([\w.-]+\.js
 
 
 def module_closure(html: str, js_root: Path) -> list[str]:
-    """Return the modules the page's entry scripts import, directly or not, sorted."""
-    seen: set[str] = set()
-    pending = _ENTRY.findall(html)
-    while pending:
-        name = pending.pop()
-        if name in seen or not (js_root / name).is_file():
-            continue
-        seen.add(name)
-        pending.extend(_STATIC_IMPORT.findall((js_root / name).read_text(encoding="utf-8")))
-    return sorted(seen)
+    """Return the modules the page's entry scripts import, directly or not.
+
+    In load order: each entry's modules (breadth first) before the next entry's,
+    entries in document order, so the first entry's graph (the explorer) arrives first.
+    """
+    seen: dict[str, None] = {}  # insertion-ordered set
+    for entry in _ENTRY.findall(html):
+        pending = [entry]
+        while pending:
+            name = pending.pop(0)
+            if name in seen or not (js_root / name).is_file():
+                continue
+            seen[name] = None
+            pending.extend(_STATIC_IMPORT.findall((js_root / name).read_text(encoding="utf-8")))
+    return list(seen)
 
 
 @dataclass

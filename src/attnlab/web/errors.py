@@ -80,8 +80,15 @@ def lab_words(field: str, type_: str, ctx: dict | None, msg: str) -> str:
         limit = next(iter(ctx.values()), None) if ctx else None
         extra = ""
         if type_ in ("greater_than_equal", "less_than_equal") and limit is not None:
-            if abs(float(limit)) >= 1000:
+            # a number field's own limit (a float bound; whole-number fields such as an index or
+            # top_k get no sentence): ±1,000,000 for the explorer (what its planes can draw),
+            # ±1,000 for the block's x and weights (block_data.MAX_MAGNITUDE)
+            if not isinstance(limit, float):
+                pass
+            elif abs(limit) == 1e6:
                 extra = " The lab keeps every coordinate within ±1,000,000 so the planes can draw it."
+            elif abs(limit) >= 1000:
+                extra = f" The lab keeps every number here within ±{_bound(abs(float(limit)))}."
         return f"{field} must be {words} {_bound(limit)}.{extra}" if limit is not None else (
             f"{field} is out of range."
         )

@@ -254,11 +254,14 @@ class ResetOut(BaseModel):
 
 class ExampleOut(BaseModel):
     """The worked example: the starting state, its answer (so the page draws without
-    a second round trip) and what "Reset example" restores."""
+    a second round trip) and what "Reset example" restores; with the starting held
+    example's view (``sequence``, as ``POST /api/state`` answers it) and its stepper."""
 
     state: LabState
     reset: ResetOut
     result: TraceResponse
+    sequence: dict
+    stepper: dict
 
 
 class ErrorItem(BaseModel):

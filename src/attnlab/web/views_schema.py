@@ -46,7 +46,9 @@ class HeadView(BaseModel):
     self_display: str
     breadth_display: str
     breadth_words: str
-    weights: list[list[float | None]]  # null: blocked (a later token, causal)
+    weights: list[list[float | None]] | None = None  # null: blocked (a later token, causal)
+    weights_f32: str | None = None  # ?packed=true: base64 little-endian float32, row-major, NaN = blocked
+    shares: list[list[str]]  # weights rounded to 2 decimals for reading; "" where blocked
     legend: Legend
 
 
@@ -59,6 +61,9 @@ class Thumb(BaseModel):
     first: float
     self: float
     breadth: float
+    previous_display: str
+    first_display: str
+    breadth_display: str
     label: str
     thumb: list[list[float | None]]
 
@@ -114,13 +119,18 @@ class Words(BaseModel):
     mix: str
 
 
-class NeuronView(BaseModel):
+class RowPlace(BaseModel):
+    """Where one query row stands: the first fields of the neuron view and of the bridge."""
+
     job: str
     layer: int
     head: int
     kv_head: int
     query: int
     query_label: str
+
+
+class NeuronView(RowPlace):
     key: int
     key_label: str
     allowed: bool
@@ -187,11 +197,13 @@ class NormStats(BaseModel):
     mean: float
     rms: float
     max_abs: float
+    display: dict[str, str]  # each statistic rounded for reading
 
 
 class Unit(BaseModel):
     unit: int
     value: float
+    value_display: str
 
 
 class Block(BaseModel):

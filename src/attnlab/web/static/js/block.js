@@ -1,6 +1,9 @@
 // Boot the section "From one head to a transformer block": build its parts
 // once, then each redraws from the block state (blockstate.js) on every
 // answer. Every number comes from POST /api/block; nothing is computed here.
+// Its data (~75 KB) loads only when the section is about to be seen (within
+// LOAD_MARGIN of the viewport) or something in it gets focus: the page's first
+// load does not pay for a section far below the explorer.
 
 import { byId, fill, h, text } from "./dom.js";
 import { toJson } from "./json.js";
@@ -47,9 +50,27 @@ function mountPython(root) {
   subscribeBlock((block) => block.answer && text(code, block.answer.python));
 }
 
-async function boot() {
-  const root = byId("block-root");
-  const summary = byId("block-summary");
+const LOAD_MARGIN = "1000px 0px";
+
+/** Run `go` once, when `el` comes within LOAD_MARGIN of the viewport or gets focus. */
+function whenNear(el, go) {
+  let started = false;
+  let observer = null;
+  const once = () => {
+    if (started) return;
+    started = true;
+    if (observer) observer.disconnect();
+    el.removeEventListener("focusin", once);
+    go();
+  };
+  el.addEventListener("focusin", once);
+  if (!("IntersectionObserver" in window)) return once();
+  observer = new IntersectionObserver((entries) => entries.some((e) => e.isIntersecting) && once(), { rootMargin: LOAD_MARGIN });
+  observer.observe(el);
+}
+
+/** Build the section's parts and load its data (once, when it is about to be seen). */
+async function load(root, summary) {
   const offline = h("p", { class: "banner offline", id: "block-offline", role: "alert", hidden: true });
   const heads = part("block-heads-part", "Two heads, side by side", "Each head is one single-head attention on its own q, k and v. Switch a head off to see what the output loses.");
   const walk = part("block-walk-part", "The walk, every number shown", "Focus or hover a number of a product to see its ordered sum. Arrow keys move between the numbers of a table.");
@@ -59,6 +80,8 @@ async function boot() {
   const play = part("block-play-part", "Watch the block");
   const practice = part("block-practice-part", "Practice: the block");
   const python = part("block-python-part", "The same block in Python, and export");
+  // Hidden until the first walk is in: no half-drawn part (an unlabelled plane) meanwhile.
+  root.hidden = true;
   fill(root, offline, heads, walk, norm, rope, edit, play, practice, python);
   mountSwitches(heads);
   mountHeads(heads);
@@ -72,9 +95,10 @@ async function boot() {
     offline.hidden = !block.offline;
     text(offline, block.offline ? "The lab server cannot be reached; the block keeps its last numbers." : "");
     if (block.answer) text(summary, block.answer.summary);
+    if (block.answer || block.offline) root.hidden = false;
   });
   await startBlock();
   if (getBlock().example) mountEditor(edit);
 }
 
-boot();
+whenNear(byId("block"), () => load(byId("block-root"), byId("block-summary")));

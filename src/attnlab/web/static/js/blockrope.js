@@ -6,6 +6,7 @@
 
 import { fill, h, s, text } from "./dom.js";
 import { subscribeBlock } from "./blockstate.js";
+import { placeLabels } from "./plot.js";
 
 const SIZE = 300;
 const PAD = 24;
@@ -17,7 +18,11 @@ function view(vectors) {
   return (v) => [SIZE / 2 + v[0] * unit, SIZE / 2 - v[1] * unit];
 }
 
-/** An arrow from the origin to `to`; its label sits outside the tip, q's above and k's below (q and k may coincide). */
+/**
+ * An arrow from the origin to `to`; its label starts outside the tip, q's above and k's below.
+ * Tips may coincide (position 0 rotates by 0; q may equal k): plot.js's placeLabels() then
+ * moves labels off each other, with a leader back to the tip (data-ax, data-ay).
+ */
 function arrow(to, px, cls, label, below) {
   const [x0, y0] = px([0, 0]);
   const [x1, y1] = px(to);
@@ -27,7 +32,8 @@ function arrow(to, px, cls, label, below) {
     { class: cls },
     s("line", { x1: x0, y1: y0, x2: x1, y2: y1 }),
     s("circle", { cx: x1, cy: y1, r: below ? 4 : 6 }),
-    s("text", { x: x1 + (right ? -4 : 4), y: y1 + (below ? 18 : -10), class: "label", "text-anchor": right ? "end" : "start" }, label),
+    s("text", { x: x1 + (right ? -4 : 4), y: y1 + (below ? 18 : -10), class: "label", "text-anchor": right ? "end" : "start",
+      "data-ax": x1, "data-ay": y1 }, label),
   );
 }
 
@@ -60,6 +66,14 @@ export function mountRope(root) {
     h("div", { class: "matrix-scroll" }, table),
   );
   let last = null;
+  // Labels are placed once the plane is laid out (text boxes have sizes): now, or on the
+  // next frame when the section is still hidden while its first walk arrives.
+  let placing = 0;
+  const place = () => {
+    cancelAnimationFrame(placing);
+    if (svg.getBBox().width > 0) placeLabels(svg);
+    else placing = requestAnimationFrame(() => svg.getBBox().width > 0 && placeLabels(svg));
+  };
   const draw = () => {
     if (!last) return;
     const rope = last.rope;
@@ -81,6 +95,7 @@ export function mountRope(root) {
       arrow(r.q, px, "rope-vec amber before", "q", false),
       arrow(r.q_rotated, px, "rope-vec amber", "q rotated", false),
     );
+    place();
     text(note, `${r.token} at position ${r.position}: q = ${r.display.q} turns to ${r.display.q_rotated}, k = ${r.display.k} turns to ${r.display.k_rotated}; both by angle ${rope.angles_display[r.position]} radians (dashed: before, solid: after).`);
     const demo = rope.demo;
     text(sentence, demo.sentence);

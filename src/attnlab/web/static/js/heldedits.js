@@ -14,3 +14,18 @@ export function editsFor(input, h) {
   if (!same(input.values, h.values)) edits.push({ kind: "values", values: input.values });
   return edits;
 }
+
+/**
+ * The POST /api/state body for a queued job ({input, detach?, edits, held?}, see
+ * state.js): {held, edits} while the explorer shows a held row (or the job edits
+ * or replaces the held example), else null (the explorer's own state goes by
+ * POST /api/trace). `held` is the held example now; `detached` the explorer's flag now.
+ */
+export function stateBody(job, held, detached) {
+  const example = job.held || held;
+  if (!example) return null;
+  const attached = !(job.detach ?? detached);
+  const derived = attached && !job.held ? editsFor(job.input, example) : null;
+  if (derived === null && !job.held && !job.edits.length) return null;
+  return { held: example, edits: (derived || []).concat(job.edits) };
+}

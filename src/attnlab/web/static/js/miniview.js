@@ -16,9 +16,13 @@ export function mountMiniView(anchor) {
   const el = h("div", { class: "mini-view", id: "mini-view", "aria-hidden": "true" }, pie, mix);
   (anchor.closest(".explorer") || document.body).append(el);
   let result = null;
+  // The strip is shown at narrow widths only (lab.css): on a wide screen it is
+  // display: none, and drawing it would only force layouts (label placement
+  // measures text) during every drag.
+  const narrow = window.matchMedia("(max-width: 900px)");
 
   function paint() {
-    if (!result || !el.classList.contains("shown")) return;
+    if (!result || !el.classList.contains("shown") || !narrow.matches) return;
     drawPie(pie, result);
     drawValuePlane(mix, result, "mini", { arrows: true });
   }

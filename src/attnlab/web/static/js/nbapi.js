@@ -47,3 +47,19 @@ export function errorText(answer) {
     .map((m) => (/[.!?]$/.test(m) ? m : `${m}.`)) // each a sentence: never "…is missing Nothing changed."
     .join(" ");
 }
+
+/**
+ * A refused state's messages by field path ({"q[1]": "..."}), or {body} when
+ * the server named no field. A refused held edit made from the explorer's
+ * fields ("edits[0].q[1]") is shown next to that field ("q[1]"), in the same words.
+ */
+export function fieldErrorsOf(answer) {
+  const errors = {};
+  const detail = (answer.body && answer.body.detail) || [];
+  for (const item of Array.isArray(detail) ? detail : []) {
+    const field = String(item.field || "body").replace(/^edits\[\d+\]\./, "");
+    errors[field] = String(item.msg).startsWith(item.field) ? field + String(item.msg).slice(String(item.field).length) : item.msg;
+  }
+  if (!detail.length) errors.body = `The server refused this state (HTTP ${answer.status}).`;
+  return errors;
+}

@@ -7,6 +7,7 @@
 // whose sizes only the browser knows (font metrics), not maths of attention.
 
 import { s } from "./dom.js";
+import { markBox, textBox } from "./textbox.js";
 
 export const SIZE = 320; // viewBox width and height, in SVG user units
 const PAD = 22;
@@ -148,7 +149,7 @@ const DIRECTIONS = [[0, -1], [0, 1], [1, 0], [-1, 0], [1, -1], [-1, -1], [1, 1],
  * first candidate spot that touches no text and covers no point or arrow (else the
  * one with least overlap, text overlap weighing far more). A label moved
  * far from its point gets a thin leader line back to it. In a closed
- * disclosure nothing is rendered (empty boxes) and nothing moves.
+ * disclosure never opened nothing is measured yet (textbox.js) and nothing moves.
  * `options.grow`: when no spot is free, grow the viewBox downwards by a row
  * (for strips such as the score axis, whose height may follow its labels).
  * @param {SVGSVGElement} svg
@@ -157,10 +158,12 @@ const DIRECTIONS = [[0, -1], [0, 1], [1, 0], [-1, 0], [1, -1], [-1, -1], [1, 1],
 export function placeLabels(svg, options = {}) {
   const vb = svg.viewBox.baseVal;
   const texts = [...svg.querySelectorAll("text")];
-  const boxes = texts.map((t) => t.getBBox()); // measure everything first: one layout
+  // Boxes from fonts and attributes (textbox.js), not getBBox: no forced layout per frame.
+  // A null box is a text not rendered yet: it is left where it is.
+  const boxes = texts.map((t) => textBox(t) || { x: 0, y: 0, width: 0, height: 0 });
   // Points (values, key tips, feet, o, q's handle) and arrows are soft obstacles: a label
   // avoids covering one when it can, but never at the price of touching text.
-  const marks = [...svg.querySelectorAll("circle, rect.output")].map((c) => c.getBBox());
+  const marks = [...svg.querySelectorAll("circle, rect.output")].map(markBox);
   // Arrows and reach segments too, as small boxes every 6 units along them.
   for (const line of svg.querySelectorAll("line.arrow, line.reach")) {
     const [x1, y1, x2, y2] = ["x1", "y1", "x2", "y2"].map((a) => Number(line.getAttribute(a)));

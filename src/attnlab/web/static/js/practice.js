@@ -227,7 +227,9 @@ export function mountPractice(els) {
     text(panel.label, `Attempt ${at + 1} of ${n}`);
     panel.prev.disabled = at === 0;
     panel.next.disabled = at >= n - 1;
-    const feedback = attempt && attempt.feedback;
+    // A check on an example the challenge does not fit answers with the offer to load
+    // the A/B/C example: the offer box by its button says that, once; the feedback line does not repeat it.
+    const feedback = attempt && attempt.feedback && !attempt.feedback.load ? attempt.feedback : null;
     panel.feedback.dataset.feedback = c.id;
     panel.feedback.className = feedback ? (feedback.met ? "feedback met" : "feedback not-met") : "feedback";
     if (feedback) fill(panel.feedback, h("strong", null, feedback.met ? "✓ Goal met. " : "Not yet. "), feedback.words);

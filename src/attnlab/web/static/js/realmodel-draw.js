@@ -1,10 +1,14 @@
 // The Real model view's pictures of one head: the token buttons, the heatmap
-// and the lines. Every number comes from the API (/api/models/jobs/.../layers/N);
-// this module only maps a share in [0, 1] to ink.
+// and the lines. Every number comes from the API (/api/models/jobs/{id}/heads/L/H:
+// weights, null where blocked, and their display strings); this module only
+// maps a share in [0, 1] to ink.
 import { fill, h, s } from "./dom.js";
 import { ink, labelEvery, sharesImage } from "./realmodel-ink.js";
 
 const RECTS_UP_TO = 64; // tokens drawn cell by cell (with a title each); longer texts as one image
+const LINES_ALL_UP_TO = 64; // longer texts: without a focused query, each query's strongest line only
+
+const images = new WeakMap(); // head answer -> its cells' picture: a hover redraws without repainting
 
 const CELL_MAX = 26; // px per heatmap cell, shrunk for long texts
 const LABEL_W = 96; // room for the query labels on the left
@@ -63,10 +67,11 @@ export function markToken(box, focus) {
 /**
  * Draw one head's weights as a grid: row = query, column = key.
  * @param {SVGSVGElement} svg
- * @param {{labels: string[], head: object, allowed: boolean[][], focus: number|null, caption: string}} opts
- *   head.weights[i][j] (API floats), head.shares[i][j] (API strings, "" where blocked).
+ * @param {{labels: string[], head: object, focus: number|null, caption: string, zoom: number}} opts
+ *   head.weights[i][j] (API floats, null where blocked), head.shares[i][j] (API strings, "" where blocked).
+ * @returns {object} the grid drawn (for the cell readout): {labels, weights, shares, cell, x0, y0, width, focus}
  */
-export function drawHeatmap(svg, { labels, head, allowed, focus, caption, zoom = 0 }) {
+export function drawHeatmap(svg, { labels, head, focus, caption, zoom = 0 }) {
   const n = labels.length;
   // zoom: px per cell the learner picked (0 = fit the text in about 520 px)
   const cell = zoom > 0 ? zoom : Math.max(6, Math.min(CELL_MAX, Math.floor(520 / n)));
@@ -96,7 +101,7 @@ export function drawHeatmap(svg, { labels, head, allowed, focus, caption, zoom =
     for (let j = 0; n <= RECTS_UP_TO && j < n; j++) {
       const w = head.weights[i][j];
       const x = LABEL_W + j * cell;
-      const ok = allowed[i][j];
+      const ok = w !== null;
       parts.push(
         s("rect", {
           class: ["rm-cell", !ok && "is-blocked"],
@@ -104,7 +109,8 @@ export function drawHeatmap(svg, { labels, head, allowed, focus, caption, zoom =
           "fill-opacity": ok ? String(ink(w)) : "1",
           "data-q": i, "data-k": j, "data-weight": String(w),
         },
-        s("title", {}, ok ? `${labels[i]} → ${labels[j]}: share ${head.shares[i][j]}` : `${labels[i]} may not see ${labels[j]}`)),
+        s("title", {}, ok ? `${labels[i]} → ${labels[j]}: share ${head.shares[i][j]} (exactly ${w})`
+          : `${labels[i]} may not see ${labels[j]}`)),
       );
       if (showText && ok && w >= 0.1) {
         parts.push(s("text", { class: ["rm-cell-text", w > 0.55 && "is-dark"], x: x + cell / 2, y: y + cell * 0.68 },
@@ -116,7 +122,7 @@ export function drawHeatmap(svg, { labels, head, allowed, focus, caption, zoom =
     // 65,000 SVG rects would take seconds to draw: one pixel per cell, scaled up without smoothing
     parts.push(s("image", {
       class: "rm-cells-image", x: LABEL_W, y: LABEL_H, width: n * cell, height: n * cell,
-      href: sharesImage(head.weights, allowed), preserveAspectRatio: "none", "data-n": n,
+      href: imageOf(head), preserveAspectRatio: "none", "data-n": n,
     }));
   }
   if (focus !== null && focus !== undefined) {
@@ -126,13 +132,21 @@ export function drawHeatmap(svg, { labels, head, allowed, focus, caption, zoom =
     }));
   }
   fill(svg, parts);
+  return { labels, weights: head.weights, shares: head.shares, cell, x0: LABEL_W, y0: LABEL_H, width, focus };
+}
+
+function imageOf(head) {
+  if (!images.has(head)) images.set(head, sharesImage(head.weights));
+  return images.get(head);
 }
 
 /**
  * Draw lines from queries (left column) to keys (right column), ink = share.
- * With a focused query only its lines are drawn strongly.
+ * With a focused query only its lines are drawn. Above LINES_ALL_UP_TO tokens and
+ * without a focus, each query's strongest key only (tens of thousands of lines
+ * would take seconds and draw a grey blur); the caption says so.
  */
-export function drawLines(svg, { labels, head, allowed, focus, caption }) {
+export function drawLines(svg, { labels, head, focus, caption }) {
   const n = labels.length;
   const row = Math.max(9, Math.min(20, Math.floor(560 / n)));
   const width = 360;
@@ -145,11 +159,16 @@ export function drawLines(svg, { labels, head, allowed, focus, caption }) {
   svg.setAttribute("aria-label", caption);
   const y = (i) => 6 + i * row + row / 2;
   const lines = [];
+  const focused = focus !== null && focus !== undefined;
+  const strongestOnly = !focused && n > LINES_ALL_UP_TO;
+  svg.dataset.strongestOnly = String(strongestOnly);
   for (let i = 0; i < n; i++) {
-    if (focus !== null && focus !== undefined && i !== focus) continue;
+    if (focused && i !== focus) continue;
+    const row = head.weights[i];
+    const top = strongestOnly ? strongest(row) : -1;
     for (let j = 0; j < n; j++) {
-      const w = head.weights[i][j];
-      if (!allowed[i][j] || w < 0.01) continue;
+      const w = row[j];
+      if (w === null || w < 0.01 || (strongestOnly && j !== top)) continue;
       lines.push(s("line", {
         class: "rm-line", x1: left, y1: y(i), x2: right, y2: y(j),
         "stroke-opacity": String(Math.min(1, 0.15 + w)), "stroke-width": String(0.5 + 5 * w),
@@ -162,4 +181,11 @@ export function drawLines(svg, { labels, head, allowed, focus, caption }) {
     s("text", { class: "rm-line-label", x: right + 6, y: y(i) + 4 }, tokenLabel(labels, i)),
   ]);
   fill(svg, lines, text);
+}
+
+/** The key with the largest share in a row (the server's numbers, compared; ties: the earlier key). */
+function strongest(row) {
+  let best = -1;
+  for (let j = 0; j < row.length; j++) if (row[j] !== null && (best < 0 || row[j] > row[best])) best = j;
+  return best;
 }

@@ -1,62 +1,59 @@
 // The layer overview (small multiples of every head, grouped by the KV head
 // they read) and the focused query's row in the explorer's terms. Numbers and
-// words come pre-formatted from the API.
+// words come pre-formatted from the API. The overview draws the model view's
+// thumbnails (GET /api/models/jobs/{id}/model-view: at most 32 x 32 cells, each
+// the largest share of its block of tokens), so switching layer fetches nothing.
 import { fill, h, s } from "./dom.js";
-import { ink, sharesImage } from "./realmodel-ink.js";
+import { ink } from "./realmodel-ink.js";
 
 const TOP = 5; // sources named before "more"
 
 const MINI = 72; // px per small heatmap
 
-function miniHeatmap(head, allowed) {
-  const n = head.weights.length;
-  const cell = MINI / n;
-  if (n > 24) {
-    // many cells: one image (one pixel per cell), drawn at once
-    return s("svg", { class: "rm-mini", viewBox: `0 0 ${MINI} ${MINI}`, width: MINI, height: MINI, "aria-hidden": "true" },
-      s("image", { x: 0, y: 0, width: MINI, height: MINI, href: sharesImage(head.weights, allowed), preserveAspectRatio: "none" }),
-      s("rect", { class: "rm-mini-frame", x: 0, y: 0, width: MINI, height: MINI }));
-  }
-  const rects = [];
-  for (let i = 0; i < n; i++) {
-    for (let j = 0; j < n; j++) {
-      if (!allowed[i][j]) continue;
-      rects.push(s("rect", {
-        class: "rm-mini-cell", x: j * cell, y: i * cell, width: cell, height: cell,
-        "fill-opacity": String(ink(head.weights[i][j])),
-      }));
-    }
-  }
+function miniHeatmap(href) {
   return s("svg", { class: "rm-mini", viewBox: `0 0 ${MINI} ${MINI}`, width: MINI, height: MINI, "aria-hidden": "true" },
-    s("rect", { class: "rm-mini-frame", x: 0, y: 0, width: MINI, height: MINI }), rects);
+    s("image", { x: 0, y: 0, width: MINI, height: MINI, href, preserveAspectRatio: "none" }),
+    s("rect", { class: "rm-mini-frame", x: 0, y: 0, width: MINI, height: MINI }));
 }
 
 /**
  * Draw every head of a layer as a button, grouped by KV head (GQA).
  * @param {HTMLElement} box
- * @param {{layer: object, kvGroups: number[][], selected: number, onPick: (h: number) => void}} opts
+ * @param {{heads: object[], image: (hd: object) => string, kvGroups: number[][], selected: number,
+ *   onPick: (h: number) => void}} opts heads: the model view's entries of this layer, in head order;
+ *   image(hd): the thumbnail's picture (a data URL)
  */
-export function drawHeads(box, { layer, kvGroups, selected, onPick }) {
+export function drawHeads(box, { heads, image, kvGroups, selected, onPick }) {
   const shared = kvGroups.some((g) => g.length > 1);
   const button = (hd) =>
     h("button", {
       type: "button", class: ["rm-head-button", hd.head === selected && "is-selected"],
       "data-head": hd.head, "aria-pressed": hd.head === selected ? "true" : "false",
-      "aria-label": `Head ${hd.head}: ${hd.kind} head; previous token ${hd.previous}, first token ${hd.first}, breadth ${hd.breadth}`,
+      "aria-label": `Head ${hd.head}: ${hd.kind} head; previous token ${hd.previous_display}, `
+        + `first token ${hd.first_display}, breadth ${hd.breadth_display}`,
       onclick: () => onPick(hd.head),
     },
-    miniHeatmap(hd, layer.allowed),
+    miniHeatmap(image(hd)),
     h("span", { class: "rm-head-name" }, `head ${hd.head}`),
     h("span", { class: ["rm-kind", `kind-${hd.kind}`] }, hd.kind));
   if (!shared) {
-    fill(box, h("div", { class: "rm-group" }, layer.heads.map(button)));
+    fill(box, h("div", { class: "rm-group" }, heads.map(button)));
     return;
   }
   fill(box, kvGroups.map((members, g) =>
     h("div", { class: "rm-group rm-gqa", role: "group", "aria-labelledby": `rm-group-${g}` },
       h("p", { class: "rm-group-title", id: `rm-group-${g}` },
         `KV head ${g}: query heads ${members.join(", ")} share its keys and values`),
-      h("div", { class: "rm-group-heads" }, members.map((m) => button(layer.heads[m]))))));
+      h("div", { class: "rm-group-heads" }, members.map((m) => button(heads[m]))))));
+}
+
+/** Mark the selected head without rebuilding the buttons (keeps keyboard focus). */
+export function markHead(box, selected) {
+  for (const b of box.querySelectorAll(".rm-head-button")) {
+    const on = Number(b.dataset.head) === selected;
+    b.classList.toggle("is-selected", on);
+    b.setAttribute("aria-pressed", on ? "true" : "false");
+  }
 }
 
 /** Show "loading" in the row panel while a row is fetched. */

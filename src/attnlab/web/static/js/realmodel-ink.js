@@ -22,10 +22,10 @@ export const BLOCKED_RGB = [231, 234, 239]; // --grid
 
 /**
  * A colour legend: swatches for MARKS, a hatched "blocked" swatch when the
- * model is causal, and one sentence on the scale.
- * @param {{blocked: boolean}} opts
+ * model is causal, and one sentence on the scale (two for binned thumbnails).
+ * @param {{blocked: boolean, binned?: boolean}} opts
  */
-export function legend({ blocked }) {
+export function legend({ blocked, binned = false }) {
   const size = 18;
   const swatches = MARKS.map((w, i) => [
     s("rect", {
@@ -48,7 +48,20 @@ export function legend({ blocked }) {
         + (blocked ? "; grey cells are blocked (a token may not see later ones)" : ""),
     }, swatches, extra),
     h("p", { class: "hint rm-legend-words" },
-      "Darker = larger share. The ink grows with the square root of the share, so thin spreads (0.01–0.05) stay visible."));
+      "Darker = larger share. The ink grows with the square root of the share, so thin spreads (0.01–0.05) stay visible.",
+      binned ? " Thumbnails of long texts are binned: each cell is the largest share in its block of tokens." : ""));
+}
+
+/**
+ * Put one legend just before `box` (a panel of thumbnails), replacing the one put there before.
+ * @param {HTMLElement} box
+ * @param {{blocked: boolean, binned: boolean}} opts
+ */
+export function legendBefore(box, opts) {
+  const before = box.previousElementSibling;
+  const fresh = h("div", { class: "rm-legend-box is-thumbs" }, legend(opts));
+  if (before?.classList.contains("is-thumbs")) before.replaceWith(fresh);
+  else box.before(fresh);
 }
 
 /** A token's label cut to `max` characters with an ellipsis. */
@@ -67,26 +80,35 @@ export function labelEvery(cell, focus, room = 12) {
   return (i) => i === focus || (i % k === 0 && far(i));
 }
 
-/** Paint an n x n grid of shares into a canvas, one pixel per cell; return its data URL. */
-export function sharesImage(weights, allowed) {
-  const n = weights.length;
+/**
+ * Paint a grid of shares into a canvas, one pixel per cell; return its data URL.
+ * @param {(number|null)[][]} weights rows of shares as the API sent them; null = blocked
+ */
+export function sharesImage(weights) {
+  const rows = weights.length;
+  const cols = rows ? weights[0].length : 0;
   const canvas = document.createElement("canvas");
-  canvas.width = n;
-  canvas.height = n;
+  canvas.width = cols;
+  canvas.height = rows;
   const ctx = canvas.getContext("2d");
-  const img = ctx.createImageData(n, n);
-  for (let i = 0; i < n; i++) {
-    for (let j = 0; j < n; j++) {
-      const o = 4 * (i * n + j);
-      if (!allowed[i][j]) {
-        img.data.set([...BLOCKED_RGB, 255], o);
-        continue;
-      }
-      // ink over white paper, composed here so the image is opaque
-      const a = ink(weights[i][j]);
-      img.data.set([0, 1, 2].map((c) => Math.round(255 - a * (255 - INK_RGB[c]))).concat(255), o);
+  const img = ctx.createImageData(cols, rows);
+  for (let i = 0; i < rows; i++) {
+    for (let j = 0; j < cols; j++) {
+      const o = 4 * (i * cols + j);
+      const w = weights[i][j];
+      const rgb = w === null ? BLOCKED_RGB : inked(w);
+      img.data[o] = rgb[0];
+      img.data[o + 1] = rgb[1];
+      img.data[o + 2] = rgb[2];
+      img.data[o + 3] = 255;
     }
   }
   ctx.putImageData(img, 0, 0);
   return canvas.toDataURL("image/png");
+}
+
+// ink over white paper, composed here so the image is opaque
+function inked(w) {
+  const a = ink(w);
+  return [0, 1, 2].map((c) => Math.round(255 - a * (255 - INK_RGB[c])));
 }

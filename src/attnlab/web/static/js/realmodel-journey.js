@@ -1,7 +1,9 @@
 // One token's journey (bbycroft's, in 2-D): per block, the residual stream's
 // norm, what attention and the MLP add, the norms' statistics and the MLP's
 // strongest units, as small bar plots. Every bar is focusable and says its
-// number on hover (title) and focus (aria-label and the readout line).
+// number on hover (title) and focus (aria-label and the readout line). The
+// table shows the server's rounded strings; each says its full-precision
+// number on hover (title) and keyboard focus (aria-label).
 // Numbers: GET /api/models/jobs/{id}/journey/{index}.
 import { byId, fill, h, s, text } from "./dom.js";
 import { getJson } from "./realmodel-api.js";
@@ -16,7 +18,7 @@ const W = 14; // px per block
 const H = 60;
 
 /** A small bar plot of one quantity across the blocks. */
-function plot(blocks, name, words, cls, readout, value) {
+function plot(blocks, name, words, cls, readout, value, shown = (b) => b.display[name]) {
   const top = Math.max(...blocks.map(value).map(Math.abs)) || 1;
   const width = blocks.length * W;
   return h("figure", { class: "rm-journey-fig" },
@@ -25,7 +27,7 @@ function plot(blocks, name, words, cls, readout, value) {
     blocks.map((b) => {
       const v = value(b);
       const len = (Math.abs(v) / top) * (H - 2);
-      const say = `block ${b.layer}: ${words} ${b.display?.[name] ?? String(v)}`;
+      const say = `block ${b.layer}: ${words} ${shown(b)}`;
       return s("rect", {
         class: ["rm-bar", cls], x: b.layer * W, y: H - len, width: W - 2, height: Math.max(0.5, len),
         tabindex: "0", "aria-label": say, "data-layer": b.layer, "data-name": name, "data-value": String(v),
@@ -44,7 +46,8 @@ function draw(box, j) {
     readout,
     h("div", { class: "rm-journey-plots" },
       SERIES.map(([name, words, cls]) => plot(j.blocks, name, words, cls, readout, (b) => b[name])),
-      norms.map(([name, words]) => plot(j.blocks, name, `${words}: rms of its input`, "is-norm", readout, (b) => b[name].rms))),
+      norms.map(([name, words]) => plot(j.blocks, name, `${words}: rms of its input`, "is-norm", readout, (b) => b[name].rms,
+        (b) => b[name].display.rms))),
     h("details", { class: "rm-more" },
       h("summary", {}, "Every block's norm statistics and strongest MLP units"),
       h("div", { class: "rm-row-scroll", tabindex: "0", role: "region", "aria-label": "Block by block" },
@@ -53,8 +56,22 @@ function draw(box, j) {
             .map((c) => h("th", { scope: "col" }, c)))),
           h("tbody", {}, j.blocks.map((b) => h("tr", {},
             h("th", { scope: "row" }, String(b.layer)),
-            norms.map(([n]) => h("td", {}, `${b[n].mean} / ${b[n].rms} / ${b[n].max_abs}`)),
-            h("td", {}, b.mlp_top.map((u) => `${u.unit}: ${u.value}`).join(", ")))))))));
+            norms.map(([n, words]) => h("td", { "data-norm": n }, STATS.map((k, i) => [i ? " / " : "",
+              exact(readout, `block ${b.layer}: ${words} ${k.replace("_", " ")}`, b[n].display[k], b[n][k])]))),
+            h("td", { "data-mlp": "" }, b.mlp_top.map((u, i) => [i ? ", " : "", `${u.unit}: `,
+              exact(readout, `block ${b.layer}: MLP unit ${u.unit}`, u.value_display, u.value)])))))))));
+}
+
+const STATS = ["mean", "rms", "max_abs"];
+
+/**
+ * The server's rounded string; its full-precision number on hover (title) and on
+ * hover or keyboard focus in the readout line (aria-live).
+ */
+function exact(readout, what, display, value) {
+  const say = () => text(readout, `${what} = ${display} (exactly ${value})`);
+  return h("span", { class: "rm-exact", tabindex: "0", title: String(value), "data-value": String(value),
+    onfocus: say, onmouseenter: say }, display);
 }
 
 /**

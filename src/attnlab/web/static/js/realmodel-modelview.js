@@ -11,18 +11,18 @@ const THUMB = 56; // px per thumbnail
 
 /**
  * Wire the panel. `onOpen(layer, head)` opens a head in the view above.
- * @returns {{load: (jobId: string) => Promise<void>, highlight: (i: number|null) => void, select: (l: number, hd: number) => void}}
+ * @returns {{load: (jobId: string) => Promise<object>, image: (hd: object) => string,
+ *   highlight: (i: number|null) => void, select: (l: number, hd: number) => void}}
+ *   load() resolves to the model view (the API's answer); image(hd) is one of its thumbnails' pictures
  */
 export function setupModelView(onOpen) {
   const panel = byId("rm-model-view");
   const grid = byId("rm-model-grid");
   let view = null;
+  let images = []; // each head's thumbnail as a data URL, painted once per trace
 
   function thumbnail(hd) {
-    const size = view.size;
-    const allowed = hd.thumb.map((row) => row.map((v) => v !== null));
-    const weights = hd.thumb.map((row) => row.map((v) => v ?? 0));
-    const cell = THUMB / size;
+    const cell = THUMB / view.size;
     return h("button", {
       type: "button", class: "rm-thumb", tabindex: "-1",
       "data-layer": hd.layer, "data-head": hd.head, "aria-pressed": "false",
@@ -31,7 +31,7 @@ export function setupModelView(onOpen) {
       onkeydown: (event) => move(event, hd),
     },
     s("svg", { class: "rm-thumb-svg", viewBox: `0 0 ${THUMB} ${THUMB}`, width: THUMB, height: THUMB, "aria-hidden": "true" },
-      s("image", { x: 0, y: 0, width: THUMB, height: THUMB, href: sharesImage(weights, allowed), preserveAspectRatio: "none" }),
+      s("image", { x: 0, y: 0, width: THUMB, height: THUMB, href: images[hd.layer * view.n_head + hd.head], preserveAspectRatio: "none" }),
       s("rect", { class: "rm-thumb-row", x: 0, y: 0, width: THUMB, height: cell, visibility: "hidden" }),
       s("rect", { class: "rm-thumb-col", x: 0, y: 0, width: cell, height: THUMB, visibility: "hidden" }),
       s("rect", { class: "rm-mini-frame", x: 0, y: 0, width: THUMB, height: THUMB })),
@@ -53,6 +53,7 @@ export function setupModelView(onOpen) {
   return {
     async load(jobId) {
       view = await getJson(`/api/models/jobs/${encodeURIComponent(jobId)}/model-view`);
+      images = view.heads.map((hd) => sharesImage(hd.thumb));
       const rows = [];
       for (let l = 0; l < view.n_layer; l++) {
         const heads = view.heads.slice(l * view.n_head, (l + 1) * view.n_head);
@@ -64,6 +65,10 @@ export function setupModelView(onOpen) {
       byId("rm-model-kinds").replaceChildren(...Object.entries(view.kinds).map(([kind, words]) =>
         h("li", {}, h("strong", {}, kind), `: ${words}`)));
       panel.hidden = false;
+      return view;
+    },
+    image(hd) {
+      return images[hd.layer * view.n_head + hd.head];
     },
     highlight(i) {
       if (!view) return;

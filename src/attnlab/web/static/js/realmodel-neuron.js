@@ -5,6 +5,7 @@
 // Numbers: GET /api/models/jobs/{id}/neuron/{layer}/{head}/{query}/{key}.
 import { byId, fill, h, s } from "./dom.js";
 import { getJson } from "./realmodel-api.js";
+import { setupBridge } from "./realmodel-bridge.js";
 
 const BAR_W = 6; // px per coordinate
 const BAR_H = 34; // px from the axis to the largest bar
@@ -66,7 +67,8 @@ function draw(box, n) {
 }
 
 /**
- * Wire the neuron panel; `getAt()` gives {jobId, layer, head, query, labels} or null.
+ * Wire the neuron panel and the bridge to the explorer; `getAt()` gives
+ * {jobId, layer, head, query, labels} or null.
  * @returns {{show: () => void}} call when the focused query, layer or head changes
  */
 export function setupNeuron(getAt) {
@@ -75,6 +77,11 @@ export function setupNeuron(getAt) {
   const out = byId("rm-neuron-out");
   let ticket = 0;
   let labelsShown = null;
+  // the bridge ("Open this head in the explorer") follows the same focused query, layer and head
+  const bridge = setupBridge(() => {
+    const at = getAt();
+    return at && { ...at, label: at.labels[at.query] };
+  });
 
   async function load() {
     const at = getAt();
@@ -94,6 +101,7 @@ export function setupNeuron(getAt) {
     show() {
       const at = getAt();
       panel.hidden = !at;
+      bridge.show();
       if (!at) return;
       if (labelsShown !== at.labels) {
         fill(key, at.labels.map((label, i) => h("option", { value: i }, label)));

@@ -1,17 +1,21 @@
 // The Real model view: type a text, trace it with a real model (a job the
 // server's model worker runs in turn, polled for its place in line and its
 // progress), then look at one layer and head. One state object; draw() is a
-// function of it.
+// function of it. Switching layer or head fetches that one head
+// (GET .../heads/{layer}/{head}); the layer's overview draws the model view's
+// thumbnails, fetched once per trace; hovering a token fetches its row.
 import { byId, fill, h, text } from "./dom.js";
 import { drawHeatmap, drawLines, drawTokens, markToken } from "./realmodel-draw.js";
-import { legend } from "./realmodel-ink.js";
-import { getJson, postJson, postJsonInTurn } from "./realmodel-api.js";
+import { legend, legendBefore } from "./realmodel-ink.js";
+import { getJson, postJsonInTurn, unpackRows } from "./realmodel-api.js";
+import { setupCount } from "./realmodel-count.js";
 import { setupGenerate } from "./realmodel-generate.js";
 import { setupNext } from "./realmodel-next.js";
 import { setupModelView } from "./realmodel-modelview.js";
 import { setupNeuron } from "./realmodel-neuron.js";
 import { setupJourney } from "./realmodel-journey.js";
-import { drawHeads, drawRow, rowPending } from "./realmodel-heads.js";
+import { drawHeads, drawRow, markHead, rowPending } from "./realmodel-heads.js";
+import { setupCellTip } from "./realmodel-tip.js";
 
 const POLL_MS = 150;
 
@@ -19,9 +23,13 @@ const state = {
   models: [], maxChars: 400, maxTokens: 64,
   job: null, // the API's JobOut while running, then done
   result: null, // job.result (tokens, labels, kv_groups ...)
-  layer: 0, head: 0, layerData: null, focus: null,
+  layer: 0, head: 0, focus: null,
+  headData: null, // the API's answer for the opened head (heads/{layer}/{head})
+  view: null, // the model view (every head's thumbnail and kind), once per trace
 };
 let rowRequest = 0; // only the newest row answer is drawn
+let headRequest = 0; // only the newest head answer is drawn
+let tip = { update() {} };
 
 const els = {};
 let next = { show() {} };
@@ -35,37 +43,7 @@ function showError(message) {
   els.text.setAttribute("aria-invalid", message ? "true" : "false");
 }
 
-let countTimer = 0;
-let countTicket = 0;
-const COUNT_DEBOUNCE_MS = 250; // count once the learner pauses, not on every key
-
-/** Say the cap up front, then count the text's tokens with the server's tokenizer (debounced). */
-function updateCount() {
-  const m = modelInfo();
-  const cap = m?.max_tokens ?? state.maxTokens;
-  const n = els.text.value.length;
-  if (n > state.maxChars) {
-    text(els.count, `${n} characters: over the ${state.maxChars}-character limit; the cap is ${cap} tokens`);
-    els.count.classList.add("is-over");
-    return;
-  }
-  clearTimeout(countTimer);
-  countTimer = setTimeout(countTokens, COUNT_DEBOUNCE_MS);
-}
-
-async function countTokens() {
-  const ticket = ++countTicket;
-  const model = els.model.value;
-  try {
-    const answer = await postJson(`/api/models/${encodeURIComponent(model)}/tokens`, { text: els.text.value });
-    if (ticket !== countTicket) return; // the learner typed on meanwhile
-    text(els.count, answer.message);
-    els.count.classList.toggle("is-over", !answer.fits);
-    els.count.dataset.count = String(answer.count);
-  } catch (error) {
-    if (ticket === countTicket) text(els.count, `Could not count the tokens: ${error.message}`);
-  }
-}
+let updateCount = () => {};
 
 function modelInfo(name = els.model.value) {
   return state.models.find((m) => m.name === name);
@@ -137,13 +115,27 @@ async function poll(job) {
   state.layer = Math.min(state.layer, job.result.n_layer - 1);
   state.head = Math.min(state.head, job.result.n_head - 1);
   state.focus = null;
+  state.headData = null;
+  state.view = null;
+  delete els.heatmap.dataset.drawn; // these markers say what is on screen: nothing of this trace yet
+  delete els.row.dataset.drawn;
+  delete els.heads.dataset.layer;
   text(els.status, `Done: ${job.result.tokens.length} tokens through ${job.result.n_layer} layers.`);
   refreshModels().catch(() => {});  // only the note waits for it
   fillPickers();
   next.show();
-  await loadLayer();
-  modelView.load(state.job.id).then(() => modelView.select(state.layer, state.head))
-    .catch((error) => showError(error.message));
+  const id = job.id;
+  modelView.load(id).then((view) => {
+    if (state.job.id !== id) return; // another text was traced meanwhile
+    state.view = view;
+    // the thumbnails' legend, beside the layer's heads and the whole model's
+    const opts = { blocked: state.result.causal, binned: view.size < view.n_tokens };
+    legendBefore(els.heads, opts);
+    legendBefore(byId("rm-model-grid"), opts);
+    drawLayerHeads();
+    modelView.select(state.layer, state.head);
+  }).catch((error) => showError(error.message));
+  await loadHead();
 }
 
 function fillPickers() {
@@ -160,62 +152,89 @@ function fillPickers() {
   els.layerView.hidden = false;
 }
 
-async function loadLayer() {
-  const layer = state.layer;
-  const data = await getJson(`/api/models/jobs/${encodeURIComponent(state.job.id)}/layers/${layer}`);
-  if (layer !== state.layer) return; // a newer layer was picked meanwhile
-  state.layerData = data;
-  drawAll(true);
+/** Fetch the opened head (weights, display strings, kind) and draw it. */
+async function loadHead() {
+  const ticket = ++headRequest;
+  const { layer, head } = state;
+  const data = await getJson(`/api/models/jobs/${encodeURIComponent(state.job.id)}/heads/${layer}/${head}?packed=true`);
+  if (ticket !== headRequest) return; // a newer layer or head was picked meanwhile
+  data.weights = unpackRows(data.weights_f32, data.n_tokens); // the same numbers as ?packed=false's JSON
+  state.headData = data;
+  drawAll();
 }
 
-function drawAll(rebuildTokens) {
+const LINES_CAPTION = "Lines from each query (left) to the keys it attends to (right); thicker = larger share.";
+const LINES_STRONGEST = "Lines from each query (left) to its strongest key (right): a long text would draw "
+  + "thousands. Focus a token to see all of its lines; thicker = larger share.";
+
+let tokensOf = null; // the result whose token buttons are drawn (rebuilt only for a new trace)
+
+function drawAll() {
   const r = state.result;
-  const layer = state.layerData;
-  if (!r || !layer) return;
-  const head = layer.heads[state.head];
+  const head = state.headData;
+  if (!r || !head) return;
   const opts = {
-    labels: r.labels, head, allowed: layer.allowed, focus: state.focus,
-    caption: `Layer ${state.layer}, head ${state.head} of ${state.job.model}: a ${head.kind} head.`,
+    labels: r.labels, head, focus: state.focus,
+    caption: `Layer ${head.layer}, head ${head.head} of ${state.job.model}: a ${head.kind} head.`,
     zoom: Number(els.zoom.value),
   };
-  if (rebuildTokens) drawTokens(els.tokens, { labels: r.labels, focus: state.focus, onFocus: setFocus });
+  if (tokensOf !== r) drawTokens(els.tokens, { labels: r.labels, focus: state.focus, onFocus: setFocus });
   else markToken(els.tokens, state.focus);
-  drawHeatmap(els.heatmap, opts);
+  tokensOf = r;
+  tip.update(drawHeatmap(els.heatmap, opts));
   drawLines(els.lines, opts);
-  text(els.kind, `A ${head.kind} head: ${head.previous} of each token's attention goes to the previous token, `
-    + `${head.first} to the first token. Breadth ${head.breadth} (0 = each token attends to one key, `
-    + "1 = its attention is spread evenly over every key it may see).");
+  text(els.linesCap, els.lines.dataset.strongestOnly === "true" ? LINES_STRONGEST : LINES_CAPTION);
+  text(els.kind, `A ${head.kind} head: ${head.previous_display} of each token's attention goes to the previous `
+    + `token, ${head.first_display} to the first token. Breadth ${head.breadth_display} (0 = each token attends `
+    + "to one key, 1 = its attention is spread evenly over every key it may see).");
   fill(els.legend, legend({ blocked: r.causal }));
-  drawHeads(els.heads, { layer, kvGroups: r.kv_groups, selected: state.head, onPick: (hd) => pickHead(hd, { reveal: true }) });
+  els.heatmap.dataset.drawn = `${head.layer}/${head.head}`; // what is on screen (tests and benchmarks wait for it)
+}
+
+/** The opened layer's heads as the model view's thumbnails (no request: fetched once per trace). */
+function drawLayerHeads() {
+  const view = state.view;
+  if (!view) return;
+  const heads = view.heads.slice(state.layer * view.n_head, (state.layer + 1) * view.n_head);
+  drawHeads(els.heads, {
+    heads, image: modelView.image, kvGroups: state.result.kv_groups, selected: state.head,
+    onPick: (hd) => pickHead(hd, { reveal: true }),
+  });
+  els.heads.dataset.layer = String(state.layer);
 }
 
 async function loadRow() {
   if (state.focus === null || !state.job) return;
-  neuron.show();
-  journey.show();
   const ticket = ++rowRequest;
   const { layer, head, focus } = state;
   rowPending(els.row, `Query ${state.result.labels[focus]} · layer ${layer}, head ${head}`);
   try {
     const row = await getJson(`/api/models/jobs/${encodeURIComponent(state.job.id)}/rows/${layer}/${head}/${focus}`);
-    if (ticket === rowRequest) drawRow(els.row, row, state.result.kv_groups.some((g) => g.length > 1));
+    if (ticket !== rowRequest) return; // the pointer moved on: the newer hover asks for its own panels
+    drawRow(els.row, row, state.result.kv_groups.some((g) => g.length > 1));
+    els.row.dataset.drawn = `${layer}/${head}/${focus}`;
   } catch (error) {
     if (ticket === rowRequest) showError(error.message);
   }
+  // then the panels below: asked after the row, they never slow the row the hover is for
+  if (ticket !== rowRequest) return;
+  neuron.show();
+  journey.show();
 }
 
 function setFocus(i) {
   if (state.focus === i) return;
   state.focus = i;
   modelView.highlight(i); // linked hover: the token's row and column in every head
-  drawAll(false);
+  drawAll();
   loadRow();
 }
 
 function pickHead(hd, { reveal = false } = {}) {
   state.head = hd;
   els.head.value = String(hd);
-  drawAll(false);
+  markHead(els.heads, hd);
+  loadHead().catch((error) => showError(error.message));
   loadRow();
   modelView.select(state.layer, hd);
   // a thumbnail far below opened this head: bring the opened head into view
@@ -224,11 +243,14 @@ function pickHead(hd, { reveal = false } = {}) {
 
 async function init() {
   for (const id of ["text", "count", "model", "model-note", "run", "error", "progress", "status", "view",
-    "layer", "head", "head-kind", "legend", "zoom", "tokens", "heatmap", "lines", "row", "layer-view", "heads"]) {
+    "layer", "head", "head-kind", "legend", "zoom", "tokens", "heatmap", "lines", "lines-cap", "row", "layer-view",
+    "heads"]) {
     els[id.replace(/-(\w)/g, (_, c) => c.toUpperCase())] = byId(`rm-${id}`);
   }
   els.kind = els.headKind;
-  els.text.addEventListener("input", updateCount);
+  tip = setupCellTip(els.heatmap.closest("figure"), els.heatmap);
+  updateCount = setupCount(els, () => ({ cap: modelInfo()?.max_tokens ?? state.maxTokens, maxChars: state.maxChars }));
+  els.text.addEventListener("input", () => updateCount());
   els.text.addEventListener("keydown", (event) => {
     if (event.key === "Enter" && !event.shiftKey) { event.preventDefault(); start(); }
   });
@@ -236,7 +258,8 @@ async function init() {
   modelView = setupModelView((layer, hd) => {
     state.layer = layer;
     els.layer.value = String(layer);
-    loadLayer().then(() => pickHead(hd, { reveal: true })).catch((error) => showError(error.message));
+    drawLayerHeads();
+    pickHead(hd, { reveal: true });
   });
   journey = setupJourney(() => state.focus === null || !state.result ? null : { jobId: state.job.id, index: state.focus });
   neuron = setupNeuron(() => state.focus === null || !state.result ? null : {
@@ -249,10 +272,13 @@ async function init() {
   els.model.addEventListener("change", () => { showModelNote(); updateCount(); });
   els.layer.addEventListener("change", () => {
     state.layer = Number(els.layer.value);
-    loadLayer().then(loadRow).catch((error) => showError(error.message));
+    drawLayerHeads();
+    modelView.select(state.layer, state.head);
+    loadHead().catch((error) => showError(error.message));
+    loadRow();
   });
   els.head.addEventListener("change", () => pickHead(Number(els.head.value)));
-  els.zoom.addEventListener("change", () => drawAll(false));
+  els.zoom.addEventListener("change", () => drawAll());
   const info = await getJson("/api/models");
   state.models = info.models;
   state.maxChars = info.max_chars;

@@ -7,8 +7,8 @@
 // masked row into the explorer above.
 
 import { fill, h, text } from "./dom.js";
-import { editHeld, getNb, subscribeNb } from "./nbstate.js";
-import { getState, subscribe } from "./state.js";
+import { subscribeNb } from "./nbstate.js";
+import { editHeld, getState } from "./state.js";
 
 function cell(view, r, i) {
   const held = view.example;
@@ -66,19 +66,27 @@ function rowHeader(view, r) {
   );
 }
 
-/** Mount the sequence view into its elements; it redraws on every notebook change. */
+/**
+ * Mount the sequence view into its elements. It draws state.js's held example
+ * (state.held, state.heldMessage) when nbstate.js says it changed: after the
+ * explorer's frame, so a drag's numbers are never held back by the table.
+ */
 export function mountSequence(els) {
   els.unmasked.addEventListener("click", () => editHeld({ kind: "select", row: 0, masked: false }));
 
-  function draw(nb) {
-    const view = nb.view;
-    text(els.message, nb.messages.sequence);
-    els.message.hidden = !nb.messages.sequence;
+  let last = null; // what was drawn: study actions also notify, and need no redraw
+  function draw() {
+    const state = getState();
+    const view = state.held;
+    if (last && last.view === view && last.message === state.heldMessage && last.detached === state.detached) return;
+    last = { view, message: state.heldMessage, detached: state.detached };
+    text(els.message, state.heldMessage);
+    els.message.hidden = !state.heldMessage;
     if (!view) return;
     const held = view.example;
     text(
       els.explorerNote,
-      getState().detached
+      state.detached
         ? "The explorer above shows an example of its own; this held sequence keeps its numbers. Show a row in the explorer, or Reset example, to connect them again."
         : `The explorer shows ${view.explorer.label}. ${view.explorer.note}`,
     );
@@ -117,12 +125,5 @@ export function mountSequence(els) {
   }
 
   subscribeNb(draw);
-  let detached = getState().detached;
-  subscribe((state) => {
-    if (state.detached !== detached) {
-      detached = state.detached;
-      draw(getNb());
-    }
-  });
-  draw(getNb());
+  draw();
 }

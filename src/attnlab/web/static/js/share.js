@@ -4,6 +4,7 @@
 
 import { fill, h, s, srcClass } from "./dom.js";
 import { placeLabels } from "./plot.js";
+import { textBox } from "./textbox.js";
 
 // The pie sits in the middle of a wider box so small slices can be named
 // outside it (in their own colour) without being clipped.
@@ -84,8 +85,8 @@ export function drawStrip(svg, result) {
   }
   svg.setAttribute("viewBox", `0 0 ${STRIP_W} ${STRIP_H}`);
   fill(svg, ...parts, ...labels);
-  // Measure once, then drop the labels wider than their slice.
-  const widths = labels.map((t) => t.getBBox().width);
+  // Measure (fonts, no layout: textbox.js), then drop the labels wider than their slice.
+  const widths = labels.map((t) => (textBox(t) || { width: 0 }).width);
   labels.forEach((t, i) => {
     if (widths[i] > Number(t.dataset.room)) t.remove();
   });

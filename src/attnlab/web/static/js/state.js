@@ -1,32 +1,41 @@
-// The explorer's one state object, its updates and its link to the server.
+// The page's one state object: the explorer, the held A/B/C example, its
+// stepper, their updates and their link to the server. (The learner's record,
+// study attempts and history, is other data and lives in nbstate.js.)
 //
 // state = {
 //   input:     the last explorer state the server accepted, {q, keys, values, labels, allowed, scale}
 //   requested: the newest state asked for (equals `input` once its answer is in)
 //   result:    the server's answer for `input` (trace, display, words, compare, python, geometry, challenge)
-//   example:   GET /api/example ({state, reset})
+//   example:   GET /api/example ({state, reset, result, sequence, stepper})
+//   held:      the held example's view (POST /api/state's `sequence`: example, rows, explorer row)
+//   stepper:   the stepper's four steps for the held example's explorer row
+//   heldMessage: why the last held edit or the link's example was refused ("" when none)
 //   fieldErrors: {"q[0]": "message", ...} inline messages, by field path
 //   connection: "starting" | "ok" | "offline"
-//   ui:        {rowLabel, texts} texts other parts drive (part 2 sets the row label and
-//              texts = {row, given, q_legend, allowed, example}, the sentences that say
-//              whether the row shown is masked; null keeps the page's unmasked wording)
+//   ui:        {rowLabel, texts}: the row label and the sentences that say whether the
+//              row shown is masked (lab/explorer_texts.py), set from `held`
 //   detached:  true while the explorer shows an example of its own (loadExample),
 //              not a row of the held A/B/C sequence; Reset example ends it
 // }
 //
-// Views never change `state` directly: they call setExplorer / setFieldError /
-// setUi, and redraw from subscribe(). At most one request is in flight; a newer
-// request replaces any pending one, so a slow answer never queues stale states.
-// The last good input is kept in sessionStorage (per visit, per tab).
+// While the explorer shows a held row, each state is ONE request, POST /api/state
+// ({held, edits}), whose one answer sets `held`, `stepper` and the explorer: a
+// settled drag or a mask click costs one request. Views call setExplorer /
+// editHeld / setFieldError and redraw from subscribe() (the explorer, at once) or
+// subscribeSettled() (the rest). One request in flight; a newer one replaces any
+// pending one. The last good input and the held example are kept in
+// sessionStorage (per tab); statestart.js reads them, and the link, once at start.
 
-import { getExample, postState, postTrace } from "./api.js";
-import { toJson } from "./json.js";
-import { readLink, writeLink } from "./link.js";
+import { postState, postTrace } from "./api.js";
+import { writeLink } from "./link.js";
+import { forget, save } from "./statesave.js";
+import { errorText, fieldErrorsOf } from "./nbapi.js";
 import { MAX_OWN_SOURCES, loadExample } from "./example.js";
-import { editsFor } from "./heldedits.js";
+import { stateBody } from "./heldedits.js";
 import { measure } from "./timing.js";
 
-const STORAGE_KEY = "attnlab.explorer.v1";
+export const STORAGE_KEY = "attnlab.explorer.v1";
+export const HELD_KEY = "attnlab.held.v1";
 const RETRY_MS = 2000;
 
 const state = {
@@ -34,6 +43,9 @@ const state = {
   requested: null,
   result: null,
   example: null,
+  held: null,
+  stepper: null,
+  heldMessage: "",
   fieldErrors: {},
   connection: "starting",
   ui: { rowLabel: "Row 0 (A) · unmasked projection.", texts: null },
@@ -42,7 +54,7 @@ const state = {
 
 const subscribers = new Set();
 let inFlight = false;
-let pending = null; // {input, marks}
+let pending = null; // {input, marks, detach, edits, held}
 let retryTimer = null;
 
 /** The whole state; treat it as read-only. */
@@ -55,17 +67,20 @@ export function getExplorer() {
   return structuredClone(state.requested || state.input);
 }
 
-/**
- * Call fn(state) after every change; returns a function that unsubscribes.
- * @param {(state: object) => void} fn
- */
+/** The held example (its view's `example`), or null before start. */
+export function getHeld() {
+  return state.held ? state.held.example : null;
+}
+
+/** Call fn(state) after every change; returns a function that unsubscribes. */
 export function subscribe(fn) {
   subscribers.add(fn);
   return () => subscribers.delete(fn);
 }
 
-function emit() {
+export function emit() {
   for (const fn of subscribers) fn(state);
+  settleSoon();
 }
 
 /**
@@ -77,7 +92,7 @@ export function setExplorer(partial, options = {}) {
   const base = state.requested || state.input;
   const input = { ...structuredClone(base), ...structuredClone(partial) };
   state.requested = input;
-  request(input, options.marks || [], options.detach);
+  request({ input, marks: options.marks || [], detach: options.detach });
 }
 
 export { MAX_OWN_SOURCES, loadExample };
@@ -86,16 +101,24 @@ export { MAX_OWN_SOURCES, loadExample };
 export function replaceExplorer(input, detach) {
   state.fieldErrors = {};
   state.requested = structuredClone(input);
-  request(state.requested, [], detach);
+  request({ input: state.requested, detach });
 }
 
-/** Change page texts such as the explorer's row label ({rowLabel, texts}). */
-export function setUi(partial) {
-  state.ui = { ...state.ui, ...partial };
-  emit();
+/**
+ * Apply one held-example edit ({kind: "mask" | "select" | ...}) in the same
+ * queue as the explorer's moves: one request answers both views. A held edit
+ * connects a detached explorer again (it shows the held row the edit leaves).
+ */
+export function editHeld(edit) {
+  request({ input: structuredClone(state.requested || state.input), detach: false, edits: [edit] });
 }
 
-/** Show `message` next to field `path` (e.g. "values[1][0]"); keeps the state. */
+/** Replace the held example (an import, or the worked example): the explorer shows its row. */
+export function replaceHeld(example) {
+  request({ input: structuredClone(state.requested || state.input), detach: false, held: example });
+}
+
+/** Show `message` next to field `path` (e.g. "values[1][0]"). */
 export function setFieldError(path, message) {
   state.fieldErrors = { ...state.fieldErrors, [path]: message };
   emit();
@@ -126,31 +149,16 @@ function markPending() {
   document.documentElement.dataset.attnlabPending = inFlight || pending ? "1" : "0";
 }
 
-// The held example's link (nbstate.js registers it): while the explorer shows a
-// held row, each state is one POST /api/state carrying the held example and the
-// edits that turn it into the explorer's newest input, and its one answer
-// updates both views. {getHeld() -> held | null, onView(view), onRefused(answer)}
-let held = null;
-
-/** Connect the held example (see `held` above); called once by nbstate.js. */
-export function connectHeld(link) {
-  held = link;
-}
-
-/**
- * Apply one held-example edit ({kind: "mask" | "select" | ...}) in the same
- * queue as the explorer's moves: one request answers both views.
- */
-export function editHeldState(edit) {
-  const base = state.requested || state.input;
-  request(structuredClone(base), [], undefined, [edit]);
-}
-
-function request(input, marks, detach, edits = []) {
-  if (pending) marks = pending.marks.concat(marks); // keep the replaced moves' marks
-  if (pending && detach === undefined) detach = pending.detach;
-  if (pending) edits = pending.edits.concat(edits); // a held edit is never dropped
-  pending = { input, marks, detach, edits };
+/** Queue `job` ({input, marks?, detach?, edits?, held?}); a newer job merges over a pending one. */
+export function request(job) {
+  const next = { marks: [], edits: [], held: null, ...job };
+  if (pending) {
+    next.marks = pending.marks.concat(next.marks); // keep the replaced moves' marks
+    if (next.detach === undefined) next.detach = pending.detach;
+    next.edits = pending.edits.concat(next.edits); // a held edit is never dropped
+    next.held = next.held || pending.held;
+  }
+  pending = next;
   if (!inFlight) pump();
 }
 
@@ -160,14 +168,10 @@ async function pump() {
     pending = null;
     inFlight = true;
     markPending();
+    const body = stateBody(job, getHeld(), state.detached);
     let answer;
-    const h = held && !(job.detach ?? state.detached) ? held.getHeld() : null;
-    const derived = h ? editsFor(job.input, h) : null;
-    const asState = derived !== null;
     try {
-      answer = asState
-        ? await postState({ held: h, edits: derived.concat(job.edits) })
-        : await postTrace(job.input);
+      answer = body ? await postState(body) : await postTrace(job.input);
     } catch {
       inFlight = false;
       offline(job);
@@ -175,17 +179,15 @@ async function pump() {
     }
     inFlight = false;
     markPending();
-    if (answer.ok && asState) {
-      if (job.detach !== undefined) state.detached = job.detach;
-      held.onView(answer.body.sequence);
-      const t = answer.body.explorer.trace;
-      accept({ q: t.q, keys: t.keys, values: t.values, labels: t.labels, allowed: t.allowed, scale: null }, answer.body.explorer);
+    if (answer.ok && body) {
+      state.detached = false;
+      takeStateAnswer(answer.body);
       emit();
       measure(job.marks);
-    } else if (!answer.ok && asState && job.edits.length && answer.status === 422) {
+    } else if (!answer.ok && body && (job.edits.length || job.held) && answer.status === 422) {
       // A held edit refused (e.g. a mask row left empty): say so by the held table; nothing changed.
       if (!pending) state.requested = state.input;
-      held.onRefused(answer);
+      state.heldMessage = errorText(answer);
       emit();
     } else if (answer.ok) {
       if (job.detach !== undefined) state.detached = job.detach;
@@ -195,19 +197,74 @@ async function pump() {
     } else if (!state.result) {
       // This visit's saved state is refused (e.g. an older format): start over from the example.
       reject(answer);
-      try {
-        sessionStorage.removeItem(STORAGE_KEY);
-      } catch {
-        // Storage disabled: nothing saved to drop.
-      }
+      forget(STORAGE_KEY);
       if (state.example) accept(structuredClone(state.example.state), state.example.result);
-      else state.input = state.requested = null; // start() accepts the example when it arrives
       emit();
     } else {
       reject(answer);
       emit();
     }
   }
+}
+
+/**
+ * Take one POST /api/state answer ({sequence, explorer, stepper}): the held
+ * example, its stepper and the explorer's row, all at once.
+ */
+export function takeStateAnswer(body) {
+  state.held = body.sequence;
+  state.stepper = body.stepper;
+  state.heldMessage = "";
+  state.ui = { rowLabel: `${body.sequence.explorer.label}.`, texts: body.sequence.explorer.texts };
+  markPending(); // at start, the first answer comes from here, not from pump()
+  if (!pointerDown) saveHeld();
+  const t = body.explorer.trace;
+  accept({ q: t.q, keys: t.keys, values: t.values, labels: t.labels, allowed: t.allowed, scale: null }, body.explorer);
+}
+
+// Work that can wait until the numbers settle: the held example in the address
+// bar and this tab's storage (history.replaceState is slow), then the views of
+// subscribeSettled (the held table, the stepper, practice). During a pointer drag
+// it runs SETTLE_MS after the last change, else right after the change's frame;
+// never with an answer outstanding, so a drag's frames carry only the explorer.
+const SETTLE_MS = 100;
+const settledSubscribers = new Set();
+let settleToken = 0;
+let savedHeld = null;
+
+/** Call fn(state) once the numbers settle after a change; returns a function that unsubscribes. */
+export function subscribeSettled(fn) {
+  settledSubscribers.add(fn);
+  return () => settledSubscribers.delete(fn);
+}
+
+function settleSoon() {
+  const token = ++settleToken; // only the newest call runs
+  const run = () => token === settleToken && settled();
+  if (pointerDown) setTimeout(run, SETTLE_MS);
+  else requestAnimationFrame(() => setTimeout(run)); // a key press or click: right after its frame
+}
+
+function settled() {
+  if (inFlight || pending) return settleSoon();
+  saveHeld();
+  for (const fn of settledSubscribers) fn(state);
+}
+
+// While a pointer is down (a drag: up to 60 answers a second, and Chrome throttles
+// history.replaceState) the held example is written once the numbers settle;
+// a key press or a click writes it at once, so a reload right after finds it.
+let pointerDown = false;
+addEventListener("pointerdown", () => (pointerDown = true), true);
+addEventListener("pointerup", () => (pointerDown = false), true);
+addEventListener("pointercancel", () => (pointerDown = false), true);
+addEventListener("pagehide", () => saveHeld());
+
+function saveHeld() {
+  if (!state.held || state.held === savedHeld) return;
+  savedHeld = state.held;
+  save(HELD_KEY, state.held.example);
+  writeLink(state.held.example); // the address bar always carries the held example
 }
 
 function accept(input, result) {
@@ -217,25 +274,12 @@ function accept(input, result) {
   state.result = result;
   state.fieldErrors = {};
   state.connection = "ok";
-  try {
-    sessionStorage.setItem(STORAGE_KEY, toJson(input)); // keeps -0 across a reload
-    sessionStorage.setItem(`${STORAGE_KEY}.detached`, state.detached ? "1" : "0");
-  } catch {
-    // Storage can be full or disabled; the page still works for this view.
-  }
+  save(STORAGE_KEY, input); // toJson keeps -0 across a reload
+  save(`${STORAGE_KEY}.detached`, state.detached ? 1 : 0);
 }
 
 function reject(answer) {
-  const errors = {};
-  const detail = (answer.body && answer.body.detail) || [];
-  for (const item of Array.isArray(detail) ? detail : []) {
-    // A refused held edit made from the explorer's fields ("edits[0].q[1]") is
-    // shown next to that field ("q[1]"), in the same words.
-    const field = String(item.field || "body").replace(/^edits\[\d+\]\./, "");
-    errors[field] = String(item.msg).startsWith(item.field) ? field + String(item.msg).slice(String(item.field).length) : item.msg;
-  }
-  if (!detail.length) errors.body = `The server refused this state (HTTP ${answer.status}).`;
-  state.fieldErrors = errors;
+  state.fieldErrors = fieldErrorsOf(answer);
   if (!pending) state.requested = state.input; // keep the last good state
   state.connection = "ok";
 }
@@ -250,47 +294,4 @@ function offline(job) {
   }, RETRY_MS);
 }
 
-function restore() {
-  try {
-    const saved = JSON.parse(sessionStorage.getItem(STORAGE_KEY) || "null");
-    if (saved && Array.isArray(saved.q) && Array.isArray(saved.keys) && Array.isArray(saved.values)) {
-      return saved;
-    }
-  } catch {
-    // A damaged entry falls back to the worked example.
-  }
-  return null;
-}
-
-/** Load the example, restore this visit's state (or start from the example) and trace it. */
-export async function start() {
-  const own = readLink(location.hash, "own"); // before any answer rewrites the hash
-  const saved = own ? null : restore();
-  if (saved) {
-    try {
-      state.detached = sessionStorage.getItem(`${STORAGE_KEY}.detached`) === "1";
-    } catch {
-      // Storage disabled: nothing saved, so the example is the held row.
-    }
-    // This visit's state: trace it while the example (needed for Reset) loads.
-    state.input = saved;
-    state.requested = saved;
-    request(saved, []);
-  }
-  try {
-    state.example = await getExample();
-  } catch {
-    state.connection = "offline";
-    emit();
-    setTimeout(start, RETRY_MS);
-    return;
-  }
-  if (!saved || state.requested === null) {
-    // The example comes with its answer: the first numbers need no second round trip.
-    if (own) state.detached = false;
-    accept(structuredClone(state.example.state), state.example.result);
-    emit();
-  }
-  if (own && own.damaged) setFieldError("link", "This link's own example is damaged, so it is not shown.");
-  else if (own) loadExample(own.example); // the server validates it; a refusal says why
-}
+export { start } from "./statestart.js";

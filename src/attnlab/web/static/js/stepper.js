@@ -1,19 +1,18 @@
 // The stepper "Step N of 4": Vectors -> Match -> Share -> Mix. Its words come
-// from the lab's data and its tables from the explorer's current trace (POST
-// /api/notebook/stepper), so it stays connected to the explorer above.
+// from the lab's data and its tables from the held example's explorer row:
+// state.stepper, part of the page's one state answer (POST /api/state), so it
+// stays connected to the explorer above and never asks the server itself.
 // Previous / Next buttons, and the Left / Right arrow keys anywhere inside
 // the stepper. Each step shown while the stepper is open is recorded as help
 // ("stepper visited") for the attempt the learner left.
 
 import { fill, h, text } from "./dom.js";
-import { toJson } from "./json.js";
-import { nbPost } from "./nbapi.js";
-import { getHeld, recordHelp, subscribeNb } from "./nbstate.js";
+import { recordHelp, subscribeNb } from "./nbstate.js";
+import { getState } from "./state.js";
 
 export function mountStepper(els) {
   let data = null;
   let index = 0;
-  let heldKey = "";
 
   function show() {
     if (!data) return;
@@ -41,18 +40,13 @@ export function mountStepper(els) {
     els.next.disabled = index === data.steps.length - 1;
   }
 
-  async function refresh() {
-    const held = getHeld();
-    if (!held || !els.root.open) return;
-    const key = toJson(held); // a -0 edit is a change too
-    if (key === heldKey && data) return;
-    heldKey = key;
-    const answer = await nbPost("stepper", { held });
-    if (answer.ok && key === heldKey) {
-      data = answer.body;
-      text(els.note, data.note);
-      show();
-    }
+  // Drawn only while open, and only when the state's stepper changed.
+  function refresh() {
+    const next = getState().stepper;
+    if (!next || !els.root.open || next === data) return;
+    data = next;
+    text(els.note, data.note);
+    show();
   }
 
   function go(to) {
@@ -71,9 +65,9 @@ export function mountStepper(els) {
     else return;
     event.preventDefault();
   });
-  els.root.addEventListener("toggle", async () => {
+  els.root.addEventListener("toggle", () => {
     if (!els.root.open) return;
-    await refresh();
+    refresh();
     recordHelp("stepper", index + 1);
   });
   subscribeNb(() => refresh());

@@ -1,5 +1,5 @@
 // The explorer's texts: the row label and the sentences that say whether the
-// row is masked (other parts set them through setUi), the query caption, the
+// row is masked (state.ui, set from the held example's answer), the query caption, the
 // one-line summary and the B > 90% challenge.
 
 import { text } from "./dom.js";

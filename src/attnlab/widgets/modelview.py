@@ -1,0 +1,35 @@
+"""``ModelView``: a shipped model (MiniLM or SmolLM2) runs on a text in the kernel, drawn as on /real-model.
+
+The trace is the one the page's jobs make (``models.work``: the registry's
+shared model, its ``trace``), run here synchronously; the text is checked
+against the model's token cap first (``models.jobs.check_tokens``, the
+tokenizer alone), so a long text is refused before any weights load. Errors
+are the engine's ``FieldError`` (a ``ValueError``) naming ``model`` or ``text``.
+"""
+
+from __future__ import annotations
+
+from attnlab.models import registry
+from attnlab.models.jobs import check_model, check_tokens
+from attnlab.models.work import TraceTask, trace_text
+from attnlab.widgets.heads import HeadsWidget
+
+
+class ModelView(HeadsWidget):
+    """``ModelView(model="minilm" | "smollm2", text=...)``: every layer's and head's attention on ``text``."""
+
+    TITLE = "attnlab · real model"
+
+    def __init__(self, model: str = "minilm", text: str = "The cat sat on the mat.") -> None:
+        name = check_model(model)
+        if not isinstance(text, str) or not text.strip():
+            raise ValueError("text is empty: type a sentence to look at")
+        check_tokens(name, text)
+        task = TraceTask(job_id="notebook", model=name, text=text)
+        trace = trace_text(task, registry.get_model(name), lambda *_: None)
+        super().__init__(
+            trace,
+            layer_names=[f"layer {i}" for i in range(trace.n_layer)],
+            head_names=[f"head {h}" for h in range(trace.n_head)],
+        )
+        self.model_trace = trace
