@@ -68,6 +68,31 @@ def test_a_hugging_face_tuple_of_float32_tensors_is_drawn_exactly():
     assert np.array_equal(v.weights, torch.stack(layers)[:, 0].double().numpy())
 
 
+class FakeActivationCache:
+    """What AttentionView reads of TransformerLens's ActivationCache: keys() and [name]."""
+
+    def __init__(self, entries):
+        self.entries = entries
+
+    def keys(self):
+        return self.entries.keys()
+
+    def __getitem__(self, name):
+        return self.entries[name]
+
+
+def test_a_transformer_lens_cache_gives_its_patterns_in_layer_order(weights):
+    # a cache holds much more than patterns, in no particular order; each pattern is (batch=1, H, L, S)
+    entries = {"blocks.1.attn.hook_pattern": weights[1][None], "blocks.0.hook_resid_pre": np.zeros((1, 5, 8))}
+    entries["blocks.0.attn.hook_pattern"] = weights[0][None]
+    assert np.array_equal(AttentionView(FakeActivationCache(entries), TOKENS).weights, weights)
+    del entries["blocks.0.attn.hook_pattern"]
+    with pytest.raises(ValueError, match=r"no blocks\.0\.attn\.hook_pattern"):
+        AttentionView(FakeActivationCache(entries), TOKENS)
+    with pytest.raises(ValueError, match="no blocks.<l>.attn.hook_pattern entries"):
+        AttentionView({"blocks.0.hook_resid_pre": np.zeros((1, 5, 8))}, TOKENS)
+
+
 def test_a_stacked_torch_tensor_with_a_batch_axis_is_accepted():
     torch = pytest.importorskip("torch")
     w = torch.softmax(torch.randn(2, 1, 3, 5, 5, dtype=torch.float64), dim=-1)  # (layers, 1, H, L, S)

@@ -4,8 +4,9 @@ Accepted: a NumPy array or a torch tensor of shape ``(L, S)`` (one head),
 ``(H, L, S)`` (one layer) or ``(layers, H, L, S)``; a batch axis of size 1 in
 front (``(1, H, L, S)`` per layer, or ``(layers, 1, H, L, S)``) is dropped; a
 tuple or list of per-layer arrays (Hugging Face ``output_attentions=True``:
-each ``(1, H, L, S)``) is stacked. For a TransformerLens cache, pass
-``[cache["pattern", l] for l in range(n_layers)]``. Row = query, column = key.
+each ``(1, H, L, S)``) is stacked; so are the ``blocks.<l>.attn.hook_pattern``
+entries of a TransformerLens ``ActivationCache`` (or any mapping with those names),
+in layer order. Row = query, column = key.
 
 Checks, each a ``ValueError`` that names the place: NaN or infinity; a
 negative weight; a row whose sum is not 1 within ``ROW_SUM_TOL`` (1e-5, or
@@ -28,6 +29,8 @@ row sums to 1 over its allowed keys; a query allowed no key is refused.
 """
 
 from __future__ import annotations
+
+import re
 
 import numpy as np
 
@@ -61,8 +64,28 @@ def _drop_batch(arr: np.ndarray, where: str, shape: tuple[int, ...] | None = Non
     return arr[0]
 
 
+def _cache_patterns(cache) -> list:
+    """A TransformerLens cache's attention patterns, layer 0 first (``blocks.<l>.attn.hook_pattern``)."""
+    found = {}
+    for name in cache.keys():
+        match = re.fullmatch(r"blocks\.(\d+)\.attn\.hook_pattern", str(name))
+        if match:
+            found[int(match.group(1))] = name
+    if not found:
+        raise ValueError(
+            "weights is a mapping with no blocks.<l>.attn.hook_pattern entries; pass an array, "
+            "a tuple of per-layer arrays, or a TransformerLens cache run with the pattern hooks"
+        )
+    missing = sorted(set(range(max(found) + 1)) - set(found))
+    if missing:
+        raise ValueError(f"weights has no blocks.{missing[0]}.attn.hook_pattern; every layer from 0 is used")
+    return [cache[found[layer]] for layer in range(len(found))]
+
+
 def as_weights(weights) -> np.ndarray:
     """Return ``weights`` as float64 ``(layers, H, L, S)``; raise ``ValueError`` for bad ones."""
+    if callable(getattr(weights, "keys", None)) and not hasattr(weights, "shape"):
+        weights = _cache_patterns(weights)  # a TransformerLens ActivationCache or a dict like it
     if (
         isinstance(weights, (tuple, list))
         and weights
