@@ -177,6 +177,12 @@ def test_the_open_bridge_follows_the_focused_query_and_head(desktop):
     page.locator('#rm-tokens [data-index="2"]').focus()
     page.keyboard.press("ArrowRight")
     expect(title).to_have_text("Layer 4, head 3" + row.format("3 sat"))
+    # a new text: the open bridge no longer shows the old text's row
+    trace(page, "A dog ran in the park.")
+    empty = "Focus a query token of this text to open its row here."
+    expect(page.locator("#rm-bridge-out")).to_have_text(empty)
+    expect(title).to_have_count(0)
+    expect(page.locator("#rm-bridge-open")).to_be_disabled()
 
 
 def test_the_bridge_at_390_px_never_scrolls_sideways(phone, artifacts):

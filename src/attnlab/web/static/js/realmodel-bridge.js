@@ -135,8 +135,12 @@ export function setupBridge(getAt) {
       const at = getAt();
       open.disabled = !at;
       fill(note, at ? `Query ${at.label} · layer ${at.layer}, head ${at.head}` : "Focus a query token first.");
-      // an open bridge follows the focused query, layer and head
+      // an open bridge follows the focused query, layer and head; a new trace (no query yet) empties it
       if (at && !panel.hidden) load(false);
+      if (!at && !panel.hidden) {
+        ticket += 1; // an answer still on its way is for the old text
+        fill(out, h("p", { class: "rm-bridge-empty" }, "Focus a query token of this text to open its row here."));
+      }
     },
   };
 }

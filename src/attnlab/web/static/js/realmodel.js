@@ -124,6 +124,7 @@ async function poll(job) {
   refreshModels().catch(() => {});  // only the note waits for it
   fillPickers();
   next.show();
+  neuron.show(); // no query of the new text is focused yet: the neuron view and bridge say so
   const id = job.id;
   modelView.load(id).then((view) => {
     if (state.job.id !== id) return; // another text was traced meanwhile
