@@ -52,7 +52,7 @@ def test_phone_never_scrolls_sideways_and_keeps_match_share_mix_together_while_d
         # drag: while the pointer is down, a compact strip shows Share and Mix next to Match
         plot = page.locator("#match-plot")
         plot.evaluate("(el) => el.scrollIntoView({block: 'start'})")
-        mini = page.locator("#mini-view")
+        mini = page.locator(".mini-view")
         expect(mini).to_be_hidden()
         handle = page.locator("#match-plot .handle").bounding_box()
         page.mouse.move(handle["x"] + handle["width"] / 2, handle["y"] + handle["height"] / 2)
@@ -60,7 +60,7 @@ def test_phone_never_scrolls_sideways_and_keeps_match_share_mix_together_while_d
         page.mouse.move(*lab.plane_point(-1.0, 2.5), steps=6)
         expect(mini).to_be_visible()
         lab.wait_settled()
-        together = ["#match-plot", "#mini-view .mini-pie", "#mini-view .mini-mix"]
+        together = ["#match-plot", ".mini-view .mini-pie", ".mini-view .mini-mix"]
         seen = dict(page.evaluate(IN_VIEW_JS, together))
         assert all(seen.values()), seen
         # the strip does not cover the plot being dragged
@@ -68,7 +68,7 @@ def test_phone_never_scrolls_sideways_and_keeps_match_share_mix_together_while_d
         assert m["y"] >= p["y"] + p["height"] - 0.5 or m["y"] + m["height"] <= p["y"] + 0.5
         # and it shows the same answer: the pie's labels are the table's percentages
         first_slice = page.locator("#pie text").first.text_content()
-        expect(page.locator("#mini-view .mini-pie text").first).to_have_text(first_slice)
+        expect(page.locator(".mini-view .mini-pie text").first).to_have_text(first_slice)
         page.screenshot(path=artifacts / "phone-dragging.png")
         page.mouse.up()
         expect(mini).to_be_hidden()

@@ -117,6 +117,8 @@ def test_smollm2_shows_its_gqa_groups_and_a_causal_pattern(view, artifacts):
     page, _ = view
     trace(page, CAT, model="smollm2")
     expect(page.locator("#rm-heads .rm-gqa")).to_have_count(3)
+    kv1 = page.locator("#rm-heads").get_by_role("group", name="KV head 1", exact=True)
+    expect(kv1.locator(".rm-head-button")).to_have_count(3)
     expect(page.locator("#rm-heads .rm-gqa").first).to_contain_text(
         "KV head 0: query heads 0, 1, 2 share its keys and values"
     )

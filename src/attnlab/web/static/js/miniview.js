@@ -13,7 +13,7 @@ export function mountMiniView(anchor) {
   const pie = s("svg", { class: "mini-pie", role: "img", "aria-label": "Shares while dragging" });
   const mix = s("svg", { class: "mini-mix", role: "img", "aria-label": "Output while dragging" });
   // Hidden from assistive technology: it repeats the panels below.
-  const el = h("div", { class: "mini-view", id: "mini-view", "aria-hidden": "true" }, pie, mix);
+  const el = h("div", { class: "mini-view", "aria-hidden": "true" }, pie, mix); // no id: a notebook may hold several
   (anchor.closest(".explorer") || document.body).append(el);
   let result = null;
   // The strip is shown at narrow widths only (lab.css): on a wide screen it is

@@ -41,8 +41,9 @@ export function drawHeads(box, { heads, image, kvGroups, selected, onPick }) {
     return;
   }
   fill(box, kvGroups.map((members, g) =>
-    h("div", { class: "rm-group rm-gqa", role: "group", "aria-labelledby": `rm-group-${g}` },
-      h("p", { class: "rm-group-title", id: `rm-group-${g}` },
+    // named by aria-label, not an id: the model view draws these groups once per layer
+    h("div", { class: "rm-group rm-gqa", role: "group", "aria-label": `KV head ${g}` },
+      h("p", { class: "rm-group-title" },
         `KV head ${g}: query heads ${members.join(", ")} share its keys and values`),
       h("div", { class: "rm-group-heads" }, members.map((m) => button(heads[m]))))));
 }
