@@ -22,7 +22,16 @@ function save(blob, filename) {
   setTimeout(() => URL.revokeObjectURL(url), 10000);
 }
 
+// An edit just typed may still be on its way to the server (<html data-attnlab-pending="1">):
+// export the state it makes, not the one before it (waiting at most 5 s).
+async function settledNumbers() {
+  for (let waited = 0; document.documentElement.dataset.attnlabPending === "1" && waited < 5000; waited += 20) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
 async function fetchExport(path, withStudy = true) {
+  await settledNumbers();
   const body = withStudy ? { held: getHeld(), study: getNb().study } : { held: getHeld() };
   const answer = await nbPost(path, body, true);
   if (!answer.ok) throw new Error(errorText(answer));
