@@ -269,6 +269,9 @@ def test_axe_with_every_part_open(lab, artifacts):
     from axe_playwright_python.sync_playwright import Axe
 
     page = lab.page
+    # axe reads colours as they are at that instant: a stage fading in (the block's playback,
+    # 600 ms, slower under load) is mid-opacity. Reduced motion draws every state at rest.
+    page.emulate_media(reduced_motion="reduce")
     lab.open_all()
     page.locator("#challenge-near-vb button.challenge-open").click()
     expect(page.locator("#active-challenge fieldset.choice")).to_be_visible()
