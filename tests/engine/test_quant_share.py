@@ -44,9 +44,8 @@ def alone(w: QuantMatrix, x: np.ndarray) -> np.ndarray:
 
 
 def shared(helpers, w: QuantMatrix, x: np.ndarray, out: np.ndarray) -> bool:
-    """``helpers.product`` as quant.product calls it: one row as it is, more rows packed in tiles."""
-    xp, width = (x, 0) if len(x) == 1 else quant_kernels.pack(x)
-    return helpers.product(w, xp, out, width)
+    """``helpers.product`` as quant.product calls it (x (T, n_in); it packs more rows in tiles itself)."""
+    return helpers.product(w, x, out)
 
 
 @pytest.fixture(autouse=True)

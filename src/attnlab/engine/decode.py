@@ -241,7 +241,7 @@ def numpy_decoder_block(x, params, *, n_head, n_kv_head, rope, positions, cache,
     scale = x.dtype.type(1.0 / math.sqrt(d_head) if scale is None else scale)
     # bottom-right causal band: row i sees keys j <= i + s - n (s >= n: never a whole row); added as
     # 0 / -inf (x + 0 is x: the same weights), ~8x faster than setting a boolean selection
-    band = np.triu(np.full((n, s), -np.inf, x.dtype), k=s - n + 1) if n > 1 else None
+    band = _band(n, s, x.dtype) if n > 1 else None
     if n * s >= _SPLIT_SCORES:  # a long prompt: one head at a time, the heads shared by our threads
         done = _heads_shared(q, k, v, g, scale, band)
     else:  # the query heads of a KV head together (H_kv, g*L, d): fewer NumPy calls
@@ -354,6 +354,21 @@ def _cos_sin(rope: RoPE, positions: np.ndarray, dtype) -> tuple[np.ndarray, np.n
     return value
 
 
+_last_band: tuple = (None, None)  # (key, band): every layer of a prompt adds the same band
+
+
+def _band(n: int, s: int, dtype) -> np.ndarray:
+    """The bottom-right causal band (n, s), 0 / -inf, made once for the layers of a forward pass."""
+    global _last_band
+    key = (n, s, dtype)
+    last_key, band = _last_band  # one read: another thread may replace the pair meanwhile
+    if last_key != key:
+        band = np.triu(np.full((n, s), -np.inf, dtype), k=s - n + 1)
+        band.flags.writeable = False
+        _last_band = (key, band)
+    return band
+
+
 def _rotate(rope: RoPE, x: np.ndarray, cos: np.ndarray, sin: np.ndarray) -> np.ndarray:
     """``rope.rotate`` with the same products and sums, for x (L, heads, d) and cos/sin (L, 1, d/2)."""
     half = x.shape[-1] // 2
@@ -393,10 +408,10 @@ def _silu(z: np.ndarray) -> np.ndarray:
     e = np.abs(z)
     np.negative(e, out=e)
     np.exp(e, out=e)  # exp(-|z|) <= 1
-    # the numerator: 1 for z >= 0, e below, as exp(min(z, 0)): the same values as
-    # np.where(z >= 0, 1.0, e), which took 4x as long as the rest together here
-    sig = np.minimum(z, 0)
-    np.exp(sig, out=sig)
+    # the numerator: 1 for z >= 0, e = exp(z) below (NaN stays NaN), as max(z >= 0, e): the same
+    # values as np.where(z >= 0, 1.0, e), which took 4x as long as the rest together here
+    sig = np.greater_equal(z, 0, out=np.empty(z.shape, z.dtype), casting="unsafe")
+    np.maximum(sig, e, out=sig)
     e += 1.0
     sig /= e
     sig *= z

@@ -203,17 +203,17 @@ def _product(x: np.ndarray, w: QuantMatrix) -> np.ndarray:
     from attnlab.engine import quant_kernels as k
 
     stride = w.parts[0].shape[1]
-    packed, width = (x, 0) if n_t == 1 else k.pack(x)
     if n_t <= _FEW_ROWS:  # a decoding step, a short prompt: with the spinning helpers
         if n_t * w.n_in * w.n_out >= _THREAD_WEIGHTS and not _share_reason:
             from attnlab.engine.quant_share import sharing
 
             helpers = sharing(CORES)
-            if helpers is not None and helpers.product(w, packed, out, width):
+            if helpers is not None and helpers.product(w, x, out):
                 return out
         if n_t == 1:
             k.matvec_parts(w.code, w._at, w._rows, stride, x[0], out[0])
             return out
+    packed, width = k.pack(x)
     # a prompt: fixed pieces of rows (each part's own), shared by our worker threads
     pieces, start = [], 0
     for part in w.parts:
@@ -303,14 +303,14 @@ def _check_sharing(w: QuantMatrix, x: np.ndarray) -> None:
         helpers = sharing(CORES)
         for rows in (x[:1], x[:3]):
             alone, shared = (np.empty((len(rows), w.n_out), np.float32) for _ in range(2))
-            packed, width = (_read_only(rows[0]), 0) if len(rows) == 1 else k.pack(rows)
             if len(rows) == 1:
-                k.matvec_parts(w.code, w._at, w._rows, w.parts[0].shape[1], packed, alone[0])
+                k.matvec_parts(w.code, w._at, w._rows, w.parts[0].shape[1], _read_only(rows[0]), alone[0])
             else:
+                packed, width = k.pack(rows)
                 k.tile_rows(w.code, w._at.ctypes.data, w._rows.ctypes.data, w.parts[0].shape[1],
                             packed.ctypes.data, len(rows), width, w.n_in, 0, w.n_out, alone.ctypes.data,
                             w.n_out)  # fmt: skip
-            done = helpers is not None and helpers.product(w, packed, shared, width)
+            done = helpers is not None and helpers.product(w, rows, shared)
             if done and shared.tobytes() != alone.tobytes():
                 raise RuntimeError("a product shared with the helpers differs from one computed alone")
     except Exception as exc:  # atomics or threads that do not work here: one thread is still right

@@ -15,6 +15,7 @@ from attnlab.engine.quant_ir import (
     TILE_ROWS,
     dot_q4_1,
     dot_q8_0,
+    load_f32,
     load_i64,
     store_f32,
     tile8,
@@ -58,19 +59,34 @@ def fill(fmt, blocks, rows, out):
             values_q8_0(at, out_at + i * n_in * 4, n_blocks)
 
 
+def packed_size(n_t: int, n_in: int) -> tuple[int, int]:
+    """``(floats, last tile's width)`` of x (n_t, n_in) packed by :func:`pack`."""
+    full, left = divmod(n_t, 32)
+    width = -(-left // 8) * 8 if left else 32
+    return (full - (0 if left else 1)) * 32 * n_in + width * n_in, width
+
+
 def pack(x: np.ndarray) -> tuple[np.ndarray, int]:
     """x (T, n_in) float32 as tile_rows takes it: tiles of 32 tokens, each k-major (n_in, 32), then the
     last tile zero-padded to a width of 8, 16, 24 or 32; returns (packed, last tile's width)."""
-    n_t, n_in = x.shape
-    full, left = divmod(n_t, 32)
-    width = -(-left // 8) * 8 if left else 32
-    if not left:
-        full -= 1
-    packed = np.zeros(full * 32 * n_in + width * n_in, np.float32)
-    tiles = x[: full * 32].reshape(full, 32, n_in).transpose(0, 2, 1)  # (full, n_in, 32)
-    packed[: full * 32 * n_in].reshape(full, n_in, 32)[...] = tiles
-    packed[full * 32 * n_in :].reshape(n_in, width)[:, : n_t - full * 32] = x[full * 32 :].T
+    size, width = packed_size(*x.shape)
+    packed = np.empty(size, np.float32)
+    pack_into(x, packed, width)
     return packed, width
+
+
+@_jit(error_model="numpy")
+def pack_into(x, dst, last_width):
+    """Write x (T, n_in) packed (see :func:`pack`) into dst[:packed size], padding included."""
+    n_t, n_in = x.shape
+    n_tiles = (n_t + 31) // 32
+    for i in range(n_tiles):
+        width = 32 if i < n_tiles - 1 else last_width
+        base = i * 32 * n_in
+        for k in range(n_in):
+            for t in range(width):
+                tok = 32 * i + t
+                dst[base + k * width + t] = x[tok, k] if tok < n_t else np.float32(0.0)
 
 
 @_jit(error_model="numpy")
@@ -79,20 +95,23 @@ def tile_rows(fmt, starts_at, rows_at, stride, xp_at, n_t, last_width, n_in, o0,
     ``rows[p]`` rows at ``starts[p]``, both read at addresses) and t < n_t, by quant_ir's tile kernels
     (each output one FMA chain over k in order). ``xp_at``: x packed by :func:`pack`; out: float32
     (n_t, n_out) at ``out_at``."""
+    scratch = np.zeros(TILE_ROWS * (n_in + 32), np.float32)
+    tile_rows_with(fmt, starts_at, rows_at, stride, xp_at, n_t, last_width, n_in, o0, o1, out_at, n_out,
+                   np.int64(scratch.ctypes.data))  # fmt: skip
+
+
+@_jit(error_model="numpy")
+def tile_rows_with(fmt, starts_at, rows_at, stride, xp_at, n_t, last_width, n_in, o0, o1, out_at, n_out, s_at):
+    """:func:`tile_rows` with its scratch at ``s_at``: ``TILE_ROWS * (n_in + 32)`` float32, finite (zeros at
+    first: a part tile's unused rows are multiplied too, never stored), kept across calls by the caller."""
     n_blocks = n_in // 32
-    scratch = np.zeros(TILE_ROWS * n_in, np.float32)
-    c = np.empty(TILE_ROWS * 32, np.float32)
-    s_at, c_at = np.int64(scratch.ctypes.data), np.int64(c.ctypes.data)
+    c_at = s_at + TILE_ROWS * n_in * 4
     n_tiles = (n_t + 31) // 32
-    p, first = 0, 0
     o = o0
     while o < o1:
         nr = min(TILE_ROWS, o1 - o)
         for j in range(nr):  # 1) the rows' values, made once for every token
-            while o + j - first >= load_i64(rows_at + 8 * p):
-                first += load_i64(rows_at + 8 * p)
-                p += 1
-            at = load_i64(starts_at + 8 * p) + (o + j - first) * stride
+            at = _row_address(starts_at, rows_at, stride, o + j)
             if fmt == 0:
                 values_q4_1(at, s_at + j * n_in * 4, n_blocks)
             else:
@@ -111,5 +130,16 @@ def tile_rows(fmt, starts_at, rows_at, stride, xp_at, n_t, last_width, n_in, o0,
             for t in range(min(width, n_t - 32 * i)):
                 row_at = out_at + ((32 * i + t) * n_out + o) * 4
                 for j in range(nr):
-                    store_f32(row_at + 4 * j, c[j * width + t])
+                    store_f32(row_at + 4 * j, load_f32(c_at + 4 * (j * width + t)))
         o += nr
+
+
+@_jit(error_model="numpy")
+def _row_address(starts_at, rows_at, stride, o):
+    """The address of stored row ``o``, counted over the parts side by side (part p: ``rows[p]`` rows
+    from ``starts[p]``, both arrays read at addresses)."""
+    p, first = 0, 0
+    while o - first >= load_i64(rows_at + 8 * p):
+        first += load_i64(rows_at + 8 * p)
+        p += 1
+    return load_i64(starts_at + 8 * p) + (o - first) * stride

@@ -38,9 +38,13 @@ from numba.extending import intrinsic
 
 from attnlab.engine.compiled import _jit
 from attnlab.engine.quant_ir import dot_q4_1, dot_q8_0, load_f32, load_i64, store_f32
-from attnlab.engine.quant_kernels import tile_rows
+from attnlab.engine.quant_ir import TILE_ROWS
+from attnlab.engine.quant_kernels import pack_into, packed_size, tile_rows_with
 
-PIECE_ROWS = 64
+PIECE_ROWS = 64  # a one-row product's piece
+# a prompt's piece: a piece's tile work is ~20x a one-row piece's, so narrower pieces keep the two
+# threads' shares even (a 576-row product in 64-row pieces split 5:4, in 16-row pieces 18:18)
+PROMPT_PIECE_ROWS = 16
 MAX_PIECES = 1024  # the output layer's 49152 rows are 768 pieces; larger products run alone
 # Every poll of a wait yields the core (sched_yield: ~0.3 us when nobody else wants it), so a waiting
 # thread never starves one that works on the same core, when the machine is busy
@@ -50,8 +54,8 @@ PATIENCE = 200  # polls (~50 us) the caller waits for a helper's pieces before d
 # do not pass one line back and forth; FLAGS + p holds the job number once piece p is in ``out``
 NEXT, DONE, LOCK = 0, 8, 16
 GEN, ACTIVE, STOP, SLEEPING, ABANDONED, YIELD = 24, 25, 26, 27, 28, 29
-FMT, STARTS, ROWS, STRIDE, X, OUT, N_OUT, N_TOK, HBUF, WIDTH = 32, 33, 34, 35, 36, 37, 38, 39, 40, 41
-_JOB = 10  # the job's slots, FMT .. WIDTH
+FMT, STARTS, ROWS, STRIDE, X, OUT, N_OUT, N_TOK, HBUF, WIDTH, PIECE = 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42
+_JOB = 11  # the job's slots, FMT .. PIECE
 FLAGS = 48
 _SLOTS = FLAGS + MAX_PIECES
 _LOW = (1 << 32) - 1
@@ -143,20 +147,27 @@ def _take(c, gen, n_pieces):
 
 
 @_jit(error_model="numpy")
-def _piece(job, piece, dst):
+def _scratch(fmt, stride, n_tok):
+    """A thread's tile scratch for one job (quant_kernels.tile_rows_with), zeros; none for one token."""
+    n_in = stride // 20 * 32 if fmt == 0 else stride // 34 * 32
+    return np.zeros(TILE_ROWS * (n_in + 32) if n_tok > 1 else 0, np.float32)
+
+
+@_jit(error_model="numpy")
+def _piece(job, piece, dst, s_at):
     """Rows of ``piece``, for every row of x, into float32 (T, n_out) memory at ``dst``.
 
     One row of x: quant_ir's dot products; more: x is packed in tiles (quant_kernels.pack, the last
-    tile ``width`` wide) and the tile kernels run."""
-    fmt, starts, rows, stride, x_at, _out, n_out, n_tok, _hbuf, width = job
+    tile ``width`` wide) and the tile kernels run, on this thread's scratch at ``s_at``."""
+    fmt, starts, rows, stride, x_at, _out, n_out, n_tok, _hbuf, width, piece_rows = job
     n_blocks = stride // 20 if fmt == 0 else stride // 34
-    o0 = piece * PIECE_ROWS
+    o0 = piece * piece_rows
     if n_tok > 1:
-        o1 = min(n_out, o0 + PIECE_ROWS)
-        tile_rows(fmt, starts, rows, stride, x_at, n_tok, width, n_blocks * 32, o0, o1, dst, n_out)
+        o1 = min(n_out, o0 + piece_rows)
+        tile_rows_with(fmt, starts, rows, stride, x_at, n_tok, width, n_blocks * 32, o0, o1, dst, n_out, s_at)
         return
     p, first = 0, 0  # the part holding row o, and the index in out of its first row
-    for o in range(o0, min(n_out, o0 + PIECE_ROWS)):
+    for o in range(o0, min(n_out, o0 + piece_rows)):
         while o - first >= load_i64(rows + 8 * p):
             first += load_i64(rows + 8 * p)
             p += 1
@@ -167,7 +178,16 @@ def _piece(job, piece, dst):
 @_jit(error_model="numpy")
 def _job_of(c):
     return (_load(c, FMT), _load(c, STARTS), _load(c, ROWS), _load(c, STRIDE), _load(c, X), _load(c, OUT),
-            _load(c, N_OUT), _load(c, N_TOK), _load(c, HBUF), _load(c, WIDTH))  # fmt: skip
+            _load(c, N_OUT), _load(c, N_TOK), _load(c, HBUF), _load(c, WIDTH), _load(c, PIECE))  # fmt: skip
+
+
+@_jit(error_model="numpy")
+def piece_rows(n_tok, n_out):
+    """Stored rows a piece of a job holds: fixed by the product's shape (the bits never depend on it)."""
+    if n_tok == 1:
+        return PIECE_ROWS
+    fewest = (n_out + MAX_PIECES - 1) // MAX_PIECES  # the output layer: 48-row pieces, 1024 of them
+    return max(PROMPT_PIECE_ROWS, (fewest + 7) // 8 * 8)
 
 
 @_jit(error_model="numpy")
@@ -177,10 +197,11 @@ def run_job(ctl, fmt, starts, rows, stride, x, width, out, hbuf, patience):
     take pieces, collect. ``hbuf``: (T * n_out,) float32 where helpers put theirs."""
     c = np.int64(ctl.ctypes.data)
     n_out = out.shape[1]
-    n_pieces = (n_out + PIECE_ROWS - 1) // PIECE_ROWS
+    rows_a_piece = piece_rows(out.shape[0], n_out)
+    n_pieces = (n_out + rows_a_piece - 1) // rows_a_piece
     out_at = np.int64(out.ctypes.data)
     job = (fmt, np.int64(starts.ctypes.data), np.int64(rows.ctypes.data), stride, np.int64(x.ctypes.data),
-           out_at, n_out, out.shape[0], np.int64(hbuf.ctypes.data), width)  # fmt: skip
+           out_at, n_out, out.shape[0], np.int64(hbuf.ctypes.data), width, rows_a_piece)  # fmt: skip
     _acquire(c)
     gen = (_load(c, GEN) + 1) & (_LOW >> 1)
     for i in range(_JOB):
@@ -190,13 +211,15 @@ def run_job(ctl, fmt, starts, rows, stride, x, width, out, hbuf, patience):
     _store(c, NEXT, gen << 32)
     _store(c, GEN, gen)
     _store(c, LOCK, 0)
+    scratch = _scratch(fmt, stride, out.shape[0])
+    s_at = np.int64(scratch.ctypes.data)
     mine = 0
     while True:
         first, end = _take(c, gen, n_pieces)
         if first < 0:
             break
         for piece in range(first, end):
-            _piece(job, piece, out_at)
+            _piece(job, piece, out_at, s_at)
             _store(c, FLAGS + piece, gen)
         mine += end - first
     polls = 0
@@ -209,7 +232,7 @@ def run_job(ctl, fmt, starts, rows, stride, x, width, out, hbuf, patience):
         _store(c, LOCK, 0)
         for piece in range(n_pieces):
             if _load(c, FLAGS + piece) != gen:
-                _piece(job, piece, out_at)
+                _piece(job, piece, out_at, s_at)
 
 
 @_jit(error_model="numpy")
@@ -233,24 +256,26 @@ def helper_wait(ctl, last, spins, taken):
         _add(c, ACTIVE, 1)
         _store(c, LOCK, 0)
         last = gen
-        n_out, n_tok, hbuf = job[6], job[7], job[8]
-        n_pieces = (n_out + PIECE_ROWS - 1) // PIECE_ROWS
+        n_out, n_tok, hbuf, rows_a_piece = job[6], job[7], job[8], job[10]
+        n_pieces = (n_out + rows_a_piece - 1) // rows_a_piece
+        scratch = _scratch(job[0], job[3], n_tok)
+        s_at = np.int64(scratch.ctypes.data)
         n_taken = 0
         while True:
             first, end = _take(c, gen, n_pieces)
             if first < 0:
                 break
             for piece in range(first, end):
-                _piece(job, piece, hbuf)
+                _piece(job, piece, hbuf, s_at)
                 taken[n_taken] = piece
                 n_taken += 1
         if n_taken:
             _acquire(c)
             if _load(c, GEN) == gen and _load(c, ABANDONED) == 0:  # the caller still waits: hand over
                 for i in range(n_taken):
-                    o0 = taken[i] * PIECE_ROWS
+                    o0 = taken[i] * rows_a_piece
                     for t in range(n_tok):
-                        for o in range(o0, min(n_out, o0 + PIECE_ROWS)):
+                        for o in range(o0, min(n_out, o0 + rows_a_piece)):
                             at = 4 * (t * n_out + o)
                             store_f32(job[5] + at, load_f32(hbuf + at))
                     _store(c, FLAGS + taken[i], gen)
@@ -299,11 +324,12 @@ class Sharing:
             self.wake.clear()
             self.ctl[SLEEPING] = 0
 
-    def product(self, w, x: np.ndarray, out: np.ndarray, width: int = 0) -> bool:
-        """``out = x @ w`` (out (T, n_out) float32) with the helpers; False (nothing done) when
-        another product has them. x: (1, n_in) for one token, else x packed by
-        quant_kernels.pack, its last tile ``width`` wide."""
-        if self.dead or -(-out.shape[1] // PIECE_ROWS) > MAX_PIECES:
+    def product(self, w, x: np.ndarray, out: np.ndarray) -> bool:
+        """``out = x @ w`` for x (T, n_in) float32 (out (T, n_out) float32) with the helpers; False
+        (nothing done) when another product has them. More than one row of x is packed in tiles
+        (quant_kernels.pack) straight into our buffer."""
+        n_t = x.shape[0]
+        if self.dead or -(-out.shape[1] // piece_rows(n_t, out.shape[1])) > MAX_PIECES:
             return False
         if not self.busy.acquire(blocking=False):
             return False
@@ -311,14 +337,16 @@ class Sharing:
             if self.ctl[ACTIVE] == 0:  # no helper on an old job: their matrices may go
                 self.pins.clear()
             self.pins.append(w)
-            self.x, xs = self._room(self.x, x.size)
+            size, width = (x.size, 0) if n_t == 1 else packed_size(n_t, x.shape[1])
+            self.x, xs = self._room(self.x, size)
             self.h, hbuf = self._room(self.h, out.size)
-            xs = xs.reshape(x.shape)
-            xs[...] = x
+            if n_t == 1:
+                xs[...] = x[0]
+            else:
+                pack_into(x, xs, width)
             if self.ctl[SLEEPING]:
                 self.wake.set()
-            run_job(self.ctl, w.code, w._at, w._rows, w.parts[0].shape[1], xs.reshape(-1), width, out, hbuf,
-                    PATIENCE)  # fmt: skip
+            run_job(self.ctl, w.code, w._at, w._rows, w.parts[0].shape[1], xs, width, out, hbuf, PATIENCE)
         finally:
             self.busy.release()
         return True
