@@ -362,12 +362,12 @@ def main() -> None:
     import numpy as np
     import torch
 
-    from attnlab.engine import decode, quant, threads
+    from attnlab.engine import decode, decode_steps, quant, threads
     from attnlab.models import minilm, smollm
 
     n = args.threads or threads.CORES
     torch.set_num_threads(n)
-    for module in (quant, decode, minilm, smollm):  # our own threads: helpers, pieces, slices
+    for module in (quant, decode, decode_steps, minilm, smollm):  # our own threads: helpers, pieces, slices
         module.CORES = n
     rows = []
     if args.only in (None, "minilm"):

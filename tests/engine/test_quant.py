@@ -257,3 +257,6 @@ def test_a_prompt_is_packed_in_tiles_of_32_tokens(rng, n_tokens):
         tiles.append(tile.ravel())
     assert width == -(-(n_tokens - 32 * ((n_tokens - 1) // 32)) // 8) * 8
     assert_same_bits(packed, np.concatenate(tiles), f"{n_tokens} tokens packed")
+    reused = np.full(packed.size + 7, np.nan, np.float32)  # the helpers' buffer holds an old job's x
+    quant_kernels.pack_into(x, reused, width)
+    assert_same_bits(reused[: packed.size], packed, "packed into a used buffer (the padding zeroed)")

@@ -140,7 +140,7 @@ def test_the_hold_works_in_other_threads_too(minilm):
 @pytest.mark.parametrize("cores", [1, 3])
 def test_our_own_thread_count_does_not_change_the_bits(minilm, smollm2, monkeypatch, cores):
     """MiniLM's pieces, SmolLM2's output-layer slices and a prompt's column blocks, on 1 or 3 threads."""
-    from attnlab.engine import decode, quant
+    from attnlab.engine import decode, decode_steps, quant
     from attnlab.models import minilm as minilm_module
     from attnlab.models import smollm as smollm_module
 
@@ -152,7 +152,7 @@ def test_our_own_thread_count_does_not_change_the_bits(minilm, smollm2, monkeypa
         return minilm.encode(texts), smollm2.forward(ids), smollm2.forward(ids[:5])
 
     before = compute()
-    for module in (decode, quant, minilm_module, smollm_module):
+    for module in (decode, decode_steps, quant, minilm_module, smollm_module):
         monkeypatch.setattr(module, "CORES", cores)
     names = ("embeddings", "prompt logits", "short prompt logits")
     for got, want, what in zip(compute(), before, names, strict=True):

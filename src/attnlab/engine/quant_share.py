@@ -37,8 +37,7 @@ from numba import types
 from numba.extending import intrinsic
 
 from attnlab.engine.compiled import _jit
-from attnlab.engine.quant_ir import dot_q4_1, dot_q8_0, load_f32, load_i64, store_f32
-from attnlab.engine.quant_ir import TILE_ROWS
+from attnlab.engine.quant_ir import TILE_ROWS, dot_q4_1, dot_q8_0, load_f32, load_i64, store_f32
 from attnlab.engine.quant_kernels import pack_into, packed_size, tile_rows_with
 
 PIECE_ROWS = 64  # a one-row product's piece
@@ -54,7 +53,7 @@ PATIENCE = 200  # polls (~50 us) the caller waits for a helper's pieces before d
 # do not pass one line back and forth; FLAGS + p holds the job number once piece p is in ``out``
 NEXT, DONE, LOCK = 0, 8, 16
 GEN, ACTIVE, STOP, SLEEPING, ABANDONED, YIELD = 24, 25, 26, 27, 28, 29
-FMT, STARTS, ROWS, STRIDE, X, OUT, N_OUT, N_TOK, HBUF, WIDTH, PIECE = 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42
+FMT, STARTS, ROWS, STRIDE, X, OUT, N_OUT, N_TOK, HBUF, WIDTH, PIECE = range(32, 43)
 _JOB = 11  # the job's slots, FMT .. PIECE
 FLAGS = 48
 _SLOTS = FLAGS + MAX_PIECES

@@ -1,0 +1,82 @@
+"""The decoder block's steps between its products (engine/decode_steps.py): compiled forms vs NumPy's."""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+import pytest
+
+from attnlab.engine import RMSNormParams, RoPE, decode_steps, transformer_block
+
+from .test_decode import OPTIONS, llama_block
+
+
+@pytest.fixture
+def kernels():
+    k = decode_steps.kernels()
+    assert k is not None, decode_steps.reason()
+    return k
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("with_weight", [True, False])
+def test_compiled_rms_norm_agrees_with_numpys_to_rounding(rng, kernels, dtype, with_weight):
+    x = (rng.standard_normal((7, 96)) * rng.uniform(0.01, 100, (7, 1))).astype(dtype)
+    weight = rng.standard_normal(96).astype(dtype) if with_weight else None
+    norm = RMSNormParams(weight, 1e-5)
+    got, want = decode_steps.rms(x, norm, kernels), decode_steps.rms(x, norm, None)
+    assert got.dtype == want.dtype == dtype  # eps passed in x's dtype: no float64 arithmetic
+    np.testing.assert_allclose(got, want, rtol=8 * np.finfo(dtype).eps, atol=0)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("convention", ["half", "interleaved"])
+def test_compiled_rope_gives_numpys_bits(rng, kernels, dtype, convention):
+    rope = RoPE(head_dim=8, base=100.0, convention=convention)
+    qkv = rng.standard_normal((5, 7 * 8 + 16)).astype(dtype)  # 7 q and k heads, then v
+    positions = np.arange(3, 8)
+    got = decode_steps.rotate_qk(rope, qkv, 7, 8, positions, kernels)
+    want = decode_steps.rotate_qk(rope, qkv, 7, 8, positions, None)
+    assert got.shape == (5, 7, 8) and got.tobytes() == want.tobytes()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_compiled_silu_gives_numpys_bits_edges_included(rng, kernels, dtype):
+    gate_up = (rng.standard_normal((9, 64)) * 8).astype(dtype)
+    edges = [0.0, -0.0, 1e-30, -1e-30, 90.0, -90.0, -200.0, 200.0, np.inf, -np.inf, np.nan]
+    gate_up[0, : len(edges)] = edges
+    got = decode_steps.gated(gate_up, 32, kernels)
+    with np.errstate(invalid="ignore"):  # NumPy says so for 0 * -inf
+        want = decode_steps.gated(gate_up, 32, None)
+    finite = np.isfinite(want)
+    assert got.tobytes() == want.tobytes() or (
+        got[finite].tobytes() == want[finite].tobytes() and np.array_equal(np.isnan(got), np.isnan(want))
+    )
+    assert np.isnan(got[0, 9]) and np.isnan(got[0, 10])  # -inf gives 0 * -inf, NaN stays NaN
+
+
+def test_a_block_with_the_compiled_steps_agrees_with_numpys_steps(rng, kernels, monkeypatch):
+    params = llama_block(rng, np.float32)
+    rope = RoPE(head_dim=8, base=100.0, convention="interleaved")
+    x = rng.standard_normal((6, 16)).astype(np.float32)
+    kw = dict(OPTIONS, rope=rope, positions=np.arange(6))
+    compiled = transformer_block(x, params, **kw)
+    monkeypatch.setattr(decode_steps, "_kernels", False)  # as where numba cannot compile them
+    assert decode_steps.kernels() is None
+    numpy_only = transformer_block(x, params, **kw)
+    np.testing.assert_allclose(compiled.output, numpy_only.output, rtol=0, atol=2e-6)
+    np.testing.assert_allclose(compiled.attention.weights, numpy_only.attention.weights, rtol=0, atol=2e-6)
+
+
+def test_where_the_kernels_cannot_load_the_numpy_steps_run_and_say_why(rng, monkeypatch):
+    monkeypatch.setattr(decode_steps, "_kernels", None)
+    monkeypatch.setattr(decode_steps, "_reason", "")
+    monkeypatch.setitem(sys.modules, "attnlab.engine.decode_kernels", None)  # the import fails
+    assert decode_steps.kernels() is None
+    assert "ImportError" in decode_steps.reason() or "ModuleNotFoundError" in decode_steps.reason()
+    params = llama_block(rng, np.float64)
+    x = rng.standard_normal((3, 16))
+    fast = transformer_block(x, params, **OPTIONS)
+    generic = transformer_block(x, params, **OPTIONS, return_trace=True)
+    np.testing.assert_allclose(fast.output, generic.output, rtol=0, atol=1e-13)
