@@ -20,6 +20,13 @@
   22-token prefill), and a 256-token trace with every layer's and head's q, k,
   v, scores and weights kept. Targets: decode <= 2x llama.cpp,
   prefill <= 0.5x HF, load < 1 s warm and < 15 s cold, the trace < 2 s.
+  Prefill is the prompt pass that generation makes before its first token:
+  every layer on every prompt token (the KV cache filled), the output layer on
+  the last token only. Each peer runs it as its own generation does: attnlab's
+  ``SmolLM2.prefill`` (what ``generate`` calls), HF with ``logits_to_keep=1``
+  (what its ``generate()`` passes), llama.cpp's ``eval`` (it keeps the last
+  token's logits). "forward 22, all logits" also runs the output layer on
+  every prompt token (attnlab's ``forward``, HF's default), for comparison.
   The floor: the bytes a decoding step must read (the q4_1 path's blocks) over
   the read bandwidth this machine shows (a NumPy reduction over 512 MB); for
   prefill, the products' FLOPs over the thread count times one thread's sgemm
@@ -227,15 +234,17 @@ def bench_smollm2(repeats: int, steps: int, threads: int) -> list[tuple]:
     assert len(ids) == 22, len(ids)
     long_ids = (ids * 12)[:256]
 
-    def ours_prefill(model, tokens):
-        return lambda: model.forward(tokens, cache=model.new_cache())
+    def ours_prefill(model, tokens, every_logit=False):
+        if every_logit:
+            return lambda: model.forward(tokens, cache=model.new_cache())
+        return lambda: model.prefill(tokens, cache=model.new_cache())
 
-    def hf_prefill(tokens):
+    def hf_prefill(tokens, every_logit=False):
         t = torch.tensor([tokens])
 
         def run():
-            with torch.no_grad():
-                return hf(t, use_cache=True)
+            with torch.no_grad():  # logits_to_keep=0: every position's (HF's default)
+                return hf(t, use_cache=True, logits_to_keep=0 if every_logit else 1)
 
         return run
 
@@ -258,24 +267,27 @@ def bench_smollm2(repeats: int, steps: int, threads: int) -> list[tuple]:
     peers = {"q4_1": q4, "f32": f32, "HF": hf, "llama.cpp": llama}
     peers = {k: v for k, v in peers.items() if v is not None}
 
-    def measure(name, tokens=None):
-        """One measurement of each kind for peer ``name``: prefill (tokens) or decode (None)."""
+    def measure(name, tokens=None, every_logit=False):
+        """One measurement for peer ``name``: prefill (tokens), or decode (None)."""
         model = peers[name]
         if name in ("q4_1", "f32"):
-            return timed(ours_prefill(model, tokens)) if tokens else ours_decode(model)
+            return timed(ours_prefill(model, tokens, every_logit)) if tokens else ours_decode(model)
         if name == "HF":
-            return timed(hf_prefill(tokens)) if tokens else hf_decode()
+            return timed(hf_prefill(tokens, every_logit)) if tokens else hf_decode()
         return llama.prefill(tokens) if tokens else llama.decode(ids, steps)
 
-    kinds = {"prefill 22": ids, "prefill 256": long_ids, "decode": None}
+    kinds = {"prefill 22": ids, "prefill 256": long_ids, "decode": None, "forward 22, all logits": ids}
     results = {kind: {name: [] for name in peers} for kind in kinds}
     for name in peers:  # warm up (compilation, first-touch of the weights)
         measure(name, ids)
         measure(name)
     for _ in range(repeats):
         for kind, tokens in kinds.items():
+            every_logit = kind.startswith("forward")
             for name in peers:
-                results[kind][name].append(measure(name, tokens))
+                if every_logit and name == "llama.cpp":
+                    continue  # its eval keeps the last logits only
+                results[kind][name].append(measure(name, tokens, every_logit))
                 time.sleep(PAUSE_S)
     if llama is not None:
         llama.close()
@@ -288,7 +300,7 @@ def bench_smollm2(repeats: int, steps: int, threads: int) -> list[tuple]:
     rows = [("SmolLM2 load (s)", loads, "fresh process; f32 cold: cache built; target q4_1 < 1 s")]
     for kind in kinds:
         rows.append((f"SmolLM2 {kind} (ms{'/token' if kind == 'decode' else ''})",
-                     {k: statistics.median(v) * MS for k, v in results[kind].items()}, ""))  # fmt: skip
+                     {k: statistics.median(v) * MS for k, v in results[kind].items() if v}, ""))  # fmt: skip
     rows.append((f"SmolLM2 trace, {n_trace} tokens (ms)", {"q4_1": statistics.median(trace_s) * MS},
                  "every layer and head, with q, k, v and scores; target < 2000"))  # fmt: skip
     block_bytes = sum(m.nbytes for p in q4.layers for m in (p.attn.w_q, p.attn.w_k, p.attn.w_v,
@@ -297,11 +309,13 @@ def bench_smollm2(repeats: int, steps: int, threads: int) -> list[tuple]:
     rows.append(("SmolLM2 decode floor (ms/token)", {"q4_1": block_bytes / bandwidth * MS},
                  f"{block_bytes / 1e6:.0f} MB of blocks a token at {bandwidth / 1e9:.1f} GB/s "
                  "(one core's NumPy read)"))  # fmt: skip
-    flops = {n: 2 * n * (layer_weight_count(q4) + q4.config.vocab * q4.config.d_model) for n in (22, 256)}
+    output_layer = 2 * q4.config.vocab * q4.config.d_model  # FLOPs a token's logits cost
     rate = sgemm_rate(np) * threads
-    for n, f in flops.items():
-        rows.append((f"SmolLM2 prefill {n} floor (ms)", {"q4_1": f / rate * MS},
-                     f"{f / 1e9:.1f} GFLOP (all logits) at {rate / 1e9:.0f} GFLOP/s "
+    for n, every in ((22, False), (256, False), (22, True)):
+        f = 2 * n * layer_weight_count(q4) + output_layer * (n if every else 1)
+        name = f"forward {n}, all logits" if every else f"prefill {n}"
+        rows.append((f"SmolLM2 {name} floor (ms)", {"q4_1": f / rate * MS},
+                     f"{f / 1e9:.1f} GFLOP at {rate / 1e9:.0f} GFLOP/s "
                      f"({threads} x one thread's sgemm 256x576x1536)"))  # fmt: skip
     return rows
 
@@ -337,8 +351,9 @@ def ratios(values: dict, name: str) -> str:
     out = []
     if "q4_1" in values and "llama.cpp" in values and "decode" in name:
         out.append(f"q4_1/llama.cpp {values['q4_1'] / values['llama.cpp']:.2f} (target <= 2)")
-    if "q4_1" in values and "HF" in values and "prefill" in name:
-        out.append(f"q4_1/HF {values['q4_1'] / values['HF']:.2f} (target <= 0.5)")
+    if "q4_1" in values and "HF" in values and ("prefill" in name or "forward" in name):
+        target = " (target <= 0.5)" if "prefill" in name else ""
+        out.append(f"q4_1/HF {values['q4_1'] / values['HF']:.2f}{target}")
     if "q4_1" in values and "llama.cpp" in values and "prefill" in name:
         out.append(f"q4_1/llama.cpp {values['q4_1'] / values['llama.cpp']:.2f}")
     return "; ".join(out)
@@ -390,10 +405,10 @@ def main() -> None:
     labels = ("q4_1", "f32", "HF", "llama.cpp", "f32 cold")
     smol = [r for r in rows if "attnlab" not in r[1]]
     if smol:
-        print(f"{'measure':34}" + "".join(f"{label:>11}" for label in labels) + "  ratios (same run); note")
+        print(f"{'measure':41}" + "".join(f"{label:>11}" for label in labels) + "  ratios (same run); note")
         for name, values, note in smol:
             cells = "".join(f"{values[k]:11.2f}" if k in values else f"{'':11}" for k in labels)
-            print(f"{name:34}{cells}  {'; '.join(x for x in (ratios(values, name), note) if x)}")
+            print(f"{name:41}{cells}  {'; '.join(x for x in (ratios(values, name), note) if x)}")
 
 
 if __name__ == "__main__":

@@ -166,6 +166,18 @@ def test_q4_cached_generation_equals_full_recompute(smollm2):
     assert np.abs(step - smollm2.logits(seq)).max() <= 5e-4  # float32, two summation orders
 
 
+def test_the_prompt_pass_gives_the_last_rows_logits_and_fills_the_cache(smollm2):
+    ids = smollm2.encode("The capital of France is")
+    cache, full_cache = smollm2.new_cache(), smollm2.new_cache()
+    last = smollm2.prefill(ids, cache=cache)
+    full = smollm2.forward(ids, cache=full_cache)
+    assert last.shape == (smollm2.config.vocab,)
+    assert np.abs(last - full[-1]).max() <= 5e-4  # the output layer's one-row sum, in another order
+    assert int(np.argmax(last)) == int(np.argmax(full[-1]))
+    for ours, theirs in zip(cache, full_cache, strict=True):  # the layers ran on every token alike
+        assert ours.keys.tobytes() == theirs.keys.tobytes() and ours.values.tobytes() == theirs.values.tobytes()
+
+
 def test_cached_generation_equals_full_recompute(smollm2_exact):
     ids = smollm2_exact.encode("The capital of France is")
     cached = list(smollm2_exact.generate_ids(ids, max_new_tokens=8, stop=False))

@@ -198,6 +198,17 @@ class SmolLM2:
         """
         return self._run(ids, cache, details, progress, results, last_only=False)
 
+    def prefill(self, ids: Sequence[int], *, cache: list[KVCache]) -> np.ndarray:
+        """Next-token logits ``(vocab,)`` after the prompt ``ids``: the prompt pass generation makes.
+
+        Every layer runs on every token (their keys and values go into ``cache``,
+        as in :meth:`forward`); the output layer runs on the last token alone, the
+        only one whose logits generation needs. They are the last row of
+        :meth:`forward`'s logits to rounding (a one-row product sums in another
+        order than a prompt's).
+        """
+        return self._run(ids, cache, False, None, None, last_only=True)[-1]
+
     def _run(self, ids, cache, details, progress, results, *, last_only: bool) -> np.ndarray:
         """:meth:`forward`; with ``last_only`` the logits of the last token alone, (1, vocab)."""
         ids = self._check_ids(ids)
@@ -288,7 +299,7 @@ class SmolLM2:
         rng = sampling.generator()
         cache = self.new_cache()
         # prefill: the prompt in one pass (the output layer on its last token only)
-        logits = self._run(ids, cache, False, None, None, last_only=True)[-1]
+        logits = self.prefill(ids, cache=cache)
         for step in range(max_new_tokens):
             if on_logits is not None:
                 on_logits(logits)  # the row this step draws from (the Real model view shows it)
