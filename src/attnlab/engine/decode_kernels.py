@@ -5,14 +5,14 @@ products as in the NumPy calls themselves (~40 small calls, each a few us of
 overhead on arrays of a few thousand numbers). These loops do the same
 arithmetic in one call each (imported on first use: numba is slow to import):
 
-- :func:`rms_rows`: RMSNorm as ``decode._rms`` (sum of squares, / d, + eps,
-  sqrt, x / root, * weight); only the sum's order differs (here k = 0, 1, ...
-  in order, NumPy's is pairwise), so the two agree to rounding.
+- :func:`rms_rows`: RMSNorm as ``decode_steps._rms_numpy`` (sum of squares,
+  / d, + eps, sqrt, x / root, * weight); only the sum's order differs (here 16
+  partial sums and a fixed tree, NumPy's pairwise), so the two agree to rounding.
 - :func:`rotate_heads`: RoPE on every q and k head, with the products and sums
-  of ``decode._rotate`` in the same order: the same bits (no FMA contraction:
+  of ``decode_steps._rotate`` in the same order: the same bits (no FMA contraction:
   numba sets no fast-math flag).
 - :func:`silu_start` / :func:`silu_finish`: ``silu(gate) * up`` around NumPy's
-  ``exp``, with the operations of ``decode._silu`` in its order: the same bits.
+  ``exp``, with the operations of ``decode_steps._silu`` in its order: the same bits.
 
 Every output is one fixed sequence of operations on one thread, so the bits
 never depend on the thread count.
@@ -24,21 +24,35 @@ import numpy as np
 
 from attnlab.engine.compiled import _jit
 
+_LANES = 16  # the sum of squares: 16 partial sums, then a fixed tree (a single chain waited on each add)
+
 
 @_jit(error_model="numpy")
 def rms_rows(x, weight, eps, out):
     """``out[i] = x[i] / sqrt(mean(x[i]^2) + eps) * weight`` for x (L, d); ``weight`` (d,) or empty (none);
-    eps of x's dtype (a Python float would make the arithmetic float64)."""
+    eps of x's dtype (a Python float would make the arithmetic float64). The sum of squares: lane l
+    adds x[c]^2 for c = l, l + 16, ... in order, then lanes l and l + 8, l + 4, l + 2, l + 1."""
     n, d = x.shape
     scaled = weight.shape[0] > 0
+    part = np.empty(_LANES, x.dtype)
+    full = d // _LANES * _LANES
     for i in range(n):
-        ss = x.dtype.type(0.0)
-        for j in range(d):
-            ss += x[i, j] * x[i, j]
-        ms = ss / x.dtype.type(d) + eps
+        row = x[i]
+        part[:] = 0.0
+        for c0 in range(0, full, _LANES):
+            for lane in range(_LANES):
+                part[lane] += row[c0 + lane] * row[c0 + lane]
+        for c in range(full, d):
+            part[c - full] += row[c] * row[c]
+        width = _LANES // 2
+        while width >= 1:
+            for lane in range(width):
+                part[lane] += part[lane + width]
+            width //= 2
+        ms = part[0] / x.dtype.type(d) + eps
         root = np.sqrt(ms)
         for j in range(d):
-            y = x[i, j] / root
+            y = row[j] / root
             out[i, j] = y * weight[j] if scaled else y
 
 
