@@ -175,7 +175,8 @@ def test_the_prompt_pass_gives_the_last_rows_logits_and_fills_the_cache(smollm2)
     assert np.abs(last - full[-1]).max() <= 5e-4  # the output layer's one-row sum, in another order
     assert int(np.argmax(last)) == int(np.argmax(full[-1]))
     for ours, theirs in zip(cache, full_cache, strict=True):  # the layers ran on every token alike
-        assert ours.keys.tobytes() == theirs.keys.tobytes() and ours.values.tobytes() == theirs.values.tobytes()
+        assert ours.keys.tobytes() == theirs.keys.tobytes()
+        assert ours.values.tobytes() == theirs.values.tobytes()
 
 
 def test_cached_generation_equals_full_recompute(smollm2_exact):
