@@ -299,6 +299,37 @@ def _tile_intrinsic(width: int):
 tile8, tile16, tile24, tile32 = (_tile_intrinsic(w) for w in TILE_WIDTHS)
 
 
+def _transpose8_codegen(context, builder, signature, args):
+    """dst row j (8 float32 at dst + j * dst_stride) = column j of the 8 x 8 block at src (row i: 8
+    float32 at src + i * src_stride): three rounds of pairwise shuffles, data moved, never computed."""
+    src, src_stride, dst, dst_stride = args
+    v8 = _vec(_F32, 8)
+
+    def at(base, stride, i):
+        return builder.inttoptr(builder.add(base, builder.mul(stride, _i64(i))), v8.as_pointer())
+
+    def shuffle(a, b, lanes):
+        return builder.shuffle_vector(a, b, ir.Constant(_vec(_I32, 8), lanes))
+
+    r = [builder.load(at(src, src_stride, i), align=4) for i in range(8)]
+    lo, hi = [0, 8, 1, 9, 4, 12, 5, 13], [2, 10, 3, 11, 6, 14, 7, 15]
+    a = [shuffle(r[i], r[i + 1], half) for i in range(0, 8, 2) for half in (lo, hi)]  # pairs of rows
+    lo, hi = [0, 1, 8, 9, 4, 5, 12, 13], [2, 3, 10, 11, 6, 7, 14, 15]
+    b = [shuffle(a[i + j], a[i + j + 2], half) for i in (0, 4) for j in (0, 1) for half in (lo, hi)]
+    lo, hi = [0, 1, 2, 3, 8, 9, 10, 11], [4, 5, 6, 7, 12, 13, 14, 15]
+    for j in range(4):  # b[j] holds rows 0-3 of columns j and j + 4, b[j + 4] rows 4-7 of them
+        builder.store(shuffle(b[j], b[j + 4], lo), at(dst, dst_stride, j), align=4)
+        builder.store(shuffle(b[j], b[j + 4], hi), at(dst, dst_stride, j + 4), align=4)
+    return context.get_dummy_value()
+
+
+@intrinsic
+def transpose8(typingctx, src, src_stride, dst, dst_stride):
+    """Write the transpose of the 8 x 8 float32 block at byte address ``src`` (rows ``src_stride``
+    bytes apart) to ``dst`` (rows ``dst_stride`` bytes apart): the bits moved, nothing computed."""
+    return types.void(*(types.int64,) * 4), _transpose8_codegen
+
+
 def _load_intrinsic(name: str, ll_type, nb_type):
     """An intrinsic ``name(address)``: the ``nb_type`` value at byte ``address``."""
 
