@@ -59,7 +59,7 @@ SHAPES = [("Q4_1", (576, 192, 192), 576), ("Q4_1", (576,), 1536), ("Q8_0", (4915
 
 @pytest.mark.parametrize("n_threads", [2, 3])
 @pytest.mark.parametrize(("fmt", "rows", "n_in"), SHAPES)
-@pytest.mark.parametrize("n_tokens", [1, 2, 13, 32])
+@pytest.mark.parametrize("n_tokens", [1, 2, 13, 22, 32])
 def test_shared_products_are_the_bits_of_one_thread(rng, n_threads, fmt, rows, n_in, n_tokens):
     w = matrix(rng, fmt, rows, n_in)
     helpers = quant_share.sharing(n_threads)

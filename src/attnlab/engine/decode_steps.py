@@ -1,12 +1,12 @@
 """The steps of :mod:`attnlab.engine.decode`'s block between its products: NumPy, or compiled where it can.
 
 Each step has a NumPy form, the reference, written in the generic path's
-order (so the two agree to rounding, tested), and for a short prompt or a
-decoding step a compiled form (:mod:`attnlab.engine.decode_kernels`, the same
-arithmetic in one call instead of several small NumPy calls: RMSNorm, RoPE
-and SiLU). The
-compiled forms run where numba compiles them (:func:`kernels`); otherwise
-the NumPy forms do, with the same results to rounding.
+order (so the two agree to rounding, tested). RMSNorm, RoPE and SiLU also
+have a compiled form (:mod:`attnlab.engine.decode_kernels`: the same
+arithmetic in one call instead of several small NumPy calls), used where
+numba compiles it and it passes its self-check (:func:`kernels`); otherwise
+the NumPy forms run, with the same results to rounding. (Attention stays
+NumPy's: its few batched BLAS calls beat compiled loops here.)
 
 A long prompt's attention heads (from 64 x 64 scores a head) and SwiGLU rows
 (from 128 rows) are shared out among our threads in fixed pieces: each piece
@@ -60,6 +60,11 @@ def _self_check(k) -> None:
     rng = np.random.default_rng(0)
     for dtype in (np.float32, np.float64):
         x = rng.standard_normal((3, 8)).astype(dtype)
+        for convention in ("half", "interleaved"):
+            rope = RoPE(head_dim=4, base=100.0, convention=convention)
+            at = np.arange(3)
+            if rotate_qk(rope, x, 2, 4, at, k).tobytes() != rotate_qk(rope, x, 2, 4, at, None).tobytes():
+                raise RuntimeError("the compiled RoPE differs from NumPy's")
         norm = RMSNormParams(rng.standard_normal(8).astype(dtype), 1e-5)
         if not np.allclose(rms(x, norm, k), rms(x, norm, None), rtol=1e-5, atol=1e-6):
             raise RuntimeError("the compiled RMSNorm disagrees with NumPy's")
