@@ -80,3 +80,60 @@ def test_where_the_kernels_cannot_load_the_numpy_steps_run_and_say_why(rng, monk
     fast = transformer_block(x, params, **OPTIONS)
     generic = transformer_block(x, params, **OPTIONS, return_trace=True)
     np.testing.assert_allclose(fast.output, generic.output, rtol=0, atol=1e-13)
+
+
+@pytest.mark.parametrize(("n", "s"), [(1, 1), (1, 40), (5, 5), (22, 22), (3, 30)])
+def test_compiled_attention_agrees_with_numpys(rng, kernels, n, s):
+    """Heads of 32 and 16 numbers, GQA (3 query heads a KV head), keys in a cache buffer's view."""
+    n_head, n_kv, d, d_v = 6, 2, 32, 16
+    qk = rng.standard_normal((n, n_head + n_kv, d)).astype(np.float32)
+    buffer_k = rng.standard_normal((n_kv, s + 7, d)).astype(np.float32)  # room left, as a KVCache keeps
+    buffer_v = rng.standard_normal((n_kv, s + 7, d_v)).astype(np.float32)
+    k, v = buffer_k[:, :s], buffer_v[:, :s]
+    scale = np.float32(1 / np.sqrt(d))
+    got = decode_steps.attend(qk, n_head, k, v, 3, scale, kernels)
+    want = decode_steps.attend(qk, n_head, k, v, 3, scale, None)
+    for a, b, name in zip(got, want, ("weights", "heads", "side by side"), strict=True):
+        assert a.shape == b.shape, name
+        np.testing.assert_allclose(a, b, rtol=0, atol=2e-6, err_msg=name)
+    blocked = np.triu(np.ones((n, s), bool), k=s - n + 1)
+    assert np.all(got[0][:, blocked] == 0) and np.allclose(got[0].sum(-1), 1, atol=1e-6)
+
+
+def test_compiled_attention_refuses_an_overflowing_score_even_a_blocked_one(rng, kernels):
+    qk = rng.standard_normal((3, 3, 16)).astype(np.float32)
+    k = rng.standard_normal((1, 3, 16)).astype(np.float32)
+    k[0, 2] = 1e38  # key 2: blocked for rows 0 and 1, seen by row 2; its scores overflow
+    v = rng.standard_normal((1, 3, 16)).astype(np.float32)
+    assert decode_steps.attend(qk, 2, k, v, 2, np.float32(1.0), kernels) is None
+    with np.errstate(over="ignore", invalid="ignore"):
+        assert decode_steps.attend(qk, 2, k, v, 2, np.float32(1.0), None) is None
+
+
+def test_a_block_with_sixteen_wide_heads_runs_the_compiled_attention(rng, kernels, monkeypatch):
+    from attnlab.engine import AttentionParams, BlockParams, KVCache, SwiGLUParams
+
+    def w(*shape):
+        return (rng.standard_normal(shape) / np.sqrt(shape[0])).astype(np.float32)
+
+    params = BlockParams(
+        attn=AttentionParams(w_q=w(32, 64), w_k=w(32, 32), w_v=w(32, 32), w_o=w(64, 32)),
+        mlp=SwiGLUParams(w_gate=w(32, 48), w_up=w(32, 48), w_down=w(48, 32)),
+        norm_1=RMSNormParams(np.ones(32, np.float32), 1e-5),
+        norm_2=RMSNormParams(np.ones(32, np.float32), 1e-5),
+    )
+    calls = []
+    monkeypatch.setattr(kernels, "scores", lambda *a, real=kernels.scores: calls.append(1) or real(*a))
+    rope = RoPE(head_dim=16, base=100.0, convention="half")
+    caches = {"fast": KVCache(), "generic": KVCache()}
+    past = 0
+    for n in (7, 1, 1, 3):  # a prompt, two decoding steps, three more tokens
+        x = rng.standard_normal((n, 32)).astype(np.float32)
+        kw = dict(OPTIONS, n_head=4, n_kv_head=2, rope=rope, positions=np.arange(past, past + n))
+        fast = transformer_block(x, params, **kw, cache=caches["fast"])
+        generic = transformer_block(x, params, **kw, cache=caches["generic"], return_trace=True)
+        np.testing.assert_allclose(fast.output, generic.output, rtol=0, atol=3e-6)
+        np.testing.assert_allclose(fast.attention.weights, generic.attention.weights, rtol=0, atol=2e-6)
+        np.testing.assert_allclose(fast.attention.heads, generic.attention.heads, rtol=0, atol=3e-6)
+        past += n
+    assert len(calls) == 4  # every step took the compiled attention

@@ -227,7 +227,7 @@ def numpy_decoder_block(x, params, *, n_head, n_kv_head, rope, positions, cache,
         keys, values = cache.append(keys, values)
     # 2) attend; query head h reads KV head h // g
     scale = x.dtype.type(1.0 / math.sqrt(d_head) if scale is None else scale)
-    done = steps.attend(qk[:, :n_head], keys, values, g, scale)
+    done = steps.attend(qk, n_head, keys, values, g, scale, k)
     if done is None:
         return None  # pragma: no cover - the generic path names the overflow
     weights, heads, side = done

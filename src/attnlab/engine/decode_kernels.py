@@ -11,6 +11,11 @@ arithmetic in one call each (imported on first use: numba is slow to import):
 - :func:`rotate_heads`: RoPE on every q and k head, with the products and sums
   of ``decode_steps._rotate`` in the same order: the same bits (no FMA contraction:
   numba sets no fast-math flag).
+- :func:`scores` / :func:`mix` (float32, head sizes a multiple of 16): a
+  short prompt's or a decoding step's attention, bottom-right causal, each
+  score a 16-lane dot product (:func:`dot16`), the weights ``np.exp``'d between
+  the two (NumPy's exp, as on the NumPy path), and ``weights @ v`` written
+  straight into the (L, H * d_v) layout the output projection reads.
 - :func:`silu_start` / :func:`silu_finish`: ``silu(gate) * up`` around NumPy's
   ``exp``, with the operations of ``decode_steps._silu`` in its order: the same bits.
 
@@ -21,8 +26,12 @@ never depend on the thread count.
 from __future__ import annotations
 
 import numpy as np
+from llvmlite import ir
+from numba import types
+from numba.extending import intrinsic
 
 from attnlab.engine.compiled import _jit
+from attnlab.engine.quant_ir import _F32, _block_loop, _fma, _i64, _splat, _tree_sum, _vec
 
 _LANES = 16  # the sum of squares: 16 partial sums, then a fixed tree (a single chain waited on each add)
 
@@ -102,3 +111,101 @@ def silu_finish(gate_up, d_ff, e):
             num = one if z >= zero else zero
             num = num if num >= ez else ez  # ez NaN: not (num >= ez), so NaN
             e[i, j] = num / (ez + one) * z * row[d_ff + j]
+
+
+# -- attention: float32, head sizes a multiple of 16 ---------------------------------------------------
+
+
+def _dot16_codegen(context, builder, signature, args):
+    a, b, n_blocks = args
+    zero = ir.Constant(_vec(_F32), [0.0] * _LANES)
+    fma = _fma(builder)
+
+    def body(i, acc):
+        off = builder.mul(i, _i64(_LANES * 4))
+        va = builder.load(builder.inttoptr(builder.add(a, off), _vec(_F32).as_pointer()), align=4)
+        vb = builder.load(builder.inttoptr(builder.add(b, off), _vec(_F32).as_pointer()), align=4)
+        return [builder.call(fma, [va, vb, acc[0]])]
+
+    (acc,) = _block_loop(builder, n_blocks, [zero], body)
+    return _tree_sum(builder, acc)
+
+
+@intrinsic
+def dot16(typingctx, a, b, n_blocks):
+    """``a . b`` over ``16 n_blocks`` float32 at byte addresses a, b: lane l sums c = l, l + 16, ... in
+    order with fused multiply-adds, then a fixed tree (quant_ir's: lanes l and l + 8, ...)."""
+    return types.float32(types.int64, types.int64, types.int64), _dot16_codegen
+
+
+def _mix16_codegen(context, builder, signature, args):
+    w, v, v_stride, s, out = args
+    fma = _fma(builder)
+    zero = ir.Constant(_vec(_F32), [0.0] * _LANES)
+
+    def body(j, acc):
+        p = builder.load(builder.inttoptr(builder.add(w, builder.mul(j, _i64(4))), _F32.as_pointer()))
+        row = builder.inttoptr(builder.add(v, builder.mul(j, v_stride)), _vec(_F32).as_pointer())
+        return [builder.call(fma, [_splat(builder, p), builder.load(row, align=4), acc[0]])]
+
+    (acc,) = _block_loop(builder, s, [zero], body)
+    builder.store(acc, builder.inttoptr(out, _vec(_F32).as_pointer()), align=4)
+    return context.get_dummy_value()
+
+
+@intrinsic
+def mix16(typingctx, w, v, v_stride, s, out):
+    """``out[0:16] = sum_j w[j] * v_j[0:16]`` for j = 0 .. s - 1 in order (fused multiply-adds): w float32
+    at byte address w, row j of v at ``v + j * v_stride``."""
+    return types.void(*(types.int64,) * 5), _mix16_codegen
+
+
+@_jit(error_model="numpy")
+def scores(qk, n_head, k, g, scale, w):
+    """w[h, i, j] = (q_i . k_j) * scale - the row's maximum, -inf where blocked (bottom-right causal), for
+    the first ``n_head`` heads of qk (L, >= n_head, d) on k (H_kv, S, d), query head h on KV head h // g;
+    float32, rows of d contiguous (any head stride), d a multiple of 16; w (H, L, S). False
+    (unfinished) when a score is not finite. Each dot product is :func:`dot16`."""
+    n, d = qk.shape[0], qk.shape[2]
+    s = k.shape[1]
+    q_at, k_at = np.int64(qk.ctypes.data), np.int64(k.ctypes.data)
+    blocked = np.float32(-np.inf)  # float32 throughout: the subtraction rounds as NumPy's does
+    for h in range(n_head):
+        kv_at = k_at + (h // g) * k.strides[0]
+        for i in range(n):
+            row_at = q_at + (i * qk.strides[0] + h * qk.strides[1])
+            last = i + s - n  # the last key this row sees (S >= L: never a whole row blocked)
+            top = blocked
+            for j in range(s):  # every score, blocked ones too: one that overflows is still refused
+                a = dot16(row_at, kv_at + j * k.strides[1], d // _LANES) * scale
+                if not np.isfinite(a):
+                    return False
+                if j > last:
+                    a = blocked
+                elif a > top:
+                    top = a
+                w[h, i, j] = a
+            for j in range(last + 1):
+                w[h, i, j] -= top
+    return True
+
+
+@_jit(error_model="numpy")
+def mix(w, v, g, out):
+    """Divide each row of w (H, L, S), exp'd, by its sum (over j in order); ``out[i, h d_v:(h + 1) d_v] =
+    w[h, i] @ v[h // g]`` by :func:`mix16`. v (H_kv, S, d_v) float32, rows contiguous, d_v a multiple of
+    16; out (L, H d_v) C-contiguous."""
+    n_head, n, s = w.shape
+    d_v = v.shape[2]
+    v_at, out_at = np.int64(v.ctypes.data), np.int64(out.ctypes.data)
+    for h in range(n_head):
+        head_at = v_at + (h // g) * v.strides[0]
+        for i in range(n):
+            total = np.float32(0.0)
+            for j in range(s):
+                total += w[h, i, j]
+            for j in range(s):
+                w[h, i, j] /= total
+            w_at = np.int64(w.ctypes.data) + ((h * n + i) * s) * 4
+            for b in range(0, d_v, _LANES):
+                mix16(w_at, head_at + b * 4, v.strides[1], s, out_at + (i * out.shape[1] + h * d_v + b) * 4)

@@ -1,12 +1,11 @@
 """The steps of :mod:`attnlab.engine.decode`'s block between its products: NumPy, or compiled where it can.
 
 Each step has a NumPy form, the reference, written in the generic path's
-order (so the two agree to rounding, tested). RMSNorm, RoPE and SiLU also
-have a compiled form (:mod:`attnlab.engine.decode_kernels`: the same
-arithmetic in one call instead of several small NumPy calls), used where
-numba compiles it and it passes its self-check (:func:`kernels`); otherwise
-the NumPy forms run, with the same results to rounding. (Attention stays
-NumPy's: its few batched BLAS calls beat compiled loops here.)
+order (so the two agree to rounding, tested). RMSNorm, RoPE, attention and SiLU
+also have a compiled form (:mod:`attnlab.engine.decode_kernels`: the same
+arithmetic in one or two calls instead of several small NumPy calls), used
+where numba compiles it and it passes its self-check (:func:`kernels`);
+otherwise the NumPy forms run, with the same results to rounding.
 
 A long prompt's attention heads (from 64 x 64 scores a head) and SwiGLU rows
 (from 128 rows) are shared out among our threads in fixed pieces: each piece
@@ -105,12 +104,23 @@ def rotate_qk(rope: RoPE, qkv: np.ndarray, n_heads: int, d_head: int, positions,
     return out
 
 
-def attend(q, k, v, g, scale):
-    """Attention of q (L, H, d) on k (H_kv, S, d), v (H_kv, S, d_v), bottom-right causal, query head h
-    on KV head h // g: ``(weights (H, L, S), heads (H, L, d_v), heads side by side (L, H * d_v))``, or
-    None when a score is not finite. (Compiled loops took longer than these few BLAS calls.)"""
-    n, n_head, d_head = q.shape
-    s = k.shape[-2]
+def attend(qk, n_head, k, v, g, scale, kernels=None):
+    """Attention of the first ``n_head`` heads of qk (L, >= n_head, d) on k (H_kv, S, d), v (H_kv, S,
+    d_v), bottom-right causal, query head h on KV head h // g: ``(weights (H, L, S), heads (H, L, d_v),
+    heads side by side (L, H * d_v))``, or None when a score is not finite. Compiled with ``kernels``
+    for float32 heads of a multiple of 16 numbers and up to 64 x 64 scores a head."""
+    q = qk[:, :n_head]
+    n, _, d_head = q.shape
+    s, d_v = k.shape[-2], v.shape[-1]
+    if (kernels is not None and n * s < _SPLIT_SCORES and q.dtype == np.float32 and d_head % 16 == 0
+            and d_v % 16 == 0 and all(a.strides[-1] == 4 for a in (qk, k, v))):  # fmt: skip
+        weights = np.empty((n_head, n, s), np.float32)
+        if not kernels.scores(qk, n_head, k, g, scale, weights):
+            return None
+        np.exp(weights, out=weights)
+        side = np.empty((n, n_head * d_v), np.float32)
+        kernels.mix(weights, v, g, side)
+        return weights, side.reshape(n, n_head, d_v).transpose(1, 0, 2), side
     q = q.transpose(1, 0, 2)  # (H, L, d)
     # bottom-right causal band: row i sees keys j <= i + s - n (s >= n: never a whole row); added as
     # 0 / -inf (x + 0 is x: the same weights), ~8x faster than setting a boolean selection
