@@ -103,6 +103,21 @@ print(time.perf_counter() - start)
 """
 
 
+TRACE = """
+import statistics, time
+from attnlab.models.smollm import SmolLM2
+m = SmolLM2.load(weights="q4_1")
+text = {text!r}
+m.trace(text, details=True)  # compiled kernels loaded, memory first touched
+times = []
+for _ in range({runs}):
+    start = time.perf_counter()
+    m.trace(text, details=True)
+    times.append(time.perf_counter() - start)
+print(statistics.median(times))
+"""
+
+
 def bench_minilm(repeats: int) -> list[tuple]:
     from sentence_transformers import SentenceTransformer
 
@@ -294,9 +309,9 @@ def bench_smollm2(repeats: int, steps: int, threads: int) -> list[tuple]:
     if llama is not None:
         llama.close()
     text = q4.decode(long_ids)
-    trace_s = []
-    for _ in range(max(3, repeats // 2)):
-        trace_s.append(timed(lambda: q4.trace(text, details=True)))
+    # in a process of its own, as the page's model worker runs it (here torch, HF's float32 model and
+    # our float32 copy sit beside it: traces took ~1.8-1.9 s here against ~1.3-1.5 s alone)
+    trace_s = [in_fresh_process(TRACE.format(text=text, runs=max(3, repeats // 2)))]
     n_trace = len(q4.encode(text))
 
     rows = [("SmolLM2 load (s)", loads, "fresh process; f32 cold: cache built; target q4_1 < 1 s")]
@@ -304,7 +319,7 @@ def bench_smollm2(repeats: int, steps: int, threads: int) -> list[tuple]:
         rows.append((f"SmolLM2 {kind} (ms{'/token' if kind == 'decode' else ''})",
                      {k: statistics.median(v) * MS for k, v in results[kind].items() if v}, ""))  # fmt: skip
     rows.append((f"SmolLM2 trace, {n_trace} tokens (ms)", {"q4_1": statistics.median(trace_s) * MS},
-                 "every layer and head, with q, k, v and scores; target < 2000"))  # fmt: skip
+                 "every layer and head, q, k, v and scores kept; own process; target < 2000"))  # fmt: skip
     block_bytes = sum(m.nbytes for p in q4.layers for m in (p.attn.w_q, p.attn.w_k, p.attn.w_v,
                       p.attn.w_o, p.mlp.w_gate, p.mlp.w_up, p.mlp.w_down)) + q4.embedding.nbytes  # fmt: skip
     bandwidth = read_bandwidth(np)
