@@ -8,27 +8,11 @@
 import { fill, h, text } from "./dom.js";
 import { toJson } from "./json.js";
 import { blockStudy, subscribeBlock } from "./blockstate.js";
+import { readResponse } from "./response.js";
 
 function attemptOf(block, id) {
   const entry = block.study.challenges[id] || null;
   return { entry, attempt: entry ? entry.attempts[entry.current] : null };
-}
-
-function readResponse(c, form) {
-  const spec = c.response;
-  if (!spec) return { value: null };
-  if (spec.type === "choice") {
-    const picked = form.querySelector("input[type=radio]:checked");
-    return picked ? { value: picked.value } : { error: "Pick one answer first." };
-  }
-  const values = [];
-  for (const input of form.querySelectorAll("input[type=text]")) {
-    const raw = input.value.trim().replace(/\u2212/g, "-");
-    const x = raw === "" ? NaN : Number(raw);
-    if (!Number.isFinite(x)) return { error: `“${input.getAttribute("aria-label")}” needs a number.` };
-    values.push(x);
-  }
-  return { value: values };
 }
 
 function responseForm(c, saved) {

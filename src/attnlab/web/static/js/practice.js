@@ -14,6 +14,7 @@
 import { fill, h, text } from "./dom.js";
 import { toJson } from "./json.js";
 import { getHeld, getNb, loadWorked, studyAction, subscribeNb } from "./nbstate.js";
+import { readResponse } from "./response.js";
 
 function entryOf(nb, id) {
   return nb.study.challenges[id] || null;
@@ -21,24 +22,6 @@ function entryOf(nb, id) {
 
 function currentAttempt(entry) {
   return entry ? entry.attempts[entry.current] : null;
-}
-
-/** The response form's value, or an error message when it is not usable. */
-function readResponse(c, form) {
-  const spec = c.response;
-  if (!spec) return { value: null };
-  if (spec.type === "choice") {
-    const picked = form.querySelector("input[type=radio]:checked");
-    return picked ? { value: picked.value } : { error: "Pick one answer first." };
-  }
-  const values = [];
-  for (const input of form.querySelectorAll("input[type=text]")) {
-    const raw = input.value.trim();
-    const x = raw === "" ? NaN : Number(raw.replace("−", "-"));
-    if (!Number.isFinite(x)) return { error: `“${input.getAttribute("aria-label")}” needs a number.` };
-    values.push(x);
-  }
-  return { value: values };
 }
 
 function responseForm(c, attempt, labels) {
