@@ -60,17 +60,23 @@ def axe_violations(page, scope: str) -> list:
     ]
 
 
-def test_explorer_shows_the_worked_example_and_arrow_keys_reach_w_q(notebook_factory):
-    nb = notebook_factory("explorer_keys", [EXPLORER])
-    nb.run_all()
-    view = nb.output(0)
+def worked_example_then_one_step_right(view):
+    """The Explorer ``view`` shows the worked example; ArrowRight on q gives the engine's numbers at
+    q = [2.1, 1.0]. Returns q's handle, focused."""
     expect(view.locator('[data-field="summary"]')).to_contain_text("Output o = [-0.004, 0.868].")
     assert_explorer_shows(view, engine(WORKED.q))
-
     handle = view.locator("svg .handle")
     handle.focus()
     handle.press("ArrowRight")
     assert_explorer_shows(view, engine([2.1, 1.0]))
+    return handle
+
+
+def test_explorer_shows_the_worked_example_and_arrow_keys_reach_w_q(notebook_factory):
+    nb = notebook_factory("explorer_keys", [EXPLORER])
+    nb.run_all()
+    view = nb.output(0)
+    handle = worked_example_then_one_step_right(view)
     handle.press("Shift+ArrowUp")
     assert_explorer_shows(view, engine([2.1, 2.0]))
     expect(handle).to_have_attribute("aria-label", re.compile(r"^Query q at \[2\.1, 2\]"))

@@ -16,10 +16,9 @@ import ast
 import numpy as np
 import pytest
 from playwright.sync_api import expect
-from test_widgets_in_lab import EXPLORER, assert_explorer_shows, axe_violations, engine
+from test_widgets_in_lab import EXPLORER, axe_violations, worked_example_then_one_step_right
 
 from attnlab.lab import numbers as fmt
-from attnlab.lab.examples import WORKED
 
 pytestmark = pytest.mark.browser
 
@@ -43,13 +42,7 @@ def test_explorer_and_a_causal_attention_view_in_notebook_7(notebook7_factory, j
     nb.run_all()
 
     # Explorer: the worked example, then an arrow key on q, read back from the kernel
-    view = nb.output(0)
-    expect(view.locator('[data-field="summary"]')).to_contain_text("Output o = [-0.004, 0.868].")
-    assert_explorer_shows(view, engine(WORKED.q))
-    handle = view.locator("svg .handle")
-    handle.focus()
-    handle.press("ArrowRight")
-    assert_explorer_shows(view, engine([2.1, 1.0]))
+    worked_example_then_one_step_right(nb.output(0))
 
     # AttentionView: head 0 of the array the kernel drew, cell by cell
     weights = np.load(jupyter_notebook.root / "causal.npy")
