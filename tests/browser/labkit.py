@@ -64,6 +64,17 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+
+def plane_point(plot, x: float, y: float) -> tuple[float, float]:
+    """The viewport coordinates of data point (x, y) in the plane ``plot`` (a locator) drawn by plot.js."""
+    view = json.loads(plot.get_attribute("data-view"))
+    box = plot.bounding_box()
+    unit = (PLOT_SIZE - 2 * PLOT_PAD) / (view["xmax"] - view["xmin"])
+    u = PLOT_PAD + (x - view["xmin"]) * unit
+    v = PLOT_SIZE - PLOT_PAD - (y - view["ymin"]) * unit
+    scale = box["width"] / PLOT_SIZE
+    return box["x"] + u * scale, box["y"] + v * scale
+
 class LiveServer:
     """``python -m attnlab serve --no-browser`` on 127.0.0.1, in a subprocess."""
 
@@ -176,14 +187,7 @@ class Lab:
 
     def plane_point(self, x: float, y: float, svg: str = "#match-plot") -> tuple[float, float]:
         """Return the viewport coordinates of data point (x, y) in a plane (scroll it in first)."""
-        plot = self.page.locator(svg)
-        view = json.loads(plot.get_attribute("data-view"))
-        box = plot.bounding_box()
-        unit = (PLOT_SIZE - 2 * PLOT_PAD) / (view["xmax"] - view["xmin"])
-        u = PLOT_PAD + (x - view["xmin"]) * unit
-        v = PLOT_SIZE - PLOT_PAD - (y - view["ymin"]) * unit
-        scale = box["width"] / PLOT_SIZE
-        return box["x"] + u * scale, box["y"] + v * scale
+        return plane_point(self.page.locator(svg), x, y)
 
     def drag_to(self, x: float, y: float, *, steps: int = 8) -> None:
         """Press on q, drag to data point (x, y), release, and wait for the new q's numbers.

@@ -32,13 +32,19 @@ def load_the_block(page) -> None:
     expect(page.locator("html")).to_have_attribute("data-block-pending", "0")
 
 
+def counting_from_a_reload(lab) -> list[str]:
+    """The page reloaded, drawn and its block loaded, with every request since the reload recorded
+    (a socket opened before counting starts still reports its frames: count from a reload)."""
+    sent = counter(lab.page)
+    lab.page.reload()
+    lab.wait_drawn()
+    load_the_block(lab.page)
+    return sent
+
+
 def test_a_settled_move_and_a_mask_click_each_make_one_request(lab):
     page = lab.page
-    # a socket opened before counting starts still reports its frames: count from a reload
-    sent = counter(page)
-    page.reload()
-    lab.wait_drawn()
-    load_the_block(page)
+    sent = counting_from_a_reload(lab)
     expect(page.locator("#seq-table .seq-output").first).not_to_be_empty()
     lab.wait_settled()
     page.wait_for_timeout(300)
@@ -81,10 +87,7 @@ def test_a_settled_move_and_a_mask_click_each_make_one_request(lab):
 def test_the_open_stepper_follows_a_settled_move_in_the_same_one_request(lab):
     """The stepper draws from the state's one answer: no request of its own."""
     page = lab.page
-    sent = counter(page)
-    page.reload()
-    lab.wait_drawn()
-    load_the_block(page)
+    sent = counting_from_a_reload(lab)
     lab.open("stepper")  # opening it records help (a study request): before counting
     table = page.locator("#stepper-table")
     expect(page.locator("#stepper-title")).to_have_text("Step 1 of 4 · Vectors")

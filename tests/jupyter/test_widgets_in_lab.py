@@ -12,13 +12,12 @@ left the machine and that no console error happened (``notebookpage.Recorder``).
 from __future__ import annotations
 
 import ast
-import json
 import re
 
 import numpy as np
 import pytest
 from axe_playwright_python.sync_playwright import Axe
-from labkit import PLOT_PAD, PLOT_SIZE
+from labkit import plane_point
 from playwright.sync_api import expect
 
 from attnlab.engine.single import trace_query
@@ -83,17 +82,6 @@ def test_explorer_shows_the_worked_example_and_arrow_keys_reach_w_q(notebook_fac
     # The learner's keys reached the kernel: the next cell reads the new q.
     assert ast.literal_eval(nb.run_new_cell("print(w.q)")) == [2.1, 2.0]
     assert ast.literal_eval(nb.run_new_cell("print(list(w.trace.output))")) == list(engine([2.1, 2.0]).output)
-
-
-def plane_point(plane, x: float, y: float) -> tuple[float, float]:
-    """The viewport coordinates of data point (x, y) in a plane drawn by plot.js."""
-    view = json.loads(plane.get_attribute("data-view"))
-    box = plane.bounding_box()
-    unit = (PLOT_SIZE - 2 * PLOT_PAD) / (view["xmax"] - view["xmin"])
-    u = PLOT_PAD + (x - view["xmin"]) * unit
-    v = PLOT_SIZE - PLOT_PAD - (y - view["ymin"]) * unit
-    scale = box["width"] / PLOT_SIZE
-    return box["x"] + u * scale, box["y"] + v * scale
 
 
 def test_dragging_q_in_the_notebook_reaches_w_q_and_the_engines_numbers(notebook_factory):
