@@ -6,7 +6,7 @@
 
 1. Speed: batch 1, 8 heads, head dim 64, float32, L = 512 .. 4096, causal and not.
    Ours is the best path (``tiled_attention``'s NumPy backend with its default tiles:
-   in float32, the block kernel compiled with numba, engine/compiled.py);
+   in float32, the block kernel compiled with numba, engine/fast/compiled.py);
    the peer is ``torch.nn.functional.scaled_dot_product_attention``,
    measured in the same run, alternating call by call so both see the same load.
    torch's OpenMP threads busy-wait for ~15 ms after each call here (libgomp's
@@ -65,12 +65,13 @@ def _peak_rss_mib() -> float:
 
 def child(kind: str, n: int) -> None:
     """Run one attention in this process and print its memory figures as JSON."""
-    from attnlab.engine import attention, tiled_attention
+    from attnlab.engine import attention
+    from attnlab.engine.fast.tiled import tiled_attention
 
     rng = np.random.default_rng(0)
     q, k, v = (rng.standard_normal((1, n, HEAD_DIM), dtype=np.float32) for _ in range(3))
     if kind == "tiled":
-        from attnlab.engine import compiled
+        from attnlab.engine.fast import compiled
 
         compiled.kernel()  # numba and its machine code count in the peak, not in "extra"
     before = _rss_now_mib()
@@ -100,7 +101,7 @@ def speed_table(lengths: list[int], repeats: int, threads: int | None = None) ->
     import torch
     import torch.nn.functional as F
 
-    from attnlab.engine import tiled_attention
+    from attnlab.engine.fast.tiled import tiled_attention
 
     rows = []
     for n in lengths:
@@ -240,7 +241,7 @@ def main(argv: list[str] | None = None) -> None:
         f"ours with {args.threads or os.cpu_count()}, {os.cpu_count()} CPUs, "
         f"OMP_WAIT_POLICY={os.environ['OMP_WAIT_POLICY']}"
     )
-    from attnlab.engine import compiled
+    from attnlab.engine.fast import compiled
 
     path = "the compiled float32 kernel" if compiled.kernel() else f"the NumPy code ({compiled.reason()})"
     print(f"ours runs {path}")

@@ -349,7 +349,7 @@ def fma_rate(np) -> float:
     (8 rows x 32 tokens of FMAs a step) on values already in cache, nothing else (best of 7)."""
     import numba
 
-    from attnlab.engine.quant_ir import TILE_ROWS, tile32
+    from attnlab.engine.fast.quant_ir import TILE_ROWS, tile32
 
     @numba.njit(nogil=True)
     def tiles(s, xp, c, n_in, reps):
@@ -416,7 +416,8 @@ def main() -> None:
     import numpy as np
     import torch
 
-    from attnlab.engine import decode, decode_steps, quant, threads
+    from attnlab.engine import threads
+    from attnlab.engine.fast import decode, decode_steps, quant
     from attnlab.models import minilm, smollm
 
     n = args.threads or threads.CORES

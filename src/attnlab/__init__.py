@@ -5,9 +5,9 @@ logic; ``attnlab.web`` serves the page; ``attnlab.models`` runs real models.
 """
 
 from attnlab.engine import QueryTrace, trace_query
-from attnlab.lab.compare import compare
-from attnlab.lab.python_code import to_python
-from attnlab.lab.words import explain
+from attnlab.lab.explorer.compare import compare
+from attnlab.lab.explorer.program import to_python
+from attnlab.lab.explorer.words import explain
 
 __version__ = "0.1.0"
 

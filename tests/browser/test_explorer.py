@@ -17,8 +17,8 @@ from playwright.sync_api import expect
 
 from attnlab.engine.single import trace_query
 from attnlab.lab import numbers as fmt
-from attnlab.lab.examples import WORKED
-from attnlab.lab.words import explain
+from attnlab.lab.explorer.examples import WORKED
+from attnlab.lab.explorer.words import explain
 
 pytestmark = pytest.mark.browser
 
@@ -256,8 +256,8 @@ def test_labels_are_escaped(lab, live_server):
     result = httpx.post(live_server.url + "api/trace", json=state).json()
     lab.page.evaluate(
         """async (result) => {
-            const share = await import('/static/js/share.js');
-            const words = await import('/static/js/words.js');
+            const share = await import('/static/js/explorer/share.js');
+            const words = await import('/static/js/explorer/words.js');
             share.drawScoreTable(document.getElementById('score-table'), result);
             words.drawWords({match: document.getElementById('words-match'),
                              share: document.getElementById('words-share'),

@@ -1,4 +1,4 @@
-"""Label boxes without a layout (static/js/textbox.js): they hold the real boxes; no getBBox per frame.
+"""Label boxes without a layout (static/js/shared/textbox.js): they hold the real boxes; no getBBox per frame.
 
 Label placement used to call getBBox() on every text of every plot on every
 frame of a drag: a forced synchronous layout of the whole page per plot.
@@ -20,7 +20,7 @@ PLOTS = "#match-plot, #mix-plot, #pie, #strip, #score-axis, #detail-strip"
 # For every rendered <text> of the plots: [text, how far the real box sticks out
 # of the estimate (user units, <= 0 when contained), estimate's width, real width].
 COMPARE_JS = """async (plots) => {
-  const { textBox } = await import("/static/js/textbox.js");
+  const { textBox } = await import("/static/js/shared/textbox.js");
   const out = [];
   for (const t of document.querySelectorAll(plots.split(", ").map((p) => `${p} text`).join(", "))) {
     const real = t.getBBox();

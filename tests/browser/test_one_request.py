@@ -9,8 +9,8 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from attnlab.lab import sequence as seq
-from attnlab.lab.stepper import stepper
+from attnlab.lab.notebook import sequence as seq
+from attnlab.lab.notebook.stepper import stepper
 
 pytestmark = pytest.mark.browser
 

@@ -11,7 +11,7 @@ from playwright.sync_api import expect
 
 from attnlab.engine.single import trace_query
 from attnlab.lab import numbers as fmt
-from attnlab.lab.examples import WORKED
+from attnlab.lab.explorer.examples import WORKED
 
 pytestmark = pytest.mark.browser
 

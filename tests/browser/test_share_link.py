@@ -106,3 +106,73 @@ def test_a_bad_link_is_explained_and_the_worked_example_shown(browser, live_serv
             assert raw not in page.locator("main").inner_text()
     finally:
         lab.close()
+
+
+# Links made by the page before the explorer had one state (an A/B/C held example in
+# `example=`, an own example in `own=`), kept as literal strings: they must go on
+# opening the same numbers. Made with the page as it was: the held one by the edits of
+# test_share_link_round_trip_in_a_fresh_browser, the own one by loadExample (4 sources,
+# sat blocked, scale 0.75) and two arrow keys on q.
+HELD_LINK = (
+    "#example=eyJpZCI6InNlcXVlbmNlLWFiYy12MSIsImxhYmVscyI6WyJBIiwiQiIsIkMiXSwicXVlcmllcyI6W1syLDEuMV0sWzEsMl0sWy0x"
+    "LDFdXSwia2V5cyI6W1stMSwyXSxbMSwwXSxbMCwxXV0sInZhbHVlcyI6W1syLDBdLFswLC0wLjVdLFstMSwtMV1dLCJtYXNrIjpbW3RydWUs"
+    "ZmFsc2UsZmFsc2VdLFt0cnVlLHRydWUsZmFsc2VdLFtmYWxzZSx0cnVlLHRydWVdXSwicm93IjoyLCJtYXNrZWQiOnRydWV9"
+)
+OWN_LINK = (
+    HELD_LINK
+    + "&own=eyJxIjpbMS4xLDBdLCJrZXlzIjpbWzEsMF0sWzAsMV0sWy0xLDAuNV0sWzAuMjUsLTJdXSwidmFsdWVzIjpbWzIsMV0sWy0xLDNdLFsw"
+    "LjUsLTAuNV0sWy0yLC0xXV0sImxhYmVscyI6WyJjYXQiLCJzYXQiLCJvbiIsIm1hdCJdLCJhbGxvd2VkIjpbdHJ1ZSxmYWxzZSx0cnVlLHRy"
+    "dWVdLCJzY2FsZSI6MC43NX0"
+)
+
+
+def score_rows(page) -> list[list[str]]:
+    """The explorer's score table, one [source, score, share] per body row."""
+    return [
+        [cell.inner_text() for cell in row.locator("th, td").all()]
+        for row in page.locator("#score-table tbody tr").all()
+    ]
+
+
+def test_a_held_sequence_link_made_before_the_one_state_opens_the_same_numbers(browser, live_server):
+    lab = open_link(browser, live_server.url, HELD_LINK)
+    try:
+        page = lab.page
+        expect(page.locator("#row-label")).to_have_text("Row 2 (C) · masked row.")
+        lab.wait_for_query("[-1, 1]")
+        lab.wait_settled()
+        expect(page.locator("#summary")).to_contain_text("Output o = [-0.804, -0.902].")
+        assert score_rows(page) == [["A", "-2.121", "blocked"], ["B", "-0.707", "20%"], ["C", "0.707", "80%"]]
+        table = page.locator("#seq-table")
+        outputs = [table.locator(f"[data-field='output-{r}']").inner_text() for r in range(3)]
+        assert outputs == ["[2, 0]", "[1.609, -0.098]", "[-0.804, -0.902]"]
+        assert [table.locator(".seq-query").nth(r).inner_text() for r in range(3)] == [
+            "q = [2, 1.1]", "q = [1, 2]", "q = [-1, 1]",
+        ]
+        shares = {
+            cell: table.locator(f"[data-cell='{cell}']").inner_text().split("\n")[:2]
+            for cell in ("0-0", "1-0", "1-1", "2-1", "2-2")
+        }
+        assert shares == {
+            "0-0": ["s 0.141", "100%"], "1-0": ["s 2.121", "80%"], "1-1": ["s 0.707", "20%"],
+            "2-1": ["s -0.707", "20%"], "2-2": ["s 0.707", "80%"],
+        }
+        for cell in ("0-1", "0-2", "1-2", "2-0"):
+            expect(table.locator(f"[data-cell='{cell}']")).to_contain_text("blocked", ignore_case=True)
+    finally:
+        lab.close()
+
+
+def test_an_own_example_link_made_before_the_one_state_opens_the_same_numbers(browser, live_server):
+    lab = open_link(browser, live_server.url, OWN_LINK)
+    try:
+        page = lab.page
+        expect(page.locator("#row-label")).to_have_text("Your own example · one query over 4 sources.")
+        lab.wait_for_query("[1.1, 0]")
+        lab.wait_settled()
+        expect(page.locator("#summary")).to_contain_text("Output o = [0.589, 0.211].")
+        assert score_rows(page) == [
+            ["cat", "0.825", "58%"], ["sat", "0", "blocked"], ["on", "-0.825", "11%"], ["mat", "0.206", "31%"],
+        ]
+    finally:
+        lab.close()

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from attnlab.lab.block_data import given_weights, given_x
-from attnlab.lab.block_python import to_python
-from attnlab.lab.block_walk import walk
+from attnlab.lab.block.data import given_weights, given_x
+from attnlab.lab.block.program import to_python
+from attnlab.lab.block.walk import walk
 
 ATTNLAB = shutil.which("attnlab", path=str(Path(sys.executable).parent))
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from attnlab.engine.single import trace_query
-from attnlab.lab.python_code import to_python
+from attnlab.lab.explorer.program import to_python
 
 ATTNLAB = shutil.which("attnlab", path=str(Path(sys.executable).parent))
 

@@ -1,4 +1,4 @@
-"""The compiled float32 block kernel (engine/compiled.py): its 2^x, and tiled attention through it."""
+"""The compiled float32 block kernel (engine/fast/compiled.py): its 2^x, and tiled attention through it."""
 
 from __future__ import annotations
 
@@ -7,7 +7,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from attnlab.engine import attention, compiled, fast, tiled_attention
+from attnlab.engine import attention
+from attnlab.engine.fast import compiled
+from attnlab.engine.fast import tiles as fast
+from attnlab.engine.fast.tiled import tiled_attention
 
 # scores the kernel gets: |s| <= the no-shift bound (30 natural units) in log2 units, plus rounding
 REACH = 44.0

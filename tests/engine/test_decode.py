@@ -13,9 +13,9 @@ from attnlab.engine import (
     RMSNormParams,
     RoPE,
     SwiGLUParams,
-    transformer_block,
 )
-from attnlab.engine.decode import _joined, fast_block_applies, joined_projections, side_by_side
+from attnlab.engine.fast.block import transformer_block
+from attnlab.engine.fast.decode import _joined, fast_block_applies, joined_projections, side_by_side
 
 N_HEAD, N_KV, D_HEAD, D_MODEL, D_FF = 4, 2, 8, 16, 24
 
@@ -202,7 +202,7 @@ def test_joined_weights_take_one_product_and_give_the_same_block(rng, convention
 def test_a_long_prompts_heads_are_shared_among_threads_with_the_same_bits(rng, monkeypatch):
     """From 64 x 64 scores a head, the heads run on our threads: the generic path's numbers to
     rounding, and the same bits as on one thread."""
-    from attnlab.engine import decode_steps
+    from attnlab.engine.fast import decode_steps
 
     params = llama_block(rng, np.float32)
     rope = RoPE(head_dim=D_HEAD, base=100.0, convention="interleaved")

@@ -1,4 +1,4 @@
-"""The decoder block's steps between its products (engine/decode_steps.py): compiled forms vs NumPy's."""
+"""The decoder block's steps between its products (engine/fast/decode_steps.py): compiled forms vs NumPy's."""
 
 from __future__ import annotations
 
@@ -7,7 +7,9 @@ import sys
 import numpy as np
 import pytest
 
-from attnlab.engine import RMSNormParams, RoPE, decode_steps, transformer_block
+from attnlab.engine import RMSNormParams, RoPE
+from attnlab.engine.fast import decode_steps
+from attnlab.engine.fast.block import transformer_block
 
 from .test_decode import OPTIONS, llama_block
 
@@ -72,7 +74,7 @@ def test_a_block_with_the_compiled_steps_agrees_with_numpys_steps(rng, kernels, 
 def test_where_the_kernels_cannot_load_the_numpy_steps_run_and_say_why(rng, monkeypatch):
     monkeypatch.setattr(decode_steps, "_kernels", None)
     monkeypatch.setattr(decode_steps, "_reason", "")
-    monkeypatch.setitem(sys.modules, "attnlab.engine.decode_kernels", None)  # the import fails
+    monkeypatch.setitem(sys.modules, "attnlab.engine.fast.decode_kernels", None)  # the import fails
     assert decode_steps.kernels() is None
     assert "ImportError" in decode_steps.reason() or "ModuleNotFoundError" in decode_steps.reason()
     params = llama_block(rng, np.float64)

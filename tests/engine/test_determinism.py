@@ -22,8 +22,9 @@ from busy_runs import assert_same_bits, results_here, results_in_processes  # no
 PROGRAM = '''
 import numpy as np
 
-from attnlab.engine import tiled_attention
-from attnlab.engine.block import BlockParams, transformer_block
+from attnlab.engine.fast.tiled import tiled_attention
+from attnlab.engine.block import BlockParams
+from attnlab.engine.fast.block import transformer_block
 from attnlab.engine.cache import KVCache
 from attnlab.engine.layers import RMSNormParams, SwiGLUParams
 from attnlab.engine.multihead import AttentionParams
@@ -152,7 +153,7 @@ def test_tiled_attention_and_the_decoder_path_are_the_same_bits_everywhere(tmp_p
 
 def test_the_cases_reach_the_shifted_blocks_and_the_exact_rows(monkeypatch):
     """The cases above cover the NumPy code's shifted blocks and the rescue path, not only the kernel."""
-    from attnlab.engine import fast
+    from attnlab.engine.fast import tiles as fast
 
     namespace: dict = {}
     exec(compile(PROGRAM, "<program>", "exec"), namespace)
@@ -210,7 +211,7 @@ def test_the_blas_hold_survives_interleaved_threads():
 @pytest.mark.parametrize("threads", [1, 2, 3])
 def test_threads_argument_never_changes_the_bits_in_process(rng, threads):
     """A quick in-process check beside the subprocess one: odd thread counts and head counts too."""
-    from attnlab.engine import tiled_attention
+    from attnlab.engine.fast.tiled import tiled_attention
 
     q, k, v = (rng.standard_normal((5, 3, 130, 16)).astype(np.float32) for _ in range(3))
     one = tiled_attention(q * 9, k, v, causal="top_left", block_q=32, block_k=40, threads=1)
@@ -223,7 +224,7 @@ def test_threads_argument_never_changes_the_bits_in_process(rng, threads):
 @pytest.mark.parametrize(("rows", "cols"), [(1, 960), (15, 3072), (16, 24), (40, 1100), (17, 3072)])
 def test_products_shared_out_in_column_blocks_are_the_product(rng, monkeypatch, dtype, rows, cols):
     """A prompt's products (16 rows or more) go in fixed column blocks; any thread count, same bits."""
-    from attnlab.engine import decode
+    from attnlab.engine.fast import decode
 
     x, w = rng.standard_normal((rows, 300)).astype(dtype), rng.standard_normal((300, cols)).astype(dtype)
     got = decode._product(x, w)

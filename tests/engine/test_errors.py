@@ -13,9 +13,9 @@ from attnlab.engine import (
     RoPE,
     attention,
     multi_head_attention,
-    tiled_attention,
 )
 from attnlab.engine.errors import FieldError, field_text, relocate
+from attnlab.engine.fast.tiled import tiled_attention
 from attnlab.engine.positions import embed
 from attnlab.engine.single import trace_query
 

@@ -12,8 +12,8 @@ from attnlab.engine import (
     RoPE,
     attention,
     multi_head_attention,
-    tiled_attention,
 )
+from attnlab.engine.fast.tiled import tiled_attention
 
 SETTINGS = settings(max_examples=50, deadline=None)
 

@@ -1,4 +1,4 @@
-"""Products on GGUF's Q4_1 and Q8_0 blocks (engine/quant.py): exact values, fixed order, any thread count."""
+"""Products on GGUF's Q4_1 and Q8_0 blocks (engine/fast/quant.py): exact values, fixed order, any threads."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from attnlab.engine import quant
-from attnlab.engine.quant import QuantMatrix
+from attnlab.engine.fast import quant
+from attnlab.engine.fast.quant import QuantMatrix
 
 sys.path.insert(0, str(Path(__file__).parents[1]))  # tests/, for busy_runs (see its docstring)
 
@@ -179,7 +179,7 @@ def test_the_output_layer_size_is_shared_in_fixed_slices(rng, monkeypatch):
 
 PROGRAM = """
 import numpy as np
-from attnlab.engine import quant
+from attnlab.engine.fast import quant
 
 def results():
     assert quant.kernel(), quant.reason()
@@ -244,7 +244,7 @@ def test_with_values_swaps_blocks_for_their_values(rng):
 @pytest.mark.parametrize("n_tokens", [2, 8, 9, 22, 32, 33, 64, 70])
 def test_a_prompt_is_packed_in_tiles_of_32_tokens(rng, n_tokens):
     """quant_kernels.pack: tiles of 32 tokens, each k-major, the last zero-padded to 8, 16, 24 or 32."""
-    from attnlab.engine import quant_kernels
+    from attnlab.engine.fast import quant_kernels
 
     x = rng.standard_normal((n_tokens, 64)).astype(np.float32)
     packed, width = quant_kernels.pack(x)

@@ -22,8 +22,8 @@ from playwright.sync_api import expect
 
 from attnlab.engine.single import trace_query
 from attnlab.lab import numbers as fmt
-from attnlab.lab.examples import WORKED
-from attnlab.lab.words import explain
+from attnlab.lab.explorer.examples import WORKED
+from attnlab.lab.explorer.words import explain
 
 pytestmark = pytest.mark.browser
 
@@ -249,7 +249,7 @@ def assert_block_step_shows(view, page: dict, at: int) -> None:
 
 
 def test_block_walks_the_labs_block_and_follows_python(notebook_factory):
-    from attnlab.lab.block_page import block_page
+    from attnlab.lab.block.page import block_page
 
     nb = notebook_factory("block", ["from attnlab.widgets import Block\n\nb = Block()\nb"])
     nb.run_all()

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from attnlab.lab.block_data import given_weights
+from attnlab.lab.block.data import given_weights
 
 
 def _random_block(seed: int) -> tuple[list[list[float]], dict]:

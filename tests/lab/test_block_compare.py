@@ -7,10 +7,10 @@ import math
 import numpy as np
 import pytest
 
-from attnlab.lab import block_compare
-from attnlab.lab.block_data import given_weights
-from attnlab.lab.block_walk import walk
-from attnlab.lab.block_words import head_pattern, head_sentence
+from attnlab.lab.block import compare as block_compare
+from attnlab.lab.block.data import given_weights
+from attnlab.lab.block.walk import walk
+from attnlab.lab.block.words import head_pattern, head_sentence
 
 
 def random_weights(seed: int) -> dict:
@@ -73,3 +73,18 @@ def test_head_pattern_and_sentence(weights, pattern):
     assert head_pattern(weights) == pattern
     text = head_sentence("Head 2", weights, on=False)
     assert text.startswith("Head 2 ") and text.endswith("writes zeros before W_O.")
+
+
+@pytest.mark.parametrize("heads_on", [(False, True), (True, False), (False, False)])
+def test_ablation_compares_with_the_head_on_whatever_the_toggles(heads_on):
+    """Head h's ablation: the walk with h on (others as set) against the same walk with h off."""
+    for h, entry in enumerate(block_compare.ablation(walk(heads_on=heads_on))):
+        with_h, without_h = list(heads_on), list(heads_on)
+        with_h[h], without_h[h] = True, False
+        on, off = walk(heads_on=tuple(with_h)).output, walk(heads_on=tuple(without_h)).output
+        assert entry["output"] == off
+        assert entry["change"] == [[b - a for a, b in zip(ra, rb)] for ra, rb in zip(on, off)]
+        assert entry["max_change"] > 0.5  # both given heads matter, on or off now
+        assert entry["baseline_heads_on"] == with_h
+        assert "changes no output number" not in entry["sentence"]["text"]
+        assert entry["sentence"]["claims"]["unchanged"] is None

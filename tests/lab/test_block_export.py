@@ -7,9 +7,9 @@ import ast
 import nbformat
 from nbclient import NotebookClient
 
-from attnlab.lab import block_export
 from attnlab.lab import numbers as fmt
-from attnlab.lab.block_walk import walk
+from attnlab.lab.block import export as block_export
+from attnlab.lab.block.walk import walk
 
 
 def test_notebook_runs_and_prints_the_walks_numbers_bit_for_bit():

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from attnlab.lab.block_data import EPS, given_weights, given_x
-from attnlab.lab.block_walk import walk
+from attnlab.lab.block.data import EPS, given_weights, given_x
+from attnlab.lab.block.walk import walk
 
 torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.oracle

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from attnlab.engine.errors import FieldError
-from attnlab.lab import block_history as hist
-from attnlab.lab import block_practice as practice
-from attnlab.lab.block_data import given_weights, given_x
+from attnlab.lab.block import history as hist
+from attnlab.lab.block import practice
+from attnlab.lab.block.data import given_weights, given_x
 
 
 def state(**kw):

@@ -9,8 +9,8 @@ import sys
 import pytest
 
 from attnlab.lab import numbers as fmt
-from attnlab.lab.block_python import to_python
-from attnlab.lab.block_walk import walk
+from attnlab.lab.block.program import to_python
+from attnlab.lab.block.walk import walk
 
 
 def run_program(source: str) -> tuple[dict, list[str]]:

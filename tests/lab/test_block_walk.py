@@ -13,8 +13,8 @@ from attnlab.engine.layers import LayerNormParams, MLPParams
 from attnlab.engine.multihead import AttentionParams
 from attnlab.engine.positions import RoPE, sinusoidal_positions
 from attnlab.engine.single import trace_query
-from attnlab.lab.block_data import EPS, given_weights, given_x
-from attnlab.lab.block_walk import causal_row, explorer_state, walk
+from attnlab.lab.block.data import EPS, given_weights, given_x
+from attnlab.lab.block.walk import causal_row, explorer_state, walk
 
 TOL = 1e-12
 SETTINGS = [(n, p) for n in ("pre", "post") for p in ("none", "sinusoidal", "rope")]

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from attnlab.engine.single import trace_query
-from attnlab.lab.challenge import check
-from attnlab.lab.examples import WORKED
+from attnlab.lab.explorer.challenge import check
+from attnlab.lab.explorer.examples import WORKED
 
 
 def worked(q, allowed=None, labels=None):

@@ -3,7 +3,7 @@
 import pytest
 
 from attnlab.engine.single import trace_query
-from attnlab.lab.compare import compare, reference_query
+from attnlab.lab.explorer.compare import compare, reference_query
 
 KEYS = [[-1, 2], [1, 0], [0, 1]]
 VALUES = [[2, 0], [0, 2], [-1, -1]]

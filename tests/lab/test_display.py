@@ -1,9 +1,9 @@
-"""lab/display.py: every display string for a trace, rounded (never -0) or precise (-0 kept)."""
+"""lab/explorer/display.py: every display string for a trace, rounded (never -0) or precise (-0 kept)."""
 
 from __future__ import annotations
 
 from attnlab.engine.single import trace_query
-from attnlab.lab.display import comparison, display_strings, reference_strings, row_strings
+from attnlab.lab.explorer.display import comparison, display_strings, reference_strings, row_strings
 
 KEYS = [[-1, 2], [1, 0], [0, 1]]
 VALUES = [[2, 0], [0, 2], [-1, -1]]

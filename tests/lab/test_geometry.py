@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from attnlab.engine.single import trace_query
-from attnlab.lab.examples import WORKED
-from attnlab.lab.geometry import (
+from attnlab.lab.explorer.examples import WORKED
+from attnlab.lab.explorer.geometry import (
     convex_hull,
     edge_point,
     geometry,
@@ -162,8 +162,8 @@ def test_edge_point_and_off_plot_for_infinities_and_nan():
 
 def test_the_drawing_limit_is_the_labs_input_limit():
     """What the lab accepts (±1,000,000) is drawn in full; only traces past it get markers."""
-    from attnlab.lab.geometry import DRAW_LIMIT
-    from attnlab.lab.sequence import MAX_MAGNITUDE
+    from attnlab.lab.explorer.geometry import DRAW_LIMIT
+    from attnlab.lab.notebook.sequence import MAX_MAGNITUDE
 
     assert DRAW_LIMIT == MAX_MAGNITUDE
     g = geometry(trace_query((1e6, -1e6), WORKED.keys, [(1e6, 0.0), (0.0, 1e6), (-1e6, -1e6)]))

@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 
 from attnlab.engine.errors import FieldError
 from attnlab.lab import history as hist
-from attnlab.lab import sequence as seq
-from attnlab.lab.sequence import STARTING
+from attnlab.lab.notebook import sequence as seq
+from attnlab.lab.notebook.sequence import STARTING
 
 
 def run(study, *actions, held=STARTING):

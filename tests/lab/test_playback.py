@@ -6,8 +6,8 @@ import pytest
 
 from attnlab.engine import trace_query
 from attnlab.lab import numbers as fmt
-from attnlab.lab import playback
-from attnlab.lab.examples import WORKED
+from attnlab.lab.explorer.examples import WORKED
+from attnlab.lab.notebook import playback
 
 
 def test_script_is_31_seconds_with_captions_covering_it():

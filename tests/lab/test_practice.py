@@ -8,9 +8,9 @@ import pytest
 
 from attnlab.engine.errors import FieldError
 from attnlab.lab import numbers as fmt
-from attnlab.lab import practice
-from attnlab.lab import sequence as seq
-from attnlab.lab.sequence import STARTING
+from attnlab.lab.notebook import practice
+from attnlab.lab.notebook import sequence as seq
+from attnlab.lab.notebook.sequence import STARTING
 
 
 def with_query(q):

@@ -10,7 +10,7 @@ import pytest
 
 from attnlab.engine.single import MAX_DIM, MAX_SOURCES, trace_query
 from attnlab.lab import numbers as fmt
-from attnlab.lab.python_code import to_python
+from attnlab.lab.explorer.program import to_python
 
 KEYS = [[-1, 2], [1, 0], [0, 1]]
 VALUES = [[2, 0], [0, 2], [-1, -1]]

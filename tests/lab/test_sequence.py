@@ -9,9 +9,9 @@ from hypothesis import strategies as st
 
 from attnlab.engine import attention
 from attnlab.engine.errors import FieldError
-from attnlab.lab import sequence as seq
-from attnlab.lab.examples import WORKED
-from attnlab.lab.sequence import STARTING, MaskRefused
+from attnlab.lab.explorer.examples import WORKED
+from attnlab.lab.notebook import sequence as seq
+from attnlab.lab.notebook.sequence import STARTING, MaskRefused
 
 
 def engine_attention(held: seq.Held, **kw) -> tuple[list, list]:

@@ -1,7 +1,7 @@
 """The page's sentences, generated from the trace's numbers."""
 
 from attnlab.engine.single import trace_query
-from attnlab.lab.words import explain
+from attnlab.lab.explorer.words import explain
 
 KEYS = [[-1, 2], [1, 0], [0, 1]]
 VALUES = [[2, 0], [0, 2], [-1, -1]]

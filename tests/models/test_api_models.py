@@ -1,4 +1,4 @@
-"""The Real model view's API (web/api_models.py) through the real app, no mocks."""
+"""The Real model view's API (web/realmodel/jobs.py) through the real app, no mocks."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The views of a kept trace (web/api_views.py) through the real app and the real models."""
+"""The views of a kept trace (web/realmodel/views.py) through the real app and the real models."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 
 from attnlab.lab import numbers as fmt
 from attnlab.models.sampling import Sampling, cut
-from attnlab.web.views_schema import HeadView, JourneyView, ModelView, NeuronView, NextView
+from attnlab.web.realmodel.views_schema import HeadView, JourneyView, ModelView, NeuronView, NextView
 
 pytestmark = pytest.mark.models
 
@@ -149,7 +149,7 @@ def test_a_packed_head_has_the_same_numbers_and_shares_are_its_weights_rounded(
 
 
 def test_the_model_view_is_kept_with_the_trace_before_anyone_asks(client, traced, minilm):
-    from attnlab.web import api_models
+    from attnlab.web.realmodel import jobs as api_models
 
     job = traced("minilm", "A text nobody has traced before in this module.")
     kept = api_models.JOBS.trace_job(job["id"]).views["model-view"]  # sent by the worker with the trace

@@ -7,12 +7,12 @@ import math
 import pytest
 
 from attnlab.lab import numbers as fmt
-from attnlab.lab.display import display_strings
-from attnlab.lab.geometry import pie
+from attnlab.lab.explorer.display import display_strings
+from attnlab.lab.explorer.geometry import pie
 from attnlab.models.bridge import LABELLED, bridge_view
 from attnlab.models.neuron import words
 from attnlab.models.toy import ToyModel
-from attnlab.web.api_bridge import BridgeView
+from attnlab.web.realmodel.bridge import BridgeView
 
 
 def _assert_equals_trace_query(view: dict, ref) -> None:

@@ -1,4 +1,4 @@
-"""`attnlab heads` and `attnlab generate` (models/command.py) through the real entry point."""
+"""`attnlab heads` and `attnlab generate` (cli/models.py) through the real entry point."""
 
 from __future__ import annotations
 

@@ -25,8 +25,8 @@ from attnlab.models.jobkinds import GenerationJob, TraceJob
 from attnlab.models.jobs import MAX_WAITING, Busy, Jobs, Stopping
 from attnlab.models.sampling import Sampling
 from attnlab.models.shelf import trace_nbytes
-from attnlab.web import api_models
 from attnlab.web.app import create_app
+from attnlab.web.realmodel import jobs as api_models
 
 CAT = "the cat sat on the mat"
 GREEDY = Sampling()

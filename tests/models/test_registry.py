@@ -11,8 +11,8 @@ from fastapi.testclient import TestClient
 from attnlab import cli
 from attnlab.models import registry, toy
 from attnlab.models.jobs import Jobs
-from attnlab.web import api_models
 from attnlab.web.app import create_app
+from attnlab.web.realmodel import jobs as api_models
 
 WAIT_S = 60  # a bound on a hang only
 

@@ -32,7 +32,7 @@ def smollm2_float32(smollm2):
 
 
 def test_the_shared_model_computes_on_the_files_blocks(smollm2, smollm2_float32):
-    from attnlab.engine.quant import QuantMatrix
+    from attnlab.engine.fast.quant import QuantMatrix
 
     assert smollm2.path == "q4_1" and smollm2_float32.path == "float32"
     a = smollm2.layers[0].attn
@@ -239,7 +239,7 @@ def test_bad_generation_settings_are_refused(smollm2):
 
 def test_projections_are_laid_out_for_one_product_each(smollm2, smollm2_exact):
     """w_q|w_k|w_v and w_gate|w_up sit side by side, so a decoding step reads each group at once."""
-    from attnlab.engine.decode import joined_projections
+    from attnlab.engine.fast.decode import joined_projections
 
     for model in (smollm2, smollm2_exact):
         for params in model.layers:

@@ -13,9 +13,9 @@ import pytest
 from fastapi.testclient import TestClient
 
 from attnlab.engine.single import trace_query
-from attnlab.lab.python_code import to_python
-from attnlab.web.api import answer_for
+from attnlab.lab.explorer.program import to_python
 from attnlab.web.app import MAX_BODY_BYTES, create_app
+from attnlab.web.explorer.routes import answer_for
 
 WORKED = {
     "q": [2, 1],

@@ -9,8 +9,8 @@ import pytest
 from fastapi.testclient import TestClient
 
 from attnlab.engine.single import trace_query
-from attnlab.lab.block_data import MAX_MAGNITUDE, given_weights, given_x
-from attnlab.lab.block_walk import walk
+from attnlab.lab.block.data import MAX_MAGNITUDE, given_weights, given_x
+from attnlab.lab.block.walk import walk
 from attnlab.web.app import create_app
 
 

@@ -9,9 +9,9 @@ from fastapi.testclient import TestClient
 
 from attnlab.engine.errors import FieldError
 from attnlab.lab import history as hist
-from attnlab.lab.sequence import STARTING, apply_edit, held_from_dict, sequence_view
-from attnlab.web import api_notebook
+from attnlab.lab.notebook.sequence import STARTING, apply_edit, held_from_dict, sequence_view
 from attnlab.web.app import create_app
+from attnlab.web.notebook import routes as api_notebook
 
 
 @pytest.fixture(scope="module")
@@ -232,7 +232,7 @@ def test_markdown_and_ipynb_downloads(client):
     nb = client.post("/api/notebook/export/ipynb", json={"held": HELD})
     assert nb.headers["content-type"].startswith("application/x-ipynb+json")
     assert json.loads(nb.text)["nbformat"] == 4
-    # The plots are the page's own SVGs (static/js/export.js): no server renderer.
+    # The plots are the page's own SVGs (static/js/notebook/export.js): no server renderer.
     assert client.post("/api/notebook/export/svg/value", json={"held": HELD}).status_code == 404
 
 

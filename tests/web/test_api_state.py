@@ -7,11 +7,11 @@ import json
 import pytest
 from fastapi.testclient import TestClient
 
-from attnlab.lab import sequence as seq
-from attnlab.lab.explorer_answer import explorer_answer
-from attnlab.lab.stepper import stepper
-from attnlab.web.api import answer_for
+from attnlab.lab.explorer.answer import explorer_answer
+from attnlab.lab.notebook import sequence as seq
+from attnlab.lab.notebook.stepper import stepper
 from attnlab.web.app import create_app
+from attnlab.web.explorer.routes import answer_for
 
 HELD = seq.STARTING.to_dict()
 

@@ -7,11 +7,11 @@ import json
 import pytest
 from fastapi.testclient import TestClient
 
-from attnlab.lab import export
 from attnlab.lab import history as hist
-from attnlab.lab.sequence import STARTING
-from attnlab.web import api_notebook
+from attnlab.lab.notebook import export
+from attnlab.lab.notebook.sequence import STARTING
 from attnlab.web.app import create_app
+from attnlab.web.notebook import routes as api_notebook
 
 HELD = STARTING.to_dict()
 

@@ -56,14 +56,14 @@ def test_page_has_no_inline_script_or_style():
     assert "<style" not in html
     assert not re.search(r"\sstyle=", html)
     assert not re.search(r"\son[a-z]+=", html)  # no inline event handlers
-    for js in (STATIC_DIR / "js").glob("*.js"):
+    for js in (STATIC_DIR / "js").rglob("*.js"):
         source = js.read_text(encoding="utf-8")
         assert ".innerHTML" not in source and "eval(" not in source, js.name
         assert 'setAttribute("style"' not in source, js.name
 
 
 def test_js_modules_stay_small():
-    for js in (STATIC_DIR / "js").glob("*.js"):
+    for js in (STATIC_DIR / "js").rglob("*.js"):
         assert len(js.read_text(encoding="utf-8").splitlines()) <= 300, js.name
 
 
@@ -119,13 +119,13 @@ def test_the_browser_does_not_do_the_maths():
     # leader lines) and square-root visual scales (ink, dot radius). None of them
     # is a number the lab shows.
     drawing = {
-        "plot.js": ["Math.hypot(x2 - x1, y2 - y1)", "Math.hypot(dx, dy)"],
-        "realmodel-ink.js": ["Math.sqrt(clamped)"],
-        "realmodel-neuron.js": ["Math.sqrt(k.share)"],
+        "shared/plot.js": ["Math.hypot(x2 - x1, y2 - y1)", "Math.hypot(dx, dy)"],
+        "realmodel/ink.js": ["Math.sqrt(clamped)"],
+        "realmodel/neuron.js": ["Math.sqrt(k.share)"],
     }
-    for js in (STATIC_DIR / "js").glob("*.js"):
+    for js in (STATIC_DIR / "js").rglob("*.js"):
         source = js.read_text(encoding="utf-8")
-        for use in drawing.get(js.name, []):
+        for use in drawing.get(js.relative_to(STATIC_DIR / "js").as_posix(), []):
             assert use in source, (js.name, use)  # keep the list honest
             source = source.replace(use, "")
         assert not forbidden.search(source), js.name
@@ -150,7 +150,7 @@ def test_why_and_questions_come_before_the_demos_written_by_the_server(client):
 
 def test_the_pages_own_explorer_sentences_are_the_unmasked_rows(client):
     """index.html starts with explorer_texts for the starting (unmasked) row; JS swaps them later."""
-    from attnlab.lab.sequence import STARTING, explorer_texts
+    from attnlab.lab.notebook.sequence import STARTING, explorer_texts
 
     page = client.get("/").text
     texts = explorer_texts(STARTING)

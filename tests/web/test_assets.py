@@ -1,24 +1,141 @@
-"""The lab page preloads exactly the modules its entry scripts import, and no other page's."""
+"""The pages preload exactly the modules their entry scripts import, under versioned, gzipped URLs."""
 
+import gzip
+import os
+import posixpath
 import re
 from pathlib import Path
 
+import pytest
 from fastapi.testclient import TestClient
+from starlette.applications import Starlette
+from starlette.routing import Route
 
 from attnlab.web.app import create_app
+from attnlab.web.assets import IMMUTABLE, Assets
 
-JS = Path(__file__).resolve().parents[2] / "src" / "attnlab" / "web" / "static" / "js"
+STATIC = Path(__file__).resolve().parents[2] / "src" / "attnlab" / "web" / "static"
+JS = STATIC / "js"
+VERSIONED = r"/static/v/([0-9a-f]{16})/"
 
 
-def test_preloads_are_the_import_closure_of_the_entry_scripts():
-    with TestClient(create_app()) as client:
-        page = client.get("/").text
-    preloaded = set(re.findall(r'<link rel="modulepreload" href="/static/js/([\w.-]+)">', page))
-    entries = set(re.findall(r'<script type="module" src="/static/js/([\w.-]+)"', page))
+@pytest.fixture(scope="module")
+def client():
+    with TestClient(create_app()) as c:
+        yield c
+
+
+def imported(name: str, source: str) -> set[str]:
+    """The modules ``name`` imports statically, as paths under static/js."""
+    specs = re.findall(r'from\s+["\'](\.\.?/[\w./-]+\.js)["\']', source)
+    return {posixpath.normpath(posixpath.join(posixpath.dirname(name), spec)) for spec in specs}
+
+
+def test_preloads_are_the_import_closure_of_the_entry_scripts(client):
+    page = client.get("/").text
+    preloaded = set(re.findall(r'<link rel="modulepreload" href="' + VERSIONED + r'js/([\w./-]+)">', page))
+    entries = set(re.findall(r'<script type="module" src="' + VERSIONED + r'js/([\w./-]+)"', page))
     assert entries <= preloaded
+    preloaded = {name for _, name in preloaded}
     for name in preloaded:
         source = (JS / name).read_text(encoding="utf-8")
-        imported = re.findall(r'from\s+["\']\./([\w.-]+\.js)["\']', source)
-        assert set(imported) <= preloaded, (name, set(imported) - preloaded)
-    assert not {n for n in preloaded if n.startswith("realmodel")}
-    assert {"main.js", "state.js", "notebook.js"} <= preloaded
+        assert imported(name, source) <= preloaded, (name, imported(name, source) - preloaded)
+    assert not {n for n in preloaded if n.startswith("realmodel/")}
+    assert {"explorer/main.js", "explorer/state.js", "notebook/main.js", "shared/dom.js"} <= preloaded
+
+
+def test_the_real_model_page_preloads_its_own_modules_and_no_notebook(client):
+    page = client.get("/real-model").text
+    links = re.findall(r'rel="modulepreload" href="' + VERSIONED + r'js/([\w./-]+)"', page)
+    preloaded = {name for _, name in links}
+    assert {"realmodel/main.js", "realmodel/api.js", "shared/dom.js"} <= preloaded
+    assert not {n for n in preloaded if n.startswith(("notebook/", "block/"))}
+
+
+@pytest.mark.parametrize("route", ["/", "/real-model"])
+def test_pages_name_only_versioned_static_urls_of_one_version(client, route):
+    page = client.get(route)
+    assert page.headers["cache-control"] == "no-cache"
+    urls = re.findall(r'(?:src|href)="(/static/[^"]*)"', page.text)
+    assert urls and all(re.match(VERSIONED, url) for url in urls), urls
+    assert len({re.match(VERSIONED, url).group(1) for url in urls}) == 1
+    assert not re.search(r'["\']/static/(?!v/)', page.text)
+
+
+def test_a_versioned_file_is_immutable_and_an_unversioned_one_is_revalidated(client):
+    url = re.search(r'src="(' + VERSIONED + r'js/explorer/main\.js)"', client.get("/").text).group(1)
+    versioned = client.get(url)
+    plain = client.get("/static/js/explorer/main.js")
+    assert versioned.status_code == plain.status_code == 200
+    assert versioned.headers["cache-control"] == IMMUTABLE == "public, max-age=31536000, immutable"
+    assert plain.headers["cache-control"] == "no-cache"
+    assert versioned.content == plain.content == (JS / "explorer" / "main.js").read_bytes()
+    assert versioned.headers["content-type"] == "text/javascript; charset=utf-8"
+    # Another version's URL still answers (a tab open across an upgrade), but is not kept.
+    old = client.get("/static/v/0123456789abcdef/js/explorer/main.js")
+    assert old.status_code == 200 and old.headers["cache-control"] == "no-cache"
+    assert old.content == plain.content
+    assert client.get("/static/v/0123456789abcdef/js/missing.js").status_code == 404
+    assert client.get("/static/v/").status_code == 404
+
+
+@pytest.mark.parametrize("path", ["/static/js/explorer/state.js", "/static/css/lab.css", "/"])
+def test_answers_are_gzipped_for_a_client_that_accepts_it(client, path):
+    with client.stream("GET", path, headers={"accept-encoding": "gzip"}) as r:
+        raw = b"".join(r.iter_raw())
+    assert r.headers["content-encoding"] == "gzip" and "accept-encoding" in r.headers["vary"].lower()
+    assert int(r.headers["content-length"]) == len(raw)
+    plain = client.get(path, headers={"accept-encoding": "identity"})
+    assert "content-encoding" not in plain.headers
+    assert gzip.decompress(raw) == plain.content
+    if path != "/":
+        assert plain.content == (STATIC / path.removeprefix("/static/")).read_bytes()
+    assert len(raw) < len(plain.content) / 2
+
+
+def test_small_answers_are_not_gzipped(client):
+    r = client.get("/static/js/missing.js", headers={"accept-encoding": "gzip"})
+    assert r.status_code == 404 and "content-encoding" not in r.headers
+
+
+def test_the_socket_still_answers_through_the_gzip_middleware(client):
+    with client.websocket_connect("/api/trace/ws", headers={"accept-encoding": "gzip"}) as ws:
+        ws.send_text('{"q": [2, 1], "keys": [[1, 0]], "values": [[1, 1]]}')
+        assert ws.receive_json()["status"] == 200
+
+
+def _tree(root: Path) -> Starlette:
+    (root / "js" / "explorer").mkdir(parents=True)
+    (root / "js" / "shared").mkdir()
+    (root / "index.html").write_text(
+        '<!-- modulepreload -->\n<script type="module" src="/static/js/explorer/main.js"></script>\n',
+        encoding="utf-8",
+    )
+    (root / "js" / "explorer" / "main.js").write_text(
+        'import { f } from "../shared/f.js";\nf();\n', encoding="utf-8"
+    )
+    (root / "js" / "shared" / "f.js").write_text("export function f() {}\n", encoding="utf-8")
+    assets = Assets(root=root)
+    return Starlette(routes=[Route("/", assets.page), Route("/static/{path:path}", assets.file)])
+
+
+def test_the_version_changes_when_a_file_does(tmp_path):
+    with TestClient(_tree(tmp_path)) as c:
+        page = c.get("/").text
+        assert re.findall(r'href="' + VERSIONED + r'js/([\w./-]+)"', page) == [
+            (re.search(VERSIONED, page).group(1), "explorer/main.js"),
+            (re.search(VERSIONED, page).group(1), "shared/f.js"),
+        ]
+        before = re.search(VERSIONED, page).group(1)
+        assert c.get(f"/static/v/{before}/js/shared/f.js").headers["cache-control"] == IMMUTABLE
+        # An edit (even of a module the entry only imports) is a new version ...
+        f = tmp_path / "js" / "shared" / "f.js"
+        f.write_text("export function f() { return 1; }\n", encoding="utf-8")
+        os.utime(f, ns=(f.stat().st_atime_ns, f.stat().st_mtime_ns + 10**9))
+        # ... and the old URL no longer claims to be that file for good, before and after the next page.
+        assert c.get(f"/static/v/{before}/js/shared/f.js").headers["cache-control"] == "no-cache"
+        after = re.search(VERSIONED, c.get("/").text).group(1)
+        assert after != before
+        answer = c.get(f"/static/v/{after}/js/shared/f.js")
+        assert answer.headers["cache-control"] == IMMUTABLE and answer.text == f.read_text(encoding="utf-8")
+        assert c.get(f"/static/v/{before}/js/shared/f.js").headers["cache-control"] == "no-cache"

@@ -216,7 +216,7 @@ SLOW_LAB = textwrap.dedent(
     """
     import sys
     from attnlab.models import jobs, toy
-    from attnlab.web import api_models
+    from attnlab.web.realmodel import jobs as api_models
 
     jobs.JOBS = api_models.JOBS = jobs.Jobs(loader=toy.load_slow)
     from attnlab.cli import main

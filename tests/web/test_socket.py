@@ -13,11 +13,11 @@ from starlette.testclient import WebSocketDenialResponse
 from starlette.websockets import WebSocketDisconnect
 from websockets.sync.client import connect
 
-from attnlab.web import socket as socket_route
-from attnlab.web.api import MAX_MESSAGE_CHARS
 from attnlab.web.app import create_app
+from attnlab.web.explorer import socket as socket_route
+from attnlab.web.explorer.routes import MAX_MESSAGE_CHARS
+from attnlab.web.explorer.socket import Latest, answer_text
 from attnlab.web.server import serving
-from attnlab.web.socket import Latest, answer_text
 
 WORKED = {"q": [2, 1], "keys": [[-1, 2], [1, 0], [0, 1]], "values": [[2, 0], [0, 2], [-1, -1]]}
 WAIT_S = 60  # only a bound on a hang: nothing is timed

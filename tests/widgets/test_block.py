@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from attnlab.lab.block_page import block_page
+from attnlab.lab.block.page import block_page
 from attnlab.widgets import Block
 
 

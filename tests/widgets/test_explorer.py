@@ -8,7 +8,7 @@ import pytest
 
 from attnlab.engine.errors import FieldError
 from attnlab.engine.single import trace_query
-from attnlab.lab.examples import WORKED
+from attnlab.lab.explorer.examples import WORKED
 from attnlab.widgets import Explorer
 from attnlab.widgets.explorer import ExplorerWidget
 

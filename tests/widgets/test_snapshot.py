@@ -26,7 +26,7 @@ def test_the_snapshot_holds_the_numbers_and_no_url_but_the_svg_namespace(tmp_pat
     assert w.widget._result["display"]["output"] in text and repr(w.trace.output[0]) in text
     assert urls(text) <= {SVG_NS}
     # the page modules are shipped as they are in web/static/js, never copied into another file
-    for name, _source in module_graph(["widget-explorer.js"]):
+    for name, _source in module_graph(["widgets/explorer.js"]):
         assert name in text
     assert "connect-src 'none'" in text and "default-src 'none'" in text
     assert "</script" not in text.split('id="attnlab-state">', 1)[1].split("</script>", 1)[0]

@@ -33,11 +33,11 @@ def as_array(x: object, field: str) -> Array:
     if type(x) is np.ndarray or is_array_api_obj(x):
         return x
     if isinstance(x, (str, bytes)):
-        raise FieldError(field, f"{field} must be an array of numbers, not {type(x).__name__}")
+        raise FieldError(field, f"must be an array of numbers, not {type(x).__name__}")
     try:
         return np.asarray(x, dtype=np.float64)
     except (TypeError, ValueError) as error:
-        raise FieldError(field, f"{field} must be an array of numbers: {error}") from None
+        raise FieldError(field, f"must be an array of numbers: {error}") from None
 
 
 _NUMPY = array_namespace(np.empty(0))
@@ -82,7 +82,7 @@ def to_float(xp, x: Array, dtype, field: str) -> Array:
     if x.dtype == dtype:
         return x
     if x.dtype == xp.bool or not xp.isdtype(x.dtype, ("integral", "real floating")):
-        raise FieldError(field, f"{field} must hold real numbers, not {x.dtype}")
+        raise FieldError(field, f"must hold real numbers, not {x.dtype}")
     return xp.astype(x, dtype)
 
 
@@ -93,7 +93,7 @@ def check_finite(xp, x: Array, field: str) -> None:
         bad = int(xp.sum(xp.astype(xp.logical_not(finite), xp.int64)))
         raise FieldError(
             field,
-            f"{field} of shape {shape_of(x)} has {bad} NaN or infinite entr"
+            f"of shape {shape_of(x)} has {bad} NaN or infinite entr"
             f"{'y' if bad == 1 else 'ies'}; every number must be finite"
         )
 
@@ -143,7 +143,7 @@ def default_scale(d_k: int, scale: float | None) -> float:
     if scale is None:
         return 1.0 / math.sqrt(d_k)
     if isinstance(scale, bool) or not isinstance(scale, (int, float)):
-        raise FieldError("scale", f"scale must be a number, not {type(scale).__name__}")
+        raise FieldError("scale", f"must be a number, not {type(scale).__name__}")
     if not math.isfinite(scale):
-        raise FieldError("scale", f"scale is {scale}; it must be finite")
+        raise FieldError("scale", f"is {scale}; it must be finite")
     return float(scale)

@@ -225,20 +225,20 @@ def prepare_qkv(q, k, v, scale, *, check_values: bool = True):
     qs, ks, vs = shape_of(q), shape_of(k), shape_of(v)
     for name, s in (("q", qs), ("k", ks), ("v", vs)):
         if len(s) < 2:
-            raise FieldError(name, f"{name} has shape {s}; it needs at least 2 dimensions (..., n, d)")
+            raise FieldError(name, f"has shape {s}; it needs at least 2 dimensions (..., n, d)")
         if 0 in s:
-            raise FieldError(name, f"{name} has shape {s}; no dimension may be empty")
+            raise FieldError(name, f"has shape {s}; no dimension may be empty")
     n_q, d_k = qs[-2:]
     n_k = ks[-2]
     if ks[-1] != d_k:
         raise FieldError(
             "q",
-            f"q has shape {qs} and k has shape {ks}: their last dimensions (d_k) differ, {d_k} vs {ks[-1]}"
+            f"has shape {qs} and k has shape {ks}: their last dimensions (d_k) differ, {d_k} vs {ks[-1]}"
         )
     if vs[-2] != n_k:
         raise FieldError(
             "k",
-            f"k has shape {ks} and v has shape {vs}: they need the same number of keys S ({n_k} vs {vs[-2]})"
+            f"has shape {ks} and v has shape {vs}: they need the same number of keys S ({n_k} vs {vs[-2]})"
         )
     dtype = float_dtype(xp, q, k, v)
     q, k, v = to_float(xp, q, dtype, "q"), to_float(xp, k, dtype, "k"), to_float(xp, v, dtype, "v")
@@ -319,15 +319,15 @@ def _device(x):
 def _gqa_groups(qs, ks, vs) -> int:
     if len(qs) < 3 or len(ks) < 3 or len(vs) < 3:
         raise FieldError(
-            "enable_gqa", f"enable_gqa needs a head axis: q {qs}, k {ks} and v {vs} must be (..., H, n, d)"
+            "enable_gqa", f"needs a head axis: q {qs}, k {ks} and v {vs} must be (..., H, n, d)"
         )
     n_q_heads, n_kv_heads = qs[-3], ks[-3]
     if vs[-3] != n_kv_heads:
-        raise FieldError("k", f"k has shape {ks} and v has shape {vs}: their head counts differ")
+        raise FieldError("k", f"has shape {ks} and v has shape {vs}: their head counts differ")
     if n_q_heads % n_kv_heads:
         raise FieldError(
             "q",
-            f"q has {n_q_heads} heads (shape {qs}) and k has {n_kv_heads} (shape {ks}); "
+            f"has {n_q_heads} heads (shape {qs}) and k has {n_kv_heads} (shape {ks}); "
             "the query heads must be a multiple of the KV heads"
         )
     return n_q_heads // n_kv_heads
@@ -337,7 +337,7 @@ def _check_mask_shape(shape, scores_shape, field) -> None:
     if not fits(shape, scores_shape):
         raise FieldError(
             field,
-            f"{field} has shape {shape}; it must broadcast to the scores' shape {scores_shape} "
+            f"has shape {shape}; it must broadcast to the scores' shape {scores_shape} "
             f"(..., L={scores_shape[-2]}, S={scores_shape[-1]})"
         )
 
@@ -346,14 +346,14 @@ def _float_mask(xp, mask, dtype):
     if not xp.isdtype(mask.dtype, "real floating"):
         raise FieldError(
             "mask",
-            f"mask has dtype {mask.dtype}; use bool (True = may attend) "
+            f"has dtype {mask.dtype}; use bool (True = may attend) "
             "or floating (added to the scores, -inf blocks)"
         )
     mask = xp.astype(mask, dtype)
     if bool(xp.any(xp.isnan(mask))) or bool(xp.any(mask == xp.inf)):
         raise FieldError(
             "mask",
-            f"mask of shape {shape_of(mask)} holds NaN or +inf; an additive mask may hold "
+            f"of shape {shape_of(mask)} holds NaN or +inf; an additive mask may hold "
             "finite numbers and -inf (blocked) only"
         )
     return mask
@@ -365,12 +365,12 @@ def _padding_as_mask(xp, key_padding_mask, scores_shape):
     shape = shape_of(kpm)
     if kpm.dtype != xp.bool:
         raise FieldError(
-            "key_padding_mask", f"key_padding_mask has dtype {kpm.dtype}; it must be bool (True = real token)"
+            "key_padding_mask", f"has dtype {kpm.dtype}; it must be bool (True = real token)"
         )
     if len(shape) < 1 or not fits(shape[:-1] + (1, shape[-1]), scores_shape):
         raise FieldError(
             "key_padding_mask",
-            f"key_padding_mask has shape {shape}; it must be (..., S={scores_shape[-1]}) with "
+            f"has shape {shape}; it must be (..., S={scores_shape[-1]}) with "
             f"leading dimensions that broadcast to {scores_shape[:-2]}"
         )
     return xp.expand_dims(kpm, axis=-2)

@@ -20,11 +20,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import numpy as np
-
 from attnlab.engine._arrays import Array, arange, as_array, namespace, shape_of
 from attnlab.engine.cache import KVCache
-from attnlab.engine.decode import fast_block_applies, numpy_decoder_block
 from attnlab.engine.errors import FieldError
 from attnlab.engine.layers import (
     LayerNormParams,
@@ -36,7 +33,6 @@ from attnlab.engine.layers import (
 from attnlab.engine.layers import norm as apply_norm
 from attnlab.engine.multihead import AttentionParams, MultiHeadResult, multi_head_attention
 from attnlab.engine.positions import RoPE
-from attnlab.engine.quant import with_values
 from attnlab.engine.threads import holds_one_blas_thread
 from attnlab.engine.trace import Trace, TraceBuilder
 
@@ -107,26 +103,6 @@ def transformer_block(
     if norm not in NORM_PLACEMENTS:
         raise FieldError("norm", f"norm={norm!r}; use 'pre' (GPT-2, Llama) or 'post' (BERT)")
     x = as_array(x, "x")
-    options = dict(
-        n_head=n_head, n_kv_head=n_kv_head, rope=rope, positions=positions, cache=cache, scale=scale
-    )
-    if fast_block_applies(
-        x,
-        params,
-        norm=norm,
-        mask=mask,
-        causal=causal,
-        key_padding_mask=key_padding_mask,
-        return_trace=return_trace,
-        **options,
-    ):
-        done = numpy_decoder_block(x, params, **options)
-        if done is not None:
-            out, attn_out, weights, heads = done
-            fully = np.zeros(weights.shape[:-1], dtype=bool)  # bottom-right, S >= L: no empty row
-            att = MultiHeadResult(output=attn_out, weights=weights, fully_masked=fully, heads=heads)
-            return BlockResult(output=out, attention=att)
-    params = with_values(params)  # weights kept as quantized blocks: the generic path takes their values
     steps = TraceBuilder(enabled=return_trace)
     steps.add("input", x)
 

@@ -71,7 +71,7 @@ class KVCache:
             if os_[:-2] != ns[:-2] or os_[-1] != ns[-1]:
                 raise FieldError(
                     field,
-                    f"{field} has shape {ns}; the cache holds {os_} (only the sequence "
+                    f"has shape {ns}; the cache holds {os_} (only the sequence "
                     "axis, second to last, may differ)"
                 )
         if self._k_buf is not None and type(k) is np.ndarray and type(v) is np.ndarray:

@@ -324,7 +324,7 @@ def _check_linear(x: Array, w: Array, field: str) -> None:
     if len(ws) != 2 or ws[0] != xs[-1]:
         raise FieldError(
             field,
-            f"{field} has shape {ws}; it must be (in, out) with in = {xs[-1]}, the last "
+            f"has shape {ws}; it must be (in, out) with in = {xs[-1]}, the last "
             f"dimension of its input {xs} (weights are pre-transposed: y = x @ W)"
         )
 

@@ -134,7 +134,7 @@ def multi_head_attention(
     x = as_array(x, "x")
     xs = shape_of(x)
     if len(xs) < 2 or 0 in xs:
-        raise FieldError("x", f"x has shape {xs}; it must be (..., L, d_model) with no empty axis")
+        raise FieldError("x", f"has shape {xs}; it must be (..., L, d_model) with no empty axis")
     n_kv_head = n_head if n_kv_head is None else n_kv_head
     _check_heads(params, xs, n_head, n_kv_head, context)
     if context is not None and (rope is not None or cache is not None):
@@ -223,15 +223,15 @@ def multi_head_attention(
 def _check_heads(params: AttentionParams, xs, n_head, n_kv_head, context) -> None:
     for name, n in (("n_head", n_head), ("n_kv_head", n_kv_head)):
         if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-            raise FieldError(name, f"{name} must be a positive int, not {n!r}")
+            raise FieldError(name, f"must be a positive int, not {n!r}")
     d_model = xs[-1]
     shapes = {n: shape_of(as_array(getattr(params, n), n)) for n in ("w_q", "w_k", "w_v", "w_o")}
     for name, s in shapes.items():
         if len(s) != 2:
-            raise FieldError(name, f"{name} has shape {s}; weights are 2-D (in, out), pre-transposed")
+            raise FieldError(name, f"has shape {s}; weights are 2-D (in, out), pre-transposed")
     wq, wk, wv, wo = shapes["w_q"], shapes["w_k"], shapes["w_v"], shapes["w_o"]
     if wq[0] != d_model:
-        raise FieldError("w_q", f"w_q has shape {wq}; its rows must match d_model={d_model} of x {xs}")
+        raise FieldError("w_q", f"has shape {wq}; its rows must match d_model={d_model} of x {xs}")
     if wq[1] % n_head:
         raise FieldError(
             "n_head",
@@ -244,12 +244,12 @@ def _check_heads(params: AttentionParams, xs, n_head, n_kv_head, context) -> Non
     if wk[0] != d_ctx or wv[0] != d_ctx:
         raise FieldError(
             "w_k",
-            f"w_k {wk} and w_v {wv} must have {d_ctx} rows, the width of the "
+            f"{wk} and w_v {wv} must have {d_ctx} rows, the width of the "
             f"{'context' if context is not None else 'input x'}"
         )
     if wk[1] != n_kv_head * d_head:
         raise FieldError(
-            "w_k", f"w_k has shape {wk}; it needs n_kv_head * d_head = {n_kv_head} * {d_head} columns"
+            "w_k", f"has shape {wk}; it needs n_kv_head * d_head = {n_kv_head} * {d_head} columns"
         )
     if wv[1] % n_kv_head:
         raise FieldError(
@@ -257,12 +257,12 @@ def _check_heads(params: AttentionParams, xs, n_head, n_kv_head, context) -> Non
         )
     if wo[0] != n_head * (wv[1] // n_kv_head):
         raise FieldError(
-            "w_o", f"w_o has shape {wo}; it needs n_head * d_v = {n_head * (wv[1] // n_kv_head)} rows"
+            "w_o", f"has shape {wo}; it needs n_head * d_v = {n_head * (wv[1] // n_kv_head)} rows"
         )
     for bname, width in (("b_q", wq[1]), ("b_k", wk[1]), ("b_v", wv[1]), ("b_o", wo[1])):
         b = getattr(params, bname)
         if b is not None and shape_of(as_array(b, bname)) != (width,):
-            raise FieldError(bname, f"{bname} has shape {shape_of(as_array(b, bname))}; expected ({width},)")
+            raise FieldError(bname, f"has shape {shape_of(as_array(b, bname))}; expected ({width},)")
 
 
 def _heads_axis(xp, positions):
@@ -287,7 +287,7 @@ def _per_head_mask(xp, mask, x_ndim):
         return xp.expand_dims(mask, axis=-3)
     raise FieldError(
         "mask",
-        f"mask has shape {shape_of(mask)}; use (L, S), (..., L, S) with x's leading "
+        f"has shape {shape_of(mask)}; use (L, S), (..., L, S) with x's leading "
         "dimensions, or (..., n_head, L, S)"
     )
 

@@ -62,7 +62,7 @@ def embed(table: Array, ids: Array | Sequence[int], *, field: str = "ids") -> Ar
     if shape_of(ids) and (int(xp.min(ids)) < 0 or int(xp.max(ids)) >= n_rows):
         raise FieldError(
             field,
-            f"{field} range over [{int(xp.min(ids))}, {int(xp.max(ids))}]; the table has rows 0..{n_rows - 1}"
+            f"range over [{int(xp.min(ids))}, {int(xp.max(ids))}]; the table has rows 0..{n_rows - 1}"
         )
     flat = xp.reshape(ids, (-1,))
     rows = xp.take(table, flat, axis=0)
@@ -91,7 +91,7 @@ class RoPE:
                 "or 'interleaved' (2i with 2i + 1)"
             )
         if not self.base > 0:
-            raise FieldError("base", f"base must be positive, not {self.base}")
+            raise FieldError("base", f"must be positive, not {self.base}")
 
     @cached_property
     def inverse_frequencies(self) -> np.ndarray:
@@ -128,10 +128,10 @@ class RoPE:
         xp = namespace(x)
         xs = shape_of(x)
         if xs[-1] != self.head_dim:
-            raise FieldError("x", f"x has shape {xs}; RoPE was built for head_dim={self.head_dim}")
+            raise FieldError("x", f"has shape {xs}; RoPE was built for head_dim={self.head_dim}")
         if shape_of(cos)[-2] != xs[-2]:
             n = shape_of(cos)[-2]
-            raise FieldError("positions", f"positions give {n} positions; x has {xs[-2]} rows")
+            raise FieldError("positions", f"give {n} positions; x has {xs[-2]} rows")
         half = self.head_dim // 2
         if self.convention == "half":
             a, b = x[..., :half], x[..., half:]
@@ -152,5 +152,5 @@ def _int_array(xp, ids, field: str, *, like: Array) -> Array:
     elif namespace(arr) is not xp:
         arr = xp.asarray(np.asarray(arr), device=device(like))
     if not xp.isdtype(arr.dtype, "integral"):
-        raise FieldError(field, f"{field} must be integers, not {arr.dtype}")
+        raise FieldError(field, f"must be integers, not {arr.dtype}")
     return arr

@@ -22,12 +22,13 @@ to 256 keys, :mod:`attnlab.models.rows`), 1 to ``MAX_DIM`` (64) coordinates in q
 each key and each value, and labels of
 1 to ``MAX_LABEL_LENGTH`` (32) printable characters, all different.
 Every bad input raises :class:`~attnlab.engine.errors.FieldError` (a
-``ValueError``) whose message starts with the field and index, e.g.
-``keys[2] has 3 coordinates; q has 2``, and whose ``loc`` is that field,
-``("keys", 2)``. Numbers derived from the inputs are located at the input to
-change: overflowing scores at ``("q",)`` (the learner's control), an
-overflowing output at ``("values",)``; their messages still name the
-derived number (``scores[1] overflows: ...``).
+``ValueError``) whose ``loc`` is the field and index, ``("keys", 2)``, and
+whose ``problem`` never names it (``has 3 coordinates; {first} has 2``, the
+other field passed as a ref); ``str(error)`` reads ``keys[2] has 3
+coordinates; keys[0] has 2``. Numbers derived from the inputs are located at
+the input to change: overflowing scores at ``("q",)`` (the learner's control),
+an overflowing output at ``("values",)``; their problems say which derived
+number overflowed (``makes the score with {key} overflow: ...``).
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from numbers import Real
 
-from attnlab.engine.errors import FieldError, Loc, field_text
+from attnlab.engine.errors import FieldError, Loc
 
 MAX_SOURCES = 64
 MAX_DIM = 64
@@ -139,28 +140,26 @@ class QueryTrace:
 
 
 def _number(x: object, loc: Loc) -> float:
-    field = field_text(loc)
     if isinstance(x, bool) or not isinstance(x, Real):
-        raise FieldError(loc, f"{field} must be a number, not {type(x).__name__} {x!r:.40}")
+        raise FieldError(loc, f"must be a number, not {type(x).__name__} {x!r:.40}")
     try:
         value = float(x)
     except OverflowError:
-        raise FieldError(loc, f"{field} is too large for a float") from None
+        raise FieldError(loc, "is too large for a float") from None
     if math.isnan(value):
-        raise FieldError(loc, f"{field} is NaN; every number must be finite")
+        raise FieldError(loc, "is NaN; every number must be finite")
     if math.isinf(value):
-        raise FieldError(loc, f"{field} is {'+' if value > 0 else '-'}inf; every number must be finite")
+        raise FieldError(loc, f"is {'+' if value > 0 else '-'}inf; every number must be finite")
     return value
 
 
 def _vector(x: object, loc: Loc) -> Vector:
-    field = field_text(loc)
     if isinstance(x, (str, bytes)) or not isinstance(x, Sequence):
-        raise FieldError(loc, f"{field} must be a list of numbers, not {type(x).__name__}")
+        raise FieldError(loc, f"must be a list of numbers, not {type(x).__name__}")
     if len(x) == 0:
-        raise FieldError(loc, f"{field} is empty; it needs at least 1 coordinate")
+        raise FieldError(loc, "is empty; it needs at least 1 coordinate")
     if len(x) > MAX_DIM:
-        raise FieldError(loc, f"{field} has {len(x)} coordinates; the limit is {MAX_DIM}")
+        raise FieldError(loc, f"has {len(x)} coordinates; the limit is {MAX_DIM}")
     # a finite Python float passes as it is (the common case, and a real model's 256 x 64
     # coordinates: checked without building a location per number); anything else is checked in full
     return tuple(
@@ -169,20 +168,20 @@ def _vector(x: object, loc: Loc) -> Vector:
 
 
 def _matrix(x: object, loc: Loc, limit: int = MAX_SOURCES) -> tuple[Vector, ...]:
-    field = field_text(loc)
     if isinstance(x, (str, bytes)) or not isinstance(x, Sequence):
-        raise FieldError(loc, f"{field} must be a list of vectors, not {type(x).__name__}")
+        raise FieldError(loc, f"must be a list of vectors, not {type(x).__name__}")
     if len(x) == 0:
-        raise FieldError(loc, f"{field} is empty; attention needs at least 1 source")
+        raise FieldError(loc, "is empty; attention needs at least 1 source")
     if len(x) > limit:
-        raise FieldError(loc, f"{field} has {len(x)} sources; the limit is {limit}")
+        raise FieldError(loc, f"has {len(x)} sources; the limit is {limit}")
     rows = tuple(_vector(row, (*loc, i)) for i, row in enumerate(x))
     width = len(rows[0])
     for i, row in enumerate(rows):
         if len(row) != width:
             raise FieldError(
                 (*loc, i),
-                f"{field_text((*loc, i))} has {len(row)} coordinates; {field_text((*loc, 0))} has {width}",
+                f"has {len(row)} coordinates; {{first}} has {width}",
+                first=(*loc, 0),
             )
     return rows
 
@@ -191,24 +190,24 @@ def _labels(labels: object, n: int) -> tuple[str, ...]:
     if labels is None:
         return default_labels(n)
     if isinstance(labels, (str, bytes)) or not isinstance(labels, Sequence):
-        raise FieldError("labels", f"labels must be a list of strings, not {type(labels).__name__}")
+        raise FieldError("labels", f"must be a list of strings, not {type(labels).__name__}")
     if len(labels) != n:
-        raise FieldError("labels", f"labels has {len(labels)} entries; there are {n} sources")
+        raise FieldError("labels", f"has {len(labels)} entries; there are {n} sources")
     seen: dict[str, int] = {}
     for i, label in enumerate(labels):
         loc = ("labels", i)
         if not isinstance(label, str):
-            raise FieldError(loc, f"labels[{i}] must be a string, not {type(label).__name__}")
+            raise FieldError(loc, f"must be a string, not {type(label).__name__}")
         if not label.strip():
-            raise FieldError(loc, f"labels[{i}] is empty")
+            raise FieldError(loc, "is empty")
         if len(label) > MAX_LABEL_LENGTH:
             raise FieldError(
-                loc, f"labels[{i}] has {len(label)} characters; the limit is {MAX_LABEL_LENGTH}"
+                loc, f"has {len(label)} characters; the limit is {MAX_LABEL_LENGTH}"
             )
         if not label.isprintable():
-            raise FieldError(loc, f"labels[{i}] contains a control or unprintable character")
+            raise FieldError(loc, "contains a control or unprintable character")
         if label in seen:
-            raise FieldError(loc, f"labels[{i}] repeats labels[{seen[label]}] ({label!r})")
+            raise FieldError(loc, f"repeats {{first}} ({label!r})", first=("labels", seen[label]))
         seen[label] = i
     return tuple(labels)
 
@@ -217,14 +216,14 @@ def _allowed(allowed: object, n: int) -> tuple[bool, ...]:
     if allowed is None:
         return (True,) * n
     if isinstance(allowed, (str, bytes)) or not isinstance(allowed, Sequence):
-        raise FieldError("allowed", f"allowed must be a list of booleans, not {type(allowed).__name__}")
+        raise FieldError("allowed", f"must be a list of booleans, not {type(allowed).__name__}")
     if len(allowed) != n:
-        raise FieldError("allowed", f"allowed has {len(allowed)} entries; there are {n} sources")
+        raise FieldError("allowed", f"has {len(allowed)} entries; there are {n} sources")
     for i, ok in enumerate(allowed):
         if not isinstance(ok, bool):
-            raise FieldError(("allowed", i), f"allowed[{i}] must be true or false, not {ok!r:.40}")
+            raise FieldError(("allowed", i), f"must be true or false, not {ok!r:.40}")
     if not any(allowed):
-        raise FieldError("allowed", "allowed blocks every source; at least 1 source must be allowed")
+        raise FieldError("allowed", "blocks every source; at least 1 source must be allowed")
     return tuple(allowed)
 
 
@@ -233,7 +232,7 @@ def _scale(scale: object) -> float | None:
         return None
     value = _number(scale, ("scale",))
     if value <= 0.0:
-        raise FieldError("scale", f"scale is {value!r}; it must be finite and positive")
+        raise FieldError("scale", f"is {value!r}; it must be finite and positive")
     return value
 
 
@@ -264,9 +263,9 @@ def trace_query(
     values_ = _matrix(values, ("values",), max_sources)
     n = len(keys_)
     if len(q_) != len(keys_[0]):
-        raise FieldError(("keys", 0), f"keys[0] has {len(keys_[0])} coordinates; q has {len(q_)}")
+        raise FieldError(("keys", 0), f"has {len(keys_[0])} coordinates; {{q}} has {len(q_)}", q=("q",))
     if len(values_) != n:
-        raise FieldError("values", f"values has {len(values_)} sources; keys has {n}")
+        raise FieldError("values", f"has {len(values_)} sources; {{keys}} has {n}", keys=("keys",))
     labels_ = _labels(labels, n)
     allowed_ = _allowed(allowed, n)
     scale_ = _scale(scale)
@@ -285,8 +284,9 @@ def trace_query(
             # located at q: the scores are derived, and q is what the learner moves
             raise FieldError(
                 "q",
-                f"scores[{i}] overflows: q·keys[{i}] is {dot!r} (scaled {score!r}); "
-                "use smaller magnitudes"
+                f"makes the score with {{key}} overflow: q·k is {dot!r} (scaled {score!r}); "
+                "use smaller magnitudes",
+                key=("keys", i),
             )
 
     # 2) Share: one shared maximum over the allowed scores, one denominator.
@@ -306,7 +306,9 @@ def trace_query(
     for j, o in enumerate(output):
         if not math.isfinite(o):
             # located at values: the weights are at most 1, so only large values overflow it
-            raise FieldError("values", f"output[{j}] overflows; use smaller value magnitudes")
+            raise FieldError(
+                "values", f"make output coordinate {j + 1} overflow; use smaller value magnitudes"
+            )
 
     return QueryTrace(
         q=q_,

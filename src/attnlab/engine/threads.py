@@ -3,7 +3,7 @@
 OpenBLAS splits a product differently for different thread counts (and
 forwards a one-row gemm to gemv, whose threaded form can split the sums), so
 the same product can round differently under ``OPENBLAS_NUM_THREADS=1`` and
-``=2``. The engine's own threads (:mod:`attnlab.engine.workers`) share out
+``=2``. The engine's own threads (:mod:`attnlab.engine.fast.workers`) share out
 fixed pieces of work instead, each a whole single-threaded BLAS call.
 
 :func:`one_blas_thread` is reference-counted and thread-safe: the first holder

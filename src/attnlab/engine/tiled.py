@@ -22,11 +22,12 @@ Masks: ``causal`` ("top_left" or "bottom_right", as in :func:`attention`) and
 mask blocks entirely are skipped. A fully masked row returns zeros and a
 logsumexp of ``-inf``.
 
-``backend="auto"`` runs the NumPy kernel (:mod:`attnlab.engine.fast`, threads
-over heads and query blocks) for NumPy inputs and the generic array-API code
-otherwise; ``"generic"`` and ``"numpy"`` force one. Both hold NumPy's BLAS to
-one thread (:mod:`attnlab.engine.threads`), and the kernel's tasks do not depend
-on ``threads``: the numbers are the same bits under any thread count.
+This is the readable reference, in array-API operations, for NumPy or any
+array-API library. The threaded NumPy kernel (numba in float32) is
+:func:`attnlab.engine.fast.tiled.tiled_attention`, the same call with a
+``backend`` and ``threads``; tests hold it to this one. NumPy's BLAS is held to
+one thread (:mod:`attnlab.engine.threads`): the numbers are the same bits under
+any thread count.
 """
 
 from __future__ import annotations
@@ -39,8 +40,6 @@ from attnlab.engine._arrays import Array, arange, broadcast_shape, check_finite,
 from attnlab.engine.attention import check_causal, check_scores, prepare_qkv
 from attnlab.engine.errors import FieldError
 from attnlab.engine.threads import one_blas_thread
-
-BACKENDS = ("auto", "generic", "numpy")
 
 
 @dataclass(frozen=True, eq=False)
@@ -64,30 +63,30 @@ def tiled_attention(
     causal: str | None = None,
     scale: float | None = None,
     key_padding_mask: Array | None = None,
-    backend: str = "auto",
-    threads: int | None = None,
 ) -> TiledResult:
     """Attend like :func:`attention` in tiles of ``block_q`` queries by ``block_k`` keys.
 
     Shapes as in :func:`attention`: q (..., L, d_k), k (..., S, d_k),
     v (..., S, d_v). ``block_k=None`` takes whole key rows (one tile per query
-    block). The defaults suit the NumPy kernel: a 512 x 512 float32 tile is
-    1 MiB, so the scores stay in a core's L2 cache between the first matmul,
-    exp and the second matmul (whole 4096-key rows ran ~30% slower, 256-row
-    blocks ~5% slower here). Under a causal mask the kernel splits a block's
-    diagonal tile into pieces of rows, so it computes few scores that the
-    mask then drops.
-    ``threads`` (NumPy backend only) defaults to the CPU count. In float32 the
-    NumPy backend runs its blocks in a kernel compiled with numba (see
-    :mod:`attnlab.engine.compiled`; the first float32 call in a process loads
-    it from numba's cache, ~0.6 s, or compiles it, ~3 s, once per install).
+    block). Under a causal mask, key tiles that the mask blocks for a whole
+    query block are skipped.
     """
+    xp, q, k, v, scale, padding, batch, n_q, n_k, block_k = prepare_tiles(
+        q, k, v, block_q=block_q, block_k=block_k, causal=causal, scale=scale,
+        key_padding_mask=key_padding_mask,
+    )  # fmt: skip
+    for name, a in (("q", q), ("k", k), ("v", v)):
+        check_finite(xp, a, name)
+    with one_blas_thread():  # NumPy's products round alike under any BLAS thread count (engine/threads.py)
+        return tiles(xp, q, k, v, scale, causal, padding, batch, n_q, n_k, block_q, block_k)
+
+
+def prepare_tiles(q, k, v, *, block_q, block_k, causal, scale, key_padding_mask):
+    """Check a tiled call's arguments; return ``(xp, q, k, v, scale, padding, batch, n_q, n_k, block_k)``."""
     check_causal(causal)
-    if backend not in BACKENDS:
-        raise FieldError("backend", f"backend={backend!r}; use one of {BACKENDS}")
     for name, size in (("block_q", block_q), ("block_k", block_k)):
         if size is not None and (isinstance(size, bool) or not isinstance(size, int) or size < 1):
-            raise FieldError(name, f"{name} must be a positive int, not {size!r}")
+            raise FieldError(name, f"must be a positive int, not {size!r}")
     xp, q, k, v, scale = prepare_qkv(q, k, v, scale, check_values=False)
     qs, ks, vs = shape_of(q), shape_of(k), shape_of(v)
     batch = broadcast_shape(qs[:-2], ks[:-2], vs[:-2], fields=("q", "k", "v"))
@@ -96,23 +95,7 @@ def tiled_attention(
     if key_padding_mask is not None:
         padding = _check_padding(xp, key_padding_mask, batch, n_k)
     block_k = n_k if block_k is None else min(block_k, n_k)
-    is_numpy = xp.__name__.endswith("numpy")
-    if backend == "numpy" and not is_numpy:
-        raise FieldError("backend", f"backend='numpy' needs NumPy arrays; these belong to {xp.__name__}")
-    use_numpy = backend == "numpy" or (backend == "auto" and is_numpy)
-    if not use_numpy:  # the NumPy kernel checks for NaN and inf in its threads
-        for name, a in (("q", q), ("k", k), ("v", v)):
-            check_finite(xp, a, name)
-    if use_numpy:
-        from attnlab.engine.fast import numpy_tiled_attention
-
-        out, lse, fully = numpy_tiled_attention(
-            q, k, v, scale=scale, causal=causal, padding=padding,
-            block_q=block_q, block_k=block_k, threads=threads,
-        )  # fmt: skip
-        return TiledResult(output=out, logsumexp=lse, fully_masked=fully)
-    with one_blas_thread():  # NumPy's products round alike under any BLAS thread count (engine/threads.py)
-        return _generic(xp, q, k, v, scale, causal, padding, batch, n_q, n_k, block_q, block_k)
+    return xp, q, k, v, scale, padding, batch, n_q, n_k, block_k
 
 
 def _check_padding(xp, key_padding_mask, batch, n_k):
@@ -123,13 +106,13 @@ def _check_padding(xp, key_padding_mask, batch, n_k):
     if kpm.dtype != xp.bool or not shape or shape[-1] != n_k or not fits(shape[:-1], batch):
         raise FieldError(
             "key_padding_mask",
-            f"key_padding_mask has shape {shape} and dtype {kpm.dtype}; it must be bool "
+            f"has shape {shape} and dtype {kpm.dtype}; it must be bool "
             f"(..., S={n_k}) with leading dimensions that broadcast to {batch}"
         )
     return kpm
 
 
-def _generic(xp, q, k, v, scale, causal, padding, batch, n_q, n_k, block_q, block_k):
+def tiles(xp, q, k, v, scale, causal, padding, batch, n_q, n_k, block_q, block_k):
     """FlashAttention-2 forward in array-API operations (see the module docstring)."""
     d_v = shape_of(v)[-1]
     offset = 0 if causal != "bottom_right" else n_k - n_q

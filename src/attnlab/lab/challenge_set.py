@@ -45,7 +45,7 @@ class ChallengeSet:
             if c["id"] == challenge_id:
                 return c
         ids = ", ".join(c["id"] for c in self.data()["challenges"])
-        raise FieldError("challenge", f"challenge {challenge_id!r:.40} is not one of {ids}")
+        raise FieldError("challenge", f"{challenge_id!r:.40} is not a challenge; the challenges are {ids}")
 
 
 def validate_response(c: dict, response: object) -> object:
@@ -56,21 +56,21 @@ def validate_response(c: dict, response: object) -> object:
     form = c["response"]
     if form is None:
         if response is not None:
-            raise FieldError("response", f"response: challenge {c['id']} takes no typed response")
+            raise FieldError("response", f"is not needed: challenge {c['id']} takes no typed response")
         return None
     if response is None:
-        raise FieldError("response", f"response: challenge {c['id']} needs {form['label'].lower()}")
+        raise FieldError("response", f"is missing: challenge {c['id']} needs {form['label'].lower()}")
     if form["type"] == "choice":
         ids = [o["id"] for o in form["options"]]
         if response not in ids:
-            raise FieldError("response", f"response must be one of {', '.join(ids)}")
+            raise FieldError("response", f"must be one of {', '.join(ids)}")
         return response
     size = form["size"]
     if not isinstance(response, list) or len(response) != size:
-        raise FieldError("response", f"response must be a list of {size} numbers")
+        raise FieldError("response", f"must be a list of {size} numbers")
     out = []
     for j, x in enumerate(response):
         if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x):
-            raise FieldError(("response", j), f"response[{j}] must be a finite number")
+            raise FieldError(("response", j), "must be a finite number")
         out.append(float(x))
     return out

@@ -38,7 +38,7 @@ import copy
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from attnlab.engine.errors import FieldError, Loc, field_text
+from attnlab.engine.errors import FieldError, Loc
 from attnlab.lab import numbers as fmt
 from attnlab.lab.challenge_set import ChallengeSet, validate_response
 
@@ -94,36 +94,35 @@ class StudyRules:
 
     def help_record(self, x: object, loc: Loc, kind_field: str = "kind") -> dict:
         """Validate one help record ``{"kind", "detail"}`` at ``loc`` (an action names its kind ``help``)."""
-        field = field_text(loc)
         if not isinstance(x, dict) or x.get("kind") not in self.help_kinds:
             raise FieldError(
-                (*loc, kind_field), f"{field}.{kind_field} must be one of {', '.join(self.help_kinds)}"
+                (*loc, kind_field), f"must be one of {', '.join(self.help_kinds)}"
             )
         detail = x.get("detail")
         if detail is not None and not _whole(detail):
-            raise FieldError((*loc, "detail"), f"{field}.detail must be a whole number or null")
+            raise FieldError((*loc, "detail"), "must be a whole number or null")
         if detail is not None and not 1 <= detail <= self.max_detail:
             raise FieldError(
-                (*loc, "detail"), f"{field}.detail is {detail}; it must be 1 to {self.max_detail}"
+                (*loc, "detail"), f"is {detail}; it must be 1 to {self.max_detail}"
             )
         if x["kind"] in DETAILED and detail is None:
-            raise FieldError((*loc, "detail"), f"{field}.detail is needed for {x['kind']}")
+            raise FieldError((*loc, "detail"), f"is needed for {x['kind']}")
         return {"kind": x["kind"], "detail": detail if x["kind"] in DETAILED else None}
 
     def _helps(self, xs: object, loc: Loc) -> list[dict]:
         if not isinstance(xs, list) or len(xs) > MAX_HELP:
-            raise FieldError(loc, f"{field_text(loc)} must be a list of at most {MAX_HELP} help records")
+            raise FieldError(loc, f"must be a list of at most {MAX_HELP} help records")
         return [self.help_record(h, (*loc, i)) for i, h in enumerate(xs)]
 
     def _checks(self, c: dict, xs: object, loc: Loc) -> list[dict]:
         """Validate an attempt's checks: each ``{"response": ..., "met": bool}``."""
         if not isinstance(xs, list) or len(xs) > MAX_CHECKS:
-            raise FieldError(loc, f"{field_text(loc)} must be a list of at most {MAX_CHECKS} checks")
+            raise FieldError(loc, f"must be a list of at most {MAX_CHECKS} checks")
         out = []
         for i, x in enumerate(xs):
             at = (*loc, i)
             if not isinstance(x, dict) or not isinstance(x.get("met"), bool):
-                raise FieldError((*at, "met"), f"{field_text(at)}.met must be true or false")
+                raise FieldError((*at, "met"), "must be true or false")
             response = x.get("response")
             if response is not None or c["response"] is not None:
                 response = _response(c, response, at)
@@ -141,13 +140,13 @@ class StudyRules:
             and len(feedback["words"]) <= MAX_WORDS
             and all(isinstance(feedback.get(f, False), bool) for f in flags)
         ):
-            raise FieldError((*at, "feedback"), f"{field_text(at)}.feedback is malformed")
+            raise FieldError((*at, "feedback"), "is malformed")
         flagged = {f: feedback.get(f, False) for f in flags}
         return {"met": feedback["met"], "words": feedback["words"]} | flagged
 
     def _attempt_from(self, c: dict, a: object, at: Loc) -> dict:
         if not isinstance(a, dict):
-            raise FieldError(at, f"{field_text(at)} must be an object")
+            raise FieldError(at, "must be an object")
         response = a.get("response")
         clean = {
             "response": None if response is None else _response(c, response, at),
@@ -158,7 +157,7 @@ class StudyRules:
             answer = a.get("answer")
             if answer is not None and not (isinstance(answer, str) and len(answer) <= MAX_WORDS):
                 raise FieldError(
-                    (*at, "answer"), f"{field_text(at)}.answer must be text of at most {MAX_WORDS} characters"
+                    (*at, "answer"), f"must be text of at most {MAX_WORDS} characters"
                 )
             clean["checks"] = self._checks(c, a.get("checks", []), (*at, "checks"))
             clean["answer"] = answer
@@ -167,41 +166,40 @@ class StudyRules:
     def from_dict(self, data: object) -> dict:
         """Validate a study sent back by the browser; raise ``FieldError`` located at the field."""
         if not isinstance(data, dict) or data.get("version") != 1:
-            raise FieldError("study", "study must be an object with version 1")
+            raise FieldError("study", "must be an object with version 1")
         study = new_study()
         study["before"] = self._helps(data.get("before", []), ("study", "before"))
         chs = data.get("challenges", {})
         if not isinstance(chs, dict):
-            raise FieldError(("study", "challenges"), "study.challenges must be an object")
+            raise FieldError(("study", "challenges"), "must be an object")
         for cid, entry in chs.items():
             loc = ("study", "challenges", str(cid))
-            field = field_text(loc)
             try:
                 c = self.challenges.find(cid)
             except FieldError as err:
-                raise FieldError(loc, f"{field}: {err}") from None
+                raise FieldError(loc, err.problem, **err.refs) from None
             attempts = entry.get("attempts") if isinstance(entry, dict) else None
             if not isinstance(attempts, list) or not 1 <= len(attempts) <= MAX_ATTEMPTS:
                 raise FieldError(
-                    (*loc, "attempts"), f"{field}.attempts must be a list of 1 to {MAX_ATTEMPTS} attempts"
+                    (*loc, "attempts"), f"must be a list of 1 to {MAX_ATTEMPTS} attempts"
                 )
             current = entry.get("current")
             if not _whole(current):
-                raise FieldError((*loc, "current"), f"{field}.current must be a whole number")
+                raise FieldError((*loc, "current"), "must be a whole number")
             if not 0 <= current < len(attempts):
                 raise FieldError(
-                    (*loc, "current"), f"{field}.current is {current}; there are {len(attempts)} attempts"
+                    (*loc, "current"), f"is {current}; there are {len(attempts)} attempts"
                 )
             clean = [self._attempt_from(c, a, (*loc, "attempts", n)) for n, a in enumerate(attempts)]
             study["challenges"][cid] = {"current": current, "attempts": clean}
         active = data.get("active")
         if active is not None:
             if not isinstance(active, dict) or active.get("challenge") not in study["challenges"]:
-                raise FieldError(("study", "active"), "study.active names no challenge with attempts")
+                raise FieldError(("study", "active"), "names no challenge with attempts")
             n = active.get("attempt")
             if not _whole(n) or not 0 <= n < len(study["challenges"][active["challenge"]]["attempts"]):
                 raise FieldError(
-                    ("study", "active", "attempt"), "study.active.attempt is not an attempt of that challenge"
+                    ("study", "active", "attempt"), "is not an attempt of that challenge"
                 )
             study["active"] = {"challenge": active["challenge"], "attempt": n}
         return study
@@ -242,10 +240,10 @@ class StudyRules:
         """
         study = copy.deepcopy(study)
         if not isinstance(action, dict):
-            raise FieldError("action", "action must be an object")
+            raise FieldError("action", "must be an object")
         kind = action.get("kind")
         if kind not in ACTIONS:
-            raise FieldError(("action", "kind"), f"action.kind must be one of {', '.join(ACTIONS)}")
+            raise FieldError(("action", "kind"), f"must be one of {', '.join(ACTIONS)}")
         if kind == "help":
             return self._help(study, action, answer)
         cid = self._challenge(action.get("challenge"))["id"]
@@ -253,7 +251,7 @@ class StudyRules:
         entry = study["challenges"][cid]
         if kind == "retry":
             if len(entry["attempts"]) >= MAX_ATTEMPTS:
-                raise FieldError("action", f"action: at most {MAX_ATTEMPTS} attempts per challenge")
+                raise FieldError("action", f"would make more than {MAX_ATTEMPTS} attempts at one challenge")
             entry["attempts"].append(self._new_attempt())
             entry["current"] = len(entry["attempts"]) - 1
         elif kind == "goto":
@@ -261,7 +259,7 @@ class StudyRules:
             if not _whole(n) or not 0 <= n < len(entry["attempts"]):
                 raise FieldError(
                     ("action", "attempt"),
-                    f"action.attempt must be 0 to {len(entry['attempts']) - 1} for challenge {cid}",
+                    f"must be 0 to {len(entry['attempts']) - 1} for challenge {cid}",
                 )
             entry["current"] = n
         attempt = self._activate(study, cid)
@@ -280,7 +278,7 @@ class StudyRules:
                 raise
             raise err.within("action") from None
         if self.checks and len(attempt["checks"]) >= MAX_CHECKS:
-            raise FieldError("action", f"action: at most {MAX_CHECKS} checks per attempt")
+            raise FieldError("action", f"would make more than {MAX_CHECKS} checks in one attempt")
         attempt["response"] = response
         attempt["feedback"] = feedback
         if self.checks and not feedback["load"]:  # a challenge the example cannot try is no check
@@ -299,7 +297,7 @@ class StudyRules:
         c = self._challenge(action.get("challenge"))
         if record["kind"] == "hint" and record["detail"] > len(c["hints"]):
             raise FieldError(
-                ("action", "detail"), f"action.detail: challenge {c['id']} has {len(c['hints'])} hints"
+                ("action", "detail"), f"is past the last hint: challenge {c['id']} has {len(c['hints'])} hints"
             )
         attempt = self._activate(study, c["id"])
         _record(attempt["help"], record)
@@ -353,5 +351,5 @@ def _response(c: dict, response: object, at: Loc) -> object:
 def _record(helps: list[dict], record: dict) -> None:
     if record not in helps:
         if len(helps) >= MAX_HELP:
-            raise FieldError("action", f"action: the help record is full ({MAX_HELP} entries)")
+            raise FieldError("action", f"cannot be recorded: the help record is full ({MAX_HELP} entries)")
         helps.append(record)

@@ -27,8 +27,9 @@ NO_CHAT_HINT = (
 
 
 def token_cap_message(model: str, n_tokens: int, cap: int = MAX_TOKENS) -> str:
+    """The problem with a text over the token cap (a ``FieldError``'s: it does not name the field)."""
     return (
-        f"text is {n_tokens} tokens long for {model}; the Real model view takes at most "
+        f"is {n_tokens} tokens long for {model}; the Real model view takes at most "
         f"{cap} tokens. Shorten it by {n_tokens - cap}."
     )
 
@@ -36,11 +37,11 @@ def token_cap_message(model: str, n_tokens: int, cap: int = MAX_TOKENS) -> str:
 def check_text(text: object, *, field: str = "text", max_chars: int = MAX_CHARS) -> str:
     """Return ``text``, or raise ``FieldError((field,), ...)`` with the message the learner sees."""
     if not isinstance(text, str) or not text.strip():
-        raise FieldError((field,), f"{field} is empty: type a sentence to look at")
+        raise FieldError((field,), "is empty: type a sentence to look at")
     if len(text) > max_chars:
         raise FieldError(
             (field,),
-            f"{field} has {len(text)} characters; the Real model view takes at most {max_chars}. Shorten it.",
+            f"has {len(text)} characters; the Real model view takes at most {max_chars}. Shorten it.",
         )
     return text
 

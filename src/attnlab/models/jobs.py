@@ -81,12 +81,17 @@ class Stopping(Exception):
     """The jobs were shut down: the server is stopping."""
 
 
+def unknown_model(model: object) -> str:
+    """The problem with a name the registry does not know (a ``FieldError``'s, at ``model``)."""
+    return f"{model!r:.40} is not a model here; use one of {', '.join(registry.names())}"
+
+
 def check_model(model: object) -> str:
     """Return ``model`` if the registry knows it, else raise ``FieldError(("model",), ...)``."""
     try:
         return registry.check_name(model)
-    except ValueError as error:
-        raise FieldError(("model",), str(error)) from None
+    except ValueError:
+        raise FieldError(("model",), unknown_model(model)) from None
 
 
 def check_tokens(model: str, text: str, *, field: str = "text") -> int:
@@ -96,7 +101,7 @@ def check_tokens(model: str, text: str, *, field: str = "text") -> int:
     try:
         n = len(registry.token_strings(model, text))
     except ModelNotInstalled as error:
-        raise FieldError(("model",), str(error)) from None
+        raise FieldError(("model",), f"cannot be loaded: {error}") from None
     cap = registry.spec(model).max_tokens
     if n > cap:
         raise FieldError((field,), token_cap_message(model, n, cap))
@@ -176,7 +181,7 @@ class Jobs:
             model = registry.decoders()[0]
         spec = registry.spec(check_model(model))
         if not spec.generates:
-            raise FieldError(("model",), f"{spec.title} is an encoder: it does not generate text")
+            raise FieldError(("model",), f"cannot write text: {spec.title} is an encoder")
         check_text(prompt, field="prompt", max_chars=spec.max_chars * 4)
         chat = spec.chat_default if chat is None else bool(chat)
         job = GenerationJob(

@@ -24,11 +24,11 @@ from pathlib import Path
 import numpy as np
 
 from attnlab.engine.block import BlockParams, transformer_block
+from attnlab.engine.fast.workers import run
 from attnlab.engine.layers import LayerNormParams, MLPParams, layer_norm
 from attnlab.engine.multihead import AttentionParams
 from attnlab.engine.positions import embed
 from attnlab.engine.threads import CORES, one_blas_thread
-from attnlab.engine.workers import run
 from attnlab.models import files
 from attnlab.models.tokens import Batch, encode_batch, minilm_tokenizer
 from attnlab.models.traces import ModelTrace

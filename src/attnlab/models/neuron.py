@@ -10,7 +10,8 @@ For (layer, head, query i, key j) of a kept trace with details:
   (:func:`attnlab.models.rows.explorer_row`), so ``dot`` and ``score`` equal
   that row's ``dots[j]`` and ``scores[j]``, and both equal ``trace_query`` on
   the same vectors;
-- words: Match / Share / Mix for that row, summarised (the top 5 named);
+- the words (:mod:`attnlab.lab.realmodel.neuron`): Match / Share / Mix for that
+  row (the top 5 named), the sum and the softmax in sentences, each with its claims;
 - ``plane``: a 2-D view that is honest about what it drops. Axis x is the unit
   vector along q, axis y the top key's part square to q (the top key: the
   largest share other than any key parallel to q). Since q lies in the plane,
@@ -24,9 +25,7 @@ from __future__ import annotations
 import math
 
 from attnlab.engine.single import QueryTrace, ordered_sum
-from attnlab.lab import numbers as fmt
-
-TOP = 5
+from attnlab.lab.realmodel.neuron import key_point_title, neuron_words, plane_words, ranked
 
 
 def products_and_sums(q: tuple[float, ...], k: tuple[float, ...]) -> tuple[list[float], list[float]]:
@@ -34,50 +33,6 @@ def products_and_sums(q: tuple[float, ...], k: tuple[float, ...]) -> tuple[list[
     products = [a * b for a, b in zip(q, k)]
     running = [ordered_sum(products[: d + 1]) for d in range(len(products))]
     return products, running
-
-
-def _ranked(row: QueryTrace) -> list[int]:
-    """Allowed keys, largest share first (ties: the earlier key)."""
-    return sorted(row.allowed_indices, key=lambda i: (-row.weights[i], i))
-
-
-def _names(row: QueryTrace, order: list[int], what) -> str:
-    shown = ", ".join(f"{row.labels[i]} {what(i)}" for i in order[:TOP])
-    rest = len(order) - TOP
-    return shown + (f", and {rest} more" if rest > 0 else "")
-
-
-def words(row: QueryTrace, index: int) -> dict[str, str]:
-    """Summary, Match, Share and Mix for a real row, each naming at most the top 5 keys."""
-    order = _ranked(row)
-    by_score = sorted(row.allowed_indices, key=lambda i: (-row.scores[i], i))
-    top = order[0]
-    rest_mass = 1.0 - sum(row.weights[i] for i in order[:TOP])
-    blocked = len(row.blocked)
-    blocked_note = f" {blocked} later tokens are blocked by the causal mask." if blocked else ""
-    norm_out = math.sqrt(ordered_sum(x * x for x in row.output))
-    return {
-        "summary": (
-            f"Query {row.labels[index]} lines up most with {row.labels[by_score[0]]}'s key "
-            f"(score {fmt.rounded(row.scores[by_score[0]])}), so {row.labels[top]} takes "
-            f"{fmt.percent(row.weights[top])} of its attention.{blocked_note}"
-        ),
-        "match": (
-            f"Match: q ({row.d_k} numbers) meets {len(row.allowed_indices)} keys; each dot product "
-            f"times the scale {fmt.rounded(row.scale)} is a score. Highest scores: "
-            f"{_names(row, by_score, lambda i: fmt.rounded(row.scores[i]))}."
-        ),
-        "share": (
-            "Share: softmax subtracts the largest score, exponentiates and divides by the sum. "
-            f"Largest shares: {_names(row, order, lambda i: fmt.percent(row.weights[i]))}"
-            + (f"; the rest hold {fmt.percent(max(rest_mass, 0.0))} together." if len(order) > TOP else ".")
-        ),
-        "mix": (
-            f"Mix: the output is the shares times the values ({row.d_v} numbers each), added: "
-            f"{fmt.percent(row.weights[top])} of {row.labels[top]}'s value, and so on. "
-            f"Its length is {fmt.rounded(norm_out)}."
-        ),
-    }
 
 
 def _norm(x) -> float:
@@ -91,7 +46,7 @@ def plane(row: QueryTrace) -> dict:
     e1 = [a / q_len for a in q] if q_len > 0 else [0.0] * len(q)
     e2 = None
     top = None
-    for i in _ranked(row):
+    for i in ranked(row):
         k = row.keys[i]
         along = ordered_sum(a * b for a, b in zip(k, e1))
         square = [a - along * b for a, b in zip(k, e1)]
@@ -106,25 +61,15 @@ def plane(row: QueryTrace) -> dict:
         y = ordered_sum(a * b for a, b in zip(k, e2)) if e2 is not None else 0.0
         length = _norm(k)
         kept = math.sqrt(x * x + y * y) / length if length > 0 else 1.0
-        keys.append({"index": i, "label": row.labels[i], "x": x, "y": y, "kept": min(kept, 1.0),
-                     "share": row.weights[i]})  # fmt: skip
-    top_label = row.labels[top] if top is not None else None
+        kept = min(kept, 1.0)
+        keys.append({"index": i, "label": row.labels[i], "x": x, "y": y, "kept": kept, "share": row.weights[i],
+                     "title": key_point_title(row, i, x=x, y=y, kept=kept)})  # fmt: skip
     mean_kept = sum(k["kept"] for k in keys) / len(keys)
     return {
-        "caption": (
-            "A projection: the plane through q and "
-            + (f"{top_label}'s key" if top_label else "no other direction (every key is parallel to q)")
-            + ". Across, each key's coordinate along q: its score is exactly |q| × across × scale, "
-            "so the Match is shown in full. Up: its part along the top key, square to q."
-        ),
-        "leaves_out": (
-            f"It leaves out the other {max(row.d_k - 2, 0)} directions of each key (on average the plane "
-            f"shows {fmt.percent(mean_kept)} of a key's length) and the values: the Mix happens in "
-            f"{row.d_v} dimensions."
-        ),
+        **plane_words(row, top=top, mean_kept=mean_kept),
         "top_key": top,
-        "top_label": top_label,
-        "axes": ["along q", f"toward {top_label}'s key, square to q" if top_label else "none"],
+        "top_label": row.labels[top] if top is not None else None,
+        "mean_kept": mean_kept,
         "q": [q_len, 0.0],
         "keys": keys,
     }
@@ -154,8 +99,9 @@ def neuron_view(trace, layer: int, head: int, query: int, key: int) -> dict:
     check_token(trace, "key", key)
     row = trace.query_row(layer, head, query)
     products, running = products_and_sums(row.q, row.keys[key])
-    rank = _ranked(row)
-    weights_display = [fmt.percent(w) if ok else "—" for w, ok in zip(row.weights, row.allowed)]
+    rank = ranked(row)
+    key_rank = rank.index(key) + 1 if key in rank else None
+    said = neuron_words(row, query, key, layer=layer, head=head, dot=running[-1], rank=key_rank)
     return {
         **row_place(trace, layer, head, query, row),
         "key": key,
@@ -167,11 +113,11 @@ def neuron_view(trace, layer: int, head: int, query: int, key: int) -> dict:
         "products": products,
         "running": running,
         "dot": running[-1],
-        "dot_display": fmt.rounded(running[-1]),
+        "dot_display": said["dot_display"],
         "scale": row.scale,
-        "scale_display": f"1/√{row.d_k} = {fmt.rounded(row.scale)}",
+        "scale_display": said["scale_display"],
         "score": running[-1] * row.scale,
-        "score_display": fmt.rounded(running[-1] * row.scale),
+        "score_display": said["score_display"],
         "row": {
             "labels": list(row.labels),
             "allowed": list(row.allowed),
@@ -180,11 +126,12 @@ def neuron_view(trace, layer: int, head: int, query: int, key: int) -> dict:
             "exps": list(row.exps),
             "z": row.z,
             "weights": list(row.weights),
-            "weights_display": weights_display,
+            "weights_display": said["weights_display"],
             "key_share": row.weights[key],
-            "key_share_display": weights_display[key],
-            "key_rank": rank.index(key) + 1 if key in rank else None,
+            "key_share_display": said["weights_display"][key],
+            "key_rank": key_rank,
         },
-        "words": words(row, query),
+        "text": {k: said[k] for k in ("title", "blocked", "bars", "sum", "softmax")},
+        "words": said["words"],
         "plane": plane(row),
     }

@@ -28,13 +28,14 @@ from pathlib import Path
 
 import numpy as np
 
-from attnlab.engine.block import BlockParams, transformer_block
+from attnlab.engine.block import BlockParams
 from attnlab.engine.cache import KVCache, new_caches
+from attnlab.engine.fast.block import transformer_block
+from attnlab.engine.fast.quant import QuantMatrix, product
+from attnlab.engine.fast.workers import run
 from attnlab.engine.layers import RMSNormParams, rms_norm
 from attnlab.engine.positions import RoPE, embed
-from attnlab.engine.quant import QuantMatrix, product
 from attnlab.engine.threads import CORES, one_blas_thread
-from attnlab.engine.workers import run
 from attnlab.models import files
 from attnlab.models.sampling import Sampling, pick
 from attnlab.models.smollm_config import SmolLM2Config, config_of  # noqa: F401 (re-exported)
@@ -100,10 +101,10 @@ class SmolLM2:
         second), "float32" (the reference: gguf's dequantized values, from the
         weight cache; ~10-15 s the first time) or "auto": q4_1 when ``dtype`` is
         float32 and the compiled kernels passed their self-check here
-        (:func:`attnlab.engine.quant.kernel`), else float32. ``cache_dir``: the
+        (:func:`attnlab.engine.fast.quant.kernel`), else float32. ``cache_dir``: the
         weight cache's folder (default :func:`attnlab.models.weight_cache.cache_dir`).
         """
-        from attnlab.engine import quant
+        from attnlab.engine.fast import quant
         from attnlab.models import smollm_weights as sw
         from attnlab.models.gguf_file import GGUFFile
         from attnlab.models.tokens import gguf_bpe_tokenizer

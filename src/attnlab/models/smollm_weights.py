@@ -4,7 +4,7 @@ The file keeps every layer matrix as Q4_1 blocks, the token embeddings (tied to
 the output layer) as Q8_0 blocks and the norms as float32.
 
 - ``"q4_1"`` (:func:`block_weights`): nothing is converted or copied. Each
-  matrix is a :class:`attnlab.engine.quant.QuantMatrix` over a read-only view
+  matrix is a :class:`attnlab.engine.fast.quant.QuantMatrix` over a read-only view
   of the memory-mapped file; the engine's products run on the blocks. The
   embedding is the output layer's ``E^T`` (d_model, vocab) as Q8_0 blocks: a
   token's embedding is one stored row, made float32 when looked up, and the
@@ -27,10 +27,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from attnlab.engine.block import BlockParams
-from attnlab.engine.decode import side_by_side
+from attnlab.engine.fast.decode import side_by_side
+from attnlab.engine.fast.quant import QuantMatrix
 from attnlab.engine.layers import RMSNormParams, SwiGLUParams
 from attnlab.engine.multihead import AttentionParams
-from attnlab.engine.quant import QuantMatrix
 from attnlab.models.gguf_file import GGUFFile
 
 PATHS = ("q4_1", "float32")

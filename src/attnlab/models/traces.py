@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from attnlab.engine.single import MAX_LABEL_LENGTH, QueryTrace
+from attnlab.lab.realmodel.tokens import token_label
 from attnlab.models.rows import explorer_row
 
 
@@ -70,8 +71,13 @@ class ModelTrace:
         return next(g for g, members in enumerate(self.kv_groups) if head in members)
 
     def labels(self) -> list[str]:
-        """Unique, short labels for the tokens, as the explorer needs: ``"3 cat"``."""
-        return [f"{i} {t}"[:MAX_LABEL_LENGTH] for i, t in enumerate(self.tokens)]
+        """Unique, short, printable labels for the tokens, as the explorer needs: ``"3 cat"``, ``"4 ⏎"``.
+
+        A token is shown by :func:`attnlab.lab.realmodel.tokens.token_label` (a space as ␣,
+        a line break as ⏎, a tab as ⇥, other unprintable characters as ``⟨U+XXXX⟩``), so
+        every token a tokenizer makes is a label the explorer's row accepts.
+        """
+        return [f"{i} {token_label(t)['label']}"[:MAX_LABEL_LENGTH] for i, t in enumerate(self.tokens)]
 
     def query_row(self, layer: int, head: int, index: int) -> QueryTrace:
         """Token ``index``'s query in ``layer``/``head`` as the explorer computes one query.

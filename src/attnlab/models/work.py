@@ -75,7 +75,7 @@ def _model(name: str, models: dict, loader, say) -> object:
         try:
             models[name] = loader(name)
         except ModelNotInstalled as error:
-            raise FieldError(("model",), str(error)) from None
+            raise FieldError(("model",), f"cannot be loaded: {error}") from None
         path = getattr(models[name], "path", None)
         if isinstance(path, str):
             say("weights", path)

@@ -20,13 +20,20 @@ from fastapi.exception_handlers import http_exception_handler
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.middleware.gzip import GZipMiddleware
 
 from attnlab import __version__
-from attnlab.web import api, api_block, api_bridge, api_models, api_notebook, api_views, socket
-from attnlab.web.assets import Assets
+from attnlab.web.assets import PAGES, Assets
+from attnlab.web.block import routes as api_block
 from attnlab.web.errors import FieldError, body_error, field_error_handler, field_path, validation_detail
+from attnlab.web.explorer import routes as api
+from attnlab.web.explorer import socket
 from attnlab.web.guard import BODY_TIMEOUT_S, CSP, MAX_BODY_BYTES, GuardMiddleware
 from attnlab.web.hosts import LOOPBACK_HOSTS, HostRules
+from attnlab.web.notebook import routes as api_notebook
+from attnlab.web.realmodel import bridge as api_bridge
+from attnlab.web.realmodel import jobs as api_models
+from attnlab.web.realmodel import views as api_views
 
 __all__ = ["BODY_TIMEOUT_S", "CSP", "MAX_BODY_BYTES", "ROUTERS", "create_app", "field_path"]
 
@@ -40,7 +47,6 @@ ROUTERS = [
     api_views.router,
     api_bridge.router,
     api_block.router,
-    api_models.page_router,
 ]
 
 
@@ -81,8 +87,9 @@ def create_app(
     ``allowed_hosts``: the names answered besides the loopback ones (``attnlab serve``
     passes the bound address and each ``--allow-host``); ``body_timeout``: seconds a
     request body may take to arrive. Static files are served from memory
-    (``attnlab.web.assets``); the page gets a modulepreload link for every module in
-    ``static/js/``.
+    (``attnlab.web.assets``) under versioned URLs the browser keeps, each page gets a
+    modulepreload link for every module it imports, and answers are gzipped for a
+    client that accepts it.
     """
     app = FastAPI(
         title="attnlab",
@@ -104,7 +111,9 @@ def create_app(
         app.include_router(router)
 
     assets = Assets(root=STATIC_DIR)
-    app.add_api_route("/", assets.page, methods=["GET"], include_in_schema=False)
+    for route in PAGES:  # "/" and "/real-model", with versioned static URLs
+        app.add_api_route(route, assets.page, methods=["GET"], include_in_schema=False)
     app.add_api_route("/static/{path:path}", assets.file, methods=["GET"], include_in_schema=False)
+    app.add_middleware(GZipMiddleware, minimum_size=500)  # inside the guard: its headers go on as they are
     app.add_middleware(GuardMiddleware, hosts=HostRules.of(allowed_hosts), body_timeout=body_timeout)
     return app

@@ -1,12 +1,22 @@
-"""Serve the page and its static files from memory.
+"""Serve the pages and their static files from memory, under versioned URLs.
 
-The whole front end is well under 200 KB, so each file is read once (and
+The whole front end is well under 300 KB, so each file is read once (and
 again only when its modification time changes, so an edited file shows on
-reload) and answered without a thread hop. The page gets a
+reload) and answered without a thread hop. A page gets a
 ``<link rel="modulepreload">`` for every module its entry scripts import,
-directly or not (static ``import ... from "./x.js"`` only; dynamic imports stay
-lazy), at the ``<!-- modulepreload -->`` marker, so the browser fetches them in
-one wave instead of one wave per level of imports, and nothing another page uses. "Why it matters" and
+directly or not (static ``import ... from "./x.js"`` or ``"../folder/x.js"``
+only; dynamic imports stay lazy), at the ``<!-- modulepreload -->`` marker, so
+the browser fetches them in one wave instead of one wave per level of imports,
+and nothing another page uses.
+
+Every ``/static/...`` URL a page names is versioned: ``/static/v/<version>/...``,
+where the version hashes the path and content of every static file, so a
+module's relative imports stay in the same version. A versioned file is
+``Cache-Control: public, max-age=31536000, immutable`` while its version is the
+current one and the file is as it was when that version was taken; the pages,
+the unversioned URLs and an old version's URLs are ``no-cache`` (revalidated by
+ETag). The version is taken again on every page load, so an edited file gets a
+new URL on reload. "Why it matters" and
 "Questions to think about" (lab/data/content.json) are written in at the
 ``<!-- why -->`` and ``<!-- questions -->`` markers: they sit above the
 explorer, and text that arrived later would shift it under a learner's pointer.
@@ -16,6 +26,7 @@ from __future__ import annotations
 
 import hashlib
 import mimetypes
+import posixpath
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,8 +45,19 @@ TYPES = {
 }
 PRELOAD_MARKER = "<!-- modulepreload -->"
 INTRO_MARKERS = {"why": "<!-- why -->", "questions": "<!-- questions -->"}
-_ENTRY = re.compile(r'<script type="module" src="/static/js/([\w.-]+\.js)"')
-_STATIC_IMPORT = re.compile(r'^\s*(?:import|export)\b[^;(]*?["\']\./([\w.-]+\.js)["\']', re.M)
+PAGES = {"/": "index.html", "/real-model": "real-model.html"}  # route -> file under the static root
+IMMUTABLE = "public, max-age=31536000, immutable"
+_ENTRY = re.compile(r'<script type="module" src="/static/js/([\w./-]+\.js)"')
+# A static import or re-export of a relative module: "./x.js", "../folder/x.js".
+_STATIC_IMPORT = re.compile(r'^\s*(?:import|export)\b[^;(]*?["\'](\.\.?/[\w./-]+\.js)["\']', re.M)
+# A page's references to its static files (stylesheets, scripts, preloads).
+_STATIC_REF = re.compile(r'\b(src|href)="/static/(?!v/)')
+
+
+def resolve_import(importer: str, specifier: str) -> str | None:
+    """The module ``specifier`` names from module ``importer`` (paths under the js root); None outside it."""
+    name = posixpath.normpath(posixpath.join(posixpath.dirname(importer), specifier))
+    return None if name.startswith("../") or name == ".." else name
 
 
 def module_closure(html: str, js_root: Path) -> list[str]:
@@ -46,13 +68,14 @@ def module_closure(html: str, js_root: Path) -> list[str]:
     """
     seen: dict[str, None] = {}  # insertion-ordered set
     for entry in _ENTRY.findall(html):
-        pending = [entry]
+        pending: list[str | None] = [resolve_import("", entry)]
         while pending:
             name = pending.pop(0)
-            if name in seen or not (js_root / name).is_file():
+            if name is None or name in seen or not (js_root / name).is_file():
                 continue
             seen[name] = None
-            pending.extend(_STATIC_IMPORT.findall((js_root / name).read_text(encoding="utf-8")))
+            source = (js_root / name).read_text(encoding="utf-8")
+            pending.extend(resolve_import(name, spec) for spec in _STATIC_IMPORT.findall(source))
     return list(seen)
 
 
@@ -63,12 +86,22 @@ class _Cached:
     etag: str
 
 
+@dataclass(frozen=True)
+class _Version:
+    name: str  # 16 hex digits of a hash of every file's path and content
+    etags: dict[str, str]  # each file's ETag (by path under the root) when the version was taken
+
+
 class Assets:
-    """The files under ``root``, cached in memory, served at ``/static/...``."""
+    """The files under ``root``, cached in memory, served at ``/static/...`` and ``/static/v/<version>/...``.
+
+    A page (``PAGES``) names each file at ``/static/v/<version>/``; see :meth:`version`.
+    """
 
     def __init__(self, *, root: Path) -> None:
         self.root = root.resolve()
         self._cache: dict[Path, _Cached] = {}
+        self._version: _Version | None = None
 
     def _load(self, path: Path) -> _Cached:
         mtime = path.stat().st_mtime_ns
@@ -80,15 +113,42 @@ class Assets:
             self._cache[path] = cached
         return cached
 
-    def _respond(self, request: Request, body: bytes, etag: str, media_type: str) -> Response:
-        headers = {"etag": etag, "cache-control": "no-cache"}
+    def version(self) -> str:
+        """Take the static files' version now: 16 hex digits of a hash of each file's path and content."""
+        return self._take_version().name
+
+    def _take_version(self) -> _Version:
+        etags = {
+            path.relative_to(self.root).as_posix(): self._load(path).etag
+            for path in sorted(self.root.rglob("*"))
+            if path.is_file()
+        }
+        digest = hashlib.sha256("".join(f"{name}\0{etag}\n" for name, etag in etags.items()).encode("utf-8"))
+        self._version = _Version(name=digest.hexdigest()[:16], etags=etags)
+        return self._version
+
+    def _immutable(self, version: str, relative: str, etag: str) -> bool:
+        """Whether ``/static/v/<version>/<relative>`` names this content for good."""
+        current = self._version or self._take_version()
+        return version == current.name and current.etags.get(relative) == etag
+
+    def _respond(
+        self, request: Request, body: bytes, etag: str, media_type: str, cache: str = "no-cache"
+    ) -> Response:
+        headers = {"etag": etag, "cache-control": cache}
         if request.headers.get("if-none-match") == etag:
             return Response(status_code=304, headers=headers)
         return Response(body, media_type=media_type, headers=headers)
 
     def file(self, request: Request) -> Response:
-        """Answer ``GET /static/{path}``: 404 outside the folder, for a missing file or an impossible name."""
+        """Answer ``GET /static/{path}``: 404 outside the folder, for a missing file or an impossible name.
+
+        ``v/<version>/<file>`` is ``<file>``, cached for good while ``version`` is the current one.
+        """
         relative = request.path_params["path"]
+        version = None
+        if relative.startswith("v/"):
+            version, _, relative = relative[2:].partition("/")
         try:
             path = (self.root / relative).resolve()
             cached = self._load(path) if path.is_relative_to(self.root) and path.is_file() else None
@@ -97,15 +157,23 @@ class Assets:
         if cached is None:
             return PlainTextResponse("Not Found", status_code=404)
         media_type = TYPES.get(path.suffix) or mimetypes.guess_type(path.name)[0] or "text/plain"
-        return self._respond(request, cached.body, cached.etag, media_type)
+        relative = path.relative_to(self.root).as_posix()
+        immutable = version is not None and self._immutable(version, relative, cached.etag)
+        cache = IMMUTABLE if immutable else "no-cache"
+        return self._respond(request, cached.body, cached.etag, media_type, cache)
 
     def page(self, request: Request) -> Response:
-        """Answer ``GET /``: index.html with a modulepreload link per module and the intro."""
-        cached = self._load(self.root / "index.html")
+        """Answer a page in ``PAGES`` (``GET /``, ``GET /real-model``): its file with versioned static URLs.
+
+        A modulepreload link per module its entry scripts import (see :func:`module_closure`),
+        and on ``/`` the intro.
+        """
+        cached = self._load(self.root / PAGES[request.url.path])
         page = cached.body.decode("utf-8")
         modules = module_closure(page, self.root / "js")
         links = "\n".join(f'<link rel="modulepreload" href="/static/js/{name}">' for name in modules)
         page = page.replace(PRELOAD_MARKER, links, 1)
+        page = _STATIC_REF.sub(rf'\1="/static/v/{self.version()}/', page)
         for name, fragment in intro_html().items():
             page = page.replace(INTRO_MARKERS[name], fragment, 1)
         html = page.encode("utf-8")

@@ -1,10 +1,11 @@
 """What a widget ships to the browser: the page's ES modules and CSS, read at runtime.
 
-anywidget loads one module (``_esm``): ours is ``web/static/js/widget-entry.js``,
+anywidget loads one module (``_esm``): ours is ``web/static/js/widgets/entry.js``,
 a loader with no imports of its own. Python hands it, in the ``_modules``
 trait, the source text of the page modules a view needs as ``[name, source]``
-pairs, dependencies first (:func:`module_graph` follows each module's
-``from "./x.js"`` imports); the loader turns each into a Blob URL with its
+pairs, dependencies first, each named by its path under ``web/static/js``
+(:func:`module_graph` follows each module's ``from "./x.js"`` and
+``from "../folder/x.js"`` imports); the loader turns each into a Blob URL with its
 relative imports pointed at the Blob URLs already made, so the page's modules
 run unchanged and nothing is copied or fetched. The page's CSS is nested
 under ``.attnlab-widget`` (:func:`scoped_css`) so it styles the widget and
@@ -13,6 +14,7 @@ never the notebook around it.
 
 from __future__ import annotations
 
+import posixpath
 import re
 from pathlib import Path
 
@@ -20,13 +22,21 @@ STATIC = Path(__file__).resolve().parent.parent / "web" / "static"
 JS = STATIC / "js"
 CSS = STATIC / "css"
 
-# Static imports and re-exports of a sibling module: `from "./x.js"`, `import "./x.js"`.
-_IMPORT = re.compile(r"""(?:\bfrom|^\s*import)\s*["']\./([\w.-]+\.js)["']""", re.M)
+# Static imports and re-exports of a relative module: `from "./x.js"`, `import "../folder/x.js"`.
+_IMPORT = re.compile(r"""(?:\bfrom|^\s*import)\s*["'](\.\.?/[\w./-]+\.js)["']""", re.M)
 
 
 def read_js(name: str) -> str:
-    """The text of ``web/static/js/<name>``."""
+    """The text of ``web/static/js/<name>`` (``name`` a path such as ``"widgets/entry.js"``)."""
     return (JS / name).read_text(encoding="utf-8")
+
+
+def resolve(importer: str, specifier: str) -> str:
+    """The module that ``specifier`` (``"./x.js"``, ``"../shared/x.js"``) names from module ``importer``."""
+    name = posixpath.normpath(posixpath.join(posixpath.dirname(importer), specifier))
+    if name.startswith("../"):
+        raise ValueError(f"{importer} imports {specifier}, which is outside web/static/js")
+    return name
 
 
 def module_graph(entries: list[str]) -> list[list[str]]:
@@ -45,8 +55,8 @@ def module_graph(entries: list[str]) -> list[list[str]]:
             raise ValueError(f"import cycle through {name}")
         visiting.add(name)
         source = read_js(name)
-        for dep in _IMPORT.findall(source):
-            visit(dep)
+        for specifier in _IMPORT.findall(source):
+            visit(resolve(name, specifier))
         visiting.discard(name)
         done.add(name)
         order.append([name, source])

@@ -1,6 +1,6 @@
 """The base of every attnlab widget: the loader, the page's modules and CSS, and ``to_html``.
 
-A subclass names its view module (``VIEW``, a ``web/static/js/widget-*.js``
+A subclass names its view module (``VIEW``, a ``web/static/js/widgets/*.js``
 file exporting ``mount(el, model)``) and the CSS files it needs; the view
 reads its numbers from synced traits that Python computes. anywidget is
 imported here, so importing this module without the ``jupyter`` extra raises
@@ -28,7 +28,7 @@ class LabWidget(anywidget.AnyWidget):
     VIEW = ""
     CSS_FILES: tuple[str, ...] = ("lab.css",)
 
-    _esm = read_js("widget-entry.js")
+    _esm = read_js("widgets/entry.js")
     # [[name, source], ...] dependencies first: the page modules the view imports
     _modules = traitlets.List().tag(sync=True)
     _attnlab_view = traitlets.Unicode().tag(sync=True)

@@ -13,14 +13,14 @@ from __future__ import annotations
 
 import traitlets
 
-from attnlab.lab.block_page import block_page
+from attnlab.lab.block.page import block_page
 from attnlab.widgets.base import LabWidget
 
 
 class Block(LabWidget):
     """The given block example, stepped through with every number."""
 
-    VIEW = "widget-block.js"
+    VIEW = "widgets/block.js"
     CSS_FILES = ("lab.css", "block.css")
     TITLE = "attnlab · one transformer block"
 

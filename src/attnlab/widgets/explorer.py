@@ -21,8 +21,8 @@ from __future__ import annotations
 import traitlets
 
 from attnlab.engine.single import QueryTrace, trace_query
-from attnlab.lab.examples import WORKED
-from attnlab.lab.explorer_answer import explorer_answer
+from attnlab.lab.explorer.answer import explorer_answer
+from attnlab.lab.explorer.examples import WORKED
 from attnlab.widgets.base import LabWidget
 
 INPUTS = ("q", "keys", "values", "labels", "allowed", "scale")
@@ -45,7 +45,7 @@ def _plain(name: str, value):
 class ExplorerWidget(LabWidget):
     """The widget behind :class:`Explorer` (its keys are the trait ``source_keys``)."""
 
-    VIEW = "widget-explorer.js"
+    VIEW = "widgets/explorer.js"
     TITLE = "attnlab · Explorer"
     CSS_FILES = ("lab.css",)
 

@@ -28,7 +28,7 @@ from attnlab.widgets.base import LabWidget
 class HeadsWidget(LabWidget):
     """Attention weights drawn by the Real model page's own modules (heatmap, lines, head thumbnails)."""
 
-    VIEW = "widget-heads.js"
+    VIEW = "widgets/heads.js"
     CSS_FILES = ("lab.css", "realmodel.css")
     TITLE = "attnlab · attention heads"
 

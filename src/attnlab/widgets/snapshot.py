@@ -3,7 +3,7 @@
 ipywidgets' ``embed_minimal_html`` loads its widget manager from a CDN, so
 attnlab writes its own snapshot: the widget's current state (JSON, with the
 page modules' source text in ``_modules``) and its CSS are inlined, and a
-small bootstrap module loads the same entry module (``widget-entry.js``)
+small bootstrap module loads the same entry module (``widgets/entry.js``)
 with a frozen model (``get`` reads the saved state; ``set`` and
 ``save_changes`` do nothing). The page's Content-Security-Policy allows only
 that inline script and style (by hash), Blob modules and data: images, and

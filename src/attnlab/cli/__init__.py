@@ -1,0 +1,228 @@
+"""The ``attnlab`` command.
+
+``attnlab`` alone serves the lab; ``attnlab trace`` prints one query's
+calculation; ``attnlab heads`` and ``attnlab generate`` look inside real
+pretrained models. Bad input prints one line on stderr and exits with 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+
+from attnlab.engine.single import default_labels, trace_query
+from attnlab.lab import numbers as fmt
+from attnlab.lab.explorer.examples import WORKED
+from attnlab.lab.explorer.program import to_python
+from attnlab.lab.explorer.words import explain
+
+
+class UsageError(Exception):
+    """A command-line argument a person has to fix."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one line, no usage dump
+        raise UsageError(message)
+
+
+# --- parsing numbers --------------------------------------------------------
+
+
+def _parse_number(text: str, flag: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise UsageError(f"{flag}: {text!r} is not a number") from None
+
+
+def parse_vector(text: str, flag: str) -> list[float]:
+    """Parse ``"2,1"`` into ``[2.0, 1.0]``."""
+    parts = [p.strip() for p in text.split(",")]
+    if not text.strip() or any(p == "" for p in parts):
+        raise UsageError(f"{flag}: {text!r} needs comma-separated numbers such as 2,1")
+    return [_parse_number(p, flag) for p in parts]
+
+
+def parse_matrix(text: str, flag: str) -> list[list[float]]:
+    """Parse ``"-1,2 1,0 0,1"`` (or ``;``-separated) into one vector per source."""
+    rows = [r for r in text.replace(";", " ").split() if r]
+    if not rows:
+        raise UsageError(f"{flag}: give one comma-separated vector per source, e.g. '-1,2 1,0'")
+    return [parse_vector(r, flag) for r in rows]
+
+
+def parse_allowed(text: str, labels: Sequence[str]) -> list[bool]:
+    """Parse ``--allowed``: labels (``A,C``) or one 1/0 per source (``1,1,0``)."""
+    parts = [p.strip() for p in text.split(",") if p.strip()]
+    if parts and all(p in ("0", "1") for p in parts) and len(parts) == len(labels):
+        return [p == "1" for p in parts]
+    unknown = [p for p in parts if p not in labels]
+    if unknown:
+        raise UsageError(f"--allowed: {unknown[0]!r} is not a source label ({', '.join(labels)})")
+    return [label in parts for label in labels]
+
+
+# --- attnlab trace ----------------------------------------------------------
+
+
+def _trace_table(trace) -> str:
+    header = ["source", "key", "value", "dot", "scaled", "share", "carry w·v"]
+    rows = []
+    for i, label in enumerate(trace.labels):
+        share = fmt.rounded(trace.weights[i]) if trace.allowed[i] else "blocked"
+        rows.append(
+            [
+                label,
+                fmt.vector(trace.keys[i]),
+                fmt.vector(trace.values[i]),
+                fmt.rounded(trace.dots[i]),
+                fmt.rounded(trace.scores[i]),
+                share,
+                fmt.vector(trace.carries[i]),
+            ]
+        )
+    widths = [max(len(r[c]) for r in [header, *rows]) for c in range(len(header))]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip() for r in [header, *rows]]
+    return "\n".join(lines)
+
+
+def run_trace(args: argparse.Namespace) -> int:
+    q = parse_vector(args.q, "--q") if args.q else list(WORKED.q)
+    keys = parse_matrix(args.keys, "--keys") if args.keys else [list(k) for k in WORKED.keys]
+    values = (
+        parse_matrix(args.values, "--values") if args.values else [list(v) for v in WORKED.values]
+    )
+    labels = [p.strip() for p in args.labels.split(",")] if args.labels else None
+    allowed = None
+    if args.allowed:
+        names = labels or list(default_labels(len(keys)))
+        allowed = parse_allowed(args.allowed, names)
+    trace = trace_query(q, keys, values, labels=labels, allowed=allowed, scale=args.scale)
+    if args.json:
+        print(json.dumps(trace.to_dict(), indent=2))
+    elif args.python:
+        print(to_python(trace), end="")
+    else:
+        words = explain(trace)
+        print(words.summary)
+        print()
+        print(_trace_table(trace))
+        print(f"\nm = {fmt.rounded(trace.m)}; Z = {fmt.rounded(trace.z)}")
+        print(f"output o = {fmt.vector(trace.output)}")
+        print()
+        for paragraph in (words.match, words.share, words.mix):
+            print(paragraph)
+    return 0
+
+
+# --- the parser -------------------------------------------------------------
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="attnlab",
+        description="An exact, explorable lab for scaled dot-product attention.",
+    )
+    sub = parser.add_subparsers(dest="command", parser_class=_Parser)
+
+    t = sub.add_parser("trace", help="print one query's attention, number by number")
+    t.add_argument("--q", help="the query, e.g. 2,1 (write --q=-2,1 for a leading minus)")
+    t.add_argument("--keys", help='one key per source, e.g. "-1,2 1,0 0,1"')
+    t.add_argument("--values", help='one value per source, e.g. "2,0 0,2 -1,-1"')
+    t.add_argument("--labels", help="comma-separated source labels (default A,B,C,...)")
+    t.add_argument("--allowed", help="sources the query may attend to: labels (A,C) or 1,1,0")
+    t.add_argument("--scale", type=float, help="score scale (default 1/sqrt(d_k))")
+    out = t.add_mutually_exclusive_group()
+    out.add_argument("--json", action="store_true", help="the full-precision trace as JSON")
+    out.add_argument("--python", action="store_true", help="the generated Python program")
+    t.set_defaults(func=run_trace)
+
+    from attnlab.cli.block import add_block_arguments, run_block
+
+    b = sub.add_parser("block", help="walk one transformer block on the lab's tokens, every number")
+    add_block_arguments(b)
+    b.set_defaults(func=run_block)
+
+    # --- attnlab serve (owned by the web part) ---
+    s = sub.add_parser("serve", help="serve the lab on 127.0.0.1 and open the browser")
+    add_serve_arguments(s)
+    s.set_defaults(func=run_serve)
+    add_serve_arguments(parser)  # plain `attnlab --port 9000` serves too
+
+    # --- attnlab heads / generate (owned by the models part) ---
+    from attnlab.cli import models as models_command
+
+    h = sub.add_parser("heads", help="show a real model's attention heads on a text")
+    models_command.add_heads_arguments(h)
+    h.set_defaults(func=models_command.run_heads)
+    g = sub.add_parser("generate", help="continue a text with SmolLM2, streaming tokens")
+    models_command.add_generate_arguments(g)
+    g.set_defaults(func=models_command.run_generate)
+    lg = sub.add_parser("logits", help="next-token probabilities, with temperature, top-k and top-p")
+    models_command.add_logits_arguments(lg)
+    lg.set_defaults(func=models_command.run_logits)
+    return parser
+
+
+def port_number(text: str) -> int:
+    """Parse ``--port``: 0 to 65535 (0 lets the system pick a free port)."""
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number (0 to 65535)") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{port} is not a port number (0 to 65535)")
+    return port
+
+
+def allowed_host(text: str) -> str:
+    """Parse ``--allow-host``: a DNS name or an IP address, as the Host header would carry it."""
+    from attnlab.web.hosts import normalize_name
+
+    try:
+        return normalize_name(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--host", default="127.0.0.1", help="interface to bind (default 127.0.0.1)"
+    )
+    parser.add_argument(
+        "--port", type=port_number, default=8000, help="port (default 8000; a free one if taken)"
+    )
+    parser.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        type=allowed_host,
+        metavar="NAME",
+        help="also answer requests for NAME (repeatable; to serve on a LAN on purpose)",
+    )
+    parser.add_argument("--no-browser", action="store_true", help="do not open a browser")
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    from attnlab.web.server import serve
+
+    return serve(
+        host=args.host, port=args.port, open_browser=not args.no_browser, allow_hosts=args.allow_host
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+        if args.command is None:  # plain `attnlab` serves the lab
+            return run_serve(args)
+        return args.func(args)
+    except (UsageError, ValueError) as error:
+        print(f"attnlab: error: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130

@@ -1,0 +1,156 @@
+"""The numba-compiled loops of :mod:`attnlab.engine.fast.quant` (imported on first use: numba imports slowly).
+
+Each function takes a format code (``Q4_1`` = 0, ``Q8_0`` = 1) and stored rows
+``blocks`` (rows, bytes per row) uint8, C-contiguous and read-only; float32
+arrays are C-contiguous. The per-block arithmetic is LLVM IR written in
+:mod:`attnlab.engine.fast.quant_ir`, which also fixes each dot product's order.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from attnlab.engine.fast.compiled import _jit
+from attnlab.engine.fast.quant_ir import (
+    TILE_ROWS,
+    dot_q4_1,
+    dot_q8_0,
+    load_f32,
+    load_i64,
+    store_f32,
+    tile8,
+    tile16,
+    tile24,
+    tile32,
+    transpose8,
+    values_q4_1,
+    values_q8_0,
+)
+
+
+@_jit(error_model="numpy")
+def matvec_parts(fmt, starts, rows, stride, x, out):
+    """``out[o] = values(stored row o) . x`` (quant_ir's fixed order) over parts side by side:
+    part p's ``rows[p]`` stored rows begin at address ``starts[p]``, ``stride`` bytes apart."""
+    n_blocks = x.shape[0] // 32
+    x_at = np.int64(x.ctypes.data)
+    o = 0
+    for p in range(starts.shape[0]):
+        base = starts[p]
+        for r in range(rows[p]):
+            if fmt == 0:
+                out[o] = dot_q4_1(base + r * stride, x_at, n_blocks)
+            else:
+                out[o] = dot_q8_0(base + r * stride, x_at, n_blocks)
+            o += 1
+
+
+@_jit(error_model="numpy")
+def fill(fmt, blocks, rows, out):
+    """``out[i] = values(stored row rows[i])`` (float32, C-contiguous (len(rows), n_in))."""
+    n_in = out.shape[1]
+    n_blocks = n_in // 32
+    base, stride = np.int64(blocks.ctypes.data), np.int64(blocks.strides[0])
+    out_at = np.int64(out.ctypes.data)
+    for i in range(rows.shape[0]):
+        at = base + rows[i] * stride
+        if fmt == 0:
+            values_q4_1(at, out_at + i * n_in * 4, n_blocks)
+        else:
+            values_q8_0(at, out_at + i * n_in * 4, n_blocks)
+
+
+def packed_size(n_t: int, n_in: int) -> tuple[int, int]:
+    """``(floats, last tile's width)`` of x (n_t, n_in) packed by :func:`pack`."""
+    full, left = divmod(n_t, 32)
+    width = -(-left // 8) * 8 if left else 32
+    return (full - (0 if left else 1)) * 32 * n_in + width * n_in, width
+
+
+def pack(x: np.ndarray) -> tuple[np.ndarray, int]:
+    """x (T, n_in) float32 as tile_rows takes it: tiles of 32 tokens, each k-major (n_in, 32), then the
+    last tile zero-padded to a width of 8, 16, 24 or 32; returns (packed, last tile's width)."""
+    size, width = packed_size(*x.shape)
+    packed = np.empty(size, np.float32)
+    pack_into(x, packed, width)
+    return packed, width
+
+
+@_jit(error_model="numpy")
+def pack_into(x, dst, last_width):
+    """Write x (T, n_in), C-contiguous, packed (see :func:`pack`) into dst[:packed size], padding
+    included: 8 x 8 blocks transposed in registers (quant_ir.transpose8; element by element took
+    ~0.5 ns a number here, a third of a short prompt's time outside the products)."""
+    n_t, n_in = x.shape
+    n_tiles = (n_t + 31) // 32
+    x_at, dst_at = np.int64(x.ctypes.data), np.int64(dst.ctypes.data)
+    spare = np.zeros((8, 8), np.float32)  # a block of the last tokens when fewer than 8, zero-padded
+    spare_at = np.int64(spare.ctypes.data)
+    for i in range(n_tiles):
+        width = 32 if i < n_tiles - 1 else last_width
+        tile_at = dst_at + i * 32 * n_in * 4
+        for t0 in range(32 * i, min(n_t, 32 * i + width), 8):
+            to = tile_at + (t0 - 32 * i) * 4
+            for k0 in range(0, n_in, 8):
+                if t0 + 8 <= n_t:
+                    transpose8(x_at + (t0 * n_in + k0) * 4, n_in * 4, to + k0 * width * 4, width * 4)
+                else:
+                    spare[: n_t - t0] = x[t0:n_t, k0 : k0 + 8]
+                    transpose8(spare_at, 32, to + k0 * width * 4, width * 4)
+
+
+@_jit(error_model="numpy")
+def tile_rows(fmt, starts_at, rows_at, stride, xp_at, n_t, last_width, n_in, o0, o1, out_at, n_out):
+    """``out[t, o] = values(stored row o) . x[t]`` for o0 <= o < o1 (counted over the parts: part p's
+    ``rows[p]`` rows at ``starts[p]``, both read at addresses) and t < n_t, by quant_ir's tile kernels
+    (each output one FMA chain over k in order). ``xp_at``: x packed by :func:`pack`; out: float32
+    (n_t, n_out) at ``out_at``."""
+    scratch = np.zeros(TILE_ROWS * (n_in + 32), np.float32)
+    tile_rows_with(fmt, starts_at, rows_at, stride, xp_at, n_t, last_width, n_in, o0, o1, out_at, n_out,
+                   np.int64(scratch.ctypes.data))  # fmt: skip
+
+
+@_jit(error_model="numpy")
+def tile_rows_with(fmt, starts_at, rows_at, stride, xp_at, n_t, last_width, n_in, o0, o1, out_at, n_out,
+                   s_at):  # fmt: skip
+    """:func:`tile_rows` with its scratch at ``s_at``: ``TILE_ROWS * (n_in + 32)`` float32, finite (zeros at
+    first: a part tile's unused rows are multiplied too, never stored), kept across calls by the caller."""
+    n_blocks = n_in // 32
+    c_at = s_at + TILE_ROWS * n_in * 4
+    n_tiles = (n_t + 31) // 32
+    o = o0
+    while o < o1:
+        nr = min(TILE_ROWS, o1 - o)
+        for j in range(nr):  # 1) the rows' values, made once for every token
+            at = _row_address(starts_at, rows_at, stride, o + j)
+            if fmt == 0:
+                values_q4_1(at, s_at + j * n_in * 4, n_blocks)
+            else:
+                values_q8_0(at, s_at + j * n_in * 4, n_blocks)
+        for i in range(n_tiles):  # 2) every tile of tokens against them
+            width = 32 if i < n_tiles - 1 else last_width
+            tile_at = xp_at + i * 32 * n_in * 4
+            if width == 32:
+                tile32(s_at, n_in * 4, n_in, tile_at, c_at)
+            elif width == 24:
+                tile24(s_at, n_in * 4, n_in, tile_at, c_at)
+            elif width == 16:
+                tile16(s_at, n_in * 4, n_in, tile_at, c_at)
+            else:
+                tile8(s_at, n_in * 4, n_in, tile_at, c_at)
+            for t in range(min(width, n_t - 32 * i)):
+                row_at = out_at + ((32 * i + t) * n_out + o) * 4
+                for j in range(nr):
+                    store_f32(row_at + 4 * j, load_f32(c_at + 4 * (j * width + t)))
+        o += nr
+
+
+@_jit(error_model="numpy")
+def _row_address(starts_at, rows_at, stride, o):
+    """The address of stored row ``o``, counted over the parts side by side (part p: ``rows[p]`` rows
+    from ``starts[p]``, both arrays read at addresses)."""
+    p, first = 0, 0
+    while o - first >= load_i64(rows_at + 8 * p):
+        first += load_i64(rows_at + 8 * p)
+        p += 1
+    return load_i64(starts_at + 8 * p) + (o - first) * stride

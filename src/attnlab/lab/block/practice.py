@@ -1,0 +1,181 @@
+"""The block's practice challenges, checked on the learner's block state.
+
+Words (title, prompt, response form, tiered hints, the answer) are data in
+``lab/data/block_practice.json``; each goal is checked here from the walk's
+numbers (``lab.block_walk``). A check returns ``{"met": bool, "words": str}``:
+the words give the engine's numbers and the *direction* of an error, never
+the answer; the answer is only given by an explicit "show the answer", which
+the study records as help (``lab.block_history``).
+
+``state`` is ``walk``'s keyword arguments: ``x``, ``weights``, ``norm``,
+``positions``, ``heads_on`` (None for the given example's).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+from attnlab.engine.errors import FieldError
+from attnlab.lab import numbers as fmt
+from attnlab.lab.block import compare as block_compare
+from attnlab.lab.block.data import LABELS, MAX_MAGNITUDE
+from attnlab.lab.block.walk import Walk, check_x, walk
+from attnlab.lab.block.words import head_pattern
+from attnlab.lab.challenge_set import ChallengeSet, validate_response
+
+PREDICTION_TOLERANCE = 0.01  # "to two decimals"
+SILENT = 1e-12  # a removal that changes no output number by more than this changes nothing
+GROWS = 3.0  # "grows several times larger": the output's size (root of its sum of squares) more than triples
+RESIDUAL_SHARE = 0.1
+
+
+CHALLENGES = ChallengeSet("block_practice.json")
+challenges = CHALLENGES.listed  # every challenge as the page shows it (the answers left out)
+challenge = CHALLENGES.find
+
+
+def answer(challenge_id: object) -> str:
+    """Return the answer's words (shown only on request, and recorded as help)."""
+    return challenge(challenge_id)["answer"]
+
+
+def page_data() -> dict:
+    data = CHALLENGES.data()
+    return {"title": data["title"], "note": data["note"], "challenges": challenges()}
+
+
+# --- the goals ----------------------------------------------------------------------
+
+
+def _fb(met: bool, words: str) -> dict:
+    return {"met": met, "words": words}
+
+
+def _head2_previous(w: Walk, response) -> dict:
+    weights = w.head_rows(1, "weights")
+    b, c = weights[1], weights[2]
+    detail = (
+        f"In head 2, B gives A {fmt.percent(b[0])} and B {fmt.percent(b[1])}; C gives B {fmt.percent(c[1])}"
+    )
+    detail += f" (A {fmt.percent(c[0])}, C {fmt.percent(c[2])})."
+    if head_pattern(weights) == "previous":
+        return _fb(True, f"Done. {detail} Each token's query now meets the previous token's key best.")
+    rows = [LABELS[r] for r in (1, 2) if max(range(r + 1), key=lambda i: weights[r][i]) != r - 1]
+    return _fb(
+        False,
+        f"Not yet: {' and '.join(rows)} still give{'s' if len(rows) == 1 else ''} another token more "
+        f"than the previous one. {detail} Change head 2's queries or keys, not its values.",
+    )
+
+
+def _silent_head(w: Walk, response) -> dict:
+    h = int(response[-1]) - 1
+    name = f"Head {h + 1}"
+    if not w.heads_on[h]:
+        return _fb(False, f"{name} is switched off already; switch both heads on and change the weights.")
+    change = block_compare.ablation(w)[h]["max_change"]
+    if change <= SILENT:
+        return _fb(
+            True,
+            f"Right: switching {name} off changes no output number (largest change {fmt.precise(change)}).",
+        )
+    return _fb(
+        False,
+        f"Switching {name} off still changes the output by up to {fmt.rounded(change)}. Whatever {name} "
+        "computes still reaches the output; find where its numbers enter the rest of the block.",
+    )
+
+
+def _ln_stats(w: Walk, response) -> dict:
+    row = w.tensors["norm_1.output"][0]
+    mean = sum(row) / len(row)
+    var = sum((v - mean) ** 2 for v in row) / len(row)
+    problems = []
+    for name, guess, actual in (("mean", response[0], mean), ("variance", response[1], var)):
+        if abs(guess - actual) > PREDICTION_TOLERANCE:
+            problems.append(f"your {name} is too {'high' if guess > actual else 'low'}")
+    if not problems:
+        return _fb(
+            True,
+            f"Right: LN₁'s output for A is {fmt.vector(row)}, mean {fmt.rounded(mean)} and variance "
+            f"{fmt.rounded(var, 5)}.",
+        )
+    return _fb(False, f"Not yet: {' and '.join(problems)}. Think about what each step of LayerNorm leaves.")
+
+
+def _size(m: list[list[float]]) -> float:
+    return math.sqrt(sum(v * v for row in m for v in row))
+
+
+def _scale_x10(w: Walk, response) -> dict:
+    try:
+        big = check_x([[10.0 * v for v in row] for row in w.x])
+    except FieldError:
+        raise FieldError(
+            ("block", "x"), f"is too large to scale by 10: keep every |x| <= {MAX_MAGNITUDE / 10:g}"
+        ) from None
+    grows = {}
+    for norm in ("pre", "post"):
+        small = walk(w.x, w.weights, norm=norm, positions=w.positions, heads_on=w.heads_on).output
+        large = walk(big, w.weights, norm=norm, positions=w.positions, heads_on=w.heads_on).output
+        grows[norm] = _size(large) > GROWS * _size(small)
+    right = {(True, True): "both", (True, False): "pre", (False, True): "post", (False, False): "neither"}[
+        (grows["pre"], grows["post"])
+    ]
+    if response == right:
+        return _fb(
+            True,
+            "Right: a pre-norm block carries the residual 10X straight to its output; a post-norm "
+            "block ends on a LayerNorm, which gives every row the same size whatever its input's."
+            if right == "pre"
+            else f"Right, with these weights: {right}.",
+        )
+    return _fb(
+        False,
+        "Not yet. Follow the residual stream to the output in each placement: "
+        "what is the last step of each block?",
+    )
+
+
+def _residual_dominates(w: Walk, response) -> dict:
+    ratios = []
+    for h_row, a_row in zip(w.tensors["h"], w.tensors["attn"]):
+        h_len = math.sqrt(sum(v * v for v in h_row))
+        a_len = math.sqrt(sum(v * v for v in a_row))
+        ratios.append(math.inf if h_len == 0.0 else a_len / h_len)
+    worst = max(range(len(ratios)), key=lambda i: ratios[i])
+    shown = "no length" if math.isinf(ratios[worst]) else f"{fmt.rounded(ratios[worst])} of H's length"
+    if ratios[worst] < RESIDUAL_SHARE:
+        return _fb(
+            True,
+            f"Done: attention adds at most {shown} (token {LABELS[worst]}); H' is almost H.",
+        )
+    return _fb(
+        False,
+        f"Not yet: at token {LABELS[worst]} attention adds {shown}; it must be under "
+        f"{fmt.rounded(RESIDUAL_SHARE)} for every token. Make the attention rows shorter or H's rows longer.",
+    )
+
+
+CHECKS: dict[str, Callable[[Walk, object], dict]] = {
+    "head2-previous": _head2_previous,
+    "silent-head": _silent_head,
+    "ln-stats": _ln_stats,
+    "scale-x10": _scale_x10,
+    "residual-dominates": _residual_dominates,
+}
+
+
+def check(challenge_id: object, state: dict, response: object = None) -> dict:
+    """Check challenge ``challenge_id`` on the block ``state`` with the learner's ``response``.
+
+    Bad block fields raise ``FieldError`` located under ``block``.
+    """
+    c = challenge(challenge_id)
+    response = validate_response(c, response)
+    try:
+        w = walk(**state)
+    except FieldError as err:
+        raise err.within("block") from None
+    return CHECKS[c["id"]](w, response)

@@ -1,0 +1,300 @@
+"""The block walk's words: step titles and captions, what each head does, the summary.
+
+Every sentence is generated from the walk's numbers (shares through
+``lab.numbers.percent``), so the words and the page always agree. Rows are
+tokens A, B, C; with the causal mask row A can only attend to itself, so a
+head's pattern is read from rows B and C.
+
+A shown sentence is ``said(text, **claims)``: ``{"text": ..., "claims": {...}}``, the
+facts it asserts beside it (``{"unchanged": "output", "max_change": 0.0}``), so a
+property test can check the words against the numbers. Labels and headings are
+plain strings. The scale is a multiplier everywhere: scores are q·k × 1/√2.
+"""
+
+from __future__ import annotations
+
+import math
+
+from attnlab.lab import numbers as fmt
+from attnlab.lab.block.data import D_HEAD, D_MODEL, LABELS, N_HEAD, N_TOKENS
+
+CHANGED = 1e-12  # a number "changes" when it moves by more than this
+
+STEP_TITLES = {
+    "embed": "Embed",
+    "project": "Project",
+    "attend-1": "Attend: head 1",
+    "attend-2": "Attend: head 2",
+    "combine": "Combine",
+    "add-norm-1": "Add & Norm",
+    "mlp": "MLP",
+    "add-norm-2": "Add & Norm",
+}
+STEP_IDS = tuple(STEP_TITLES)
+
+# The block's two switches, as the page labels their choices: (value, label).
+CHOICES = {
+    "norm": [
+        ["pre", "Pre-norm: H' = H + MHA(LN₁(H)) (GPT-2, Llama)"],
+        ["post", "Post-norm: H' = LN₁(H + MHA(H)) (the original Transformer, BERT)"],
+    ],
+    "positions": [
+        ["none", "None"],
+        ["sinusoidal", "Sinusoidal (added to X)"],
+        ["rope", "RoPE (rotates q and k)"],
+    ],
+}
+
+
+def said(text: str, **claims) -> dict:
+    """Return a shown sentence with the facts it asserts: ``{"text": ..., "claims": {...}}``.
+
+    The claims name tensors by their JSON names (``norm_1.output``); the text uses the page's
+    words. ``tests/lab/test_block_claims.py`` checks every claim against the walk's numbers.
+    """
+    return {"text": text, "claims": claims}
+
+
+SCALE_TEXT = "1/√2"  # the block's scale: q·k is multiplied by 1/√d_k, d_k = 2
+SCALE = 1.0 / math.sqrt(D_HEAD)
+
+
+def _join(items: list[str]) -> str:
+    if len(items) <= 1:
+        return "".join(items)
+    return ", ".join(items[:-1]) + f" and {items[-1]}"
+
+
+def _coords(cols: list[int]) -> str:
+    if not cols:
+        return "no coordinate"
+    word = "coordinate" if len(cols) == 1 else "coordinates"
+    return f"{word} {_join([str(c + 1) for c in cols])}"
+
+
+def writes_into(w_o: list[list[float]]) -> list[list[int]]:
+    """For each head, the output coordinates its rows of W_O reach (a nonzero entry)."""
+    out = []
+    for h in range(N_HEAD):
+        rows = w_o[h * D_HEAD : (h + 1) * D_HEAD]
+        out.append([j for j in range(D_MODEL) if any(r[j] != 0.0 for r in rows)])
+    return out
+
+
+def caption(step: str, *, norm: str, positions: str, heads_on=(True, True), w_o=None) -> dict:
+    """Return the caption of ``step`` for this block, with its claims (see :func:`said`)."""
+    pre = norm == "pre"
+    if step == "embed":
+        if positions == "sinusoidal":
+            return said(
+                "Each token's row of X gets the sinusoidal table added: H = X + PE. Row p holds "
+                "sin and cos of p at two frequencies (1 and 1/100), so the same token differs by position.",
+                sum=[["h", "x", "pe"]],
+                sinusoidal={"tensor": "pe", "frequencies": [1.0, 0.01]},
+            )
+        if positions == "rope":
+            return said(
+                "H = X: with RoPE nothing is added here; positions enter later, by rotating "
+                "each head's q and k by the token's position.",
+                equal=[["h", "x"]],
+            )
+        return said(
+            "H = X: three tokens, four numbers each, given, not learned. No position information.",
+            equal=[["h", "x"]],
+        )
+    if step == "project":
+        src = "LN₁(H), the normalised rows," if pre else "H itself (post-norm normalises later)"
+        text = f"Each head multiplies {src} by its own W_Q, W_K and W_V: three 2-D points per token."
+        claims: dict = {"projects": "norm_1.output" if pre else "h", "shape": [N_TOKENS, D_HEAD]}
+        if pre:
+            text = (
+                "LayerNorm first: subtract each row's mean, divide by √(variance + eps), scale by γ "
+                "and shift by β. " + text
+            )
+            claims["layer_norm"] = [["norm_1", "h"]]
+        if positions == "rope":
+            text += " RoPE then turns q and k of token p by p radians."
+            claims["rotated_by_position"] = True
+        return said(text, **claims)
+    if step.startswith("attend-"):
+        h = step[-1]
+        return said(
+            f"Head {h} runs the single-head calculation on its own q, k, v: Match (q·k × {SCALE_TEXT}), "
+            "Share (softmax over the tokens the causal mask allows), Mix (the weighted values).",
+            head=int(h) - 1,
+            scale=SCALE,
+            causal=True,
+        )
+    if step == "combine":
+        reach = writes_into(w_o) if w_o is not None else [list(range(D_MODEL))] * N_HEAD
+        parts = [f"head {h + 1} writes into {_coords(cols)}" for h, cols in enumerate(reach)]
+        text = (
+            "The heads' outputs are put side by side (Concat) and multiplied by W_O: "
+            f"{'; '.join(parts)} (where its rows of W_O are not zero)."
+        )
+        off = [h for h, on in enumerate(heads_on) if not on]
+        if off:
+            names = _join([f"Head {h + 1}" for h in off])
+            verb = "is" if len(off) == 1 else "are"
+            text += f" {names} {verb} switched off, so {'its' if len(off) == 1 else 'their'} columns of Concat are zeros."
+        return said(text, writes_into=reach, zeros=off)
+    if step == "add-norm-1":
+        if pre:
+            return said(
+                "Add: the residual H' = H + MHA(LN₁(H)) keeps the input and adds what attention "
+                "found. Norm: LN₂(H') is what the MLP reads; H' itself goes on unnormalised.",
+                sum=[["residual_1", "h", "attn"]],
+                layer_norm=[["norm_2", "residual_1"]],
+                mlp_reads="norm_2.output",
+            )
+        return said(
+            "Add & Norm: H' = LN₁(H + MHA(H)). Post-norm normalises the sum itself.",
+            sum=[["residual_1", "h", "attn"]],
+            layer_norm=[["norm_1", "residual_1"]],
+            mlp_reads="norm_1.output",
+        )
+    if step == "mlp":
+        return said(
+            "Each token alone goes through W₁ (4 → 8), the exact GELU, x·Φ(x), and W₂ (8 → 4). "
+            "No token looks at another here.",
+            gelu="exact",
+            row_wise=True,
+        )
+    if step == "add-norm-2":
+        if pre:
+            return said(
+                "Add: output = H' + MLP(LN₂(H')). A pre-norm block ends on the residual, "
+                "not on a norm (a stack adds a final norm after its last block).",
+                sum=[["output", "residual_1", "mlp.output"]],
+            )
+        return said(
+            "Add & Norm: output = LN₂(H' + MLP(H')). A post-norm block ends on a norm: each row of "
+            "the sum is centred, divided by √(σ² + eps), scaled by γ₂ and shifted by β₂.",
+            sum=[["residual_2", "norm_1.output", "mlp.output"]],
+            layer_norm=[["norm_2", "residual_2"]],
+            equal=[["output", "norm_2.output"]],
+        )
+    raise ValueError(f"unknown step {step!r}")
+
+
+def _argmax(row: list[float]) -> int:
+    best = 0
+    for i, w in enumerate(row):
+        if w > row[best]:
+            best = i
+    return best
+
+
+def head_pattern(weights: list[list[float]]) -> str:
+    """Return "previous", "self", "first" or "mixed" from rows B and C's largest shares."""
+    tops = [_argmax(weights[r][: r + 1]) for r in range(1, len(weights))]
+    rows = range(1, len(weights))
+    if all(t == r - 1 for t, r in zip(tops, rows)):
+        return "previous"
+    if all(t == r for t, r in zip(tops, rows)):
+        return "self"
+    if all(t == 0 for t in tops):
+        return "first"
+    return "mixed"
+
+
+def head_sentence(name: str, weights: list[list[float]], on: bool) -> dict:
+    """Say what head ``name`` does, from its (3 x 3) causal weights (ties: the first token)."""
+    pattern = head_pattern(weights)
+    parts, tops = [], []
+    for r in range(1, len(weights)):
+        t = _argmax(weights[r][: r + 1])
+        parts.append(f"{LABELS[r]} gives {LABELS[t]} {fmt.percent(weights[r][t])}")
+        tops.append({"row": r, "top": t, "share": weights[r][t], "shown": fmt.percent(weights[r][t])})
+    detail = ", ".join(parts)
+    lead = {
+        "previous": f"{name} looks back to the previous token",
+        "self": f"{name} looks at each token itself",
+        "first": f"{name} looks at the first token",
+        "mixed": f"{name} follows no single pattern",
+    }[pattern]
+    text = f"{lead}: {detail} (A can only see itself)."
+    if not on:
+        text += " It is switched off, so it writes zeros before W_O."
+    return said(text, pattern=pattern, tops=tops, on=on)
+
+
+def _amount(x: float) -> str:
+    """A change as the page rounds it, at full precision when it would round to 0."""
+    text = fmt.rounded(x)
+    return fmt.precise(x) if text == "0" else text
+
+
+def ablation_sentence(name: str, max_change: float, *, on_now: bool, baseline: list[bool]) -> dict:
+    """Say what the output loses when head ``name`` is switched off, against the block with it on.
+
+    ``baseline`` is the walk the change is measured from: this head on, the other heads as
+    the learner set them. ``on_now`` says whether the learner's block has the head on.
+    """
+    unchanged = max_change <= CHANGED
+    if on_now:
+        lead = f"Switching {name} off"
+    else:
+        lead = f"{name} is off now; measured against the block with {name} on (the other heads as you set them), switching it off"
+    if unchanged:
+        text = f"{lead} changes no output number: the block does not use it."
+    else:
+        text = f"{lead} changes the output by up to {_amount(max_change)} (the largest change of any output number)."
+    return said(
+        text,
+        unchanged="output" if unchanged else None,
+        max_change=max_change,
+        baseline_heads_on=list(baseline),
+    )
+
+
+def summary(norm: str, positions: str, heads: list[dict], output_rows: list[str]) -> dict:
+    """One sentence for the whole walk."""
+    placement = "Pre-norm" if norm == "pre" else "Post-norm"
+    pos = {"none": "no positions", "sinusoidal": "sinusoidal positions", "rope": "RoPE"}[positions]
+    kinds = "; ".join(f"{h['name']}: {h['pattern'] if h['on'] else 'off'}" for h in heads)
+    return said(
+        f"{placement} block, {pos} ({kinds}); output rows {', '.join(output_rows)}.",
+        norm=norm,
+        positions=positions,
+        patterns=[h["pattern"] for h in heads],
+        output_rows=list(output_rows),
+    )
+
+
+def step_heading(n: int, total: int, title: str) -> str:
+    """The stepper's heading: "Step 2 of 8 · Project"."""
+    return f"Step {n + 1} of {total} · {title}"
+
+
+def step_link(n: int, title: str) -> str:
+    """A step in the list of steps: "2 · Project"."""
+    return f"{n + 1} · {title}"
+
+
+PLAYBACK_STEP_S = 4.0  # seconds per step of the captioned playback
+
+
+def playback(steps: list[dict]) -> dict:
+    """Return the captioned playback: one timed caption per step, revealing its tensors in turn.
+
+    Each caption covers ``[start_s, end_s)``; within it the page reveals ``tensors`` one after
+    another (``reveal_s`` apart). With reduced motion the page shows each caption as a still
+    step, every tensor at once: nothing here depends on animation.
+    """
+    captions = []
+    for n, step in enumerate(steps):
+        names = [t["name"] for t in step["tensors"]]
+        captions.append(
+            {
+                "step": step["id"],
+                "title": step["title"],
+                "caption": step["caption"],
+                "shown": f"{n + 1} of {len(steps)} · {step['title']}: {step['caption']['text']}",
+                "start_s": n * PLAYBACK_STEP_S,
+                "end_s": (n + 1) * PLAYBACK_STEP_S,
+                "tensors": names,
+                "reveal_s": PLAYBACK_STEP_S / max(len(names), 1),
+            }
+        )
+    return {"duration_s": len(steps) * PLAYBACK_STEP_S, "captions": captions}

@@ -1,0 +1,30 @@
+"""Everything the page draws for one explorer trace, in one dict.
+
+The web API (``POST /api/trace``, the explorer part of ``POST /api/state``) and
+the notebook widgets answer with this same dict, so a number on the page and in
+a widget comes from one function.
+"""
+
+from __future__ import annotations
+
+from attnlab.engine.single import QueryTrace
+from attnlab.lab.explorer.challenge import check
+from attnlab.lab.explorer.display import comparison as display_comparison
+from attnlab.lab.explorer.display import display_strings
+from attnlab.lab.explorer.geometry import geometry
+from attnlab.lab.explorer.program import to_python
+from attnlab.lab.explorer.words import explain
+
+
+def explorer_answer(trace: QueryTrace) -> dict:
+    """Return the full answer for one trace (the shape of the API's ``TraceResponse``)."""
+    comparison, reference = display_comparison(trace)
+    return {
+        "trace": trace.to_dict(),
+        "display": display_strings(trace),
+        "words": explain(trace).to_dict(),
+        "compare": comparison,
+        "python": to_python(trace),
+        "geometry": geometry(trace, reference=reference),
+        "challenge": check(trace).to_dict(),
+    }

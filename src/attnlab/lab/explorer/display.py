@@ -1,0 +1,299 @@
+"""Every display string for one query's trace, built in one place.
+
+Public API (stable; ``web/explorer/routes.py``, ``lab/notebook/sequence.py`` and
+``lab/notebook/playback.py`` use it):
+
+- :func:`display_strings` ``(trace) -> dict``: what the explorer writes for a
+  :class:`~attnlab.engine.single.QueryTrace`: q, scale, m, Z, output and one
+  entry per source (key, value, dot, score, share, percent, carry, precise),
+  each rounded by :mod:`attnlab.lab.numbers` (3 decimals, never ``-0``) or at
+  full precision (``*_precise``, ``q_coords``, ``values_coords``: ``-0`` kept,
+  because those are what the learner typed and what reproduces the numbers).
+- :func:`reference_strings` ``(reference) -> dict``: the comparison's rounded
+  numbers (q, scores, weights, output) for the reference trace.
+- :func:`comparison` ``(trace) -> (dict, reference | None)``: the comparison
+  with q = [2, 1] over the same keys and values, its strings included.
+- :func:`row_strings` ``(trace) -> dict``: one held-sequence row as the table
+  writes it (``"blocked"`` where the mask refuses a source, never a share of 0).
+- :func:`labels` ``(trace) -> dict``: the explorer's headers, titles, formulas
+  and hints that depend on the numbers, each ``{"text": ..., "claims": {...}}``
+  (the facts the text asserts, which ``tests/lab/test_explorer_claims.py``
+  checks against the trace). ``display_strings`` serves them as ``labels``.
+
+The scale has one meaning everywhere: the factor the engine applies to each
+dot product. The default (``trace.scale is None``) divides by √d_k, and a
+label says "q·k / √2" only then; an explicit scale multiplies ("q·k × 0.5").
+
+A blocked source (``trace.allowed[i]`` false) shows ``"blocked"`` for its share
+and percent; its dot and score are still computed and shown, as the engine does.
+"""
+
+from __future__ import annotations
+
+import math
+
+from attnlab.engine.single import QueryTrace
+from attnlab.lab import numbers as fmt
+from attnlab.lab.explorer.compare import compare, reference_for, reference_query
+from attnlab.lab.explorer.geometry import convex_hull
+
+COUNT_WORDS = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight")
+
+
+def _source(trace: QueryTrace, i: int) -> dict:
+    label = trace.labels[i]
+    ok = trace.allowed[i]
+    carry = trace.carries[i]
+    precise = (
+        f"{label}: key={fmt.precise_vector(trace.keys[i])}; "
+        f"value={fmt.precise_vector(trace.values[i])}; dot={fmt.precise(trace.dots[i])}; "
+        f"score={fmt.precise(trace.scores[i])}; "
+        + (
+            f"share={fmt.precise(trace.weights[i])}; contribution={fmt.precise_vector(carry)}"
+            if ok
+            else "blocked by the mask (share 0, no contribution)"
+        )
+    )
+    return {
+        "label": label,
+        "index": i,
+        "allowed": ok,
+        "key": fmt.vector(trace.keys[i]),
+        "value": fmt.vector(trace.values[i]),
+        "dot": fmt.rounded(trace.dots[i]),
+        "score": fmt.rounded(trace.scores[i]),
+        "share": fmt.rounded(trace.weights[i]) if ok else "blocked",
+        "percent": fmt.percent(trace.weights[i]) if ok else "blocked",
+        "carry": fmt.vector(carry),
+        "precise": precise,
+    }
+
+
+def display_strings(trace: QueryTrace) -> dict:
+    """Return every string the explorer shows for ``trace`` (the shape of ``DisplayOut``)."""
+    scale = "√" + fmt.rounded(trace.d_k) if trace.scale is None else fmt.rounded(trace.scale)
+    return {
+        "q": fmt.vector(trace.q),
+        "q_coords": [fmt.precise(x) for x in trace.q],
+        "q_precise": fmt.precise_vector(trace.q),
+        "keys_coords": [[fmt.precise(x) for x in k] for k in trace.keys],
+        "values_coords": [[fmt.precise(x) for x in v] for v in trace.values],
+        "scale": scale,
+        "m": fmt.rounded(trace.m),
+        "z": fmt.rounded(trace.z),
+        "output": fmt.vector(trace.output),
+        "output_precise": fmt.precise_vector(trace.output),
+        "m_z_precise": f"m={fmt.precise(trace.m)}; stable denominator={fmt.precise(trace.z)}",
+        "sources": [_source(trace, i) for i in range(len(trace.labels))],
+        "labels": labels(trace),
+    }
+
+
+# --- labels: headers, titles, formulas and hints, each with its claims -------------
+
+
+def _said(text: str, **claims) -> dict:
+    return {"text": text, "claims": claims}
+
+
+def scale_claims(trace: QueryTrace) -> dict:
+    """How the engine turned dots into scores: ``{"op": "divide"|"multiply", "by": factor, "shown": text}``."""
+    if trace.scale is None:
+        return {"op": "divide", "by": math.sqrt(trace.d_k), "d_k": trace.d_k, "shown": f"√{trace.d_k}"}
+    return {"op": "multiply", "by": trace.scale, "shown": fmt.rounded(trace.scale)}
+
+
+def score_expression(trace: QueryTrace) -> str:
+    """``q·k / √2`` for the default scale, ``q·k × 0.5`` for an explicit one."""
+    sc = scale_claims(trace)
+    return f"q·k / {sc['shown']}" if sc["op"] == "divide" else f"q·k × {sc['shown']}"
+
+
+def _count(n: int, noun: str) -> str:
+    word = COUNT_WORDS[n] if n < len(COUNT_WORDS) else str(n)
+    return f"{word} {noun}{'' if n == 1 else 's'}"
+
+
+def hull_claims(trace: QueryTrace) -> dict:
+    """What region of the value plane the output stays in: its shape and its corners."""
+    allowed = [trace.values[i] for i in trace.allowed_indices]
+    n = len(allowed)
+    if trace.d_v != 2:
+        return {"allowed": n, "shape": None, "hull": None}
+    hull = convex_hull(allowed)
+    if n == 1:
+        shape = "point"
+    elif len(hull) == 1:
+        shape = "same-point"
+    elif len(hull) == 2:
+        shape = "segment"
+    elif n == 3 and len(hull) == 3:
+        shape = "triangle"
+    else:
+        shape = "hull"
+    return {"allowed": n, "shape": shape, "hull": hull}
+
+
+def hull_sentence(trace: QueryTrace) -> tuple[str, dict]:
+    """One sentence on where the output can be, true for this example's allowed values."""
+    c = hull_claims(trace)
+    text = {
+        None: "The output is a blend of the allowed values, with the shares as weights.",
+        "point": "With one allowed value, the output is that value itself.",
+        "same-point": "Every allowed value is the same point, so the output is that point.",
+        "segment": (
+            "The output can never leave the segment between the two allowed values."
+            if c["allowed"] == 2
+            else "The allowed values lie on one line, so the output can never leave the "
+            "segment they span."
+        ),
+        "triangle": "The output can never leave the shaded triangle of the three allowed values.",
+        "hull": "The output can never leave the convex hull (the shaded shape) of the allowed values.",
+    }[c["shape"]]
+    return text, c
+
+
+def labels(trace: QueryTrace) -> dict[str, dict]:
+    """Return the explorer's number-dependent labels, each ``{"text", "claims"}``.
+
+    Keys: ``caption`` (under the title), ``eyebrow``, ``score_header`` (the
+    score table's column), ``score_title`` (the score axis), ``score_formula``
+    and ``score_code`` (step 1 of the formulas), ``scale_note``,
+    ``share_title``, ``mix_hint`` (where the output can be), ``shapes`` and
+    ``notation`` ("Read the current numbers"), ``python_expected``,
+    ``own_row_label`` and ``own_row`` (an example of the learner's own).
+    """
+    sc = scale_claims(trace)
+    expr = score_expression(trace)
+    n = trace.n_sources
+    order = ", ".join(trace.labels)
+    if sc["op"] == "divide":
+        code = "sum(qj * kj for qj, kj in zip(q, k)) / sqrt(d_k)"
+        note = (
+            f"The scale here divides each dot product by {sc['shown']}, the square root of d_k "
+            f"(the {trace.d_k} coordinates of q and of each key)."
+        )
+        formula = f"sᵢ = (q · kᵢ) / {sc['shown']}"
+    else:
+        code = "sum(qj * kj for qj, kj in zip(q, k)) * scale"
+        note = f"The scale here multiplies each dot product by {sc['shown']}."
+        formula = f"sᵢ = (q · kᵢ) × {sc['shown']}"
+    equal = trace.d_k == trace.d_v
+    shapes = (
+        f"Shapes: q and each key k have d_k = {trace.d_k} coordinates. Each value v and the "
+        f"output have d_v = {trace.d_v} coordinates."
+        + (" Equal widths here do not make the spaces identical." if equal else "")
+    )
+    symbols = ", ".join(f"q{chr(0x2081 + j)}" if j < 9 else f"q{j + 1}" for j in range(trace.d_k))
+    keys = "; ".join(
+        f"k_{label} = {fmt.vector(k).replace('-', fmt.MINUS)}" for label, k in zip(trace.labels, trace.keys)
+    )
+    hull_text, hull = hull_sentence(trace)
+    mix_hint = (
+        "Coloured arrows add w·v for each allowed source, tip to tail. "
+        f"{hull_text} The view fits the values with equal units on both axes."
+    )
+    return {
+        "caption": _said(f"q = {fmt.vector(trace.q)} · Compare the query with each key.", q=list(trace.q)),
+        "eyebrow": _said(f"One query · {_count(n, 'source')} · one continuous example", sources=n),
+        "score_header": _said(f"Score {expr}", scale=sc),
+        "score_title": _said(f"Scaled scores · s = {expr}", scale=sc),
+        "score_formula": _said(formula, scale=sc),
+        "score_code": _said(code, scale=sc),
+        "scale_note": _said(note, scale=sc),
+        "share_title": _said(
+            f"Attention shares w in {order} order · the full strip is 1",
+            order=list(trace.labels), total=math.fsum(trace.weights),
+        ),
+        "mix_hint": _said(mix_hint, **hull, output=list(trace.output)),
+        "shapes": _said(shapes, d_k=trace.d_k, d_v=trace.d_v),
+        "notation": _said(f"q = [{symbols}]; {keys}", keys=[list(k) for k in trace.keys]),
+        "python_expected": _said(
+            f"attnlab's engine output: {fmt.vector(trace.output)} (rounded to three decimals); "
+            "the program prints the same.",
+            output=list(trace.output),
+        ),
+        "own_row_label": _said(f"Your own example · one query over {_count(n, 'source')}.", sources=n),
+        "own_row": _said(
+            "It is not the held A/B/C sequence below, which keeps its numbers; Reset example "
+            "returns to the worked example.",
+        ),
+    }
+
+
+def reference_strings(reference: QueryTrace) -> dict:
+    """Return the comparison reference's numbers as the page writes them."""
+    return {
+        "q": fmt.vector(reference.q),
+        "scores": [fmt.rounded(s) for s in reference.scores],
+        "weights": [fmt.rounded(w) for w in reference.weights],
+        "output": fmt.vector(reference.output),
+    }
+
+
+def row_strings(trace: QueryTrace) -> dict:
+    """Return one held-sequence row's texts: output, scores and shares (``blocked`` if masked)."""
+    return {
+        "output_text": fmt.vector(trace.output),
+        "scores_text": [
+            "blocked" if not ok else fmt.rounded(s) for s, ok in zip(trace.scores, trace.allowed)
+        ],
+        "weights_text": [
+            "blocked" if not ok else fmt.percent(w) for w, ok in zip(trace.weights, trace.allowed)
+        ],
+    }
+
+
+def comparison(trace: QueryTrace) -> tuple[dict, QueryTrace | None]:
+    """Return the comparison with q = [2, 1] (the shape of ``CompareOut``) and its reference trace.
+
+    When the reference cannot be computed (its scores overflow) the answer has
+    ``available`` false, a ``message`` in the lab's words and no reference.
+    """
+    try:
+        reference = reference_for(trace)
+    except ValueError as error:
+        message = (
+            f"The comparison with q = {fmt.vector(reference_query(trace.d_k))} is not available: {error}."
+        )
+        return (
+            {
+                "available": False,
+                "message": message,
+                "active": False,
+                "summary": None,
+                "reference": None,
+                "changed": None,
+                "display": None,
+            },
+            None,
+        )
+    result = compare(trace, reference).to_dict()
+    changed = result["changed"]
+    flat = [
+        *changed["dots"],
+        *changed["scores"],
+        changed["m"],
+        changed["z"],
+        *changed["weights"],
+        *(c for row in changed["carries"] for c in row),
+        *changed["output"],
+    ]
+    return (
+        {
+            "available": True,
+            "message": "",
+            "active": any(flat),
+            "summary": result["summary"],
+            "reference": result["reference"],
+            "changed": changed,
+            "display": reference_strings(reference),
+        },
+        reference,
+    )
+
+
+__all__ = [
+    "comparison", "display_strings", "hull_claims", "hull_sentence", "labels", "reference_strings",
+    "row_strings", "scale_claims", "score_expression",
+]

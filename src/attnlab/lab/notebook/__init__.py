@@ -1,0 +1,1 @@
+"""The notebook around the explorer: the held sequence, stepper, playback, practice, export."""

@@ -1,0 +1,372 @@
+"""The held example: the A/B/C sequence of 3 tokens, its mask and its edit rules.
+
+Each token has a query, a key and a value (2 coordinates each). Row r of the
+sequence is token r's query attending over every source's key and value.
+Shapes: ``queries`` is T x d_k, ``keys`` S x d_k, ``values`` S x d_v and
+``mask`` T x S with T = S = 3, d_k = d_v = 2 (the planes are 2-D).
+
+Mask polarity: ``mask[r][i] is True`` means row r may attend to source i. The
+starting mask is causal (top-left: row r sees sources 0..r). Every row must
+keep at least one allowed source; a change that would empty a row is refused
+with :class:`MaskRefused` and the previous mask is kept.
+
+The explorer shows one row: either row r *masked* (its mask row as
+``allowed``) or the *unmasked projection* (every source allowed, which is not
+the masked sequence output). The page's edit rules, implemented by
+:func:`apply_edit`:
+
+- a query edit in the explorer changes row 0's query and returns the explorer
+  to row 0's unmasked projection;
+- a value edit is shared by every row (values belong to sources, not rows);
+- other rows' queries and the held mask stay unchanged by both;
+- Reset restores only row 0's query and the first value's x coordinate.
+
+Every number comes from :func:`attnlab.engine.trace_query`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, replace
+from importlib import resources
+from numbers import Real
+
+from attnlab.engine.errors import FieldError, Loc
+from attnlab.engine.single import QueryTrace, trace_query
+from attnlab.lab.explorer.display import row_strings
+from attnlab.lab.explorer.texts import explorer_note, explorer_texts
+from attnlab.lab.explorer.words import explain
+
+N_TOKENS = 3
+WIDTH = 2
+MAX_MAGNITUDE = 1e6
+
+Vector = tuple[float, ...]
+
+
+class MaskRefused(FieldError):
+    """A mask change that would leave a row with nothing allowed (located at ``allowed``)."""
+
+    type = "mask_refused"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Held:
+    """The held example and which row the explorer shows.
+
+    ``row`` is the explorer's row; ``masked`` False means the unmasked
+    projection (all sources allowed), True the masked row.
+    """
+
+    id: str
+    labels: tuple[str, ...]
+    queries: tuple[Vector, ...]
+    keys: tuple[Vector, ...]
+    values: tuple[Vector, ...]
+    mask: tuple[tuple[bool, ...], ...]
+    row: int = 0
+    masked: bool = False
+
+    def to_dict(self) -> dict:
+        return {
+            "id": self.id,
+            "labels": list(self.labels),
+            "queries": [list(q) for q in self.queries],
+            "keys": [list(k) for k in self.keys],
+            "values": [list(v) for v in self.values],
+            "mask": [list(r) for r in self.mask],
+            "row": self.row,
+            "masked": self.masked,
+        }
+
+    def row_trace(self, r: int) -> QueryTrace:
+        """Return row ``r`` masked: its query over every source, ``allowed`` = mask row."""
+        return trace_query(
+            self.queries[r], self.keys, self.values, labels=self.labels, allowed=self.mask[r]
+        )
+
+    def explorer_trace(self) -> QueryTrace:
+        """Return what the explorer shows: the masked row or the unmasked projection."""
+        allowed = self.mask[self.row] if self.masked else None
+        return trace_query(
+            self.queries[self.row], self.keys, self.values, labels=self.labels, allowed=allowed
+        )
+
+    def explorer_label(self) -> str:
+        """Return e.g. ``Row 0 (A) · unmasked projection`` or ``Row 1 (B) · masked row``."""
+        kind = "masked row" if self.masked else "unmasked projection"
+        return f"Row {self.row} ({self.labels[self.row]}) · {kind}"
+
+
+# --- validation -------------------------------------------------------------
+# Errors are FieldErrors located at the held example's fields (``("keys", 2, 1)``);
+# the edit functions locate at their own arguments and apply_edit adds ``edit``.
+
+
+def _number(x: object, loc: Loc) -> float:
+    if isinstance(x, bool) or not isinstance(x, Real):
+        raise FieldError(loc, f"must be a number, not {type(x).__name__}")
+    value = float(x)
+    if not math.isfinite(value):
+        raise FieldError(loc, f"is {value!r}; every number must be finite")
+    if abs(value) > MAX_MAGNITUDE:
+        raise FieldError(loc, f"is {value!r}; the lab keeps coordinates within ±1,000,000")
+    return value
+
+
+def _vector(x: object, loc: Loc, width: int, kind=_number) -> tuple:
+    if not isinstance(x, (list, tuple)):
+        raise FieldError(loc, f"must be a list, not {type(x).__name__}")
+    if len(x) != width:
+        raise FieldError(loc, f"has {len(x)} entries; it needs {width}")
+    return tuple(kind(c, (*loc, j)) for j, c in enumerate(x))
+
+
+def _rows(x: object, field: str, n: int, width: int, kind=_number) -> tuple:
+    if not isinstance(x, (list, tuple)):
+        raise FieldError(field, f"must be a list of {n} rows, not {type(x).__name__}")
+    if len(x) != n:
+        raise FieldError(field, f"has {len(x)} rows; the held example has {n}")
+    return tuple(_vector(row, (field, i), width, kind) for i, row in enumerate(x))
+
+
+def _flag(x: object, loc: Loc | str) -> bool:
+    if not isinstance(x, bool):
+        loc = (loc,) if isinstance(loc, str) else loc
+        raise FieldError(loc, f"must be true or false, not {x!r:.40}")
+    return x
+
+
+def _check_mask(mask: tuple[tuple[bool, ...], ...], labels: tuple[str, ...]) -> None:
+    for r, row in enumerate(mask):
+        if not any(row):
+            raise FieldError(
+                ("mask", r),
+                f"allows no source in row {r} ({labels[r]}); a row needs at least one, "
+                "since with nothing allowed there is nothing to share",
+            )
+
+
+def _check_rows(held: Held) -> Held:
+    """Trace every row, masked and unmasked: scores or outputs that overflow are refused here.
+
+    The engine locates an error at its own argument; row r's ``q`` is
+    ``queries[r]`` and its ``allowed`` is ``mask[r]`` here.
+    """
+    for r in range(N_TOKENS):
+        try:
+            held.row_trace(r)
+            trace_query(held.queries[r], held.keys, held.values)
+        except FieldError as err:
+            head = {"q": ("queries", r), "allowed": ("mask", r)}.get(err.loc[0], err.loc[:1])
+            raise err.rebased(err.loc[:1], head) from None
+    return held
+
+
+def held_from_dict(data: object) -> Held:
+    """Validate plain data (e.g. an imported file) into a :class:`Held`.
+
+    Raises ``FieldError`` located at the first offending field (``()`` when
+    ``data`` is not an object at all).
+    """
+    if not isinstance(data, dict):
+        raise FieldError((), f"must be an object, not {type(data).__name__}")
+    for field in ("labels", "queries", "keys", "values", "mask"):
+        if field not in data:
+            raise FieldError(field, "is missing; an exported example always has it.")
+    ident = data.get("id", "custom")
+    if not isinstance(ident, str) or not 0 < len(ident) <= 64 or not ident.isprintable():
+        raise FieldError("id", "must be a printable string of 1 to 64 characters")
+    labels = data["labels"]
+    if not isinstance(labels, (list, tuple)) or len(labels) != N_TOKENS:
+        raise FieldError("labels", f"must be a list of {N_TOKENS} strings")
+    # The engine's label rules (printable, distinct, at most 32 characters), located at labels[i].
+    trace_query([0.0], [[0.0]] * N_TOKENS, [[0.0]] * N_TOKENS, labels=labels)
+    held = Held(
+        id=ident,
+        labels=tuple(labels),
+        queries=_rows(data["queries"], "queries", N_TOKENS, WIDTH),
+        keys=_rows(data["keys"], "keys", N_TOKENS, WIDTH),
+        values=_rows(data["values"], "values", N_TOKENS, WIDTH),
+        mask=_rows(data["mask"], "mask", N_TOKENS, N_TOKENS, kind=_flag),
+        row=data.get("row", 0),
+        masked=data.get("masked", False),
+    )
+    if isinstance(held.row, bool) or not isinstance(held.row, int):
+        raise FieldError("row", "must be a whole number")
+    if not 0 <= held.row < N_TOKENS:
+        raise FieldError("row", f"is {held.row}; it must be 0 to {N_TOKENS - 1}")
+    _flag(held.masked, "masked")
+    _check_mask(held.mask, held.labels)
+    return _check_rows(held)
+
+
+def _load_starting() -> Held:
+    text = resources.files("attnlab.lab").joinpath("data/sequence.json").read_text("utf-8")
+    return held_from_dict(json.loads(text))
+
+
+STARTING = _load_starting()
+"""The A/B/C sequence as the page starts it (causal mask, explorer on row 0)."""
+
+
+# --- the edit rules ----------------------------------------------------------
+
+
+def edit_query(held: Held, q: object) -> Held:
+    """Set row 0's query and return the explorer to row 0's unmasked projection."""
+    q_ = _vector(q, ("q",), WIDTH)
+    new = (q_,) + held.queries[1:]
+    return _check_rows(replace(held, queries=new, row=0, masked=False))
+
+
+def edit_value(held: Held, source: object, coord: object, x: object) -> Held:
+    """Set ``values[source][coord]``; shared by every row, nothing else changes."""
+    i = _index(source, "source", N_TOKENS)
+    j = _index(coord, "coord", WIDTH)
+    v = list(held.values[i])
+    v[j] = _number(x, ("x",))
+    values = held.values[:i] + (tuple(v),) + held.values[i + 1 :]
+    return _check_rows(replace(held, values=values))
+
+
+def set_values(held: Held, values: object) -> Held:
+    """Replace every value at once (the explorer's value fields); nothing else changes."""
+    return _check_rows(replace(held, values=_rows(values, "values", N_TOKENS, WIDTH)))
+
+
+def set_mask_cell(held: Held, row: object, source: object, allowed: object) -> Held:
+    """Allow or block one cell; refuse (``MaskRefused``) a change that empties a row."""
+    r = _index(row, "row", N_TOKENS)
+    i = _index(source, "source", N_TOKENS)
+    ok = _flag(allowed, "allowed")
+    cells = list(held.mask[r])
+    cells[i] = ok
+    if not any(cells):
+        raise MaskRefused(
+            "allowed",
+            f"Blocking {held.labels[i]} would leave row {r} ({held.labels[r]}) with no "
+            "allowed source, so there would be nothing to share. The mask is unchanged."
+        )
+    mask = held.mask[:r] + (tuple(cells),) + held.mask[r + 1 :]
+    return replace(held, mask=mask)
+
+
+def select_row(held: Held, row: object, masked: object = True) -> Held:
+    """Show row ``row`` in the explorer, masked (default) or as the unmasked projection."""
+    return replace(held, row=_index(row, "row", N_TOKENS), masked=_flag(masked, "masked"))
+
+
+def reset(held: Held) -> Held:
+    """Restore row 0's query and the first value's x coordinate only.
+
+    Everything else held (other rows' queries, the other value coordinates,
+    keys, labels, the mask) stays as it is; the explorer returns to row 0's
+    unmasked projection because the query changed.
+    """
+    v0 = (STARTING.values[0][0],) + held.values[0][1:]
+    return _check_rows(
+        replace(
+            held,
+            queries=(STARTING.queries[0],) + held.queries[1:],
+            values=(v0,) + held.values[1:],
+            row=0,
+            masked=False,
+        )
+    )
+
+
+EDITS = ("query", "value", "values", "mask", "select", "reset")
+
+
+def apply_edit(held: Held, edit: dict) -> Held:
+    """Apply one edit given as data: ``{"kind": "query", "q": [x, y]}`` and so on.
+
+    Kinds: ``query`` (q), ``value`` (source, coord, x), ``values`` (values),
+    ``mask`` (row, source, allowed), ``select`` (row, masked), ``reset``.
+    """
+    kind = edit.get("kind")
+    try:
+        if kind == "query":
+            return edit_query(held, edit.get("q"))
+        if kind == "value":
+            return edit_value(held, edit.get("source"), edit.get("coord"), edit.get("x"))
+        if kind == "values":
+            return set_values(held, edit.get("values"))
+        if kind == "mask":
+            return set_mask_cell(held, edit.get("row"), edit.get("source"), edit.get("allowed"))
+        if kind == "select":
+            return select_row(held, edit.get("row"), edit.get("masked", True))
+        if kind == "reset":
+            return reset(held)
+    except FieldError as err:  # located at the edit's own fields: edit.q[1], edit.allowed
+        raise err.within("edit") from None
+    raise FieldError(("edit", "kind"), f"is {kind!r:.40}; it must be one of {', '.join(EDITS)}")
+
+
+def _index(x: object, field: str, n: int) -> int:
+    if isinstance(x, bool) or not isinstance(x, int):
+        raise FieldError(field, f"must be a whole number, not {x!r:.40}")
+    if not 0 <= x < n:
+        raise FieldError(field, f"is {x}; it must be 0 to {n - 1}")
+    return x
+
+
+# --- what the page draws ------------------------------------------------------
+
+
+def sequence_view(held: Held) -> dict:
+    """Return the 3x3 scaled scores and weights, each row's output, and the explorer's row.
+
+    ``scores[r][i]`` is computed for every cell (blocked ones too, as the
+    engine does); ``blocked[r][i]`` says the mask refuses it, so a view shows
+    it blocked rather than as a share of 0. ``weights`` of blocked cells are 0.
+    """
+    traces = [held.row_trace(r) for r in range(N_TOKENS)]
+    explorer = held.explorer_trace()
+    return {
+        "example": held.to_dict(),
+        "labels": list(held.labels),
+        "scores": [list(t.scores) for t in traces],
+        "weights": [list(t.weights) for t in traces],
+        "blocked": [[not ok for ok in row] for row in held.mask],
+        "outputs": [list(t.output) for t in traces],
+        "rows": [
+            {
+                "row": r,
+                "label": held.labels[r],
+                "query": list(held.queries[r]),
+                "output": list(t.output),
+                **row_strings(t),
+                "summary": explain(t).summary,
+            }
+            for r, t in enumerate(traces)
+        ],
+        "explorer": {
+            "row": held.row,
+            "masked": held.masked,
+            "label": held.explorer_label(),
+            "note": explorer_note(held),
+            "texts": explorer_texts(held),
+            "trace": explorer.to_dict(),
+        },
+    }
+
+
+__all__ = [
+    "EDITS",
+    "STARTING",
+    "Held",
+    "MaskRefused",
+    "apply_edit",
+    "edit_query",
+    "edit_value",
+    "explorer_texts",
+    "held_from_dict",
+    "reset",
+    "select_row",
+    "sequence_view",
+    "set_mask_cell",
+    "set_values",
+]

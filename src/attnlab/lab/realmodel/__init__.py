@@ -1,0 +1,1 @@
+"""The real-model section's display: token labels, and every sentence its views show, with claims."""

@@ -1,0 +1,106 @@
+"""The bridge's strings: one real row shown in the explorer's terms, every sentence with its claims.
+
+:func:`display` is the explorer's strings (:func:`attnlab.lab.explorer.display.display_strings`)
+trimmed of the per-source vectors, plus every key at full precision; :func:`plane_labels`
+names the ``LABELLED`` largest shares in the plane and says why only those;
+:func:`bridge_words` gives the title, the lede and the disclosures' summaries.
+"""
+
+from __future__ import annotations
+
+import math
+
+from attnlab.engine.single import QueryTrace
+from attnlab.lab import numbers as fmt
+from attnlab.lab.explorer.display import display_strings
+from attnlab.lab.realmodel.neuron import ranked
+from attnlab.lab.said import said
+
+LABELLED = 5  # keys named in the plane: the largest shares (more would overprint)
+HEAVY = ("key", "value", "carry", "precise")  # per-source vectors: N x d strings the bridge sends once
+
+
+def scale_text(scale: float, d_k: int) -> str:
+    """The score table's divisor: ``√d_k`` when the model's scale is exactly 1/sqrt(d_k)."""
+    return f"√{d_k}" if scale == 1.0 / math.sqrt(d_k) else fmt.rounded(1.0 / scale)
+
+
+def display(row: QueryTrace) -> dict:
+    """The explorer's display strings for ``row``, without the per-source vectors, keys at full precision."""
+    d = display_strings(row)
+    sources = []
+    for src, key in zip(d["sources"], row.keys):
+        slim = {k: v for k, v in src.items() if k not in HEAVY}
+        slim["key_precise"] = fmt.precise_vector(key)
+        slim["summary"] = f"k of {src['label']} · score {src['score']} · share {src['percent']}"
+        sources.append(slim)
+    return {
+        "q": d["q"],
+        "q_precise": d["q_precise"],
+        "scale": scale_text(row.scale, row.d_k),
+        "scale_precise": fmt.precise(row.scale),
+        "m": d["m"],
+        "z": d["z"],
+        "m_z_precise": d["m_z_precise"],
+        "output_precise": d["output_precise"],
+        "sources": sources,
+    }
+
+
+def plane_labels(row: QueryTrace, plane: dict) -> dict:
+    """Which plane points carry a label (the largest shares), their hover titles and the notes."""
+    named = set(ranked(row)[:LABELLED])
+    q_len = plane["q"][0]
+    keys = []
+    for k in plane["keys"]:
+        i = k["index"]
+        keys.append({**k, "labelled": i in named, "score": row.scores[i], "title": (
+            f"{k['label']}: along q {fmt.rounded(k['x'])}, up {fmt.rounded(k['y'])}; "
+            f"score {fmt.rounded(row.scores[i])} = |q| {fmt.rounded(q_len)} × {fmt.rounded(k['x'])} "
+            f"× scale {fmt.rounded(row.scale)}; share {fmt.percent(row.weights[i])}; "
+            f"the plane shows {fmt.percent(k['kept'])} of its length"
+        )})  # fmt: skip
+    n = len(keys)
+    shown = min(LABELLED, n)
+    note = (
+        f"All {n} keys the query may see are drawn as points, and only the {shown} with the largest "
+        "shares are labelled (more labels would overprint): hover a point for its numbers, or read "
+        "every key's in the list above."
+        if n > shown
+        else f"All {n} keys the query may see are drawn and labelled."
+    )
+    return {
+        "keys": keys,
+        "labels_note": said(note, drawn=n, labelled=sorted(named)),
+        "exact": said(
+            "q lies in this plane, so each key's dot product with q is |q| times its coordinate along q, "
+            "and the projection keeps every score exactly (the scores above are the engine's).",
+            keeps="scores",
+        ),
+        "q_display": f"q (|q| = {fmt.rounded(q_len)})",
+    }
+
+
+def bridge_words(row: QueryTrace, *, layer: int, head: int, query: int) -> dict:
+    """The bridge's title, lede (one sentence, with its claims) and the disclosures' summaries."""
+    allowed = len(row.allowed_indices)
+    blocked = len(row.blocked)
+    seen = f" ({allowed} may be seen, and the causal mask blocks {blocked} later tokens)" if blocked else ""
+    return {
+        "title": f"Layer {layer}, head {head} · query {row.labels[query]}: one real row in the explorer",
+        "lede": said(
+            f"The explorer's calculation runs on this head's real vectors, q and {row.n_sources} keys of "
+            f"d_k = {row.d_k} numbers each at full precision{seen}, with values of d_v = {row.d_v} "
+            "numbers, read-only because they come from the model.",
+            keys=row.n_sources,
+            allowed=allowed,
+            blocked=blocked,
+            d_k=row.d_k,
+            d_v=row.d_v,
+        ),
+        "q_summary": f"q of {row.labels[query]}: {row.d_k} numbers at full precision",
+        "keys_summary": f"Every key: {row.n_sources} keys × {row.d_k} numbers at full precision",
+        "output_summary": f"The output: {row.d_v} numbers at full precision",
+        "strip_label": "Attention shares as a strip in token order; the numbers are in the table above",
+        "no_plane": "This row's plane cannot be drawn.",
+    }

@@ -1,0 +1,157 @@
+"""The words of one real query row, of the neuron view and of the plane of q and its top key.
+
+Every sentence is :func:`attnlab.lab.said.said`: its text and the facts it
+asserts. A row's labels are the trace's (``"5 ⏎"``: tokens made visible by
+:func:`attnlab.lab.realmodel.tokens.token_label`). Only the ``TOP`` largest
+shares or scores are named; the claims list exactly those, with their numbers.
+"""
+
+from __future__ import annotations
+
+import math
+
+from attnlab.engine.single import QueryTrace, ordered_sum
+from attnlab.lab import numbers as fmt
+from attnlab.lab.said import said
+
+TOP = 5
+
+
+def ranked(row: QueryTrace) -> list[int]:
+    """Allowed keys, largest share first (ties: the earlier key)."""
+    return sorted(row.allowed_indices, key=lambda i: (-row.weights[i], i))
+
+
+def by_score(row: QueryTrace) -> list[int]:
+    """Allowed keys, highest score first (ties: the earlier key)."""
+    return sorted(row.allowed_indices, key=lambda i: (-row.scores[i], i))
+
+
+def _named(row: QueryTrace, order: list[int], shown) -> str:
+    text = ", ".join(f"{row.labels[i]} {shown(i)}" for i in order[:TOP])
+    rest = len(order) - TOP
+    return text + (f" and {rest} more" if rest > 0 else "")
+
+
+def row_words(row: QueryTrace, index: int) -> dict[str, dict]:
+    """Summary, Match, Share and Mix of a real row, one sentence each, naming at most the top 5 keys."""
+    order = ranked(row)
+    scored = by_score(row)
+    top = order[0]
+    n_allowed = len(order)
+    blocked = len(row.blocked)
+    rest_mass = max(1.0 - ordered_sum(row.weights[i] for i in order[:TOP]), 0.0)
+    length = math.sqrt(ordered_sum(x * x for x in row.output))
+    blocked_note = f", and the causal mask blocks the {blocked} later tokens" if blocked else ""
+    summary = said(
+        f"Query {row.labels[index]} lines up most with {row.labels[scored[0]]}'s key "
+        f"(score {fmt.rounded(row.scores[scored[0]])}), so {row.labels[top]} takes "
+        f"{fmt.percent(row.weights[top])} of its attention{blocked_note}.",
+        query=row.labels[index],
+        top_score=row.labels[scored[0]],
+        score=row.scores[scored[0]],
+        top=row.labels[top],
+        share=row.weights[top],
+        blocked=blocked,
+    )
+    match = said(
+        f"Match: q ({row.d_k} numbers) meets {n_allowed} keys, each dot product times the scale "
+        f"{fmt.rounded(row.scale)} is a score, and the highest scores are "
+        f"{_named(row, scored, lambda i: fmt.rounded(row.scores[i]))}.",
+        d_k=row.d_k,
+        keys=n_allowed,
+        scale=row.scale,
+        highest=[[row.labels[i], row.scores[i]] for i in scored[:TOP]],
+        more=max(n_allowed - TOP, 0),
+    )
+    rest = f", and the rest hold {fmt.percent(rest_mass)} together" if n_allowed > TOP else ""
+    share = said(
+        "Share: softmax subtracts the largest score, exponentiates and divides by the sum, and the "
+        f"largest shares are {_named(row, order, lambda i: fmt.percent(row.weights[i]))}{rest}.",
+        largest=[[row.labels[i], row.weights[i]] for i in order[:TOP]],
+        rest=rest_mass if n_allowed > TOP else None,
+    )
+    mix = said(
+        f"Mix: the output is the shares times the values ({row.d_v} numbers each), added, "
+        f"{fmt.percent(row.weights[top])} of it from {row.labels[top]}'s value, and its length is "
+        f"{fmt.rounded(length)}.",
+        d_v=row.d_v,
+        top=row.labels[top],
+        share=row.weights[top],
+        length=length,
+    )
+    return {"summary": summary, "match": match, "share": share, "mix": mix}
+
+
+def plane_words(row: QueryTrace, *, top: int | None, mean_kept: float) -> dict:
+    """The plane's caption, what it leaves out and its two axes (``top``: the top key, or None)."""
+    top_label = row.labels[top] if top is not None else None
+    through = f"{top_label}'s key" if top_label else "no other direction (every key is parallel to q)"
+    left = max(row.d_k - 2, 0)
+    return {
+        "caption": said(
+            f"A projection: the plane through q and {through}, with each key's coordinate along q "
+            "across (its score is exactly |q| × across × scale, so the Match is shown in full) and its "
+            "part along the top key, square to q, up.",
+            top=top_label,
+        ),
+        "leaves_out": said(
+            f"It leaves out the other {left} directions of each key (on average the plane shows "
+            f"{fmt.percent(mean_kept)} of a key's length) and the values, since the Mix happens in "
+            f"{row.d_v} dimensions.",
+            directions_left=left,
+            mean_kept=mean_kept,
+            d_v=row.d_v,
+        ),
+        "axes": ["along q", f"toward {top_label}'s key, square to q" if top_label else "none"],
+    }
+
+
+def key_point_title(row: QueryTrace, i: int, *, x: float, y: float, kept: float) -> str:
+    """A plane point's hover label: its coordinates, score, share and the part of it shown."""
+    return (
+        f"{row.labels[i]}: across {fmt.rounded(x)}, up {fmt.rounded(y)}; share {fmt.percent(row.weights[i])}; "
+        f"the plane shows {fmt.percent(kept)} of its length"
+    )
+
+
+def neuron_words(row: QueryTrace, query: int, key: int, *, layer: int, head: int, dot: float,
+                 rank: int | None) -> dict:  # fmt: skip
+    """The neuron view's headings, bar names and sentences for (query, key) of ``row``."""
+    q_label, k_label = row.labels[query], row.labels[key]
+    score = dot * row.scale
+    allowed = row.allowed[key]
+    share = row.weights[key]
+    return {
+        "title": f"Query {q_label} · key {k_label} · layer {layer}, head {head}",
+        "blocked": None
+        if allowed
+        else said(f"{q_label} may not see {k_label} (causal), so its share is 0.", blocked=k_label, share=0.0),
+        "bars": {
+            "q": f"q of {q_label} ({row.d_k} numbers)",
+            "k": f"k of {k_label}",
+            "products": "q[d] × k[d]",
+            "running": "running sum, left to right",
+            "region": "Coordinates of q, k and their products",
+        },
+        "sum": said(
+            f"q · k = {fmt.rounded(dot)} (the ordered sum of the {row.d_k} products), and times the scale "
+            f"1/√{row.d_k} = {fmt.rounded(row.scale)} it is the score {fmt.rounded(score)}.",
+            dot=dot,
+            d_k=row.d_k,
+            scale=row.scale,
+            score=score,
+        ),
+        "softmax": said(
+            f"Softmax over the row gives {k_label} {fmt.percent(share)}"
+            + (f" (rank {rank} of {len(row.allowed_indices)})." if rank is not None else "."),
+            key=k_label,
+            share=share,
+            rank=rank,
+        ),
+        "dot_display": fmt.rounded(dot),
+        "scale_display": f"1/√{row.d_k} = {fmt.rounded(row.scale)}",
+        "score_display": fmt.rounded(score),
+        "weights_display": [fmt.percent(w) if ok else "—" for w, ok in zip(row.weights, row.allowed)],
+        "words": row_words(row, query),
+    }

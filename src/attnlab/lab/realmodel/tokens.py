@@ -1,0 +1,44 @@
+"""How a real token is shown: whitespace and unprintable characters made visible.
+
+A real token can be a space, a line break, a tab or a control character; shown
+as it is, it is a blank chip ("Top 5 sources:  76%"). :func:`token_label` gives
+every surface one visible label and keeps the exact text for the hover title:
+
+- ``" "`` → ``␣``, ``"\\n"`` → ``⏎``, ``"\\t"`` → ``⇥``;
+- any other character ``str.isprintable`` refuses (controls, format marks such
+  as U+200F, separators other than the space) → ``⟨U+XXXX⟩``;
+- a label that would start with a combining mark gets a ``◌`` to sit on;
+- the empty string → ``⟨empty⟩``.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Iterable
+
+_VISIBLE = {" ": "␣", "\n": "⏎", "\t": "⇥"}
+EMPTY = "⟨empty⟩"
+BASE = "◌"  # U+25CC, the dotted circle a lone combining mark is drawn on
+
+
+def _char(ch: str) -> str:
+    if ch in _VISIBLE:
+        return _VISIBLE[ch]
+    if not ch.isprintable():
+        return f"⟨U+{ord(ch):04X}⟩"
+    return ch
+
+
+def token_label(text: str) -> dict[str, str]:
+    """``{"label": what a chip shows, "exact": the token's text}`` for one token."""
+    if text == "":
+        return {"label": EMPTY, "exact": text}
+    label = "".join(_char(ch) for ch in text)
+    if unicodedata.combining(label[0]):
+        label = BASE + label
+    return {"label": label, "exact": text}
+
+
+def token_labels(texts: Iterable[str]) -> list[dict[str, str]]:
+    """:func:`token_label` of each text, in order."""
+    return [token_label(t) for t in texts]

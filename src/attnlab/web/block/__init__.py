@@ -1,0 +1,1 @@
+"""The block section's routes (``/api/block``)."""

@@ -1,0 +1,1 @@
+"""The explorer's routes: ``POST /api/trace`` and the drag socket."""

@@ -1,0 +1,1 @@
+"""The notebook's routes (``/api/notebook``)."""

@@ -1,0 +1,1 @@
+"""The Real model view's routes (``/api/models``)."""

@@ -1,0 +1,75 @@
+"""The bridge to real models: ``GET /api/models/jobs/{id}/bridge/{layer}/{head}/{query}``.
+
+One real query row in the explorer's terms (:func:`attnlab.models.bridge.bridge_view`):
+that head's q and keys at full precision, the explorer's Match / Share / Mix
+numbers and words, and the plane of q and its top key, labelled as a projection.
+Answers from the trace kept in this process (no model work); bad layer, head or
+query is a 422 naming the path field.
+"""
+
+from __future__ import annotations
+
+import json
+
+from fastapi import APIRouter
+from fastapi.responses import Response
+from pydantic import BaseModel
+
+from attnlab.models.bridge import bridge_view
+from attnlab.web.realmodel.jobs import ERRORS, Index, JobId, _done, _error, _in_path
+from attnlab.web.realmodel.views_schema import RowPlace
+
+router = APIRouter(prefix="/api/models", tags=["models"])
+
+
+class BridgeTrace(BaseModel):
+    q: list[float]
+    keys: list[list[float]]
+    labels: list[str]
+    allowed: list[bool]
+    scale: float
+    d_k: int
+    d_v: int
+    dots: list[float]
+    scores: list[float]
+    m: float
+    exps: list[float]
+    z: float
+    weights: list[float]
+    output: list[float]
+    blocked: list[int]
+    underflowed: list[int]
+
+
+class BridgeView(RowPlace):
+    """The shape of the bridge's answer (documentation; the route sends plain JSON)."""
+
+    d_k: int
+    d_v: int
+    n_keys: int
+    title: str
+    lede: str
+    trace: BridgeTrace
+    display: dict
+    words: dict[str, str]
+    geometry: dict
+    plane: dict
+
+
+@router.get(
+    "/jobs/{job_id}/bridge/{layer}/{head}/{query}",
+    response_model=None,
+    responses={200: {"model": BridgeView}, **ERRORS},
+)
+def job_bridge(job_id: JobId, layer: Index, head: Index, query: Index) -> Response:
+    """Query ``query``'s row in ``layer``/``head`` as the explorer computes and shows it."""
+    job = _done(job_id)
+    t = job.trace
+    _in_path("layer", lambda: t.check(layer=layer))
+    _in_path("head", lambda: t.check(head=head))
+    n = len(t.tokens)
+    if query >= n:
+        msg = f"query {query} does not exist; the text has tokens 0..{n - 1}"
+        raise _error(("query",), msg, where="path")
+    body = {"job": job.id, **bridge_view(t, layer, head, query)}
+    return Response(json.dumps(body, allow_nan=False, separators=(",", ":")), media_type="application/json")

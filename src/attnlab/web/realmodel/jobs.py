@@ -1,0 +1,377 @@
+"""The Real model view's JSON API: traces of real pretrained transformers.
+
+Everything under ``/api/models``. Tracing a text is a job: ``POST
+/api/models/jobs`` answers 202 at once with the job; one worker process
+(``attnlab.models.jobs``) loads the model (first time only) and runs the jobs
+in order, and ``GET /api/models/jobs/{id}`` reports the status, the layers
+done and the job's ``place`` in line (0 = the model is on it). An identical
+request gets the same job. When the line is full the answer is 429 with a
+``Retry-After`` header (seconds, an estimate). When a job is done,
+``.../layers/{layer}`` returns every head's weights in that layer and
+``.../rows/{layer}/{head}/{index}`` one query's row in the explorer's terms
+(``trace_query`` on the real q, keys and values), answered from the trace
+kept in this process. ``POST /api/models/generate`` starts SmolLM2 continuing
+a text; polling ``GET /api/models/generate/{id}`` returns the pieces as they
+come (one per token). Each kind's ids are unknown to the other's routes. The
+explorer's own requests never wait for a model.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path as FilePath
+from typing import Annotated
+
+import numpy as np
+from fastapi import APIRouter, HTTPException, Path
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import Response
+
+from attnlab.engine.errors import FieldError, Loc, field_text
+from attnlab.lab import numbers as fmt
+from attnlab.lab.explorer.words import match_words, share_words, summary_words
+from attnlab.models import registry
+from attnlab.models.heads import layer_profiles, top_sources
+from attnlab.models.job_words import place_words, stage_display
+from attnlab.models.jobs import JOBS, MAX_CHARS, Busy, GenerationJob, Stopping, TraceJob
+from attnlab.models.sampling import Sampling
+from attnlab.web.explorer.schema import ErrorResponse
+from attnlab.web.realmodel.schema import (
+    GenerateIn,
+    GenerationOut,
+    HeadOut,
+    JobOut,
+    LayerOut,
+    ModelInfo,
+    ModelsOut,
+    RowOut,
+    SourceOut,
+    StepOut,
+    TopOut,
+    TraceIn,
+    TraceSummary,
+)
+
+router = APIRouter(prefix="/api/models", tags=["models"])
+# The view's page; its own router so the app adds it with the API (one line in ROUTERS).
+page_router = APIRouter()
+PAGE = FilePath(__file__).parents[1] / "static" / "real-model.html"
+
+ERRORS = {
+    404: {"model": ErrorResponse, "description": "No such job (finished jobs are kept for a while)"},
+    409: {"model": ErrorResponse, "description": "The job has not finished (or it failed)"},
+    413: {"model": ErrorResponse, "description": "The request body is too large"},
+    422: {"model": ErrorResponse, "description": "A field the learner has to fix"},
+}
+STARTING = {
+    **ERRORS,
+    429: {
+        "model": ErrorResponse,
+        "description": "Too many jobs waiting; the Retry-After header says in how many seconds to try again",
+        "headers": {"Retry-After": {"description": "seconds (an estimate)", "schema": {"type": "integer"}}},
+    },
+    503: {"model": ErrorResponse, "description": "The server is stopping"},
+}
+
+
+def _info() -> list[ModelInfo]:
+    """Every model in the registry, as the page needs it (no model is loaded to answer)."""
+    return [
+        ModelInfo(
+            name=spec.name,
+            title=spec.title,
+            kind=spec.kind,
+            architecture=spec.architecture,
+            generates=spec.generates,
+            instruct=spec.instruct,
+            chat_default=spec.chat_default,
+            max_tokens=spec.max_tokens,
+            max_chars=spec.max_chars,
+            d_head=spec.d_head,
+            n_layer=spec.n_layer,
+            n_head=spec.n_head,
+            n_kv_head=spec.n_kv_head,
+            kv_groups=spec.kv_groups,
+            loaded=JOBS.is_loaded(spec.name),
+            path=JOBS.weights_path(spec.name),
+        )
+        for spec in registry.SPECS.values()
+    ]
+
+
+def _error(loc: Loc, msg: str, *, where: str = "body") -> RequestValidationError:
+    """A 422 naming the field at ``loc`` (in the body, or the path for layer, head, index)."""
+    field = field_text(loc)
+    text = msg if msg.startswith(field) else f"{field}: {msg}"
+    return RequestValidationError([{"loc": [where, *loc], "msg": text, "type": "value_error"}])
+
+
+def _in_path(name: str, check) -> object:
+    """Run ``check()``; a ValueError from it is a 422 on path parameter ``name``."""
+    try:
+        return check()
+    except ValueError as error:
+        raise _error((name,), str(error), where="path") from None
+
+
+def _refused(error: Busy | Stopping) -> HTTPException:
+    """429 with Retry-After when the line is full; 503 when the server is stopping."""
+    if isinstance(error, Busy):
+        return HTTPException(
+            status_code=429,
+            detail=[{"loc": ["body"], "field": "body", "msg": str(error), "type": "busy"}],
+            headers={"Retry-After": str(error.retry_after)},
+        )
+    return HTTPException(
+        status_code=503, detail=[{"loc": ["body"], "field": "body", "msg": str(error), "type": "stopping"}]
+    )
+
+
+def _not_found() -> HTTPException:
+    return HTTPException(
+        status_code=404,
+        detail=[
+            {
+                "loc": ["path", "job_id"],
+                "field": "job_id",
+                "msg": "job_id: no such job (finished jobs are kept for a while)",
+                "type": "not_found",
+            }
+        ],
+    )
+
+
+def _job_out(job: TraceJob) -> JobOut:
+    result = None
+    if job.status == "done" and job.trace is not None:
+        t = job.trace
+        result = TraceSummary(
+            tokens=t.tokens,
+            ids=[int(i) for i in t.ids],
+            has_logits=t.logits is not None,
+            has_journey=t.journey is not None,
+            labels=t.labels(),
+            n_layer=t.n_layer,
+            n_head=t.n_head,
+            n_kv_head=len(t.kv_groups),
+            kv_groups=t.kv_groups,
+            causal=t.causal,
+            scale=t.scale,
+            scale_display=fmt.rounded(t.scale),
+        )
+    place, place_display = place_words(JOBS, job)
+    return JobOut(
+        id=job.id,
+        model=job.model,
+        status=job.status,
+        place=place,
+        place_display=place_display,
+        progress=job.progress,
+        progress_display=fmt.percent(job.progress),
+        stage_display=stage_display(job, place_display),
+        layers_done=job.layers_done,
+        n_layer=job.n_layer,
+        message=job.message,
+        field=field_text(job.loc) if job.loc else None,
+        result=result,
+    )
+
+
+def _done(job_id: str) -> TraceJob:
+    job = JOBS.trace_job(job_id)
+    if job is None:
+        raise _not_found()
+    if job.status != "done" or job.trace is None:
+        msg = job.message if job.status == "error" else f"job {job_id} is {job.status}"
+        raise HTTPException(
+            status_code=409,
+            detail=[
+                {"loc": ["path", "job_id"], "field": "job_id", "msg": f"job_id: {msg}", "type": "not_ready"}
+            ],
+        )
+    return job
+
+
+JobId = Annotated[str, Path(max_length=32)]
+Index = Annotated[int, Path(ge=0, le=10_000)]
+
+
+@router.get("", response_model=ModelsOut)
+def models() -> ModelsOut:
+    """The models the view can trace, their shapes, the view's caps and the job line's limits."""
+    return ModelsOut(
+        models=_info(),
+        max_chars=MAX_CHARS,
+        max_tokens=min((s.max_tokens for s in registry.SPECS.values()), default=0),
+        max_waiting=JOBS.max_waiting,
+        trace_bytes_cap=JOBS.memory_cap,
+        trace_bytes_kept=JOBS.kept_bytes,
+        worker=JOBS.worker_mode,
+    )
+
+
+@router.post("/jobs", response_model=JobOut, status_code=202, responses=STARTING)
+def start_job(body: TraceIn) -> JobOut:
+    """Start tracing ``text`` with ``model`` (or join the identical job); poll it for progress and result."""
+    try:
+        job = JOBS.start(body.model, body.text)
+    except (Busy, Stopping) as error:
+        raise _refused(error) from None
+    except FieldError as error:
+        raise _error(error.loc, str(error)) from None
+    return _job_out(job)
+
+
+@router.get("/jobs/{job_id}", response_model=JobOut, responses=ERRORS)
+def job_status(job_id: JobId) -> JobOut:
+    """A job's status, place in line and progress; with ``result`` (tokens, heads, GQA groups) once done."""
+    job = JOBS.trace_job(job_id)
+    if job is None:
+        raise _not_found()
+    return _job_out(job)
+
+
+@router.get("/jobs/{job_id}/layers/{layer}", response_model=LayerOut, responses=ERRORS)
+def job_layer(job_id: JobId, layer: Index, details: bool = False) -> LayerOut:
+    """Every head's attention weights in ``layer`` (row = query token), with what each head does.
+
+    ``details=true`` adds each head's q, k, v and scaled scores.
+    """
+    job = _done(job_id)
+    t = job.trace
+    profiles = _in_path("layer", lambda: layer_profiles(t, layer))
+    heads = []
+    for h, p in enumerate(profiles):
+        w = t.weights[layer, h].astype(float)
+        extra = {}
+        if details:
+            g = t.kv_head(h)
+            scores = np.where(t.allowed, t.scores[layer, h].astype(float), np.nan).tolist()
+            extra = {
+                "q": t.q[layer, h].astype(float).tolist(),
+                "k": t.k[layer, g].astype(float).tolist(),
+                "v": t.v[layer, g].astype(float).tolist(),
+                "scores": [[None if x != x else x for x in row] for row in scores],  # NaN: blocked
+            }
+        heads.append(
+            HeadOut(
+                head=h,
+                kv_head=t.kv_head(h),
+                kind=p["kind"],
+                previous=fmt.percent(p["previous"]),
+                first=fmt.percent(p["first"]),
+                breadth=fmt.rounded(p["breadth"], 2),
+                weights=w.tolist(),
+                shares=[
+                    [fmt.rounded(x, 2) if ok else "" for x, ok in zip(row, allowed)]
+                    for row, allowed in zip(w.tolist(), t.allowed.tolist())
+                ],
+                **extra,
+            )
+        )
+    return LayerOut(job=job.id, layer=layer, tokens=t.tokens, allowed=t.allowed.tolist(), heads=heads)
+
+
+@router.get("/jobs/{job_id}/rows/{layer}/{head}/{index}", response_model=RowOut, responses=ERRORS)
+def job_row(job_id: JobId, layer: Index, head: Index, index: Index) -> RowOut:
+    """Token ``index``'s query in ``layer``/``head``, computed as the explorer computes one query."""
+    job = _done(job_id)
+    t = job.trace
+    _in_path("layer", lambda: t.check(layer=layer))
+    _in_path("head", lambda: t.check(head=head))
+    row = _in_path("index", lambda: t.query_row(layer, head, index))  # layer and head are fine by now
+    labels = list(row.labels)
+    sources = [
+        SourceOut(
+            index=i,
+            label=labels[i],
+            allowed=row.allowed[i],
+            score=row.scores[i] if row.allowed[i] else None,
+            score_display=fmt.rounded(row.scores[i]) if row.allowed[i] else "blocked",
+            share=row.weights[i],
+            share_display=fmt.percent(row.weights[i]) if row.allowed[i] else "—",
+        )
+        for i in range(len(labels))
+    ]
+    top = [
+        TopOut(label=label, share=share, share_display=fmt.percent(share))
+        for label, share in top_sources(list(row.weights), labels, k=3)
+    ]
+    # Only the words this answer carries: at 256 keys of 64 numbers, each paragraph
+    # that lists vectors costs milliseconds (the Mix paragraph is not part of a row).
+    return RowOut(
+        job=job.id,
+        layer=layer,
+        head=head,
+        kv_head=t.kv_head(head),
+        index=index,
+        query=labels[index],
+        scale_display=fmt.rounded(row.scale if row.scale else t.scale),
+        sources=sources,
+        top=top,
+        summary=summary_words(row),
+        match=match_words(row),
+        share=share_words(row),
+    )
+
+
+def _generation_out(job: GenerationJob) -> GenerationOut:
+    pieces = list(job.pieces)  # one copy: the worker's reader may append meanwhile
+    place, place_display = place_words(JOBS, job)
+    return GenerationOut(
+        id=job.id,
+        status=job.status,
+        place=place,
+        place_display=place_display,
+        tokens=len(pieces),
+        max_new_tokens=job.max_new_tokens,
+        pieces=pieces,
+        text="".join(pieces),
+        chat=job.chat,
+        hint=job.hint,
+        steps=[StepOut(**step) for step in list(job.steps)],
+        finish=job.finish if job.status == "done" else None,
+        message=job.message,
+        field=field_text(job.loc) if job.loc else None,
+    )
+
+
+@router.post("/generate", response_model=GenerationOut, status_code=202, responses=STARTING)
+def start_generation(body: GenerateIn) -> GenerationOut:
+    """Start SmolLM2 continuing ``prompt`` (greedy unless ``temperature`` > 0); poll for the pieces.
+
+    A repeatable request (greedy, or with a ``seed``) identical to a kept one gets that job.
+    """
+    try:
+        # pydantic has checked each option's range; Sampling checks them again
+        sampling = Sampling(temperature=body.temperature, top_k=body.top_k, top_p=body.top_p, seed=body.seed)
+        job = JOBS.generate(
+            body.prompt,
+            max_new_tokens=body.max_new_tokens,
+            sampling=sampling,
+            chat=body.chat,
+            model=body.model,
+        )
+    except (Busy, Stopping) as error:
+        raise _refused(error) from None
+    except FieldError as error:
+        raise _error(error.loc, str(error)) from None
+    return _generation_out(job)
+
+
+@router.get("/generate/{job_id}", response_model=GenerationOut, responses=ERRORS)
+def generation_status(job_id: JobId) -> GenerationOut:
+    """A generation's text so far (one piece per token), its place in line, and why it stopped once done."""
+    job = JOBS.generation(job_id)
+    if job is None:
+        raise _not_found()
+    return _generation_out(job)
+
+
+@page_router.get("/real-model", include_in_schema=False)
+def real_model_page() -> Response:
+    """The Real model view (a page of its own, static like the lab's)."""
+    return Response(
+        PAGE.read_bytes(),
+        media_type="text/html; charset=utf-8",
+        headers={"cache-control": "no-cache"},
+    )

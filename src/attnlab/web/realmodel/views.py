@@ -1,0 +1,197 @@
+"""The Real model view's views of a kept trace, and token counting as the learner types.
+
+Under ``/api/models`` beside ``api_models.py`` (the contract: docs/real-model-api.md):
+
+- ``POST /{model}/tokens``: the count by the model's tokenizer alone (no model load);
+- ``GET /jobs/{id}/heads/{layer}/{head}``: one head's weights, kind and legend;
+- ``GET /jobs/{id}/model-view``: every head's thumbnail and kind (computed once per trace);
+- ``GET /jobs/{id}/neuron/{layer}/{head}/{query}/{key}``: q, k, products, the ordered sum,
+  scale, score, the row's softmax, the explorer's words and the plane of q and its top key;
+- ``GET /jobs/{id}/next/{position}``: next-token probabilities with temperature, top-k, top-p;
+- ``GET /jobs/{id}/journey/{index}``: one token's path through the blocks.
+
+All but ``tokens`` answer from the trace kept in this process: no model work.
+Large answers are serialised once with ``json`` (no NaN: ``allow_nan=False``).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated
+
+from fastapi import APIRouter, HTTPException, Path, Query
+from fastapi.responses import Response
+from pydantic import Field
+
+from attnlab.models import registry
+from attnlab.models.files import ModelNotInstalled
+from attnlab.models.journey import token_journey
+from attnlab.models.neuron import neuron_view
+from attnlab.models.nexttoken import MAX_TOKENS_SHOWN, next_token
+from attnlab.models.sampling import Sampling
+from attnlab.models.views import head_view, model_view_body
+from attnlab.web.realmodel.jobs import ERRORS, JobId, _done, _error, _in_path
+from attnlab.web.realmodel.schema import Strict
+from attnlab.web.realmodel.views_schema import (
+    HeadView,
+    JourneyView,
+    ModelView,
+    NeuronView,
+    NextView,
+    TokensOut,
+)
+
+router = APIRouter(prefix="/api/models", tags=["models"])
+
+Index = Annotated[int, Path(ge=0, le=10_000)]
+
+
+class TokensIn(Strict):
+    text: Annotated[str, Field(max_length=registry.DEFAULT_MAX_CHARS * 4)]
+
+
+def _json(data: dict) -> Response:
+    return Response(json.dumps(data, allow_nan=False, separators=(",", ":")), media_type="application/json")
+
+
+def _conflict(field: str, msg: str) -> HTTPException:
+    return HTTPException(
+        status_code=409,
+        detail=[{"loc": ["path", field], "field": field, "msg": msg, "type": "not_available"}],
+    )
+
+
+@router.post("/{model}/tokens", response_model=TokensOut, responses={422: ERRORS[422]})
+def count_tokens(model: Annotated[str, Path(max_length=40)], body: TokensIn) -> TokensOut:
+    """How many tokens ``text`` is for ``model``, counted by its tokenizer alone (the model is not loaded)."""
+    spec = _in_path("model", lambda: registry.spec(model))
+    if len(body.text) > spec.max_chars:
+        msg = f"text has {len(body.text)} characters; {spec.title} takes at most {spec.max_chars} here"
+        raise _error(("text",), msg)
+    try:
+        tokens = registry.token_strings(model, body.text) if body.text else []
+    except ModelNotInstalled as error:
+        raise _error(("model",), str(error), where="path") from None
+    n, cap = len(tokens), spec.max_tokens
+    fits = n <= cap
+    message = (
+        f"{n} of {cap} tokens"
+        if fits
+        else f"{n} tokens; {spec.title} takes at most {cap} here. Shorten it by {n - cap}."
+    )
+    return TokensOut(model=model, count=n, cap=cap, fits=fits, tokens=tokens, message=message)
+
+
+@router.get(
+    "/jobs/{job_id}/heads/{layer}/{head}",
+    response_model=None,
+    responses={200: {"model": HeadView}, **ERRORS},
+)
+def job_head(job_id: JobId, layer: Index, head: Index, packed: bool = False) -> Response:
+    """One head's weights (row = query token; ``null`` = blocked), their display strings, kind, legend.
+
+    ``packed=true``: ``weights_f32`` (base64, little-endian float32, NaN = blocked) instead of
+    ``weights``: the same numbers, as the page fetches them (decimal JSON of 65,536 floats
+    costs the server tens of milliseconds).
+    """
+    job = _done(job_id)
+    _in_path("layer", lambda: job.trace.check(layer=layer))
+    _in_path("head", lambda: job.trace.check(head=head))
+    return _json({"job": job.id, **head_view(job.trace, layer, head, packed=packed)})
+
+
+@router.get("/jobs/{job_id}/model-view", response_model=None, responses={200: {"model": ModelView}, **ERRORS})
+def job_model_view(job_id: JobId) -> Response:
+    """Every layer's and head's thumbnail, with its kind: computed with the trace, then kept."""
+    job = _done(job_id)
+    body = job.views.get("model-view")  # the worker sends it with the trace (models/views.kept_views)
+    if body is None:
+        body = job.views["model-view"] = model_view_body(job.id, job.trace)
+    return Response(body, media_type="application/json")
+
+
+@router.get(
+    "/jobs/{job_id}/neuron/{layer}/{head}/{query}/{key}",
+    response_model=None,
+    responses={200: {"model": NeuronView}, **ERRORS},
+)
+def job_neuron(job_id: JobId, layer: Index, head: Index, query: Index, key: Index) -> Response:
+    """The q and k coordinates behind one score, their products and ordered sum, then the row's softmax."""
+    job = _done(job_id)
+    t = job.trace
+    _in_path("layer", lambda: t.check(layer=layer))
+    _in_path("head", lambda: t.check(head=head))
+    n = len(t.tokens)
+    for name, value in (("query", query), ("key", key)):
+        if value >= n:
+            raise _error(
+                (name,), f"{name} {value} does not exist; the text has tokens 0..{n - 1}", where="path"
+            )
+    return _json({"job": job.id, **neuron_view(t, layer, head, query, key)})
+
+
+@router.get(
+    "/jobs/{job_id}/next/{position}", response_model=None, responses={200: {"model": NextView}, **ERRORS}
+)
+def job_next(
+    job_id: JobId,
+    position: Index,
+    temperature: Annotated[float, Query(ge=0, le=5, allow_inf_nan=False)] = 1.0,
+    top_k: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
+    top_p: Annotated[float, Query(gt=0, le=1, allow_inf_nan=False)] = 1.0,
+    top: Annotated[int, Query(ge=1, le=MAX_TOKENS_SHOWN)] = 10,
+) -> Response:
+    """The next-token distribution after token ``position``, recomputed from the kept logits."""
+    job = _done(job_id)
+    t = job.trace
+    if t.logits is None:
+        title = registry.SPECS[t.model].title if t.model in registry.SPECS else t.model
+        raise _conflict("model", f"model: {title} does not predict next tokens (it is an encoder)")
+    n = len(t.tokens)
+    if position >= n:
+        raise _error(
+            ("position",), f"position {position} does not exist; the text has tokens 0..{n - 1}", where="path"
+        )
+    sampling = Sampling(temperature=temperature, top_k=top_k or None, top_p=top_p)
+    decode = registry.counter(t.model).text
+    actual = int(t.ids[position + 1]) if position + 1 < n else None
+    view = next_token(t.logits[position], sampling, decode=decode, top=top, actual=actual)
+    return _json(
+        {
+            "job": job.id,
+            "position": position,
+            "context_label": t.labels()[position],
+            "temperature": temperature,
+            "top_k": top_k,
+            "top_p": top_p,
+            **view,
+        }
+    )
+
+
+@router.get(
+    "/jobs/{job_id}/journey/{index}", response_model=None, responses={200: {"model": JourneyView}, **ERRORS}
+)
+def job_journey(job_id: JobId, index: Index) -> Response:
+    """Token ``index``'s path through the blocks: residual norms, attention and MLP, norms, top MLP units."""
+    job = _done(job_id)
+    t = job.trace
+    if t.journey is None:
+        raise _conflict("job_id", "job_id: this trace has no journey (made without details)")
+    n = len(t.tokens)
+    if index >= n:
+        raise _error(
+            ("index",), f"index {index} does not exist; the text has tokens 0..{n - 1}", where="path"
+        )
+    blocks = token_journey(t.journey, index)
+    spec = registry.SPECS.get(t.model)
+    return _json(
+        {
+            "job": job.id,
+            "index": index,
+            "label": t.labels()[index],
+            "norm": "rms" if spec is not None and spec.architecture == "decoder" else "layer",
+            "placement": "pre" if t.causal else "post",
+            "blocks": blocks,
+        }
+    )

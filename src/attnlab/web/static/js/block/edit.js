@@ -1,0 +1,115 @@
+// Editable inputs and weights: X and every weight matrix as a small grid of
+// number fields, mounted once and updated in place from the accepted request.
+// A number the browser cannot read is refused next to its field; the server
+// checks again and its message (by field path, "weights.heads[1].w_q[2][0]")
+// lands next to the same field. The last good walk stays meanwhile.
+
+import { h, text } from "../shared/dom.js";
+import { parseNumber } from "../explorer/fields.js";
+import { getBlock, resetBlock, setBlockError, setNumber, subscribeBlock } from "./state.js";
+
+/** [id, label, path into the request] for each editable matrix or vector. */
+const MATRICES = [
+  ["x", "X (inputs, 3 × 4)", ["x"]],
+  ["h1-wq", "W_Q¹ (4 × 2)", ["weights", "heads", 0, "w_q"]],
+  ["h1-wk", "W_K¹ (4 × 2)", ["weights", "heads", 0, "w_k"]],
+  ["h1-wv", "W_V¹ (4 × 2)", ["weights", "heads", 0, "w_v"]],
+  ["h2-wq", "W_Q² (4 × 2)", ["weights", "heads", 1, "w_q"]],
+  ["h2-wk", "W_K² (4 × 2)", ["weights", "heads", 1, "w_k"]],
+  ["h2-wv", "W_V² (4 × 2)", ["weights", "heads", 1, "w_v"]],
+  ["wo", "W_O (4 × 4)", ["weights", "w_o"]],
+  ["n1g", "LN₁ γ", ["weights", "norm_1", "gamma"]],
+  ["n1b", "LN₁ β", ["weights", "norm_1", "beta"]],
+  ["n2g", "LN₂ γ", ["weights", "norm_2", "gamma"]],
+  ["n2b", "LN₂ β", ["weights", "norm_2", "beta"]],
+  ["w1", "W_1 (4 × 8)", ["weights", "w_1"]],
+  ["b1", "b_1 (8)", ["weights", "b_1"]],
+  ["w2", "W_2 (8 × 4)", ["weights", "w_2"]],
+  ["b2", "b_2 (4)", ["weights", "b_2"]],
+];
+
+/** The server's name for a request path: ["weights","heads",1,"w_q",2,0] -> "weights.heads[1].w_q[2][0]". */
+function fieldName(path) {
+  return path.map((p, i) => (typeof p === "number" ? `[${p}]` : i ? `.${p}` : p)).join("");
+}
+
+function at(obj, path) {
+  return path.reduce((o, k) => o[k], obj);
+}
+
+/** The number as the request holds it, written so that reading it back gives the same float. */
+function shown(value) {
+  return Object.is(value, -0) ? "-0" : String(value);
+}
+
+export function mountEditor(root) {
+  const fields = []; // {input, error, path, field, committed}
+  const picker = h("select", { id: "block-edit-pick" });
+  const grids = new Map();
+  const example = getBlock().example;
+  for (const [id, label, path] of MATRICES) {
+    picker.append(h("option", { value: id }, label));
+    const value = at(example, path);
+    const rows = Array.isArray(value[0]) ? value.map((_, r) => r) : [null];
+    const cols = Array.isArray(value[0]) ? value[0].length : value.length;
+    const grid = h("div", { class: "block-edit-grid", id: `block-edit-${id}`, role: "group", "aria-label": label });
+    grid.classList.add(`cols-${cols}`);
+    for (const r of rows) {
+      for (let c = 0; c < cols; c++) {
+        const p = r === null ? [...path, c] : [...path, r, c];
+        const field = fieldName(p);
+        const where = r === null ? `${c + 1}` : `row ${r + 1}, column ${c + 1}`;
+        const fid = `block-field-${field.replace(/[^a-z0-9]+/gi, "-")}`;
+        const input = h("input", { type: "text", inputmode: "decimal", id: fid, "data-field": field, "aria-label": `${label}: ${where}`, "aria-describedby": `${fid}-error`, autocomplete: "off", spellcheck: "false" });
+        const error = h("span", { class: "field-error", id: `${fid}-error`, "data-error-for": field });
+        const entry = { input, error, path: p, field, committed: null };
+        const commit = () => {
+          if (input.value === entry.committed) return;
+          entry.committed = input.value;
+          const parsed = parseNumber(input.value);
+          if ("error" in parsed) setBlockError(field, parsed.error);
+          else setNumber(p, parsed.value);
+        };
+        input.addEventListener("change", commit);
+        input.addEventListener("keydown", (e) => e.key === "Enter" && commit());
+        fields.push(entry);
+        grid.append(h("span", { class: "block-edit-cell" }, input, error));
+      }
+    }
+    grid.hidden = id !== "x";
+    grids.set(id, grid);
+  }
+  picker.addEventListener("change", () => grids.forEach((g, id) => (g.hidden = id !== picker.value)));
+  const reset = h("button", { type: "button", id: "block-reset" }, "Reset the block");
+  reset.addEventListener("click", () => resetBlock());
+  const problem = h("p", { class: "banner problem", id: "block-problem", role: "alert", hidden: true });
+  root.append(
+    h("p", { class: "field" }, h("label", { for: "block-edit-pick" }, "Matrix to edit"), picker),
+    h("p", { class: "hint" }, "Type a number and press Enter. Numbers past ±1000 or that are not numbers are refused next to their field; the last good walk stays."),
+    ...grids.values(),
+    problem,
+    h("p", { class: "controls" }, reset, h("span", { class: "hint" }, "Reset restores the given X and weights, pre-norm, no positions and both heads on.")),
+  );
+
+  function draw(block) {
+    if (!block.request) return;
+    for (const f of fields) {
+      const message = block.errors[f.field] || "";
+      const value = shown(at(block.requested || block.request, f.path));
+      const typing = document.activeElement === f.input && f.input.value !== value && !message;
+      if (!message && !typing) {
+        f.input.value = value;
+        f.committed = value;
+      }
+      text(f.error, message);
+      if (message) f.input.setAttribute("aria-invalid", "true");
+      else f.input.removeAttribute("aria-invalid");
+    }
+    const known = new Set(fields.map((f) => f.field));
+    const other = Object.entries(block.errors).filter(([k]) => !known.has(k));
+    text(problem, other.map(([, m]) => m).join(" "));
+    problem.hidden = !other.length;
+  }
+  subscribeBlock(draw);
+  draw(getBlock());
+}

@@ -1,0 +1,106 @@
+// The only module that talks to the server, always the same origin
+// (CSP connect-src 'self'). Drag updates go over one WebSocket
+// (/api/trace/ws: a few ms less per update than a fetch); when the socket
+// cannot open or drops, the same state goes by POST /api/trace (an explorer
+// state) or POST /api/state (the held example and its edits) instead.
+// The caller keeps at most one request in flight, so one waiter is enough.
+// Bodies are written by toJson, which keeps a typed -0 (JSON.stringify drops its sign).
+
+import { toJson } from "../shared/json.js";
+
+let socket = null; // an open WebSocket, or null
+let opening = null; // a Promise while connecting
+let waiter = null; // {resolve, reject} for the message in flight
+
+function connect() {
+  if (socket) return Promise.resolve(socket);
+  if (opening) return opening;
+  opening = new Promise((resolve) => {
+    let ws;
+    try {
+      ws = new WebSocket(`${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/api/trace/ws`);
+    } catch {
+      resolve(null);
+      return;
+    }
+    ws.onopen = () => {
+      socket = ws;
+      resolve(ws);
+    };
+    ws.onmessage = (event) => {
+      const w = waiter;
+      waiter = null;
+      if (w) w.resolve(JSON.parse(event.data));
+    };
+    ws.onclose = () => {
+      if (socket === ws) socket = null;
+      resolve(null);
+      const w = waiter;
+      waiter = null;
+      if (w) w.reject(new Error("socket closed"));
+    };
+  }).finally(() => {
+    opening = null;
+  });
+  return opening;
+}
+
+async function viaFetch(input, path = "/api/trace") {
+  const response = await fetch(path, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: toJson(input),
+  });
+  let body = null;
+  try {
+    body = await response.json();
+  } catch {
+    body = null;
+  }
+  return { ok: response.ok, status: response.status, body };
+}
+
+/**
+ * Trace the explorer state; resolve to {ok, status, body}. Rejects only when
+ * the server cannot be reached (the caller shows the offline message).
+ * @param {{q:number[], keys:number[][], values:number[][], labels:string[], allowed:boolean[], scale:(number|null)}} input
+ */
+export function postTrace(input) {
+  return send(input, "/api/trace");
+}
+
+/**
+ * One state of the page: the held example and the edits to apply
+ * ({held, edits}); resolves to {ok, status, body} with body = {sequence,
+ * explorer} (POST /api/state; over the socket too, which tells the two
+ * kinds apart by the "held" member).
+ */
+export function postState(body) {
+  return send(body, "/api/state");
+}
+
+async function send(input, path) {
+  // Until the socket is open, go by HTTP and let the socket connect meanwhile,
+  // so the first numbers never wait for the WebSocket handshake.
+  const ws = socket;
+  if (!ws) connect();
+  if (ws) {
+    try {
+      const answer = await new Promise((resolve, reject) => {
+        waiter = { resolve, reject };
+        ws.send(toJson(input));
+      });
+      return { ok: answer.status === 200, status: answer.status, body: answer.body };
+    } catch {
+      // The socket dropped mid-answer: try once over HTTP (which tells us if the server is gone).
+    }
+  }
+  return viaFetch(input, path);
+}
+
+/** GET the worked example and what "Reset example" restores. */
+export async function getExample() {
+  const response = await fetch("/api/example");
+  if (!response.ok) throw new Error(`example: HTTP ${response.status}`);
+  return response.json();
+}

@@ -1,0 +1,59 @@
+// "Read the current numbers": shapes, notation, the keys table and the
+// editable values (each coordinate of each value), with "Reset example".
+
+import { fill, h, srcClass, text } from "../shared/dom.js";
+import { messageFor, numberField } from "./fields.js";
+
+export function mountCurrent(els, { onValue }) {
+  let fields = []; // rebuilt only when the number or width of values changes
+  let shape = "";
+
+  function buildFields(result) {
+    const { trace } = result;
+    fields = trace.values.map((v, i) =>
+      v.map((_, j) =>
+        numberField({
+          path: `values[${i}][${j}]`,
+          label: `Value ${trace.labels[i]}, ${j === 0 ? "x" : j === 1 ? "y" : `coordinate ${j + 1}`}`,
+          onValue: (value) => onValue(i, j, value),
+        }),
+      ),
+    );
+    fill(
+      els.values,
+      fields.map((row, i) =>
+        h("fieldset", { class: ["value-row", srcClass(i)] }, h("legend", null, `Value v${trace.labels[i]}`), row.map((f) => f.el)),
+      ),
+    );
+  }
+
+  return function draw(state) {
+    const result = state.result;
+    if (!result) return;
+    const { trace, display } = result;
+    text(
+      els.shapes,
+      `Shapes: q and each k have d_k = ${trace.d_k} coordinates. Each v and the output have d_v = ${trace.d_v} coordinates.` +
+        (trace.d_k === trace.d_v ? " Equal widths here do not make the spaces identical." : ""),
+    );
+    const qNames = trace.q.map((_, j) => `q${"₁₂₃₄₅₆₇₈₉"[j] || `_${j + 1}`}`).join(", ");
+    text(
+      els.notation,
+      `q = [${qNames}]; ` + display.sources.map((src) => `k_${src.label} = ${src.key.replace(/-/g, "−")}`).join("; "),
+    );
+    fill(
+      els.keysBody,
+      display.sources.map((src) =>
+        h("tr", null, h("th", { scope: "row" }, src.label), h("td", { class: "num" }, src.key), h("td", { class: "num" }, display.q)),
+      ),
+    );
+    const nextShape = `${trace.labels.join("\u0000")}|${trace.d_v}`;
+    if (nextShape !== shape) {
+      shape = nextShape;
+      buildFields(result);
+    }
+    fields.forEach((row, i) =>
+      row.forEach((f, j) => f.update(display.values_coords[i][j], messageFor(state.fieldErrors, `values[${i}][${j}]`))),
+    );
+  };
+}

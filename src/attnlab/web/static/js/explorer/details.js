@@ -1,0 +1,110 @@
+// "Show every number, the formula and the Python": q's coordinates as
+// inputs, m and Z, the scaled-score strip, the shares strip, one card per
+// source, the output and the comparison with q = [2, 1] (solid amber border:
+// changed; dashed teal border: unchanged within 1e-12).
+
+import { cmpClass, cmpText, fill, h, s, srcClass, text } from "../shared/dom.js";
+import { messageFor, numberField } from "./fields.js";
+import { drawStrip } from "./share.js";
+import { placeLabels } from "../shared/plot.js";
+
+const AXIS_W = 320;
+const AXIS_H = 52;
+
+/** A number in a box that carries the comparison border. */
+function num(result, value, changed, field) {
+  return h("span", { class: ["num-box", cmpClass(result, changed)], "data-field": field }, value, cmpText(result, changed));
+}
+
+function drawScoreAxis(svg, result) {
+  const { trace, display, geometry, compare } = result;
+  const [lo, hi] = geometry.score_axis;
+  const x = (v) => 12 + ((v - lo) / (hi - lo)) * (AXIS_W - 24);
+  const parts = [
+    s("line", { class: "axis", x1: x(lo), x2: x(hi), y1: 30, y2: 30 }),
+    s("line", { class: "axis", x1: x(0), x2: x(0), y1: 24, y2: 36 }),
+    s("text", { class: "tick", x: x(lo), y: 50, "text-anchor": "start" }, String(lo).replace("-", "−")),
+    s("text", { class: "tick", x: x(hi), y: 50, "text-anchor": "end" }, String(hi)),
+  ];
+  trace.scores.forEach((score, i) => {
+    if (compare.active && compare.reference) {
+      parts.push(s("circle", { class: "ring amber", cx: x(compare.reference.scores[i]), cy: 30, r: 7 }));
+    }
+    parts.push(s("circle", { class: `dot ${srcClass(i)}`, cx: x(score), cy: 30, r: 5 }));
+    parts.push(s("text", { class: "label", x: x(score), y: i % 2 ? 21 : 11, "text-anchor": "middle" }, `${trace.labels[i]} ${display.sources[i].score}`));
+  });
+  svg.setAttribute("viewBox", `0 0 ${AXIS_W} ${AXIS_H}`);
+  fill(svg, ...parts);
+  placeLabels(svg, { grow: true }); // close scores would print their labels on each other
+}
+
+function card(result, i) {
+  const { trace, display, compare } = result;
+  const src = display.sources[i];
+  const ch = compare.changed;
+  const changed = (list) => (ch ? list[i] : false);
+  const label = trace.labels[i];
+  return h(
+    "li",
+    { class: ["card", srcClass(i)] },
+    h("h4", null, h("span", { class: `swatch ${srcClass(i)}`, "aria-hidden": "true" }), `Source ${label}`, h("span", { class: "index" }, ` index ${i}`)),
+    h(
+      "dl",
+      null,
+      h("dt", null, "Dot"),
+      h("dd", null, num(result, src.dot, changed(ch?.dots || []), `card-dot-${i}`)),
+      h("dt", null, "Scaled"),
+      h("dd", null, num(result, src.score, changed(ch?.scores || []), `card-score-${i}`)),
+      h("dt", null, "Share"),
+      h("dd", null, num(result, src.share, changed(ch?.weights || []), `card-share-${i}`)),
+      h("dt", null, "Carry w", h("sub", null, label), "v", h("sub", null, label)),
+      h("dd", null, num(result, src.carry, ch ? ch.carries[i].some(Boolean) : false, `card-carry-${i}`)),
+    ),
+  );
+}
+
+/** Mount the disclosure's live parts into `els`; returns draw(state). */
+export function mountDetails(els, { onQuery }) {
+  const qFields = [0, 1].map((j) =>
+    numberField({
+      path: `q[${j}]`,
+      label: `Query q, ${j === 0 ? "x" : "y"}`,
+      onValue: (value) => onQuery(j, value),
+    }),
+  );
+  fill(els.qFields, ...qFields.map((f) => f.el));
+
+  return function draw(state) {
+    const result = state.result;
+    if (!result) return;
+    const { display, compare } = result;
+    qFields.forEach((f, j) => f.update(display.q_coords[j], messageFor(state.fieldErrors, `q[${j}]`)));
+    const ch = compare.changed;
+    fill(
+      els.normalization,
+      "Shared normalization: m = ",
+      num(result, display.m, ch ? ch.m : false, "m"),
+      "; Z = ",
+      num(result, display.z, ch ? ch.z : false, "z"),
+      ".",
+    );
+    text(els.scoreTitle, `Scaled scores · s = q·k/${display.scale}`);
+    drawScoreAxis(els.scoreAxis, result);
+    text(els.shareTitle, `Attention shares w in ${result.trace.labels.join(", ")} order · the full strip is 1`);
+    drawStrip(els.shareStrip, result);
+    fill(els.cards, ...result.trace.labels.map((_, i) => card(result, i)));
+    fill(
+      els.output,
+      "Output o = ",
+      num(result, display.output, ch ? ch.output.some(Boolean) : false, "output"),
+    );
+    fill(
+      els.comparison,
+      h("strong", null, `Compared with q = ${compare.display ? compare.display.q : "[2, 1]"}: `),
+      compare.available ? compare.summary : compare.message,
+    );
+    els.comparisonBlock.classList.toggle("active", compare.active);
+    text(els.formulaScale, display.scale);
+    text(els.formulaScale2, display.scale);
+  };
+}

@@ -1,0 +1,15 @@
+// "Inspect precise numbers": every number at full precision (shortest
+// round-tripping repr, -0 kept), written by the server.
+
+import { fill, h } from "../shared/dom.js";
+
+export function drawPrecise(el, result) {
+  const { display } = result;
+  fill(
+    el,
+    h("li", null, `q = ${display.q_precise}`),
+    display.sources.map((src) => h("li", { "data-field": `precise-${src.index}` }, src.precise)),
+    h("li", null, display.m_z_precise),
+    h("li", { "data-field": "precise-output" }, `output=${display.output_precise}`),
+  );
+}

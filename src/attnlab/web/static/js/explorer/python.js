@@ -1,0 +1,40 @@
+// "Read the same calculation in Python": the server's program for the
+// current state, with copy and download buttons.
+
+import { text } from "../shared/dom.js";
+
+export function mountPython(els, getResult) {
+  els.copy.addEventListener("click", async () => {
+    const result = getResult();
+    if (!result) return;
+    try {
+      await navigator.clipboard.writeText(result.python);
+      text(els.status, "Copied the program to the clipboard.");
+    } catch {
+      // No clipboard permission: select the code so Ctrl+C copies it.
+      const range = document.createRange();
+      range.selectNodeContents(els.code);
+      const selection = window.getSelection();
+      selection.removeAllRanges();
+      selection.addRange(range);
+      text(els.status, "The clipboard is not available here; the code is selected, press Ctrl+C.");
+    }
+  });
+  els.download.addEventListener("click", () => {
+    const result = getResult();
+    if (!result) return;
+    const url = URL.createObjectURL(new Blob([result.python], { type: "text/x-python" }));
+    const link = document.createElement("a");
+    link.href = url;
+    link.download = "attention_one_query.py";
+    document.body.append(link);
+    link.click();
+    link.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 1000);
+    text(els.status, "Downloaded attention_one_query.py.");
+  });
+  return function draw(result) {
+    text(els.code, result.python);
+    text(els.expected, `attnlab's engine output: ${result.display.output} (rounded to three decimals); the program prints the same.`);
+  };
+}

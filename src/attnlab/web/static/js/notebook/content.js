@@ -1,0 +1,92 @@
+// The notebook's words below the demos: the core math (MathML made by the
+// server from LaTeX), the key papers and the 17 connections. ("Why it matters"
+// and "Questions to think about" sit above the explorer; the server writes
+// them into the page itself, see web/assets.py.) MathML and
+// prose are parsed as XML and imported node by node (no innerHTML), so text
+// stays text; links get rel="noopener noreferrer".
+
+import { fill, h } from "../shared/dom.js";
+import { nbGet } from "./api.js";
+
+const XHTML = "http://www.w3.org/1999/xhtml";
+
+/** Parse server-made XHTML+MathML `markup` into nodes of this document. */
+function nodes(markup) {
+  const doc = new DOMParser().parseFromString(`<div xmlns="${XHTML}">${markup}</div>`, "application/xml");
+  if (doc.getElementsByTagName("parsererror").length) return [markup.replace(/<[^>]*>/g, "")];
+  return Array.from(doc.documentElement.childNodes, (n) => document.importNode(n, true));
+}
+
+function drawMath(el, math) {
+  fill(
+    el,
+    h("h2", { id: "math-title" }, math.heading),
+    h("p", { class: "hint" }, math.intro),
+    math.blocks.map((b) => {
+      if (b.kind === "heading") return h("h3", null, b.text);
+      // tabindex: a wide equation scrolls sideways on a phone, and a scroll box must be reachable by keyboard.
+      if (b.kind === "display") return h("div", { class: "math-block", tabindex: 0 }, nodes(b.html));
+      return h("p", null, nodes(b.html));
+    }),
+  );
+}
+
+function drawPapers(el, papers) {
+  fill(
+    el,
+    h("h2", { id: "papers-title" }, papers.heading),
+    h(
+      "ul",
+      { class: "papers" },
+      papers.items.map((p) =>
+        h(
+          "li",
+          null,
+          h("p", { class: "paper-title" }, p.title),
+          h("p", { class: "hint" }, `${p.authors} · ${p.year} · ${p.venue}`),
+          h("a", { href: p.url, rel: "noopener noreferrer", "aria-label": `${p.link.replace(" →", "")}: ${p.title}` }, p.link),
+        ),
+      ),
+    ),
+  );
+}
+
+function drawConnections(el, connections) {
+  const total = connections.groups.reduce((n, g) => n + g.items.length, 0);
+  fill(
+    el,
+    h("h2", { id: "connections-title" }, connections.heading),
+    h("h3", null, `Other connections (${total})`),
+    connections.groups.map((g) =>
+      h(
+        "section",
+        { class: "connection-group" },
+        h("h4", null, g.question),
+        h(
+          "ul",
+          null,
+          g.items.map((item) =>
+            h(
+              "li",
+              { class: "connection" },
+              h("p", null, h("strong", null, `${item.title}: `), `${item.relation}.`),
+              h("p", null, item.text),
+              item.attnlab ? h("p", { class: "in-attnlab" }, h("strong", null, "In attnlab: "), item.attnlab) : null,
+            ),
+          ),
+        ),
+      ),
+    ),
+  );
+}
+
+/** Fetch the content once and draw the sections below the demos. */
+export async function mountContent(els) {
+  const answer = await nbGet("content");
+  if (!answer.ok) return;
+  const c = answer.body;
+  drawMath(els.math, c.math);
+  drawPapers(els.papers, c.papers);
+  drawConnections(els.connections, c.connections);
+  els.footer.textContent = c.footer;
+}

@@ -1,0 +1,258 @@
+// Practice: the list of challenges (lower on the page) and one active-challenge
+// panel that opens beside the part of the page the challenge uses: inside the
+// explorer for the query and value challenges, next to the held table for the
+// mask ones. The panel has the prompt, the response form, Check / Clear
+// response / New attempt, moves between attempts, tiered hints and "Show
+// answer". The server checks every goal with the engine on the held example,
+// keeps the rules of attempts and records each check, hint and shown answer
+// (POST /api/notebook/study); this view only draws what it gets back.
+//
+// The form is mounted once per (challenge, attempt, saved response) and
+// otherwise updated in place, so what the learner is typing, and the caret,
+// survive every redraw without snapshots.
+
+import { fill, h, text } from "../shared/dom.js";
+import { toJson } from "../shared/json.js";
+import { getHeld, getNb, loadWorked, studyAction, subscribeNb } from "./state.js";
+import { readResponse } from "../shared/response.js";
+
+function entryOf(nb, id) {
+  return nb.study.challenges[id] || null;
+}
+
+function currentAttempt(entry) {
+  return entry ? entry.attempts[entry.current] : null;
+}
+
+function responseForm(c, attempt, labels) {
+  const spec = c.response;
+  if (!spec) return h("p", { class: "hint" }, "No typed answer: the goal is checked on the example as it is now.");
+  const saved = attempt ? attempt.response : null;
+  if (spec.type === "choice") {
+    return h(
+      "fieldset",
+      { class: "choice" },
+      h("legend", null, spec.label),
+      spec.options.map((o) => {
+        const input = h("input", { type: "radio", name: `resp-${c.id}`, value: o.id, id: `resp-${c.id}-${o.id}` });
+        input.checked = saved === o.id;
+        return h("div", { class: "choice-row" }, input, h("label", { for: `resp-${c.id}-${o.id}` }, o.text));
+      }),
+    );
+  }
+  const names = spec.type === "shares" ? labels.slice(0, spec.size).map((l) => `${l} %`) : ["x", "y"].slice(0, spec.size);
+  return h(
+    "fieldset",
+    { class: "numbers" },
+    h("legend", null, spec.label),
+    names.map((name, j) => {
+      const input = h("input", { type: "text", inputmode: "decimal", id: `resp-${c.id}-${j}`, "aria-label": `${spec.label}: ${name}` });
+      input.value = saved ? String(saved[j]) : "";
+      return h("span", { class: "field" }, h("label", { for: `resp-${c.id}-${j}` }, name), input);
+    }),
+  );
+}
+
+/**
+ * Why the held example cannot try challenge `c` (its sources are not A, B, C,
+ * or it needs the worked keys), or "". The server says the same on Check.
+ */
+function misfit(nb, c) {
+  const held = getHeld();
+  const worked = nb.practice.worked_labels;
+  if (!held) return "";
+  if (toJson(held.labels) !== toJson(worked)) {
+    return `The challenges are written for the worked example's sources ${worked.join(", ")}; yours are ${held.labels.join(", ")}.`;
+  }
+  if (c.needs_keys && toJson(held.keys) !== toJson(nb.practice.worked_keys)) {
+    return "This challenge needs the worked example's keys; with other keys it may have no solution.";
+  }
+  return "";
+}
+
+function button(action, label, attrs = {}) {
+  return h("button", { type: "button", "data-action": action, ...attrs }, label);
+}
+
+/** The one active-challenge panel: built once, its parts updated in place. */
+function buildPanel(onClose) {
+  const p = {
+    root: h("section", { id: "active-challenge", class: "active-challenge", "aria-labelledby": "active-challenge-title", tabindex: "-1" }),
+    title: h("h3", { id: "active-challenge-title" }),
+    prompt: h("p", { class: "prompt" }),
+    prev: button("prev-attempt", "‹ Previous", { "aria-label": "Previous attempt" }),
+    label: h("span", { class: "attempt-label" }),
+    next: button("next-attempt", "Next ›", { "aria-label": "Next attempt" }),
+    form: h("div", { class: "response" }),
+    error: h("p", { class: "form-error", role: "alert" }),
+    check: button("check", "Check"),
+    clear: button("clear", "Clear response"),
+    retry: button("retry", "New attempt"),
+    feedback: h("p", { class: "feedback", role: "status" }),
+    offer: h("div", { class: "load-offer", hidden: true }),
+    offerText: h("p"),
+    load: button("load-worked", "Load the A/B/C example"),
+    hints: h("ol", { class: "hint-list" }),
+    hint: button("hint", ""),
+    reveal: button("answer", "Show answer"),
+    answer: h("p", { class: "answer", hidden: true }),
+    close: button("close", "Close challenge"),
+  };
+  p.offer.append(p.offerText, h("p", { class: "controls" }, p.load));
+  p.close.addEventListener("click", onClose);
+  fill(
+    p.root,
+    h("div", { class: "active-head" }, p.title, p.close),
+    p.prompt,
+    h("p", { class: "attempt-nav" }, p.prev, p.label, p.next),
+    p.form,
+    p.error,
+    h("p", { class: "controls" }, p.check, p.clear, p.retry),
+    p.feedback,
+    p.offer,
+    h("div", { class: "hints" }, p.hints, h("p", { class: "controls" }, p.hint, p.reveal)),
+    p.answer,
+  );
+  return p;
+}
+
+export function mountPractice(els) {
+  let active = null; // the open challenge's id
+  let formKey = "";
+  let items = null;
+  const panel = buildPanel(() => close());
+  const byId = () => new Map(getNb().practice.challenges.map((c) => [c.id, c]));
+
+  function current() {
+    const nb = getNb();
+    return { nb, c: byId().get(active), entry: entryOf(nb, active) };
+  }
+
+  function showError(message) {
+    // a new input error never sits beside an old "✓ Goal met": the old verdict is hidden
+    text(panel.error, message);
+    panel.feedback.hidden = Boolean(message);
+  }
+
+  panel.check.addEventListener("click", () => {
+    const { c } = current();
+    const read = readResponse(c, panel.form);
+    if (read.error) return showError(read.error);
+    showError("");
+    const action = { kind: "submit", challenge: c.id };
+    if (read.value !== null) action.response = read.value;
+    studyAction(action);
+  });
+  panel.form.addEventListener("input", () => showError(""));
+  panel.clear.addEventListener("click", () => studyAction({ kind: "clear", challenge: active }));
+  panel.retry.addEventListener("click", () => studyAction({ kind: "retry", challenge: active }));
+  panel.prev.addEventListener("click", () => studyAction({ kind: "goto", challenge: active, attempt: current().entry.current - 1 }));
+  panel.next.addEventListener("click", () => studyAction({ kind: "goto", challenge: active, attempt: current().entry.current + 1 }));
+  panel.hint.addEventListener("click", () => studyAction({ kind: "help", help: "hint", detail: Number(panel.hint.dataset.next), challenge: active }));
+  panel.reveal.addEventListener("click", () => studyAction({ kind: "help", help: "answer", challenge: active }));
+  panel.load.addEventListener("click", () => loadWorked());
+
+  function open(id) {
+    const c = byId().get(id);
+    active = id;
+    formKey = "";
+    showError("");
+    (c.uses === "held" ? els.heldSlot : els.explorerSlot).append(panel.root);
+    panel.root.hidden = false;
+    draw(getNb());
+    panel.root.focus({ preventScroll: true });
+    panel.root.scrollIntoView({ block: "nearest" });
+    studyAction({ kind: "open", challenge: id });
+  }
+
+  function close() {
+    const was = active;
+    active = null;
+    panel.root.hidden = true;
+    draw(getNb());
+    if (was && items) items.get(was).querySelector("button").focus();
+  }
+
+  function buildList(nb) {
+    items = new Map();
+    text(els.note, nb.practice.note);
+    fill(
+      els.list,
+      h(
+        "ul",
+        { class: "challenge-list" },
+        nb.practice.challenges.map((c) => {
+          const opener = h("button", { type: "button", class: "challenge-open", "aria-controls": "active-challenge" }, c.title);
+          opener.addEventListener("click", () => open(c.id));
+          const where = c.uses === "held" ? "opens beside the held sequence" : "opens beside the explorer";
+          const li = h("li", { class: "challenge-item", id: `challenge-${c.id}`, "data-challenge": c.id }, opener, h("span", { class: "hint where" }, ` · ${where}`), h("span", { class: "item-status" }));
+          items.set(c.id, li);
+          return li;
+        }),
+      ),
+    );
+  }
+
+  function drawPanel(nb, c, entry) {
+    const attempt = currentAttempt(entry);
+    const n = entry ? entry.attempts.length : 1;
+    const at = entry ? entry.current : 0;
+    const labels = getHeld() ? getHeld().labels : nb.practice.worked_labels;
+    const key = toJson([c.id, at, attempt ? attempt.response : null, c.response && c.response.type === "shares" ? labels : null]);
+    if (key !== formKey) {
+      // another challenge, attempt or saved response: mount its form (once)
+      formKey = key;
+      fill(panel.form, responseForm(c, attempt, labels));
+    }
+    panel.root.dataset.challenge = c.id;
+    text(panel.title, c.title);
+    text(panel.prompt, c.prompt);
+    text(panel.label, `Attempt ${at + 1} of ${n}`);
+    panel.prev.disabled = at === 0;
+    panel.next.disabled = at >= n - 1;
+    // A check on an example the challenge does not fit answers with the offer to load
+    // the A/B/C example: the offer box by its button says that, once; the feedback line does not repeat it.
+    const feedback = attempt && attempt.feedback && !attempt.feedback.load ? attempt.feedback : null;
+    panel.feedback.dataset.feedback = c.id;
+    panel.feedback.className = feedback ? (feedback.met ? "feedback met" : "feedback not-met") : "feedback";
+    if (feedback) fill(panel.feedback, h("strong", null, feedback.met ? "✓ Goal met. " : "Not yet. "), feedback.words);
+    else fill(panel.feedback);
+    const why = misfit(nb, c);
+    panel.offer.hidden = !why;
+    text(panel.offerText, `${why} Load the worked example to try this challenge; your study history stays.`);
+    const help = attempt ? attempt.help : [];
+    const opened = help.filter((x) => x.kind === "hint").map((x) => x.detail);
+    const shown = opened.length ? Math.max(...opened) : 0;
+    fill(panel.hints, c.hints.slice(0, shown).map((hint) => h("li", null, hint)));
+    text(panel.hint, `Show hint ${shown + 1} of ${c.hints.length}`);
+    panel.hint.dataset.next = String(shown + 1);
+    panel.hint.hidden = shown >= c.hints.length;
+    const answer = attempt && attempt.answer;
+    panel.answer.dataset.answer = c.id;
+    panel.answer.hidden = !answer;
+    if (answer) fill(panel.answer, h("strong", null, "Answer: "), answer);
+    else fill(panel.answer);
+    panel.reveal.hidden = Boolean(answer);
+  }
+
+  function draw(nb) {
+    text(els.message, nb.messages.practice);
+    els.message.hidden = !nb.messages.practice;
+    if (!nb.practice) return;
+    if (!items) buildList(nb);
+    for (const [id, li] of items) {
+      const entry = entryOf(nb, id);
+      const met = entry && entry.attempts.some((a) => a.checks && a.checks.some((x) => x.met));
+      li.classList.toggle("is-open", id === active);
+      li.querySelector("button").setAttribute("aria-expanded", String(id === active));
+      text(li.querySelector(".item-status"), met ? " · ✓ met" : "");
+    }
+    if (!active) return;
+    const c = byId().get(active);
+    drawPanel(nb, c, entryOf(nb, active));
+  }
+
+  panel.root.hidden = true;
+  subscribeNb(draw);
+  draw(getNb());
+}

@@ -1,0 +1,146 @@
+// The bridge to real models: "Open this head in the explorer" shows the
+// focused query's real row in the explorer's terms, with the explorer's own
+// drawing modules (imported, not copied): the score table and the shares
+// strip of explorer/share.js, the plane helpers and label placement of
+// shared/plot.js. q and every key at full precision sit in disclosures; the plane is the server's
+// projection onto the plane of q and its top key, labelled as one.
+// Numbers and strings: GET /api/models/jobs/{id}/bridge/{layer}/{head}/{query}.
+import { byId, fill, h, s, srcClass } from "../shared/dom.js";
+import { arrow, grid, label, placeLabels, plane, SIZE } from "../shared/plot.js";
+import { drawScoreTable, drawStrip } from "../explorer/share.js";
+import { getJson } from "./api.js";
+
+/** q and every key, each coordinate at full precision, behind disclosures. */
+function vectors(n) {
+  const d = n.display;
+  return h("div", { class: "rm-bridge-vectors" },
+    h("details", { class: "rm-bridge-more", "data-part": "q" },
+      h("summary", {}, `q of ${n.query_label}: ${n.d_k} numbers at full precision`),
+      h("p", { class: "rm-precise", "data-field": "q-precise" }, d.q_precise)),
+    h("details", { class: "rm-bridge-more", "data-part": "keys" },
+      h("summary", {}, `Every key: ${n.n_keys} keys × ${n.d_k} numbers at full precision`),
+      h("ol", { class: "rm-bridge-keys", start: 0 }, d.sources.map((src) => h("li", { "data-index": src.index },
+        h("details", {},
+          h("summary", {}, `k of ${src.label} · score ${src.score} · share ${src.percent}`),
+          h("p", { class: "rm-precise", "data-field": `key-precise-${src.index}` }, src.key_precise)))))));
+}
+
+/** The plane of q and its top key: every key a point, the top few labelled, q an arrow. */
+function planeFigure(n) {
+  const pl = n.plane;
+  const svg = s("svg", { class: "plane rm-bridge-plane", viewBox: `0 0 ${SIZE} ${SIZE}`, role: "img",
+    "aria-labelledby": "rm-bridge-plane-cap" });
+  const figure = h("figure", { class: "rm-bridge-fig" }, svg,
+    h("figcaption", { id: "rm-bridge-plane-cap" },
+      h("strong", {}, "A projection, not the whole picture. "), pl.caption, " ", pl.exact, " ",
+      h("span", { "data-field": "leaves-out" }, pl.leaves_out), " ",
+      h("span", { "data-field": "labels-note" }, pl.labels_note)));
+  if (!pl.view) {
+    fill(svg, s("text", { class: "label", x: 10, y: 30 }, "This row's plane cannot be drawn."));
+    return figure;
+  }
+  const p = plane(pl.view);
+  const parts = [grid(p)];
+  const labels = [];
+  const top = pl.keys.find((k) => k.index === pl.top_key);
+  if (top) parts.push(arrow(p, [0, 0], [top.x, top.y], "ink", {}, 7));
+  for (const k of pl.keys) {
+    const cls = k.labelled ? srcClass(k.index) : "";
+    parts.push(s("circle", { class: ["dot rm-bridge-key", cls, k.labelled && "is-labelled"], cx: p.x(k.x), cy: p.y(k.y),
+      r: k.labelled ? 4 : 2.5, "data-index": k.index, "data-x": String(k.x), "data-y": String(k.y) },
+    s("title", {}, k.title)));
+    if (k.labelled) labels.push(label(p, [k.x, k.y], k.label, `${cls}-text`));
+  }
+  parts.push(arrow(p, [0, 0], pl.q, "amber", {}, 11));
+  labels.unshift(label(p, pl.q, pl.q_display, "amber-text", 10, -14));
+  fill(svg, ...parts, ...labels);
+  return figure;
+}
+
+/** Match, Share and Mix, as the explorer's three steps. */
+function steps(n) {
+  const table = h("table", { class: "score-table rm-bridge-table" });
+  const strip = s("svg", { class: "strip rm-bridge-strip", role: "img",
+    "aria-label": "Attention shares as a strip in token order; the numbers are in the table above" });
+  const result = { trace: n.trace, display: n.display, geometry: n.geometry, compare: { active: false } };
+  const section = h("div", { class: "rm-bridge-steps" },
+    h("section", { class: "rm-bridge-step", "aria-labelledby": "rm-bridge-match" },
+      h("h4", { id: "rm-bridge-match" }, "1 · Match"),
+      h("p", { "data-words": "match" }, n.words.match),
+      h("div", { class: "rm-bridge-scroll", tabindex: "0", role: "region", "aria-label": "Scores and shares of every key" },
+        table)),
+    h("section", { class: "rm-bridge-step", "aria-labelledby": "rm-bridge-share" },
+      h("h4", { id: "rm-bridge-share" }, "2 · Share"),
+      h("p", { "data-words": "share" }, n.words.share),
+      strip,
+      h("p", { class: "rm-precise", "data-field": "m-z" }, n.display.m_z_precise)),
+    h("section", { class: "rm-bridge-step", "aria-labelledby": "rm-bridge-mix" },
+      h("h4", { id: "rm-bridge-mix" }, "3 · Mix"),
+      h("p", { "data-words": "mix" }, n.words.mix),
+      h("details", { class: "rm-bridge-more", "data-part": "output" },
+        h("summary", {}, `The output: ${n.d_v} numbers at full precision`),
+        h("p", { class: "rm-precise", "data-field": "output-precise" }, n.display.output_precise))));
+  return { section, draw: () => { drawScoreTable(table, result); drawStrip(strip, result); } };
+}
+
+function draw(box, n) {
+  const three = steps(n);
+  fill(box,
+    h("h3", { id: "rm-bridge-title", tabindex: "-1" }, n.title),
+    h("p", { class: "hint" }, n.lede),
+    h("p", { class: "rm-bridge-summary", "data-words": "summary" }, n.words.summary),
+    vectors(n),
+    h("div", { class: "rm-bridge-body" }, three.section, planeFigure(n)));
+  three.draw();
+  const svg = box.querySelector("svg.rm-bridge-plane");
+  if (svg && svg.viewBox.baseVal.width) placeLabels(svg);
+}
+
+/**
+ * Wire the bridge; `getAt()` gives {jobId, layer, head, query, label} or null (no focused query).
+ * @returns {{show: () => void}} call when the focused query, layer or head changes
+ */
+export function setupBridge(getAt) {
+  const open = byId("rm-bridge-open");
+  const note = byId("rm-bridge-note");
+  const panel = byId("rm-bridge");
+  const out = byId("rm-bridge-out");
+  let ticket = 0;
+
+  async function load(focus) {
+    const at = getAt();
+    if (!at) return;
+    const mine = ++ticket;
+    const where = [at.layer, at.head, at.query].map(encodeURIComponent).join("/");
+    try {
+      const n = await getJson(`/api/models/jobs/${encodeURIComponent(at.jobId)}/bridge/${where}`);
+      if (mine !== ticket) return;
+      draw(out, n);
+      // take the focus only if the learner has not moved it meanwhile (a slow answer must not steal it)
+      const still = document.activeElement === open || document.activeElement === document.body;
+      if (focus && still) byId("rm-bridge-title").focus({ preventScroll: false });
+    } catch (problem) {
+      if (mine === ticket) fill(out, h("p", { class: "rm-error" }, problem.message));
+    }
+  }
+
+  open.addEventListener("click", () => {
+    if (!getAt()) return;
+    panel.hidden = false;
+    load(true);
+  });
+
+  return {
+    show() {
+      const at = getAt();
+      open.disabled = !at;
+      fill(note, at ? `Query ${at.label} · layer ${at.layer}, head ${at.head}` : "Focus a query token first.");
+      // an open bridge follows the focused query, layer and head; a new trace (no query yet) empties it
+      if (at && !panel.hidden) load(false);
+      if (!at && !panel.hidden) {
+        ticket += 1; // an answer still on its way is for the old text
+        fill(out, h("p", { class: "rm-bridge-empty" }, "Focus a query token of this text to open its row here."));
+      }
+    },
+  };
+}

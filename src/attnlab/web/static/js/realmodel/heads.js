@@ -1,0 +1,114 @@
+// The layer overview (small multiples of every head, grouped by the KV head
+// they read) and the focused query's row in the explorer's terms. Numbers and
+// words come pre-formatted from the API. The overview draws the model view's
+// thumbnails (GET /api/models/jobs/{id}/model-view: at most 32 x 32 cells, each
+// the largest share of its block of tokens), so switching layer fetches nothing.
+import { fill, h, s } from "../shared/dom.js";
+import { ink } from "./ink.js";
+
+const TOP = 5; // sources named before "more"
+
+const MINI = 72; // px per small heatmap
+
+function miniHeatmap(href) {
+  return s("svg", { class: "rm-mini", viewBox: `0 0 ${MINI} ${MINI}`, width: MINI, height: MINI, "aria-hidden": "true" },
+    s("image", { x: 0, y: 0, width: MINI, height: MINI, href, preserveAspectRatio: "none" }),
+    s("rect", { class: "rm-mini-frame", x: 0, y: 0, width: MINI, height: MINI }));
+}
+
+/**
+ * Draw every head of a layer as a button, grouped by KV head (GQA).
+ * @param {HTMLElement} box
+ * @param {{heads: object[], image: (hd: object) => string, kvGroups: number[][], selected: number,
+ *   onPick: (h: number) => void}} opts heads: the model view's entries of this layer, in head order;
+ *   image(hd): the thumbnail's picture (a data URL)
+ */
+export function drawHeads(box, { heads, image, kvGroups, selected, onPick }) {
+  const shared = kvGroups.some((g) => g.length > 1);
+  const button = (hd) =>
+    h("button", {
+      type: "button", class: ["rm-head-button", hd.head === selected && "is-selected"],
+      "data-head": hd.head, "aria-pressed": hd.head === selected ? "true" : "false",
+      "aria-label": `Head ${hd.head}: ${hd.kind} head; previous token ${hd.previous_display}, `
+        + `first token ${hd.first_display}, breadth ${hd.breadth_display}`,
+      onclick: () => onPick(hd.head),
+    },
+    miniHeatmap(image(hd)),
+    h("span", { class: "rm-head-name" }, `head ${hd.head}`),
+    h("span", { class: ["rm-kind", `kind-${hd.kind}`] }, hd.kind));
+  if (!shared) {
+    fill(box, h("div", { class: "rm-group" }, heads.map(button)));
+    return;
+  }
+  fill(box, kvGroups.map((members, g) =>
+    // named by aria-label, not an id: the model view draws these groups once per layer
+    h("div", { class: "rm-group rm-gqa", role: "group", "aria-label": `KV head ${g}` },
+      h("p", { class: "rm-group-title" },
+        `KV head ${g}: query heads ${members.join(", ")} share its keys and values`),
+      h("div", { class: "rm-group-heads" }, members.map((m) => button(heads[m]))))));
+}
+
+/** Mark the selected head without rebuilding the buttons (keeps keyboard focus). */
+export function markHead(box, selected) {
+  for (const b of box.querySelectorAll(".rm-head-button")) {
+    const on = Number(b.dataset.head) === selected;
+    b.classList.toggle("is-selected", on);
+    b.setAttribute("aria-pressed", on ? "true" : "false");
+  }
+}
+
+/** Show "loading" in the row panel while a row is fetched. */
+export function rowPending(box, title) {
+  fill(box, h("h3", { id: "rm-row-title" }, title), h("p", { class: "hint" }, "Computing this query's row…"));
+}
+
+/**
+ * Draw one query's row: scaled scores and shares per key, the top sources, and the explorer's words.
+ * @param {HTMLElement} box
+ * @param {object} row the API's RowOut
+ * @param {boolean} gqa whether heads share KV heads (then say which one this head reads)
+ */
+export function drawRow(box, row, gqa) {
+  const title = `Query ${row.query} · layer ${row.layer}, head ${row.head}` + (gqa ? ` (reads KV head ${row.kv_head})` : "");
+  const body = row.sources.map((src) =>
+    h("tr", { class: src.allowed ? "" : "is-blocked", "data-index": src.index },
+      h("th", { scope: "row" }, src.label),
+      h("td", { class: "num" }, src.score_display),
+      h("td", { class: "num" }, src.share_display),
+    ));
+  // the five largest shares (the server's numbers, ordered here), the rest on demand
+  const ranked = row.sources.filter((src) => src.allowed).sort((a, b) => b.share - a.share);
+  const top = ranked.slice(0, TOP);
+  const rest = ranked.length - top.length;
+  fill(box,
+    h("h3", { id: "rm-row-title" }, title),
+    rowStrip(row),
+    h("p", { class: "rm-top" }, `Top ${top.length} sources: `,
+      top.map((t, i) => [i ? ", " : "", h("strong", {}, t.label), ` ${t.share_display}`]),
+      rest > 0 ? `; ${rest} more below.` : "."),
+    h("details", { class: "rm-more" },
+      h("summary", {}, `All ${row.sources.length} keys: scaled scores and shares`),
+      h("div", { class: "rm-row-scroll", tabindex: "0", role: "region", "aria-label": "Scores and shares of this query" },
+        h("table", { class: "rm-row-table" },
+          h("caption", { class: "sr-only" }, `Scaled scores (scale ${row.scale_display}) and shares of ${row.query}`),
+          h("thead", {}, h("tr", {},
+            h("th", { scope: "col" }, "key"),
+            h("th", { scope: "col" }, `scaled score (× ${row.scale_display})`),
+            h("th", { scope: "col" }, "share"))),
+          h("tbody", {}, body))),
+      // The explorer's Share paragraph names every key: kept here, with the table
+      h("p", { class: "rm-words" }, row.share)));
+}
+
+/** The focused query's row drawn with its colours (one cell per key, the heatmap's ink). */
+function rowStrip(row) {
+  const n = row.sources.length;
+  const cell = Math.max(3, Math.min(22, Math.floor(300 / n)));
+  return s("svg", {
+    class: "rm-strip", viewBox: `0 0 ${n * cell} ${cell}`, width: n * cell, height: cell,
+    role: "img", "aria-label": `The row's shares in colour, key 0 to key ${n - 1}`,
+  }, row.sources.map((src, j) => s("rect", {
+    class: ["rm-cell", !src.allowed && "is-blocked"], x: j * cell, y: 0, width: cell - 1, height: cell,
+    "fill-opacity": src.allowed ? String(ink(src.share)) : "1", "data-k": j,
+  }, s("title", {}, `${src.label}: ${src.share_display}`))));
+}

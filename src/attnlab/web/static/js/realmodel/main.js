@@ -1,0 +1,296 @@
+// The Real model view: type a text, trace it with a real model (a job the
+// server's model worker runs in turn, polled for its place in line and its
+// progress), then look at one layer and head. One state object; draw() is a
+// function of it. Switching layer or head fetches that one head
+// (GET .../heads/{layer}/{head}); the layer's overview draws the model view's
+// thumbnails, fetched once per trace; hovering a token fetches its row.
+import { byId, fill, h, text } from "../shared/dom.js";
+import { drawHeatmap, drawLines, drawTokens, markToken } from "./draw.js";
+import { legend, legendBefore } from "./ink.js";
+import { getJson, postJsonInTurn, unpackRows } from "./api.js";
+import { setupCount } from "./count.js";
+import { setupGenerate } from "./generate.js";
+import { setupNext } from "./next.js";
+import { setupModelView } from "./modelview.js";
+import { setupNeuron } from "./neuron.js";
+import { setupJourney } from "./journey.js";
+import { drawHeads, drawRow, markHead, rowPending } from "./heads.js";
+import { setupCellTip } from "./tip.js";
+
+const POLL_MS = 150;
+
+const state = {
+  models: [], maxChars: 400, maxTokens: 64,
+  job: null, // the API's JobOut while running, then done
+  result: null, // job.result (tokens, labels, kv_groups ...)
+  layer: 0, head: 0, focus: null,
+  headData: null, // the API's answer for the opened head (heads/{layer}/{head})
+  view: null, // the model view (every head's thumbnail and kind), once per trace
+};
+let rowRequest = 0; // only the newest row answer is drawn
+let headRequest = 0; // only the newest head answer is drawn
+let tip = { update() {} };
+
+const els = {};
+let next = { show() {} };
+let neuron = { show() {} };
+let journey = { show() {} };
+let modelView = { load: async () => {}, highlight() {}, select() {} };
+
+function showError(message) {
+  text(els.error, message || "");
+  els.error.hidden = !message;
+  els.text.setAttribute("aria-invalid", message ? "true" : "false");
+}
+
+let updateCount = () => {};
+
+function modelInfo(name = els.model.value) {
+  return state.models.find((m) => m.name === name);
+}
+
+// What the model's products run on, once the server's worker has loaded it (GET /api/models "path").
+const PATHS = {
+  q4_1: "computed on the file's Q4_1 blocks (compiled kernels)",
+  float32: "computed on float32 weights",
+};
+
+function showModelNote() {
+  const m = modelInfo();
+  if (!m) return;
+  const gqa = m.n_kv_head < m.n_head ? `, ${m.n_kv_head} KV heads (grouped-query attention)` : "";
+  const path = m.path ? ` Weights ${PATHS[m.path] || m.path}.` : "";
+  text(els.modelNote, `${m.kind}: ${m.n_layer} layers × ${m.n_head} heads${gqa}.${path}`);
+}
+
+/** Ask again which path each model runs on (known once a job has loaded it). */
+async function refreshModels() {
+  state.models = (await getJson("/api/models")).models;
+  showModelNote();
+}
+
+async function start() {
+  showError("");
+  els.run.disabled = true;
+  try {
+    const job = await postJsonInTurn(
+      "/api/models/jobs",
+      { model: els.model.value, text: els.text.value },
+      (message, left) => text(els.status, `${message} Trying again in ${left} s…`),
+    );
+    await poll(job);
+  } catch (error) {
+    showError(error.message);
+    text(els.status, "Nothing traced: fix the text and try again.");
+  } finally {
+    els.run.disabled = false;
+  }
+}
+
+/** What the job is waiting for, in the learner's words (the server says it: stage_display). */
+function jobStatus(job) {
+  if (job.stage_display) return job.stage_display;
+  const m = modelInfo(job.model);
+  const title = m ? m.title : job.model;
+  if (job.status === "queued" && job.place > 0) {
+    return `You are ${job.place_display}: ${title} works on one text at a time…`;
+  }
+  if (job.status === "queued") return `Starting ${title}…`;
+  if (job.status === "loading") return `Loading ${title} (once per server)…`;
+  // never "layer 31 of 30": the last layer done is reported before the job is done
+  return `Running layer ${Math.min(job.layers_done + 1, job.n_layer)} of ${job.n_layer} (${job.progress_display} done)…`;
+}
+
+async function poll(job) {
+  for (;;) {
+    state.job = job;
+    els.progress.value = job.progress;
+    if (job.status === "done") break;
+    if (job.status === "error" || job.status === "cancelled") throw new Error(job.message);
+    text(els.status, jobStatus(job));
+    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+    job = await getJson(`/api/models/jobs/${encodeURIComponent(job.id)}`);
+  }
+  state.result = job.result;
+  state.layer = Math.min(state.layer, job.result.n_layer - 1);
+  state.head = Math.min(state.head, job.result.n_head - 1);
+  state.focus = null;
+  state.headData = null;
+  state.view = null;
+  delete els.heatmap.dataset.drawn; // these markers say what is on screen: nothing of this trace yet
+  delete els.row.dataset.drawn;
+  delete els.heads.dataset.layer;
+  text(els.status, `Done: ${job.result.tokens.length} tokens through ${job.result.n_layer} layers.`);
+  refreshModels().catch(() => {});  // only the note waits for it
+  fillPickers();
+  next.show();
+  neuron.show(); // no query of the new text is focused yet: the neuron view and bridge say so
+  const id = job.id;
+  modelView.load(id).then((view) => {
+    if (state.job.id !== id) return; // another text was traced meanwhile
+    state.view = view;
+    // the thumbnails' legend, beside the layer's heads and the whole model's
+    const opts = { blocked: state.result.causal, binned: view.size < view.n_tokens };
+    legendBefore(els.heads, opts);
+    legendBefore(byId("rm-model-grid"), opts);
+    drawLayerHeads();
+    modelView.select(state.layer, state.head);
+  }).catch((error) => showError(error.message));
+  await loadHead();
+}
+
+function fillPickers() {
+  const r = state.result;
+  const gqa = r.kv_groups.some((g) => g.length > 1);
+  fill(els.layer, Array.from({ length: r.n_layer }, (_, i) => h("option", { value: i }, `layer ${i}`)));
+  fill(els.head, Array.from({ length: r.n_head }, (_, i) => {
+    const g = r.kv_groups.findIndex((members) => members.includes(i));
+    return h("option", { value: i }, gqa ? `head ${i} (KV head ${g})` : `head ${i}`);
+  }));
+  els.layer.value = String(state.layer);
+  els.head.value = String(state.head);
+  els.view.hidden = false;
+  els.layerView.hidden = false;
+}
+
+/** Fetch the opened head (weights, display strings, kind) and draw it. */
+async function loadHead() {
+  const ticket = ++headRequest;
+  const { layer, head } = state;
+  const data = await getJson(`/api/models/jobs/${encodeURIComponent(state.job.id)}/heads/${layer}/${head}?packed=true`);
+  if (ticket !== headRequest) return; // a newer layer or head was picked meanwhile
+  data.weights = unpackRows(data.weights_f32, data.n_tokens); // the same numbers as ?packed=false's JSON
+  state.headData = data;
+  drawAll();
+}
+
+const LINES_CAPTION = "Lines from each query (left) to the keys it attends to (right); thicker = larger share.";
+const LINES_STRONGEST = "Lines from each query (left) to its strongest key (right): a long text would draw "
+  + "thousands. Focus a token to see all of its lines; thicker = larger share.";
+
+let tokensOf = null; // the result whose token buttons are drawn (rebuilt only for a new trace)
+
+function drawAll() {
+  const r = state.result;
+  const head = state.headData;
+  if (!r || !head) return;
+  const opts = {
+    labels: r.labels, head, focus: state.focus,
+    caption: `Layer ${head.layer}, head ${head.head} of ${state.job.model}: a ${head.kind} head.`,
+    zoom: Number(els.zoom.value),
+  };
+  if (tokensOf !== r) drawTokens(els.tokens, { labels: r.labels, focus: state.focus, onFocus: setFocus });
+  else markToken(els.tokens, state.focus);
+  tokensOf = r;
+  tip.update(drawHeatmap(els.heatmap, opts));
+  drawLines(els.lines, opts);
+  text(els.linesCap, els.lines.dataset.strongestOnly === "true" ? LINES_STRONGEST : LINES_CAPTION);
+  text(els.kind, `A ${head.kind} head: ${head.previous_display} of each token's attention goes to the previous `
+    + `token, ${head.first_display} to the first token. Breadth ${head.breadth_display} (0 = each token attends `
+    + "to one key, 1 = its attention is spread evenly over every key it may see).");
+  fill(els.legend, legend({ blocked: r.causal }));
+  els.heatmap.dataset.drawn = `${head.layer}/${head.head}`; // what is on screen (tests and benchmarks wait for it)
+}
+
+/** The opened layer's heads as the model view's thumbnails (no request: fetched once per trace). */
+function drawLayerHeads() {
+  const view = state.view;
+  if (!view) return;
+  const heads = view.heads.slice(state.layer * view.n_head, (state.layer + 1) * view.n_head);
+  drawHeads(els.heads, {
+    heads, image: modelView.image, kvGroups: state.result.kv_groups, selected: state.head,
+    onPick: (hd) => pickHead(hd, { reveal: true }),
+  });
+  els.heads.dataset.layer = String(state.layer);
+}
+
+async function loadRow() {
+  if (state.focus === null || !state.job) return;
+  const ticket = ++rowRequest;
+  const { layer, head, focus } = state;
+  rowPending(els.row, `Query ${state.result.labels[focus]} · layer ${layer}, head ${head}`);
+  try {
+    const row = await getJson(`/api/models/jobs/${encodeURIComponent(state.job.id)}/rows/${layer}/${head}/${focus}`);
+    if (ticket !== rowRequest) return; // the pointer moved on: the newer hover asks for its own panels
+    drawRow(els.row, row, state.result.kv_groups.some((g) => g.length > 1));
+    els.row.dataset.drawn = `${layer}/${head}/${focus}`;
+  } catch (error) {
+    if (ticket === rowRequest) showError(error.message);
+  }
+  // then the panels below: asked after the row, they never slow the row the hover is for
+  if (ticket !== rowRequest) return;
+  neuron.show();
+  journey.show();
+}
+
+function setFocus(i) {
+  if (state.focus === i) return;
+  state.focus = i;
+  modelView.highlight(i); // linked hover: the token's row and column in every head
+  drawAll();
+  loadRow();
+}
+
+function pickHead(hd, { reveal = false } = {}) {
+  state.head = hd;
+  els.head.value = String(hd);
+  markHead(els.heads, hd);
+  loadHead().catch((error) => showError(error.message));
+  loadRow();
+  modelView.select(state.layer, hd);
+  // a thumbnail far below opened this head: bring the opened head into view
+  if (reveal) els.view.scrollIntoView({ block: "start" });
+}
+
+async function init() {
+  for (const id of ["text", "count", "model", "model-note", "run", "error", "progress", "status", "view",
+    "layer", "head", "head-kind", "legend", "zoom", "tokens", "heatmap", "lines", "lines-cap", "row", "layer-view",
+    "heads"]) {
+    els[id.replace(/-(\w)/g, (_, c) => c.toUpperCase())] = byId(`rm-${id}`);
+  }
+  els.kind = els.headKind;
+  tip = setupCellTip(els.heatmap.closest("figure"), els.heatmap);
+  updateCount = setupCount(els, () => ({ cap: modelInfo()?.max_tokens ?? state.maxTokens, maxChars: state.maxChars }));
+  els.text.addEventListener("input", () => updateCount());
+  els.text.addEventListener("keydown", (event) => {
+    if (event.key === "Enter" && !event.shiftKey) { event.preventDefault(); start(); }
+  });
+  els.run.addEventListener("click", start);
+  modelView = setupModelView((layer, hd) => {
+    state.layer = layer;
+    els.layer.value = String(layer);
+    drawLayerHeads();
+    pickHead(hd, { reveal: true });
+  });
+  journey = setupJourney(() => state.focus === null || !state.result ? null : { jobId: state.job.id, index: state.focus });
+  neuron = setupNeuron(() => state.focus === null || !state.result ? null : {
+    jobId: state.job.id, layer: state.layer, head: state.head, query: state.focus, labels: state.result.labels,
+  });
+  next = setupNext(() => state.result && {
+    id: state.job.id, labels: state.result.labels, hasLogits: Boolean(state.result.has_logits),
+  });
+  setupGenerate(els.text, () => refreshModels().catch(() => {}));
+  els.model.addEventListener("change", () => { showModelNote(); updateCount(); });
+  els.layer.addEventListener("change", () => {
+    state.layer = Number(els.layer.value);
+    drawLayerHeads();
+    modelView.select(state.layer, state.head);
+    loadHead().catch((error) => showError(error.message));
+    loadRow();
+  });
+  els.head.addEventListener("change", () => pickHead(Number(els.head.value)));
+  els.zoom.addEventListener("change", () => drawAll());
+  const info = await getJson("/api/models");
+  state.models = info.models;
+  state.maxChars = info.max_chars;
+  state.maxTokens = info.max_tokens;
+  fill(els.model, info.models.map((m) => h("option", { value: m.name }, m.title)));
+  // instruct models answer questions in chat mode: start with the switch where the model says
+  const writer = info.models.find((m) => m.generates);
+  if (writer) byId("rm-gen-chat").checked = Boolean(writer.chat_default);
+  showModelNote();
+  updateCount();
+  document.body.dataset.ready = "true";
+}
+
+init().catch((error) => showError(error.message));

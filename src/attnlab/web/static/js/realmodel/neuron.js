@@ -1,0 +1,114 @@
+// The neuron view in the explorer's terms: for (layer, head, query, key) the
+// d_k coordinates of q and k as bars, their products, the ordered running sum,
+// the scale and the score; then the row's softmax, the explorer's words and
+// the honest 2-D plane (a projection; the server says what it leaves out).
+// Numbers: GET /api/models/jobs/{id}/neuron/{layer}/{head}/{query}/{key}.
+import { byId, fill, h, s } from "../shared/dom.js";
+import { getJson } from "./api.js";
+import { setupBridge } from "./bridge.js";
+
+const BAR_W = 6; // px per coordinate
+const BAR_H = 34; // px from the axis to the largest bar
+
+/** One row of signed bars (q, k or products); every value full precision on hover. */
+function bars(values, name, cls) {
+  const top = Math.max(...values.map(Math.abs)) || 1;
+  const width = values.length * BAR_W;
+  return h("figure", { class: "rm-neuron-fig" },
+    s("svg", { class: "rm-neuron-bars", viewBox: `0 0 ${width} ${2 * BAR_H}`, width, height: 2 * BAR_H, role: "img",
+      "aria-label": `${name}: ${values.length} coordinates` },
+    s("line", { class: "rm-axis", x1: 0, y1: BAR_H, x2: width, y2: BAR_H }),
+    values.map((v, d) => {
+      const len = (Math.abs(v) / top) * BAR_H;
+      return s("rect", { class: ["rm-bar", cls, v < 0 && "is-negative"], x: d * BAR_W, y: v >= 0 ? BAR_H - len : BAR_H,
+        width: BAR_W - 1, height: Math.max(0.5, len), "data-d": d, "data-value": String(v) },
+      s("title", {}, `${name}[${d}] = ${v}`));
+    })),
+    h("figcaption", {}, name));
+}
+
+/** The plane view: keys as points (x along q, y square to it), q as an arrow. */
+function plane(p) {
+  const pts = [p.q, ...p.keys.map((k) => [k.x, k.y])];
+  const span = Math.max(...pts.flat().map(Math.abs)) || 1;
+  const size = 240;
+  const at = (x, y) => [size / 2 + (x / span) * (size / 2 - 14), size / 2 - (y / span) * (size / 2 - 14)];
+  const [qx, qy] = at(p.q[0], p.q[1]);
+  return h("figure", { class: "rm-neuron-fig" },
+    s("svg", { class: "rm-plane", viewBox: `0 0 ${size} ${size}`, width: size, height: size, role: "img",
+      "aria-label": p.caption },
+    s("line", { class: "rm-axis", x1: 0, y1: size / 2, x2: size, y2: size / 2 }),
+    s("line", { class: "rm-axis", x1: size / 2, y1: 0, x2: size / 2, y2: size }),
+    s("line", { class: "rm-plane-q", x1: size / 2, y1: size / 2, x2: qx, y2: qy }),
+    p.keys.map((k) => {
+      const [x, y] = at(k.x, k.y);
+      return s("circle", { class: ["rm-plane-key", k.index === p.top_key && "is-top"], cx: x, cy: y, r: 3 + 6 * Math.sqrt(k.share),
+        "data-index": k.index },
+      s("title", {}, `${k.label}: across ${k.x}, up ${k.y}; share ${k.share}; the plane shows ${k.kept} of its length`));
+    })),
+    h("figcaption", {}, h("strong", {}, "A projection, not the whole picture. "), p.caption, " ", p.leaves_out));
+}
+
+function draw(box, n) {
+  fill(box,
+    h("h3", { id: "rm-neuron-title" }, `Query ${n.query_label} · key ${n.key_label} · layer ${n.layer}, head ${n.head}`),
+    n.allowed ? null : h("p", { class: "rm-error" }, `${n.query_label} may not see ${n.key_label} (causal): its share is 0.`),
+    h("div", { class: "rm-neuron-scroll", tabindex: "0", role: "region", "aria-label": "Coordinates of q, k and their products" },
+      bars(n.q, `q of ${n.query_label} (${n.d_k} numbers)`, "is-q"),
+      bars(n.k, `k of ${n.key_label}`, "is-k"),
+      bars(n.products, "q[d] × k[d]", "is-product"),
+      bars(n.running, "running sum, left to right", "is-running")),
+    h("p", { class: "rm-neuron-sum" },
+      `q · k = ${n.dot_display} (the ordered sum of the ${n.d_k} products); × scale ${n.scale_display} = score `,
+      h("strong", {}, n.score_display), "."),
+    h("p", {}, `Softmax over the row: ${n.key_label} gets ${n.row.key_share_display} (rank ${n.row.key_rank}).`),
+    h("div", { class: "rm-words" }, ["summary", "match", "share", "mix"].map((w) => h("p", { "data-words": w }, n.words[w]))),
+    plane(n.plane));
+}
+
+/**
+ * Wire the neuron panel and the bridge to the explorer; `getAt()` gives
+ * {jobId, layer, head, query, labels} or null.
+ * @returns {{show: () => void}} call when the focused query, layer or head changes
+ */
+export function setupNeuron(getAt) {
+  const panel = byId("rm-neuron");
+  const key = byId("rm-neuron-key");
+  const out = byId("rm-neuron-out");
+  let ticket = 0;
+  let labelsShown = null;
+  // the bridge ("Open this head in the explorer") follows the same focused query, layer and head
+  const bridge = setupBridge(() => {
+    const at = getAt();
+    return at && { ...at, label: at.labels[at.query] };
+  });
+
+  async function load() {
+    const at = getAt();
+    if (!at) return;
+    const mine = ++ticket;
+    const where = [at.layer, at.head, at.query, key.value].map(encodeURIComponent).join("/");
+    try {
+      const n = await getJson(`/api/models/jobs/${encodeURIComponent(at.jobId)}/neuron/${where}`);
+      if (mine === ticket) draw(out, n);
+    } catch (problem) {
+      if (mine === ticket) fill(out, h("p", { class: "rm-error" }, problem.message));
+    }
+  }
+  key.addEventListener("change", load);
+
+  return {
+    show() {
+      const at = getAt();
+      panel.hidden = !at;
+      bridge.show();
+      if (!at) return;
+      if (labelsShown !== at.labels) {
+        fill(key, at.labels.map((label, i) => h("option", { value: i }, label)));
+        labelsShown = at.labels;
+        key.value = "0";
+      }
+      load();
+    },
+  };
+}
