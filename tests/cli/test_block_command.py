@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from attnlab.lab.block.data import given_weights, given_x
+from attnlab.lab.block.page import block_page
 from attnlab.lab.block.program import to_python
 from attnlab.lab.block.walk import walk
 
@@ -26,16 +27,16 @@ def run(*args: str) -> subprocess.CompletedProcess:
 def test_walk_is_printed_step_by_step():
     done = run()
     assert done.returncode == 0, done.stderr
-    steps = [line for line in done.stdout.splitlines() if line[:2] in {f"{n}." for n in range(1, 9)}]
+    steps = [line for line in done.stdout.splitlines() if line.startswith("Step ")]
     assert steps == [
-        "1. Embed",
-        "2. Project",
-        "3. Attend: head 1",
-        "4. Attend: head 2",
-        "5. Combine",
-        "6. Add & Norm",
-        "7. MLP",
-        "8. Add & Norm",
+        "Step 1 of 8 · Embed",
+        "Step 2 of 8 · Project",
+        "Step 3 of 8 · Attend: head 1",
+        "Step 4 of 8 · Attend: head 2",
+        "Step 5 of 8 · Combine",
+        "Step 6 of 8 · Add & Norm",
+        "Step 7 of 8 · MLP",
+        "Step 8 of 8 · Add & Norm",
     ]
     assert "Head 1 looks back to the previous token" in done.stdout
     last = done.stdout.splitlines()[-1]
@@ -76,6 +77,20 @@ def test_python_prints_the_program_which_runs():
     ran = subprocess.run([sys.executable, "-c", done.stdout], capture_output=True, text=True, timeout=60)
     line = next(x for x in ran.stdout.splitlines() if x.startswith("output = "))
     assert ast.literal_eval(line.removeprefix("output = ")) == walk(norm="post").output
+
+
+def test_the_walk_shows_the_pages_own_strings_and_no_internal_names():
+    done = run("--head-off", "1", "--positions", "rope")
+    assert done.returncode == 0, done.stderr
+    page = block_page(positions="rope", heads_on=(False, True))
+    lines = [line.strip() for line in done.stdout.splitlines()]
+    said = [page["summary"], page["norm_compare"]["summary"], page["rope"]["status"], page["rope"]["demo"]["sentence"]]
+    said += [s["caption"] for s in page["steps"]] + [h["sentence"] for h in page["heads"]]
+    said += [a["sentence"] for a in page["ablation"]]
+    for s in said:
+        assert s["text"] in lines
+    assert "Head 1 is off now; measured against the block with Head 1 on" in done.stdout
+    assert "norm_1" not in done.stdout and "head1." not in done.stdout and "mlp." not in done.stdout
 
 
 def test_bad_option_exits_2():

@@ -31,19 +31,39 @@ def test_field_text_writes_names_and_indices():
 
 
 def test_field_error_is_a_value_error_with_its_location():
-    error = FieldError(("values", 1, 0), "values[1][0] is NaN; every number must be finite")
+    error = FieldError(("values", 1, 0), "is NaN; every number must be finite")
     assert isinstance(error, ValueError)
     assert (error.loc, error.field, error.type) == (("values", 1, 0), "values[1][0]", "value_error")
-    assert FieldError("scale", "scale is 0.0").loc == ("scale",)
+    assert FieldError("scale", "is 0.0").loc == ("scale",)
 
 
-def test_within_relocates_and_re_heads_the_message():
-    inner = FieldError(("q", 1), "q[1] is nan; every number must be finite")
+def test_the_problem_and_the_field_are_separate_data():
+    error = FieldError(("values", 1, 1), "must be at most 1,000,000")
+    assert error.problem == "must be at most 1,000,000"
+    # the engine's callers read the field as they wrote it ...
+    assert str(error) == "values[1][1] must be at most 1,000,000"
+    # ... and whoever shows it names the field in its own words
+    assert error.words(lambda loc: "Source B · value y") == "Source B · value y must be at most 1,000,000"
+
+
+def test_a_problem_names_other_fields_through_refs():
+    error = FieldError(("keys", 2), "has 3 coordinates; {first} has 2", first=("keys", 0))
+    assert str(error) == "keys[2] has 3 coordinates; keys[0] has 2"
+    assert error.words(lambda loc: f"<{len(loc)}>") == "<2> has 3 coordinates; <2> has 2"
+
+
+def test_within_relocates_the_field_and_its_refs_not_the_problem():
+    inner = FieldError(("q", 1), "is nan; every number must be finite")
     outer = inner.within("edit")
-    assert (outer.loc, str(outer)) == (("edit", "q", 1), "edit.q[1] is nan; every number must be finite")
-    # a message that does not start with its field keeps its words
-    derived = FieldError("q", "scores[0] overflows").within("edit")
-    assert (derived.loc, str(derived)) == (("edit", "q"), "scores[0] overflows")
+    assert (outer.loc, outer.problem, str(outer)) == (
+        ("edit", "q", 1), "is nan; every number must be finite", "edit.q[1] is nan; every number must be finite"
+    )
+    derived = FieldError("q", "makes the score with {key} overflow", key=("keys", 0)).within("edit")
+    assert (derived.loc, derived.refs, str(derived)) == (
+        ("edit", "q"), {"key": ("edit", "keys", 0)}, "edit.q makes the score with edit.keys[0] overflow"
+    )
+    moved = FieldError(("edit", "q", 0), "is nan").rebased(("edit",), ("edits", 2))
+    assert (type(moved), moved.loc) == (FieldError, ("edits", 2, "q", 0))
 
 
 def test_relocate_matches_whole_fields_only():
@@ -75,6 +95,7 @@ def test_trace_query_locates_each_error(kwargs, loc):
     with pytest.raises(FieldError) as refused:
         trace_query(**(dict(q=Q, keys=KEYS, values=VALUES) | kwargs))
     assert refused.value.loc == loc
+    assert not refused.value.problem.startswith(refused.value.field)  # the problem never names its field
 
 
 def _params(d_model=12, width=12):
@@ -126,4 +147,5 @@ def test_array_engine_locates_each_error_at_its_argument(call, loc):
     with pytest.raises(FieldError) as refused:
         call()
     assert refused.value.loc == loc
-    assert refused.value.field in str(refused.value)  # most start with it; "RoPE needs an even head_dim"
+    assert str(refused.value).startswith(refused.value.field + " ")
+    assert not refused.value.problem.startswith(refused.value.field + " ")  # the problem never names it

@@ -252,7 +252,8 @@ def test_bad_input_names_the_field_and_index(kwargs, message):
 
 
 def test_overflowing_scores_are_refused_at_q():
-    with pytest.raises(FieldError, match=r"^scores\[0\] overflows") as refused:
+    with pytest.raises(FieldError, match=r"^q makes the score with keys\[0\] overflow") as refused:
         trace_query([1e308, 1e308], [[1e308, 1e308]], [[1.0]])
     assert refused.value.loc == ("q",)  # the learner's control, not the derived score
+    assert refused.value.refs == {"key": ("keys", 0)}  # the derived score's key, as data
 

@@ -57,7 +57,10 @@ def test_norm_compare_marks_exactly_the_numbers_that_differ():
     assert cmp["other"] == "pre" and cmp["walk"].norm == "pre"
     assert cmp["changed"]["h"] == [[False] * 4] * 3
     assert all(all(row) for row in cmp["changed"]["output"])
-    assert "output" in cmp["summary"] and "unchanged: x, h" in cmp["summary"]
+    said = cmp["summary"]
+    assert "output" in said["claims"]["changed"] and said["claims"]["unchanged"] == ["x", "h"]
+    assert said["text"].startswith("Switching to pre-norm changes every number from ")
+    assert "; X and H stay the same. Pre-norm normalises H before the heads" in said["text"]
 
 
 @pytest.mark.parametrize(
@@ -71,7 +74,7 @@ def test_norm_compare_marks_exactly_the_numbers_that_differ():
 )
 def test_head_pattern_and_sentence(weights, pattern):
     assert head_pattern(weights) == pattern
-    text = head_sentence("Head 2", weights, on=False)
+    text = head_sentence("Head 2", weights, on=False)["text"]
     assert text.startswith("Head 2 ") and text.endswith("writes zeros before W_O.")
 
 

@@ -165,6 +165,8 @@ def test_same_shares_needs_the_worked_keys():
 def test_an_example_with_other_sources_is_offered_the_worked_one():
     xyz = seq.held_from_dict({**STARTING.to_dict(), "labels": ["X", "Y", "Z"]})
     for c in practice.challenges():
+        if c.get("by_role"):  # the explorer's live challenge names its source by position
+            continue
         form = c["response"]
         response = None if form is None else (
             form["options"][0]["id"] if form["type"] == "choice" else [0.0] * form["size"]

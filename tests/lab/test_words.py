@@ -21,7 +21,7 @@ def test_worked_example_words_match_the_page():
     assert words.share == (
         "Share: softmax subtracts the largest score, exponentiates and divides by the sum. "
         "The weights, in A/B/C order, are [0.14, 0.576, 0.284]. "
-        "They sum to one; a larger match receives more weight."
+        "They sum to one, and a higher score never gets a smaller share."
     )
     assert words.mix == (
         "Mix: multiply values A = (2, 0), B = (0, 2), C = (\u22121, \u22121) by those weights, "

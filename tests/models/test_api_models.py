@@ -44,7 +44,8 @@ def test_models_lists_both_with_their_shapes_and_caps(client):
     assert by_name["smollm2"]["kv_groups"] == [[0, 1, 2], [3, 4, 5], [6, 7, 8]]
     assert body["max_chars"] == 2000 and body["max_tokens"] == 256
     assert by_name["smollm2"]["max_tokens"] == by_name["minilm"]["max_tokens"] == 256
-    assert by_name["smollm2"]["generates"] and by_name["smollm2"]["chat_default"]
+    # continuing the text is the default, for an instruct model too; the chat template is a choice
+    assert by_name["smollm2"]["generates"] and not by_name["smollm2"]["chat_default"]
     assert not by_name["minilm"]["generates"] and by_name["minilm"]["architecture"] == "encoder"
 
 

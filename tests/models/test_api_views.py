@@ -26,7 +26,7 @@ def test_the_token_count_is_the_traces_own(client, traced, model, request):
     assert body["tokens"] == job["result"]["tokens"] and body["count"] == len(body["tokens"])
     assert body["cap"] == 256 and body["fits"] and body["message"] == f"{body['count']} of 256 tokens"
     over = client.post(f"/api/models/{model}/tokens", json={"text": "word " * 300}).json()
-    assert not over["fits"] and over["message"].endswith(f"Shorten it by {over['count'] - 256}.")
+    assert not over["fits"] and over["message"].endswith(f"shorten it by {over['count'] - 256}.")
 
 
 @pytest.mark.parametrize("model", ["minilm", "smollm2"])
@@ -52,7 +52,7 @@ def test_the_neuron_view_equals_trace_query_on_the_same_vectors(
     assert (view.row.m, view.row.z) == (ref.m, ref.z)
     assert view.row.key_share == ref.weights[key]
     assert np.abs(np.array(view.row.weights) - trace.weights[layer, head, query]).max() <= 1e-6
-    assert view.words.share.startswith("Share: softmax") and view.plane.caption.startswith("A projection")
+    assert view.words.share.text.startswith("Share: softmax") and view.plane.caption.text.startswith("A projection")
 
 
 def test_a_256_token_trace_answers_rows_heads_and_the_neuron_view(client, traced, minilm):
@@ -158,16 +158,16 @@ def test_the_model_view_is_kept_with_the_trace_before_anyone_asks(client, traced
     assert ModelView.model_validate(answer.json()).heads[0].previous_display.endswith("%")
 
 
-def test_generation_steps_carry_their_distribution_and_chat_is_the_default(client, smollm2):
+def test_generation_steps_carry_their_distribution_and_chat_is_a_choice(client, smollm2):
     from attnlab.models.chat import user_turn
 
-    body = {"prompt": "What is the capital of France?", "max_new_tokens": 4}
+    body = {"prompt": "What is the capital of France?", "max_new_tokens": 4, "chat": True}
     job = client.post("/api/models/generate", json=body).json()
     deadline = time.monotonic() + 120
     while (job := client.get(f"/api/models/generate/{job['id']}").json())["status"] not in ("done", "error"):
         assert time.monotonic() < deadline
         time.sleep(0.05)
-    assert job["chat"] and job["hint"] == ""
+    assert job["chat"] and job["hint"] == "" and job["mode"] == "Answer as the assistant (chat template)"
     ids = list(smollm2.generate_ids(smollm2.encode(user_turn(body["prompt"])), max_new_tokens=4))
     assert [s["id"] for s in job["steps"]] == ids
     first = smollm2.logits(smollm2.encode(user_turn(body["prompt"])))[-1]

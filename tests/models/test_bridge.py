@@ -10,7 +10,7 @@ from attnlab.lab import numbers as fmt
 from attnlab.lab.explorer.display import display_strings
 from attnlab.lab.explorer.geometry import pie
 from attnlab.models.bridge import LABELLED, bridge_view
-from attnlab.models.neuron import words
+from attnlab.lab.realmodel.neuron import row_words
 from attnlab.models.toy import ToyModel
 from attnlab.web.realmodel.bridge import BridgeView
 
@@ -44,7 +44,7 @@ def test_the_bridge_is_trace_query_on_the_heads_real_vectors(reference_row, mode
     assert [float(x) for x in view["display"]["q_precise"].strip("[]").split(", ")] == list(ref.q)
     assert view["display"]["output_precise"] == explorer["output_precise"]
     assert view["display"]["scale"] == "√4"  # the toy's scale is exactly 1/sqrt(4)
-    assert view["words"] == words(ref, query)
+    assert view["words"] == row_words(ref, query)
     assert view["geometry"]["pie"] == pie(ref)
 
 
@@ -63,11 +63,12 @@ def test_the_plane_holds_q_keeps_every_score_and_labels_only_the_top_shares(refe
         assert v["xmin"] <= key["x"] <= v["xmax"] and v["ymin"] <= key["y"] <= v["ymax"]
     top = sorted(range(20), key=lambda i: (-ref.weights[i], i))[:LABELLED]
     assert sorted(k["index"] for k in p["keys"] if k["labelled"]) == sorted(top)
-    assert p["caption"].startswith("A projection")
-    assert p["leaves_out"].startswith("It leaves out the other 2 directions")
-    assert "4 dimensions" in p["leaves_out"]
-    assert "only the 5 with the largest shares are labelled" in p["labels_note"]
-    assert "keeps every score exactly" in p["exact"]
+    assert p["caption"]["text"].startswith("A projection")
+    assert p["leaves_out"]["text"].startswith("It leaves out the other 2 directions")
+    assert "4 dimensions" in p["leaves_out"]["text"]
+    assert "only the 5 with the largest shares are labelled" in p["labels_note"]["text"]
+    assert p["labels_note"]["claims"]["labelled"] == sorted(top)
+    assert "keeps every score exactly" in p["exact"]["text"]
 
 
 def test_a_query_outside_the_text_is_refused_naming_the_field():
@@ -94,8 +95,8 @@ def test_the_bridge_api_equals_trace_query_on_a_real_head(reference_row, client,
     ref = reference_row(m.trace(TEXT, details=True), layer, head, query)
     _assert_equals_trace_query(view, ref)
     assert view["d_k"] == d_k and len(view["trace"]["q"]) == d_k
-    assert view["plane"]["caption"].startswith("A projection")
-    assert f"other {d_k - 2} directions" in view["plane"]["leaves_out"]
+    assert view["plane"]["caption"]["text"].startswith("A projection")
+    assert f"other {d_k - 2} directions" in view["plane"]["leaves_out"]["text"]
 
 
 @pytest.mark.models

@@ -163,21 +163,32 @@ def test_generate_streams_the_greedy_continuation(smollm2):
 
 
 @needs_smollm2
-def test_generate_answers_a_question_as_a_chat_turn_by_default(smollm2):
-    """An instruct model: a question gets an answer without --chat, as on the page."""
+def test_generate_answers_a_question_as_a_chat_turn_with_chat(smollm2):
+    """An instruct model: --chat wraps the question in the chat template, as the page's chat choice."""
     from attnlab.models.chat import user_turn
 
     question = "What is the capital of France?"
-    done = run("generate", question, "--max-new-tokens", "8", "--json")
+    done = run("generate", question, "--max-new-tokens", "8", "--json", "--chat")
     assert done.returncode == 0, done.stderr
     ids = list(smollm2.generate_ids(smollm2.encode(user_turn(question)), max_new_tokens=8))
     assert [t["id"] for t in json.loads(done.stdout)["tokens"]] == [
         i for i in ids if i not in smollm2.stop_ids
     ]
-    raw = run("generate", question, "--max-new-tokens", "8", "--no-chat")
+    raw = run("generate", question, "--max-new-tokens", "8")  # the default: continue the text
     assert raw.returncode == 0, raw.stderr
     if raw.stdout.strip() == question:  # the model ended its turn at once: the hint says what to do
-        assert "Drop --no-chat to ask it a question." in raw.stderr
+        assert "add --chat to ask it a question." in raw.stderr
+
+
+@needs_smollm2
+def test_generate_continues_the_text_by_default(smollm2):
+    """No template by default: "The capital of France is" goes on with " Paris", the likeliest next token."""
+    text = "The capital of France is"
+    done = run("generate", text, "--max-new-tokens", "3", "--json")
+    assert done.returncode == 0, done.stderr
+    first = json.loads(done.stdout)["tokens"][0]
+    assert first["text"] == " Paris"
+    assert first["id"] == int(np.argmax(smollm2.logits(smollm2.encode(text))[-1]))
 
 
 @needs_smollm2
@@ -206,8 +217,8 @@ def test_logits_json_gives_token_id_logit_and_p_as_the_model_computes_them(smoll
 def test_logits_at_a_position_and_in_words(smollm2):
     done = run("logits", "The capital of France is", "--top", "3", "--position", "2")
     assert done.returncode == 0, done.stderr
-    assert done.stdout.startswith("after token 2 ' of' of 0..4: the next token")
-    assert "The text goes on with ' France'" in done.stdout
+    assert done.stdout.startswith("After token 2 ␣of (of a 49,152-token vocabulary), the likeliest next tokens are:")
+    assert "In the text the next token is ␣France, at rank" in done.stdout
 
 
 @pytest.mark.parametrize(

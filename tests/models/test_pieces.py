@@ -11,7 +11,7 @@ import pytest
 
 from attnlab.models import files
 from attnlab.models.chat import DEFAULT_SYSTEM, render, user_turn
-from attnlab.models.heads import head_profile, top_sources
+from attnlab.lab.realmodel.kinds import head_profile, top_sources
 from attnlab.models.traces import ModelTrace
 
 

@@ -11,13 +11,13 @@ import pytest
 
 from attnlab.engine.single import trace_query
 from attnlab.lab import numbers as fmt
-from attnlab.models.heads import breadth_words, head_profile
+from attnlab.lab.realmodel.kinds import breadth_words, head_profile
 from attnlab.models.neuron import neuron_view, plane, products_and_sums
 from attnlab.models.nexttoken import next_token
 from attnlab.models.rows import explorer_row
 from attnlab.models.sampling import Sampling
 from attnlab.models.toy import ToyModel
-from attnlab.models.views import bins, head_view, kept_views, model_view, share_texts, thumbnails
+from attnlab.lab.realmodel.modelview import bins, head_view, kept_views, model_view, share_texts, thumbnails
 
 
 def _vectors(n: int, d: int = 8, seed: int = 0):
@@ -91,8 +91,9 @@ def test_the_plane_keeps_every_score_and_says_what_it_leaves_out():
     top = max(range(12), key=lambda i: row.weights[i])
     assert p["top_key"] == top and math.isclose(p["keys"][top]["kept"], 1.0)  # the top key lies in the plane
     assert p["q"] == [q_len, 0.0]
-    assert "62 directions" in p["leaves_out"] and "64 dimensions" in p["leaves_out"]
-    assert p["caption"].startswith("A projection")
+    assert "62 directions" in p["leaves_out"]["text"] and "64 dimensions" in p["leaves_out"]["text"]
+    assert p["leaves_out"]["claims"] == {"directions_left": 62, "mean_kept": p["mean_kept"], "d_v": 64}
+    assert p["caption"]["text"].startswith("A projection")
 
 
 def test_thumbnails_keep_the_largest_share_of_each_block():
@@ -183,17 +184,23 @@ def test_sampling_shares_never_warn_on_minus_infinity_or_greedy():
 
 
 def test_the_status_line_counts_layers_and_says_loading_only_while_loading():
-    from attnlab.models.job_words import stage_display
+    from attnlab.lab.realmodel.status import stage_display
     from attnlab.models.jobkinds import TraceJob
 
     job = TraceJob(id="x", model="smollm2", text="hi")
-    assert stage_display(job, "2nd in line") == "Waiting: 2nd in line"
+
+    def line(place=None):
+        title = "SmolLM2-135M-Instruct"
+        return stage_display(status=job.status, title=title, place=place, layers_done=job.layers_done,
+                             n_layer=job.n_layer, message=job.message)  # fmt: skip
+
+    assert line(2) == "Waiting: 2nd in line"
     job.apply("loading")
-    assert stage_display(job, "") == "Loading SmolLM2-135M-Instruct (once per server)…"
+    assert line() == "Loading SmolLM2-135M-Instruct (once per server)…"
     job.apply("running", 30)
-    assert stage_display(job, "") == "Running layer 1 of 30"
+    assert line() == "Running layer 1 of 30"
     job.apply("layers", 30)
-    assert stage_display(job, "") == "Running layer 30 of 30"  # never "31 of 30"
+    assert line() == "Running layer 30 of 30"  # never "31 of 30"
 
 
 @pytest.mark.parametrize("seed", range(4))

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import mmap
 import os
+import zlib
 
 import numpy as np
 import pytest
@@ -151,3 +152,130 @@ def test_the_folder_comes_from_the_environment(monkeypatch, tmp_path):
     assert weight_cache.cache_dir() == tmp_path / "elsewhere"
     monkeypatch.delenv(weight_cache.ENV)
     assert weight_cache.cache_dir().name == "attnlab"  # the user's cache folder, by platformdirs
+
+
+def _body(manifest):
+    return json.loads(manifest.read_text())
+
+
+@pytest.mark.parametrize(
+    "edit",
+    ["swap two names", "edit a shape", "drop an entry", "null", "one", "a list", "move an offset", "extra"],
+)
+def test_an_edited_manifest_is_rebuilt_never_trusted(tmp_path, source, edit):
+    # Before: swapped names loaded as "mapped" with each other's values; an edited shape or a missing
+    # entry raised KeyError; a manifest of null, 1 or a list raised AttributeError.
+    folder = tmp_path / "cache"
+    build = Builder(source)
+    manifest = cached_arrays(source, KIND, build, directory=folder).where.with_suffix(".json")
+    body = _body(manifest)
+    entries = body["arrays"]
+    if edit == "swap two names":
+        entries[0]["name"], entries[1]["name"] = entries[1]["name"], entries[0]["name"]
+    elif edit == "edit a shape":
+        entries[0]["shape"] = [4, 3]
+    elif edit == "drop an entry":
+        del entries[1]
+    elif edit == "move an offset":
+        entries[1]["offset"] += 64
+    elif edit == "extra":
+        body["trusted"] = True
+    if edit in ("null", "one", "a list"):
+        manifest.write_text({"null": "null", "one": "1", "a list": "[1, 2]"}[edit])
+    else:
+        manifest.write_text(json.dumps(body))
+    again = cached_arrays(source, KIND, build, directory=folder)
+    assert (again.how, build.calls) == ("rebuilt", 2)
+    check(again.arrays)
+
+
+def test_swapped_arrays_of_one_shape_are_caught_by_their_digests(tmp_path, source):
+    # Two arrays of the same shape (like two layers' w_q): swapping their names keeps every size,
+    # offset and CRC right; only the digest that binds each name to its bytes tells.
+    def same_shapes():
+        yield "first", np.zeros((4, 4), np.float32)
+        yield "second", np.ones((4, 4), np.float32)
+
+    folder = tmp_path / "cache"
+    manifest = cached_arrays(source, KIND, same_shapes, directory=folder).where.with_suffix(".json")
+    body = _body(manifest)
+    a, b = body["arrays"]
+    a["name"], b["name"] = b["name"], a["name"]
+    manifest.write_text(json.dumps(body))
+    again = cached_arrays(source, KIND, same_shapes, directory=folder)
+    assert again.how == "rebuilt"
+    assert again.arrays["first"].max() == 0.0 and again.arrays["second"].min() == 1.0
+
+
+def test_names_and_shapes_are_checked_against_the_expected_table(tmp_path, source):
+    folder = tmp_path / "cache"
+    build = Builder(source)
+    table = {"a": (3, 4), "b": (5,), "c": (3, 7)}
+    assert cached_arrays(source, KIND, build, expect=table, directory=folder).how == "built"
+    assert cached_arrays(source, KIND, build, expect=table, directory=folder).how == "mapped"
+    # a table that says otherwise (the model file changed what it holds): rebuilt, and the build
+    # that cannot make it is refused rather than stored
+    with pytest.raises(ValueError, match="'a' of shape \\(3, 4\\); the model file says \\(4, 3\\)"):
+        cached_arrays(source, KIND, build, expect={**table, "a": (4, 3)}, directory=folder)
+    with pytest.raises(ValueError, match="did not make \\['d'\\]"):
+        cached_arrays(source, KIND, build, expect={**table, "d": (1,)}, directory=folder)
+
+
+@pytest.mark.parametrize("which", ["bin", "json"])
+def test_a_symlinked_cache_file_is_refused_and_rebuilt(tmp_path, source, which):
+    # Before: a .bin linked to another file of the same size and CRC was mapped as the weights.
+    folder = tmp_path / "cache"
+    build = Builder(source)
+    data = cached_arrays(source, KIND, build, directory=folder).where
+    target = data if which == "bin" else data.with_suffix(".json")
+    elsewhere = tmp_path / f"elsewhere.{which}"
+    elsewhere.write_bytes(target.read_bytes())  # the same bytes: size and CRC match
+    target.unlink()
+    target.symlink_to(elsewhere)
+    again = cached_arrays(source, KIND, build, directory=folder)
+    assert (again.how, build.calls) == ("rebuilt", 2)
+    check(again.arrays)
+    assert not target.is_symlink() and elsewhere.read_bytes()  # replaced by a real file; the other kept
+
+
+def test_changed_bytes_with_a_matching_crc_are_caught(tmp_path, source):
+    # Only the digests can tell: the manifest's CRC is updated to match the new bytes.
+    folder = tmp_path / "cache"
+    build = Builder(source)
+    data = cached_arrays(source, KIND, build, directory=folder).where
+    manifest = data.with_suffix(".json")
+    raw = bytearray(data.read_bytes())
+    raw[0] ^= 0x01
+    data.write_bytes(bytes(raw))
+    body = _body(manifest)
+    body["crc32"] = zlib.crc32(bytes(raw))
+    manifest.write_text(json.dumps(body))
+    again = cached_arrays(source, KIND, build, directory=folder)
+    assert (again.how, build.calls) == ("rebuilt", 2)
+    check(again.arrays)
+
+
+@pytest.mark.models
+def test_smollm2s_cache_with_two_tensor_names_swapped_is_rebuilt(tmp_path, smollm2):
+    # Before: swapping two same-shape tensors' names in the manifest loaded as "mapped" and silently
+    # changed SmolLM2's top token for "hi". Now the digests refuse it; the rebuilt weights give the
+    # same logits as the first build.
+    from attnlab.models import files
+    from attnlab.models import smollm_weights as sw
+    from attnlab.models.gguf_file import GGUFFile
+    from attnlab.models.smollm import SmolLM2
+
+    folder = tmp_path / "cache"
+    model = SmolLM2.load(weights="float32", cache_dir=folder)
+    want = model.logits(model.encode("hi"))[-1]
+    (manifest,) = folder.glob(f"{sw.CACHE_KIND}-*.json")
+    body = json.loads(manifest.read_text())
+    by_name = {e["name"]: e for e in body["arrays"]}
+    a, b = by_name["blk.3.ffn_down"], by_name["blk.4.ffn_down"]
+    a["name"], b["name"] = b["name"], a["name"]
+    manifest.write_text(json.dumps(body))
+    g = GGUFFile(files.smollm2_gguf())
+    again = sw.float32_weights(g, len(model.layers), model.config.eps, cache_dir=folder)
+    assert again.how == "rebuilt"
+    reloaded = SmolLM2.load(weights="float32", cache_dir=folder)
+    np.testing.assert_array_equal(reloaded.logits(reloaded.encode("hi"))[-1], want)

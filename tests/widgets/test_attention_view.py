@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from attnlab.lab import numbers as fmt
-from attnlab.models.heads import head_profile
+from attnlab.lab.realmodel.kinds import head_profile
 from attnlab.widgets import AttentionView
 from attnlab.widgets.arrays import ROW_SUM_TOL
 

@@ -3,9 +3,9 @@
 ``heads`` prints one head's attention as a table of shares (rows = query
 tokens, columns = key tokens), or every head of a layer with what each one
 does; ``--json`` prints the full-precision numbers instead. ``generate``
-streams a decoder's continuation token by token (as the user's chat turn by
-default for an instruct model, like the page; ``--no-chat`` continues raw
-text). ``logits`` prints the next-token distribution at a position, with
+streams a decoder's continuation of the text as it is, token by token
+(``--chat``: as the user's turn in the chat template, like the page's "Answer
+as the assistant" choice). ``logits`` prints the next-token distribution at a position, with
 temperature, top-k and top-p applied as the page's view applies them. The
 models and their defaults come from :mod:`attnlab.models.registry`.
 """
@@ -18,10 +18,11 @@ import sys
 import time
 
 from attnlab.lab import numbers as fmt
+from attnlab.lab.realmodel.kinds import layer_profiles, top_sources
+from attnlab.lab.realmodel.status import NO_CHAT_HINT_CLI
+from attnlab.lab.realmodel.tokens import row_label
 from attnlab.models import registry
 from attnlab.models.files import ModelNotInstalled
-from attnlab.models.heads import layer_profiles, top_sources
-from attnlab.models.jobkinds import NO_CHAT_HINT
 from attnlab.models.nexttoken import MAX_TOKENS_SHOWN, next_token
 from attnlab.models.registry import check_name, get_model
 from attnlab.models.sampling import Sampling
@@ -48,8 +49,8 @@ def add_generate_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--chat",
         action=argparse.BooleanOptionalAction,
-        default=None,
-        help="wrap the prompt in the chat template (default: on for an instruct model; --no-chat: raw text)",
+        default=False,
+        help="answer the prompt as the assistant, in the chat template (default: continue the text as it is)",
     )
     p.add_argument("--temperature", type=float, default=0.0, help="0 = greedy (default)")
     p.add_argument("--top-k", type=int, default=None, help="sample among the k likeliest tokens")
@@ -106,39 +107,33 @@ def run_logits(args: argparse.Namespace) -> int:
         raise ValueError(f"--position {position} does not exist; the text has tokens 0..{len(ids) - 1}")
     logits = model.logits(ids[: position + 1])[-1]  # causal: later tokens do not change this row
     actual = ids[position + 1] if position + 1 < len(ids) else None
-    view = next_token(logits, sampling, decode=lambda i: model.decode([i]), top=args.top, actual=actual)
     labels = model.token_labels(ids)
+    context = row_label(position, labels[position])
+    view = next_token(
+        logits, sampling, decode=lambda i: model.decode([i]), top=args.top, actual=actual, context=context
+    )
     if args.json:
         entries = [
             {"token": e["token"], "id": e["id"], "logit": e["logit"], "p": e["p"], "p_model": e["p_model"]}
             for e in view["entries"]
         ]
+        removed = [{**r, "words": r["words"]["text"]} for r in view["removed"]]
         out = {"position": position, "context": labels[position], "entries": entries,
-               "removed": view["removed"], "kept": view["kept"], "actual": view["actual"]}  # fmt: skip
+               "removed": removed, "kept": view["kept"], "actual": view["actual"]}  # fmt: skip
         print(json.dumps(out))
         return 0
-    print(f"after token {position} {labels[position]!r} of 0..{len(ids) - 1}: the next token")
+    words = view["words"]
+    print(words["context"]["text"])
     rows = [["rank", "token", "id", "logit", "p (model)", "p"]]
     for e in view["entries"]:
-        token = repr(e["token"])
-        rows.append(
-            [
-                str(e["rank"]),
-                token,
-                str(e["id"]),
-                fmt.rounded(e["logit"]),
-                e["p_model_display"],
-                e["p_display"],
-            ]
-        )
+        cells = [e["token_label"], str(e["id"]), e["logit_display"], e["p_model_display"], e["p_display"]]
+        rows.append([str(e["rank"]), *cells])
     print(_grid(rows))
     print()
     for removed in view["removed"]:
-        print(removed["words"])
-    print(f"{view['kept']:,} token{'' if view['kept'] == 1 else 's'} can be drawn.")
-    if view["actual"] is not None:
-        a = view["actual"]
-        print(f"The text goes on with {a['token']!r}: rank {a['rank']}, p {a['p_display']}.")
+        print(removed["words"]["text"])
+    print(words["kept"]["text"])
+    print(words["actual"]["text"])
     return 0
 
 
@@ -231,8 +226,8 @@ def _layer_table(trace, layer: int) -> str:
 
 
 def run_generate(args: argparse.Namespace) -> int:
-    spec = _decoder(check_name(args.model))
-    chat = spec.chat_default if args.chat is None else args.chat
+    _decoder(check_name(args.model))
+    chat = bool(args.chat)
     if not args.prompt:
         raise ValueError("prompt is empty: give some text to continue")
     sampling = Sampling(temperature=args.temperature, top_k=args.top_k, top_p=args.top_p, seed=args.seed)
@@ -254,7 +249,7 @@ def run_generate(args: argparse.Namespace) -> int:
     sys.stdout.write("\n")
     print(f"[{finish or 'length'}]", file=sys.stderr)
     if finish == "end_of_turn" and not chat and not said:
-        print(NO_CHAT_HINT.replace("Turn chat on", "Drop --no-chat"), file=sys.stderr)
+        print(NO_CHAT_HINT_CLI, file=sys.stderr)
     return 0
 
 

@@ -20,10 +20,6 @@ from attnlab.models.traces import ModelTrace
 MAX_CHARS = DEFAULT_MAX_CHARS  # what the Real model view accepts (a bound on the body; tokens are the cap)
 MAX_TOKENS = DEFAULT_MAX_TOKENS  # the default cap in tokens; each ModelSpec says its own
 FINAL = ("done", "error", "cancelled")
-NO_CHAT_HINT = (
-    "The model ended its turn at once: it is an instruct model, tuned to answer a user's turn. "
-    "Turn chat on to ask it a question."
-)
 
 
 def token_cap_message(model: str, n_tokens: int, cap: int = MAX_TOKENS) -> str:
@@ -136,14 +132,6 @@ class GenerationJob(_Job):
     @property
     def tokens(self) -> int:
         return len(self.pieces)
-
-    @property
-    def hint(self) -> str:
-        """Said when a raw (no chat) prompt got an end of turn before any text."""
-        ended = self.status == "done" and self.finish == "end_of_turn"
-        if ended and not self.chat and not "".join(self.pieces):
-            return NO_CHAT_HINT
-        return ""
 
     def _apply(self, kind: str, *payload) -> None:
         if kind == "running":

@@ -174,8 +174,8 @@ class Jobs:
     ) -> GenerationJob:
         """A model's continuation of ``prompt``; its pieces arrive in the job as they come.
 
-        ``model``: the first model that generates when ``None``; ``chat``: the
-        model's default (on for an instruct model) when ``None``.
+        ``model``: the first model that generates when ``None``; ``chat``: wrap the
+        prompt in the chat template (``None``: the model's default, which is to continue the text).
         """
         if model is None:
             model = registry.decoders()[0]

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from attnlab.lab import numbers as fmt
+from attnlab.lab.realmodel.journey import journey_display
 
 TOP_UNITS = 5
 STATS = ("mean", "rms", "max_abs")
@@ -84,32 +84,39 @@ def top_units(act: np.ndarray, k: int) -> np.ndarray:
     return out
 
 
-def _stats_json(values: np.ndarray) -> dict:
-    stats = dict(zip(STATS, values.tolist()))
-    return {**stats, "display": {k: fmt.rounded(v) for k, v in stats.items()}}
-
-
 def token_journey(journey: dict[str, np.ndarray], index: int) -> list[dict]:
-    """JSON-ready blocks of token ``index``'s journey: full-precision floats, each with its display string.
+    """Token ``index``'s journey, block by block, at full precision (JSON-ready floats).
 
-    ``display`` holds the four norms rounded for reading (``fmt.rounded``); each
-    statistic dict has its own ``display``, each MLP unit a ``value_display``.
+    Each block: the four norms, the two norms' statistics (``mean``, ``rms``,
+    ``max_abs``) and the strongest MLP units (``unit``, ``value``), largest first.
     """
     norms = ("resid_in", "attn", "mlp", "resid_out")
     blocks = []
     for layer in range(journey["resid_in"].shape[0]):
-        values = {k: float(journey[k][layer, index]) for k in norms}
         blocks.append(
             {
                 "layer": layer,
-                **values,
-                "norm_1": _stats_json(journey["norm_1"][layer, index]),
-                "norm_2": _stats_json(journey["norm_2"][layer, index]),
+                **{k: float(journey[k][layer, index]) for k in norms},
+                "norm_1": dict(zip(STATS, journey["norm_1"][layer, index].tolist())),
+                "norm_2": dict(zip(STATS, journey["norm_2"][layer, index].tolist())),
                 "mlp_top": [
-                    {"unit": int(u), "value": float(v), "value_display": fmt.rounded(v)}
+                    {"unit": int(u), "value": float(v)}
                     for u, v in zip(journey["mlp_units"][layer, index], journey["mlp_values"][layer, index])
                 ],
-                "display": {k: fmt.rounded(v) for k, v in values.items()},
             }
         )
     return blocks
+
+
+def journey_view(trace, index: int, *, norm: str) -> dict:
+    """JSON-ready journey of token ``index`` of ``trace`` with its words; ``norm``: "rms" or "layer"."""
+    placement = "pre" if trace.causal else "post"
+    blocks = token_journey(trace.journey, index)
+    label = trace.labels()[index]
+    return {
+        "index": index,
+        "label": label,
+        "norm": norm,
+        "placement": placement,
+        **journey_display(blocks, label=label, norm=norm, placement=placement),
+    }

@@ -35,9 +35,9 @@ from attnlab.models.traces import ModelTrace
 
 Progress = Callable[[int, int], None]  # (layers done, layers in all)
 
-# Pieces of a batch that our threads share in encode: on the 2-core dev box 32 sentences took
-# ~160 ms in one piece on one thread, ~76 ms as four pieces of 8 on two (~115 ms before, as one
-# batch on OpenBLAS's two threads, whose numbers changed with the thread count)
+# Pieces of a batch that our threads share in encode: fixed pieces of 8 sentences keep every number
+# independent of the thread count (OpenBLAS's own threads changed them) and are faster than one piece
+# (docs/performance.md)
 _PIECE_TEXTS = 8
 
 

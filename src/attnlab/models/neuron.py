@@ -62,8 +62,10 @@ def plane(row: QueryTrace) -> dict:
         length = _norm(k)
         kept = math.sqrt(x * x + y * y) / length if length > 0 else 1.0
         kept = min(kept, 1.0)
-        keys.append({"index": i, "label": row.labels[i], "x": x, "y": y, "kept": kept, "share": row.weights[i],
-                     "title": key_point_title(row, i, x=x, y=y, kept=kept)})  # fmt: skip
+        title = key_point_title(row, i, x=x, y=y, kept=kept)
+        share = row.weights[i]
+        keys.append({"index": i, "label": row.labels[i], "x": x, "y": y, "kept": kept, "share": share,
+                     "title": title})  # fmt: skip
     mean_kept = sum(k["kept"] for k in keys) / len(keys)
     return {
         **plane_words(row, top=top, mean_kept=mean_kept),

@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from attnlab.lab import numbers as fmt
+from attnlab.lab.realmodel.nexttoken import cut_words, entry_labels, temperature_words, view_words
 from attnlab.models.sampling import Sampling, cut
 
 MAX_TOKENS_SHOWN = 100
@@ -28,19 +28,6 @@ def _ranked(logits: np.ndarray, n: int) -> np.ndarray:
     return part[np.lexsort((part, -logits[part]))]
 
 
-def _temperature_words(t: float) -> str:
-    if t == 0:
-        return "temperature 0: greedy, the likeliest token gets all the probability"
-    if t == 1:
-        return "temperature 1: the model's own distribution, unchanged"
-    effect = (
-        "sharpens it: likely tokens gain, unlikely ones lose"
-        if t < 1
-        else "flattens it: unlikely tokens gain"
-    )
-    return f"temperature {fmt.rounded(t)} divides every logit by {fmt.rounded(t)}, which {effect}"
-
-
 def next_token(
     logits: np.ndarray,
     sampling: Sampling,
@@ -48,10 +35,12 @@ def next_token(
     decode: Callable[[int], str],
     top: int = 10,
     actual: int | None = None,
+    context: str = "",
 ) -> dict:
-    """JSON-ready distribution for one row of ``logits`` (``(V,)``).
+    """JSON-ready distribution for one row of ``logits`` (``(V,)``), with its words.
 
-    ``actual``: the id that really followed in the text (its rank and shares are added).
+    ``actual``: the id that really followed in the text (its rank and shares are added);
+    ``context``: the label of the token the distribution follows (for the words).
     """
     row = np.asarray(logits, dtype=np.float64)
     c = cut(row, sampling)
@@ -64,14 +53,15 @@ def next_token(
             "logit": float(row[i]),
             "p_model": float(c.p_model[i]),
             "p": float(c.p[i]),
-            "p_model_display": fmt.percent(c.p_model[i]),
-            "p_display": fmt.percent(c.p[i]),
             "kept": bool(c.p[i] > 0.0),
+            **entry_labels(
+                decode(int(i)), float(row[i]), float(c.p[i]), float(c.p_model[i]), bool(c.p[i] > 0.0)
+            ),
         }
         for r, i in enumerate(ids)
     ]
     removed = [
-        {"control": "temperature", "count": 0, "mass": 0.0, "words": _temperature_words(sampling.temperature)}
+        {"control": "temperature", "count": 0, "mass": 0.0, "words": temperature_words(sampling.temperature)}
     ]
     if not sampling.greedy:
         finite = np.isfinite(row)
@@ -81,14 +71,8 @@ def next_token(
         ):
             gone = before & ~after
             count, mass = int(gone.sum()), float(c.p_tempered[gone].sum())
-            name = "top-k" if control == "top_k" else "top-p"
             off = (control == "top_k" and not value) or (control == "top_p" and value >= 1.0)
-            words = (
-                f"{name} is off: it removes nothing"
-                if off
-                else f"{name} {fmt.rounded(value)} removed {count:,} tokens holding {fmt.percent(mass)} "
-                "of the tempered probability; the rest are renormalised to add up to 100%"
-            )
+            words = cut_words(control, value, count=count, mass=mass, off=off)
             removed.append({"control": control, "count": count, "mass": mass, "words": words})
     kept = int((c.p > 0).sum())
     out = {
@@ -107,6 +91,12 @@ def next_token(
             "rank": rank,
             "p_model": float(c.p_model[actual]),
             "p": float(c.p[actual]),
-            "p_display": fmt.percent(c.p[actual]),
+            **entry_labels(
+                decode(int(actual)), float(row[actual]), float(c.p[actual]), float(c.p_model[actual]), True
+            ),
         }
+    out["words"] = view_words(
+        context=context, vocab=out["vocab"], kept=kept, kept_mass=out["kept_mass_model"], shown=len(entries),
+        actual=out["actual"],
+    )  # fmt: skip
     return out

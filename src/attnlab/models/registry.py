@@ -16,8 +16,10 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-DEFAULT_MAX_TOKENS = 256  # the Real model view's cap, counted by the model's own tokenizer
-DEFAULT_MAX_CHARS = 2000  # a bound on the request body; the token cap is the real limit
+from attnlab.lab import limits
+
+DEFAULT_MAX_TOKENS = limits.MAX_TOKENS  # the Real model view's cap, counted by the model's own tokenizer
+DEFAULT_MAX_CHARS = limits.MAX_CHARS  # a bound on the request body; the token cap is the real limit
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -40,7 +42,7 @@ class ModelSpec:
     n_kv_head: int
     d_head: int
     generates: bool = False
-    instruct: bool = False  # tuned for chat turns: chat is its default
+    instruct: bool = False  # tuned for chat turns (the chat template is still a choice, never the default)
     max_tokens: int = DEFAULT_MAX_TOKENS
     max_chars: int = DEFAULT_MAX_CHARS
     extra: dict[str, Any] = field(default_factory=dict)
@@ -53,7 +55,8 @@ class ModelSpec:
 
     @property
     def chat_default(self) -> bool:
-        return self.instruct
+        """Generation continues the text as it is unless the chat template is asked for, instruct or not."""
+        return False
 
     def load(self) -> Any:
         return _resolve(self.loader)()

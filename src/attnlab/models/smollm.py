@@ -44,7 +44,7 @@ from attnlab.models.traces import ModelTrace
 Progress = Callable[[int, int], None]  # (layers done, layers in all)
 
 # OpenBLAS's matrix-vector product on the whole 49152 x 576 embedding runs
-# ~8x slower here than on row slices of it (cache blocking): the output layer
+# several times slower than on row slices of it (cache blocking): the output layer
 # multiplies slice by slice, and our worker threads share the slices out. The
 # slices are fixed by this constant alone, so a logit is the same single-threaded
 # BLAS sum whichever thread, and however many, computed it.
@@ -261,7 +261,7 @@ class SmolLM2:
             out[:, start : start + part.shape[0]] = (part @ h.T).T
 
         # the output layer streams the whole embedding (113 MB in float32): two cores read it
-        # about twice as fast as one (~4.4 ms a token here instead of ~8.3)
+        # about twice as fast as one (docs/performance.md)
         run(logit_slice, range(0, e.shape[0], _LOGIT_ROWS), CORES)
         return out
 

@@ -94,11 +94,42 @@ def _float32_arrays(g: GGUFFile, n_layer: int) -> Iterator[tuple[str, np.ndarray
     yield "token_embd", g.dequantized("token_embd.weight")
 
 
+def _float32_shapes(g: GGUFFile, n_layer: int) -> dict[str, tuple[int, ...]]:
+    """The shape of each array :func:`_float32_arrays` makes, read off the file's own tensor table."""
+
+    def t(name: str) -> tuple[int, int]:  # stored (out, in); laid out (in, out)
+        n_out, n_in = g.info(name).shape
+        return n_in, n_out
+
+    def joined(*names: str) -> tuple[int, int]:
+        shapes = [t(n) for n in names]
+        return shapes[0][0], sum(s[1] for s in shapes)
+
+    shapes: dict[str, tuple[int, ...]] = {}
+    for i in range(n_layer):
+        p = f"blk.{i}."
+        shapes[p + "qkv"] = joined(*(p + f"attn_{n}.weight" for n in "qkv"))
+        shapes[p + "attn_output"] = t(p + "attn_output.weight")
+        shapes[p + "gate_up"] = joined(p + "ffn_gate.weight", p + "ffn_up.weight")
+        shapes[p + "ffn_down"] = t(p + "ffn_down.weight")
+    shapes["token_embd"] = tuple(g.info("token_embd.weight").shape)
+    return shapes
+
+
 def float32_weights(g: GGUFFile, n_layer: int, eps: float, *, cache_dir=None) -> Weights:
-    """The float32 path: gguf's dequantized values, from the weight cache (built on first use)."""
+    """The float32 path: gguf's dequantized values, from the weight cache (built on first use).
+
+    The cache is checked against the file's tensor table (names and shapes) and each array's digest.
+    """
     from attnlab.models.weight_cache import cached_arrays
 
-    cached = cached_arrays(g.path, CACHE_KIND, lambda: _float32_arrays(g, n_layer), directory=cache_dir)
+    cached = cached_arrays(
+        g.path,
+        CACHE_KIND,
+        lambda: _float32_arrays(g, n_layer),
+        expect=_float32_shapes(g, n_layer),
+        directory=cache_dir,
+    )
     a = cached.arrays
     layers = []
     for i in range(n_layer):

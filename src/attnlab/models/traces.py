@@ -17,8 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attnlab.engine.single import MAX_LABEL_LENGTH, QueryTrace
-from attnlab.lab.realmodel.tokens import token_label
+from attnlab.engine.single import QueryTrace
+from attnlab.lab.realmodel.tokens import row_label
 from attnlab.models.rows import explorer_row
 
 
@@ -77,7 +77,7 @@ class ModelTrace:
         a line break as ⏎, a tab as ⇥, other unprintable characters as ``⟨U+XXXX⟩``), so
         every token a tokenizer makes is a label the explorer's row accepts.
         """
-        return [f"{i} {token_label(t)['label']}"[:MAX_LABEL_LENGTH] for i, t in enumerate(self.tokens)]
+        return [row_label(i, t) for i, t in enumerate(self.tokens)]
 
     def query_row(self, layer: int, head: int, index: int) -> QueryTrace:
         """Token ``index``'s query in ``layer``/``head`` as the explorer computes one query.

@@ -34,10 +34,10 @@ import numpy as np
 
 from attnlab.engine.errors import FieldError
 from attnlab.lab import numbers as fmt
+from attnlab.lab.realmodel.modelview import kept_views
 from attnlab.models.files import ModelNotInstalled
 from attnlab.models.jobkinds import MAX_TOKENS, token_cap_message
 from attnlab.models.sampling import Sampling, cut
-from attnlab.models.views import kept_views
 
 STEP_TOP = 5  # tokens shown for each generation step
 

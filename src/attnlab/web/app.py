@@ -23,6 +23,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.gzip import GZipMiddleware
 
 from attnlab import __version__
+from attnlab.lab.fields import shape_of_route
 from attnlab.web.assets import PAGES, Assets
 from attnlab.web.block import routes as api_block
 from attnlab.web.errors import FieldError, body_error, field_error_handler, field_path, validation_detail
@@ -51,8 +52,10 @@ ROUTERS = [
 
 
 async def validation_error(request: Request, error: RequestValidationError) -> JSONResponse:
-    """Answer 422 with each problem's field path and a readable message (no echo of input)."""
-    return JSONResponse({"detail": validation_detail(error.errors())}, status_code=422)
+    """Answer 422 with each problem's location and the page's sentence for it (no echo of input)."""
+    shape = shape_of_route(request.url.path)
+    detail = validation_detail(error.errors(), shape=shape, request_body=error.body)
+    return JSONResponse({"detail": detail}, status_code=422)
 
 
 TOO_DEEP = "the request body nests too deeply to read (JSON nested hundreds of levels deep)"

@@ -4,10 +4,10 @@
 (float64 weights ``(layers, H, T, T)``, row = query, column = key; ``allowed``
 ``(T, T)``, True = may attend) in the kernel and sends the browser what the
 Real model page's API sends it, from the same functions: the model view
-(``models.views.model_view``: every head's thumbnail, kind and scores) once,
-the selected head (``models.views.head_view``: its full weights, ``None``
+(``lab.realmodel.modelview.model_view``: every head's thumbnail, kind and scores) once,
+the selected head (``lab.realmodel.modelview.head_view``: its full weights, ``None``
 where blocked, and their display strings) and the focused query's row at
-full precision (``_row``). The learner's picks (``layer``, ``head``,
+full precision (``precise_row``). The learner's picks (``layer``, ``head``,
 ``focus``) are synced traits; each pick recomputes the JSON here.
 :class:`AttentionView` (a user's array) and ``ModelView`` (our engine's
 forward pass) are both this widget.
@@ -18,9 +18,8 @@ from __future__ import annotations
 import numpy as np
 import traitlets
 
-from attnlab.lab import numbers as fmt
+from attnlab.lab.realmodel.modelview import head_view, model_view, named_caption, precise_row
 from attnlab.models.traces import ModelTrace
-from attnlab.models.views import head_view, model_view
 from attnlab.widgets.arrays import as_allowed, as_weights, check_blocked, check_names
 from attnlab.widgets.base import LabWidget
 
@@ -70,31 +69,15 @@ class HeadsWidget(LabWidget):
     def _refresh(self) -> None:
         head = head_view(self._trace, self.layer, self.head)
         names = self._names
-        head["caption"] = (
-            f"Attention of {names['layers'][self.layer]}, {names['heads'][self.head]}: "
-            "rows are queries, columns are keys"
-        )
+        head["caption"] = named_caption(names["layers"][self.layer], names["heads"][self.head])
         self._head = head
-        self._row = self._row_json()
+        self._row = precise_row(self._trace, self.layer, self.head, self.focus)
 
-    def _row_json(self) -> dict:
-        t = self._trace
-        w = t.weights[self.layer, self.head, self.focus]
-        ok = t.allowed[self.focus]
-        return {
-            "query": self.focus,
-            "title": f"Query {self.focus} ({t.tokens[self.focus]}): its share of each key, at full precision",
-            "sources": [
-                {
-                    "index": j,
-                    "label": t.tokens[j],
-                    "allowed": bool(ok[j]),
-                    "share": fmt.percent(x) if ok[j] else "blocked",
-                    "precise": fmt.precise(x) if ok[j] else "",
-                }
-                for j, x in enumerate(w.astype(np.float64).tolist())
-            ],
-        }
+
+def _ids(tokens: list[str]) -> list[int]:
+    """One id per distinct token text (its first position): a repeated token can score as induction."""
+    first: dict[str, int] = {}
+    return [first.setdefault(t, i) for i, t in enumerate(tokens)]
 
 
 class AttentionView(HeadsWidget):
@@ -127,7 +110,7 @@ class AttentionView(HeadsWidget):
         trace = ModelTrace(
             model="your attention",
             tokens=tokens,
-            ids=list(range(n_key)),
+            ids=_ids(tokens),
             weights=w,
             allowed=ok,
             scale=float("nan"),  # not known, and not needed to draw weights

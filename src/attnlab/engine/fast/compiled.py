@@ -158,8 +158,8 @@ def _sgemm(typingctx, fn, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc):
 def _wide_vectors(typingctx):
     """Let LLVM vectorize the calling function with 512-bit registers where the CPU has them.
 
-    LLVM prefers 256-bit vectors on Intel's server CPUs by default; the exp pass
-    ran 26% faster with 512 (72 against 98 us a 512 x 512 tile here). A string
+    LLVM prefers 256-bit vectors on Intel's server CPUs by default, and the exp
+    pass runs faster with 512 (docs/performance.md). A string
     attribute, which llvmlite's list of known names lacks, hence ``set.add``.
     Harmless where the CPU has no AVX-512: LLVM takes the widest it has.
     """

@@ -2,16 +2,15 @@
 
 Token-by-token decoding runs every block once per token on a single row, so
 the generic path's per-call work (namespace look-ups, shape checks, trace
-bookkeeping, masks, the NaN scan of every intermediate) cost ~0.5 ms a block,
-as much as a third of the step beside the weight reads. This module does the
+bookkeeping, masks, the NaN scan of every intermediate) cost as much as a
+third of the step beside the weight reads (docs/performance.md). This module does the
 same arithmetic with plain NumPy calls on 2-D arrays, in the same order as the
 generic path (scores = (q @ k^T) * scale, max-shifted exp, divide, @ v), so the
 two agree to rounding (tested).
 
 A step is bound by reading the weights (135 M float32 parameters for
-SmolLM2: ~22 ms here for the products alone, ~12 ms as the file's Q4_1 blocks:
-weights may be :class:`attnlab.engine.fast.quant.QuantMatrix`, whose products run on
-the blocks), so the path also reads them in as few products as it can: when a
+SmolLM2, about half the bytes as the file's Q4_1 blocks: weights may be
+:class:`attnlab.engine.fast.quant.QuantMatrix`, whose products run on the blocks), so the path also reads them in as few products as it can: when a
 block's w_q, w_k, w_v (and w_gate, w_up) are adjacent column blocks of one
 array (:func:`side_by_side`, as the SmolLM2 loader lays them out), or matrices
 of blocks (joined without a copy), one product covers the group. RoPE's
@@ -22,9 +21,9 @@ one thread around its blocks, :mod:`attnlab.engine.threads`), so none depends
 on the thread count. A prompt's float products (16 rows or more) are shared
 out among our own threads in column blocks fixed by the weights' shapes
 (:func:`_product`), and so are a long prompt's attention heads (one head a task, from
-64 x 64 scores a head); a decoding step's products are not: waking a thread took ~45-90 us
-on the 2-core dev box, as long as a 576 x 576 product, and sharing even the
-widest (gate|up, 7 MB) saved ~1 ms a token of ~30. (Products on quantized
+64 x 64 scores a head); a decoding step's products are not: waking a thread takes
+as long as a 576 x 576 product, and sharing even the widest (gate|up, 7 MB) saved
+little (docs/performance.md). (Products on quantized
 blocks share a decoding step's rows with helper threads that wait spinning,
 :mod:`attnlab.engine.fast.quant_share`, under the same promise.)
 
@@ -50,7 +49,7 @@ from attnlab.engine.positions import RoPE
 from attnlab.engine.threads import CORES
 
 # A product of this many rows or more (a prompt, not a decoding step) is shared out among our
-# threads in column blocks; below, waking a thread (~45-90 us here) costs what the split saves.
+# threads in column blocks; below, waking a thread costs what the split saves.
 _SPLIT_ROWS = 16
 _BLOCK_COLUMNS = 512  # a block's width at most; all of a product's blocks are equally wide
 

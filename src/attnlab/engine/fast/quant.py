@@ -44,11 +44,11 @@ from attnlab.engine.fast.workers import run
 from attnlab.engine.threads import CORES
 
 # A product with up to _FEW_ROWS rows of x and this many multiply-adds or more is shared with the
-# spinning helpers (each of SmolLM2's: its smallest, w_o, has 332K a row): a decoding step's q|k|v
-# took 26 us instead of 44 on the 2-core dev box.
+# spinning helpers (each of SmolLM2's: its smallest, w_o, has 332K a row): below it, handing a piece
+# over costs what sharing saves (docs/performance.md).
 _THREAD_WEIGHTS = 1 << 17
-# Up to this many rows of x (a short prompt), products are shared with the spinning helpers (a 22-token
-# prompt's products take 0.2-1 ms: waking a worker thread, ~50-100 us, would cost a tenth of that)
+# Up to this many rows of x (a short prompt), products are shared with the spinning helpers: waking a
+# worker thread would cost a tenth of such a product (docs/performance.md)
 _FEW_ROWS = 32
 _PIECE_ROWS = 512  # a long prompt's piece is at most this many stored rows (a part's pieces equally wide)
 
@@ -89,7 +89,7 @@ class QuantMatrix:
         self.n_out = sum(p.shape[0] for p in parts)
         self.shape = (self.n_in, self.n_out)
         # each part's first byte and row count, for one kernel call over all the parts (a decoding
-        # step makes ~200 products: a call per part cost ~1 ms a step); the parts keep the bytes alive
+        # step makes ~200 products: a call per part adds up); the parts keep the bytes alive
         self._at = _read_only(np.array([p.ctypes.data for p in self.parts], np.int64))
         self._rows = _read_only(np.array([p.shape[0] for p in self.parts], np.int64))
 

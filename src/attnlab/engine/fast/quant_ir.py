@@ -123,8 +123,8 @@ def _block_loop(builder: ir.IRBuilder, n_blocks, carried: list, body):
 
 
 # Each block asks for the bytes this far ahead: the file's 4 KiB pages stop the CPU's own prefetcher
-# at every page, and a one-row product streamed ~10% slower from memory without it (1 KiB: as good as
-# 0.5-4 KiB here). A hint: it never faults and changes no value.
+# at every page, and a one-row product streams slower from memory without it (1 KiB was as good as
+# any distance from 0.5 to 4 KiB). A hint: it never faults and changes no value.
 PREFETCH = 1024
 
 

@@ -80,7 +80,7 @@ def pack(x: np.ndarray) -> tuple[np.ndarray, int]:
 def pack_into(x, dst, last_width):
     """Write x (T, n_in), C-contiguous, packed (see :func:`pack`) into dst[:packed size], padding
     included: 8 x 8 blocks transposed in registers (quant_ir.transpose8; element by element took
-    ~0.5 ns a number here, a third of a short prompt's time outside the products)."""
+    a third of a short prompt's time outside the products)."""
     n_t, n_in = x.shape
     n_tiles = (n_t + 31) // 32
     x_at, dst_at = np.int64(x.ctypes.data), np.int64(dst.ctypes.data)

@@ -1,10 +1,10 @@
-"""Helper threads for one-row products on blocks that wait spinning, so a product gets them in ~1 us.
+"""Helper threads for one-row products on blocks that wait spinning, so a product gets them at once.
 
-A decoding step makes ~120 products of 0.1-1 ms each. Waking a sleeping thread
-(a futex, then the GIL) took ~50-100 us here, and OpenMP's teams (numba's
-``prange``) wait at the end of every product for each thread, even one that a
-busy machine has not scheduled: 22 ms a step beside one busy process, against
-15 on one thread. Here the calling thread and the helpers take fixed pieces of
+A decoding step makes ~120 short products. Waking a sleeping thread (a futex,
+then the GIL) costs a good part of one, and OpenMP's teams (numba's ``prange``)
+wait at the end of every product for each thread, even one that a busy machine
+has not scheduled, so a step beside one busy process ran slower on two threads
+than on one (docs/performance.md). Here the calling thread and the helpers take fixed pieces of
 the product (``PIECE_ROWS`` stored rows, counted over the parts side by side)
 from one shared counter, so a helper that does not come takes nothing and
 delays nothing, and the caller waits only briefly for pieces a helper has taken. Every
@@ -20,7 +20,7 @@ caller still waits for it. The caller, once the counter is empty, waits a
 little (``PATIENCE``) for the helpers' pieces; then (a helper descheduled by a
 busy machine) it marks the job abandoned, under the lock, and computes the
 missing pieces itself: a late helper's work is dropped, never written. Helpers
-spin (in compiled code, without the GIL) for ~1 ms after their last job, then
+spin (in compiled code, without the GIL) for ``SPINS`` polls after their last job, then
 sleep on an ``Event`` until the next product.
 """
 
@@ -45,10 +45,10 @@ PIECE_ROWS = 64  # a one-row product's piece
 # threads' shares even (a 576-row product in 64-row pieces split 5:4, in 16-row pieces 18:18)
 PROMPT_PIECE_ROWS = 16
 MAX_PIECES = 1024  # the output layer's 49152 rows are 768 pieces; larger products run alone
-# Every poll of a wait yields the core (sched_yield: ~0.3 us when nobody else wants it), so a waiting
+# Every poll of a wait yields the core (sched_yield: cheap when nobody else wants it), so a waiting
 # thread never starves one that works on the same core, when the machine is busy
-SPINS = 4000  # polls (~1-2 ms) a helper waits for the next job, then sleeps
-PATIENCE = 200  # polls (~50 us) the caller waits for a helper's pieces before doing them itself
+SPINS = 4000  # polls (a decoding step's gap between products, and more) a helper waits, then sleeps
+PATIENCE = 200  # polls (a fraction of a product) the caller waits for a helper's pieces, then does them
 # ctl slots: the ones every piece touches on cache lines (8 slots) of their own, so that two cores
 # do not pass one line back and forth; FLAGS + p holds the job number once piece p is in ``out``
 NEXT, DONE, LOCK = 0, 8, 16
@@ -265,7 +265,7 @@ def helper_wait(ctl, last, spins):
             for piece in range(first, end):
                 _piece(job, piece, hbuf, s_at)
             # hand these pieces over now, while the caller still works on its own (at the end of
-            # the job, gate|up's whole half took ~16 us of copying while the caller waited)
+            # the job, gate|up's whole half would be copied while the caller waited)
             _acquire(c)
             if _load(c, GEN) == gen and _load(c, ABANDONED) == 0:  # the caller still waits: hand over
                 for piece in range(first, end):

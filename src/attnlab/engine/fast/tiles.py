@@ -22,7 +22,7 @@ fast on a CPU:
    and a zero weight in the row sums.
 2. **Operands as they come.** q is scaled once; k and v are used in place (an
    appended column of ones, ``[v, 1]``, would give the row sums from the second
-   matmul, but 65-wide operands made NumPy's BLAS ~6% slower than 64-wide ones
+   matmul, but 65-wide operands made NumPy's BLAS slower than 64-wide ones
    plus a matrix-vector product for the sums).
 3. **Threads over (head, query block) tasks**, each with its own buffers kept
    between calls, written in place (``out=``); BLAS is held to one thread
@@ -36,8 +36,8 @@ fast on a CPU:
    block takes full-height tiles over the keys all its rows see, then its
    diagonal in four pieces of rows, each ending at its own last row's keys
    (an eighth of the block's square is computed only to be masked, instead of
-   half; at L = 1024-2048 here two pieces were ~4% slower, three about the
-   same, eight slower).
+   half; two, three and eight pieces were measured against four:
+   docs/performance.md).
 
 In float32, a block whose scores go unshifted runs in one call of the kernel
 compiled with numba (:mod:`attnlab.engine.fast.compiled`: the same tiles, BLAS
@@ -206,7 +206,7 @@ class _Job:
         if buffers.get("key") != (self.block_q, self.block_k, d_v, dtype):
             buffers["key"] = (self.block_q, self.block_k, d_v, dtype)
             # one tile of exp(s - shift), flat so that a narrower tile is contiguous too
-            # (NumPy's exp2 took 52 us on a strided 256 x 256 view here, 28 us contiguous)
+            # (NumPy's exp2 is about twice as slow on a strided view)
             buffers["s"] = np.empty(self.block_q * self.block_k, dtype)
             for name in ("acc", "part"):  # the weighted values
                 buffers[name] = np.empty((self.block_q, d_v), dtype)
@@ -317,7 +317,7 @@ def _band(size: int, dtype) -> np.ndarray:
     """1 below the diagonal, 0 on and above it: the causal band of a diagonal tile.
 
     Applied after exp (multiplying by 0 is exact; exp of -inf is slow in NumPy).
-    Kept between calls (building it took ~1 ms at 512 rows); read-only.
+    Kept between calls (building it costs more than using it); read-only.
     """
     band = np.tril(np.ones((size, size), dtype), k=-1)
     band.flags.writeable = False

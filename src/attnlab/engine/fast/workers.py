@@ -17,8 +17,8 @@ import numpy as np
 _pools_lock = threading.Lock()
 _pools: dict[int, ThreadPoolExecutor] = {}
 
-# Fresh memory costs a page fault per 4 KiB page on first touch, which in this kind of
-# VM was slower than the attention itself at L = 1024; so the scratch arrays are kept.
+# Fresh memory costs a page fault per 4 KiB page on first touch, which in a VM can cost
+# more than the attention itself (docs/performance.md); so the scratch arrays are kept.
 _local = threading.local()
 _spaces: dict[str, np.ndarray] = {}
 _spaces_lock = threading.Lock()
@@ -26,7 +26,7 @@ _SPACE_LIMIT = 64 << 20  # keep scratch arrays up to 64 MiB each; allocate bigge
 
 
 def _pool(n: int) -> ThreadPoolExecutor:
-    """Return a kept pool of ``n`` worker threads (starting threads costs ~1 ms a call)."""
+    """Return a kept pool of ``n`` worker threads (starting threads each call would cost more)."""
     with _pools_lock:
         if n not in _pools:
             _pools[n] = ThreadPoolExecutor(n, thread_name_prefix="attnlab-attention")

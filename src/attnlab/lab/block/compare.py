@@ -153,8 +153,12 @@ def _rotation_note(label, p, q, qr, k, kr, angle) -> dict:
     )
 
 
-def rope(w: Walk) -> dict:
-    """Return RoPE's angles, the rotations per head and token, and the offset demonstration."""
+def rope(w: Walk, shifts: tuple[int, ...] = DEMO_SHIFTS) -> dict:
+    """Return RoPE's angles, the rotations per head and token, and the offset demonstration.
+
+    The demonstration puts head 1's q of C and k of B at positions (2 + s, 1 + s) for each
+    shift s in ``shifts`` (offset 1 every time), then at (2, 0) (offset 2).
+    """
     t = w.tensors
     active = w.positions == "rope"
     rotations = []
@@ -184,7 +188,7 @@ def rope(w: Walk) -> dict:
         rotations.append(rows)
     q, k = t["head1.q"][2], t["head1.k"][1]  # C's query, B's key: offset 1 at positions (2, 1)
     pairs = []
-    for p, r in [(2 + s, 1 + s) for s in DEMO_SHIFTS] + [(2, 0)]:
+    for p, r in [(2 + s, 1 + s) for s in shifts] + [(2, 0)]:
         score = _dot(bm.rope_rotate(q, p, BASE), bm.rope_rotate(k, r, BASE)) / math.sqrt(len(q))
         pairs.append(
             {
@@ -199,16 +203,22 @@ def rope(w: Walk) -> dict:
     spread = max(same) - min(same)
     other = pairs[-1]
     where = ", ".join(f"({pp['query_position']}, {pp['key_position']})" for pp in pairs if pp["offset"] == 1)
-    how = "exactly equal" if spread == 0.0 else f"within {fmt.precise(spread)}, float rounding"
+    shown = sorted({fmt.rounded(v) for v in same}, key=float)
+    if spread == 0.0:
+        score = f"score {shown[0]} every time (exactly equal)"
+    elif len(shown) == 1:
+        score = f"score {shown[0]} every time (within {fmt.precise(spread)}, float rounding)"
+    else:
+        score = f"score {shown[0]} to {shown[-1]} (within {fmt.precise(spread)} of each other, float rounding)"
     sentence = words.said(
         f"Head 1's q of C and k of B, rotated as if they sat at positions {where}: offset 1 every "
-        f"time, score {fmt.rounded(same[0])} every time ({how}). At offset {other['offset']}, positions "
+        f"time, {score}. At offset {other['offset']}, positions "
         f"({other['query_position']}, {other['key_position']}), the score is {other['display']}: "
         "RoPE's score depends only on the offset.",
         offset=1,
         positions=[[pp["query_position"], pp["key_position"]] for pp in pairs if pp["offset"] == 1],
         score=same[0],
-        shown=fmt.rounded(same[0]),
+        shown=shown,
         spread=spread,
         exact=spread == 0.0,
         other={"offset": other["offset"], "positions": [other["query_position"], other["key_position"]],

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import copy
 
+from attnlab.lab.limits import BLOCK_MAX_MAGNITUDE
+
 LABELS = ("A", "B", "C")
 N_TOKENS = 3
 D_MODEL = 4
@@ -26,7 +28,7 @@ N_HEAD = 2
 D_HEAD = 2  # d_k = d_v: each head's q, k and v are points in a plane
 D_FF = 8
 EPS = 1e-5  # LayerNorm's eps, inside the square root (torch.nn.LayerNorm's default)
-MAX_MAGNITUDE = 1000.0  # the largest |number| the lab accepts in x and the weights
+MAX_MAGNITUDE = BLOCK_MAX_MAGNITUDE  # the largest |number| the lab accepts in x and the weights (lab.limits)
 NORMS = ("pre", "post")
 POSITIONS = ("none", "sinusoidal", "rope")
 BASE = 10000.0  # the sinusoidal and RoPE frequency base

@@ -5,8 +5,12 @@ the worked A/B/C example, Y in an example whose sources are X/Y/Z), so an own
 example with renamed sources keeps it working. The words use the source's
 label. An example with a single source cannot try it and says so.
 
+It is also the first of the notebook's practice challenges (``CHALLENGE_ID``
+in ``lab/data/practice.json``): the practice panel gives it tiered hints, a
+Check recorded in the study history and an answer, like the others.
+
 ``check(trace)`` reads the engine's weight for the target source and says
-whether it is strictly above the threshold. The words use the page's
+whether it is strictly above the threshold; ``claims`` carries those facts. The words use the page's
 percentages (``attnlab.lab.numbers.percent``), so a share of 0.9004 reads
 "90%" yet counts as met: the check uses the float, the words round it.
 """
@@ -20,6 +24,7 @@ from attnlab.lab import numbers as fmt
 
 TARGET_INDEX = 1  # the second source: B in the worked example
 THRESHOLD = 0.9
+CHALLENGE_ID = "second-over-90"  # its id among the practice challenges
 
 
 @dataclass(frozen=True)
@@ -32,6 +37,8 @@ class ChallengeState:
     share: float | None
     met: bool
     status: str
+    claims: dict
+    id: str = CHALLENGE_ID
 
     def to_dict(self) -> dict:
         """The fields by name, in order: what the API's ``challenge`` field carries."""
@@ -49,6 +56,7 @@ def check(trace: QueryTrace, *, target: int = TARGET_INDEX, threshold: float = T
             share=None,
             met=False,
             status=f"This example has {len(trace.labels)} source; add another to try this challenge.",
+            claims={"sources": len(trace.labels), "target": None},
         )
     i = target
     label = trace.labels[i]
@@ -61,6 +69,7 @@ def check(trace: QueryTrace, *, target: int = TARGET_INDEX, threshold: float = T
             share=0.0,
             met=False,
             status=f"{label} is blocked by the mask here, so it cannot receive attention.",
+            claims={"target": label, "blocked": True},
         )
     share = trace.weights[i]
     shown = fmt.percent(share)
@@ -71,6 +80,8 @@ def check(trace: QueryTrace, *, target: int = TARGET_INDEX, threshold: float = T
             f"Not yet: {label} takes {shown}. Point q further along {label}'s key, "
             "away from the other keys."
         )
+    claims = {"target": label, "share": share, "threshold": threshold, "met": share > threshold}
     return ChallengeState(
-        goal=goal, target=label, available=True, share=share, met=share > threshold, status=status
+        goal=goal, target=label, available=True, share=share, met=share > threshold, status=status,
+        claims=claims,
     )

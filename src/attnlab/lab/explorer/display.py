@@ -134,8 +134,11 @@ def hull_claims(trace: QueryTrace) -> dict:
     return {"allowed": n, "shape": shape, "hull": hull}
 
 
-def hull_sentence(trace: QueryTrace) -> tuple[str, dict]:
-    """One sentence on where the output can be, true for this example's allowed values."""
+def hull_sentence(trace: QueryTrace, *, shaded: bool = True) -> tuple[str, dict]:
+    """One sentence on where the output can be, true for this example's allowed values.
+
+    ``shaded`` names the shading of the value plane (the Mix step draws it).
+    """
     c = hull_claims(trace)
     text = {
         None: "The output is a blend of the allowed values, with the shares as weights.",
@@ -147,8 +150,11 @@ def hull_sentence(trace: QueryTrace) -> tuple[str, dict]:
             else "The allowed values lie on one line, so the output can never leave the "
             "segment they span."
         ),
-        "triangle": "The output can never leave the shaded triangle of the three allowed values.",
-        "hull": "The output can never leave the convex hull (the shaded shape) of the allowed values.",
+        "triangle": f"The output can never leave the {'shaded ' if shaded else ''}triangle of the "
+        "three allowed values.",
+        "hull": "The output can never leave the convex hull"
+        + (" (the shaded shape)" if shaded else ", the smallest convex shape holding all")
+        + " of the allowed values.",
     }[c["shape"]]
     return text, c
 
@@ -180,7 +186,7 @@ def labels(trace: QueryTrace) -> dict[str, dict]:
         formula = f"sᵢ = (q · kᵢ) × {sc['shown']}"
     equal = trace.d_k == trace.d_v
     shapes = (
-        f"Shapes: q and each key k have d_k = {trace.d_k} coordinates. Each value v and the "
+        f"Shapes: q and each k have d_k = {trace.d_k} coordinates. Each v and the "
         f"output have d_v = {trace.d_v} coordinates."
         + (" Equal widths here do not make the spaces identical." if equal else "")
     )
@@ -213,7 +219,7 @@ def labels(trace: QueryTrace) -> dict[str, dict]:
             "the program prints the same.",
             output=list(trace.output),
         ),
-        "own_row_label": _said(f"Your own example · one query over {_count(n, 'source')}.", sources=n),
+        "own_row_label": _said(f"Your own example · one query over {n} source{'' if n == 1 else 's'}.", sources=n),
         "own_row": _said(
             "It is not the held A/B/C sequence below, which keeps its numbers; Reset example "
             "returns to the worked example.",

@@ -25,6 +25,8 @@ def explorer_texts(held: Held) -> dict[str, str]:
     with them); for a masked row they say so, and that a query edit returns
     the explorer to row 0's unmasked projection.
     """
+    if not held.sequence:
+        return _one_query_texts(held)
     r, name = held.row, held.labels[held.row]
     if not held.masked:
         every = ", ".join(held.labels)
@@ -50,8 +52,43 @@ def explorer_texts(held: Held) -> dict[str, str]:
     }
 
 
+def _blocked(held: Held) -> list[str]:
+    return [held.labels[i] for i, ok in enumerate(held.mask[held.row]) if not ok]
+
+
+def _one_query_texts(held: Held) -> dict[str, str]:
+    """The same sentences for an example of one query (no sequence around it)."""
+    blocked = _blocked(held)
+    allowed = (
+        "All sources are allowed here." if not blocked
+        else f"{', '.join(blocked)} {'is' if len(blocked) == 1 else 'are'} blocked by its mask."
+    )
+    return {
+        "row": "This is an example of its own: one query with no sequence around it; "
+        "Reset example returns to the worked A/B/C sequence.",
+        "given": "Given vectors for one query, not learned word meanings.",
+        "q_legend": "Change the query",
+        "allowed": allowed,
+        "example": "This example explains one attention calculation; it is not a trace from a "
+        "trained model.",
+    }
+
+
+def explorer_line(held: Held) -> str:
+    """Return the line by the held table: what the explorer shows, then the edit rules."""
+    if not held.sequence:
+        return explorer_note(held)
+    return f"The explorer shows {held.explorer_label()}. {explorer_note(held)}"
+
+
 def explorer_note(held: Held) -> str:
     """Return the note under the explorer: which row it shows and the edit rules."""
+    if not held.sequence:
+        return (
+            "The explorer shows an example of its own: one query over its sources, with no "
+            "sequence around it. Its mask is the one row below; Reset example returns to the "
+            "worked A/B/C sequence."
+        )
     if held.masked:
         blocked = [held.labels[i] for i, ok in enumerate(held.mask[held.row]) if not ok]
         seen = "every source is allowed" if not blocked else f"{', '.join(blocked)} blocked"

@@ -185,9 +185,9 @@ def mix_said(t: QueryTrace) -> tuple[str, dict]:
     text = (
         f"Mix: multiply values {values} by those weights, then add their contributions. "
         f"The output is {fmt.vector(t.output)}. "
-        "The values carry the content; the query and keys alone set the weights."
+        "The values carry the content; the query and keys determine its weighting."
     )
-    return text, {"output": list(t.output), "weights_from": ["q", "keys", "allowed", "scale"]}
+    return text, {"output": list(t.output), "weights_ignore_values": True}
 
 
 def explain(trace: QueryTrace) -> Explanation:

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import math
 
+from attnlab.engine.errors import FieldError
 from attnlab.engine.single import trace_query
+from attnlab.lab.explorer import challenge as live
 from attnlab.lab import numbers as fmt
 from attnlab.lab.notebook.practice_trace import REFERENCE_Q, row0, shares
 from attnlab.lab.notebook.sequence import Held
@@ -23,6 +25,31 @@ from attnlab.lab.notebook.sequence import Held
 def _option(c: dict, option: str) -> str:
     """The words of challenge ``c``'s choice ``option``, as the learner reads them."""
     return next(o["text"] for o in c["response"]["options"] if o["id"] == option)
+
+
+def second_over_90(held: Held, c: dict) -> str:
+    # Walk q out along the target's key (1, 2, 4, ... times it) until its share passes 90%.
+    t = held.explorer_trace()
+    i = live.TARGET_INDEX
+    label, key = t.labels[i], t.keys[i]
+    if not t.allowed[i]:
+        return f"{label} is blocked by the mask here, so no q gives it any attention."
+    for times in (1, 2, 4, 8, 16, 32, 64):
+        q = [times * x for x in key]
+        try:
+            moved = trace_query(q, t.keys, t.values, labels=t.labels, allowed=t.allowed, scale=t.scale)
+        except FieldError:
+            break
+        if live.check(moved).met:
+            return (
+                f"Move q along {label}'s key: at q = {fmt.vector(q)} {label} takes "
+                f"{fmt.percent(moved.weights[i])} of the attention."
+            )
+    return (
+        f"No q from 1 to 64 times {label}'s key gives {label} more than "
+        f"{fmt.percent(live.THRESHOLD)} of the attention here; try directions that point away "
+        "from the other keys."
+    )
 
 
 def equal_ac(held: Held, c: dict) -> str:

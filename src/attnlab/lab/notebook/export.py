@@ -23,7 +23,7 @@ from attnlab.engine.errors import FieldError
 from attnlab.lab import numbers as fmt
 from attnlab.lab.explorer.program import to_python
 from attnlab.lab.history import history, study_from_dict
-from attnlab.lab.notebook.sequence import N_TOKENS, Held, held_from_dict, sequence_view
+from attnlab.lab.notebook.sequence import Held, held_from_dict, sequence_view
 
 if TYPE_CHECKING:  # nbformat (with jsonschema) is imported only when a notebook is exported
     import nbformat
@@ -157,7 +157,8 @@ def to_markdown(held: Held, study: dict) -> str:
     lines = [
         "# Guided attention notebook · study report",
         "",
-        f"Held example `{held.id}` · {N_TOKENS} queries · {N_TOKENS} sources. "
+        f"Held example `{held.id}` · {_count(len(held.queries), 'query', 'queries')} · "
+        f"{_count(len(held.labels), 'source', 'sources')}. "
         "Given vectors, not learned meanings. Displayed numbers are rounded to three decimals.",
         "",
         "## Inputs",
@@ -166,13 +167,14 @@ def to_markdown(held: Held, study: dict) -> str:
         "|---|---|---|---|",
     ]
     for r, label in enumerate(labels):
+        query = fmt.vector(held.queries[r]) if r < len(held.queries) else "—"
         lines.append(
-            f"| {label} | {fmt.vector(held.queries[r])} | {fmt.vector(held.keys[r])} "
+            f"| {label} | {query} | {fmt.vector(held.keys[r])} "
             f"| {fmt.vector(held.values[r])} |"
         )
     lines += ["", "## Mask (✓ may attend, ✗ blocked)", ""]
     lines.append("| Row | " + " | ".join(labels) + " |")
-    lines.append("|---|" + "---|" * N_TOKENS)
+    lines.append("|---|" + "---|" * len(labels))
     for r, row in enumerate(held.mask):
         cells = " | ".join("✓" if ok else "✗" for ok in row)
         lines.append(f"| {r} ({labels[r]}) | {cells} |")
@@ -226,10 +228,13 @@ def ordered_sum(terms):
     return total
 
 
-def attend(q, keys, values, allowed):
-    """One query over every source; allowed[i] True means it may attend to source i."""
+def attend(q, keys, values, allowed, scale=None):
+    """One query over every source; allowed[i] True means it may attend to source i.
+
+    scale multiplies each q·k; None divides it by sqrt(d_k) instead."""
     d_k = len(q)  # key dimension, NOT number of sources
-    scores = [ordered_sum(qj * kj for qj, kj in zip(q, k)) / sqrt(d_k) for k in keys]
+    dots = [ordered_sum(qj * kj for qj, kj in zip(q, k)) for k in keys]
+    scores = [d / sqrt(d_k) for d in dots] if scale is None else [d * scale for d in dots]
     m = max(s for s, ok in zip(scores, allowed) if ok)
     exps = [exp(s - m) if ok else 0.0 for s, ok in zip(scores, allowed)]
     z = ordered_sum(e for e, ok in zip(exps, allowed) if ok)
@@ -240,6 +245,10 @@ def attend(q, keys, values, allowed):
               for j in range(len(values[0]))]
     return {"scores": scores, "weights": weights, "output": output}
 '''
+
+
+def _count(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
 
 
 def _floats(xs) -> str:
@@ -257,11 +266,12 @@ def to_notebook(held: Held) -> nbformat.NotebookNode:
             "seq_values = [" + ", ".join(_floats(v) for v in held.values) + "]",
             "mask = [" + ", ".join("[" + ", ".join(repr(ok) for ok in row) + "]" for row in held.mask)
             + "]  # True = may attend",
-            f"explorer_row, explorer_masked = {held.row}, {held.masked}",
+            f"explorer_row, explorer_masked = {held.row}, {held.masked or not held.sequence}",
+            f"scale = {held.scale!r}  # None: divide q·k by sqrt(d_k)",
         ]
     )
     rows = (
-        "rows = [attend(queries[r], seq_keys, seq_values, mask[r]) for r in range(len(queries))]\n"
+        "rows = [attend(queries[r], seq_keys, seq_values, mask[r], scale) for r in range(len(queries))]\n"
         "for r, row in enumerate(rows):\n"
         "    shares = ', '.join(f'{labels[i]} {w:.3f}' if mask[r][i] else f'{labels[i]} blocked'\n"
         "                       for i, w in enumerate(row['weights']))\n"
@@ -270,7 +280,7 @@ def to_notebook(held: Held) -> nbformat.NotebookNode:
     )
     final = (
         "allowed_explorer = mask[explorer_row] if explorer_masked else [True] * len(seq_keys)\n"
-        "explorer = attend(queries[explorer_row], seq_keys, seq_values, allowed_explorer)\n"
+        "explorer = attend(queries[explorer_row], seq_keys, seq_values, allowed_explorer, scale)\n"
         "print(json.dumps({'explorer': explorer, 'rows': rows}))"
     )
     return new_notebook(
@@ -278,7 +288,8 @@ def to_notebook(held: Held) -> nbformat.NotebookNode:
             (
                 "markdown",
                 "# Guided attention notebook · worked study\n\n"
-                f"Held example `{held.id}`: {N_TOKENS} tokens, each with a query, a key and a value. "
+                f"Held example `{held.id}`: {_count(len(held.labels), 'source', 'sources')} with a key "
+                f"and a value, and {_count(len(held.queries), 'query', 'queries')}. "
                 "Given vectors, not learned meanings. Every number below is recomputed with "
                 "plain Python floats and left-to-right sums from 0.0, the arithmetic of attnlab's "
                 "engine, so it matches the page exactly.",

@@ -27,6 +27,7 @@ from collections.abc import Callable, Sequence
 from attnlab.engine.single import QueryTrace
 from attnlab.lab import numbers as fmt
 from attnlab.lab.challenge_set import ChallengeSet, validate_response
+from attnlab.lab.explorer import challenge as live
 from attnlab.lab.notebook import answers
 from attnlab.lab.notebook.practice_trace import REFERENCE_Q, row0, shares
 from attnlab.lab.notebook.sequence import STARTING, Held
@@ -68,8 +69,14 @@ def misfit(c: dict, held: Held) -> str | None:
     Every challenge names the worked example's sources A, B and C (its hints
     quote their keys), so it needs three sources with those labels; a challenge
     with ``needs_keys`` also needs the worked keys, without which it may have no
-    solution.
+    solution. A challenge ``by_role`` (the explorer's live one) names its source
+    by position and fits any example with enough sources.
     """
+    if c.get("by_role"):
+        n = len(held.labels)
+        if n <= live.TARGET_INDEX:
+            return f"This example has {n} source; add another to try this challenge."
+        return None
     worked = ", ".join(STARTING.labels)
     if tuple(held.labels) != STARTING.labels:
         return (
@@ -118,6 +125,22 @@ def _fb(met: bool, words: str, *, load: bool = False) -> dict:
 
 
 # --- the goals ------------------------------------------------------------------
+
+
+def _second_over_90(held: Held, response) -> dict:
+    """The explorer's live challenge, checked on what the explorer shows."""
+    state = live.check(held.explorer_trace())
+    label, threshold = state.target, fmt.percent(live.THRESHOLD)
+    if not state.available:
+        return _fb(False, state.status)
+    shown = fmt.percent(state.share)
+    if state.met:
+        return _fb(True, f"{label} takes {shown} of the attention, more than {threshold}.")
+    return _fb(
+        False,
+        f"{label} takes {shown}; it needs more than {threshold}. Point q further along "
+        f"{label}'s key, away from the other keys.",
+    )
 
 
 def _equal_ac(held: Held, response) -> dict:
@@ -305,6 +328,7 @@ def _allowed(held: Held, r: int) -> str:
 
 # Each challenge's check (held, response -> feedback) and its answer (held, challenge -> words).
 GOALS: dict[str, tuple[Callable[[Held, object], dict], Callable[[Held, dict], str]]] = {
+    live.CHALLENGE_ID: (_second_over_90, answers.second_over_90),
     "equal-ac": (_equal_ac, answers.equal_ac),
     "near-vb": (_near_vb, answers.near_vb),
     "zero-q": (_zero_q, answers.zero_q),

@@ -1,9 +1,12 @@
-"""The held example: the A/B/C sequence of 3 tokens, its mask and its edit rules.
+"""The held example: the page's one example, its mask and its edit rules.
 
-Each token has a query, a key and a value (2 coordinates each). Row r of the
-sequence is token r's query attending over every source's key and value.
-Shapes: ``queries`` is T x d_k, ``keys`` S x d_k, ``values`` S x d_v and
-``mask`` T x S with T = S = 3, d_k = d_v = 2 (the planes are 2-D).
+It has S sources (1 to ``MAX_SOURCES``), each with a key and a value (2
+coordinates each), and either a *sequence* around them (T = S queries, one per
+token: the A/B/C sequence the page starts with) or *one query* (T = 1: an
+example of the learner's own, or a transformer head's row). Row r is query r
+attending over every source's key and value. Shapes: ``queries`` is T x d_k,
+``keys`` S x d_k, ``values`` S x d_v and ``mask`` T x S, d_k = d_v = 2 (the
+planes are 2-D). ``scale`` multiplies the dot products (None: divide by sqrt(d_k)).
 
 Mask polarity: ``mask[r][i] is True`` means row r may attend to source i. The
 starting mask is causal (top-left: row r sees sources 0..r). Every row must
@@ -12,35 +15,38 @@ with :class:`MaskRefused` and the previous mask is kept.
 
 The explorer shows one row: either row r *masked* (its mask row as
 ``allowed``) or the *unmasked projection* (every source allowed, which is not
-the masked sequence output). The page's edit rules, implemented by
-:func:`apply_edit`:
+the masked sequence output). An example of one query always shows its one row
+with its mask. The page's edit rules, implemented by :func:`apply_edit`:
 
 - a query edit in the explorer changes row 0's query and returns the explorer
-  to row 0's unmasked projection;
+  to row 0's unmasked projection (an example of one query keeps its mask);
 - a value edit is shared by every row (values belong to sources, not rows);
 - other rows' queries and the held mask stay unchanged by both;
-- Reset restores only row 0's query and the first value's x coordinate.
+- Reset restores only row 0's query and the first value's x coordinate; an
+  example of one query is replaced by the worked A/B/C sequence.
+
+A whole new example (the worked one, an import, an example of one's own) is
+not an edit: it is a new held example, validated by :func:`held_from_dict`.
 
 Every number comes from :func:`attnlab.engine.trace_query`.
 """
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, replace
-from importlib import resources
 from numbers import Real
 
 from attnlab.engine.errors import FieldError, Loc
 from attnlab.engine.single import QueryTrace, trace_query
+from attnlab.lab import numbers as fmt
 from attnlab.lab.explorer.display import row_strings
-from attnlab.lab.explorer.texts import explorer_note, explorer_texts
+from attnlab.lab.explorer.examples import WORKED_SEQUENCE
+from attnlab.lab.explorer.texts import explorer_line, explorer_note, explorer_texts
 from attnlab.lab.explorer.words import explain
+from attnlab.lab.limits import MAX_MAGNITUDE, MAX_SOURCES, bound
 
-N_TOKENS = 3
 WIDTH = 2
-MAX_MAGNITUDE = 1e6
 
 Vector = tuple[float, ...]
 
@@ -56,7 +62,9 @@ class Held:
     """The held example and which row the explorer shows.
 
     ``row`` is the explorer's row; ``masked`` False means the unmasked
-    projection (all sources allowed), True the masked row.
+    projection (all sources allowed), True the masked row. ``queries`` has one
+    row per source (a sequence) or a single row (one query, always shown with
+    its mask row). ``scale`` multiplies q·k (None: divide by sqrt(d_k)).
     """
 
     id: str
@@ -67,6 +75,12 @@ class Held:
     mask: tuple[tuple[bool, ...], ...]
     row: int = 0
     masked: bool = False
+    scale: float | None = None
+
+    @property
+    def sequence(self) -> bool:
+        """True when the sources have a sequence around them (one query per token)."""
+        return len(self.queries) > 1
 
     def to_dict(self) -> dict:
         return {
@@ -78,23 +92,30 @@ class Held:
             "mask": [list(r) for r in self.mask],
             "row": self.row,
             "masked": self.masked,
+            "scale": self.scale,
         }
 
     def row_trace(self, r: int) -> QueryTrace:
         """Return row ``r`` masked: its query over every source, ``allowed`` = mask row."""
         return trace_query(
-            self.queries[r], self.keys, self.values, labels=self.labels, allowed=self.mask[r]
+            self.queries[r], self.keys, self.values, labels=self.labels, allowed=self.mask[r],
+            scale=self.scale,
         )
 
     def explorer_trace(self) -> QueryTrace:
         """Return what the explorer shows: the masked row or the unmasked projection."""
-        allowed = self.mask[self.row] if self.masked else None
+        allowed = self.mask[self.row] if self.masked or not self.sequence else None
         return trace_query(
-            self.queries[self.row], self.keys, self.values, labels=self.labels, allowed=allowed
+            self.queries[self.row], self.keys, self.values, labels=self.labels, allowed=allowed,
+            scale=self.scale,
         )
 
     def explorer_label(self) -> str:
-        """Return e.g. ``Row 0 (A) · unmasked projection`` or ``Row 1 (B) · masked row``."""
+        """Return e.g. ``Row 0 (A) · unmasked projection``, ``Row 1 (B) · masked row``
+        or, for one query, ``Your own example · one query over 4 sources``."""
+        if not self.sequence:
+            n = len(self.labels)
+            return f"Your own example · one query over {n} source{'' if n == 1 else 's'}"
         kind = "masked row" if self.masked else "unmasked projection"
         return f"Row {self.row} ({self.labels[self.row]}) · {kind}"
 
@@ -111,7 +132,7 @@ def _number(x: object, loc: Loc) -> float:
     if not math.isfinite(value):
         raise FieldError(loc, f"is {value!r}; every number must be finite")
     if abs(value) > MAX_MAGNITUDE:
-        raise FieldError(loc, f"is {value!r}; the lab keeps coordinates within ±1,000,000")
+        raise FieldError(loc, f"must be {'at most' if value > 0 else 'at least'} {bound(MAX_MAGNITUDE if value > 0 else -MAX_MAGNITUDE)}")
     return value
 
 
@@ -131,6 +152,27 @@ def _rows(x: object, field: str, n: int, width: int, kind=_number) -> tuple:
     return tuple(_vector(row, (field, i), width, kind) for i, row in enumerate(x))
 
 
+def _queries(x: object, n: int) -> tuple:
+    """One query (an example of its own) or one per source (a sequence)."""
+    if isinstance(x, (list, tuple)) and len(x) == 1:
+        return _rows(x, "queries", 1, WIDTH)
+    if isinstance(x, (list, tuple)) and len(x) != n:
+        raise FieldError(
+            "queries", f"has {len(x)} rows; the held example has {n} sources, "
+            f"so it takes 1 query or one per source ({n})"
+        )
+    return _rows(x, "queries", n, WIDTH)
+
+
+def _scale(x: object) -> float | None:
+    if x is None:
+        return None
+    value = _number(x, ("scale",))
+    if not value > 0:
+        raise FieldError("scale", f"is {value!r}; it must be more than 0")
+    return value
+
+
 def _flag(x: object, loc: Loc | str) -> bool:
     if not isinstance(x, bool):
         loc = (loc,) if isinstance(loc, str) else loc
@@ -138,12 +180,12 @@ def _flag(x: object, loc: Loc | str) -> bool:
     return x
 
 
-def _check_mask(mask: tuple[tuple[bool, ...], ...], labels: tuple[str, ...]) -> None:
-    for r, row in enumerate(mask):
+def _check_mask(held: Held) -> None:
+    for r, row in enumerate(held.mask):
         if not any(row):
             raise FieldError(
                 ("mask", r),
-                f"allows no source in row {r} ({labels[r]}); a row needs at least one, "
+                f"allows no source in {_row_name(held, r)}; a row needs at least one, "
                 "since with nothing allowed there is nothing to share",
             )
 
@@ -154,10 +196,10 @@ def _check_rows(held: Held) -> Held:
     The engine locates an error at its own argument; row r's ``q`` is
     ``queries[r]`` and its ``allowed`` is ``mask[r]`` here.
     """
-    for r in range(N_TOKENS):
+    for r in range(len(held.queries)):
         try:
             held.row_trace(r)
-            trace_query(held.queries[r], held.keys, held.values)
+            trace_query(held.queries[r], held.keys, held.values, scale=held.scale)
         except FieldError as err:
             head = {"q": ("queries", r), "allowed": ("mask", r)}.get(err.loc[0], err.loc[:1])
             raise err.rebased(err.loc[:1], head) from None
@@ -179,35 +221,33 @@ def held_from_dict(data: object) -> Held:
     if not isinstance(ident, str) or not 0 < len(ident) <= 64 or not ident.isprintable():
         raise FieldError("id", "must be a printable string of 1 to 64 characters")
     labels = data["labels"]
-    if not isinstance(labels, (list, tuple)) or len(labels) != N_TOKENS:
-        raise FieldError("labels", f"must be a list of {N_TOKENS} strings")
+    if not isinstance(labels, (list, tuple)) or not 1 <= len(labels) <= MAX_SOURCES:
+        raise FieldError("labels", f"must be a list of 1 to {MAX_SOURCES} strings")
+    n = len(labels)
     # The engine's label rules (printable, distinct, at most 32 characters), located at labels[i].
-    trace_query([0.0], [[0.0]] * N_TOKENS, [[0.0]] * N_TOKENS, labels=labels)
+    trace_query([0.0], [[0.0]] * n, [[0.0]] * n, labels=labels)
+    queries = _queries(data["queries"], n)
     held = Held(
         id=ident,
         labels=tuple(labels),
-        queries=_rows(data["queries"], "queries", N_TOKENS, WIDTH),
-        keys=_rows(data["keys"], "keys", N_TOKENS, WIDTH),
-        values=_rows(data["values"], "values", N_TOKENS, WIDTH),
-        mask=_rows(data["mask"], "mask", N_TOKENS, N_TOKENS, kind=_flag),
+        queries=queries,
+        keys=_rows(data["keys"], "keys", n, WIDTH),
+        values=_rows(data["values"], "values", n, WIDTH),
+        mask=_rows(data["mask"], "mask", len(queries), n, kind=_flag),
         row=data.get("row", 0),
         masked=data.get("masked", False),
+        scale=_scale(data.get("scale")),
     )
     if isinstance(held.row, bool) or not isinstance(held.row, int):
         raise FieldError("row", "must be a whole number")
-    if not 0 <= held.row < N_TOKENS:
-        raise FieldError("row", f"is {held.row}; it must be 0 to {N_TOKENS - 1}")
+    if not 0 <= held.row < len(queries):
+        raise FieldError("row", f"is {held.row}; it must be 0 to {len(queries) - 1}")
     _flag(held.masked, "masked")
-    _check_mask(held.mask, held.labels)
+    _check_mask(held)
     return _check_rows(held)
 
 
-def _load_starting() -> Held:
-    text = resources.files("attnlab.lab").joinpath("data/sequence.json").read_text("utf-8")
-    return held_from_dict(json.loads(text))
-
-
-STARTING = _load_starting()
+STARTING = held_from_dict(WORKED_SEQUENCE.to_dict())
 """The A/B/C sequence as the page starts it (causal mask, explorer on row 0)."""
 
 
@@ -218,12 +258,12 @@ def edit_query(held: Held, q: object) -> Held:
     """Set row 0's query and return the explorer to row 0's unmasked projection."""
     q_ = _vector(q, ("q",), WIDTH)
     new = (q_,) + held.queries[1:]
-    return _check_rows(replace(held, queries=new, row=0, masked=False))
+    return _check_rows(replace(held, queries=new, row=0, masked=held.masked and not held.sequence))
 
 
 def edit_value(held: Held, source: object, coord: object, x: object) -> Held:
     """Set ``values[source][coord]``; shared by every row, nothing else changes."""
-    i = _index(source, "source", N_TOKENS)
+    i = _index(source, "source", len(held.labels))
     j = _index(coord, "coord", WIDTH)
     v = list(held.values[i])
     v[j] = _number(x, ("x",))
@@ -233,20 +273,20 @@ def edit_value(held: Held, source: object, coord: object, x: object) -> Held:
 
 def set_values(held: Held, values: object) -> Held:
     """Replace every value at once (the explorer's value fields); nothing else changes."""
-    return _check_rows(replace(held, values=_rows(values, "values", N_TOKENS, WIDTH)))
+    return _check_rows(replace(held, values=_rows(values, "values", len(held.labels), WIDTH)))
 
 
 def set_mask_cell(held: Held, row: object, source: object, allowed: object) -> Held:
     """Allow or block one cell; refuse (``MaskRefused``) a change that empties a row."""
-    r = _index(row, "row", N_TOKENS)
-    i = _index(source, "source", N_TOKENS)
+    r = _index(row, "row", len(held.queries))
+    i = _index(source, "source", len(held.labels))
     ok = _flag(allowed, "allowed")
     cells = list(held.mask[r])
     cells[i] = ok
     if not any(cells):
         raise MaskRefused(
             "allowed",
-            f"Blocking {held.labels[i]} would leave row {r} ({held.labels[r]}) with no "
+            f"Blocking {held.labels[i]} would leave {_row_name(held, r)} with no "
             "allowed source, so there would be nothing to share. The mask is unchanged."
         )
     mask = held.mask[:r] + (tuple(cells),) + held.mask[r + 1 :]
@@ -255,7 +295,7 @@ def set_mask_cell(held: Held, row: object, source: object, allowed: object) -> H
 
 def select_row(held: Held, row: object, masked: object = True) -> Held:
     """Show row ``row`` in the explorer, masked (default) or as the unmasked projection."""
-    return replace(held, row=_index(row, "row", N_TOKENS), masked=_flag(masked, "masked"))
+    return replace(held, row=_index(row, "row", len(held.queries)), masked=_flag(masked, "masked"))
 
 
 def reset(held: Held) -> Held:
@@ -263,8 +303,11 @@ def reset(held: Held) -> Held:
 
     Everything else held (other rows' queries, the other value coordinates,
     keys, labels, the mask) stays as it is; the explorer returns to row 0's
-    unmasked projection because the query changed.
+    unmasked projection because the query changed. An example of one query
+    (no sequence around it) is replaced by the worked A/B/C sequence.
     """
+    if not held.sequence:
+        return STARTING
     v0 = (STARTING.values[0][0],) + held.values[0][1:]
     return _check_rows(
         replace(
@@ -275,6 +318,11 @@ def reset(held: Held) -> Held:
             masked=False,
         )
     )
+
+
+def _row_name(held: Held, r: int) -> str:
+    """``row 0 (A)`` in a sequence; ``the query`` in an example of one query."""
+    return f"row {r} ({held.labels[r]})" if held.sequence else "the query"
 
 
 EDITS = ("query", "value", "values", "mask", "select", "reset")
@@ -316,17 +364,25 @@ def _index(x: object, field: str, n: int) -> int:
 # --- what the page draws ------------------------------------------------------
 
 
+def _caption(held: Held) -> str:
+    """The held table's caption: how its scores are scaled, and what a row and a check mean."""
+    scaled = f"s = q·k/√{WIDTH}" if held.scale is None else f"s = q·k × {fmt.rounded(held.scale)}"
+    rows = "one row per token’s query" if held.sequence else "one row: the query"
+    return f"Scaled scores {scaled} and shares, {rows}; checked cells may attend"
+
+
 def sequence_view(held: Held) -> dict:
-    """Return the 3x3 scaled scores and weights, each row's output, and the explorer's row.
+    """Return the T x S scaled scores and weights, each row's output, and the explorer's row.
 
     ``scores[r][i]`` is computed for every cell (blocked ones too, as the
     engine does); ``blocked[r][i]`` says the mask refuses it, so a view shows
     it blocked rather than as a share of 0. ``weights`` of blocked cells are 0.
     """
-    traces = [held.row_trace(r) for r in range(N_TOKENS)]
+    traces = [held.row_trace(r) for r in range(len(held.queries))]
     explorer = held.explorer_trace()
     return {
         "example": held.to_dict(),
+        "caption": _caption(held),
         "labels": list(held.labels),
         "scores": [list(t.scores) for t in traces],
         "weights": [list(t.weights) for t in traces],
@@ -348,6 +404,7 @@ def sequence_view(held: Held) -> dict:
             "masked": held.masked,
             "label": held.explorer_label(),
             "note": explorer_note(held),
+            "line": explorer_line(held),
             "texts": explorer_texts(held),
             "trace": explorer.to_dict(),
         },
@@ -356,6 +413,7 @@ def sequence_view(held: Held) -> dict:
 
 __all__ = [
     "EDITS",
+    "MAX_SOURCES",
     "STARTING",
     "Held",
     "MaskRefused",

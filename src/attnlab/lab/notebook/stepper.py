@@ -3,7 +3,10 @@
 The words of each step (question, explanation, notation) are data in
 ``lab/data/stepper.json``; the tables of its optional inspection control are
 built here from the explorer's trace, so they always show the current numbers.
-Steps are numbered 1 to 4 as on the page.
+The parts of the words that depend on the example (``{names}``,
+``{scale_why}``, ``{scale_notation}``, ``{hull}``) are filled here too, and
+each step carries the facts they assert as ``claims``. Steps are numbered 1
+to 4 as on the page.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from importlib import resources
 
 from attnlab.engine.single import QueryTrace
 from attnlab.lab import numbers as fmt
+from attnlab.lab.explorer.display import COUNT_WORDS, hull_sentence, labels, scale_claims, score_expression
 
 
 @cache
@@ -39,9 +43,8 @@ def _table(step_id: str, t: QueryTrace) -> dict:
             "rows": [[label, fmt.vector(k), fmt.vector(t.q)] for label, k in zip(t.labels, t.keys)],
         }
     if step_id == "match":
-        root = f"√{t.d_k}" if t.scale is None else f"× {fmt.rounded(t.scale)}"
         return {
-            "caption": f"Dot products and scaled scores (divide by {root})",
+            "caption": f"Dot products and scaled scores (s = {score_expression(t)})",
             "columns": ["Source", "q·k", "Scaled s", "Allowed"],
             "rows": [
                 [label, fmt.rounded(d), fmt.rounded(s), "yes" if ok else "blocked"]
@@ -67,19 +70,34 @@ def _table(step_id: str, t: QueryTrace) -> dict:
     }
 
 
+def _names(labels: tuple[str, ...]) -> str:
+    if len(labels) == 1:
+        return f"{labels[0]} names the one source"
+    listed = ", ".join(labels[:-1]) + f" and {labels[-1]}"
+    n = len(labels)
+    return f"{listed} name the same {COUNT_WORDS[n] if n < len(COUNT_WORDS) else n} sources"
+
+
+def _fills(t: QueryTrace) -> tuple[dict, dict]:
+    """The example-dependent parts of the steps' words, and the facts they assert."""
+    sc = scale_claims(t)
+    if sc["op"] == "divide":
+        why = "Dividing by √d_k keeps scores from growing with the key width."
+        notation = "sᵢ = (q · kᵢ) / √d_k, with d_k the number of coordinates in q and in each key."
+    else:
+        why = f"Here the scale {sc['shown']} multiplies each dot product (instead of dividing by √d_k)."
+        notation = f"sᵢ = (q · kᵢ) × {sc['shown']}, with {sc['shown']} the scale of this example."
+    hull, hull_claims = hull_sentence(t, shaded=False)
+    fills = {"names": _names(t.labels), "scale_why": why, "scale_notation": notation, "hull": hull}
+    return fills, {"labels": list(t.labels), "scale": sc, **hull_claims, "output": list(t.output)}
+
+
 def steps(trace: QueryTrace) -> list[dict]:
     """Return the 4 steps for ``trace``: words from data, tables from the numbers."""
     data = _data()
-    shapes = (
-        f"Shapes: q and each k have d_k = {trace.d_k} coordinates. Each v and the output "
-        f"have d_v = {trace.d_v} coordinates."
-        + (" Equal widths here do not make the spaces identical." if trace.d_k == trace.d_v else "")
-    )
-    symbols = "q = [" + ", ".join(f"q{chr(0x2081 + j)}" for j in range(trace.d_k)) + "]"
-    keys = "; ".join(
-        f"k_{label} = {fmt.vector(k).replace('-', fmt.MINUS)}"
-        for label, k in zip(trace.labels, trace.keys)
-    )
+    shown = labels(trace)
+    shapes = shown["shapes"]["text"]
+    fills, claims = _fills(trace)
     out = []
     n = len(data["steps"])
     for number, step in enumerate(data["steps"], start=1):
@@ -90,12 +108,13 @@ def steps(trace: QueryTrace) -> list[dict]:
                 "title": f"Step {number} of {n} · {step['name']}",
                 "name": step["name"],
                 "question": step["question"],
-                "explanation": step["explanation"],
+                "explanation": step["explanation"].format(**fills),
                 "inspect": step["inspect"],
-                "notation": step["notation"],
+                "notation": step["notation"].format(**fills),
                 "shapes": shapes,
-                "symbols": f"{symbols}; {keys}" if step["id"] == "vectors" else "",
+                "symbols": shown["notation"]["text"] if step["id"] == "vectors" else "",
                 "table": _table(step["id"], trace),
+                "claims": claims,
             }
         )
     return out

@@ -27,6 +27,13 @@ def by_score(row: QueryTrace) -> list[int]:
     return sorted(row.allowed_indices, key=lambda i: (-row.scores[i], i))
 
 
+def scale_text(scale: float, d_k: int) -> str:
+    """The scale as the page writes it: ``1/√64 = 0.125`` when it is exactly 1/sqrt(d_k)."""
+    if scale == 1.0 / math.sqrt(d_k):
+        return f"1/√{d_k} = {fmt.rounded(scale)}"
+    return fmt.rounded(scale)
+
+
 def _named(row: QueryTrace, order: list[int], shown) -> str:
     text = ", ".join(f"{row.labels[i]} {shown(i)}" for i in order[:TOP])
     rest = len(order) - TOP
@@ -72,7 +79,7 @@ def row_words(row: QueryTrace, index: int) -> dict[str, dict]:
         rest=rest_mass if n_allowed > TOP else None,
     )
     mix = said(
-        f"Mix: the output is the shares times the values ({row.d_v} numbers each), added, "
+        f"Mix: the output adds the values ({row.d_v} numbers each) weighted by their shares, "
         f"{fmt.percent(row.weights[top])} of it from {row.labels[top]}'s value, and its length is "
         f"{fmt.rounded(length)}.",
         d_v=row.d_v,
@@ -89,6 +96,7 @@ def plane_words(row: QueryTrace, *, top: int | None, mean_kept: float) -> dict:
     through = f"{top_label}'s key" if top_label else "no other direction (every key is parallel to q)"
     left = max(row.d_k - 2, 0)
     return {
+        "heading": "A projection, not the whole picture.",
         "caption": said(
             f"A projection: the plane through q and {through}, with each key's coordinate along q "
             "across (its score is exactly |q| × across × scale, so the Match is shown in full) and its "
@@ -110,8 +118,8 @@ def plane_words(row: QueryTrace, *, top: int | None, mean_kept: float) -> dict:
 def key_point_title(row: QueryTrace, i: int, *, x: float, y: float, kept: float) -> str:
     """A plane point's hover label: its coordinates, score, share and the part of it shown."""
     return (
-        f"{row.labels[i]}: across {fmt.rounded(x)}, up {fmt.rounded(y)}; share {fmt.percent(row.weights[i])}; "
-        f"the plane shows {fmt.percent(kept)} of its length"
+        f"{row.labels[i]}: across {fmt.rounded(x)}, up {fmt.rounded(y)}; "
+        f"share {fmt.percent(row.weights[i])}; the plane shows {fmt.percent(kept)} of its length"
     )
 
 
@@ -126,7 +134,9 @@ def neuron_words(row: QueryTrace, query: int, key: int, *, layer: int, head: int
         "title": f"Query {q_label} · key {k_label} · layer {layer}, head {head}",
         "blocked": None
         if allowed
-        else said(f"{q_label} may not see {k_label} (causal), so its share is 0.", blocked=k_label, share=0.0),
+        else said(
+            f"{q_label} may not see {k_label} (causal), so its share is 0.", blocked=k_label, share=0.0
+        ),
         "bars": {
             "q": f"q of {q_label} ({row.d_k} numbers)",
             "k": f"k of {k_label}",
@@ -136,7 +146,7 @@ def neuron_words(row: QueryTrace, query: int, key: int, *, layer: int, head: int
         },
         "sum": said(
             f"q · k = {fmt.rounded(dot)} (the ordered sum of the {row.d_k} products), and times the scale "
-            f"1/√{row.d_k} = {fmt.rounded(row.scale)} it is the score {fmt.rounded(score)}.",
+            f"{scale_text(row.scale, row.d_k)} it is the score {fmt.rounded(score)}.",
             dot=dot,
             d_k=row.d_k,
             scale=row.scale,
@@ -150,7 +160,7 @@ def neuron_words(row: QueryTrace, query: int, key: int, *, layer: int, head: int
             rank=rank,
         ),
         "dot_display": fmt.rounded(dot),
-        "scale_display": f"1/√{row.d_k} = {fmt.rounded(row.scale)}",
+        "scale_display": scale_text(row.scale, row.d_k),
         "score_display": fmt.rounded(score),
         "weights_display": [fmt.percent(w) if ok else "—" for w, ok in zip(row.weights, row.allowed)],
         "words": row_words(row, query),

@@ -16,6 +16,8 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Iterable
 
+from attnlab.engine.single import MAX_LABEL_LENGTH
+
 _VISIBLE = {" ": "␣", "\n": "⏎", "\t": "⇥"}
 EMPTY = "⟨empty⟩"
 BASE = "◌"  # U+25CC, the dotted circle a lone combining mark is drawn on
@@ -42,3 +44,14 @@ def token_label(text: str) -> dict[str, str]:
 def token_labels(texts: Iterable[str]) -> list[dict[str, str]]:
     """:func:`token_label` of each text, in order."""
     return [token_label(t) for t in texts]
+
+
+def row_label(index: int, text: str) -> str:
+    """A token's unique row label for the explorer's row: ``"3 ␣cat"``, ``"4 ⏎"`` (32 characters at most)."""
+    return f"{index} {token_label(text)['label']}"[:MAX_LABEL_LENGTH]
+
+
+def trace_tokens(tokens: list[str], labels: list[str]) -> list[dict]:
+    """Each token of a trace as the page lists it: its row label (``"4 ⏎"``), exact text and picker text."""
+    return [{"index": i, "label": label, "exact": t, "after": f"after {label}"}
+            for i, (t, label) in enumerate(zip(tokens, labels))]  # fmt: skip

@@ -13,11 +13,13 @@ so the browser never rounds.
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt
 
+from attnlab.engine.errors import FieldError
 from attnlab.engine.single import MAX_DIM, MAX_LABEL_LENGTH, MAX_SOURCES
+from attnlab.lab.notebook import sequence as seq
 from attnlab.lab.notebook.sequence import MAX_MAGNITUDE
 
 # strict: a JSON number (int or float), never a string or a boolean; finite and
@@ -73,6 +75,75 @@ class LabState(BaseModel):
         }
 
 
+# --- the page's one state: the held example and its edits ----------------------
+# Shapes only (at most seq.MAX_SOURCES sources of seq.WIDTH coordinates); the
+# cross-field rules (one query or one per source, the mask's rows) are the lab's
+# (``lab.notebook.sequence.held_from_dict``), located at the field.
+
+Pair = Annotated[list[Number], Field(min_length=seq.WIDTH, max_length=seq.WIDTH)]
+Rows = Annotated[list[Pair], Field(min_length=1, max_length=seq.MAX_SOURCES)]
+MaskRow = Annotated[list[StrictBool], Field(min_length=1, max_length=seq.MAX_SOURCES)]
+Index = Annotated[StrictInt, Field(ge=0, le=seq.MAX_SOURCES - 1)]
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class HeldIn(Strict):
+    """The page's one example: S sources (1 to 8) of 2 coordinates, with one query or one per source.
+
+    ``mask[r][i]`` true = row r may attend to source i; ``row`` is the explorer's
+    row; ``masked`` false means its unmasked projection (a sequence only);
+    ``scale`` multiplies q·k (absent or null: divide by sqrt(2)).
+    """
+
+    id: Annotated[str, Field(min_length=1, max_length=64)] = seq.STARTING.id
+    labels: Annotated[list[Label], Field(min_length=1, max_length=seq.MAX_SOURCES)]
+    queries: Rows
+    keys: Rows
+    values: Rows
+    mask: Annotated[list[MaskRow], Field(min_length=1, max_length=seq.MAX_SOURCES)]
+    row: Index = 0
+    masked: StrictBool = False
+    scale: Annotated[float, Field(strict=True, allow_inf_nan=False, gt=0, le=MAX_MAGNITUDE)] | None = None
+
+    def to_held(self, *where: str | int) -> seq.Held:
+        """Validate into the lab's ``Held``; its FieldErrors are located under ``where``."""
+        try:
+            return seq.held_from_dict(self.model_dump())
+        except FieldError as err:
+            raise err.within(*where) from None
+
+
+class EditIn(Strict):
+    """One edit of the state: ``query`` (q), ``value`` (source, coord, x), ``values`` (values),
+    ``mask`` (row, source, allowed), ``select`` (row, masked) or ``reset``."""
+
+    kind: Literal[seq.EDITS]
+    q: Pair | None = None
+    source: Index | None = None
+    coord: Annotated[StrictInt, Field(ge=0, le=seq.WIDTH - 1)] | None = None
+    x: Number | None = None
+    values: Rows | None = None
+    row: Index | None = None
+    allowed: StrictBool | None = None
+    masked: StrictBool | None = None
+
+
+class StateRequest(Strict):
+    """``POST /api/state`` and each message on ``/api/state/ws``: the held example
+    and the edits to apply to it, in order (0 to 4)."""
+
+    held: HeldIn
+    edits: Annotated[list[EditIn], Field(max_length=4)] = []
+
+    def args(self) -> tuple[seq.Held, list[dict]]:
+        """The lab's held example and the edits as plain data (errors located under ``held``)."""
+        edits = [e.model_dump(exclude_none=True) for e in self.edits]
+        return self.held.to_held("held"), edits
+
+
 # --- responses --------------------------------------------------------------
 
 Floats = list[float]
@@ -102,12 +173,20 @@ class TraceOut(BaseModel):
 
 
 class WordsOut(BaseModel):
-    """The summary sentence and the Match / Share / Mix paragraphs."""
+    """The summary sentence and the Match / Share / Mix paragraphs, with the facts each asserts."""
 
     summary: str
     match: str
     share: str
     mix: str
+    claims: dict[str, dict] = {}
+
+
+class SaidOut(BaseModel):
+    """A label or sentence with the facts it asserts (``lab.explorer.display.labels``)."""
+
+    text: str
+    claims: dict
 
 
 class ChangedOut(BaseModel):
@@ -198,6 +277,8 @@ class ChallengeOut(BaseModel):
     share: float | None
     met: bool
     status: str
+    claims: dict = {}
+    id: str = ""
 
 
 class SourceDisplay(BaseModel):
@@ -231,6 +312,7 @@ class DisplayOut(BaseModel):
     output_precise: str
     m_z_precise: str
     sources: list[SourceDisplay]
+    labels: dict[str, SaidOut] = {}
 
 
 class TraceResponse(BaseModel):
@@ -245,23 +327,18 @@ class TraceResponse(BaseModel):
     challenge: ChallengeOut
 
 
-class ResetOut(BaseModel):
-    """What "Reset example" restores: the query and the first value's x only."""
+class StateAnswer(BaseModel):
+    """Everything the page draws for one state (``POST /api/state``): the held example's
+    view (``sequence``, whose ``example`` is the new state), the explorer's row and the stepper."""
 
-    q: Floats
-    first_value_x: float
-
-
-class ExampleOut(BaseModel):
-    """The worked example: the starting state, its answer (so the page draws without
-    a second round trip) and what "Reset example" restores; with the starting held
-    example's view (``sequence``, as ``POST /api/state`` answers it) and its stepper."""
-
-    state: LabState
-    reset: ResetOut
-    result: TraceResponse
     sequence: dict
+    explorer: TraceResponse
     stepper: dict
+
+
+class ExampleOut(StateAnswer):
+    """The page's first answer: the worked example's state answer (its ``sequence.example``
+    is the worked A/B/C sequence, declared once in ``lab.explorer.examples``)."""
 
 
 class ErrorItem(BaseModel):

@@ -1,8 +1,12 @@
-"""The drag socket ``/api/trace/ws``: ``POST /api/trace``, one JSON text message per state.
+"""The drag sockets: one JSON text message per state, answered exactly as its POST.
 
-Each text message is a ``LabState``; each answer is ``{"status": 200, "body":
-TraceResponse}`` or ``{"status": 422, "body": ErrorResponse}``, exactly as the
-POST would answer (``api.answer_for``). Closing codes: 1003 for a binary
+``/api/state/ws`` is the page's: each text message is a ``StateRequest`` (the
+held example and its edits) and each answer is ``{"status": 200, "body":
+StateAnswer}`` or ``{"status": 422, "body": ErrorResponse}``, exactly as
+``POST /api/state`` would answer (``routes.answer_state``). ``/api/trace/ws`` is
+the same for ``POST /api/trace`` (a ``LabState``, ``routes.answer_trace``), for
+scripts and the benchmarks. Each socket takes one kind of message, so nothing
+has to guess what a message is. Closing codes: 1003 for a binary
 message, 1009 for one over ``MAX_MESSAGE_CHARS``, each with a reason. Which
 pages may connect is the guard's job (``app.GuardMiddleware``: a foreign Host
 or Origin never reaches this handler).
@@ -24,7 +28,8 @@ import anyio
 from anyio.to_thread import run_sync
 from fastapi import APIRouter, WebSocket, WebSocketDisconnect
 
-from attnlab.web.explorer.routes import MAX_MESSAGE_CHARS, answer_for
+from attnlab.web.explorer import routes
+from attnlab.web.explorer.routes import MAX_MESSAGE_CHARS
 
 router = APIRouter(prefix="/api", tags=["lab"])
 
@@ -54,16 +59,19 @@ class Latest:
         return text
 
 
-def answer_text(text: str) -> str:
+ANSWERS = {"state": routes.answer_state, "trace": routes.answer_trace}
+
+
+def answer_text(text: str, kind: str = "state") -> str:
     """Answer one message's text with the answer's JSON text (run in a worker thread)."""
-    return json.dumps(answer_for(text))
+    return json.dumps(ANSWERS[kind](text))
 
 
-async def _answer(socket: WebSocket, latest: Latest) -> None:
+async def _answer(socket: WebSocket, latest: Latest, kind: str) -> None:
     while True:
         text = await latest.take()
         try:
-            await socket.send_text(await run_sync(answer_text, text))
+            await socket.send_text(await run_sync(answer_text, text, kind))
         except WebSocketDisconnect:  # the client left mid-answer: _read sees it go too
             return
 
@@ -82,14 +90,24 @@ async def _read(socket: WebSocket, latest: Latest) -> tuple[int, str] | None:
         latest.put(text)
 
 
-@router.websocket("/trace/ws")
-async def trace_socket(socket: WebSocket) -> None:
-    """The same as ``POST /api/trace``, one JSON message per state, for drags (see the module)."""
+async def _serve(socket: WebSocket, kind: str) -> None:
     await socket.accept()
     latest = Latest()
     async with anyio.create_task_group() as tasks:
-        tasks.start_soon(_answer, socket, latest)
+        tasks.start_soon(_answer, socket, latest, kind)
         close = await _read(socket, latest)
         tasks.cancel_scope.cancel()  # an answer being computed is dropped: the socket is going
     if close is not None:
         await socket.close(*close)
+
+
+@router.websocket("/state/ws")
+async def state_socket(socket: WebSocket) -> None:
+    """The same as ``POST /api/state``, one JSON message per state: the page's drags (see the module)."""
+    await _serve(socket, "state")
+
+
+@router.websocket("/trace/ws")
+async def trace_socket(socket: WebSocket) -> None:
+    """The same as ``POST /api/trace``, one JSON message per state (see the module)."""
+    await _serve(socket, "trace")

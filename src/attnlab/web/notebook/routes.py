@@ -1,14 +1,15 @@
-"""The notebook's JSON API: the held sequence, stepper, playback, practice, history, export.
+"""The notebook's JSON API: playback, practice, history, content, export and import.
 
 Everything under ``/api/notebook``. The browser holds the visit's state (the
 held example and the study) and sends it with each request; the server
 validates it, applies the rules in ``attnlab.lab`` and returns what the page
 draws. Nothing is stored on the server, so reloading the page clears the
-visit. Errors are 422 with the field (``edit.q[0]``, ``study.before[0].kind``):
+visit. The held example itself, its edits and its stepper are the page's one
+state, ``POST /api/state`` (``web.explorer.routes``). Errors are 422 with the
+field (``study.before[0].kind``, ``held.values[2][0]``):
 the lab raises ``FieldError`` located in the request body, and
 ``web.errors.field_error_handler`` answers it (``held`` errors get ``held``
-in front here). A mask change that would leave a row with nothing allowed is
-a 422 of type ``mask_refused`` and changes nothing.
+in front here).
 """
 
 from __future__ import annotations
@@ -17,24 +18,15 @@ from typing import Annotated, Literal
 
 from fastapi import APIRouter
 from fastapi.responses import Response
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt
+from pydantic import Field, StrictBool, StrictInt
 
 from attnlab.engine.errors import FieldError
 from attnlab.lab import content as content_data
 from attnlab.lab import history as hist
-from attnlab.lab.notebook import export, practice, stepper
+from attnlab.lab.notebook import export, practice
 from attnlab.lab.notebook import playback as playback_data
-from attnlab.lab.notebook.sequence import (
-    MAX_MAGNITUDE,
-    N_TOKENS,
-    STARTING,
-    WIDTH,
-    Held,
-    apply_edit,
-    held_from_dict,
-    sequence_view,
-)
-from attnlab.web.explorer.schema import ErrorResponse
+from attnlab.lab.notebook.sequence import MAX_MAGNITUDE, Held, sequence_view
+from attnlab.web.explorer.schema import ErrorResponse, HeldIn, Strict
 
 router = APIRouter(prefix="/api/notebook", tags=["notebook"])
 
@@ -46,64 +38,10 @@ ERRORS = {
 Number = Annotated[
     float, Field(strict=True, allow_inf_nan=False, ge=-MAX_MAGNITUDE, le=MAX_MAGNITUDE)
 ]
-Pair = Annotated[list[Number], Field(min_length=WIDTH, max_length=WIDTH)]
-Rows = Annotated[list[Pair], Field(min_length=N_TOKENS, max_length=N_TOKENS)]
-MaskRow = Annotated[list[StrictBool], Field(min_length=N_TOKENS, max_length=N_TOKENS)]
-Index = Annotated[StrictInt, Field(ge=0, le=N_TOKENS - 1)]
-
-
-class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class HeldIn(Strict):
-    """The held example: 3 tokens of 2 coordinates; ``mask[r][i]`` true = row r may attend to i.
-
-    ``row`` is the explorer's row; ``masked`` false means its unmasked projection.
-    """
-
-    id: Annotated[str, Field(min_length=1, max_length=64)] = STARTING.id
-    labels: Annotated[
-        list[Annotated[str, Field(min_length=1, max_length=32)]],
-        Field(min_length=N_TOKENS, max_length=N_TOKENS),
-    ]
-    queries: Rows
-    keys: Rows
-    values: Rows
-    mask: Annotated[list[MaskRow], Field(min_length=N_TOKENS, max_length=N_TOKENS)]
-    row: Index = 0
-    masked: StrictBool = False
-
-
-class EditIn(Strict):
-    """One edit: ``query`` (q), ``value`` (source, coord, x), ``values`` (values),
-    ``mask`` (row, source, allowed), ``select`` (row, masked) or ``reset``."""
-
-    kind: Literal["query", "value", "values", "mask", "select", "reset"]
-    q: Pair | None = None
-    source: Index | None = None
-    coord: Annotated[StrictInt, Field(ge=0, le=WIDTH - 1)] | None = None
-    x: Number | None = None
-    values: Rows | None = None
-    row: Index | None = None
-    allowed: StrictBool | None = None
-    masked: StrictBool | None = None
 
 
 class HeldRequest(Strict):
     held: HeldIn
-
-
-class EditRequest(Strict):
-    held: HeldIn
-    edit: EditIn
-
-
-class StateRequest(Strict):
-    """``POST /api/state``: the held example and the edits to apply first, in order (0 to 4)."""
-
-    held: HeldIn
-    edits: Annotated[list[EditIn], Field(max_length=4)] = []
 
 
 HelpKind = Literal[tuple(hist.HELP_KINDS)]
@@ -198,16 +136,8 @@ class ImportRefused(FieldError):
     type = "import_refused"
 
 
-def held_in(model: HeldIn) -> Held:
-    """Validate a request's held example (its FieldErrors located under ``held``)."""
-    return _held(model)
-
-
 def _held(model: HeldIn) -> Held:
-    try:
-        return held_from_dict(model.model_dump())
-    except FieldError as err:  # its message names the held field; the 422 adds "held." in front
-        raise type(err)(("held", *err.loc), str(err)) from None
+    return model.to_held("held")
 
 
 def _study(model: StudyIn) -> dict:
@@ -236,33 +166,6 @@ _NOTEBOOK_SCHEMA = {
 
 
 # --- routes ----------------------------------------------------------------------
-
-
-@router.get("/example")
-def get_example() -> dict:
-    """Return the starting held example and its sequence view."""
-    return sequence_view(STARTING)
-
-
-@router.post("/sequence", responses=ERRORS)
-def post_sequence(body: HeldRequest) -> dict:
-    """Return the 3x3 scores and weights, each row's output and the explorer's row."""
-    return sequence_view(_held(body.held))
-
-
-@router.post("/edit", responses=ERRORS)
-def post_edit(body: EditRequest) -> dict:
-    """Apply one edit by the page's rules and return the new sequence view.
-
-    A mask change that empties a row is refused (422, ``mask_refused``).
-    """
-    return sequence_view(apply_edit(_held(body.held), body.edit.model_dump(exclude_none=True)))
-
-
-@router.post("/stepper", responses=ERRORS)
-def post_stepper(body: HeldRequest) -> dict:
-    """Return the four steps for the explorer's row of the held example."""
-    return stepper.stepper(_held(body.held).explorer_trace())
 
 
 @router.get("/playback")

@@ -17,7 +17,7 @@ from pydantic import BaseModel
 
 from attnlab.models.bridge import bridge_view
 from attnlab.web.realmodel.jobs import ERRORS, Index, JobId, _done, _error, _in_path
-from attnlab.web.realmodel.views_schema import RowPlace
+from attnlab.web.realmodel.views_schema import RowPlace, Said
 
 router = APIRouter(prefix="/api/models", tags=["models"])
 
@@ -48,10 +48,11 @@ class BridgeView(RowPlace):
     d_v: int
     n_keys: int
     title: str
-    lede: str
+    lede: Said
+    text: dict[str, str]  # the disclosures' summaries and the figure's labels
     trace: BridgeTrace
     display: dict
-    words: dict[str, str]
+    words: dict[str, Said]
     geometry: dict
     plane: dict
 

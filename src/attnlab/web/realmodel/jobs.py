@@ -28,10 +28,13 @@ from fastapi.responses import Response
 
 from attnlab.engine.errors import FieldError, Loc, field_text
 from attnlab.lab import numbers as fmt
-from attnlab.lab.explorer.words import match_words, share_words, summary_words
+from attnlab.lab.realmodel.kinds import layer_profiles
+from attnlab.lab.realmodel.nexttoken import step_display
+from attnlab.lab.realmodel.row import row_view
+from attnlab.lab.realmodel.status import generation_status as generation_words
+from attnlab.lab.realmodel.status import model_note, trace_status
+from attnlab.lab.realmodel.tokens import trace_tokens
 from attnlab.models import registry
-from attnlab.models.heads import layer_profiles, top_sources
-from attnlab.models.job_words import place_words, stage_display
 from attnlab.models.jobs import JOBS, MAX_CHARS, Busy, GenerationJob, Stopping, TraceJob
 from attnlab.models.sampling import Sampling
 from attnlab.web.explorer.schema import ErrorResponse
@@ -44,9 +47,7 @@ from attnlab.web.realmodel.schema import (
     ModelInfo,
     ModelsOut,
     RowOut,
-    SourceOut,
     StepOut,
-    TopOut,
     TraceIn,
     TraceSummary,
 )
@@ -93,6 +94,10 @@ def _info() -> list[ModelInfo]:
             kv_groups=spec.kv_groups,
             loaded=JOBS.is_loaded(spec.name),
             path=JOBS.weights_path(spec.name),
+            note=model_note(
+                kind=spec.kind, n_layer=spec.n_layer, n_head=spec.n_head, n_kv_head=spec.n_kv_head,
+                path=JOBS.weights_path(spec.name),
+            ),  # fmt: skip
         )
         for spec in registry.SPECS.values()
     ]
@@ -140,16 +145,23 @@ def _not_found() -> HTTPException:
     )
 
 
+def _title(model: str) -> str:
+    return registry.SPECS[model].title if model in registry.SPECS else model
+
+
 def _job_out(job: TraceJob) -> JobOut:
     result = None
-    if job.status == "done" and job.trace is not None:
+    done = job.status == "done" and job.trace is not None
+    if done:
         t = job.trace
+        labels = t.labels()
         result = TraceSummary(
             tokens=t.tokens,
             ids=[int(i) for i in t.ids],
             has_logits=t.logits is not None,
             has_journey=t.journey is not None,
-            labels=t.labels(),
+            labels=labels,
+            shown=trace_tokens(t.tokens, labels),
             n_layer=t.n_layer,
             n_head=t.n_head,
             n_kv_head=len(t.kv_groups),
@@ -158,16 +170,22 @@ def _job_out(job: TraceJob) -> JobOut:
             scale=t.scale,
             scale_display=fmt.rounded(t.scale),
         )
-    place, place_display = place_words(JOBS, job)
+    place = JOBS.place(job)
+    words = trace_status(
+        status=job.status, title=_title(job.model), place=place, progress=job.progress,
+        layers_done=job.layers_done, n_layer=job.n_layer, message=job.message,
+        n_tokens=len(job.trace.tokens) if done else None,
+    )  # fmt: skip
     return JobOut(
         id=job.id,
         model=job.model,
         status=job.status,
         place=place,
-        place_display=place_display,
+        place_display=words["place_display"],
         progress=job.progress,
-        progress_display=fmt.percent(job.progress),
-        stage_display=stage_display(job, place_display),
+        progress_display=words["progress_display"],
+        stage_display=words["stage_display"],
+        done=words["done"],
         layers_done=job.layers_done,
         n_layer=job.n_layer,
         message=job.message,
@@ -279,56 +297,32 @@ def job_row(job_id: JobId, layer: Index, head: Index, index: Index) -> RowOut:
     _in_path("layer", lambda: t.check(layer=layer))
     _in_path("head", lambda: t.check(head=head))
     row = _in_path("index", lambda: t.query_row(layer, head, index))  # layer and head are fine by now
-    labels = list(row.labels)
-    sources = [
-        SourceOut(
-            index=i,
-            label=labels[i],
-            allowed=row.allowed[i],
-            score=row.scores[i] if row.allowed[i] else None,
-            score_display=fmt.rounded(row.scores[i]) if row.allowed[i] else "blocked",
-            share=row.weights[i],
-            share_display=fmt.percent(row.weights[i]) if row.allowed[i] else "—",
-        )
-        for i in range(len(labels))
-    ]
-    top = [
-        TopOut(label=label, share=share, share_display=fmt.percent(share))
-        for label, share in top_sources(list(row.weights), labels, k=3)
-    ]
-    # Only the words this answer carries: at 256 keys of 64 numbers, each paragraph
-    # that lists vectors costs milliseconds (the Mix paragraph is not part of a row).
-    return RowOut(
-        job=job.id,
-        layer=layer,
-        head=head,
-        kv_head=t.kv_head(head),
-        index=index,
-        query=labels[index],
-        scale_display=fmt.rounded(row.scale if row.scale else t.scale),
-        sources=sources,
-        top=top,
-        summary=summary_words(row),
-        match=match_words(row),
-        share=share_words(row),
-    )
+    return RowOut(job=job.id, layer=layer, head=head, kv_head=t.kv_head(head), index=index,
+                  **row_view(row, index, t.tokens))  # fmt: skip
 
 
 def _generation_out(job: GenerationJob) -> GenerationOut:
     pieces = list(job.pieces)  # one copy: the worker's reader may append meanwhile
-    place, place_display = place_words(JOBS, job)
+    place = JOBS.place(job)
+    words = generation_words(
+        status=job.status, title=_title(job.model), place=place, tokens=len(pieces),
+        max_new_tokens=job.max_new_tokens, finish=job.finish, chat=job.chat, said_text="".join(pieces),
+        message=job.message,
+    )  # fmt: skip
     return GenerationOut(
         id=job.id,
         status=job.status,
         place=place,
-        place_display=place_display,
+        place_display=words["place_display"],
         tokens=len(pieces),
         max_new_tokens=job.max_new_tokens,
         pieces=pieces,
         text="".join(pieces),
         chat=job.chat,
-        hint=job.hint,
-        steps=[StepOut(**step) for step in list(job.steps)],
+        mode=words["mode"],
+        hint=words["hint"],
+        status_line=words["status_line"],
+        steps=[StepOut(**step_display(step)) for step in list(job.steps)],
         finish=job.finish if job.status == "done" else None,
         message=job.message,
         field=field_text(job.loc) if job.loc else None,

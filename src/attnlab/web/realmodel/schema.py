@@ -52,6 +52,7 @@ class ModelInfo(BaseModel):
     # what the products run on, once the worker has loaded the model: "q4_1" (the GGUF file's
     # blocks, compiled kernels) or "float32" (float weights: MiniLM, or SmolLM2's reference path)
     path: Literal["q4_1", "float32"] | None = None
+    note: str  # the shapes and what the products run on, in the page's words
 
 
 class ModelsOut(BaseModel):
@@ -80,7 +81,8 @@ class TraceSummary(BaseModel):
     ids: list[int]
     has_logits: bool  # next-token views (models that generate)
     has_journey: bool
-    labels: list[str]
+    labels: list[str]  # the row labels: "4 ⏎" (every token visible)
+    shown: list[dict]  # per token: index, label, exact (its text, for the hover title), after (picker text)
     n_layer: int
     n_head: int
     n_kv_head: int
@@ -101,6 +103,7 @@ class JobOut(BaseModel):
     # the status line, verbatim: "Loading SmolLM2-135M-Instruct (once per server)…" only while this
     # job loads the model, "Running layer 7 of 30" (never past n_layer), "Done: 30 layers", ...
     stage_display: str
+    done: dict | None = None  # once done: "Done: 9 tokens through 6 layers." as {"text", "claims"}
     layers_done: int
     n_layer: int
     message: str
@@ -136,6 +139,7 @@ class LayerOut(BaseModel):
 class SourceOut(BaseModel):
     index: int
     label: str
+    exact: str  # the token's text (the label shows whitespace visibly)
     allowed: bool
     score: float | None
     score_display: str
@@ -145,6 +149,7 @@ class SourceOut(BaseModel):
 
 class TopOut(BaseModel):
     label: str
+    exact: str
     share: float
     share_display: str
 
@@ -156,6 +161,7 @@ class RowOut(BaseModel):
     kv_head: int
     index: int
     query: str
+    query_exact: str
     scale_display: str
     sources: list[SourceOut]
     top: list[TopOut]
@@ -173,7 +179,7 @@ class GenerateIn(Strict):
     )
     prompt: Annotated[str, Field(max_length=MAX_CHARS * 4)]
     model: ModelName | None = None  # default: the first model that generates
-    chat: StrictBool | None = None  # None: the model's default (on for an instruct model)
+    chat: StrictBool = False  # False: continue the text as it is; True: answer it as the chat's user turn
     max_new_tokens: Annotated[StrictInt, Field(ge=1, le=MAX_NEW_TOKENS)] = 32
     temperature: Annotated[float, Field(ge=0, le=5, allow_inf_nan=False)] = 0.0
     top_k: Annotated[StrictInt, Field(ge=0, le=49152)] | None = None
@@ -184,13 +190,17 @@ class GenerateIn(Strict):
 class TokenP(BaseModel):
     id: int
     token: str
+    label: str  # the token shown: whitespace visible (␣, ⏎, ⇥); ``exact`` is its text
+    exact: str
     logit: float
     p: float
     p_display: str
+    cell: str  # p as the list shows it: "77%", "77% (drawn)"
 
 
 class StepOut(TokenP):
     index: int
+    drawn: str  # "drawn with p 77%"
     top: list[TokenP]
 
 
@@ -206,7 +216,9 @@ class GenerationOut(BaseModel):
     pieces: list[str]
     text: str
     chat: bool  # whether the prompt went in as a user's turn
-    hint: str  # said when a raw prompt got an end of turn at once: turn chat on
+    mode: str  # the choice in the page's words: "Continue the text" or "Answer as the assistant (...)"
+    hint: str  # said when a raw prompt got an end of turn at once: choose the chat form
+    status_line: dict  # what it is doing or why it stopped: {"text", "claims"}
     steps: list[StepOut]  # one per token drawn: its distribution (after the controls) and the token
     finish: Literal["end_of_turn", "length"] | None
     message: str

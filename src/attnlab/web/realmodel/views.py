@@ -3,6 +3,7 @@
 Under ``/api/models`` beside ``api_models.py`` (the contract: docs/real-model-api.md):
 
 - ``POST /{model}/tokens``: the count by the model's tokenizer alone (no model load);
+- ``GET /probe``: the repeated-run probe text for a seed (``lab/realmodel/probe.py``);
 - ``GET /jobs/{id}/heads/{layer}/{head}``: one head's weights, kind and legend;
 - ``GET /jobs/{id}/model-view``: every head's thumbnail and kind (computed once per trace);
 - ``GET /jobs/{id}/neuron/{layer}/{head}/{query}/{key}``: q, k, products, the ordered sum,
@@ -23,13 +24,16 @@ from fastapi import APIRouter, HTTPException, Path, Query
 from fastapi.responses import Response
 from pydantic import Field
 
+from attnlab.lab.realmodel.modelview import head_view, model_view_body
+from attnlab.lab.realmodel.probe import MAX_SEED, N_WORDS, new_seed, repeated_run, words
+from attnlab.lab.realmodel.status import count_words
+from attnlab.lab.realmodel.tokens import token_labels
 from attnlab.models import registry
 from attnlab.models.files import ModelNotInstalled
-from attnlab.models.journey import token_journey
+from attnlab.models.journey import journey_view
 from attnlab.models.neuron import neuron_view
 from attnlab.models.nexttoken import MAX_TOKENS_SHOWN, next_token
 from attnlab.models.sampling import Sampling
-from attnlab.models.views import head_view, model_view_body
 from attnlab.web.realmodel.jobs import ERRORS, JobId, _done, _error, _in_path
 from attnlab.web.realmodel.schema import Strict
 from attnlab.web.realmodel.views_schema import (
@@ -38,6 +42,7 @@ from attnlab.web.realmodel.views_schema import (
     ModelView,
     NeuronView,
     NextView,
+    ProbeOut,
     TokensOut,
 )
 
@@ -72,14 +77,18 @@ def count_tokens(model: Annotated[str, Path(max_length=40)], body: TokensIn) -> 
         tokens = registry.token_strings(model, body.text) if body.text else []
     except ModelNotInstalled as error:
         raise _error(("model",), str(error), where="path") from None
-    n, cap = len(tokens), spec.max_tokens
-    fits = n <= cap
-    message = (
-        f"{n} of {cap} tokens"
-        if fits
-        else f"{n} tokens; {spec.title} takes at most {cap} here. Shorten it by {n - cap}."
-    )
-    return TokensOut(model=model, count=n, cap=cap, fits=fits, tokens=tokens, message=message)
+    words = count_words(count=len(tokens), cap=spec.max_tokens, title=spec.title)
+    return TokensOut(model=model, count=len(tokens), cap=spec.max_tokens, fits=words["claims"]["fits"],
+                     tokens=tokens, shown=token_labels(tokens), message=words["text"])  # fmt: skip
+
+
+@router.get("/probe", response_model=ProbeOut, responses={422: ERRORS[422]})
+def probe(
+    seed: Annotated[int | None, Query(ge=0, le=MAX_SEED)] = None,
+    n_words: Annotated[int, Query(ge=2, le=len(words()))] = N_WORDS,
+) -> ProbeOut:
+    """The standard probe for induction heads: a random run of words written 3 times (a new seed if none)."""
+    return ProbeOut(**repeated_run(new_seed() if seed is None else seed, n_words=n_words))
 
 
 @router.get(
@@ -104,7 +113,7 @@ def job_head(job_id: JobId, layer: Index, head: Index, packed: bool = False) -> 
 def job_model_view(job_id: JobId) -> Response:
     """Every layer's and head's thumbnail, with its kind: computed with the trace, then kept."""
     job = _done(job_id)
-    body = job.views.get("model-view")  # the worker sends it with the trace (models/views.kept_views)
+    body = job.views.get("model-view")  # the worker sends it with the trace (modelview.kept_views)
     if body is None:
         body = job.views["model-view"] = model_view_body(job.id, job.trace)
     return Response(body, media_type="application/json")
@@ -155,12 +164,13 @@ def job_next(
     sampling = Sampling(temperature=temperature, top_k=top_k or None, top_p=top_p)
     decode = registry.counter(t.model).text
     actual = int(t.ids[position + 1]) if position + 1 < n else None
-    view = next_token(t.logits[position], sampling, decode=decode, top=top, actual=actual)
+    context = t.labels()[position]
+    view = next_token(t.logits[position], sampling, decode=decode, top=top, actual=actual, context=context)
     return _json(
         {
             "job": job.id,
             "position": position,
-            "context_label": t.labels()[position],
+            "context_label": context,
             "temperature": temperature,
             "top_k": top_k,
             "top_p": top_p,
@@ -183,15 +193,6 @@ def job_journey(job_id: JobId, index: Index) -> Response:
         raise _error(
             ("index",), f"index {index} does not exist; the text has tokens 0..{n - 1}", where="path"
         )
-    blocks = token_journey(t.journey, index)
     spec = registry.SPECS.get(t.model)
-    return _json(
-        {
-            "job": job.id,
-            "index": index,
-            "label": t.labels()[index],
-            "norm": "rms" if spec is not None and spec.architecture == "decoder" else "layer",
-            "placement": "pre" if t.causal else "post",
-            "blocks": blocks,
-        }
-    )
+    norm = "rms" if spec is not None and spec.architecture == "decoder" else "layer"
+    return _json({"job": job.id, **journey_view(t, index, norm=norm)})

@@ -11,12 +11,20 @@ from typing import Literal
 from pydantic import BaseModel
 
 
+class Said(BaseModel):
+    """A shown sentence and the facts it asserts (``attnlab.lab.said``): JS places ``text``."""
+
+    text: str
+    claims: dict
+
+
 class TokensOut(BaseModel):
     model: str
     count: int
     cap: int
     fits: bool
     tokens: list[str]
+    shown: list[dict[str, str]]  # each token as shown: {"label": "␣cat", "exact": " cat"}
     message: str
 
 
@@ -36,13 +44,21 @@ class HeadView(BaseModel):
     n_tokens: int
     kind: str
     kind_short: str
-    kind_words: str
+    kind_words: str  # kind_sentence's text
+    kind_sentence: Said  # claims: {"kind", "score", "threshold"}
+    about: list[Said]  # the kind, where the attention goes, the breadth
+    about_text: str  # about's texts, in order
+    caption: str
     previous: float
     first: float
+    induction: float | None  # null: no token of the text repeats
+    duplicate: float | None
     self: float
     breadth: float
     previous_display: str
     first_display: str
+    induction_display: str  # "—" where induction is null
+    duplicate_display: str
     self_display: str
     breadth_display: str
     breadth_words: str
@@ -59,13 +75,26 @@ class Thumb(BaseModel):
     kind: str
     previous: float
     first: float
+    induction: float | None
+    duplicate: float | None
     self: float
     breadth: float
     previous_display: str
     first_display: str
+    induction_display: str
+    duplicate_display: str
+    self_display: str
     breadth_display: str
-    label: str
+    label: str  # "L18 H6 · induction"
+    thumb_text: str  # "H6 · induction": under the thumbnail
+    title: str  # "Layer 18, head 6: induction head; induction 90%, …": hover and screen readers
+    button_label: str  # "Head 6: induction head; …": the layer overview's button
     thumb: list[list[float | None]]
+
+
+class KindDefinition(Said):
+    kind: str
+    name: str
 
 
 class ModelView(BaseModel):
@@ -75,8 +104,18 @@ class ModelView(BaseModel):
     n_tokens: int
     size: int
     bins: list[list[int]]
-    kinds: dict[str, str]
+    kinds: list[KindDefinition]  # the legend: each kind's definition and threshold
+    rule: Said  # how a head gets its one name
     heads: list[Thumb]
+
+
+class ProbeOut(BaseModel):
+    seed: int
+    n_words: int
+    repeats: int
+    run: list[str]
+    text: str
+    note: Said
 
 
 class RowView(BaseModel):
@@ -100,11 +139,14 @@ class PlaneKey(BaseModel):
     y: float
     kept: float
     share: float
+    title: str  # the point's hover label
 
 
 class Plane(BaseModel):
-    caption: str
-    leaves_out: str
+    heading: str
+    caption: Said
+    leaves_out: Said
+    mean_kept: float
     top_key: int | None
     top_label: str | None
     axes: list[str]
@@ -113,10 +155,10 @@ class Plane(BaseModel):
 
 
 class Words(BaseModel):
-    summary: str
-    match: str
-    share: str
-    mix: str
+    summary: Said
+    match: Said
+    share: Said
+    mix: Said
 
 
 class RowPlace(BaseModel):
@@ -146,6 +188,7 @@ class NeuronView(RowPlace):
     score: float
     score_display: str
     row: RowView
+    text: dict  # title, bar names; the sum, softmax and blocked sentences (Said; blocked: null if allowed)
     words: Words
     plane: Plane
 

@@ -52,7 +52,7 @@ function arc(v, w, px, radius, cls) {
 
 export function mountRope(root) {
   const pick = h("select", { id: "block-rope-token" });
-  const headPick = h("select", { id: "block-rope-head" }, h("option", { value: "0" }, "Head 1"), h("option", { value: "1" }, "Head 2"));
+  const headPick = h("select", { id: "block-rope-head" });
   const status = h("p", { id: "block-rope-status", class: "block-caption" });
   const svg = s("svg", { id: "block-rope-plane", class: "block-rope-plane", viewBox: `0 0 ${SIZE} ${SIZE}`, role: "img", "aria-labelledby": "block-rope-note" });
   const note = h("p", { id: "block-rope-note", class: "hint" });
@@ -77,6 +77,9 @@ export function mountRope(root) {
   const draw = () => {
     if (!last) return;
     const rope = last.rope;
+    if (headPick.options.length !== rope.heads.length) {
+      fill(headPick, rope.heads.map((name, i) => h("option", { value: String(i) }, name)));
+    }
     if (pick.options.length !== rope.rotations[0].length) {
       fill(pick, rope.rotations[0].map((r, i) => h("option", { value: String(i) }, r.option)));
     }

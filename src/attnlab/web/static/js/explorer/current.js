@@ -31,16 +31,8 @@ export function mountCurrent(els, { onValue }) {
     const result = state.result;
     if (!result) return;
     const { trace, display } = result;
-    text(
-      els.shapes,
-      `Shapes: q and each k have d_k = ${trace.d_k} coordinates. Each v and the output have d_v = ${trace.d_v} coordinates.` +
-        (trace.d_k === trace.d_v ? " Equal widths here do not make the spaces identical." : ""),
-    );
-    const qNames = trace.q.map((_, j) => `q${"₁₂₃₄₅₆₇₈₉"[j] || `_${j + 1}`}`).join(", ");
-    text(
-      els.notation,
-      `q = [${qNames}]; ` + display.sources.map((src) => `k_${src.label} = ${src.key.replace(/-/g, "−")}`).join("; "),
-    );
+    text(els.shapes, display.labels.shapes.text);
+    text(els.notation, display.labels.notation.text);
     fill(
       els.keysBody,
       display.sources.map((src) =>

@@ -88,9 +88,10 @@ export function mountDetails(els, { onQuery }) {
       num(result, display.z, ch ? ch.z : false, "z"),
       ".",
     );
-    text(els.scoreTitle, `Scaled scores · s = q·k/${display.scale}`);
+    const said = display.labels; // the lab's labels, each {text, claims}
+    text(els.scoreTitle, said.score_title.text);
     drawScoreAxis(els.scoreAxis, result);
-    text(els.shareTitle, `Attention shares w in ${result.trace.labels.join(", ")} order · the full strip is 1`);
+    text(els.shareTitle, said.share_title.text);
     drawStrip(els.shareStrip, result);
     fill(els.cards, ...result.trace.labels.map((_, i) => card(result, i)));
     fill(
@@ -104,7 +105,8 @@ export function mountDetails(els, { onQuery }) {
       compare.available ? compare.summary : compare.message,
     );
     els.comparisonBlock.classList.toggle("active", compare.active);
-    text(els.formulaScale, display.scale);
-    text(els.formulaScale2, display.scale);
+    text(els.formulaScale, said.score_formula.text);
+    if (els.formulaCode) text(els.formulaCode, said.score_code.text);
+    text(els.formulaScale2, said.scale_note.text);
   };
 }

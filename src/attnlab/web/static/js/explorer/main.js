@@ -37,6 +37,7 @@ const drawDetails = mountDetails(
     comparisonBlock: byId("every-number"),
     formulaScale: byId("formula-scale"),
     formulaScale2: byId("formula-scale-2"),
+    formulaCode: byId("formula-code"),
   },
   {
     onQuery: (j, value) => {
@@ -78,6 +79,8 @@ const summaryEls = {
   goal: byId("challenge-goal"),
   status: byId("challenge-status"),
   badge: byId("challenge-badge"),
+  eyebrow: byId("explorer-eyebrow"),
+  mixHint: byId("mix-hint"),
   // state.ui.texts keys (lab/explorer_texts.py) -> the elements they fill
   texts: {
     row: byId("row-explain"),

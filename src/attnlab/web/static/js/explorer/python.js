@@ -35,6 +35,6 @@ export function mountPython(els, getResult) {
   });
   return function draw(result) {
     text(els.code, result.python);
-    text(els.expected, `attnlab's engine output: ${result.display.output} (rounded to three decimals); the program prints the same.`);
+    text(els.expected, result.display.labels.python_expected.text);
   };
 }

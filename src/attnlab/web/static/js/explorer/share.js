@@ -92,7 +92,7 @@ export function drawStrip(svg, result) {
   });
 }
 
-/** The score table: Score q·k / scale | Share, one row per source. */
+/** The score table: the lab's score header (how the scale was applied) | Share, one row per source. */
 export function drawScoreTable(table, result) {
   const { display } = result;
   fill(
@@ -101,7 +101,7 @@ export function drawScoreTable(table, result) {
     h(
       "thead",
       null,
-      h("tr", null, h("th", { scope: "col" }, "Source"), h("th", { scope: "col" }, `Score q·k / ${display.scale}`), h("th", { scope: "col" }, "Share")),
+      h("tr", null, h("th", { scope: "col" }, "Source"), h("th", { scope: "col" }, display.labels.score_header.text), h("th", { scope: "col" }, "Share")),
     ),
     h(
       "tbody",

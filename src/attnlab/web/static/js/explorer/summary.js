@@ -1,6 +1,7 @@
 // The explorer's texts: the row label and the sentences that say whether the
 // row is masked (state.ui, set from the held example's answer), the query caption, the
-// one-line summary and the B > 90% challenge.
+// one-line summary, the Mix hint and the second-source > 90% challenge. Every
+// string is the lab's (display.labels, words, challenge); this module only places them.
 
 import { text } from "../shared/dom.js";
 
@@ -9,12 +10,8 @@ export function drawSummary(els, state) {
   const result = state.result;
   if (state.detached && result) {
     // An example of its own (loadExample): not a row of the held sequence.
-    const n = result.trace.labels.length;
-    text(els.rowLabel, `Your own example · one query over ${n} source${n === 1 ? "" : "s"}.`);
-    text(
-      els.texts.row,
-      "= not the held A/B/C sequence below, which keeps its numbers; Reset example returns to the worked example.",
-    );
+    text(els.rowLabel, result.display.labels.own_row_label.text);
+    text(els.texts.row, result.display.labels.own_row.text);
   } else {
     text(els.rowLabel, state.ui.rowLabel);
     // Sentences that say whether the row shown is masked (the server words them;
@@ -24,7 +21,10 @@ export function drawSummary(els, state) {
     }
   }
   if (!result) return;
-  text(els.caption, `q = ${result.display.q} · Compare the query with each key.`);
+  const said = result.display.labels;
+  text(els.caption, said.caption.text);
+  if (els.eyebrow) text(els.eyebrow, said.eyebrow.text);
+  if (els.mixHint) text(els.mixHint, said.mix_hint.text);
   text(els.summary, result.words.summary);
   const challenge = result.challenge;
   text(els.goal, challenge.goal);

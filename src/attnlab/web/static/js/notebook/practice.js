@@ -60,7 +60,7 @@ function responseForm(c, attempt, labels) {
 function misfit(nb, c) {
   const held = getHeld();
   const worked = nb.practice.worked_labels;
-  if (!held) return "";
+  if (!held || c.by_role) return ""; // by role (the second source): any example with two sources fits
   if (toJson(held.labels) !== toJson(worked)) {
     return `The challenges are written for the worked example's sources ${worked.join(", ")}; yours are ${held.labels.join(", ")}.`;
   }
@@ -250,6 +250,11 @@ export function mountPractice(els) {
     if (!active) return;
     const c = byId().get(active);
     drawPanel(nb, c, entryOf(nb, active));
+  }
+
+  // The explorer's live challenge box opens its practice entry: hints, Check and history.
+  for (const opener of document.querySelectorAll("button[data-challenge][aria-controls='active-challenge']")) {
+    opener.addEventListener("click", () => getNb().practice && open(opener.dataset.challenge));
   }
 
   panel.root.hidden = true;

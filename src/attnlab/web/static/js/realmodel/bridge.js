@@ -15,13 +15,13 @@ function vectors(n) {
   const d = n.display;
   return h("div", { class: "rm-bridge-vectors" },
     h("details", { class: "rm-bridge-more", "data-part": "q" },
-      h("summary", {}, `q of ${n.query_label}: ${n.d_k} numbers at full precision`),
+      h("summary", {}, n.text.q_summary),
       h("p", { class: "rm-precise", "data-field": "q-precise" }, d.q_precise)),
     h("details", { class: "rm-bridge-more", "data-part": "keys" },
-      h("summary", {}, `Every key: ${n.n_keys} keys × ${n.d_k} numbers at full precision`),
+      h("summary", {}, n.text.keys_summary),
       h("ol", { class: "rm-bridge-keys", start: 0 }, d.sources.map((src) => h("li", { "data-index": src.index },
         h("details", {},
-          h("summary", {}, `k of ${src.label} · score ${src.score} · share ${src.percent}`),
+          h("summary", {}, src.summary),
           h("p", { class: "rm-precise", "data-field": `key-precise-${src.index}` }, src.key_precise)))))));
 }
 
@@ -32,11 +32,11 @@ function planeFigure(n) {
     "aria-labelledby": "rm-bridge-plane-cap" });
   const figure = h("figure", { class: "rm-bridge-fig" }, svg,
     h("figcaption", { id: "rm-bridge-plane-cap" },
-      h("strong", {}, "A projection, not the whole picture. "), pl.caption, " ", pl.exact, " ",
-      h("span", { "data-field": "leaves-out" }, pl.leaves_out), " ",
-      h("span", { "data-field": "labels-note" }, pl.labels_note)));
+      h("strong", {}, pl.heading), " ", pl.caption.text, " ", pl.exact.text, " ",
+      h("span", { "data-field": "leaves-out" }, pl.leaves_out.text), " ",
+      h("span", { "data-field": "labels-note" }, pl.labels_note.text)));
   if (!pl.view) {
-    fill(svg, s("text", { class: "label", x: 10, y: 30 }, "This row's plane cannot be drawn."));
+    fill(svg, s("text", { class: "label", x: 10, y: 30 }, n.text.no_plane));
     return figure;
   }
   const p = plane(pl.view);
@@ -61,24 +61,24 @@ function planeFigure(n) {
 function steps(n) {
   const table = h("table", { class: "score-table rm-bridge-table" });
   const strip = s("svg", { class: "strip rm-bridge-strip", role: "img",
-    "aria-label": "Attention shares as a strip in token order; the numbers are in the table above" });
+    "aria-label": n.text.strip_label });
   const result = { trace: n.trace, display: n.display, geometry: n.geometry, compare: { active: false } };
   const section = h("div", { class: "rm-bridge-steps" },
     h("section", { class: "rm-bridge-step", "aria-labelledby": "rm-bridge-match" },
       h("h4", { id: "rm-bridge-match" }, "1 · Match"),
-      h("p", { "data-words": "match" }, n.words.match),
+      h("p", { "data-words": "match" }, n.words.match.text),
       h("div", { class: "rm-bridge-scroll", tabindex: "0", role: "region", "aria-label": "Scores and shares of every key" },
         table)),
     h("section", { class: "rm-bridge-step", "aria-labelledby": "rm-bridge-share" },
       h("h4", { id: "rm-bridge-share" }, "2 · Share"),
-      h("p", { "data-words": "share" }, n.words.share),
+      h("p", { "data-words": "share" }, n.words.share.text),
       strip,
       h("p", { class: "rm-precise", "data-field": "m-z" }, n.display.m_z_precise)),
     h("section", { class: "rm-bridge-step", "aria-labelledby": "rm-bridge-mix" },
       h("h4", { id: "rm-bridge-mix" }, "3 · Mix"),
-      h("p", { "data-words": "mix" }, n.words.mix),
+      h("p", { "data-words": "mix" }, n.words.mix.text),
       h("details", { class: "rm-bridge-more", "data-part": "output" },
-        h("summary", {}, `The output: ${n.d_v} numbers at full precision`),
+        h("summary", {}, n.text.output_summary),
         h("p", { class: "rm-precise", "data-field": "output-precise" }, n.display.output_precise))));
   return { section, draw: () => { drawScoreTable(table, result); drawStrip(strip, result); } };
 }
@@ -87,8 +87,8 @@ function draw(box, n) {
   const three = steps(n);
   fill(box,
     h("h3", { id: "rm-bridge-title", tabindex: "-1" }, n.title),
-    h("p", { class: "hint" }, n.lede),
-    h("p", { class: "rm-bridge-summary", "data-words": "summary" }, n.words.summary),
+    h("p", { class: "hint" }, n.lede.text),
+    h("p", { class: "rm-bridge-summary", "data-words": "summary" }, n.words.summary.text),
     vectors(n),
     h("div", { class: "rm-bridge-body" }, three.section, planeFigure(n)));
   three.draw();

@@ -1,28 +1,22 @@
-// "Let SmolLM2 continue the text": start a generation job (waiting its turn
-// when the server's line is full) and draw its pieces as they arrive (the
-// server appends one piece per token; we poll).
+// "Let SmolLM2 continue the text": two choices, "Continue the text" (the text as
+// it is) and "Answer as the assistant (chat template)". Start a generation job
+// (waiting its turn when the server's line is full) and draw its pieces as they
+// arrive (the server appends one piece per token; we poll). The server writes
+// every sentence (status_line, hint) and every token's visible label.
 import { byId, fill, h, text } from "../shared/dom.js";
 import { getJson, postJsonInTurn } from "./api.js";
 
 const POLL_MS = 100;
+const NOTHING = "Nothing generated: fix the request and try again.";
 
 /** One generation step: the token drawn and the distribution it was drawn from (the server's top 5). */
 function stepItem(step) {
   return h("li", { class: "rm-step", "data-index": step.index },
     h("details", { class: "rm-more" },
-      h("summary", {}, h("code", {}, JSON.stringify(step.token)), ` drawn with p ${step.p_display}`),
+      h("summary", {}, h("code", { title: step.exact }, step.label), " ", step.drawn),
       h("ol", { class: "rm-step-top" }, step.top.map((t) =>
         h("li", { class: t.id === step.id ? "is-drawn" : "" },
-          h("code", {}, JSON.stringify(t.token)), ` ${t.p_display}`, t.id === step.id ? " (drawn)" : "")))));
-}
-
-/** What the generation is doing or waiting for (the server says the place in line). */
-function waiting(job) {
-  if (job.status === "running") return `Writing token ${job.tokens + 1} of at most ${job.max_new_tokens}…`;
-  if (job.status === "queued" && job.place > 0) {
-    return `You are ${job.place_display}: SmolLM2 works on one request at a time…`;
-  }
-  return job.status === "queued" ? "Starting SmolLM2…" : "Loading SmolLM2 (once per server)…";
+          h("code", { title: t.exact }, t.label), " ", t.cell)))));
 }
 
 /**
@@ -31,9 +25,8 @@ function waiting(job) {
  * @param {() => void} [onDone] called when a generation has finished (the model is loaded then)
  */
 export function setupGenerate(source, onDone = () => {}) {
-  const run = byId("rm-gen-run");
+  const buttons = [byId("rm-gen-run"), byId("rm-gen-chat")];
   const tokens = byId("rm-gen-tokens");
-  const chat = byId("rm-gen-chat");
   const status = byId("rm-gen-status");
   const error = byId("rm-gen-error");
   const out = byId("rm-gen-out");
@@ -44,39 +37,39 @@ export function setupGenerate(source, onDone = () => {}) {
     error.hidden = !message;
   }
 
-  async function go() {
+  /** chat: false continues the text as it is; true answers it as the chat template's user turn. */
+  async function go(chat) {
     showError("");
-    run.disabled = true;
+    for (const b of buttons) b.disabled = true;
     const prompt = source.value;
     try {
       let job = await postJsonInTurn(
         "/api/models/generate",
-        { prompt, chat: chat.checked, max_new_tokens: Number(tokens.value) },
+        { prompt, chat, max_new_tokens: Number(tokens.value) },
         (message, left) => text(status, `${message} Trying again in ${left} s…`),
       );
       for (;;) {
-        fill(out, chat.checked ? null : h("span", { class: "rm-gen-prompt" }, prompt),
+        fill(out, chat ? null : h("span", { class: "rm-gen-prompt" }, prompt),
           h("span", { class: "rm-gen-new" }, job.text));
+        out.dataset.mode = job.mode;
         fill(steps, (job.steps ?? []).map(stepItem));
+        text(status, job.status_line.text);
         if (job.status === "done" || job.status === "error" || job.status === "cancelled") break;
-        text(status, waiting(job));
         await new Promise((resolve) => setTimeout(resolve, POLL_MS));
         job = await getJson(`/api/models/generate/${encodeURIComponent(job.id)}`);
       }
       if (job.status !== "done") throw new Error(job.message);
-      const stopped = job.finish === "end_of_turn"
-        ? `Stopped at the end of its turn after ${job.tokens} ${job.tokens === 1 ? "token" : "tokens"}.`
-        : `Stopped after ${job.tokens} tokens (the limit).`;
-      // an instruct model asked without chat ends its turn at once: the server says what to do
-      text(status, job.hint ? `${stopped} ${job.hint}` : stopped);
+      // an instruct model asked to continue ends its turn at once: the server says what to do
+      if (job.hint) text(status, job.hint);
       onDone();
     } catch (problem) {
       showError(problem.message);
-      text(status, "Nothing generated: fix the request and try again.");
+      text(status, NOTHING);
     } finally {
-      run.disabled = false;
+      for (const b of buttons) b.disabled = false;
     }
   }
 
-  run.addEventListener("click", go);
+  buttons[0].addEventListener("click", () => go(false));
+  buttons[1].addEventListener("click", () => go(true));
 }

@@ -49,18 +49,11 @@ function modelInfo(name = els.model.value) {
   return state.models.find((m) => m.name === name);
 }
 
-// What the model's products run on, once the server's worker has loaded it (GET /api/models "path").
-const PATHS = {
-  q4_1: "computed on the file's Q4_1 blocks (compiled kernels)",
-  float32: "computed on float32 weights",
-};
-
+/** The chosen model's shapes, and what its products run on once loaded (the server writes it: note). */
 function showModelNote() {
   const m = modelInfo();
   if (!m) return;
-  const gqa = m.n_kv_head < m.n_head ? `, ${m.n_kv_head} KV heads (grouped-query attention)` : "";
-  const path = m.path ? ` Weights ${PATHS[m.path] || m.path}.` : "";
-  text(els.modelNote, `${m.kind}: ${m.n_layer} layers × ${m.n_head} heads${gqa}.${path}`);
+  text(els.modelNote, m.note);
 }
 
 /** Ask again which path each model runs on (known once a job has loaded it). */
@@ -87,27 +80,13 @@ async function start() {
   }
 }
 
-/** What the job is waiting for, in the learner's words (the server says it: stage_display). */
-function jobStatus(job) {
-  if (job.stage_display) return job.stage_display;
-  const m = modelInfo(job.model);
-  const title = m ? m.title : job.model;
-  if (job.status === "queued" && job.place > 0) {
-    return `You are ${job.place_display}: ${title} works on one text at a time…`;
-  }
-  if (job.status === "queued") return `Starting ${title}…`;
-  if (job.status === "loading") return `Loading ${title} (once per server)…`;
-  // never "layer 31 of 30": the last layer done is reported before the job is done
-  return `Running layer ${Math.min(job.layers_done + 1, job.n_layer)} of ${job.n_layer} (${job.progress_display} done)…`;
-}
-
 async function poll(job) {
   for (;;) {
     state.job = job;
     els.progress.value = job.progress;
     if (job.status === "done") break;
     if (job.status === "error" || job.status === "cancelled") throw new Error(job.message);
-    text(els.status, jobStatus(job));
+    text(els.status, job.stage_display); // the server's words, never "layer 31 of 30"
     await new Promise((resolve) => setTimeout(resolve, POLL_MS));
     job = await getJson(`/api/models/jobs/${encodeURIComponent(job.id)}`);
   }
@@ -120,7 +99,7 @@ async function poll(job) {
   delete els.heatmap.dataset.drawn; // these markers say what is on screen: nothing of this trace yet
   delete els.row.dataset.drawn;
   delete els.heads.dataset.layer;
-  text(els.status, `Done: ${job.result.tokens.length} tokens through ${job.result.n_layer} layers.`);
+  text(els.status, job.done.text);
   refreshModels().catch(() => {});  // only the note waits for it
   fillPickers();
   next.show();
@@ -267,7 +246,7 @@ async function init() {
     jobId: state.job.id, layer: state.layer, head: state.head, query: state.focus, labels: state.result.labels,
   });
   next = setupNext(() => state.result && {
-    id: state.job.id, labels: state.result.labels, hasLogits: Boolean(state.result.has_logits),
+    id: state.job.id, labels: state.result.shown, hasLogits: Boolean(state.result.has_logits),
   });
   setupGenerate(els.text, () => refreshModels().catch(() => {}));
   els.model.addEventListener("change", () => { showModelNote(); updateCount(); });
@@ -285,9 +264,6 @@ async function init() {
   state.maxChars = info.max_chars;
   state.maxTokens = info.max_tokens;
   fill(els.model, info.models.map((m) => h("option", { value: m.name }, m.title)));
-  // instruct models answer questions in chat mode: start with the switch where the model says
-  const writer = info.models.find((m) => m.generates);
-  if (writer) byId("rm-gen-chat").checked = Boolean(writer.chat_default);
   showModelNote();
   updateCount();
   document.body.dataset.ready = "true";

@@ -36,7 +36,7 @@ function plane(p) {
   const [qx, qy] = at(p.q[0], p.q[1]);
   return h("figure", { class: "rm-neuron-fig" },
     s("svg", { class: "rm-plane", viewBox: `0 0 ${size} ${size}`, width: size, height: size, role: "img",
-      "aria-label": p.caption },
+      "aria-label": p.caption.text },
     s("line", { class: "rm-axis", x1: 0, y1: size / 2, x2: size, y2: size / 2 }),
     s("line", { class: "rm-axis", x1: size / 2, y1: 0, x2: size / 2, y2: size }),
     s("line", { class: "rm-plane-q", x1: size / 2, y1: size / 2, x2: qx, y2: qy }),
@@ -44,25 +44,24 @@ function plane(p) {
       const [x, y] = at(k.x, k.y);
       return s("circle", { class: ["rm-plane-key", k.index === p.top_key && "is-top"], cx: x, cy: y, r: 3 + 6 * Math.sqrt(k.share),
         "data-index": k.index },
-      s("title", {}, `${k.label}: across ${k.x}, up ${k.y}; share ${k.share}; the plane shows ${k.kept} of its length`));
+      s("title", {}, k.title));
     })),
-    h("figcaption", {}, h("strong", {}, "A projection, not the whole picture. "), p.caption, " ", p.leaves_out));
+    h("figcaption", {}, h("strong", {}, p.heading), " ", p.caption.text, " ", p.leaves_out.text));
 }
 
 function draw(box, n) {
+  const t = n.text;
   fill(box,
-    h("h3", { id: "rm-neuron-title" }, `Query ${n.query_label} · key ${n.key_label} · layer ${n.layer}, head ${n.head}`),
-    n.allowed ? null : h("p", { class: "rm-error" }, `${n.query_label} may not see ${n.key_label} (causal): its share is 0.`),
-    h("div", { class: "rm-neuron-scroll", tabindex: "0", role: "region", "aria-label": "Coordinates of q, k and their products" },
-      bars(n.q, `q of ${n.query_label} (${n.d_k} numbers)`, "is-q"),
-      bars(n.k, `k of ${n.key_label}`, "is-k"),
-      bars(n.products, "q[d] × k[d]", "is-product"),
-      bars(n.running, "running sum, left to right", "is-running")),
-    h("p", { class: "rm-neuron-sum" },
-      `q · k = ${n.dot_display} (the ordered sum of the ${n.d_k} products); × scale ${n.scale_display} = score `,
-      h("strong", {}, n.score_display), "."),
-    h("p", {}, `Softmax over the row: ${n.key_label} gets ${n.row.key_share_display} (rank ${n.row.key_rank}).`),
-    h("div", { class: "rm-words" }, ["summary", "match", "share", "mix"].map((w) => h("p", { "data-words": w }, n.words[w]))),
+    h("h3", { id: "rm-neuron-title" }, t.title),
+    t.blocked ? h("p", { class: "rm-error" }, t.blocked.text) : null,
+    h("div", { class: "rm-neuron-scroll", tabindex: "0", role: "region", "aria-label": t.bars.region },
+      bars(n.q, t.bars.q, "is-q"),
+      bars(n.k, t.bars.k, "is-k"),
+      bars(n.products, t.bars.products, "is-product"),
+      bars(n.running, t.bars.running, "is-running")),
+    h("p", { class: "rm-neuron-sum", "data-value": n.score_display }, t.sum.text),
+    h("p", { "data-words": "softmax" }, t.softmax.text),
+    h("div", { class: "rm-words" }, ["summary", "match", "share", "mix"].map((w) => h("p", { "data-words": w }, n.words[w].text))),
     plane(n.plane));
 }
 

@@ -5,7 +5,6 @@
 import { byId, fill, h, text } from "../shared/dom.js";
 import { getJson } from "./api.js";
 
-const TOP = 5; // entries shown first; the rest on demand
 const FETCH = 20; // entries asked for
 
 let ticket = 0;
@@ -18,36 +17,32 @@ function bar(p, cls) {
 function entryRow(e) {
   return h("tr", { class: e.kept ? "" : "is-removed", "data-id": e.id },
     h("td", { class: "num" }, String(e.rank)),
-    h("th", { scope: "row" }, h("code", {}, JSON.stringify(e.token))),
-    h("td", { class: "num" }, e.logit.toFixed(2)),
+    h("th", { scope: "row" }, h("code", { class: "rm-token-text", title: e.token_exact }, e.token_label)),
+    h("td", { class: "num" }, e.logit_display),
     h("td", { class: "num" }, e.p_model_display),
-    h("td", { class: "num" }, bar(e.p, "is-p"), ` ${e.p_display}`, e.kept ? "" : " (removed)"));
+    h("td", { class: "num" }, bar(e.p, "is-p"), " ", e.p_cell));
 }
 
-function table(entries, caption) {
+function table(entries, caption, columns) {
   return h("table", { class: "rm-next-table" },
     h("caption", { class: "sr-only" }, caption),
-    h("thead", {}, h("tr", {},
-      h("th", { scope: "col" }, "rank"), h("th", { scope: "col" }, "token"), h("th", { scope: "col" }, "logit"),
-      h("th", { scope: "col" }, "p (model)"), h("th", { scope: "col" }, "p (after the controls)"))),
+    h("thead", {}, h("tr", {}, columns.map((c) => h("th", { scope: "col" }, c)))),
     h("tbody", {}, entries.map(entryRow)));
 }
 
 /** Draw the server's answer. */
 function draw(box, a) {
-  const top = a.entries.slice(0, TOP);
-  const rest = a.entries.slice(TOP);
+  const w = a.words;
+  const top = a.entries.slice(0, w.shown_first);
+  const rest = a.entries.slice(w.shown_first);
   fill(box,
-    h("p", { class: "rm-next-context" }, `After token ${a.context_label} (of a ${a.vocab.toLocaleString("en")}-token vocabulary):`),
-    table(top, `The ${top.length} likeliest next tokens`),
+    h("p", { class: "rm-next-context" }, w.context.text),
+    table(top, w.caption, w.columns),
     rest.length ? h("details", { class: "rm-more" },
-      h("summary", {}, `${rest.length} more tokens`), table(rest, "The next likeliest tokens")) : null,
-    h("ul", { class: "rm-next-removed" }, a.removed.map((r) => h("li", { "data-control": r.control }, r.words))),
-    h("p", { class: "hint" }, `${a.kept.toLocaleString("en")} tokens kept, holding ${(a.kept_mass_model * 100).toFixed(1)}% of the model's own probability.`),
-    a.actual
-      ? h("p", { class: "rm-next-actual" }, "In the text the next token is ", h("code", {}, JSON.stringify(a.actual.token)),
-        `: rank ${a.actual.rank}, p ${a.actual.p_display}.`)
-      : h("p", { class: "rm-next-actual" }, "This is the last token: what follows is the model's to write."));
+      h("summary", {}, w.more), table(rest, w.more_caption, w.columns)) : null,
+    h("ul", { class: "rm-next-removed" }, a.removed.map((r) => h("li", { "data-control": r.control }, r.words.text))),
+    h("p", { class: "hint" }, w.kept.text),
+    h("p", { class: "rm-next-actual" }, w.actual.text));
 }
 
 /**
@@ -90,7 +85,7 @@ export function setupNext(getJob) {
       const job = getJob();
       panel.hidden = !job?.hasLogits;
       if (panel.hidden) return;
-      fill(position, job.labels.map((label, i) => h("option", { value: i }, `after ${label}`)));
+      fill(position, job.labels.map((label) => h("option", { value: label.index }, label.after)));
       position.value = String(job.labels.length - 1);
       load();
     },

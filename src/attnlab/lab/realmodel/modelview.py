@@ -9,7 +9,9 @@ where every pair in the block is blocked (a causal model's upper corner).
 
 One head's view (:func:`head_view`) carries its full weights (``None`` where
 blocked) and their two-decimal display strings (``""`` where blocked), so the
-page draws and labels every cell without formatting a number itself.
+page draws and labels every cell without formatting a number itself. Every
+label, title and sentence of both views is built here, from the head's scores
+(:mod:`attnlab.lab.realmodel.kinds`); the page only places them.
 
 The model view is computed once per trace, in the worker that made the trace
 (:func:`kept_views`), and kept as its JSON body: the first request is answered
@@ -24,7 +26,17 @@ import json
 import numpy as np
 
 from attnlab.lab import numbers as fmt
-from attnlab.models.heads import KIND_WORDS, SHORT, breadth_words, head_profile
+from attnlab.lab.realmodel.kinds import (
+    SHORT,
+    breadth_sentence,
+    breadth_words,
+    definitions,
+    head_profile,
+    kind_phrase,
+    profiles,
+    rule_sentence,
+    shares_sentence,
+)
 
 THUMB = 32
 
@@ -88,6 +100,29 @@ def packed_weights(w: np.ndarray, allowed: np.ndarray) -> str:
     return base64.b64encode(cells.tobytes()).decode("ascii")
 
 
+def _displays(p: dict) -> dict:
+    """Each score as the page prints it: shares in percent, breadth to two decimals, "—" if none."""
+    out = {f"{k}_display": fmt.percent(p[k]) for k in ("previous", "first", "self")}
+    for k in ("induction", "duplicate"):
+        out[f"{k}_display"] = "—" if p[k] is None else fmt.percent(p[k])
+    out["breadth_display"] = fmt.rounded(p["breadth"], 2)
+    return out
+
+
+def score_line(p: dict) -> str:
+    """A head's kind and scores as a label: ``"induction head; induction 90%, previous token 2%, …"``."""
+    d = _displays(p)
+    induction = (
+        "no induction score (no token repeats)"
+        if p["induction"] is None
+        else f"induction {d['induction_display']}, duplicate token {d['duplicate_display']}"
+    )
+    return (
+        f"{SHORT[p['kind']]} head; {induction}, previous token {d['previous_display']}, "
+        f"first token {d['first_display']}, breadth {d['breadth_display']}"
+    )
+
+
 def head_view(trace, layer: int, head: int, *, packed: bool = False) -> dict:
     """JSON-ready: one head's full weights (``None`` = blocked), their display strings, kind and legend.
 
@@ -96,20 +131,23 @@ def head_view(trace, layer: int, head: int, *, packed: bool = False) -> dict:
     w = trace.weights[layer, head]  # (T, T)
     n = w.shape[0]
     allowed = trace.allowed
-    p = head_profile(w, allowed)
+    p = head_profile(w, allowed, trace.ids)
+    about = [p["sentence"], shares_sentence(p), breadth_sentence(p["breadth"])]
+    kind = p["kind"]
     return {
         "layer": layer,
         "head": head,
         "kv_head": trace.kv_head(head),
         "n_tokens": n,
-        "kind": p["kind"],
-        "kind_short": SHORT[p["kind"]],
-        "kind_words": KIND_WORDS[p["kind"]],
-        **{k: p[k] for k in ("previous", "first", "self", "breadth")},
-        "previous_display": fmt.percent(p["previous"]),
-        "first_display": fmt.percent(p["first"]),
-        "self_display": fmt.percent(p["self"]),
-        "breadth_display": fmt.rounded(p["breadth"], 2),
+        "kind": kind,
+        "kind_short": SHORT[kind],
+        "kind_words": p["sentence"]["text"],
+        "kind_sentence": p["sentence"],
+        "about": about,
+        "about_text": " ".join(s["text"] for s in about),
+        "caption": f"Layer {layer}, head {head} of {trace.model}: {kind_phrase(kind)}.",
+        **{k: p[k] for k in ("previous", "first", "induction", "duplicate", "self", "breadth")},
+        **_displays(p),
         "breadth_words": breadth_words(p["breadth"], n),
         **({"weights_f32": packed_weights(w, allowed)} if packed else {"weights": _weights_json(w, allowed)}),
         "shares": share_texts(w, allowed),
@@ -124,25 +162,29 @@ def head_view(trace, layer: int, head: int, *, packed: bool = False) -> dict:
 
 
 def model_view(trace) -> dict:
-    """JSON-ready: every head's thumbnail, kind and scores (layer-major), and the runs of tokens."""
+    """JSON-ready: every head's thumbnail, kind and scores (layer-major), the runs of tokens, the legend."""
     n = len(trace.tokens)
     size = min(n, THUMB)
     cells = thumbnails(trace.weights, trace.allowed, size)  # (L, H, size, size)
+    kinds = profiles(trace.weights, trace.allowed, trace.ids)  # layer-major, L * H
     heads = []
     for layer in range(trace.n_layer):
         for h in range(trace.n_head):
-            p = head_profile(trace.weights[layer, h], trace.allowed)
+            p = dict(kinds[layer * trace.n_head + h])
+            del p["sentence"]  # the head's own view says it; the thumbnail carries the label
             thumb = [[None if np.isnan(x) else round(float(x), 4) for x in row] for row in cells[layer, h]]
+            line = score_line(p)
             heads.append(
                 {
                     "layer": layer,
                     "head": h,
                     "kv_head": trace.kv_head(h),
                     **p,
-                    "previous_display": fmt.percent(p["previous"]),
-                    "first_display": fmt.percent(p["first"]),
-                    "breadth_display": fmt.rounded(p["breadth"], 2),
+                    **_displays(p),
                     "label": f"L{layer} H{h} · {SHORT[p['kind']]}",
+                    "thumb_text": f"H{h} · {SHORT[p['kind']]}",
+                    "title": f"Layer {layer}, head {h}: {line}",
+                    "button_label": f"Head {h}: {line}",
                     "thumb": thumb,
                 }
             )
@@ -152,8 +194,34 @@ def model_view(trace) -> dict:
         "n_tokens": n,
         "size": size,
         "bins": bins(n, size),
-        "kinds": dict(KIND_WORDS),
+        "kinds": definitions(),
+        "rule": rule_sentence(),
         "heads": heads,
+    }
+
+
+def named_caption(layer_name: str, head_name: str) -> str:
+    """The heatmap's caption where the layer and head have names of their own (the Jupyter widget)."""
+    return f"Attention of {layer_name}, {head_name}: rows are queries, columns are keys"
+
+
+def precise_row(trace, layer: int, head: int, query: int) -> dict:
+    """JSON-ready: one query's share of each key, in percent and at full precision ("blocked" if not seen)."""
+    w = trace.weights[layer, head, query]  # (T,)
+    ok = trace.allowed[query]
+    return {
+        "query": query,
+        "title": f"Query {query} ({trace.tokens[query]}): its share of each key, at full precision",
+        "sources": [
+            {
+                "index": j,
+                "label": trace.tokens[j],
+                "allowed": bool(ok[j]),
+                "share": fmt.percent(x) if ok[j] else "blocked",
+                "precise": fmt.precise(x) if ok[j] else "",
+            }
+            for j, x in enumerate(w.astype(np.float64).tolist())
+        ],
     }
 
 
