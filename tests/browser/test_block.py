@@ -142,3 +142,21 @@ def test_rope_is_drawn_as_a_rotation_and_its_score_depends_only_on_the_offset(la
     expect(page.locator("#block-rope-plane .rope-arc")).to_have_count(2)
     expect(page.locator("#block-rope-plane .rope-vec")).to_have_count(4)
     page.locator("#block-rope-part").screenshot(path=artifacts / "block-rope.png")
+
+
+def test_a_head_switched_off_is_still_measured_against_the_block_with_it_on(lab, live_server):
+    """Untick Head 1: its card must not say it changes nothing; the change is against Head 1 on."""
+    page = lab.page
+    full = api(live_server.url, "", {})
+    wait_block(page, full["summary"])
+    off = api(live_server.url, "", {"heads_on": [False, True]})
+    page.locator("#block-head-on-0").uncheck()
+    wait_block(page, off["summary"])
+    card = page.locator('[data-ablation="0"]')
+    said = off["ablation"][0]["sentence"]
+    expect(card).to_contain_text(said["text"])
+    expect(card).not_to_contain_text("changes no output number")
+    assert said["claims"]["baseline_heads_on"] == [True, True]
+    assert off["ablation"][0]["change"] == full["ablation"][0]["change"]  # the same comparison, on or off now
+    display, _ = shown_tensor(page, '[data-ablation="0"]', "ablate-0")
+    assert display == full["ablation"][0]["change_display"] and display != [["0"] * 4] * 3
