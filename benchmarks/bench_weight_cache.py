@@ -46,8 +46,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         subprocess.run([sys.executable, "-c", CHILD, folder], check=True, capture_output=True)  # build
         time.sleep(3.5)  # older than the cache's settling time, as a real cache is
-        runs = [subprocess.run([sys.executable, "-c", CHILD, folder], check=True, capture_output=True, text=True)
-                for _ in range(3)]  # fmt: skip
+        command = [sys.executable, "-c", CHILD, folder]
+        runs = [subprocess.run(command, check=True, capture_output=True, text=True) for _ in range(3)]
         rows = [json.loads(r.stdout) for r in runs]
     mb = rows[0]["bytes"] / 1e6
     print(f"SmolLM2 float32 weight cache: {mb:.0f} MB, served as {rows[0]['how']!r}")

@@ -138,7 +138,7 @@ def test_the_cap_is_counted_in_tokens_as_the_learner_types(view):
     expect(page.locator("#rm-count")).to_have_text("9 of 256 tokens")
     page.locator("#rm-text").fill("word " * 300)
     expect(page.locator("#rm-count")).to_contain_text("302 tokens")
-    expect(page.locator("#rm-count")).to_contain_text("Shorten it by 46.")
+    expect(page.locator("#rm-count")).to_contain_text("shorten it by 46.")
     expect(page.locator("#rm-count")).to_have_class(re.compile("is-over"))
     # switching model recounts with that model's tokenizer
     page.locator("#rm-text").fill(CAT)
@@ -232,9 +232,9 @@ def test_the_lab_page_links_to_the_view(live_server):
 def test_smollm2_continues_the_text_token_by_token(view, live_server):
     page, _ = view
     page.locator("#rm-text").fill("Once upon a time")
-    # SmolLM2 is an instruct model: chat is on by default, with a clear switch to continue raw text
-    expect(page.locator("#rm-gen-chat")).to_be_checked()
-    page.locator("#rm-gen-chat").uncheck()
+    # "Continue the text" continues it as it is; the chat template is a separate, labelled choice
+    expect(page.locator("#rm-gen-run")).to_have_text("Continue the text")
+    expect(page.locator("#rm-gen-chat")).to_have_text("Answer as the assistant (chat template)")
     page.locator("#rm-gen-tokens").fill("12")
     page.locator("#rm-gen-run").click()
     expect(page.locator("#rm-gen-status")).to_have_text(
@@ -260,21 +260,38 @@ def test_smollm2_continues_the_text_token_by_token(view, live_server):
     expect(steps.first.locator(".rm-step-top li")).to_have_count(5)
     expect(steps.first.locator(".rm-step-top li.is-drawn")).to_contain_text(first["top"][0]["p_display"])
     expect(steps.first.locator("summary")).to_contain_text(f"drawn with p {first['p_display']}")
+    # every token visible: the label shows a space as ␣, the exact text is the hover title
+    expect(steps.first.locator("summary code")).to_have_text(first["label"])
+    expect(steps.first.locator("summary code")).to_have_attribute("title", first["token"])
+
+
+def test_continue_the_text_continues_it_and_the_chat_choice_answers(view):
+    page, _ = view
+    page.locator("#rm-text").fill("The capital of France is")
+    page.locator("#rm-gen-tokens").fill("3")
+    page.locator("#rm-gen-run").click()
+    expect(page.locator("#rm-gen-status")).to_have_text("Stopped after 3 tokens (the limit).", timeout=120_000)
+    expect(page.locator("#rm-gen-out .rm-gen-prompt")).to_have_text("The capital of France is")
+    expect(page.locator("#rm-gen-out .rm-gen-new")).to_contain_text("Paris")
+    expect(page.locator("#rm-gen-out")).to_have_attribute("data-mode", "Continue the text")
+    page.locator("#rm-gen-chat").click()
+    expect(page.locator("#rm-gen-out")).to_have_attribute(
+        "data-mode", "Answer as the assistant (chat template)", timeout=120_000
+    )
+    expect(page.locator("#rm-gen-out .rm-gen-prompt")).to_have_count(0)
 
 
 def test_a_question_without_chat_gets_a_hint_or_an_answer(view):
     page, _ = view
     page.locator("#rm-text").fill("What is the capital of France?")
-    page.locator("#rm-gen-chat").uncheck()
     page.locator("#rm-gen-tokens").fill("8")
     page.locator("#rm-gen-run").click()
     status = page.locator("#rm-gen-status")
     # greedy SmolLM2 ends its turn at once on a raw question: the page says why and what to do
     expect(status).to_contain_text("Stopped at the end of its turn after 1 token.", timeout=120_000)
-    expect(status).to_contain_text("Turn chat on to ask it a question.")
-    # with chat on (the default for this instruct model) it answers
-    page.locator("#rm-gen-chat").check()
-    page.locator("#rm-gen-run").click()
+    expect(status).to_contain_text("choose “Answer as the assistant (chat template)” to ask it a question.")
+    # the chat choice answers it
+    page.locator("#rm-gen-chat").click()
     expect(page.locator("#rm-gen-out .rm-gen-new")).to_contain_text("Paris", timeout=120_000)
 
 
@@ -285,7 +302,11 @@ def test_next_token_probabilities_follow_the_controls_and_the_position(view, liv
     panel = page.locator("#rm-next")
     expect(panel).to_be_visible()
     expect(page.locator("#rm-next-position")).to_have_value("4")
-    expect(page.locator("#rm-next-out .rm-next-context")).to_contain_text("After token 4  is")
+    # every token visible: " is" shows as ␣is (no blank token)
+    expect(page.locator("#rm-next-out .rm-next-context")).to_contain_text("After token 4 ␣is")
+    first = page.locator("#rm-next-out > table tbody tr th code").first
+    expect(first).to_have_text("␣Paris")
+    expect(first).to_have_attribute("title", " Paris")
     # the top five first, the rest on demand; the numbers are the API's
     expect(page.locator("#rm-next-out > table tbody tr")).to_have_count(5)
     expect(page.locator("#rm-next-out details tbody tr")).to_have_count(15)
@@ -303,13 +324,13 @@ def test_next_token_probabilities_follow_the_controls_and_the_position(view, liv
     page.locator("#rm-next-top-k").press("Enter")
     page.locator("#rm-next-run").click()
     expect(page.locator('#rm-next-out [data-control="top_k"]')).to_contain_text(
-        "top-k 1 removed 49,151 tokens"
+        "Top-k 1 removed 49,151 tokens"
     )
     expect(page.locator("#rm-next-out > table tbody tr").first).to_contain_text("100%")
     expect(page.locator("#rm-next-out tr.is-removed")).to_have_count(19)
     # another position: the token that really follows is named with its rank
     page.locator("#rm-next-position").select_option("1")
-    expect(page.locator("#rm-next-out .rm-next-actual")).to_contain_text('" of": rank')
+    expect(page.locator("#rm-next-out .rm-next-actual")).to_contain_text("the next token is ␣of, at rank")
     # a temperature out of range is refused by the server, naming the field
     page.locator("#rm-next-temperature").fill("9")
     page.locator("#rm-next-run").click()

@@ -122,7 +122,7 @@ def test_the_bridge_opens_a_real_row_in_the_explorers_terms(desktop, live_server
     expect(page.locator("#rm-bridge-out table.score-table thead")).to_contain_text("Score q·k / √32")
     # the explorer's words, as the server wrote them
     for part in ("summary", "match", "share", "mix"):
-        expect(page.locator(f'#rm-bridge-out [data-words="{part}"]')).to_have_text(api["words"][part])
+        expect(page.locator(f'#rm-bridge-out [data-words="{part}"]')).to_have_text(api["words"][part]["text"])
     # the shares strip: one slice per allowed key
     expect(page.locator("#rm-bridge-out svg.strip rect.slice")).to_have_count(n)
 
@@ -144,7 +144,7 @@ def test_the_bridge_opens_a_real_row_in_the_explorers_terms(desktop, live_server
     # the plane: labelled as a projection, what it leaves out said, every key drawn, top 5 named
     caption = page.locator("#rm-bridge-plane-cap")
     expect(caption).to_contain_text("A projection, not the whole picture.")
-    expect(caption).to_contain_text(api["plane"]["leaves_out"])
+    expect(caption).to_contain_text(api["plane"]["leaves_out"]["text"])
     expect(caption).to_contain_text("keeps every score exactly")
     expect(caption).to_contain_text("only the 5 with the largest shares are labelled")
     keys = page.locator("#rm-bridge-out svg.rm-bridge-plane circle.rm-bridge-key")
