@@ -315,3 +315,82 @@ def test_a_typed_minus_zero_reaches_the_engine_and_survives_a_reload(lab):
         "() => Object.entries(sessionStorage).filter(([k]) => k !== 'attnlab.explorer.v1')"
     )
     assert any("[-0.0,2]" in text for _key, text in held), held
+
+
+# --- the words on the first screen and the scale's one meaning ----------------------
+
+STRAY = re.compile(r"^[=;:,.)\]·\-–—]")
+FIRST_SCREEN_LINES = """() => {
+  const blocks = "p, h1, h2, h3, h4, li, figcaption, th, td, legend, label, summary, button, caption, dt, dd";
+  const lines = [];
+  for (const el of document.querySelectorAll(blocks)) {
+    const box = el.getBoundingClientRect();
+    if (box.width === 0 || box.bottom <= 0 || box.top >= innerHeight) continue;
+    if (el.closest("[hidden], svg")) continue;
+    for (const line of el.innerText.split("\\n")) if (line.trim()) lines.push(line.trim());
+  }
+  return lines;
+}"""
+
+
+def test_no_line_on_the_first_screen_starts_with_stray_punctuation(lab):
+    lines = lab.page.evaluate(FIRST_SCREEN_LINES)
+    assert "This is token A's query in the held sequence below, unmasked: it may attend to every source (A, B, C)." in lines
+    assert [line for line in lines if STRAY.match(line)] == []
+
+
+def own_example(page, keys, values, scale):
+    """Use an own example of len(keys) sources (A, B, ...) with q = [2, 1] and this scale."""
+    page.locator("#own-example summary").click()
+    while page.locator("[data-remove]").count() > len(keys):
+        page.locator(f"[data-remove='{page.locator('[data-remove]').count() - 1}']").click()
+    while page.locator("[data-remove]").count() < len(keys):
+        page.locator("#own-add").click()
+    for i, (k, v) in enumerate(zip(keys, values)):
+        for j in range(2):
+            page.locator(f'[data-own="keys[{i}][{j}]"]').fill(str(k[j]))
+            page.locator(f'[data-own="values[{i}][{j}]"]').fill(str(v[j]))
+    page.locator("#own-scale").fill(scale)
+    page.locator("#own-use").click()
+
+
+def test_an_explicit_scale_is_a_multiplier_in_every_label(lab):
+    page = lab.page
+    keys, values = [[-1, 2], [1, 0]], [[2, 0], [0, 2]]
+    own_example(page, keys, values, "0.5")
+    want = trace_query([2, 1], keys, values, scale=0.5)
+    expect(page.locator("#summary")).to_contain_text(f"Output o = {fmt.vector(want.output)}")
+    expect(page.locator("#score-table thead")).to_contain_text("Score q·k × 0.5")
+    expect(page.locator('#score-table [data-field="score-1"]')).to_have_text(fmt.rounded(want.scores[1]))
+    assert want.scores[1] == 2 * 0.5  # q·k_B = 2, times the scale
+    lab.open("every-number")
+    expect(page.locator("#score-axis-title")).to_have_text("Scaled scores · s = q·k × 0.5")
+    expect(page.locator("#formula-scale")).to_have_text("sᵢ = (q · kᵢ) × 0.5")
+    expect(page.locator("#formula-scale-2")).to_have_text("The scale here multiplies each dot product by 0.5.")
+    text = page.locator("#explorer").inner_text() + page.locator("#every-number").inner_text()
+    assert "/0.5" not in text and "/ 0.5" not in text
+    # two allowed sources: the output stays on a segment, and no triangle is named
+    expect(page.locator("#mix-hint")).to_contain_text(
+        "The output can never leave the segment between the two allowed values."
+    )
+    assert "triangle" not in page.locator("#mix-hint").inner_text()
+    expect(page.locator("#explorer-eyebrow")).to_have_text("One query · two sources · one continuous example")
+
+
+def test_four_sources_get_the_convex_hull_not_a_triangle(lab):
+    page = lab.page
+    keys = [[-1, 2], [1, 0], [0, 1], [1, 1]]
+    values = [[2, 0], [0, 2], [-1, -1], [2, 2]]
+    own_example(page, keys, values, "")
+    expect(page.locator("#mix-hint")).to_have_text(
+        "Coloured arrows add w·v for each allowed source, tip to tail. The output can never leave "
+        "the convex hull (the shaded shape) of the allowed values. The view fits the values with "
+        "equal units on both axes."
+    )
+    expect(page.locator("#score-table thead")).to_contain_text("Score q·k / √2")
+
+
+def test_the_worked_example_names_its_triangle(lab):
+    expect(lab.page.locator("#mix-hint")).to_contain_text(
+        "The output can never leave the shaded triangle of the three allowed values."
+    )

@@ -54,7 +54,7 @@ def test_own_example_with_one_and_eight_sources_renamed_and_reset(lab, artifacts
     for name in names:
         expect(page.locator("#score-table")).to_contain_text(name)
     lab.open("every-number")
-    expect(page.locator("#score-axis-title")).to_have_text("Scaled scores · s = q·k/0.5")
+    expect(page.locator("#score-axis-title")).to_have_text("Scaled scores · s = q·k × 0.5")  # a multiplier
     expect(page.locator("#seq-explorer-note")).to_contain_text("an example of its own")
     page.screenshot(path=artifacts / "own-example-8-sources.png", full_page=False)
 

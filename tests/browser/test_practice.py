@@ -246,3 +246,34 @@ def test_axe_on_the_open_challenge_and_history(lab, artifacts):
     bad = [v for v in results.response["violations"] if v["impact"] in ("serious", "critical")]
     (artifacts / "axe-practice-report.txt").write_text(results.generate_report())
     assert bad == [], json.dumps([{"id": v["id"], "nodes": [n["target"] for n in v["nodes"]]} for v in bad])
+
+
+def test_the_first_challenge_has_tiered_hints_and_history(lab):
+    page = lab.page
+    cid = "second-over-90"
+    # the explorer's own challenge box opens it, beside the explorer
+    page.locator("#challenge-open").click()
+    expect(page.locator(PANEL)).to_have_attribute("data-challenge", cid)
+    assert page.locator(PANEL).evaluate("el => el.closest('section.explorer') !== null")
+    hints = practice.challenge(cid)["hints"]
+    page.locator(f'{PANEL} [data-action="hint"]').click()
+    expect(page.locator(f"{PANEL} .hint-list li")).to_have_text([hints[0]])
+    expect(page.locator(f'{PANEL} [data-action="hint"]')).to_have_text("Show hint 2 of 3")
+    check(page)
+    expect(page.locator(f'[data-feedback="{cid}"]')).to_contain_text("Not yet. B takes 58%; it needs more than 90%.")
+    group = page.locator(f'.history-group[data-challenge="{cid}"]')
+    expect(group.locator(".history-checks li")).to_have_count(1)
+    expect(group).to_contain_text("Opened hint 1 of 3")
+    # meet it in the explorer, then Check: the history keeps both checks
+    lab.open("every-number")
+    for j, x in enumerate(["4", "0"]):
+        field = page.locator(f"#field-q-{j}")
+        field.fill(x)
+        field.press("Enter")
+    lab.wait_for_query("[4, 0]")
+    lab.wait_settled()
+    expect(page.locator("#challenge-status")).to_have_text("Done: B takes 94% of the attention, more than 90%.")
+    check(page)
+    expect(page.locator(f'[data-feedback="{cid}"]')).to_contain_text("✓ Goal met. B takes 94% of the attention")
+    expect(group.locator(".history-checks li")).to_have_count(2)
+    expect(page.locator(f"#challenge-{cid} .item-status")).to_have_text(" · ✓ met")

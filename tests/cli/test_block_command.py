@@ -84,7 +84,12 @@ def test_the_walk_shows_the_pages_own_strings_and_no_internal_names():
     assert done.returncode == 0, done.stderr
     page = block_page(positions="rope", heads_on=(False, True))
     lines = [line.strip() for line in done.stdout.splitlines()]
-    said = [page["summary"], page["norm_compare"]["summary"], page["rope"]["status"], page["rope"]["demo"]["sentence"]]
+    said = [
+        page["summary"],
+        page["norm_compare"]["summary"],
+        page["rope"]["status"],
+        page["rope"]["demo"]["sentence"],
+    ]
     said += [s["caption"] for s in page["steps"]] + [h["sentence"] for h in page["heads"]]
     said += [a["sentence"] for a in page["ablation"]]
     for s in said:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from attnlab.engine.single import trace_query
 from attnlab.lab.explorer.challenge import check
+from attnlab.lab import numbers as fmt
 from attnlab.lab.explorer.examples import WORKED
 
 
@@ -52,3 +53,59 @@ def test_a_single_source_cannot_try_it():
     one = check(trace_query((1.0, 0.0), [(1.0, 0.0)], [(2.0, 3.0)], labels=["Solo"]))
     assert (one.available, one.met, one.share) == (False, False, None)
     assert one.status == "This example has 1 source; add another to try this challenge."
+
+
+# --- the same challenge in the practice: tiered hints, checks and history ----------
+
+from attnlab.lab import history as hist  # noqa: E402
+from attnlab.lab.explorer.challenge import CHALLENGE_ID  # noqa: E402
+from attnlab.lab.notebook import practice  # noqa: E402
+from attnlab.lab.notebook.sequence import STARTING, edit_query  # noqa: E402
+
+
+def test_the_live_challenge_is_a_practice_challenge_with_tiered_hints():
+    c = practice.challenge(CHALLENGE_ID)
+    assert practice.challenges()[0]["id"] == CHALLENGE_ID  # the first challenge
+    assert c["title"] == "Give the second source more than 90% of the attention"
+    assert c["response"] is None and c["uses"] == "explorer" and c["by_role"] is True
+    assert len(c["hints"]) == 3 and len(set(c["hints"])) == 3
+    # the last hint's numbers are the worked example's
+    t = worked((4.0, 0.0))
+    assert "q = [4, 0]" in c["hints"][2] and f"score of {t.scores[1]:.3f}" in c["hints"][2]
+    assert fmt.percent(t.weights[1]) == "94%" and "B then takes 94%" in c["hints"][2]
+
+
+def test_its_check_uses_the_explorer_and_never_gives_the_answer():
+    miss = practice.check(CHALLENGE_ID, STARTING)
+    assert miss == {
+        "met": False,
+        "words": "B takes 58%; it needs more than 90%. Point q further along B's key, away from the "
+        "other keys.",
+        "load": False,
+    }
+    hit = practice.check(CHALLENGE_ID, edit_query(STARTING, [4.0, 0.0]))
+    assert hit == {"met": True, "words": "B takes 94% of the attention, more than 90%.", "load": False}
+    answer = practice.answer(CHALLENGE_ID, STARTING)
+    assert answer == "Move q along B's key: at q = [4, 0] B takes 94% of the attention."
+    assert "[4, 0]" not in miss["words"]
+
+
+def test_renamed_sources_fit_it_by_role():
+    xyz = STARTING.__class__(**{**STARTING.__dict__, "labels": ("X", "Y", "Z")})
+    out = practice.check(CHALLENGE_ID, xyz)
+    assert out["load"] is False and out["words"].startswith("Y takes 58%")
+
+
+def test_its_checks_and_hints_are_recorded_in_the_study_history():
+    s = hist.new_study()
+    for action in (
+        {"kind": "open", "challenge": CHALLENGE_ID},
+        {"kind": "help", "help": "hint", "detail": 1, "challenge": CHALLENGE_ID},
+        {"kind": "submit", "challenge": CHALLENGE_ID},
+    ):
+        s = hist.apply(s, action, STARTING)
+    s = hist.apply(s, {"kind": "submit", "challenge": CHALLENGE_ID}, edit_query(STARTING, [4.0, 0.0]))
+    (group,) = hist.history(s)
+    assert group["challenge"] == CHALLENGE_ID
+    assert [c["met"] for c in group["checks"]] == [False, True]
+    assert group["help"] == ["Opened hint 1 of 3"]

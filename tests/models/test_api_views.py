@@ -52,7 +52,8 @@ def test_the_neuron_view_equals_trace_query_on_the_same_vectors(
     assert (view.row.m, view.row.z) == (ref.m, ref.z)
     assert view.row.key_share == ref.weights[key]
     assert np.abs(np.array(view.row.weights) - trace.weights[layer, head, query]).max() <= 1e-6
-    assert view.words.share.text.startswith("Share: softmax") and view.plane.caption.text.startswith("A projection")
+    assert view.words.share.text.startswith("Share: softmax")
+    assert view.plane.caption.text.startswith("A projection")
 
 
 def test_a_256_token_trace_answers_rows_heads_and_the_neuron_view(client, traced, minilm):

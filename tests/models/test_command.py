@@ -217,7 +217,8 @@ def test_logits_json_gives_token_id_logit_and_p_as_the_model_computes_them(smoll
 def test_logits_at_a_position_and_in_words(smollm2):
     done = run("logits", "The capital of France is", "--top", "3", "--position", "2")
     assert done.returncode == 0, done.stderr
-    assert done.stdout.startswith("After token 2 ␣of (of a 49,152-token vocabulary), the likeliest next tokens are:")
+    first = "After token 2 ␣of (of a 49,152-token vocabulary), the likeliest next tokens are:"
+    assert done.stdout.startswith(first)
     assert "In the text the next token is ␣France, at rank" in done.stdout
 
 

@@ -1,4 +1,4 @@
-"""The small parts: finding the files, the chat template, naming heads, the trace's checks."""
+"""The small parts: finding the files, the chat template, the trace's checks."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ import pytest
 
 from attnlab.models import files
 from attnlab.models.chat import DEFAULT_SYSTEM, render, user_turn
-from attnlab.lab.realmodel.kinds import head_profile, top_sources
 from attnlab.models.traces import ModelTrace
 
 
@@ -42,38 +41,6 @@ def test_chat_template_adds_the_default_system_turn_and_the_assistant_prompt():
         render([{"role": "robot", "content": "x"}])
     with pytest.raises(ValueError, match="messages is empty"):
         render([])
-
-
-def _causal(n):
-    return np.tril(np.ones((n, n), dtype=bool))
-
-
-def test_head_kinds_on_made_up_patterns():
-    n = 6
-    previous = np.eye(n, k=-1)
-    previous[0, 0] = 1.0
-    assert head_profile(previous, _causal(n))["kind"] == "previous-token"
-    sink = np.zeros((n, n))
-    sink[:, 0] = 1.0
-    assert head_profile(sink, _causal(n))["kind"] == "first-token"
-    broad = np.tril(np.ones((n, n))) / np.arange(1, n + 1)[:, None]
-    profile = head_profile(broad, _causal(n))
-    assert profile["kind"] == "broad" and profile["breadth"] == pytest.approx(1.0)
-    assert head_profile(np.eye(n), _causal(n))["kind"] == "self"
-    two = np.zeros((n, n))  # 40% on the first token, 40% on the previous one, 20% on itself
-    two[1:, 0] += 0.4
-    two[np.arange(1, n), np.arange(n - 1)] += 0.4
-    two[np.arange(n), np.arange(n)] += 0.2
-    two[0, 0] = 1.0
-    assert head_profile(two, _causal(n))["kind"] == "focused"
-
-
-def test_top_sources_are_largest_first_and_ties_keep_order():
-    assert top_sources(np.array([0.2, 0.5, 0.2, 0.1]), ["a", "b", "c", "d"], k=3) == [
-        ("b", 0.5),
-        ("a", 0.2),
-        ("c", 0.2),
-    ]
 
 
 def test_a_trace_refuses_layers_heads_and_tokens_that_do_not_exist():

@@ -1,23 +1,18 @@
-"""The views' calculations on made-up traces (no weights): rows, neuron view, plane, thumbnails, kinds."""
+"""The views' calculations on made-up traces (no weights): rows, neuron view, plane, next token, journey."""
 
 from __future__ import annotations
 
-import base64
-import json
 import math
 
 import numpy as np
 import pytest
 
 from attnlab.engine.single import trace_query
-from attnlab.lab import numbers as fmt
-from attnlab.lab.realmodel.kinds import breadth_words, head_profile
 from attnlab.models.neuron import neuron_view, plane, products_and_sums
 from attnlab.models.nexttoken import next_token
 from attnlab.models.rows import explorer_row
 from attnlab.models.sampling import Sampling
 from attnlab.models.toy import ToyModel
-from attnlab.lab.realmodel.modelview import bins, head_view, kept_views, model_view, share_texts, thumbnails
 
 
 def _vectors(n: int, d: int = 8, seed: int = 0):
@@ -94,65 +89,6 @@ def test_the_plane_keeps_every_score_and_says_what_it_leaves_out():
     assert "62 directions" in p["leaves_out"]["text"] and "64 dimensions" in p["leaves_out"]["text"]
     assert p["leaves_out"]["claims"] == {"directions_left": 62, "mean_kept": p["mean_kept"], "d_v": 64}
     assert p["caption"]["text"].startswith("A projection")
-
-
-def test_thumbnails_keep_the_largest_share_of_each_block():
-    w = np.zeros((1, 1, 5, 5))
-    w[0, 0, np.arange(5), np.arange(5)] = 1.0
-    allowed = np.tril(np.ones((5, 5), dtype=bool))
-    assert bins(5, 2) == [[0, 2], [2, 5]]
-    t = thumbnails(w, allowed, 2)[0, 0]
-    assert t[0, 0] == 1.0 and t[1, 1] == 1.0 and t[1, 0] == 0.0 and np.isnan(t[0, 1])
-
-
-def test_the_model_view_has_every_head_in_layer_major_order():
-    trace = ToyModel("smollm2").trace(" ".join(f"w{i}" for i in range(40)), details=True)
-    view = model_view(trace)
-    assert (view["n_layer"], view["n_head"], view["size"]) == (2, 2, 32)
-    assert [(h["layer"], h["head"]) for h in view["heads"]] == [(0, 0), (0, 1), (1, 0), (1, 1)]
-    assert view["bins"][0] == [0, 1] and view["bins"][-1] == [38, 40]
-    thumb = view["heads"][3]["thumb"]
-    assert len(thumb) == 32 and thumb[0][1] is None  # the causal upper corner is blocked
-    assert thumb[31][0] == round(float(trace.weights[1, 1, 38:40, 0:1].max()), 4)
-
-
-def test_share_texts_equal_the_scalar_formatter_at_every_half_and_blocked_cells_are_empty():
-    rng = np.random.default_rng(3)
-    halves = np.arange(100) / 100 + 0.005  # x.xx5: where rint(100 w) and round(w, 2) may part
-    w = np.concatenate([halves, halves.astype(np.float32), rng.random(300), [0.0, 1.0, 1e-9, 0.999999]])
-    w = w[: 22 * 22].reshape(22, 22)  # (504 values)
-    allowed = rng.random((22, 22)) > 0.2
-    cells = zip(w.ravel().tolist(), allowed.ravel().tolist())
-    expected = [fmt.rounded(x, 2) if ok else "" for x, ok in cells]
-    assert sum(share_texts(w, allowed), []) == expected
-
-
-def test_a_heads_view_packed_or_not_has_the_traces_numbers_and_the_model_view_is_kept_as_json():
-    trace = ToyModel("smollm2").trace("one two three four five six", details=True)
-    plain, packed = head_view(trace, 1, 0), head_view(trace, 1, 0, packed=True)
-    n = plain["n_tokens"]
-    cells = np.frombuffer(base64.b64decode(packed.pop("weights_f32")), dtype="<f4").reshape(n, n)
-    w = trace.weights[1, 0]
-    assert plain.pop("weights") == [[float(w[i, j]) if j <= i else None for j in range(n)] for i in range(n)]
-    ok = trace.allowed
-    assert np.array_equal(np.isnan(cells), ~ok) and (cells[ok] == w[ok]).all()
-    assert packed == plain and plain["shares"][0][1] == "" and plain["shares"][0][0] == "1"
-    kept = kept_views("job-1", trace)
-    assert json.loads(kept["model-view"]) == json.loads(json.dumps({"job": "job-1", **model_view(trace)}))
-
-
-def test_head_kinds_include_self_and_breadth_is_said_in_tokens():
-    n = 6
-    causal = np.tril(np.ones((n, n), dtype=bool))
-    assert head_profile(np.eye(n), causal)["kind"] == "self"
-    uniform = np.where(causal, 1.0, 0.0) / causal.sum(1, keepdims=True)
-    p = head_profile(uniform, causal)
-    assert p["kind"] == "broad" and math.isclose(p["breadth"], 1.0)
-    assert breadth_words(1.0, 6).startswith(
-        "breadth 1.00: on average a row is as spread out as an even split"
-    )
-    assert "about 6 of the up to 6 tokens" in breadth_words(1.0, 6)
-    assert "about 1 of" in breadth_words(0.0, 6)
 
 
 def test_next_token_ranks_by_logit_and_says_what_each_control_removed():

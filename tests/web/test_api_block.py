@@ -49,7 +49,9 @@ def test_default_walk_has_every_step_and_the_engines_numbers(client):
     assert ts["head1.weights"]["display"][0] == ["1", "blocked", "blocked"]
     assert ts["head1.q"]["expansions"][1][0] == "(-1)×0 + 1×0.5 + (-1)×(-0.5) + 1×0 = 1"
     assert body["heads"][0]["pattern"] == "previous" and body["heads"][1]["pattern"] == "self"
-    assert body["heads"][0]["sentence"]["text"].startswith("Head 1 looks back to the previous token: B gives A 94%")
+    assert body["heads"][0]["sentence"]["text"].startswith(
+        "Head 1 looks back to the previous token: B gives A 94%"
+    )
     assert "ordered_sum" in body["python"]
     captions = body["playback"]["captions"]
     assert [c["step"] for c in captions] == [s["id"] for s in body["steps"]]

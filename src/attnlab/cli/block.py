@@ -3,10 +3,11 @@
 Without options it prints the walk step by step (pre-norm, no positions, the
 given example) with the block section's own words: the summary, every step's
 caption and tables, each head's sentence and ablation, the pre/post-norm and
-RoPE sentences (``lab.block.page.block_page``, the page's answer); ``--json`` prints every intermediate with the inputs and the
-weights by their paper names; ``--python`` prints the generated NumPy-free
-program. ``--post-norm`` and ``--positions none|sinusoidal|rope`` choose the
-block, ``--head-off N`` switches head N (1 or 2) off.
+RoPE sentences (``lab.block.page.block_page``, the page's answer); ``--json``
+prints every intermediate with the inputs and the weights by their paper names;
+``--python`` prints the generated NumPy-free program. ``--post-norm`` and
+``--positions none|sinusoidal|rope`` choose the block, ``--head-off N``
+switches head N (1 or 2) off.
 """
 
 from __future__ import annotations

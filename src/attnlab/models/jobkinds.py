@@ -30,10 +30,18 @@ def token_cap_message(model: str, n_tokens: int, cap: int = MAX_TOKENS) -> str:
     )
 
 
+def check_chars(text: str, *, field: str = "text") -> str:
+    """Return ``text`` unless it holds a lone surrogate (half a character: no tokenizer takes it)."""
+    if any("\ud800" <= ch <= "\udfff" for ch in text):
+        raise FieldError((field,), "holds half of a character (a lone surrogate): paste the text again")
+    return text
+
+
 def check_text(text: object, *, field: str = "text", max_chars: int = MAX_CHARS) -> str:
     """Return ``text``, or raise ``FieldError((field,), ...)`` with the message the learner sees."""
     if not isinstance(text, str) or not text.strip():
         raise FieldError((field,), "is empty: type a sentence to look at")
+    check_chars(text, field=field)
     if len(text) > max_chars:
         raise FieldError(
             (field,),

@@ -31,6 +31,7 @@ from attnlab.web.explorer import routes as api
 from attnlab.web.explorer import socket
 from attnlab.web.guard import BODY_TIMEOUT_S, CSP, MAX_BODY_BYTES, GuardMiddleware
 from attnlab.web.hosts import LOOPBACK_HOSTS, HostRules
+from attnlab.web.limits import router as limits_router
 from attnlab.web.notebook import routes as api_notebook
 from attnlab.web.realmodel import bridge as api_bridge
 from attnlab.web.realmodel import jobs as api_models
@@ -48,6 +49,7 @@ ROUTERS = [
     api_views.router,
     api_bridge.router,
     api_block.router,
+    limits_router,
 ]
 
 

@@ -6,6 +6,14 @@ TCP socket by protocol number (``IPPROTO_TCP``), not 0: asyncio sets
 TCP_NODELAY only on connections accepted from such a socket, and without it
 Nagle's algorithm and delayed ACKs hold each keep-alive answer for ~40 ms.
 
+Connections that never finish are closed: a request's head (the request line
+and headers) must arrive within ``HEADER_TIMEOUT_S`` of the connection or of
+the previous answer (uvicorn's keep-alive timer, armed from the start; a
+trickled head counts as none), an idle keep-alive connection closes after
+``KEEP_ALIVE_S``, and one address holds at most ``PER_ADDRESS`` connections at
+once, WebSockets included (more get a 503 and are closed). A body that trickles
+is the guard's (``BODY_TIMEOUT_S``, ``attnlab.web.guard``).
+
 A host other than loopback gets a warning: the lab has no authentication.
 The app answers the loopback names, the bound address and each
 ``allow_hosts`` name (``attnlab.web.hosts``). Ctrl-C (SIGINT) and SIGTERM
@@ -28,10 +36,97 @@ import webbrowser
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 
+import h11
 import uvicorn
+from uvicorn.protocols.http.h11_impl import H11Protocol
 
 LOOPBACK_NAMES = {"localhost"}
 GRACEFUL_S = 1.0  # what open connections get to finish when the server stops (uvicorn then cancels)
+HEADER_TIMEOUT_S = 10.0  # a request's head must come within this of the connection or the last answer
+KEEP_ALIVE_S = 5.0  # an idle keep-alive connection closes after this
+PER_ADDRESS = 64  # connections one address may hold at once (a browser opens ~6; each laptop has its own)
+_BUSY = b"HTTP/1.1 503 Service Unavailable\r\nconnection: close\r\ncontent-length: 0\r\n\r\n"
+
+
+def lab_protocol(*, header_timeout: float = HEADER_TIMEOUT_S, per_address: int = PER_ADDRESS) -> type:
+    """uvicorn's h11 protocol with a deadline for each request's head and a cap on connections per address.
+
+    The count of an address's connections lives with the server (one event loop: no lock); a
+    connection upgraded to a WebSocket keeps its place until the WebSocket closes.
+    """
+    held: dict[str, int] = {}
+
+    def release(host: str) -> None:
+        held[host] -= 1
+        if not held[host]:
+            del held[host]
+
+    class LabH11Protocol(H11Protocol):
+        _host: str | None = None
+        _head_timer = None
+
+        def connection_made(self, transport) -> None:  # type: ignore[override]
+            super().connection_made(transport)
+            host = self.client[0] if self.client else "?"
+            if held.get(host, 0) >= per_address:
+                transport.write(_BUSY)
+                transport.close()
+                return
+            self._host = host
+            held[host] = held.get(host, 0) + 1
+            self._await_head()
+
+        def _await_head(self) -> None:
+            # uvicorn's keep-alive timer stops at the first byte; this one only when a head is whole
+            if self._head_timer is not None:
+                self._head_timer.cancel()
+            self._head_timer = self.loop.call_later(header_timeout, self._head_late)
+
+        def _head_late(self) -> None:
+            self._head_timer = None
+            if self.conn.their_state is h11.IDLE and not self.transport.is_closing():
+                self.transport.close()  # no answer: the client never finished asking
+
+        def data_received(self, data: bytes) -> None:
+            super().data_received(data)
+            if self._head_timer is not None and self.conn.their_state is not h11.IDLE:
+                self._head_timer.cancel()  # the head is whole (h11 has moved on to the body or an upgrade)
+                self._head_timer = None
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            if not self.transport.is_closing():
+                self._await_head()
+
+        def connection_lost(self, exc) -> None:
+            super().connection_lost(exc)
+            if self._head_timer is not None:
+                self._head_timer.cancel()
+                self._head_timer = None
+            if self._host is not None:
+                release(self._host)
+                self._host = None
+
+        def handle_websocket_upgrade(self, event) -> None:
+            host, self._host = self._host, None
+            make = self.ws_protocol_class
+
+            def counted(**kwargs):
+                ws = make(**kwargs)
+                lost = ws.connection_lost
+
+                def connection_lost(exc) -> None:
+                    lost(exc)
+                    if host is not None:
+                        release(host)
+
+                ws.connection_lost = connection_lost
+                return ws
+
+            self.ws_protocol_class = counted
+            super().handle_websocket_upgrade(event)
+
+    return LabH11Protocol
 
 
 def is_loopback(host: str) -> bool:
@@ -125,6 +220,10 @@ def make_server(app, *, on_stop: Callable[[], None] | None = None, **options) ->
         # No proxy sits in front of the lab: X-Forwarded-For must not rewrite the client.
         "proxy_headers": False,
         "timeout_graceful_shutdown": GRACEFUL_S,
+        "timeout_keep_alive": KEEP_ALIVE_S,
+        "http": lab_protocol(),
+        # h11 reads at most this much of a request's head (uvicorn's default is 16 KiB as well)
+        "h11_max_incomplete_event_size": 16 * 1024,
         **options,
     }
     return LabServer(uvicorn.Config(app, **settings), on_stop=on_stop)

@@ -22,6 +22,7 @@ from attnlab.lab.block import view as block_view
 from attnlab.lab.block import words
 from attnlab.lab.block.data import BASE, LABELS, N_HEAD
 from attnlab.lab.block.walk import Walk, walk
+from attnlab.lab.said import said
 
 CHANGED = words.CHANGED
 DEMO_SHIFTS = (0, 1, 2, 5, 10)  # the same offset at these shifts; plus one other offset
@@ -100,7 +101,7 @@ def norm_sentence(w: Walk, other_norm: str, changed: dict[str, list[list[bool]]]
     if same and moved:
         text += f"; {_join([label[n] for n in same])} {'stays' if len(same) == 1 else 'stay'} the same"
     text += f". {WHY[other_norm]}"
-    return words.said(
+    return said(
         text,
         other=other_norm,
         changed=moved,
@@ -145,9 +146,10 @@ def _dot(a, b) -> float:
 
 
 def _rotation_note(label, p, q, qr, k, kr, angle) -> dict:
-    return words.said(
+    return said(
         f"{label} at position {p}: q = {fmt.vector(q)} turns to {fmt.vector(qr)}, k = {fmt.vector(k)} "
-        f"turns to {fmt.vector(kr)}; both by angle {fmt.rounded(angle)} radians (dashed: before, solid: after).",
+        f"turns to {fmt.vector(kr)}; both by angle {fmt.rounded(angle)} radians "
+        "(dashed: before, solid: after).",
         position=p,
         angle=angle,
     )
@@ -209,8 +211,10 @@ def rope(w: Walk, shifts: tuple[int, ...] = DEMO_SHIFTS) -> dict:
     elif len(shown) == 1:
         score = f"score {shown[0]} every time (within {fmt.precise(spread)}, float rounding)"
     else:
-        score = f"score {shown[0]} to {shown[-1]} (within {fmt.precise(spread)} of each other, float rounding)"
-    sentence = words.said(
+        score = (
+            f"score {shown[0]} to {shown[-1]} (within {fmt.precise(spread)} of each other, float rounding)"
+        )
+    sentence = said(
         f"Head 1's q of C and k of B, rotated as if they sat at positions {where}: offset 1 every "
         f"time, {score}. At offset {other['offset']}, positions "
         f"({other['query_position']}, {other['key_position']}), the score is {other['display']}: "
@@ -221,16 +225,19 @@ def rope(w: Walk, shifts: tuple[int, ...] = DEMO_SHIFTS) -> dict:
         shown=shown,
         spread=spread,
         exact=spread == 0.0,
-        other={"offset": other["offset"], "positions": [other["query_position"], other["key_position"]],
-               "score": other["score"]},
+        other={
+            "offset": other["offset"],
+            "positions": [other["query_position"], other["key_position"]],
+            "score": other["score"],
+        },
     )
     if active:
-        status = words.said(
+        status = said(
             "RoPE is on: each head's q and k are rotated by their token's position before the scores.",
             active=True,
         )
     else:
-        status = words.said(
+        status = said(
             "RoPE is off in the walk above; the picture shows what it would do to these q and k.",
             active=False,
         )

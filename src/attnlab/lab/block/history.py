@@ -20,8 +20,17 @@ from attnlab.lab.block import practice
 from attnlab.lab.study import ACTIONS, MAX_ATTEMPTS, MAX_HELP, StudyRules, new_study
 
 __all__ = [
-    "ACTIONS", "HELP_KINDS", "MAX_ATTEMPTS", "MAX_DETAIL", "MAX_HELP", "RULES",
-    "apply", "help_label", "history", "new_study", "study_from_dict",
+    "ACTIONS",
+    "HELP_KINDS",
+    "MAX_ATTEMPTS",
+    "MAX_DETAIL",
+    "MAX_HELP",
+    "RULES",
+    "apply",
+    "help_label",
+    "history",
+    "new_study",
+    "study_from_dict",
 ]
 
 HELP_KINDS = {

@@ -90,7 +90,9 @@ def formula_shown(label: str, formula: str) -> str:
     return f" = {formula}"
 
 
-def sums(label: str, rows: list[str], cols: list[str], precise: list[list[str]], expansions) -> list[list[str]]:
+def sums(
+    label: str, rows: list[str], cols: list[str], precise: list[list[str]], expansions
+) -> list[list[str]]:
     """Each cell's line under its table: "Q¹ [A, 1] = 1×0.5 + 0×0 = 0.5", or its full-precision value."""
     return [
         [

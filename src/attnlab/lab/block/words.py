@@ -5,9 +5,10 @@ Every sentence is generated from the walk's numbers (shares through
 tokens A, B, C; with the causal mask row A can only attend to itself, so a
 head's pattern is read from rows B and C.
 
-A shown sentence is ``said(text, **claims)``: ``{"text": ..., "claims": {...}}``, the
-facts it asserts beside it (``{"unchanged": "output", "max_change": 0.0}``), so a
-property test can check the words against the numbers. Labels and headings are
+A shown sentence is ``lab.said.said(text, **claims)``: ``{"text": ..., "claims": {...}}``,
+the facts it asserts beside it (``{"unchanged": "output", "max_change": 0.0}``), with
+tensors named by their JSON names; ``tests/lab/test_block_claims.py`` checks every
+claim against the walk's numbers. Labels and headings are
 plain strings. The scale is a multiplier everywhere: scores are q·k × 1/√2.
 """
 
@@ -17,6 +18,7 @@ import math
 
 from attnlab.lab import numbers as fmt
 from attnlab.lab.block.data import D_HEAD, D_MODEL, LABELS, N_HEAD, N_TOKENS
+from attnlab.lab.said import said
 
 CHANGED = 1e-12  # a number "changes" when it moves by more than this
 
@@ -44,15 +46,6 @@ CHOICES = {
         ["rope", "RoPE (rotates q and k)"],
     ],
 }
-
-
-def said(text: str, **claims) -> dict:
-    """Return a shown sentence with the facts it asserts: ``{"text": ..., "claims": {...}}``.
-
-    The claims name tensors by their JSON names (``norm_1.output``); the text uses the page's
-    words. ``tests/lab/test_block_claims.py`` checks every claim against the walk's numbers.
-    """
-    return {"text": text, "claims": claims}
 
 
 SCALE_TEXT = "1/√2"  # the block's scale: q·k is multiplied by 1/√d_k, d_k = 2
@@ -135,8 +128,8 @@ def caption(step: str, *, norm: str, positions: str, heads_on=(True, True), w_o=
         off = [h for h, on in enumerate(heads_on) if not on]
         if off:
             names = _join([f"Head {h + 1}" for h in off])
-            verb = "is" if len(off) == 1 else "are"
-            text += f" {names} {verb} switched off, so {'its' if len(off) == 1 else 'their'} columns of Concat are zeros."
+            verb, its = ("is", "its") if len(off) == 1 else ("are", "their")
+            text += f" {names} {verb} switched off, so {its} columns of Concat are zeros."
         return said(text, writes_into=reach, zeros=off)
     if step == "add-norm-1":
         if pre:
@@ -235,11 +228,17 @@ def ablation_sentence(name: str, max_change: float, *, on_now: bool, baseline: l
     if on_now:
         lead = f"Switching {name} off"
     else:
-        lead = f"{name} is off now; measured against the block with {name} on (the other heads as you set them), switching it off"
+        lead = (
+            f"{name} is off now; measured against the block with {name} on "
+            "(the other heads as you set them), switching it off"
+        )
     if unchanged:
         text = f"{lead} changes no output number: the block does not use it."
     else:
-        text = f"{lead} changes the output by up to {_amount(max_change)} (the largest change of any output number)."
+        text = (
+            f"{lead} changes the output by up to {_amount(max_change)} "
+            "(the largest change of any output number)."
+        )
     return said(
         text,
         unchanged="output" if unchanged else None,

@@ -159,9 +159,7 @@ def head_scores(weights: np.ndarray, allowed: np.ndarray, ids=None) -> dict[str,
 def kind_of(scores: dict) -> str:
     """The kind a head's ``scores`` (floats; induction/duplicate may be None) name: see the module."""
     reached = [
-        k
-        for k in PATTERNS
-        if scores[SCORE_OF[k]] is not None and scores[SCORE_OF[k]] >= THRESHOLDS[k]
+        k for k in PATTERNS if scores[SCORE_OF[k]] is not None and scores[SCORE_OF[k]] >= THRESHOLDS[k]
     ]
     if reached:  # max keeps the first of equals: PATTERNS' order breaks ties
         return max(reached, key=lambda k: scores[SCORE_OF[k]] / THRESHOLDS[k])

@@ -24,12 +24,14 @@ from fastapi import APIRouter, HTTPException, Path, Query
 from fastapi.responses import Response
 from pydantic import Field
 
+from attnlab.engine.errors import FieldError
 from attnlab.lab.realmodel.modelview import head_view, model_view_body
 from attnlab.lab.realmodel.probe import MAX_SEED, N_WORDS, new_seed, repeated_run, words
 from attnlab.lab.realmodel.status import count_words
 from attnlab.lab.realmodel.tokens import token_labels
 from attnlab.models import registry
 from attnlab.models.files import ModelNotInstalled
+from attnlab.models.jobkinds import check_chars
 from attnlab.models.journey import journey_view
 from attnlab.models.neuron import neuron_view
 from attnlab.models.nexttoken import MAX_TOKENS_SHOWN, next_token
@@ -74,9 +76,11 @@ def count_tokens(model: Annotated[str, Path(max_length=40)], body: TokensIn) -> 
         msg = f"text has {len(body.text)} characters; {spec.title} takes at most {spec.max_chars} here"
         raise _error(("text",), msg)
     try:
-        tokens = registry.token_strings(model, body.text) if body.text else []
+        tokens = registry.token_strings(model, check_chars(body.text)) if body.text else []
     except ModelNotInstalled as error:
         raise _error(("model",), str(error), where="path") from None
+    except FieldError as error:
+        raise _error(error.loc, str(error)) from None
     words = count_words(count=len(tokens), cap=spec.max_tokens, title=spec.title)
     return TokensOut(model=model, count=len(tokens), cap=spec.max_tokens, fits=words["claims"]["fits"],
                      tokens=tokens, shown=token_labels(tokens), message=words["text"])  # fmt: skip

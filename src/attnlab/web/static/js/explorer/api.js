@@ -1,8 +1,7 @@
-// The only module that talks to the server, always the same origin
-// (CSP connect-src 'self'). Drag updates go over one WebSocket
-// (/api/trace/ws: a few ms less per update than a fetch); when the socket
-// cannot open or drops, the same state goes by POST /api/trace (an explorer
-// state) or POST /api/state (the held example and its edits) instead.
+// The explorer's link to the server, always the same origin (CSP connect-src
+// 'self'). Each state of the page is one message, {held, edits}: over one
+// WebSocket (/api/state/ws: a few ms less per update than a fetch), or when the
+// socket cannot open or drops, the same body by POST /api/state.
 // The caller keeps at most one request in flight, so one waiter is enough.
 // Bodies are written by toJson, which keeps a typed -0 (JSON.stringify drops its sign).
 
@@ -18,7 +17,7 @@ function connect() {
   opening = new Promise((resolve) => {
     let ws;
     try {
-      ws = new WebSocket(`${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/api/trace/ws`);
+      ws = new WebSocket(`${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/api/state/ws`);
     } catch {
       resolve(null);
       return;
@@ -45,8 +44,8 @@ function connect() {
   return opening;
 }
 
-async function viaFetch(input, path = "/api/trace") {
-  const response = await fetch(path, {
+async function viaFetch(input) {
+  const response = await fetch("/api/state", {
     method: "POST",
     headers: { "content-type": "application/json" },
     body: toJson(input),
@@ -61,25 +60,16 @@ async function viaFetch(input, path = "/api/trace") {
 }
 
 /**
- * Trace the explorer state; resolve to {ok, status, body}. Rejects only when
- * the server cannot be reached (the caller shows the offline message).
- * @param {{q:number[], keys:number[][], values:number[][], labels:string[], allowed:boolean[], scale:(number|null)}} input
- */
-export function postTrace(input) {
-  return send(input, "/api/trace");
-}
-
-/**
  * One state of the page: the held example and the edits to apply
  * ({held, edits}); resolves to {ok, status, body} with body = {sequence,
- * explorer} (POST /api/state; over the socket too, which tells the two
- * kinds apart by the "held" member).
+ * explorer, stepper}. Rejects only when the server cannot be reached (the
+ * caller shows the offline message).
  */
 export function postState(body) {
-  return send(body, "/api/state");
+  return send(body);
 }
 
-async function send(input, path) {
+async function send(input) {
   // Until the socket is open, go by HTTP and let the socket connect meanwhile,
   // so the first numbers never wait for the WebSocket handshake.
   const ws = socket;
@@ -95,10 +85,10 @@ async function send(input, path) {
       // The socket dropped mid-answer: try once over HTTP (which tells us if the server is gone).
     }
   }
-  return viaFetch(input, path);
+  return viaFetch(input);
 }
 
-/** GET the worked example and what "Reset example" restores. */
+/** GET the page's first answer: the worked example's whole state answer. */
 export async function getExample() {
   const response = await fetch("/api/example");
   if (!response.ok) throw new Error(`example: HTTP ${response.status}`);

@@ -1,13 +1,32 @@
-// loadExample: replace the explorer's example (the learner's own, or a
-// transformer head's row opened from another section): one request through
-// state.js, the page's one state module; see its contract below.
+// loadExample: make `example` (the learner's own, or a transformer head's row
+// opened from another section) the page's one example: a held example of one
+// query, through state.js like every other change; see its contract below.
 
-import { replaceExplorer, setFieldError } from "./state.js";
+import { replaceHeld, setFieldError } from "./state.js";
 
 export const MAX_OWN_SOURCES = 8;
 
 /**
- * Replace the explorer's example with `example` and redraw (e.g. a transformer
+ * The held example of one query that `example` is (no sequence around it): its
+ * one row is q over the sources, masked by `allowed`.
+ */
+export function heldOfOne(example) {
+  const n = Array.isArray(example.labels) ? example.labels.length : 0;
+  return {
+    id: "own",
+    labels: example.labels,
+    queries: [example.q],
+    keys: example.keys,
+    values: example.values,
+    mask: [example.allowed ?? Array(n).fill(true)],
+    row: 0,
+    masked: true,
+    scale: example.scale ?? null,
+  };
+}
+
+/**
+ * Replace the page's example with `example` and redraw (e.g. a transformer
  * head's row, or the learner's own example).
  *
  * example = {labels, keys, values, q, allowed?, scale?}:
@@ -21,24 +40,15 @@ export const MAX_OWN_SOURCES = 8;
  *
  * The server validates it like any other state: a refusal keeps the current
  * example and puts the lab's message next to the field ("keys[2][0]"), or in
- * the banner for a field with no input on the page. While it is shown the
- * explorer is detached from the held A/B/C sequence (which keeps its numbers);
- * "Reset example" returns to the worked example. Returns nothing; subscribe()
- * to see the answer.
+ * the banner for a field with no input on the page. It replaces the held A/B/C
+ * sequence (the held table shows its one row); "Reset example" returns to the
+ * worked example. Returns nothing; subscribe() to see the answer.
  */
 export function loadExample(example) {
   const n = Array.isArray(example.labels) ? example.labels.length : 0;
-  const input = {
-    q: example.q,
-    keys: example.keys,
-    values: example.values,
-    labels: example.labels,
-    allowed: example.allowed ?? Array(n).fill(true),
-    scale: example.scale ?? null,
-  };
   if (n < 1 || n > MAX_OWN_SOURCES) {
     setFieldError("labels", `An example needs 1 to ${MAX_OWN_SOURCES} sources; this one has ${n}.`);
     return;
   }
-  replaceExplorer(input, true);
+  replaceHeld(heldOfOne(example), "own");
 }

@@ -1,12 +1,13 @@
-// The share link: the page's URL carries the whole held example, so a teacher
-// can hand out the address and a new browser opens the same numbers.
+// The share link: the page's URL carries the whole held example (the page's
+// one state), so a teacher can hand out the address and a new browser opens
+// the same numbers.
 //
 // Format: `#example=<base64url of the held example's JSON text>` (UTF-8, no
-// padding), plus `&own=<base64url of an explorer example>` while the explorer
-// shows an example of its own (loadExample's argument: labels, keys, values, q,
-// allowed, scale),
-// the JSON written by toJson so a typed -0 survives the trip. The page never
-// trusts a link: the server validates it (POST /api/notebook/sequence) like any
+// padding), the JSON written by toJson so a typed -0 survives the trip. Links
+// made before the one state may also carry `&own=<base64url of an own example>`
+// (loadExample's argument: labels, keys, values, q, allowed, scale): it was what
+// their explorer showed, so statestart.js opens it as the held example. The
+// page never trusts a link: the server validates it (POST /api/state) like any
 // other held example, and a refused or damaged link gets a clear message and
 // the worked example.
 

@@ -1,7 +1,9 @@
 // "Present": a toggle that enlarges the explorer for a projector or a shared
-// screen (CSS .explorer.presenting: Match and Mix at half the width each).
-// A real <button> with aria-pressed, so it is keyboard reachable and its
-// state is announced.
+// screen (CSS .explorer.presenting: Match, Share and Mix side by side on one
+// screen, down to 1280x720 at 150%). A real <button> with aria-pressed, so it
+// is keyboard reachable and its state is announced.
+
+import { emit } from "./state.js";
 
 const button = document.getElementById("present");
 const explorer = document.getElementById("explorer");
@@ -10,6 +12,8 @@ function set(on) {
   button.setAttribute("aria-pressed", String(on));
   explorer.classList.toggle("presenting", on);
   document.body.classList.toggle("presenting", on); // hides the header and intro
+  // Present changes the plots' sizes and fonts: draw again, so labels are placed for them.
+  emit();
   if (on) explorer.scrollIntoView({ block: "start" });
 }
 

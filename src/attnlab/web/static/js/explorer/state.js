@@ -1,59 +1,58 @@
-// The page's one state object: the explorer, the held A/B/C example, its
-// stepper, their updates and their link to the server. (The learner's record,
-// study attempts and history, is other data and lives in notebook/state.js.)
+// The page's one state: the held example, the only example the page has (the
+// A/B/C sequence, or an example of one query: the learner's own, a head's row),
+// and what its last answer drew. (The learner's record, study attempts and
+// history, is other data and lives in notebook/state.js.)
 //
 // state = {
-//   input:     the last explorer state the server accepted, {q, keys, values, labels, allowed, scale}
-//   requested: the newest state asked for (equals `input` once its answer is in)
-//   result:    the server's answer for `input` (trace, display, words, compare, python, geometry, challenge)
-//   example:   GET /api/example ({state, reset, result, sequence, stepper})
-//   held:      the held example's view (POST /api/state's `sequence`: example, rows, explorer row)
-//   stepper:   the stepper's four steps for the held example's explorer row
-//   heldMessage: why the last held edit or the link's example was refused ("" when none)
+//   held:      the held example's view (POST /api/state's `sequence`; held.example IS the state)
+//   stepper:   the stepper's four steps for the explorer's row
+//   result:    the explorer's answer for that row (trace, display, words, compare, python, geometry, challenge)
+//   input:     the explorer's row as inputs {q, keys, values, labels, allowed, scale}, read off `result`
+//   requested: `input` with the edits still on their way (what the next move starts from)
+//   example:   GET /api/example: the worked example's whole answer (the page's first)
+//   heldMessage: why the last held-table edit or the link's example was refused ("" when none)
 //   fieldErrors: {"q[0]": "message", ...} inline messages, by field path
 //   connection: "starting" | "ok" | "offline"
-//   ui:        {rowLabel, texts}: the row label and the sentences that say whether the
-//              row shown is masked (lab/explorer_texts.py), set from `held`
-//   detached:  true while the explorer shows an example of its own (loadExample),
-//              not a row of the held A/B/C sequence; Reset example ends it
+//   ui:        {rowLabel, texts}: the row label and the sentences about the row shown, from `held`
 // }
 //
-// While the explorer shows a held row, each state is ONE request, POST /api/state
-// ({held, edits}), whose one answer sets `held`, `stepper` and the explorer: a
-// settled drag or a mask click costs one request. Views call setExplorer /
-// editHeld / setFieldError and redraw from subscribe() (the explorer, at once) or
-// subscribeSettled() (the rest). One request in flight; a newer one replaces any
-// pending one. The last good input and the held example are kept in
-// sessionStorage (per tab); statestart.js reads them, and the link, once at start.
+// Every interaction is one edit of the held example ({kind: "query" | "values" |
+// "mask" | "select" | "reset"}, lab/notebook/sequence.py), or a whole new held
+// example (the worked one, an import, an own example); each state is ONE
+// request, POST /api/state {held, edits} (over the drag socket when it is open),
+// whose one answer draws every view. One request in flight; newer edits wait and
+// go together (a drag's moves collapse into its newest q). Views call setExplorer /
+// editHeld / replaceHeld and redraw from subscribe() (the explorer, at once) or
+// subscribeSettled() (the rest). The held example is kept in the address bar and
+// in sessionStorage (per tab); statestart.js reads them once at start.
 
-import { postState, postTrace } from "./api.js";
+import { postState } from "./api.js";
 import { writeLink } from "./link.js";
-import { forget, save } from "./statesave.js";
+import { save } from "./statesave.js";
 import { errorText, fieldErrorsOf } from "../notebook/api.js";
-import { stateBody } from "./heldedits.js";
 import { measure } from "./timing.js";
 
-export const STORAGE_KEY = "attnlab.explorer.v1";
 export const HELD_KEY = "attnlab.held.v1";
 const RETRY_MS = 2000;
+const MAX_EDITS = 4; // per request (the server's limit)
+const FIELD_EDITS = new Set(["query", "values", "value", "reset"]); // refused next to the explorer's fields
 
 const state = {
-  input: null,
-  requested: null,
-  result: null,
-  example: null,
   held: null,
   stepper: null,
+  result: null,
+  input: null,
+  requested: null,
+  example: null,
   heldMessage: "",
   fieldErrors: {},
   connection: "starting",
-  ui: { rowLabel: "Row 0 (A) · unmasked projection.", texts: null },
-  detached: false,
+  ui: { rowLabel: "", texts: null },
 };
 
 const subscribers = new Set();
 let inFlight = false;
-let pending = null; // {input, marks, detach, edits, held}
+let pending = null; // {base: a held example to replace the state with, or null; origin; edits; marks}
 let retryTimer = null;
 
 /** The whole state; treat it as read-only. */
@@ -66,7 +65,7 @@ export function getExplorer() {
   return structuredClone(state.requested || state.input);
 }
 
-/** The held example (its view's `example`), or null before start. */
+/** The held example (the one state), or null before start. */
 export function getHeld() {
   return state.held ? state.held.example : null;
 }
@@ -83,36 +82,29 @@ export function emit() {
 }
 
 /**
- * Ask for a new explorer state: `partial` is merged over the newest input
- * ({q}, {values}, or a whole state from another part of the page).
- * `options.marks` are performance mark names to measure once drawn.
+ * Move the explorer: `partial` is {q} (a query edit: row 0's query, the lab's
+ * rule) or {values}. `options.marks` are performance mark names to measure once drawn.
  */
 export function setExplorer(partial, options = {}) {
-  const base = state.requested || state.input;
-  const input = { ...structuredClone(base), ...structuredClone(partial) };
-  state.requested = input;
-  request({ input, marks: options.marks || [], detach: options.detach });
+  state.requested = { ...getExplorer(), ...structuredClone(partial) };
+  if ("q" in partial) request({ edits: [{ kind: "query", q: partial.q }], marks: options.marks });
+  if ("values" in partial) request({ edits: [{ kind: "values", values: partial.values }], marks: options.marks });
 }
 
-/** Replace the explorer's whole input; `detach` says whether it leaves the held sequence. */
-export function replaceExplorer(input, detach) {
-  state.fieldErrors = {};
-  state.requested = structuredClone(input);
-  request({ input: state.requested, detach });
+/** Apply one edit of the held example ({kind: "mask" | "select" | ...}) in the same queue. */
+export function editHeld(edit) {
+  request({ edits: [edit] });
 }
 
 /**
- * Apply one held-example edit ({kind: "mask" | "select" | ...}) in the same
- * queue as the explorer's moves: one request answers both views. A held edit
- * connects a detached explorer again (it shows the held row the edit leaves).
+ * Replace the whole example with `example` (a held example: the worked one, an
+ * import, an own example). `origin` "own" puts a refusal next to the own
+ * example's fields; otherwise it shows by the held table.
  */
-export function editHeld(edit) {
-  request({ input: structuredClone(state.requested || state.input), detach: false, edits: [edit] });
-}
-
-/** Replace the held example (an import, or the worked example): the explorer shows its row. */
-export function replaceHeld(example) {
-  request({ input: structuredClone(state.requested || state.input), detach: false, held: example });
+export function replaceHeld(example, origin = "held") {
+  state.fieldErrors = {};
+  state.requested = rowOf(example);
+  request({ base: structuredClone(example), origin });
 }
 
 /** Show `message` next to field `path` (e.g. "values[1][0]"). */
@@ -128,16 +120,10 @@ export function clearFieldError(path) {
   emit();
 }
 
-/** "Reset example": restore the query and the first value's x coordinate only. */
+/** "Reset example": the lab's reset edit (row 0's query and the first value's x; an own example: the worked one). */
 export function resetExample() {
-  // An example of the learner's own (or a loaded one): back to the worked example.
-  if (state.detached) return replaceExplorer(state.example.state, false);
-  const reset = state.example.reset;
-  const current = getExplorer();
-  const values = current.values.map((v) => v.slice());
-  values[0][0] = reset.first_value_x;
   state.fieldErrors = {};
-  setExplorer({ q: reset.q.slice(), values });
+  request({ edits: [{ kind: "reset" }] });
 }
 
 // <html data-attnlab-pending="1"> while an answer is outstanding: a hook for
@@ -146,29 +132,53 @@ function markPending() {
   document.documentElement.dataset.attnlabPending = inFlight || pending ? "1" : "0";
 }
 
-/** Queue `job` ({input, marks?, detach?, edits?, held?}); a newer job merges over a pending one. */
+/** The explorer's row of a held example as inputs (shown until its answer comes). */
+function rowOf(example) {
+  const r = example.row || 0;
+  const shown = example.masked || example.queries.length === 1;
+  return {
+    q: example.queries[r],
+    keys: example.keys,
+    values: example.values,
+    labels: example.labels,
+    allowed: shown ? example.mask[r] : example.labels.map(() => true),
+    scale: example.scale ?? null,
+  };
+}
+
+/** Add `edit` to `edits`; a query or values edit right after one of its kind replaces it. */
+function pushEdit(edits, edit) {
+  const last = edits[edits.length - 1];
+  if (last && last.kind === edit.kind && (edit.kind === "query" || edit.kind === "values")) edits[edits.length - 1] = edit;
+  else edits.push(edit);
+}
+
+/** Queue `job` ({base?, origin?, edits?, marks?}): a new example drops the edits before it. */
 export function request(job) {
-  const next = { marks: [], edits: [], held: null, ...job };
-  if (pending) {
-    next.marks = pending.marks.concat(next.marks); // keep the replaced moves' marks
-    if (next.detach === undefined) next.detach = pending.detach;
-    next.edits = pending.edits.concat(next.edits); // a held edit is never dropped
-    next.held = next.held || pending.held;
-  }
+  const next = pending || { base: null, origin: "held", edits: [], marks: [] };
+  if (job.base) Object.assign(next, { base: job.base, origin: job.origin || "held", edits: [] });
+  for (const edit of job.edits || []) pushEdit(next.edits, edit);
+  next.marks = next.marks.concat(job.marks || []); // keep the replaced moves' marks
   pending = next;
   if (!inFlight) pump();
 }
 
 async function pump() {
   while (pending) {
-    const job = pending;
+    let job = pending;
     pending = null;
+    if (job.edits.length > MAX_EDITS) {
+      // the rest go next, from this answer's held example
+      pending = { base: null, origin: "held", edits: job.edits.slice(MAX_EDITS), marks: [] };
+      job = { ...job, edits: job.edits.slice(0, MAX_EDITS) };
+    }
+    const held = job.base || getHeld();
+    if (!held) return;
     inFlight = true;
     markPending();
-    const body = stateBody(job, getHeld(), state.detached);
     let answer;
     try {
-      answer = body ? await postState(body) : await postTrace(job.input);
+      answer = await postState({ held, edits: job.edits });
     } catch {
       inFlight = false;
       offline(job);
@@ -176,32 +186,41 @@ async function pump() {
     }
     inFlight = false;
     markPending();
-    if (answer.ok && body) {
-      state.detached = false;
+    if (answer.ok) {
       takeStateAnswer(answer.body);
       emit();
       measure(job.marks);
-    } else if (!answer.ok && body && (job.edits.length || job.held) && answer.status === 422) {
-      // A held edit refused (e.g. a mask row left empty): say so by the held table; nothing changed.
-      if (!pending) state.requested = state.input;
-      state.heldMessage = errorText(answer);
-      emit();
-    } else if (answer.ok) {
-      if (job.detach !== undefined) state.detached = job.detach;
-      accept(job.input, answer.body);
-      emit();
-      measure(job.marks);
-    } else if (!state.result) {
-      // This visit's saved state is refused (e.g. an older format): start over from the example.
-      reject(answer);
-      forget(STORAGE_KEY);
-      if (state.example) accept(structuredClone(state.example.state), state.example.result);
-      emit();
     } else {
-      reject(answer);
+      refuse(job, answer);
       emit();
     }
   }
+}
+
+/** Say why `job` was refused: by the explorer's (or the own example's) fields, or by the held table. */
+function refuse(job, answer) {
+  state.connection = "ok";
+  if (!pending) state.requested = state.input; // keep the last good state
+  const first = answer.body && Array.isArray(answer.body.detail) ? answer.body.detail[0] : null;
+  const loc = first && Array.isArray(first.loc) ? first.loc : [];
+  const edit = loc[1] === "edits" && typeof loc[2] === "number" ? job.edits[loc[2]] : null;
+  if (edit && FIELD_EDITS.has(edit.kind)) {
+    state.fieldErrors = fieldErrorsOf(answer);
+  } else if (!edit && job.base && job.origin === "own") {
+    state.fieldErrors = ownFieldErrors(fieldErrorsOf(answer));
+  } else {
+    state.heldMessage = errorText(answer);
+  }
+}
+
+/** "held.keys[2][0]" -> "keys[2][0]"; the one query "held.queries[0][1]" -> "q[1]"; its mask -> "allowed". */
+function ownFieldErrors(errors) {
+  const out = {};
+  for (const [field, message] of Object.entries(errors)) {
+    const path = field.replace(/^held\./, "").replace(/^queries\[0\]/, "q").replace(/^mask\[0\]/, "allowed");
+    out[path] = message;
+  }
+  return out;
 }
 
 /**
@@ -213,10 +232,14 @@ export function takeStateAnswer(body) {
   state.stepper = body.stepper;
   state.heldMessage = "";
   state.ui = { rowLabel: `${body.sequence.explorer.label}.`, texts: body.sequence.explorer.texts };
+  const t = body.explorer.trace;
+  state.input = { q: t.q, keys: t.keys, values: t.values, labels: t.labels, allowed: t.allowed, scale: t.scale };
+  if (!pending) state.requested = state.input;
+  state.result = body.explorer;
+  state.fieldErrors = {};
+  state.connection = "ok";
   markPending(); // at start, the first answer comes from here, not from pump()
   if (!pointerDown) saveHeld();
-  const t = body.explorer.trace;
-  accept({ q: t.q, keys: t.keys, values: t.values, labels: t.labels, allowed: t.allowed, scale: null }, body.explorer);
 }
 
 // Work that can wait until the numbers settle: the held example in the address
@@ -261,24 +284,8 @@ function saveHeld() {
   if (!state.held || state.held === savedHeld) return;
   savedHeld = state.held;
   save(HELD_KEY, state.held.example);
-  writeLink(state.held.example); // the address bar always carries the held example
-}
-
-function accept(input, result) {
-  state.input = input;
-  writeLink(state.detached ? input : null, "own"); // the share link carries an own example too
-  if (!pending) state.requested = input;
-  state.result = result;
-  state.fieldErrors = {};
-  state.connection = "ok";
-  save(STORAGE_KEY, input); // toJson keeps -0 across a reload
-  save(`${STORAGE_KEY}.detached`, state.detached ? 1 : 0);
-}
-
-function reject(answer) {
-  state.fieldErrors = fieldErrorsOf(answer);
-  if (!pending) state.requested = state.input; // keep the last good state
-  state.connection = "ok";
+  writeLink(state.held.example); // the address bar always carries the one state
+  writeLink(null, "own"); // an older link's own example is now the held example itself
 }
 
 function offline(job) {

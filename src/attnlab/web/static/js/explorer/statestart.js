@@ -1,56 +1,48 @@
 // The page's start, in one place and one order, so nothing at start-up can race:
 //
-// 1. read the link (#example=…&own=…) and this tab's saved states ONCE, before
-//    any answer rewrites the address bar;
-// 2. GET /api/example: the worked example with its whole answer (explorer,
-//    held view and stepper), and what Reset restores;
-// 3. the held example: the link's (validated by POST /api/state; a refused or
-//    damaged link is explained and the worked example shown), else this tab's
-//    saved one, else the worked one; its one answer draws both views;
-// 4. only then the explorer's own state, queued after the held example is in:
-//    the link's own example (detached), or this tab's newest input.
-// Nothing else pushes explorer fields at start, so an own example from the link
-// can never be merged with the held example's sources.
+// 1. read the link (#example=…, and an older link's &own=…) and this tab's saved
+//    held example ONCE, before any answer rewrites the address bar;
+// 2. GET /api/example: the worked example's whole answer (explorer, held view
+//    and stepper);
+// 3. the held example to start from: the link's (an older link's own example
+//    first: it was what its explorer showed), else this tab's saved one, else the
+//    worked one. Each is validated by POST /api/state; a refused or damaged link
+//    is explained and the next one tried. Its one answer draws every view.
 
 import { getExample, postState } from "./api.js";
-import { toJson } from "../shared/json.js";
 import { readLink } from "./link.js";
 import { errorText } from "../notebook/api.js";
 import { restore } from "./statesave.js";
-import { loadExample } from "./example.js";
-import { HELD_KEY, STORAGE_KEY, emit, getState, request, setFieldError, takeStateAnswer } from "./state.js";
+import { heldOfOne } from "./example.js";
+import { HELD_KEY, emit, getState, setFieldError, takeStateAnswer } from "./state.js";
 
 const RETRY_MS = 2000;
 
-
-function savedExplorer() {
-  const saved = restore(STORAGE_KEY);
-  const ok = saved && Array.isArray(saved.q) && Array.isArray(saved.keys) && Array.isArray(saved.values);
-  return ok ? { input: saved, detached: restore(`${STORAGE_KEY}.detached`) === 1 } : null;
-}
-
-/** The held example's answer to start from, and why the link's could not be used ("" if it could). */
-async function heldAnswer(example, link, saved) {
-  const worked = { sequence: example.sequence, explorer: example.result, stepper: example.stepper };
-  if (link && link.damaged) {
-    return [worked, "This link is damaged (its example cannot be read), so the worked example is shown instead."];
+/** The answer to start from, and why the link's example could not be used ("" if it could). */
+async function firstAnswer(example, link, own, saved) {
+  const worked = { sequence: example.sequence, explorer: example.explorer, stepper: example.stepper };
+  const problems = [];
+  const tries = [];
+  if (own && own.damaged) problems.push("This link's own example is damaged, so it is not shown.");
+  else if (own) tries.push([heldOfOne(own.example), "This link's own example cannot be opened:"]);
+  if (link && link.damaged) problems.push("This link is damaged (its example cannot be read), so the worked example is shown instead.");
+  else if (link) tries.push([link.example, "This link's example cannot be opened:"]);
+  if (!link && !own && saved) tries.push([saved, null]);
+  for (const [held, why] of tries) {
+    const answer = await postState({ held, edits: [] });
+    if (answer.ok) return [answer.body, problems.join(" ")];
+    if (why) problems.push(`${why} ${errorText(answer)} The worked example is shown instead.`);
   }
-  const held = link ? link.example : saved;
-  if (!held) return [worked, ""];
-  const answer = await postState({ held, edits: [] });
-  if (answer.ok) return [answer.body, ""];
-  const why = link ? `This link's example cannot be opened: ${errorText(answer)} The worked example is shown instead.` : "";
-  return [worked, why];
+  return [worked, problems.join(" ")];
 }
 
 /** Start the page: see the order above. */
 export async function start(link = readLink(location.hash), own = readLink(location.hash, "own")) {
   const state = getState();
-  const saved = own || link ? null : savedExplorer();
   let first;
   try {
     state.example = await getExample();
-    first = await heldAnswer(state.example, link, link ? null : restore(HELD_KEY));
+    first = await firstAnswer(state.example, link, own, link || own ? null : restore(HELD_KEY));
   } catch {
     state.connection = "offline";
     emit();
@@ -64,11 +56,4 @@ export async function start(link = readLink(location.hash), own = readLink(locat
     setFieldError("link", problem); // and in the banner at the top, where the learner starts
   }
   emit();
-  if (own && own.damaged) setFieldError("link", "This link's own example is damaged, so it is not shown.");
-  else if (own) loadExample(own.example); // the server validates it; a refusal says why
-  else if (saved && toJson(saved.input) !== toJson(state.input)) {
-    // This tab's newest input: held edits when it is a held row, else its own trace.
-    state.requested = saved.input;
-    request({ input: saved.input, detach: saved.detached });
-  }
 }

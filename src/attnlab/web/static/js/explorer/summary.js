@@ -1,5 +1,5 @@
-// The explorer's texts: the row label and the sentences that say whether the
-// row is masked (state.ui, set from the held example's answer), the query caption, the
+// The explorer's texts: the row label and the sentences that say which row is
+// shown (state.ui, set from the held example's answer), the query caption, the
 // one-line summary, the Mix hint and the second-source > 90% challenge. Every
 // string is the lab's (display.labels, words, challenge); this module only places them.
 
@@ -8,17 +8,11 @@ import { text } from "../shared/dom.js";
 /** Draw the texts that frame the explorer. `els` holds the elements by role. */
 export function drawSummary(els, state) {
   const result = state.result;
-  if (state.detached && result) {
-    // An example of its own (loadExample): not a row of the held sequence.
-    text(els.rowLabel, result.display.labels.own_row_label.text);
-    text(els.texts.row, result.display.labels.own_row.text);
-  } else {
-    text(els.rowLabel, state.ui.rowLabel);
-    // Sentences that say whether the row shown is masked (the server words them;
-    // until the held example answers, the page's own unmasked wording stays).
-    for (const [key, el] of Object.entries(els.texts)) {
-      if (state.ui.texts && key in state.ui.texts) text(el, state.ui.texts[key]);
-    }
+  if (state.ui.rowLabel) text(els.rowLabel, state.ui.rowLabel);
+  // Sentences that say which row is shown (the server words them; until the
+  // held example answers, the page's own unmasked wording stays).
+  for (const [key, el] of Object.entries(els.texts)) {
+    if (state.ui.texts && key in state.ui.texts) text(el, state.ui.texts[key]);
   }
   if (!result) return;
   const said = result.display.labels;

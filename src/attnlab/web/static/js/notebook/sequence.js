@@ -1,4 +1,5 @@
-// The held A/B/C sequence: one row per token's query, one column per source.
+// The held example: one row per query (one per token of the A/B/C sequence, or
+// the one query of an example of its own), one column per source.
 // Each cell shows the scaled score and share from the server, or "blocked"
 // on a hatched cell when the mask refuses it (never a coloured zero). The
 // checkbox in a cell is the mask (checked = may attend); a change that would
@@ -78,23 +79,18 @@ export function mountSequence(els) {
   function draw() {
     const state = getState();
     const view = state.held;
-    if (last && last.view === view && last.message === state.heldMessage && last.detached === state.detached) return;
-    last = { view, message: state.heldMessage, detached: state.detached };
+    if (last && last.view === view && last.message === state.heldMessage) return;
+    last = { view, message: state.heldMessage };
     text(els.message, state.heldMessage);
     els.message.hidden = !state.heldMessage;
     if (!view) return;
     const held = view.example;
-    text(
-      els.explorerNote,
-      state.detached
-        ? "The explorer above shows an example of its own; this held sequence keeps its numbers. Show a row in the explorer, or Reset example, to connect them again."
-        : `The explorer shows ${view.explorer.label}. ${view.explorer.note}`,
-    );
+    text(els.explorerNote, view.explorer.line);
     els.unmasked.setAttribute("aria-pressed", !held.masked && held.row === 0 ? "true" : "false");
     const focused = els.table.contains(document.activeElement) ? document.activeElement.id : null;
     fill(
       els.table,
-      h("caption", null, "Scaled scores s = q·k/√2 and shares, one row per token’s query; checked cells may attend"),
+      h("caption", null, view.caption),
       h(
         "thead",
         null,

@@ -57,11 +57,11 @@ export function setMessage(area, message) {
 
 // --- the held example's changes, drawn once the numbers settle -------------------
 
-let drawn = { held: undefined, message: undefined, detached: undefined };
+let drawn = { held: undefined, message: undefined };
 
 subscribeSettled((state) => {
-  if (state.held === drawn.held && state.heldMessage === drawn.message && state.detached === drawn.detached) return;
-  drawn = { held: state.held, message: state.heldMessage, detached: state.detached };
+  if (state.held === drawn.held && state.heldMessage === drawn.message) return;
+  drawn = { held: state.held, message: state.heldMessage };
   emit();
 });
 
@@ -98,7 +98,7 @@ export function adoptStudy(study, history) {
 /** Load the worked A/B/C example (the one every practice challenge names); the study stays. */
 export function loadWorked() {
   const example = getState().example;
-  if (example) replaceHeld(example.sequence.example);
+  if (example) replaceHeld(example.sequence.example); // the first answer's: the page keeps no copy
   nb.messages = { ...nb.messages, practice: "" };
   emit();
 }
