@@ -335,7 +335,9 @@ FIRST_SCREEN_LINES = """() => {
 
 def test_no_line_on_the_first_screen_starts_with_stray_punctuation(lab):
     lines = lab.page.evaluate(FIRST_SCREEN_LINES)
-    assert "This is token A's query in the held sequence below, unmasked: it may attend to every source (A, B, C)." in lines
+    row = "This is token A's query in the held sequence below, unmasked: it may attend to every source"
+    row += " (A, B, C)."
+    assert row in lines
     assert [line for line in lines if STRAY.match(line)] == []
 
 
@@ -366,7 +368,8 @@ def test_an_explicit_scale_is_a_multiplier_in_every_label(lab):
     lab.open("every-number")
     expect(page.locator("#score-axis-title")).to_have_text("Scaled scores · s = q·k × 0.5")
     expect(page.locator("#formula-scale")).to_have_text("sᵢ = (q · kᵢ) × 0.5")
-    expect(page.locator("#formula-scale-2")).to_have_text("The scale here multiplies each dot product by 0.5.")
+    note = "The scale here multiplies each dot product by 0.5."
+    expect(page.locator("#formula-scale-2")).to_have_text(note)
     text = page.locator("#explorer").inner_text() + page.locator("#every-number").inner_text()
     assert "/0.5" not in text and "/ 0.5" not in text
     # two allowed sources: the output stays on a segment, and no triangle is named

@@ -38,7 +38,8 @@ def test_the_explorers_sentences_say_whether_the_row_is_masked(lab, artifacts):
     expect_texts(page, seq.STARTING)
     # the row label is explained in words a newcomer can follow
     expect(page.locator("#row-explain")).to_have_text(
-        "This is token A's query in the held sequence below, unmasked: it may attend to every source (A, B, C)."
+        "This is token A's query in the held sequence below, unmasked: it may attend to every source "
+        "(A, B, C)."
     )
     expect(page.locator("#current-allowed")).to_have_text(
         "All sources are allowed here; this is not a masked sequence output."

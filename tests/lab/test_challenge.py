@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from attnlab.engine.single import trace_query
-from attnlab.lab.explorer.challenge import check
 from attnlab.lab import numbers as fmt
+from attnlab.lab.explorer.challenge import check
 from attnlab.lab.explorer.examples import WORKED
 
 

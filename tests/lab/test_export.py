@@ -52,14 +52,14 @@ def test_json_round_trip_restores_the_example(edited, study):
 @pytest.mark.parametrize(
     ("text", "loc", "message"),
     [
-        ("not json", ("text",), "file is not JSON"),
-        ("[1, 2]", (), "file is not an attnlab export"),
+        ("not json", ("text",), "^text is not JSON"),
+        ("[1, 2]", (), "^input is not an attnlab export"),
         ('{"format": "attnlab-notebook", "version": 9}', ("version",), "version is 9; this attnlab reads 1"),
         ('{"format": "attnlab-notebook", "version": 1}', ("example",), "example must be an object"),
-        ("x" * 70_000, ("text",), "file is 70000 bytes"),
-        ("[" * 5000, ("text",), "file nests 5000 levels deep; an export nests at most 32"),
-        ('{"a": ' * 1500 + "1" + "}" * 1500, ("text",), "file nests 1500 levels deep"),
-        (b"[" * 5000, ("text",), "file nests 5000 levels deep"),
+        ("x" * 70_000, ("text",), "^text is 70000 bytes long"),
+        ("[" * 5000, ("text",), "^text nests 5000 levels deep; an export nests at most 32"),
+        ('{"a": ' * 1500 + "1" + "}" * 1500, ("text",), "^text nests 1500 levels deep"),
+        (b"[" * 5000, ("text",), "^text nests 5000 levels deep"),
     ],
 )
 def test_bad_files_get_a_clear_message(text, loc, message):
@@ -80,7 +80,7 @@ def test_nesting_is_counted_outside_strings_only():
 def test_bad_example_inside_a_good_file_names_the_field(edited, study):
     doc = export.to_json(edited, study)
     doc["example"]["mask"][1] = [False, False, False]
-    with pytest.raises(FieldError, match=r"example.mask\[1\]: row 1 \(B\) needs") as refused:
+    with pytest.raises(FieldError, match=r"example.mask\[1\] allows no source in row 1 \(B\)") as refused:
         export.from_document(doc)
     assert refused.value.loc == ("example", "mask", 1)
     doc = export.to_json(edited, study)
@@ -90,7 +90,7 @@ def test_bad_example_inside_a_good_file_names_the_field(edited, study):
     assert refused.value.loc == ("example", "values", 0, 0)
     doc = export.to_json(edited, study)
     doc["example"]["labels"][2] = "A"
-    with pytest.raises(FieldError, match=r"example.labels\[2\] repeats labels\[0\]") as refused:
+    with pytest.raises(FieldError, match=r"example.labels\[2\] repeats example.labels\[0\]") as refused:
         export.from_document(doc)
     assert refused.value.loc == ("example", "labels", 2)
 

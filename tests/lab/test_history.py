@@ -194,7 +194,7 @@ def test_study_round_trips_through_validation():
         ({"kind": "help", "help": "cheat"}, ("action", "help"),
          "^action.help must be one of hint, answer, playback"),
         ({"kind": "help", "help": "hint", "detail": 4, "challenge": "zero-q"}, ("action", "detail"),
-         "^action.detail: challenge zero-q has 3 hints"),
+         "^action.detail is past the last hint: challenge zero-q has 3 hints"),
         ({"kind": "help", "help": "stepper"}, ("action", "detail"), "^action.detail is needed for stepper"),
         ({"kind": "goto", "challenge": "zero-q", "attempt": 1}, ("action", "attempt"),
          "^action.attempt must be 0 to 0"),
@@ -203,7 +203,7 @@ def test_study_round_trips_through_validation():
         ({"kind": "submit", "challenge": "zero-q", "response": [1, 2, None]}, ("action", "response", 2),
          r"^action.response\[2\] must be a finite number"),
         ({"kind": "open", "challenge": "zzz"}, ("action", "challenge"),
-         "^action.challenge 'zzz' is not one of"),
+         "^action.challenge 'zzz' is not a challenge; the challenges are"),
     ],
 )
 def test_bad_actions_are_refused(action, loc, message):
@@ -236,7 +236,7 @@ def test_bad_actions_are_refused(action, loc, message):
          ("study", "challenges", "zero-q", "attempts", 0, "response"),
          r"^study.challenges.zero-q.attempts\[0\].response must be a list of 3 numbers"),
         ({"version": 1, "challenges": {"zzz": {"current": 0, "attempts": [{}]}}},
-         ("study", "challenges", "zzz"), "^study.challenges.zzz: challenge 'zzz' is not one of"),
+         ("study", "challenges", "zzz"), "^study.challenges.zzz 'zzz' is not a challenge; the challenges are"),
         ({"version": 1, "active": {"challenge": "zero-q", "attempt": 0}}, ("study", "active"),
          "study.active names no challenge"),
     ],

@@ -223,7 +223,7 @@ def test_row0_masked_prediction_uses_the_causal_mask():
         ("zero-q", [1, 2], ("response",), "response must be a list of 3 numbers"),
         ("zero-q", [1, 2, float("inf")], ("response", 2), r"response\[2\] must be a finite number"),
         ("row0-masked", [True, 0], ("response", 0), r"response\[0\] must be a finite number"),
-        ("nope", None, ("challenge",), "challenge 'nope' is not one of"),
+        ("nope", None, ("challenge",), "challenge 'nope' is not a challenge; the challenges are"),
     ],
 )
 def test_bad_responses_are_refused_with_the_field(cid, response, loc, message):

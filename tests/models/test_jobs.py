@@ -400,3 +400,69 @@ def test_a_worker_process_that_dies_before_it_is_ready_is_replaced_by_a_thread(c
     finally:
         jobs.shutdown()
     assert "exited with code 3 before it was ready" in capfd.readouterr().err
+
+
+def _die_the_first_times(counter: str, times: int):
+    """In a worker process: end it before it is ready the first ``times`` times (counted in a file)."""
+    from pathlib import Path
+
+    path = Path(counter)
+    done = int(path.read_text()) if path.exists() else 0
+    if done < times:
+        path.write_text(str(done + 1))
+        os._exit(3)
+    return toy.load
+
+
+class LoaderThatDiesTheFirstTimes:
+    """Loads toy models; its first ``times`` worker processes end before they are ready."""
+
+    def __init__(self, counter, times: int) -> None:
+        self.counter, self.times = str(counter), times
+
+    def __call__(self, name: str):
+        return toy.load(name)
+
+    def __reduce__(self):
+        return (_die_the_first_times, (self.counter, self.times))
+
+
+def test_an_early_death_gets_a_new_process_not_a_thread(tmp_path, capfd):
+    # Before: one early death put the server in thread mode until it was restarted.
+    counter = tmp_path / "deaths"
+    jobs = Jobs(loader=LoaderThatDiesTheFirstTimes(counter, 2))
+    try:
+        job = jobs.start("minilm", CAT)
+        assert jobs.wait(job, WAIT_S) and job.status == "done"
+        assert jobs.worker_mode == "process" and jobs.worker_pid not in (None, os.getpid())
+        assert jobs.worker_fallback is None and counter.read_text() == "2"
+    finally:
+        jobs.shutdown()
+    assert "model work runs in a thread" not in capfd.readouterr().err
+
+
+def test_after_falling_back_to_a_thread_a_later_job_tries_a_process_again(tmp_path, capfd):
+    counter = tmp_path / "deaths"
+    jobs = Jobs(loader=LoaderThatDiesTheFirstTimes(counter, 4), retry_process_s=0.0)  # 1 + 3 respawns
+    try:
+        job = jobs.start("minilm", CAT)
+        assert jobs.wait(job, WAIT_S) and job.status == "done"  # the task went to the thread
+        assert jobs.worker_mode == "thread"
+        assert jobs.worker_fallback == {"cause": "died_early", "exit_code": 3, "tries": 4}
+        again = jobs.start("minilm", CAT + " Again.")
+        assert jobs.wait(again, WAIT_S) and again.status == "done"
+        assert jobs.worker_mode == "process" and jobs.worker_fallback is None  # the fifth process lived
+    finally:
+        jobs.shutdown()
+    assert "exited with code 3 before it was ready, 4 times in a row" in capfd.readouterr().err
+
+
+def test_api_models_says_where_model_work_runs_and_why(lab, client):
+    lab_ = lab()
+    http = client(lab_.jobs)
+    assert http.get("/api/models").json()["worker_why"]["claims"] == {"mode": None}
+    lab_.gate.set()
+    assert lab_.jobs.wait(lab_.jobs.start("minilm", CAT), WAIT_S)
+    body = http.get("/api/models").json()
+    assert body["worker"] == "thread" and body["worker_why"]["claims"] == {"mode": "thread"}
+    assert "a thread of the server" in body["worker_why"]["text"]

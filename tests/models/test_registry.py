@@ -46,6 +46,7 @@ def test_a_registered_spec_is_listed_by_the_api_and_the_schema(toy_spec):
         assert "toy" in schema["TraceIn"]["properties"]["model"]["enum"]
         r = client.post("/api/models/toy/tokens", json={"text": "a b c"})
         assert r.json() == {"model": "toy", "count": 3, "cap": 8, "fits": True, "tokens": ["a", "b", "c"],
+                            "shown": [{"label": t, "exact": t} for t in "abc"],
                             "message": "3 of 8 tokens"}  # fmt: skip
 
 

@@ -15,7 +15,8 @@ from fastapi.testclient import TestClient
 from attnlab.engine.single import trace_query
 from attnlab.lab.explorer.program import to_python
 from attnlab.web.app import MAX_BODY_BYTES, create_app
-from attnlab.web.explorer.routes import answer_for
+from attnlab.lab.notebook.sequence import STARTING
+from attnlab.web.explorer.routes import answer_trace
 
 WORKED = {
     "q": [2, 1],
@@ -268,7 +269,7 @@ def test_engine_errors_are_422_at_their_location(client, body, loc, msg):
     assert item["type"] == "value_error"
     assert item["msg"].startswith(msg)
     # the WebSocket's answers (answer_for) are the same, item for item
-    assert answer_for(json.dumps(body)) == {"status": 422, "body": r.json()}
+    assert answer_trace(json.dumps(body)) == {"status": 422, "body": r.json()}
 
 
 def test_a_huge_value_is_located_at_its_coordinate(client):
@@ -284,7 +285,7 @@ def test_deeply_nested_json_is_422_not_500(client, text):
     r = client.post("/api/trace", content=text, headers={"content-type": "application/json"})
     assert r.status_code == 422
     assert r.json()["detail"][0]["loc"] == ["body"]
-    answer = answer_for(text)  # pydantic's parser stops at its recursion limit
+    answer = answer_trace(text)  # pydantic's parser stops at its recursion limit
     assert answer["status"] == 422
     assert answer["body"]["detail"][0]["type"] == "json_invalid"
 
@@ -314,15 +315,13 @@ def test_oversized_body_is_413(client):
 
 
 def test_example_endpoint(client):
+    """The page's first answer: the worked A/B/C sequence, whose explorer row is the worked example."""
     example = client.get("/api/example").json()
-    assert example["state"] == {
-        **WORKED,
-        "q": [2.0, 1.0],
-        "allowed": [True, True, True],
-        "scale": None,
-        "keys": [[-1.0, 2.0], [1.0, 0.0], [0.0, 1.0]],
-        "values": [[2.0, 0.0], [0.0, 2.0], [-1.0, -1.0]],
-    }
-    assert example["reset"] == {"q": [2.0, 1.0], "first_value_x": 2.0}
-    # The example's answer is exactly what tracing its state answers.
-    assert example["result"] == post(client, example["state"]).json()
+    assert set(example) == {"sequence", "explorer", "stepper"}
+    held = example["sequence"]["example"]
+    assert held == STARTING.to_dict()
+    assert (held["labels"], held["queries"][0], held["keys"], held["values"]) == (
+        WORKED["labels"], [2.0, 1.0], [[-1.0, 2.0], [1.0, 0.0], [0.0, 1.0]], [[2.0, 0.0], [0.0, 2.0], [-1.0, -1.0]],
+    )
+    # The example's explorer answer is exactly what tracing the worked example answers.
+    assert example["explorer"] == post(client, {**WORKED, "allowed": [True] * 3, "scale": None}).json()

@@ -11,7 +11,7 @@ from attnlab.lab.explorer.answer import explorer_answer
 from attnlab.lab.notebook import sequence as seq
 from attnlab.lab.notebook.stepper import stepper
 from attnlab.web.app import create_app
-from attnlab.web.explorer.routes import answer_for
+from attnlab.web.explorer.routes import answer_state
 
 HELD = seq.STARTING.to_dict()
 
@@ -40,9 +40,7 @@ def test_the_example_carries_the_starting_held_view_and_its_stepper(client):
     """The page starts from GET /api/example alone: both views and the stepper."""
     example = client.get("/api/example").json()
     start = client.post("/api/state", json={"held": HELD}).json()
-    assert example["sequence"] == start["sequence"]
-    assert example["stepper"] == start["stepper"]
-    assert example["result"] == start["explorer"]  # the held example's row is the worked example
+    assert example == start  # the worked example's state answer, nothing else
 
 
 def test_edits_apply_in_order_and_no_edit_is_the_held_state(client):
@@ -62,10 +60,10 @@ def test_the_socket_answers_a_state_message_exactly_as_the_post(client):
     body = {"held": HELD, "edits": [{"kind": "query", "q": [1, -0.0]}]}
     text = json.dumps(body)
     post = client.post("/api/state", content=text, headers={"content-type": "application/json"})
-    with client.websocket_connect("/api/trace/ws") as ws:
+    with client.websocket_connect("/api/state/ws") as ws:
         ws.send_text(text)
         answer = json.loads(ws.receive_text())
-    assert answer == {"status": 200, "body": post.json()} == answer_for(text)
+    assert answer == {"status": 200, "body": post.json()} == answer_state(text)
     assert answer["body"]["explorer"]["display"]["q_coords"] == ["1", "-0"]
     assert answer["body"]["explorer"]["display"]["q"] == "[1, 0]"  # never -0 rounded
 

@@ -1,4 +1,8 @@
-"""The drag socket /api/trace/ws answers exactly as POST /api/trace does, off the event loop."""
+"""The drag sockets answer exactly as their POSTs do, off the event loop.
+
+``/api/state/ws`` (the page's) takes ``POST /api/state`` bodies only, ``/api/trace/ws``
+``POST /api/trace`` bodies only: each socket has one message type, so nothing is guessed.
+"""
 
 from __future__ import annotations
 
@@ -13,6 +17,7 @@ from starlette.testclient import WebSocketDenialResponse
 from starlette.websockets import WebSocketDisconnect
 from websockets.sync.client import connect
 
+from attnlab.lab.notebook.sequence import STARTING
 from attnlab.web.app import create_app
 from attnlab.web.explorer import socket as socket_route
 from attnlab.web.explorer.routes import MAX_MESSAGE_CHARS
@@ -63,6 +68,32 @@ def test_socket_refuses_bad_json_and_stays_open(client):
         assert answer["body"]["detail"][0]["field"] == "body"
         ws.send_text(json.dumps(WORKED))
         assert json.loads(ws.receive_text())["status"] == 200
+
+
+def test_the_state_socket_answers_states_as_post_api_state(client):
+    held = STARTING.to_dict()
+    states = [
+        {"held": held},
+        {"held": held, "edits": [{"kind": "query", "q": [3.25, -0.5]}]},
+        {"held": held, "edits": [{"kind": "mask", "row": 2, "source": 0, "allowed": False},
+                                 {"kind": "select", "row": 2, "masked": True}]},
+    ]
+    with client.websocket_connect("/api/state/ws") as ws:
+        for state in states:
+            ws.send_text(json.dumps(state))
+            answer = json.loads(ws.receive_text())
+            assert answer == {"status": 200, "body": client.post("/api/state", json=state).json()}
+        assert answer["body"]["sequence"]["explorer"]["label"] == "Row 2 (C) · masked row"
+
+
+@pytest.mark.parametrize(("path", "message"), [("/api/state/ws", WORKED), ("/api/trace/ws", {"held": {}})])
+def test_each_socket_takes_its_own_message_only(client, path, message):
+    """A trace state on the state socket (or the reverse) is refused like its POST, never guessed at."""
+    post = "/api/state" if path == "/api/state/ws" else "/api/trace"
+    with client.websocket_connect(path) as ws:
+        ws.send_text(json.dumps(message))
+        answer = json.loads(ws.receive_text())
+    assert answer == {"status": 422, "body": client.post(post, json=message).json()}
 
 
 def test_socket_closes_on_an_oversized_message(client):
@@ -127,10 +158,10 @@ def test_a_flooding_socket_does_not_stall_another_client(monkeypatch):
     """
     entered, gate, released = threading.Event(), threading.Event(), []
 
-    def gated(text: str) -> str:
+    def gated(text: str, kind: str) -> str:
         entered.set()
         released.append(gate.wait(WAIT_S))
-        return answer_text(text)
+        return answer_text(text, kind)
 
     monkeypatch.setattr(socket_route, "answer_text", gated)
     states = [big_state(i) for i in range(32)]

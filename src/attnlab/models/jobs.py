@@ -61,6 +61,7 @@ __all__ = [
 MAX_WAITING = 32  # queued jobs besides the running one: a class pressing "Look inside" at once
 TRACE_MEMORY_CAP = 512 * 2**20  # a 256-token SmolLM2 trace with q, k, v, scores, logits: ~220 MB
 KEEP_JOBS = 64  # finished generations, failed and cancelled jobs (traces: by memory instead)
+RETRY_PROCESS_S = 60.0  # after falling back to a thread, the next job this much later tries a process again
 RETRY_AFTER_S = 5  # the estimate before any job has finished
 MAX_RETRY_AFTER_S = 60
 ID_BYTES = 12  # 16 URL-safe characters
@@ -129,8 +130,10 @@ class Jobs:
         max_waiting: int = MAX_WAITING,
         memory_cap: int = TRACE_MEMORY_CAP,
         keep_jobs: int = KEEP_JOBS,
+        retry_process_s: float = RETRY_PROCESS_S,
     ) -> None:
         self.max_waiting = max_waiting
+        self._retry_process_s = retry_process_s
         self.computations = 0  # tasks handed to the worker: shared requests do not add one
         self._loader = loader
         # count tokens here, before anything is queued or loaded (default: with the real models)
@@ -279,6 +282,12 @@ class Jobs:
         return worker.mode if worker is not None else ""
 
     @property
+    def worker_fallback(self) -> dict | None:
+        """Why model work runs in a thread (``Worker.fallback``), or None when it does not."""
+        worker = self._worker
+        return worker.fallback if worker is not None and worker.mode == "thread" else None
+
+    @property
     def worker_pid(self) -> int | None:
         worker = self._worker
         return worker.pid if worker is not None else None
@@ -290,6 +299,11 @@ class Jobs:
             return
         job = self._running = self._waiting.popleft()
         self._started_at = time.monotonic()
+        worker = self._worker
+        if worker is not None and worker.mode == "thread" and self._process and worker.fallback is not None:
+            if time.monotonic() - worker.fallback_since >= self._retry_process_s:
+                worker.stop()  # idle (nothing runs between jobs): try a process again
+                self._worker = None
         if self._worker is None:
             self._worker = Worker(self._loader, self._on_message, self._on_lost, process=self._process)
         self.computations += 1

@@ -4,9 +4,12 @@
 shares no threads, locks or GIL with the server) running ``work.main``, and a
 thread here reads its messages, calling ``on_message(worker, message)`` for
 each. Models are loaded in that process and kept there. ``mode`` says where
-the work runs: "process", or "thread" when no process could start (or it died
-before saying ``READY``); then a line on stderr says so, and the server's own
-requests slow down while a model runs, but nothing fails. ``on_lost(worker)``
+the work runs: "process", or "thread" when no process could start, or when it
+died before saying ``READY`` ``RESPAWNS + 1`` times in a row (each early death
+is followed by a new process after a doubling wait, ``BACKOFF_S`` first); then
+a line on stderr says so, ``fallback`` says why (as data), and the server's
+own requests slow down while a model runs, but nothing fails. The server tries
+a process again later (``models.jobs``). ``on_lost(worker)``
 is called when a working process dies. ``stop()`` ends the process at once
 (SIGTERM, then SIGKILL): it never waits for a forward pass.
 """
@@ -17,12 +20,15 @@ import multiprocessing
 import queue
 import sys
 import threading
+import time
 from collections.abc import Callable
 
 from attnlab.models import work
 
 STOP_GRACE_S = 0.5  # after SIGTERM, before SIGKILL
 KILLED_WAIT_S = 5.0  # a bound, in case the kernel is slow to end it
+RESPAWNS = 3  # new processes after an early death, before falling back to a thread
+BACKOFF_S = 0.25  # the wait before the first of them; each next one waits twice as long
 
 _CLOSED = object()
 
@@ -57,8 +63,14 @@ class Worker:
         on_lost: Callable[[Worker], None],
         *,
         process: bool = True,
+        respawns: int = RESPAWNS,
+        backoff_s: float = BACKOFF_S,
     ) -> None:
         self._loader = loader
+        self._respawns, self._backoff_s = respawns, backoff_s
+        self.early_deaths = 0  # processes that died before they were ready, in a row
+        self.fallback: dict | None = None  # why the work runs in a thread: {"cause", ...}
+        self.fallback_since = 0.0  # time.monotonic() when it did
         self._on_message = on_message
         self._on_lost = on_lost
         self._lock = threading.Lock()
@@ -73,6 +85,7 @@ class Worker:
         try:
             self._start_process()
         except Exception as error:  # noqa: BLE001 - any failure to start means: use a thread
+            self.fallback = {"cause": "start_failed", "error": f"{type(error).__name__}: {error}"}
             self._start_thread(f"{type(error).__name__}: {error}")
 
     @property
@@ -97,6 +110,7 @@ class Worker:
         self._start_reader(out, proc)
 
     def _start_thread(self, reason: str | None = None) -> None:
+        self.fallback_since = time.monotonic()
         if reason is not None:
             print(
                 f"attnlab: model work runs in a thread of the server (no worker process: {reason}); "
@@ -132,21 +146,44 @@ class Worker:
                 break
             if message == work.READY:
                 ready = True
+                self.early_deaths = 0
                 continue
             if message[1] in ("done", "error"):
                 with self._lock:
                     self._pending = None
             self._on_message(self, message)
         conn.close()
+        if proc is not None and not ready:
+            proc.join(STOP_GRACE_S)
+            self.early_deaths += 1
+            if self.early_deaths <= self._respawns:
+                # a new process after a doubling wait (a machine short of memory, a slow disk at start)
+                time.sleep(self._backoff_s * 2 ** (self.early_deaths - 1))
+                with self._lock:
+                    if self._stopped:
+                        return
+                    try:
+                        self._start_process()
+                    except Exception as error:  # noqa: BLE001 - as at the first start
+                        self.fallback = {"cause": "start_failed", "error": f"{type(error).__name__}: {error}"}
+                        self._start_thread(f"{type(error).__name__}: {error}")
+                    if self._pending is not None:
+                        self._tasks.send(self._pending)
+                return
         with self._lock:
             if self._stopped:
                 return
             if proc is not None and not ready:
-                proc.join(STOP_GRACE_S)
-                self._start_thread(f"the worker process exited with code {proc.exitcode} before it was ready")
+                tries = self.early_deaths
+                self.fallback = {"cause": "died_early", "exit_code": proc.exitcode, "tries": tries}
+                self._start_thread(
+                    f"the worker process exited with code {proc.exitcode} before it was ready, "
+                    f"{self.early_deaths} times in a row"
+                )
                 if self._pending is not None:
                     self._tasks.send(self._pending)
                 return
+        self.early_deaths = 0
         self._on_lost(self)
 
     def stop(self) -> None:

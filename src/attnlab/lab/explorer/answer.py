@@ -16,12 +16,22 @@ from attnlab.lab.explorer.program import to_python
 from attnlab.lab.explorer.words import explain
 
 
+def strip_strings(display: dict) -> dict:
+    """The phone strip's items: each source's share as the Share table writes it, and the output."""
+    return {
+        "shares": [f"{src['label']} {src['percent']}" for src in display["sources"]],
+        "output": f"o = {display['output']}",
+    }
+
+
 def explorer_answer(trace: QueryTrace) -> dict:
     """Return the full answer for one trace (the shape of the API's ``TraceResponse``)."""
     comparison, reference = display_comparison(trace)
+    display = display_strings(trace)
     return {
         "trace": trace.to_dict(),
-        "display": display_strings(trace),
+        "display": display,
+        "strip": strip_strings(display),
         "words": explain(trace).to_dict(),
         "compare": comparison,
         "python": to_python(trace),

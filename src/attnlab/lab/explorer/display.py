@@ -97,7 +97,7 @@ def _said(text: str, **claims) -> dict:
 
 
 def scale_claims(trace: QueryTrace) -> dict:
-    """How the engine turned dots into scores: ``{"op": "divide"|"multiply", "by": factor, "shown": text}``."""
+    """How the engine turned dots into scores: ``{"op": "divide" or "multiply", "by", "shown"}``."""
     if trace.scale is None:
         return {"op": "divide", "by": math.sqrt(trace.d_k), "d_k": trace.d_k, "shown": f"√{trace.d_k}"}
     return {"op": "multiply", "by": trace.scale, "shown": fmt.rounded(trace.scale)}
@@ -219,7 +219,9 @@ def labels(trace: QueryTrace) -> dict[str, dict]:
             "the program prints the same.",
             output=list(trace.output),
         ),
-        "own_row_label": _said(f"Your own example · one query over {n} source{'' if n == 1 else 's'}.", sources=n),
+        "own_row_label": _said(
+            f"Your own example · one query over {n} source{'' if n == 1 else 's'}.", sources=n
+        ),
         "own_row": _said(
             "It is not the held A/B/C sequence below, which keeps its numbers; Reset example "
             "returns to the worked example.",

@@ -18,6 +18,7 @@ from attnlab.engine.single import QueryTrace
 from attnlab.lab import numbers as fmt
 from attnlab.lab.explorer.display import scale_claims
 
+
 @dataclass(frozen=True)
 class Explanation:
     """The summary sentence and the Match / Share / Mix paragraphs."""

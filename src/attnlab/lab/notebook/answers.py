@@ -16,8 +16,8 @@ import math
 
 from attnlab.engine.errors import FieldError
 from attnlab.engine.single import trace_query
-from attnlab.lab.explorer import challenge as live
 from attnlab.lab import numbers as fmt
+from attnlab.lab.explorer import challenge as live
 from attnlab.lab.notebook.practice_trace import REFERENCE_Q, row0, shares
 from attnlab.lab.notebook.sequence import Held
 

@@ -100,42 +100,51 @@ def _targets(ids: np.ndarray, allowed: np.ndarray) -> tuple[np.ndarray, np.ndarr
 
 
 def _mean_share(w: np.ndarray, targets: np.ndarray) -> np.ndarray | None:
-    """Mean over the queries with a target of the share ``w`` (..., T, T) puts on them; None if none."""
-    rows = targets.any(axis=1)  # (T,)
-    if not rows.any():
+    """Mean over the queries with a target of the share ``w`` (..., T, T) puts on them; None if none.
+
+    The mean of per-query sums is the sum over every (query, target) pair divided by the
+    number of queries: a gather of the pairs, not a pass over all T x T cells.
+    """
+    queries = int(targets.any(axis=1).sum())
+    if queries == 0:
         return None
-    t = targets[rows].astype(w.dtype)  # (R, T)
-    per_query = np.einsum("...rk,rk->...r", w[..., rows, :], t)  # (..., R)
-    return per_query.mean(axis=-1)
+    i, k = np.nonzero(targets)  # (P,) each
+    return w[..., i, k].sum(axis=-1, dtype=np.float64) / queries
+
+
+def _breadth(w: np.ndarray, seen: np.ndarray) -> np.ndarray:
+    """Mean normalised row entropy of ``w`` (..., T, T) over the rows that see two keys or more."""
+    wide = seen > 1  # (T,)
+    if not wide.any():
+        return np.zeros(w.shape[:-2])
+    plogp = np.zeros_like(w)
+    np.log(w, out=plogp, where=w > 0)  # 0 where w == 0: 0 log 0 = 0
+    plogp *= w
+    entropy = -plogp.sum(axis=-1, dtype=np.float64)  # (..., T)
+    return (entropy[..., wide] / np.log(seen[wide])).mean(axis=-1)
 
 
 def head_scores(weights: np.ndarray, allowed: np.ndarray, ids=None) -> dict[str, np.ndarray | None]:
     """Every score of every head: ``weights`` (..., T, T), ``allowed`` (T, T), ``ids`` (T,) or None.
 
-    Returns ``{score: array of shape (...)}`` for the names in :data:`SCORES`;
+    Returns ``{score: float64 array of shape (...)}`` for the names in :data:`SCORES`;
     ``induction`` and ``duplicate`` are ``None`` when ``ids`` is None or no token
-    repeats. Computed in float64 whatever the weights' dtype.
+    repeats. Sums are float64; the entropy's logarithms are taken in the weights'
+    own floating dtype (a float32 trace's shares are float32 numbers).
     """
-    w = np.asarray(weights, dtype=np.float64)
+    w = np.asarray(weights)
+    if not np.issubdtype(w.dtype, np.floating):
+        w = w.astype(np.float64)
     ok = np.asarray(allowed, dtype=bool)
     n = w.shape[-1]
     if n > 1:
-        previous = np.diagonal(w, offset=-1, axis1=-2, axis2=-1).mean(axis=-1)
-        first = w[..., 1:, 0].mean(axis=-1)
-        own = np.diagonal(w, axis1=-2, axis2=-1)[..., 1:].mean(axis=-1)
+        previous = np.diagonal(w, offset=-1, axis1=-2, axis2=-1).mean(axis=-1, dtype=np.float64)
+        first = w[..., 1:, 0].mean(axis=-1, dtype=np.float64)
+        own = np.diagonal(w, axis1=-2, axis2=-1)[..., 1:].mean(axis=-1, dtype=np.float64)
     else:
         previous = np.zeros(w.shape[:-2])
-        first = own = w[..., 0, 0]
-    seen = ok.sum(axis=1)  # (T,): keys each query may see
-    wide = seen > 1
-    if wide.any():
-        rows = w[..., wide, :]  # (..., R, T)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            plogp = np.where(rows > 0, rows * np.log(np.where(rows > 0, rows, 1.0)), 0.0)
-        spread = -plogp.sum(axis=-1) / np.log(seen[wide])  # (..., R)
-        breadth = spread.mean(axis=-1)
-    else:
-        breadth = np.zeros(w.shape[:-2])
+        first = own = w[..., 0, 0].astype(np.float64)
+    breadth = _breadth(w, ok.sum(axis=1))
     induction = duplicate = None
     if ids is not None:
         t = np.asarray(ids)

@@ -315,11 +315,19 @@ class DisplayOut(BaseModel):
     labels: dict[str, SaidOut] = {}
 
 
+class StripOut(BaseModel):
+    """The phone strip: "A 14%" per source (as the Share table) and "o = [..]"."""
+
+    shares: list[str]
+    output: str
+
+
 class TraceResponse(BaseModel):
     """Everything the explorer draws for one state."""
 
     trace: TraceOut
     display: DisplayOut
+    strip: StripOut
     words: WordsOut
     compare: CompareOut
     python: str

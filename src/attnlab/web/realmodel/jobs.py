@@ -34,6 +34,7 @@ from attnlab.lab.realmodel.row import row_view
 from attnlab.lab.realmodel.status import generation_status as generation_words
 from attnlab.lab.realmodel.status import model_note, trace_status
 from attnlab.lab.realmodel.tokens import trace_tokens
+from attnlab.lab.realmodel.worker import worker_why
 from attnlab.models import registry
 from attnlab.models.jobs import JOBS, MAX_CHARS, Busy, GenerationJob, Stopping, TraceJob
 from attnlab.models.sampling import Sampling
@@ -224,6 +225,7 @@ def models() -> ModelsOut:
         trace_bytes_cap=JOBS.memory_cap,
         trace_bytes_kept=JOBS.kept_bytes,
         worker=JOBS.worker_mode,
+        worker_why=worker_why(JOBS.worker_mode, JOBS.worker_fallback),
     )
 
 

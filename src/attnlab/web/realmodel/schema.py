@@ -63,6 +63,7 @@ class ModelsOut(BaseModel):
     trace_bytes_cap: int  # bytes of finished traces kept; least recently used go first
     trace_bytes_kept: int
     worker: Literal["process", "thread", ""]  # where model work runs ("": not started yet)
+    worker_why: dict  # {"text", "claims"}: where and why, in words (lab.realmodel.worker)
 
 
 class TraceIn(Strict):

@@ -203,13 +203,17 @@ class NextEntry(BaseModel):
     p_model_display: str
     p_display: str
     kept: bool
+    token_label: str  # the token shown: whitespace visible (␣, ⏎, ⇥); token_exact is its text
+    token_exact: str
+    logit_display: str
+    p_cell: str  # p as the table shows it: "77%" or "0% (removed)"
 
 
 class Removed(BaseModel):
     control: Literal["temperature", "top_k", "top_p"]
     count: int
     mass: float
-    words: str
+    words: Said
 
 
 class Actual(BaseModel):
@@ -234,6 +238,7 @@ class NextView(BaseModel):
     kept_mass_model: float
     removed: list[Removed]
     actual: Actual | None
+    words: dict  # context, kept, actual (Said each), the table's columns and captions
 
 
 class NormStats(BaseModel):

@@ -5,7 +5,7 @@
 // projections and everything else come from the server.
 
 import { fill, s, srcClass } from "../shared/dom.js";
-import { mountMiniView } from "./miniview.js";
+import { mountStrip } from "./strip.js";
 import { arrow, grid, insetPlane, label, offPlot, placeLabels, plane, ring, SIZE } from "../shared/plot.js";
 
 const STEP = 0.1;
@@ -100,7 +100,7 @@ export function mountMatch(svg, { onQuery, getQuery, describe }) {
     "aria-describedby": describe,
   });
   svg.append(layer, handle);
-  const mini = mountMiniView(svg);
+  const mini = mountStrip(svg); // the phone strip (shares and output while q is dragged)
   let p = null;
   let q = null;
 

@@ -12,8 +12,9 @@ function set(on) {
   button.setAttribute("aria-pressed", String(on));
   explorer.classList.toggle("presenting", on);
   document.body.classList.toggle("presenting", on); // hides the header and intro
-  // Present changes the plots' sizes and fonts: draw again, so labels are placed for them.
-  emit();
+  // Present changes the plots' sizes and fonts: draw again, so labels are placed for them
+  // (after textbox.js has seen the class change on <body>: its observer runs first).
+  queueMicrotask(emit);
   if (on) explorer.scrollIntoView({ block: "start" });
 }
 

@@ -155,7 +155,7 @@ function drawAll() {
   if (!r || !head) return;
   const opts = {
     labels: r.labels, head, focus: state.focus,
-    caption: `Layer ${head.layer}, head ${head.head} of ${state.job.model}: a ${head.kind} head.`,
+    caption: head.caption,
     zoom: Number(els.zoom.value),
   };
   if (tokensOf !== r) drawTokens(els.tokens, { labels: r.labels, focus: state.focus, onFocus: setFocus });
@@ -164,9 +164,7 @@ function drawAll() {
   tip.update(drawHeatmap(els.heatmap, opts));
   drawLines(els.lines, opts);
   text(els.linesCap, els.lines.dataset.strongestOnly === "true" ? LINES_STRONGEST : LINES_CAPTION);
-  text(els.kind, `A ${head.kind} head: ${head.previous_display} of each token's attention goes to the previous `
-    + `token, ${head.first_display} to the first token. Breadth ${head.breadth_display} (0 = each token attends `
-    + "to one key, 1 = its attention is spread evenly over every key it may see).");
+  text(els.kind, head.about_text); // the server's sentences (lab/realmodel/kinds.py), with their claims
   fill(els.legend, legend({ blocked: r.causal }));
   els.heatmap.dataset.drawn = `${head.layer}/${head.head}`; // what is on screen (tests and benchmarks wait for it)
 }
