@@ -56,7 +56,9 @@ def test_within_relocates_the_field_and_its_refs_not_the_problem():
     inner = FieldError(("q", 1), "is nan; every number must be finite")
     outer = inner.within("edit")
     assert (outer.loc, outer.problem, str(outer)) == (
-        ("edit", "q", 1), "is nan; every number must be finite", "edit.q[1] is nan; every number must be finite"
+        ("edit", "q", 1),
+        "is nan; every number must be finite",
+        "edit.q[1] is nan; every number must be finite",
     )
     derived = FieldError("q", "makes the score with {key} overflow", key=("keys", 0)).within("edit")
     assert (derived.loc, derived.refs, str(derived)) == (

@@ -1,4 +1,5 @@
-"""The notebook API: exact JSON from the engine, the page's rules, 422 naming the field."""
+"""The notebook API and the held example's rules through the one state (``POST /api/state``):
+exact JSON from the engine, the page's rules, 422 naming the field."""
 
 from __future__ import annotations
 
@@ -26,14 +27,26 @@ def client():
 HELD = STARTING.to_dict()
 
 
+class Sequence:
+    """A ``POST /api/state`` answer read as its held view (``sequence``), as the page reads it."""
+
+    def __init__(self, response):
+        self.status_code = response.status_code
+        self._r = response
+
+    def json(self):
+        body = self._r.json()
+        return body["sequence"] if self.status_code == 200 else body
+
+
 def edit(client, held, **e):
-    return client.post("/api/notebook/edit", json={"held": held, "edit": e})
+    return Sequence(client.post("/api/state", json={"held": held, "edits": [e]}))
 
 
 def test_example_is_the_starting_sequence(client):
-    r = client.get("/api/notebook/example")
+    r = client.get("/api/example")
     assert r.status_code == 200
-    body = r.json()
+    body = r.json()["sequence"]
     assert body == json.loads(json.dumps(sequence_view(STARTING)))
     assert body["explorer"]["label"] == "Row 0 (A) · unmasked projection"
     assert body["outputs"][0] == [2.0, 0.0]
@@ -62,7 +75,7 @@ def test_mask_refusal_is_a_clear_422_and_nothing_changes(client):
     assert r.status_code == 422
     (item,) = r.json()["detail"]
     assert item["type"] == "mask_refused"
-    assert item["field"] == "edit.allowed"
+    assert item["field"] == "edits[0].allowed"
     assert "Blocking A would leave row 0 (A) with no allowed source" in item["msg"]
 
 
@@ -85,19 +98,19 @@ def test_reset_restores_query_and_first_value_x_only(client):
     ],
 )
 def test_bad_held_examples_get_422_naming_the_field(client, body, field):
-    r = client.post("/api/notebook/sequence", json=body)
+    r = client.post("/api/state", json=body)
     assert r.status_code == 422
     assert field in [d["field"] for d in r.json()["detail"]]
 
 
 def test_lab_errors_are_422_at_their_location(client):
     # the held example's errors are the lab's, relocated under "held"
-    r = client.post("/api/notebook/sequence", json={"held": {**HELD, "labels": ["A", "B", "A"]}})
+    r = client.post("/api/state", json={"held": {**HELD, "labels": ["A", "B", "A"]}})
     assert r.json()["detail"] == [{"loc": ["body", "held", "labels", 2], "field": "held.labels[2]",
                                    "msg": "held.labels[2]: labels[2] repeats labels[0] ('A')",
                                    "type": "value_error"}]
     empty_row = {**HELD, "mask": [[False] * 3] + HELD["mask"][1:]}
-    r = client.post("/api/notebook/sequence", json={"held": empty_row})
+    r = client.post("/api/state", json={"held": empty_row})
     (item,) = r.json()["detail"]
     assert (item["loc"], item["type"]) == (["body", "held", "mask", 0], "value_error")
     # a study action's response, and a response stored in the study
@@ -117,10 +130,10 @@ def test_lab_errors_are_422_at_their_location(client):
 def test_an_edit_of_q0_is_located_the_same_by_the_api_and_the_lab(client):
     r = edit(client, HELD, kind="query", q=[2e6, 0])  # the schema refuses it first
     assert r.status_code == 422
-    assert [d["loc"] for d in r.json()["detail"]] == [["body", "edit", "q", 0]]
+    assert [d["loc"] for d in r.json()["detail"]] == [["body", "edits", 0, "q", 0]]
     with pytest.raises(FieldError) as refused:  # the lab's own check, for callers without the schema
         apply_edit(STARTING, {"kind": "query", "q": [2e6, 0]})
-    assert ["body", *refused.value.loc] == ["body", "edit", "q", 0]
+    assert refused.value.loc == ("edit", "q", 0)  # the route says which of its edits: edits[0]
 
 
 @pytest.mark.parametrize(
@@ -140,8 +153,7 @@ def test_import_of_unreadable_text_is_422_at_text(client, text, msg):
 
 
 def test_stepper_follows_the_explorer_row(client):
-    body = client.post("/api/notebook/stepper", json={"held": {**HELD, "row": 2,
-                                                               "masked": True}}).json()
+    body = client.post("/api/state", json={"held": {**HELD, "row": 2, "masked": True}}).json()["stepper"]
     assert [s["title"] for s in body["steps"]][0] == "Step 1 of 4 · Vectors"
     share = body["steps"][2]["table"]["rows"]
     assert [r[2] for r in share] == ["0.768", "0.045", "0.187"]

@@ -2,13 +2,18 @@
 
 ``attnlab`` alone serves the lab; ``attnlab trace`` prints one query's
 calculation; ``attnlab heads`` and ``attnlab generate`` look inside real
-pretrained models. Bad input prints one line on stderr and exits with 2.
+pretrained models. Bad input prints one line on stderr and exits with 2:
+an empty ``--q=`` or ``--keys ""`` is bad input (never the worked example in
+disguise), and so is an argument that is not valid UTF-8 (Python hands it over
+with surrogate escapes). Output into a pipe closed early (``| head``) ends
+quietly with status 1, as Python's own documentation recommends.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 
@@ -90,14 +95,14 @@ def _trace_table(trace) -> str:
 
 
 def run_trace(args: argparse.Namespace) -> int:
-    q = parse_vector(args.q, "--q") if args.q else list(WORKED.q)
-    keys = parse_matrix(args.keys, "--keys") if args.keys else [list(k) for k in WORKED.keys]
+    q = parse_vector(args.q, "--q") if args.q is not None else list(WORKED.q)
+    keys = parse_matrix(args.keys, "--keys") if args.keys is not None else [list(k) for k in WORKED.keys]
     values = (
-        parse_matrix(args.values, "--values") if args.values else [list(v) for v in WORKED.values]
+        parse_matrix(args.values, "--values") if args.values is not None else [list(v) for v in WORKED.values]
     )
-    labels = [p.strip() for p in args.labels.split(",")] if args.labels else None
+    labels = [p.strip() for p in args.labels.split(",")] if args.labels is not None else None
     allowed = None
-    if args.allowed:
+    if args.allowed is not None:
         names = labels or list(default_labels(len(keys)))
         allowed = parse_allowed(args.allowed, names)
     trace = trace_query(q, keys, values, labels=labels, allowed=allowed, scale=args.scale)
@@ -214,15 +219,30 @@ def run_serve(args: argparse.Namespace) -> int:
     )
 
 
+def check_utf8(argv: Sequence[str]) -> None:
+    """Refuse an argument that is not valid UTF-8 (its bytes arrive as lone surrogates)."""
+    for i, arg in enumerate(argv, 1):
+        if any("\ud800" <= ch <= "\udfff" for ch in arg):
+            raise UsageError(f"argument {i} is not valid UTF-8 text")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     try:
+        check_utf8(sys.argv[1:] if argv is None else argv)
         args = parser.parse_args(argv)
         if args.command is None:  # plain `attnlab` serves the lab
             return run_serve(args)
-        return args.func(args)
+        status = args.func(args)
+        sys.stdout.flush()  # here, not at exit: a closed pipe is then ours to handle
+        return status
     except (UsageError, ValueError) as error:
         print(f"attnlab: error: {error}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        # the reader went away (``| head``): nothing more to say, and nobody to say it to
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 1

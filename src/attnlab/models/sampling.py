@@ -34,6 +34,9 @@ class Sampling:
             raise ValueError(f"top_k must be a whole number >= 0, got {self.top_k!r}")
         if not isinstance(self.top_p, (int, float)) or not (0.0 < self.top_p <= 1.0):
             raise ValueError(f"top_p must be in (0, 1], got {self.top_p!r}")
+        seed = self.seed
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
+            raise ValueError(f"seed must be a whole number >= 0, got {self.seed!r}")
 
     @property
     def greedy(self) -> bool:

@@ -50,7 +50,8 @@ def problem_words(type_: str, ctx: dict | None) -> str:
         return "must be a finite number, not NaN or infinity"
     if type_ in ("float_type", "float_parsing", "int_type", "int_parsing", "int_from_float"):
         whole = type_.startswith("int")
-        return f"must be {'a whole number' if whole else 'a number'}, such as 2 or {'-1' if whole else '-0.5'}"
+        example = "-1" if whole else "-0.5"
+        return f"must be {'a whole number' if whole else 'a number'}, such as 2 or {example}"
     if type_ == "bool_type":
         return "must be true or false"
     if type_ in ("string_type", "string_too_short"):
@@ -86,7 +87,9 @@ def _without_field(text: str, field: str) -> str:
     return text
 
 
-def validation_detail(errors, *, body: bool = False, shape: str = "explorer", request_body=None) -> list[dict]:
+def validation_detail(
+    errors, *, body: bool = False, shape: str = "explorer", request_body=None
+) -> list[dict]:
     """Turn pydantic errors into ``ErrorItem`` dicts; ``body`` prefixes locations with "body".
 
     ``shape`` and ``request_body`` let :mod:`attnlab.lab.fields` name each field as the page does.
@@ -126,7 +129,11 @@ def validation_detail(errors, *, body: bool = False, shape: str = "explorer", re
 
 
 def field_error_detail(
-    error: FieldError, prefix: tuple[str | int, ...] = ("body",), *, shape: str = "explorer", request_body=None
+    error: FieldError,
+    prefix: tuple[str | int, ...] = ("body",),
+    *,
+    shape: str = "explorer",
+    request_body=None,
 ) -> dict:
     """Turn ``error`` into one ``ErrorItem`` dict located at ``prefix + error.loc``, in the page's words."""
     loc = [*prefix, *error.loc]

@@ -259,6 +259,11 @@ def serve(
     started_at = time.perf_counter()
     from attnlab.web.app import create_app
 
+    try:
+        sock, taken = bind_socket(host, port)
+    except OSError as error:  # one line: a host that cannot be bound gets no warning about serving on it
+        print(f"attnlab: error: cannot listen on {host}: {error}", file=sys.stderr)
+        return 2
     if not is_loopback(host):
         print(
             f"attnlab: warning: serving on {host}, not loopback: anyone who can reach this "
@@ -266,11 +271,6 @@ def serve(
             "answers to: this address, or one given with --allow-host NAME.",
             file=sys.stderr,
         )
-    try:
-        sock, taken = bind_socket(host, port)
-    except OSError as error:
-        print(f"attnlab: error: cannot listen on {host}: {error}", file=sys.stderr)
-        return 2
     actual = sock.getsockname()[1]
     if taken:
         print(f"attnlab: port {port} is taken; using port {actual} instead.")

@@ -117,8 +117,9 @@ def _breadth(w: np.ndarray, seen: np.ndarray) -> np.ndarray:
     wide = seen > 1  # (T,)
     if not wide.any():
         return np.zeros(w.shape[:-2])
-    plogp = np.zeros_like(w)
-    np.log(w, out=plogp, where=w > 0)  # 0 where w == 0: 0 log 0 = 0
+    # log of max(w, tiny): a zero share gives 0 * log(tiny) = 0, as 0 log 0 = 0 (no mask pass)
+    plogp = np.maximum(w, np.finfo(w.dtype).tiny)
+    np.log(plogp, out=plogp)
     plogp *= w
     entropy = -plogp.sum(axis=-1, dtype=np.float64)  # (..., T)
     return (entropy[..., wide] / np.log(seen[wide])).mean(axis=-1)

@@ -10,6 +10,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool, StrictInt
 
+from attnlab.lab import limits
 from attnlab.models import registry
 from attnlab.models.jobkinds import MAX_CHARS
 
@@ -24,7 +25,7 @@ def _enum(schema: dict[str, Any]) -> None:
 
 # A model's name: any name in the registry (models/registry.py), checked when a request arrives.
 ModelName = Annotated[str, AfterValidator(_known), Field(json_schema_extra=_enum)]
-MAX_NEW_TOKENS = 64
+MAX_NEW_TOKENS = limits.MAX_NEW_TOKENS
 # cancelled: the server stopped before the job ended
 Status = Literal["queued", "loading", "running", "done", "error", "cancelled"]
 
@@ -182,9 +183,11 @@ class GenerateIn(Strict):
     model: ModelName | None = None  # default: the first model that generates
     chat: StrictBool = False  # False: continue the text as it is; True: answer it as the chat's user turn
     max_new_tokens: Annotated[StrictInt, Field(ge=1, le=MAX_NEW_TOKENS)] = 32
-    temperature: Annotated[float, Field(ge=0, le=5, allow_inf_nan=False)] = 0.0
-    top_k: Annotated[StrictInt, Field(ge=0, le=49152)] | None = None
-    top_p: Annotated[float, Field(gt=0, le=1, allow_inf_nan=False)] = 1.0
+    temperature: Annotated[
+        float, Field(ge=limits.TEMPERATURE_MIN, le=limits.TEMPERATURE_MAX, allow_inf_nan=False)
+    ] = 0.0
+    top_k: Annotated[StrictInt, Field(ge=0, le=limits.TOP_K_MAX)] | None = None
+    top_p: Annotated[float, Field(gt=0, le=limits.TOP_P_MAX, allow_inf_nan=False)] = 1.0
     seed: Annotated[StrictInt, Field(ge=0, le=2**32 - 1)] | None = None
 
 

@@ -128,10 +128,14 @@ export function mountOwnExample(els) {
     if (!draft) return;
     for (const [path, slot] of errors) {
       const message = state.fieldErrors[path] || "";
-      if (message || slot.span.textContent.startsWith(path)) text(slot.span, message);
+      // the server's words name the field as the page does, so which span shows them is remembered
+      if (message || slot.fromServer) text(slot.span, message);
+      slot.fromServer = Boolean(message);
     }
     const scaleMessage = state.fieldErrors.scale || "";
-    if (scaleMessage || els.scaleError.textContent.startsWith("scale")) text(els.scaleError, scaleMessage);
+    if (scaleMessage || els.scaleError.dataset.fromServer) text(els.scaleError, scaleMessage);
+    if (scaleMessage) els.scaleError.dataset.fromServer = "1";
+    else delete els.scaleError.dataset.fromServer;
     if (!dirty && state.requested === state.input && els.root.open && !Object.keys(state.fieldErrors).length) {
       const fresh = fromExplorer();
       if (fresh && fresh.sources.length !== draft.sources.length) sync();

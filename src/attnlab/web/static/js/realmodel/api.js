@@ -1,36 +1,20 @@
-// JSON requests for the Real model view: one error shape for every failure
-// (the API's first field message, or the HTTP status), and a POST that waits
-// its turn when the server's line of model jobs is full (429 + Retry-After).
+// JSON requests for the Real model view, through the page's one HTTP module
+// (shared/http.js): each resolves to the answer or throws its ApiError (the lab's
+// sentence as .message, .status, .detail, and .retryAfter in seconds on a 429),
+// and a POST that waits its turn when the server's line of model jobs is full.
+
+import { ApiError, getJSON, postJSON } from "../shared/http.js";
 
 const FALLBACK_RETRY_S = 5; // only if a 429 came without a usable Retry-After
 
-/**
- * Fetch JSON; throw an Error whose message is the API's first problem
- * (with .status, and .retryAfter in seconds on a 429).
- * @param {string} url same-origin path
- * @param {RequestInit} [options]
- */
-export async function getJson(url, options) {
-  const response = await fetch(url, options);
-  const body = await response.json().catch(() => ({}));
-  if (!response.ok) {
-    const message = body.detail?.[0]?.msg ?? `the server answered ${response.status}`;
-    const error = new Error(message);
-    error.status = response.status;
-    const retryAfter = Number.parseInt(response.headers.get("retry-after") ?? "", 10);
-    error.retryAfter = retryAfter >= 1 ? retryAfter : FALLBACK_RETRY_S;
-    throw error;
-  }
-  return body;
+/** GET JSON (see shared/http.js). */
+export function getJson(url, options) {
+  return getJSON(url, options);
 }
 
-/** POST a JSON body. */
+/** POST a JSON body (see shared/http.js). */
 export function postJson(url, body) {
-  return getJson(url, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify(body),
-  });
+  return postJSON(url, body);
 }
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -47,8 +31,8 @@ export async function postJsonInTurn(url, body, onWait) {
     try {
       return await postJson(url, body);
     } catch (error) {
-      if (error.status !== 429) throw error;
-      for (let left = error.retryAfter; left > 0; left -= 1) {
+      if (!(error instanceof ApiError) || error.status !== 429) throw error;
+      for (let left = error.retryAfter ?? FALLBACK_RETRY_S; left > 0; left -= 1) {
         onWait(error.message, left);
         await sleep(1000);
       }
