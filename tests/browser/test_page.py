@@ -150,7 +150,7 @@ def test_only_the_lab_server_is_ever_asked(lab):
     hosts = {re.match(r"^(\w+):(//)?([^/]*)", u).group(3) for u in lab.recorder.requests}
     port = lab.base_url.split(":")[2].strip("/")
     assert hosts <= {f"127.0.0.1:{port}", ""}  # "" for data: URLs
-    assert any(u.endswith("/api/trace/ws") for u in lab.recorder.requests)
+    assert any(u.endswith("/api/state/ws") for u in lab.recorder.requests)
 
 
 def test_download_gives_the_program(lab):

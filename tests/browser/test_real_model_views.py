@@ -8,7 +8,7 @@ import httpx
 import pytest
 from axe_playwright_python.sync_playwright import Axe
 from playwright.sync_api import expect
-from realkit import assert_no_sideways_scroll, job_id, page_fixture, trace
+from realkit import TRACE_TIMEOUT_MS, assert_no_sideways_scroll, job_id, page_fixture, trace
 
 from attnlab.models import files
 
@@ -123,11 +123,21 @@ def test_the_model_view_shows_every_head_links_hover_and_opens_a_head(desktop, l
     trace(page, CAT)
     thumbs = page.locator("#rm-model-grid .rm-thumb")
     expect(thumbs).to_have_count(6 * 12)  # MiniLM: 6 layers x 12 heads
-    # each thumbnail is labelled with its kind, as the server names it
+    # each thumbnail is labelled with its kind and scores, in the server's words (lab/realmodel)
     job = job_id(page, "/model-view")
     api = httpx.get(f"{live_server.url}api/models/jobs/{job}/model-view", timeout=30).json()
-    labels = thumbs.evaluate_all("bs => bs.map(b => b.getAttribute('aria-label'))")
-    assert labels == [f"Layer {hd['layer']}, head {hd['head']}: {hd['label']}" for hd in api["heads"]]
+    labels = thumbs.evaluate_all("bs => bs.map(b => [b.getAttribute('aria-label'), b.title, b.textContent])")
+    assert labels == [[hd["title"], hd["title"], hd["thumb_text"]] for hd in api["heads"]]
+    # "the cat ... the": the second "the" repeats the first, so every head has an induction score
+    assert all(hd["title"].startswith(f"Layer {hd['layer']}, head {hd['head']}: ") for hd in api["heads"])
+    assert all(f"induction {hd['induction_display']}" in hd["title"] for hd in api["heads"])
+    legend = page.locator("#rm-model-kinds li")
+    expect(legend).to_have_count(len(api["kinds"]) + 1)  # every kind's definition, then the rule
+    for d in api["kinds"]:
+        expect(page.locator(f'#rm-model-kinds li[data-kind="{d["kind"]}"]')).to_have_text(
+            f"{d['name']}: {d['text']}"
+        )
+    expect(page.locator("#rm-model-kinds .rm-model-rule")).to_have_text(api["rule"]["text"])
     # a colour legend beside every heatmap: the head's, the layer's thumbnails, the model's
     for panel in ("#rm-view", "#rm-layer-view", "#rm-model-view"):
         expect(page.locator(f"{panel} .rm-legend")).to_have_count(1)
@@ -312,3 +322,36 @@ def test_at_252_tokens_every_cell_says_its_share_on_hover_and_keyboard_focus(des
     says(tip.text_content(), 2, 1)
     readout = page.locator(".rm-cell-readout")
     expect(readout).to_have_text(tip.text_content())
+
+
+def test_repeat_a_random_run_traces_the_probe_and_smollm2s_induction_heads_say_so(
+    desktop, live_server, artifacts
+):
+    page = desktop
+    page.locator("#rm-model").select_option("smollm2")
+    page.locator("#rm-probe").click()
+    expect(page.locator("#rm-status")).to_contain_text("Done:", timeout=TRACE_TIMEOUT_MS)
+    note = page.locator("#rm-probe-note")
+    seed = int(note.get_attribute("data-seed"))
+    probe = httpx.get(f"{live_server.url}api/models/probe?seed={seed}", timeout=30).json()
+    expect(page.locator("#rm-text")).to_have_value(probe["text"])  # the same text for the shown seed
+    expect(note).to_have_text(probe["note"]["text"])
+    assert note.text_content().startswith(f"Seed {seed}: a random run of 16 words, written 3 times.")
+    expect(page.locator("#rm-count")).to_contain_text("of 256 tokens")
+    thumb = page.locator('#rm-model-grid [data-layer="18"][data-head="6"]')
+    expect(thumb).to_have_text("H6 · induction")
+    expect(thumb).to_have_attribute(
+        "title", re.compile(r"^Layer 18, head 6: induction head; induction (9\d|8\d)%")
+    )
+    expect(page.locator('#rm-model-kinds li[data-kind="induction"]')).to_contain_text(
+        "the token right after its earlier occurrence"
+    )
+    thumb.click()  # the head's own view says it in a sentence
+    expect(page.locator("#rm-heatmap")).to_have_attribute("data-drawn", "18/6")
+    expect(page.locator("#rm-head-kind")).to_contain_text(
+        "An induction head: tokens that repeat an earlier token put"
+    )
+    page.screenshot(path=str(artifacts / "real-model-probe.png"), full_page=False)
+    results = Axe().run(page)
+    serious = [v["id"] for v in results.response["violations"] if v["impact"] in ("serious", "critical")]
+    assert serious == []

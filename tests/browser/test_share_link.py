@@ -87,7 +87,7 @@ def test_share_link_round_trip_in_a_fresh_browser(lab, browser, live_server, art
             + base64.urlsafe_b64encode(b'{"labels":["A","B","C"],"queries":[[2,1],[1,2],[-1,1]],'
             b'"keys":[[-1,2],[1,0],[0,1]],"values":[[2,0],[0,2],[1e9,-1]],'
             b'"mask":[[true,false,false],[true,true,false],[true,true,true]]}').decode().rstrip("="),
-            "held.values[2][0] must be at most 1,000,000",
+            "Source C · value x must be at most 1,000,000",
         ),
     ],
 )

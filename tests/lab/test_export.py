@@ -117,6 +117,26 @@ def test_markdown_escapes_labels():
     assert "| \\*a\\* |" in md and "b\\|c" in md
 
 
+def test_notebook_markdown_escapes_labels_and_the_id():
+    # Before: the .ipynb wrote the label raw into its heading: "## The explorer: Row 0 (<img src=x ...>)".
+    label = "<img src=x onerror=alert(1)>"
+    held = seq.held_from_dict({**STARTING.to_dict(), "labels": [label, "B", "C"], "id": "a`b``c"})
+    nb = nbformat.reads(export.notebook_text(held), as_version=4)
+    markdown = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+    assert label not in markdown and "\\<img src=x onerror=alert\\(1\\)\\>" in markdown
+    assert "```a`b``c```" in markdown  # a code span that the id's own backticks cannot close
+    md = export.to_markdown(held, hist.new_study())
+    assert label not in md and "```a`b``c```" in md
+
+
+def test_an_integer_too_long_to_read_is_refused_at_text():
+    # Before: a 5,000-digit number inside the file raised ValueError from json (a 500 from the API).
+    text = json.dumps({"format": "attnlab-notebook", "version": 1}).replace("1}", "1" * 5000 + "}")
+    with pytest.raises(FieldError) as caught:
+        export.read(text)
+    assert caught.value.loc == ("text",) and "number too long to read" in str(caught.value)
+
+
 def test_notebook_runs_and_reproduces_the_numbers(edited):
     text = export.notebook_text(edited)
     nb = nbformat.reads(text, as_version=4)

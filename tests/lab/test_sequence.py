@@ -9,7 +9,8 @@ from hypothesis import strategies as st
 
 from attnlab.engine import attention
 from attnlab.engine.errors import FieldError
-from attnlab.lab.explorer.examples import WORKED
+from attnlab.engine.single import trace_query
+from attnlab.lab.explorer.examples import WORKED, WORKED_SEQUENCE
 from attnlab.lab.notebook import sequence as seq
 from attnlab.lab.notebook.sequence import STARTING, MaskRefused
 
@@ -214,3 +215,63 @@ def test_round_trip_through_dict():
     again = seq.held_from_dict(held.to_dict())
     assert again == held
     assert str(again.values[2][0]) == "-0.0"
+
+
+# -- an example of one query: the page's own examples are held examples too ---------------------
+
+one_mask = st.integers(min_value=1, max_value=8).flatmap(
+    lambda n: st.tuples(
+        st.lists(vec, min_size=n, max_size=n),
+        st.lists(vec, min_size=n, max_size=n),
+        st.lists(st.booleans(), min_size=n, max_size=n).filter(any),
+    )
+)
+
+
+@settings(max_examples=100, deadline=None)
+@given(example=one_mask, q=vec, scale=st.none() | st.floats(min_value=0.05, max_value=4))
+def test_an_example_of_one_query_is_its_trace_and_keeps_its_mask(example, q, scale):
+    keys, values, allowed = example
+    labels = [f"s{i}" for i in range(len(keys))]
+    held = seq.held_from_dict({"labels": labels, "queries": [q], "keys": keys, "values": values,
+                               "mask": [allowed], "scale": scale})
+    assert not held.sequence
+    want = trace_query(q, keys, values, labels=labels, allowed=allowed, scale=scale)
+    assert held.explorer_trace() == want
+    view = seq.sequence_view(held)
+    assert view["outputs"] == [list(want.output)]
+    assert view["explorer"]["label"] == f"Your own example · one query over {len(keys)} source" + (
+        "" if len(keys) == 1 else "s")
+    moved = seq.apply_edit(held, {"kind": "query", "q": [1, -1]})
+    assert moved.explorer_trace() == trace_query([1, -1], keys, values, labels=labels, allowed=allowed, scale=scale)
+    assert seq.apply_edit(held, {"kind": "reset"}) == STARTING  # Reset: the worked sequence
+    assert seq.held_from_dict(held.to_dict()) == held
+
+
+def test_a_mask_edit_of_one_query_cannot_empty_it():
+    held = seq.held_from_dict({"labels": ["x", "y"], "queries": [[1, 0]], "keys": [[1, 0], [0, 1]],
+                               "values": [[1, 1], [2, 2]], "mask": [[True, False]]})
+    with pytest.raises(MaskRefused, match="would leave the query with no allowed source"):
+        seq.apply_edit(held, {"kind": "mask", "row": 0, "source": 0, "allowed": False})
+    both = seq.apply_edit(held, {"kind": "mask", "row": 0, "source": 1, "allowed": True})
+    assert both.explorer_trace().allowed == (True, True)
+
+
+@pytest.mark.parametrize(
+    ("change", "loc"),
+    [
+        ({"queries": [[1, 2], [3, 4]]}, ("queries",)),  # 3 sources: 1 query or 3
+        ({"labels": [f"s{i}" for i in range(9)]}, ("labels",)),  # at most 8 sources
+        ({"queries": [[1, 2]], "mask": STARTING.to_dict()["mask"]}, ("mask",)),  # one mask row per query
+        ({"scale": 0}, ("scale",)),
+    ],
+)
+def test_the_shape_of_a_held_example_is_checked_at_its_field(change, loc):
+    with pytest.raises(FieldError) as refused:
+        seq.held_from_dict({**STARTING.to_dict(), **change})
+    assert refused.value.loc == loc
+
+
+def test_the_worked_sequence_is_declared_once_with_the_worked_example():
+    assert STARTING.to_dict() == {**WORKED_SEQUENCE.to_dict(), "row": 0, "masked": False, "scale": None}
+    assert WORKED_SEQUENCE.example is WORKED

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from attnlab.lab import numbers as fmt
+from attnlab.lab.realmodel.kinds import KINDS
 from attnlab.models.sampling import Sampling, cut
 from attnlab.web.realmodel.views_schema import HeadView, JourneyView, ModelView, NeuronView, NextView
 
@@ -78,10 +79,12 @@ def test_the_model_view_labels_every_head_with_its_kind(client, traced, smollm2)
     view = ModelView.model_validate(client.get(f"/api/models/jobs/{job['id']}/model-view").json())
     assert (view.n_layer, view.n_head, len(view.heads)) == (30, 9, 270)
     kinds = {h.kind for h in view.heads}
-    assert kinds <= {"previous-token", "first-token", "self", "broad", "focused"} and len(kinds) >= 2
+    assert kinds <= set(KINDS) and len(kinds) >= 2
     h = view.heads[1 * 9 + 2]
     head = client.get(f"/api/models/jobs/{job['id']}/heads/1/2").json()
     assert h.kind == head["kind"] and h.label == f"L1 H2 · {head['kind_short']}"
+    assert head["kind_sentence"]["claims"]["kind"] == h.kind and head["induction"] == h.induction
+    assert [d.kind for d in view.kinds] == list(KINDS)  # the legend defines every kind
     assert head["legend"]["blocked"] and head["weights"][0][1] is None
 
 

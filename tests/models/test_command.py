@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from attnlab.lab.realmodel.kinds import KINDS
 from attnlab.models import files
 
 pytestmark = pytest.mark.models
@@ -84,8 +85,11 @@ def test_heads_summary_of_a_layer_lists_every_head():
     done = run("heads", "The cat sat on the mat.", "--layer", "0")
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    assert lines[1].split() == ["head", "kind", "previous", "first", "breadth", "KV", "head"]
+    header = "head kind (score) previous first induction duplicate breadth KV head"
+    assert lines[1].split() == header.split()
     assert [line.split()[0] for line in lines[2:14]] == [str(h) for h in range(12)]
+    # each head's kind with the score that names it: "first-token 61%", "focused 0.51"
+    assert all(line.split()[1] in KINDS for line in lines[2:14])
 
 
 @needs_minilm

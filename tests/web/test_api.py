@@ -67,6 +67,12 @@ def test_worked_example_trace_is_the_reference_pages_numbers(client):
 
 def test_worked_example_display_strings(client):
     display = post(client, WORKED).json()["display"]
+    said = display.pop("labels")  # the number-dependent labels, each {text, claims}
+    assert said["score_header"] == {
+        "text": "Score q·k / √2",
+        "claims": {"scale": {"op": "divide", "by": 2**0.5, "d_k": 2, "shown": "√2"}},
+    }
+    assert said["caption"]["text"] == "q = [2, 1] · Compare the query with each key."
     assert display == {
         "q": "[2, 1]",
         "q_coords": ["2", "1"],
@@ -140,6 +146,8 @@ def test_worked_example_words_challenge_and_comparison(client):
         "share": 0.575975345215362,
         "met": False,
         "status": "Not yet: B takes 58%. Point q further along B's key, away from the other keys.",
+        "claims": {"target": "B", "share": 0.575975345215362, "threshold": 0.9, "met": False},
+        "id": "second-over-90",
     }
     compare = body["compare"]
     assert compare["available"] is True

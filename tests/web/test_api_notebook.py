@@ -107,7 +107,7 @@ def test_lab_errors_are_422_at_their_location(client):
     # the held example's errors are the lab's, relocated under "held"
     r = client.post("/api/state", json={"held": {**HELD, "labels": ["A", "B", "A"]}})
     assert r.json()["detail"] == [{"loc": ["body", "held", "labels", 2], "field": "held.labels[2]",
-                                   "msg": "held.labels[2]: labels[2] repeats labels[0] ('A')",
+                                   "msg": "Source 3 · name repeats Source 1 · name ('A')",
                                    "type": "value_error"}]
     empty_row = {**HELD, "mask": [[False] * 3] + HELD["mask"][1:]}
     r = client.post("/api/state", json={"held": empty_row})
@@ -119,7 +119,7 @@ def test_lab_errors_are_422_at_their_location(client):
         "action": {"kind": "submit", "challenge": "zero-q", "response": [1, 2]}})
     (item,) = r.json()["detail"]
     assert (item["loc"], item["msg"]) == (["body", "action", "response"],
-                                          "action.response must be a list of 3 numbers")
+                                          "Action · Your answer must be a list of 3 numbers")
     study = {"version": 1, "challenges": {"zero-q": {"current": 0, "attempts": [{"response": [1, 2]}]}}}
     clear = {"kind": "clear", "challenge": "zero-q"}
     r = client.post("/api/notebook/study", json={"held": HELD, "study": study, "action": clear})
@@ -139,9 +139,10 @@ def test_an_edit_of_q0_is_located_the_same_by_the_api_and_the_lab(client):
 @pytest.mark.parametrize(
     ("text", "msg"),
     [
-        ("[" * 5000, "text: Import refused: file nests 5000 levels deep; an export nests at most 32"),
-        ('{"a": ' * 2000 + "1" + "}" * 2000, "text: Import refused: file nests 2000 levels deep"),
-        ("{", "text: Import refused: file is not JSON"),
+        ("[" * 5000, "The file was not imported: it nests 5000 levels deep; an export nests at most 32"),
+        ('{"a": ' * 2000 + "1" + "}" * 2000, "The file was not imported: it nests 2000 levels deep"),
+        ("{", "The file was not imported: it is not JSON"),
+        ('{"format": ' + "9" * 5000 + "}", "The file was not imported: it holds a number too long to read"),
     ],
 )
 def test_import_of_unreadable_text_is_422_at_text(client, text, msg):
@@ -232,7 +233,7 @@ def test_import_refuses_bad_files_clearly(client):
     assert r.status_code == 422
     (item,) = r.json()["detail"]
     assert item["field"] == "text"
-    assert item["msg"] == ("text: Import refused: file is not an attnlab export "
+    assert item["msg"] == ("The file was not imported: its format is not an attnlab export "
                            "(format must be 'attnlab-notebook')")
 
 

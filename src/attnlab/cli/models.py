@@ -18,7 +18,8 @@ import sys
 import time
 
 from attnlab.lab import numbers as fmt
-from attnlab.lab.realmodel.kinds import layer_profiles, top_sources
+from attnlab.lab.realmodel.kinds import top_sources
+from attnlab.lab.realmodel.modelview import head_table_heading, layer_table
 from attnlab.lab.realmodel.status import NO_CHAT_HINT_CLI
 from attnlab.lab.realmodel.tokens import row_label
 from attnlab.models import registry
@@ -188,14 +189,7 @@ def _short(token: str, width: int = 8) -> str:
 def _head_table(trace, layer: int, head: int) -> str:
     w = trace.weights[layer, head]
     names = [f"{i}:{_short(t)}" for i, t in enumerate(trace.tokens)]
-    profile = layer_profiles(trace, layer)[head]
-    lines = [
-        f"head {head} of 0..{trace.n_head - 1}"
-        + (f" (shares KV head {trace.kv_head(head)})" if len(trace.kv_groups) < trace.n_head else "")
-        + f": a {profile['kind']} head. Row = query token, column = key token, share of its attention"
-        + (" (a causal model: '.' = a later token it may not see)." if trace.causal else "."),
-        "",
-    ]
+    lines = [head_table_heading(trace, layer, head), ""]
     rows = [["query \\ key", *names, "top source"]]
     for i, name in enumerate(names):
         cells = [fmt.rounded(float(w[i, j]), 2) if trace.allowed[i, j] else "." for j in range(len(names))]
@@ -205,24 +199,8 @@ def _head_table(trace, layer: int, head: int) -> str:
 
 
 def _layer_table(trace, layer: int) -> str:
-    names = [f"{i}:{_short(t)}" for i, t in enumerate(trace.tokens)]
-    rows = [["head", "kind", "previous", "first", "breadth", "KV head"]]
-    for h, p in enumerate(layer_profiles(trace, layer)):
-        rows.append(
-            [
-                str(h),
-                p["kind"],
-                fmt.percent(p["previous"]),
-                fmt.percent(p["first"]),
-                fmt.rounded(p["breadth"], 2),
-                str(trace.kv_head(h)),
-            ]
-        )
-    note = (
-        "previous = mean share on the token just before; first = mean share on token 0 "
-        f"({names[0]}); breadth = row entropy / uniform entropy. Pick one with --head N."
-    )
-    return _grid(rows) + "\n\n" + note
+    table = layer_table(trace, layer, f"0:{_short(trace.tokens[0])}")
+    return _grid([table["header"], *table["rows"]]) + "\n\n" + table["note"]
 
 
 def run_generate(args: argparse.Namespace) -> int:

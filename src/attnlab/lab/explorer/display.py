@@ -37,6 +37,7 @@ from attnlab.lab import numbers as fmt
 from attnlab.lab.explorer.compare import compare, reference_for, reference_query
 from attnlab.lab.explorer.geometry import convex_hull
 
+NOTATION_LIMIT = 8  # the explorer's most sources (and q's coordinates) written out in the notation
 COUNT_WORDS = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight")
 
 
@@ -190,10 +191,13 @@ def labels(trace: QueryTrace) -> dict[str, dict]:
         f"output have d_v = {trace.d_v} coordinates."
         + (" Equal widths here do not make the spaces identical." if equal else "")
     )
-    symbols = ", ".join(f"q{chr(0x2081 + j)}" if j < 9 else f"q{j + 1}" for j in range(trace.d_k))
+    # the explorer's notation lists q's coordinates and every key; a real model's row
+    # (many sources, wide keys) shows its keys in a table instead, so it is not written out
+    small = n <= NOTATION_LIMIT and trace.d_k <= NOTATION_LIMIT
+    symbols = ", ".join(f"q{chr(0x2081 + j)}" for j in range(min(trace.d_k, 9)))
     keys = "; ".join(
         f"k_{label} = {fmt.vector(k).replace('-', fmt.MINUS)}" for label, k in zip(trace.labels, trace.keys)
-    )
+    ) if small else ""
     hull_text, hull = hull_sentence(trace)
     mix_hint = (
         "Coloured arrows add w·v for each allowed source, tip to tail. "
@@ -213,7 +217,12 @@ def labels(trace: QueryTrace) -> dict[str, dict]:
         ),
         "mix_hint": _said(mix_hint, **hull, output=list(trace.output)),
         "shapes": _said(shapes, d_k=trace.d_k, d_v=trace.d_v),
-        "notation": _said(f"q = [{symbols}]; {keys}", keys=[list(k) for k in trace.keys]),
+        "notation": _said(
+            f"q = [{symbols}]; {keys}"
+            if small
+            else f"q has {trace.d_k} coordinates; the keys are in the table.",
+            keys=[list(k) for k in trace.keys] if small else None,
+        ),
         "python_expected": _said(
             f"attnlab's engine output: {fmt.vector(trace.output)} (rounded to three decimals); "
             "the program prints the same.",

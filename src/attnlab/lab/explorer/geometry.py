@@ -9,8 +9,9 @@ recomputes attention:
 - ``tip_to_tail``: the allowed sources' carries ``w_i v_i`` laid end to end in
   source order; each tip is an ordered partial sum from 0.0, so the last tip is
   the engine's output bit for bit;
-- ``convex_hull``: the hull of the allowed values (the triangle the output can
-  never leave), counter-clockwise, for 2-D values;
+- ``convex_hull``: the hull of the allowed values (the shape the output can
+  never leave: a point, a segment, a triangle for three, a polygon for more),
+  counter-clockwise, for 2-D values;
 - ``pie``: each allowed source's slice as [start, end) fractions of the whole,
   ordered partial sums of the weights;
 - ``plane_view`` / ``score_axis``: the square, equal-unit windows and the score

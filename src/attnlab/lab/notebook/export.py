@@ -98,6 +98,8 @@ def parse(text: str | bytes) -> object:
         doc = json.loads(text)
     except (UnicodeDecodeError, json.JSONDecodeError) as err:
         raise FieldError("text", f"is not JSON ({err})") from None
+    except ValueError:  # Python refuses to read an integer of more than 4,300 digits
+        raise FieldError("text", "holds a number too long to read; no export writes one") from None
     except RecursionError:  # pragma: no cover - json_depth refuses such text first
         raise FieldError("text", "nests too deeply to read") from None
     return doc
@@ -106,6 +108,18 @@ def parse(text: str | bytes) -> object:
 # A string (an unclosed one runs to the end, so a match never fails and the scan stays linear)
 # or a bracket; strings are skipped so that "[[[" inside a label does not count.
 _TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"?|[\[\]{}]', re.DOTALL)
+
+
+def refusal(err: FieldError) -> str:
+    """Why a file was not imported, in words: "it nests 5000 levels deep; ..." or "its example ›
+    values › 2 › 1 must be at most 1,000,000" (places in the file counted from 1)."""
+
+    def place(loc) -> str:
+        if tuple(loc) in (("text",), ()):
+            return "it"
+        return "its " + " › ".join(str(p + 1) if isinstance(p, int) else str(p) for p in loc)
+
+    return err.words(place)
 
 
 def json_depth(text: str | bytes) -> int:
@@ -150,6 +164,13 @@ def _md(text: str) -> str:
     return "".join("\\" + ch if ch in "\\`*_{}[]()#+-.!|<>" else ch for ch in text)
 
 
+def _code(text: str) -> str:
+    """``text`` as a Markdown code span that no backtick inside it can close."""
+    fence = "`" * (max((len(run) for run in re.findall("`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
 def to_markdown(held: Held, study: dict) -> str:
     """Return a readable report: the held example, its numbers and the study history."""
     view = sequence_view(held)
@@ -157,7 +178,7 @@ def to_markdown(held: Held, study: dict) -> str:
     lines = [
         "# Guided attention notebook · study report",
         "",
-        f"Held example `{held.id}` · {_count(len(held.queries), 'query', 'queries')} · "
+        f"Held example {_code(held.id)} · {_count(len(held.queries), 'query', 'queries')} · "
         f"{_count(len(held.labels), 'source', 'sources')}. "
         "Given vectors, not learned meanings. Displayed numbers are rounded to three decimals.",
         "",
@@ -288,7 +309,7 @@ def to_notebook(held: Held) -> nbformat.NotebookNode:
             (
                 "markdown",
                 "# Guided attention notebook · worked study\n\n"
-                f"Held example `{held.id}`: {_count(len(held.labels), 'source', 'sources')} with a key "
+                f"Held example {_code(held.id)}: {_count(len(held.labels), 'source', 'sources')} with a key "
                 f"and a value, and {_count(len(held.queries), 'query', 'queries')}. "
                 "Given vectors, not learned meanings. Every number below is recomputed with "
                 "plain Python floats and left-to-right sums from 0.0, the arithmetic of attnlab's "
@@ -296,7 +317,7 @@ def to_notebook(held: Held) -> nbformat.NotebookNode:
             ),
             (
                 "markdown",
-                f"## The explorer: {held.explorer_label()}\n\n"
+                f"## The explorer: {_md(held.explorer_label())}\n\n"
                 "The same program as the page's *Read the same calculation in Python* panel.",
             ),
             ("code", to_python(trace)),

@@ -27,12 +27,15 @@ import numpy as np
 
 from attnlab.lab import numbers as fmt
 from attnlab.lab.realmodel.kinds import (
+    SCORE_OF,
     SHORT,
+    THRESHOLDS,
     breadth_sentence,
     breadth_words,
     definitions,
     head_profile,
     kind_phrase,
+    layer_profiles,
     profiles,
     rule_sentence,
     shares_sentence,
@@ -198,6 +201,56 @@ def model_view(trace) -> dict:
         "rule": rule_sentence(),
         "heads": heads,
     }
+
+
+def kind_cell(p: dict) -> str:
+    """A head's kind with the score that names it: ``"induction 90%"``, ``"focused 0.42"`` (breadth)."""
+    kind = p["kind"]
+    score = p[SCORE_OF[kind]]
+    return f"{kind} {fmt.rounded(score, 2) if SCORE_OF[kind] == 'breadth' else fmt.percent(score)}"
+
+
+def layer_table(trace, layer: int, first_label: str) -> dict:
+    """The ``attnlab heads`` summary of a layer: ``{"header", "rows", "note"}``, every cell a string.
+
+    ``first_label`` is how the table names token 0 (``"0:[CLS]"``).
+    """
+    header = ["head", "kind (score)", "previous", "first", "induction", "duplicate", "breadth", "KV head"]
+    rows = []
+    for h, p in enumerate(layer_profiles(trace, layer)):
+        d = _displays(p)
+        rows.append(
+            [
+                str(h),
+                kind_cell(p),
+                *(d[f"{k}_display"] for k in ("previous", "first", "induction", "duplicate", "breadth")),
+                str(trace.kv_head(h)),
+            ]
+        )
+    at = {k: fmt.percent(v) for k, v in THRESHOLDS.items()}
+    note = (
+        f"previous = mean share on the token just before; first = mean share on token 0 ({first_label}); "
+        "induction = mean share on the token right after an earlier occurrence of the query's own token, "
+        "over the tokens that repeat one; duplicate = mean share on those earlier occurrences "
+        "(— = no token repeats); breadth = row entropy / uniform entropy. "
+        f"kind: the pattern furthest over its threshold (induction {at['induction']}, previous "
+        f"{at['previous-token']}, duplicate {at['duplicate-token']}, self {at['self']}), else first "
+        f"token at {at['first-token']}, else broad (breadth {fmt.rounded(THRESHOLDS['broad'], 2)} or "
+        "more) or focused. Pick one with --head N."
+    )
+    return {"header": header, "rows": rows, "note": note}
+
+
+def head_table_heading(trace, layer: int, head: int) -> str:
+    """The first line of ``attnlab heads --head N``: the head, its kind sentence, how to read the table."""
+    p = head_profile(trace.weights[layer, head], trace.allowed, trace.ids)
+    shared = f" (shares KV head {trace.kv_head(head)})" if len(trace.kv_groups) < trace.n_head else ""
+    sentence = p["sentence"]["text"]
+    return (
+        f"head {head} of 0..{trace.n_head - 1}{shared}: {sentence[0].lower()}{sentence[1:]} "
+        "Row = query token, column = key token, share of its attention"
+        + (" (a causal model: '.' = a later token it may not see)." if trace.causal else ".")
+    )
 
 
 def named_caption(layer_name: str, head_name: str) -> str:

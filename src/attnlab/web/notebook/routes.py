@@ -226,7 +226,7 @@ def post_import(body: ImportRequest) -> dict:
     try:
         held, study = export.read(body.text)
     except FieldError as err:  # wherever in the file, for the request it is the text that is refused
-        raise ImportRefused("text", f"Import refused: {err}") from None
+        raise ImportRefused("text", f"was not imported: {export.refusal(err)}") from None
     view = sequence_view(held)
     if study is not None:
         view = {**view, "study": study, "history": hist.history(study)}

@@ -1,5 +1,5 @@
 // Step 3, Mix: the value plane with the values, the hull of the allowed
-// values (the triangle o can never leave), the carries w·v added tip to tail
+// values (the convex hull o can never leave), the carries w·v added tip to tail
 // and the output o. All positions come from the server (geometry.arrows,
 // geometry.hull, trace.output); this module only draws them.
 

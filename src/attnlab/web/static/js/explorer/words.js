@@ -1,5 +1,5 @@
 // "Read the same calculation": the Match / Share / Mix paragraphs, written
-// by the server (attnlab.lab.words) with the live numbers.
+// by the server (lab/explorer/words.py) with the live numbers.
 
 import { text } from "../shared/dom.js";
 

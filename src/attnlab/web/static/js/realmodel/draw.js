@@ -65,6 +65,17 @@ export function markToken(box, focus) {
 }
 
 /**
+ * The px per cell (at most CELL_MAX, fractional below 1 for long texts: the cells are then one
+ * image) at which `n` cells and the labels fit the width of the heatmap's box (.rm-pictures),
+ * so the "fit" heatmap never draws larger than its box; about 520 px of cells where it is wider.
+ */
+function fitCell(svg, n) {
+  const box = svg.closest(".rm-pictures");
+  const room = box && box.clientWidth > 0 ? box.clientWidth - 2 : Infinity; // 2: the svg's border
+  return Math.min(CELL_MAX, Math.floor((Math.min(520, room - LABEL_W - 40) / n) * 100) / 100);
+}
+
+/**
  * Draw one head's weights as a grid: row = query, column = key.
  * @param {SVGSVGElement} svg
  * @param {{labels: string[], head: object, focus: number|null, caption: string, zoom: number}} opts
@@ -73,8 +84,8 @@ export function markToken(box, focus) {
  */
 export function drawHeatmap(svg, { labels, head, focus, caption, zoom = 0 }) {
   const n = labels.length;
-  // zoom: px per cell the learner picked (0 = fit the text in about 520 px)
-  const cell = zoom > 0 ? zoom : Math.max(6, Math.min(CELL_MAX, Math.floor(520 / n)));
+  // zoom: px per cell the learner picked (0 = fit: about 520 px of cells, less where the box is narrower)
+  const cell = zoom > 0 ? zoom : fitCell(svg, n);
   const width = LABEL_W + n * cell + 40; // room for the last key label, rotated
   const height = LABEL_H + n * cell + 4;
   svg.setAttribute("viewBox", `0 0 ${width} ${height}`);

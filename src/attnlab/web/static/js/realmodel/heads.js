@@ -29,8 +29,7 @@ export function drawHeads(box, { heads, image, kvGroups, selected, onPick }) {
     h("button", {
       type: "button", class: ["rm-head-button", hd.head === selected && "is-selected"],
       "data-head": hd.head, "aria-pressed": hd.head === selected ? "true" : "false",
-      "aria-label": `Head ${hd.head}: ${hd.kind} head; previous token ${hd.previous_display}, `
-        + `first token ${hd.first_display}, breadth ${hd.breadth_display}`,
+      "aria-label": hd.button_label, title: hd.button_label,
       onclick: () => onPick(hd.head),
     },
     miniHeatmap(image(hd)),

@@ -16,6 +16,7 @@ import { setupNeuron } from "./neuron.js";
 import { setupJourney } from "./journey.js";
 import { drawHeads, drawRow, markHead, rowPending } from "./heads.js";
 import { setupCellTip } from "./tip.js";
+import { setupProbe } from "./probe.js";
 
 const POLL_MS = 150;
 
@@ -233,6 +234,7 @@ async function init() {
     if (event.key === "Enter" && !event.shiftKey) { event.preventDefault(); start(); }
   });
   els.run.addEventListener("click", start);
+  setupProbe(els.text, start, showError);
   modelView = setupModelView((layer, hd) => {
     state.layer = layer;
     els.layer.value = String(layer);

@@ -1,8 +1,9 @@
 // The model view (BertViz's, in small multiples): every layer x head of the
-// trace at once, each thumbnail labelled with its kind. The server bins long
-// texts into at most 32 x 32 blocks (GET /api/models/jobs/{id}/model-view,
-// a block = its largest share); hovering or focusing a token highlights its
-// bin, as a row (its query) and a column (its key), in every thumbnail.
+// trace at once, each thumbnail labelled with its kind, its scores on hover.
+// The server bins long texts into at most 32 x 32 blocks (GET
+// /api/models/jobs/{id}/model-view, a block = its largest share) and writes
+// every label, title and definition; hovering or focusing a token highlights
+// its bin, as a row (its query) and a column (its key), in every thumbnail.
 import { byId, fill, h, s } from "../shared/dom.js";
 import { getJson } from "./api.js";
 import { sharesImage } from "./ink.js";
@@ -26,7 +27,7 @@ export function setupModelView(onOpen) {
     return h("button", {
       type: "button", class: "rm-thumb", tabindex: "-1",
       "data-layer": hd.layer, "data-head": hd.head, "aria-pressed": "false",
-      "aria-label": `Layer ${hd.layer}, head ${hd.head}: ${hd.label}`,
+      "aria-label": hd.title, title: hd.title,
       onclick: () => onOpen(hd.layer, hd.head),
       onkeydown: (event) => move(event, hd),
     },
@@ -35,7 +36,7 @@ export function setupModelView(onOpen) {
       s("rect", { class: "rm-thumb-row", x: 0, y: 0, width: THUMB, height: cell, visibility: "hidden" }),
       s("rect", { class: "rm-thumb-col", x: 0, y: 0, width: cell, height: THUMB, visibility: "hidden" }),
       s("rect", { class: "rm-mini-frame", x: 0, y: 0, width: THUMB, height: THUMB })),
-    h("span", { class: "rm-thumb-label" }, hd.label.replace(/^L\d+ /, "")));
+    h("span", { class: "rm-thumb-label" }, hd.thumb_text));
   }
 
   // arrow keys move through the grid (one tab stop for the whole grid)
@@ -62,8 +63,10 @@ export function setupModelView(onOpen) {
       }
       fill(grid, rows);
       grid.querySelector(".rm-thumb")?.setAttribute("tabindex", "0");
-      byId("rm-model-kinds").replaceChildren(...Object.entries(view.kinds).map(([kind, words]) =>
-        h("li", {}, h("strong", {}, kind), `: ${words}`)));
+      // the legend: each kind's definition and threshold, then the rule that picks one name
+      byId("rm-model-kinds").replaceChildren(
+        ...view.kinds.map((d) => h("li", { "data-kind": d.kind }, h("strong", {}, d.name), ": ", d.text)),
+        h("li", { class: "rm-model-rule" }, view.rule.text));
       panel.hidden = false;
       return view;
     },

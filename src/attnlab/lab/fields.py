@@ -1,0 +1,296 @@
+"""The page's name for each field a request carries, and an error said in those words.
+
+An API error keeps its location machine-readable (``["body", "values", 1, 1]``)
+and its problem apart (``must be at most 1,000,000``, never naming the field);
+:func:`error_words` joins them into the sentence the page shows next to the
+control: ``Source B · value y must be at most 1,000,000``. The names follow the
+page's own controls, per request shape (:func:`shape_of_route`):
+
+- ``explorer`` (``/api/trace``): sources by their names (A, B, C… as the page
+  labels them, or the learner's own), coordinates x and y;
+- ``held`` (``/api/state``, ``/api/notebook/…``): the held example's tokens, the
+  explorer row's query, the edits the page sends for its fields;
+- ``block`` (``/api/block…``): each matrix as its editor lists it, row and column;
+- ``realmodel`` (``/api/models…``): the view's controls (Text, Top-k, Temperature…).
+
+A location the page has no control for is written plainly (``Study record ·
+item 2 · kind``): never a bracketed path or an internal name.
+"""
+
+from __future__ import annotations
+
+import re
+
+from attnlab.engine.errors import Loc, describe
+
+SOURCE_NAMES = "ABCDEFGH"  # the page's names for an own example's sources, in order
+HEADS = ("body", "query", "path")  # where FastAPI says a field came from
+
+
+def _axis(j: object) -> str:
+    return {0: "x", 1: "y"}.get(j, f"coordinate {j + 1}" if isinstance(j, int) else str(j))
+
+
+def _ordinal_item(i: int) -> str:
+    return f"item {i + 1}"
+
+
+# plain words for names a request uses; anything else is written with its underscores as spaces
+WORDS = {
+    # real model view: its controls' labels
+    "text": "Text",
+    "prompt": "Text to continue",
+    "model": "Model",
+    "temperature": "Temperature",
+    "top_k": "Top-k",
+    "top_p": "Top-p",
+    "max_new_tokens": "New tokens",
+    "seed": "Seed",
+    "chat": "Ask it as a chat message",
+    "layer": "Layer",
+    "head": "Head",
+    "index": "Token",
+    "position": "Position",
+    "query": "Query token",
+    "key": "Key token",
+    "top": "Number of tokens shown",
+    "job_id": "This trace",
+    "details": "Details",
+    "packed": "Packed",
+    # practice and the study record
+    "challenge": "Challenge",
+    "response": "Your answer",
+    "action": "Action",
+    "study": "Study record",
+    "before": "help before a challenge",
+    "challenges": "challenges",
+    "attempts": "attempts",
+    "attempt": "attempt",
+    "current": "current attempt",
+    "active": "active challenge",
+    "feedback": "feedback",
+    "met": "met",
+    "words": "words",
+    "help": "help",
+    "checks": "checks",
+    "answer": "answer",
+    "kind": "kind",
+    "detail": "detail",
+    "version": "version",
+    "load": "load",
+    "format": "Format",
+    # the held example and its edits
+    "held": "Held example",
+    "id": "Example name",
+    "row": "Explorer row",
+    "masked": "Mask on",
+    "mask": "Mask",
+    "edit": "Edit",
+    "edits": "Edit",
+    "source": "Source",
+    "coord": "Coordinate",
+    "allowed": "Allowed",
+    "example": "Example",
+    # the block
+    "norm": "Norm placement",
+    "positions": "Positions",
+    "heads_on": "Heads on",
+    "block": "Block",
+    "weights": "Weights",
+}
+
+# the block editor's matrices, as its picker lists them (path inside the request -> label)
+BLOCK_MATRICES = {
+    ("x",): "X (inputs)",
+    ("weights", "heads", 0, "w_q"): "W_Q¹",
+    ("weights", "heads", 0, "w_k"): "W_K¹",
+    ("weights", "heads", 0, "w_v"): "W_V¹",
+    ("weights", "heads", 1, "w_q"): "W_Q²",
+    ("weights", "heads", 1, "w_k"): "W_K²",
+    ("weights", "heads", 1, "w_v"): "W_V²",
+    ("weights", "w_o"): "W_O",
+    ("weights", "norm_1", "gamma"): "LN₁ γ",
+    ("weights", "norm_1", "beta"): "LN₁ β",
+    ("weights", "norm_2", "gamma"): "LN₂ γ",
+    ("weights", "norm_2", "beta"): "LN₂ β",
+    ("weights", "w_1"): "W_1",
+    ("weights", "b_1"): "b_1",
+    ("weights", "w_2"): "W_2",
+    ("weights", "b_2"): "b_2",
+}
+
+
+def shape_of_route(path: str) -> str:
+    """The request shape a route takes, from its URL path."""
+    if path.startswith("/api/trace"):
+        return "explorer"
+    if path.startswith("/api/block"):
+        return "block"
+    if path.startswith("/api/models"):
+        return "realmodel"
+    if path.startswith("/api/notebook/import"):
+        return "import"
+    return "held"  # /api/state, /api/notebook/*
+
+
+def _word(part: str | int) -> str:
+    if isinstance(part, int):
+        return _ordinal_item(part)
+    return WORDS.get(part, str(part).replace("_", " "))
+
+
+def _plain(parts: Loc) -> str:
+    """A location no control names, in plain words: ``Study record · help before a challenge · item 1``."""
+    if not parts:
+        return "The request"
+    words = [_word(p) for p in parts]
+    text = " · ".join(words)
+    return text[:1].upper() + text[1:]
+
+
+def _labels(body: object, *path: str) -> list[str] | None:
+    node = body
+    for key in path:
+        node = node.get(key) if isinstance(node, dict) else None
+    if isinstance(node, list) and all(isinstance(x, str) and x.strip() for x in node):
+        return node
+    return None
+
+
+def _source(i: object, labels: list[str] | None) -> str:
+    if not isinstance(i, int):
+        return "Source"
+    if labels is not None and i < len(labels) and len(set(labels)) == len(labels):
+        return f"Source {labels[i]}"
+    return f"Source {SOURCE_NAMES[i]}" if i < len(SOURCE_NAMES) else f"Source {i + 1}"
+
+
+def _explorer(parts: Loc, body: object) -> str | None:
+    """Names in an explorer state ``{q, keys, values, labels, allowed, scale}``."""
+    labels = _labels(body, "labels")
+    head, rest = parts[0], parts[1:]
+    if head == "q":
+        return "Query q" + (f" · {_axis(rest[0])}" if rest else "")
+    if head in ("keys", "values"):
+        kind = "key" if head == "keys" else "value"
+        if not rest:
+            return kind.capitalize() + "s"
+        return f"{_source(rest[0], labels)} · {kind}" + (f" {_axis(rest[1])}" if len(rest) > 1 else "")
+    if head == "labels":
+        return f"Source {rest[0] + 1} · name" if rest and isinstance(rest[0], int) else "Names"
+    if head == "allowed":
+        return f"{_source(rest[0], labels)} · allowed" if rest else "Allowed sources"
+    if head == "scale":
+        return "Scale"
+    return None
+
+
+def _edit_body(body: object, head: str, rest: Loc) -> dict:
+    node = body.get(head) if isinstance(body, dict) else None
+    if head == "edits":
+        i = rest[0] if rest else None
+        node = node[i] if isinstance(node, list) and isinstance(i, int) and i < len(node) else None
+    return node if isinstance(node, dict) else {}
+
+
+def _held(parts: Loc, body: object) -> str | None:
+    """Names in a held example (``held.*``) and the edits the page sends (``edit.*``, ``edits[i].*``).
+
+    The held example's sources are named as the page labels them; row r's query is
+    ``Query q`` for an example of one query and ``Query A`` (row A's) in a sequence.
+    """
+    held = body.get("held") if isinstance(body, dict) else None
+    labels = _labels(body, "held", "labels")
+    one_query = isinstance(held, dict) and isinstance(held.get("queries"), list) and len(held["queries"]) == 1
+    head, rest = parts[0], parts[1:]
+    if head == "held" and rest:
+        sub, more = rest[0], rest[1:]
+        if sub == "queries":
+            if not more:
+                return "Queries"
+            who = "q" if one_query else _source(more[0], labels).removeprefix("Source ")
+            return f"Query {who}" + (f" · {_axis(more[1])}" if len(more) > 1 else "")
+        if sub in ("keys", "values", "labels", "scale"):
+            return _explorer((sub, *more), {"labels": labels})
+        if sub == "mask" and more:
+            row = "Mask" if one_query else f"Mask · row {_source(more[0], labels).removeprefix('Source ')}"
+            return row + (f" · {_source(more[1], labels)}" if len(more) > 1 else "")
+        return None
+    if head in ("edit", "edits"):
+        edit = _edit_body(body, head, rest)
+        at = rest[1:] if head == "edits" and rest and isinstance(rest[0], int) else rest
+        if not at:
+            return None
+        if at[0] == "q":
+            return "Query q" + (f" · {_axis(at[1])}" if len(at) > 1 else "")
+        if at[0] == "values" and len(at) > 1:
+            return _explorer(("values", *at[1:]), {"labels": labels})
+        if at[0] == "x" and isinstance(edit.get("source"), int):
+            return f"{_source(edit['source'], labels)} · value" + (
+                f" {_axis(edit['coord'])}" if isinstance(edit.get("coord"), int) else ""
+            )
+        return None
+    return None
+
+
+def _block(parts: Loc, body: object) -> str | None:
+    """Names in a block request, as the block editor lists its matrices (row and column from 1)."""
+    if parts[0] == "block":
+        parts = parts[1:]
+        if not parts:
+            return "Block"
+    for path, label in BLOCK_MATRICES.items():
+        n = len(path)
+        if parts[:n] == path:
+            cells = parts[n:]
+            if len(cells) == 2:
+                return f"{label} · row {cells[0] + 1}, column {cells[1] + 1}"
+            if len(cells) == 1:
+                cell = cells[0] + 1 if isinstance(cells[0], int) else _word(cells[0])
+                return f"{label} · {cell}"
+            return label if not cells else None
+    if parts[0] == "heads_on" and len(parts) == 2 and isinstance(parts[1], int):
+        return f"Head {parts[1] + 1} on"
+    if parts[0] == "weights" and len(parts) > 2 and parts[1] == "heads" and isinstance(parts[2], int):
+        return f"Head {parts[2] + 1} weights" + "".join(f" · {_word(p)}" for p in parts[3:])
+    return None
+
+
+def page_name(loc: Loc, *, shape: str = "explorer", body: object = None) -> str:
+    """The page's words for the field at API location ``loc`` (``("body", "values", 1, 1)``).
+
+    ``shape`` is the request's (:func:`shape_of_route`); ``body`` the request as sent,
+    for the names the learner gave (an own example's source names).
+    """
+    parts = tuple(loc)
+    if parts and parts[0] in HEADS:
+        parts = parts[1:]
+    if not parts:
+        return "The request"
+    if shape == "import" and parts == ("text",):
+        return "The file"
+    named = {"explorer": _explorer, "held": _held, "block": _block}.get(shape)
+    found = named(parts, body) if named else None
+    return found or _plain(parts)
+
+
+def error_words(loc: Loc, problem: str, refs: dict[str, Loc] | None = None, *,
+                shape: str = "explorer", body: object = None) -> str:
+    """The sentence the page shows: the field in its words, then the problem (``refs`` named too).
+
+    ``loc`` and ``refs`` are API locations (under ``body``); a ref may also be
+    relative to the same request.
+    """
+    return describe(tuple(loc), problem, refs, lambda at: page_name(at, shape=shape, body=body))
+
+
+# --- checks the tests use -----------------------------------------------------------
+
+INDEX_PATH = re.compile(r"\w\[\d+\]")  # values[1][1]
+SNAKE = re.compile(r"\b[a-z]{2,}(?:_[a-z0-9]+)+\b")  # top_k, norm_1, max_new_tokens (not b_1, W_Q)
+
+
+def plain(text: str) -> bool:
+    """True when ``text`` names no field as code would: no ``x[0][0]``, no ``top_k``, no ``query.top_k``."""
+    dotted = re.search(r"\b[a-z]+\.[a-z_]+\b", text)  # query.top_k
+    return not INDEX_PATH.search(text) and not SNAKE.search(text) and not dotted

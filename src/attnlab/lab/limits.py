@@ -1,0 +1,56 @@
+"""The lab's limits, declared once: what a learner may type, and what the page is told.
+
+The engine's own numerics limits (``MAX_DIM``, ``MAX_LABEL_LENGTH``, the array
+engine's ``MAX_SOURCES``) stay in ``attnlab.engine.single``; these are the
+lab's teaching limits on top of them. The request schemas, the lab's
+validators and the page (``GET /api/limits``, :func:`page_limits`) all read
+them from here, so a limit changes in one line.
+"""
+
+from __future__ import annotations
+
+from attnlab.engine.single import MAX_DIM, MAX_LABEL_LENGTH
+
+# the explorer and the held example: every coordinate within ±1,000,000, what the planes can draw
+MAX_MAGNITUDE = 1e6
+# an own example: 1 to 8 sources (eight source colours), each named by at most MAX_LABEL_LENGTH characters
+MIN_SOURCES = 1
+MAX_SOURCES = 8
+# the block: every number of X and the weights within ±1,000
+BLOCK_MAX_MAGNITUDE = 1000.0
+# the Real model view: a text's cap in the model's own tokens (each model may say its own), and in characters
+MAX_TOKENS = 256
+MAX_CHARS = 2000
+# its next-token controls and "Continue the text"
+TEMPERATURE_MIN = 0.0
+TEMPERATURE_MAX = 5.0
+TOP_K_MAX = 49_152  # SmolLM2's vocabulary: a larger k keeps every token; 0 is off
+TOP_P_MAX = 1.0  # top-p is more than 0 and at most 1
+MAX_NEW_TOKENS = 64
+
+
+def bound(limit: float) -> str:
+    """Write a limit as a problem states it: ``1,000,000``, ``-1,000``, ``0.05``, ``5``."""
+    x = float(limit)
+    if x == int(x) and abs(x) < 1e15:
+        return f"{int(x):,}" if abs(x) >= 1000 else str(int(x))
+    return repr(x)
+
+
+def page_limits() -> dict:
+    """The limits the page enforces before it asks (``GET /api/limits``)."""
+    return {
+        "max_magnitude": MAX_MAGNITUDE,
+        "min_sources": MIN_SOURCES,
+        "max_sources": MAX_SOURCES,
+        "max_dim": MAX_DIM,
+        "max_label_length": MAX_LABEL_LENGTH,
+        "block_max_magnitude": BLOCK_MAX_MAGNITUDE,
+        "max_tokens": MAX_TOKENS,
+        "max_chars": MAX_CHARS,
+        "temperature_min": TEMPERATURE_MIN,
+        "temperature_max": TEMPERATURE_MAX,
+        "top_k_max": TOP_K_MAX,
+        "top_p_max": TOP_P_MAX,
+        "max_new_tokens": MAX_NEW_TOKENS,
+    }

@@ -1,0 +1,73 @@
+"""One token's journey in words: each block's numbers rounded for reading, the plots' names, the title.
+
+``journey_display(blocks, label=..., norm=..., placement=...)`` takes the numeric
+blocks of :func:`attnlab.models.journey.token_journey` and adds, per block, the
+rounded strings (``display``) and each bar's readout (``says``: "block 3:
+attention adds 1.25"), and for the view its title and the sentence on its norms.
+"""
+
+from __future__ import annotations
+
+from attnlab.lab import numbers as fmt
+from attnlab.lab.said import said
+
+NORMS = ("resid_in", "attn", "mlp", "resid_out")
+SERIES = {"resid_in": "residual in", "attn": "attention adds", "mlp": "MLP adds", "resid_out": "residual out"}
+STAT_NAMES = {"mean": "mean", "rms": "rms", "max_abs": "max |x|"}
+NORM_NAMES = {"norm_1": "first norm", "norm_2": "second norm"}
+
+
+def _stats(stats: dict, layer: int, name: str) -> dict:
+    display = {k: fmt.rounded(stats[k]) for k in STAT_NAMES}
+    says = {
+        k: f"block {layer}: {NORM_NAMES[name]} {STAT_NAMES[k]} = {display[k]} "
+        f"(exactly {fmt.precise(stats[k])})"
+        for k in STAT_NAMES
+    }
+    return {**stats, "display": display, "says": says}
+
+
+def journey_display(blocks: list[dict], *, label: str, norm: str, placement: str) -> dict:
+    """The journey's strings for token ``label``: ``norm`` "rms" or "layer", ``placement`` "pre" or "post"."""
+    shown = []
+    for b in blocks:
+        layer = b["layer"]
+        display = {k: fmt.rounded(b[k]) for k in NORMS}
+        says = {k: f"block {layer}: {SERIES[k]} {display[k]}" for k in NORMS}
+        norms = {n: _stats(b[n], layer, n) for n in NORM_NAMES}
+        for n in NORM_NAMES:
+            says[n] = f"block {layer}: {NORM_NAMES[n]}: rms of its input {norms[n]['display']['rms']}"
+        units = [{**u, "value_display": fmt.rounded(u["value"]),
+                  "says": f"block {layer}: MLP unit {u['unit']} = {fmt.rounded(u['value'])} "
+                          f"(exactly {fmt.precise(u['value'])})"}
+                 for u in b["mlp_top"]]  # fmt: skip
+        shown.append({**b, **norms, "mlp_top": units, "display": display, "says": says})
+    where = "before" if placement == "pre" else "after"
+    return {
+        "title": f"Token {label} through {len(blocks)} blocks",
+        "lede": said(
+            f"These are the lengths (L2 norms) of this token's vectors, and the model uses {norm} norm, "
+            f"placed {where} each sublayer.",
+            norm=norm,
+            placement=placement,
+        ),
+        "series": [{"name": k, "words": SERIES[k], "label": f"{SERIES[k]}, block by block"} for k in NORMS]
+        + [
+            {
+                "name": n,
+                "words": f"{NORM_NAMES[n]}: rms of its input",
+                "label": f"{NORM_NAMES[n]}: rms of its input, block by block",
+            }
+            for n in NORM_NAMES
+        ],  # fmt: skip
+        "columns": [
+            "block",
+            "first norm: mean / rms / max |x|",
+            "second norm: mean / rms / max |x|",
+            "strongest MLP units (unit: value)",
+        ],  # fmt: skip
+        "readout": "Hover or focus a bar for its number.",
+        "table_label": "Block by block",
+        "more": "Every block's norm statistics and strongest MLP units",
+        "blocks": shown,
+    }

@@ -1,0 +1,364 @@
+"""Every sentence the explorer shows carries its claims, and every claim holds for the numbers.
+
+Own examples of 1 to 8 sources, any scale (within the lab's limits), masks
+(some sources blocked; none allowed is refused) and ties. Each claim is checked
+against the trace's numbers, recomputed here where that is cheap, and each
+sentence is checked to say what its claims say (the rounded figures in it).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from attnlab.engine.errors import FieldError
+from attnlab.engine.single import QueryTrace, ordered_sum, trace_query
+from attnlab.lab import numbers as fmt
+from attnlab.lab.explorer.challenge import THRESHOLD, check
+from attnlab.lab.explorer.display import labels
+from attnlab.lab.explorer.words import explain
+from attnlab.lab.notebook.stepper import steps
+
+# small integers give ties; the floats give everything else
+coordinate = st.one_of(st.integers(-3, 3).map(float), st.floats(-50, 50, allow_nan=False))
+point = st.tuples(coordinate, coordinate)
+scale = st.one_of(st.none(), st.floats(1e-3, 10.0), st.sampled_from([0.5, 1.0, 1 / math.sqrt(2)]))
+
+
+# exact checks, no timing: a slow machine must not fail them
+claims_settings = settings(max_examples=150, deadline=None)
+
+
+@st.composite
+def examples(draw) -> QueryTrace:
+    n = draw(st.integers(1, 8))
+    keys = draw(st.lists(point, min_size=n, max_size=n))
+    values = draw(st.lists(point, min_size=n, max_size=n))
+    allowed = draw(st.lists(st.booleans(), min_size=n, max_size=n).filter(any))
+    return trace_query(draw(point), keys, values, allowed=allowed, scale=draw(scale))
+
+
+# --- plain words and whole sentences ------------------------------------------------
+
+STRAY_START = re.compile(r"^[=;:,.)\]·\-–—]")
+GLUED = re.compile(r"[a-z%)\]][.!?][A-Z]")  # "numbers.The next": two sentences glued together
+INTERNAL = re.compile(
+    r"[a-z]\[\d+\]\[\d+\]"  # x[0][0]
+    r"|\b[a-z]{2,}_[a-z0-9]+\b|\b[a-z]_[a-z]{2,}\b"  # top_k, norm_1, worked_labels (d_k is notation)
+    r"|\b[a-z_]+\.[a-z_]{2,}\b"  # query.top_k, norm_1.var
+)
+
+
+def assert_plain(text: str, *, sentence: bool = True) -> None:
+    assert text == text.strip() and "  " not in text, repr(text)
+    assert not STRAY_START.match(text), f"starts with stray punctuation: {text!r}"
+    assert not GLUED.search(text), f"two sentences glued together: {text!r}"
+    assert not INTERNAL.search(text), f"an internal name: {text!r}"
+    if sentence:
+        assert text[-1] in ".?", f"a sentence split across pieces: {text!r}"
+
+
+def shown_strings(t: QueryTrace) -> list[tuple[str, bool]]:
+    """(text, is a whole sentence) for every string the explorer and the stepper show for ``t``."""
+    words = explain(t)
+    said = labels(t)
+    state = check(t)
+    out = [(words.summary, True), (words.match, True), (words.share, True), (words.mix, True)]
+    out += [(state.goal, True), (state.status, True)]
+    out += [(v["text"], k in SENTENCES) for k, v in said.items() if k != "score_code"]
+    for step in steps(t):
+        out += [(step["question"], True), (step["explanation"], True), (step["notation"], True)]
+        out += [(step["title"], False), (step["table"]["caption"], False)]
+    return out
+
+
+SENTENCES = {"scale_note", "mix_hint", "shapes", "python_expected", "own_row_label", "own_row"}
+
+
+@claims_settings
+@given(examples())
+def test_every_shown_string_is_plain_and_whole(t):
+    for text, sentence in shown_strings(t):
+        assert_plain(text, sentence=sentence)
+
+
+# --- the summary --------------------------------------------------------------------
+
+
+def allowed_scores(t: QueryTrace) -> dict[str, float]:
+    return {t.labels[i]: t.scores[i] for i in t.allowed_indices}
+
+
+@claims_settings
+@given(examples())
+def test_summary_claims_hold(t):
+    words = explain(t)
+    c = words.claims["summary"]
+    weight = dict(zip(t.labels, t.weights))
+    assert c["allowed"] == [t.labels[i] for i in t.allowed_indices]
+    assert c["blocked"] == [t.labels[i] for i in t.blocked]
+    assert c["output"] == list(t.output)
+    assert words.summary.endswith(f"Output o = {fmt.vector(t.output)}.")
+    for label in c["blocked"]:
+        assert weight[label] == 0.0 and label in words.summary
+    assert ("blocked by the mask" in words.summary) == bool(c["blocked"])
+    if "only" in c:
+        (i,) = t.allowed_indices
+        assert c["only"] == t.labels[i] and t.weights[i] == 1.0
+        assert list(t.output) == list(t.values[i])  # "the output is its value"
+        return
+    scores = allowed_scores(t)
+    top = max(scores.values())
+    assert c["top_score"] == top
+    assert c["top"] == [label for label in sorted(scores, key=lambda x: -scores[x]) if scores[label] == top]
+    assert f"(score {fmt.rounded(top)})" in words.summary
+    assert c["shares"] == {label: weight[label] for label in c["shares"]}
+    assert set(c["shares"]) == set(scores)
+    for a in c["top"]:  # equal scores take equal shares
+        assert weight[a] == weight[c["top"][0]]
+    listed = [scores[label] for label in c["order"]]
+    assert listed == sorted(listed, reverse=True) and top not in listed
+    assert c["equal"] == (len(c["top"]) == len(scores))
+    if c["equal"]:
+        assert "share the attention equally" in words.summary
+        assert f"({fmt.percent(weight[c['top'][0]])} each)" in words.summary
+    else:
+        assert f"{fmt.percent(weight[c['top'][0]])} of the attention" in words.summary
+        for label in c["order"]:
+            assert f"{label} gets {fmt.percent(weight[label])}" in words.summary
+    assert c["underflowed"] == [t.labels[i] for i in t.allowed_indices if t.weights[i] == 0.0]
+    assert ("underflow" in words.summary) == bool(c["underflowed"])
+
+
+# --- Match, Share, Mix --------------------------------------------------------------
+
+
+def applied(scale: dict, dot: float) -> float:
+    return dot / scale["by"] if scale["op"] == "divide" else dot * scale["by"]
+
+
+@claims_settings
+@given(examples())
+def test_match_claims_hold(t):
+    words = explain(t)
+    c = words.claims["match"]
+    assert c["dots"] == [ordered_sum(a * b for a, b in zip(t.q, k)) for k in t.keys]
+    assert c["scores"] == [applied(c["scale"], d) for d in c["dots"]] == list(t.scores)
+    if t.scale is None:
+        assert c["scale"] == {"op": "divide", "by": math.sqrt(t.d_k), "d_k": t.d_k, "shown": f"√{t.d_k}"}
+        assert f"Divide by √{t.d_k}, the square root of the key width," in words.match
+    else:
+        assert c["scale"]["op"] == "multiply" and c["scale"]["by"] == t.scale
+        assert f"Multiply by the scale {fmt.rounded(t.scale)} to get" in words.match
+        assert "Divide" not in words.match
+    assert f"to get {fmt.vector(t.scores)}." in words.match
+    assert f"Their dot products are {fmt.vector(t.dots)}." in words.match
+    assert c["blocked"] == [t.labels[i] for i in t.blocked]
+
+
+@claims_settings
+@given(examples())
+def test_share_claims_hold(t):
+    words = explain(t)
+    c = words.claims["share"]
+    assert c["weights"] == list(t.weights)
+    assert abs(math.fsum(t.weights) - c["sum"]) <= 1e-12 * len(t.weights)
+    assert all(t.weights[i] == 0.0 for i in t.blocked)
+    allowed = t.allowed_indices
+    if c["monotone"]:  # "a higher score never gets a smaller share"
+        assert "never gets a smaller share" in words.share
+        for i in allowed:
+            for j in allowed:
+                if t.scores[i] > t.scores[j]:
+                    assert t.weights[i] >= t.weights[j]
+    else:
+        (i,) = allowed
+        assert c["single"] == t.labels[i] and t.weights[i] == 1.0
+        assert "that source takes all the weight" in words.share
+    assert c["underflowed"] == [t.labels[i] for i in allowed if t.weights[i] == 0.0]
+    assert f"are {fmt.vector(t.weights)}." in words.share
+
+
+@claims_settings
+@given(examples(), st.lists(point, min_size=8, max_size=8))
+def test_mix_claims_hold(t, other_values):
+    words = explain(t)
+    c = words.claims["mix"]
+    assert c["output"] == list(t.output)
+    assert f"The output is {fmt.vector(t.output)}." in words.mix
+    assert c["weights_ignore_values"] is True  # the values do not move the weights
+    moved = trace_query(t.q, t.keys, other_values[: t.n_sources], allowed=t.allowed, scale=t.scale)
+    assert moved.weights == t.weights
+
+
+# --- the labels: the scale's one meaning, the hull -------------------------------------
+
+
+@claims_settings
+@given(examples())
+def test_every_scale_label_says_what_is_computed(t):
+    said = labels(t)
+    for name in ("score_header", "score_title", "score_formula", "score_code", "scale_note"):
+        c = said[name]["claims"]["scale"]
+        assert [applied(c, d) for d in t.dots] == list(t.scores), name
+        text = said[name]["text"]
+        if t.scale is None:
+            assert c["op"] == "divide" and ("×" not in text and "multipl" not in text), text
+        else:
+            assert c["op"] == "multiply" and "/" not in text.replace("/ sqrt", ""), text
+            assert "divides" not in text and "√" not in text, text
+    if t.scale is None:
+        assert said["score_header"]["text"] == f"Score q·k / √{t.d_k}"
+        assert said["score_title"]["text"] == f"Scaled scores · s = q·k / √{t.d_k}"
+    else:
+        assert said["score_header"]["text"] == f"Score q·k × {fmt.rounded(t.scale)}"
+        assert said["score_title"]["text"] == f"Scaled scores · s = q·k × {fmt.rounded(t.scale)}"
+
+
+def inside(point, hull, tol) -> bool:
+    """Is ``point`` in the closed convex polygon ``hull`` (counter-clockwise), within ``tol``?"""
+    if len(hull) == 1:
+        return math.dist(point, hull[0]) <= tol
+    if len(hull) == 2:
+        (ax, ay), (bx, by) = hull
+        px, py = point
+        dx, dy = bx - ax, by - ay
+        f = max(0.0, min(1.0, ((px - ax) * dx + (py - ay) * dy) / (dx * dx + dy * dy)))
+        return math.dist(point, (ax + f * dx, ay + f * dy)) <= tol
+    for (ax, ay), (bx, by) in zip(hull, hull[1:] + hull[:1]):
+        edge = math.hypot(bx - ax, by - ay)
+        if (bx - ax) * (point[1] - ay) - (by - ay) * (point[0] - ax) < -tol * edge:
+            return False
+    return True
+
+
+@claims_settings
+@given(examples())
+def test_the_mix_hint_names_the_shape_the_output_stays_in(t):
+    hint = labels(t)["mix_hint"]
+    c, text = hint["claims"], hint["text"]
+    n = len(t.allowed_indices)
+    assert c["allowed"] == n and c["output"] == list(t.output)
+    assert ("triangle" in text) == (c["shape"] == "triangle")
+    if c["shape"] == "triangle":
+        assert n == 3 and len(c["hull"]) == 3
+    expected = {1: "point", 2: "segment"}.get(len(c["hull"]), "triangle" if n == 3 else "hull")
+    assert c["shape"] == ("point" if n == 1 else "same-point" if len(c["hull"]) == 1 else expected)
+    assert ("convex hull (the shaded shape)" in text) == (c["shape"] == "hull")
+    scale_of = max([1.0, *(abs(x) for v in t.values for x in v)])
+    assert inside(t.output, c["hull"], 1e-9 * scale_of), (t.output, c["hull"])
+
+
+@pytest.mark.parametrize(
+    ("n", "words"),
+    [
+        (1, "With one allowed value, the output is that value itself."),
+        (2, "The output can never leave the segment between the two allowed values."),
+        (3, "The output can never leave the shaded triangle of the three allowed values."),
+        (4, "The output can never leave the convex hull (the shaded shape) of the allowed values."),
+        (8, "The output can never leave the convex hull (the shaded shape) of the allowed values."),
+    ],
+)
+def test_the_triangle_is_named_only_for_three_sources(n, words):
+    # values on a circle: no three on one line, so the hull has every value as a corner
+    values = [(math.cos(2 * math.pi * i / n) * 2, math.sin(2 * math.pi * i / n) * 2) for i in range(n)]
+    keys = [(float(i), 1.0) for i in range(n)]
+    t = trace_query((0.5, 0.5), keys, values)
+    assert words in labels(t)["mix_hint"]["text"]
+    assert ("triangle" in steps(t)[3]["explanation"]) == (n == 3)
+
+
+@claims_settings
+@given(examples())
+def test_the_challenge_claims_hold(t):
+    state = check(t)
+    c = state.claims
+    if t.n_sources < 2:
+        assert not state.available and c == {"sources": t.n_sources, "target": None}
+        return
+    assert c["target"] == t.labels[1]
+    if not t.allowed[1]:
+        assert c["blocked"] is True and not state.met
+        return
+    assert c["share"] == t.weights[1] and c["threshold"] == THRESHOLD
+    assert c["met"] == state.met == (t.weights[1] > THRESHOLD)
+    assert f"{t.labels[1]} takes {fmt.percent(t.weights[1])}" in state.status
+    assert state.status.startswith("Done:" if state.met else "Not yet:")
+
+
+@claims_settings
+@given(examples())
+def test_the_stepper_claims_hold(t):
+    for step in steps(t):
+        c = step["claims"]
+        assert [applied(c["scale"], d) for d in t.dots] == list(t.scores)
+        assert c["labels"] == list(t.labels)
+    match, mix = steps(t)[1], steps(t)[3]
+    if t.scale is None:
+        assert match["table"]["caption"] == f"Dot products and scaled scores (s = q·k / √{t.d_k})"
+        assert "Dividing by √d_k" in match["explanation"]
+    else:
+        shown = fmt.rounded(t.scale)
+        assert match["table"]["caption"] == f"Dot products and scaled scores (s = q·k × {shown})"
+        assert match["notation"].startswith(f"sᵢ = (q · kᵢ) × {fmt.rounded(t.scale)}")
+    assert ("triangle" in mix["explanation"]) == (mix["claims"]["shape"] == "triangle")
+
+
+def test_a_mask_that_allows_nothing_is_refused_before_any_words():
+    with pytest.raises(FieldError, match="at least 1 source must be allowed"):
+        trace_query((1.0, 0.0), [(1.0, 0.0), (0.0, 1.0)], [(1.0, 0.0), (0.0, 1.0)], allowed=[False, False])
+
+
+def test_the_worked_example_scale_labels():
+    keys, values = [[-1, 2], [1, 0], [0, 1]], [[2, 0], [0, 2], [-1, -1]]
+    half = labels(trace_query([2, 1], keys, values, scale=0.5))
+    assert half["score_header"]["text"] == "Score q·k × 0.5"
+    assert half["score_title"]["text"] == "Scaled scores · s = q·k × 0.5"
+    assert half["score_formula"]["text"] == "sᵢ = (q · kᵢ) × 0.5"
+    assert half["scale_note"]["text"] == "The scale here multiplies each dot product by 0.5."
+    default = labels(trace_query([2, 1], keys, values))
+    assert default["score_header"]["text"] == "Score q·k / √2"
+    assert default["score_formula"]["text"] == "sᵢ = (q · kᵢ) / √2"
+    # 1/√2 given as a number multiplies: the label says so, and rounds it
+    given_root = labels(trace_query([2, 1], keys, values, scale=1 / math.sqrt(2)))
+    assert given_root["score_header"]["text"] == "Score q·k × 0.707"
+
+
+def test_the_held_rows_words_are_plain_whole_and_name_the_blocked_sources():
+    from attnlab.lab.explorer.texts import explorer_note, explorer_texts
+    from attnlab.lab.notebook.sequence import STARTING, select_row
+
+    helds = [STARTING] + [select_row(STARTING, r, masked) for r in range(3) for masked in (True, False)]
+    for held in helds:
+        texts = explorer_texts(held)
+        for key, text in texts.items():
+            assert_plain(text, sentence=key != "q_legend")
+        assert_plain(explorer_note(held))
+        blocked = [held.labels[i] for i, ok in enumerate(held.mask[held.row]) if not ok]
+        if held.masked:
+            assert all(label in texts["row"] for label in blocked)
+            assert ("blocked" in texts["row"]) == bool(blocked)
+        else:
+            assert f"every source ({', '.join(held.labels)})" in texts["row"]
+    assert explorer_texts(STARTING)["row"].startswith("This is token A's query")
+
+
+def test_the_practice_words_are_plain_and_whole():
+    from attnlab.lab.notebook import practice
+    from attnlab.lab.notebook.sequence import STARTING
+
+    for c in practice.challenges():
+        assert_plain(c["title"], sentence=False)
+        assert_plain(c["prompt"])
+        for hint in c["hints"]:
+            assert_plain(hint)
+        form = c["response"]
+        response = None if form is None else (
+            form["options"][0]["id"] if form["type"] == "choice" else [0.0] * form["size"]
+        )
+        assert_plain(practice.check(c["id"], STARTING, response)["words"])
+        assert_plain(practice.answer(c["id"], STARTING))

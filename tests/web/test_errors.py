@@ -1,0 +1,216 @@
+"""Errors in the page's words: ``loc`` machine-readable, ``msg`` the sentence shown next to the control.
+
+The sentence names the field as the page labels its control ("Source B · value y",
+"Top-k"), never as a request path ("values[1][1]", "query.top_k", "x[0][0]").
+A hypothesis test sends random bad requests to every POST route and checks each
+answer's shape and words.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+from fastapi.testclient import TestClient
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from attnlab.lab.fields import INDEX_PATH, SNAKE, plain
+from attnlab.lab.limits import MAX_MAGNITUDE, page_limits
+from attnlab.web.app import create_app
+
+WORKED = {
+    "q": [2, 1],
+    "keys": [[-1, 2], [1, 0], [0, 1]],
+    "values": [[2, 0], [0, 2], [-1, -1]],
+    "labels": ["A", "B", "C"],
+}
+
+
+@pytest.fixture(scope="module")
+def client():
+    with TestClient(create_app()) as c:
+        yield c
+
+
+def _only(r, status=422) -> dict:
+    assert r.status_code == status, r.text
+    detail = r.json()["detail"]
+    assert len(detail) == 1, detail
+    return detail[0]
+
+
+# --- exact worked cases: the words of the control the learner sees ---------------------------
+
+
+def test_a_value_out_of_range_reads_as_the_page_labels_the_source(client):
+    body = copy.deepcopy(WORKED)
+    body["values"][1][1] = 2_000_000
+    assert _only(client.post("/api/trace", json=body)) == {
+        "loc": ["body", "values", 1, 1],
+        "field": "values[1][1]",
+        "msg": "Source B · value y must be at most 1,000,000",
+        "type": "less_than_equal",
+    }
+
+
+def test_the_learners_own_source_names_are_used(client):
+    body = copy.deepcopy(WORKED) | {"labels": ["cat", "dog", "emu"]}
+    body["keys"][2][0] = -3e6
+    d = _only(client.post("/api/trace", json=body))
+    assert (d["loc"], d["msg"]) == (["body", "keys", 2, 0], "Source emu · key x must be at least -1,000,000")
+
+
+def test_an_engine_error_names_both_fields_in_the_pages_words(client):
+    body = copy.deepcopy(WORKED) | {"labels": ["A", "B", "A"]}
+    d = _only(client.post("/api/trace", json=body))
+    assert (d["loc"], d["field"], d["msg"]) == (
+        ["body", "labels", 2], "labels[2]", "Source 3 · name repeats Source 1 · name ('A')"
+    )
+    body = copy.deepcopy(WORKED)
+    body["keys"][2] = [0, 1, 5]
+    d = _only(client.post("/api/trace", json=body))
+    assert (d["loc"], d["msg"]) == (
+        ["body", "keys", 2], "Source C · key has 3 coordinates; Source A · key has 2"
+    )
+
+
+def test_the_query_is_named_as_the_explorer_labels_it(client):
+    body = copy.deepcopy(WORKED) | {"q": [2, float("nan")]}
+    r = client.post("/api/trace", content=_json_text(body), headers={"content-type": "application/json"})
+    d = _only(r)
+    assert d["loc"] == ["body", "q", 1]
+    assert d["msg"].startswith("Query q · y ")
+    assert plain(d["msg"])
+
+
+def test_the_block_names_a_cell_by_matrix_row_and_column(client):
+    x = client.get("/api/block/example").json()["x"]
+    x[0][0] = 5000.0
+    d = _only(client.post("/api/block", json={"x": x}))
+    assert (d["loc"], d["field"]) == (["body", "x", 0, 0], "x[0][0]")
+    assert d["msg"] == "X (inputs) · row 1, column 1 must be at most 1,000"
+
+
+def test_the_real_model_top_k_is_named_as_its_control(client):
+    r = client.get("/api/models/jobs/nojob/next/0", params={"top_k": -1})
+    d = _only(r)
+    assert (d["loc"], d["field"], d["msg"]) == (["query", "top_k"], "query.top_k", "Top-k must be at least 0")
+
+
+def test_the_limits_are_served_once(client):
+    r = client.get("/api/limits")
+    assert r.status_code == 200
+    assert r.json() == page_limits()
+    assert r.json()["max_magnitude"] == MAX_MAGNITUDE == 1e6
+    assert (r.json()["min_sources"], r.json()["max_sources"]) == (1, 8)
+
+
+# --- invariants over random bad requests to every POST route -------------------------------
+
+BAD_NUMBERS = st.sampled_from(
+    [float("nan"), float("inf"), -float("inf"), 1e300, -1e300, 2e6, "1", None, True, [], {}]
+)
+
+
+def _paths(node, at=()):
+    """Every location in a JSON body, for a random one to spoil."""
+    yield at
+    if isinstance(node, dict):
+        for k, v in node.items():
+            yield from _paths(v, (*at, k))
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            yield from _paths(v, (*at, i))
+
+
+def _spoil(body, path, value):
+    body = copy.deepcopy(body)
+    if not path:
+        return value
+    node = body
+    for p in path[:-1]:
+        node = node[p]
+    node[path[-1]] = value
+    return body
+
+
+@pytest.fixture(scope="module")
+def bodies(client):
+    """A valid body for each POST route (from the app's own examples); a real model's never starts a job."""
+    held = client.get("/api/example").json()["sequence"]["example"]
+    block = client.get("/api/block/example").json()
+    block_req = {k: block[k] for k in ("x", "weights", "norm", "positions", "heads_on")}
+    challenge = client.get("/api/notebook/practice").json()["challenges"][0]["id"]
+    block_challenge = client.get("/api/block/practice").json()["challenges"][0]["id"]
+    return {
+        "/api/trace": WORKED,
+        "/api/state": {"held": held, "edits": [{"kind": "query", "q": [1, 2]}]},
+        "/api/notebook/study": {
+            "held": held, "study": {"version": 1}, "action": {"kind": "open", "challenge": challenge}
+        },
+        "/api/notebook/export/json": {"held": held},
+        "/api/notebook/import": {"text": "{}"},
+        "/api/block": block_req,
+        "/api/block/check": {"block": block_req, "challenge": block_challenge},
+        "/api/models/jobs": {"model": "no-such-model", "text": "The cat sat."},
+        "/api/models/generate": {"model": "no-such-model", "prompt": "Once upon a time", "top_k": 5},
+    }
+
+
+def _json_text(body) -> str:
+    return json.dumps(body, allow_nan=True)  # NaN and Infinity as a careless client writes them
+
+
+def _check_answer(r):
+    assert 400 <= r.status_code < 500, (r.status_code, r.text[:300])
+    detail = r.json()["detail"]
+    assert isinstance(detail, list) and detail
+    for d in detail:
+        assert isinstance(d["loc"], list) and d["loc"][0] in ("body", "query", "path"), d
+        assert all(isinstance(p, (str, int)) for p in d["loc"]), d
+        assert isinstance(d["field"], str)
+        msg = d["msg"]
+        assert msg and not msg.startswith(d["field"] + " "), d  # named as the page names it, not by path
+        assert not INDEX_PATH.search(msg), d  # no values[1][1]
+        assert not SNAKE.search(msg), d  # no top_k, norm_1
+        assert "body." not in msg and "query." not in msg, d
+
+
+ROUTES = [
+    "/api/trace",
+    "/api/state",
+    "/api/notebook/study",
+    "/api/notebook/export/json",
+    "/api/notebook/import",
+    "/api/block",
+    "/api/block/check",
+    "/api/models/jobs",
+    "/api/models/generate",
+]
+
+
+@pytest.mark.parametrize("route", ROUTES)
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_every_bad_request_gets_a_4xx_in_the_pages_words(client, bodies, route, data):
+    good = bodies[route]
+    paths = [p for p in _paths(good) if p]
+    kind = data.draw(st.sampled_from(["number", "shape", "empty", "extra"]))
+    if kind == "number":
+        path = data.draw(st.sampled_from(paths))
+        body = _spoil(good, path, data.draw(BAD_NUMBERS))
+    elif kind == "shape":
+        path = data.draw(st.sampled_from(paths))
+        body = _spoil(good, path, data.draw(st.sampled_from([[], [[1, 2, 3]], [1] * 9, "x", {"a": 1}])))
+    elif kind == "empty":
+        body = data.draw(st.sampled_from([{}, [], None, "", 0]))
+    else:
+        body = dict(good, **{"not_a_field": 1}) if isinstance(good, dict) else good
+    if body == good:
+        return
+    r = client.post(route, content=_json_text(body), headers={"content-type": "application/json"})
+    if r.status_code < 400:
+        return  # the spoil landed somewhere harmless (a label that is still a label): nothing to check
+    _check_answer(r)
