@@ -187,11 +187,11 @@ def test_a_wide_grid_on_a_phone_shows_that_it_scrolls(browser, live_server, arti
     with real_model_view(browser, live_server, PHONE["width"], PHONE["height"]) as (page, _):
         trace(page, "The cat sat on the mat.")
         grid = page.locator("#rm-model-grid")
-        expect(grid.locator(".rm-head-button").first).to_be_visible()
+        expect(grid.locator(".rm-thumb").first).to_be_visible()
         grid.scroll_into_view_if_needed()
         # reachable and named, so a keyboard user can scroll it
         expect(grid).to_have_attribute("tabindex", "0")
-        expect(grid).to_have_attribute("role", "region")
+        expect(grid).to_have_attribute("role", "group")
         expect(grid).to_have_accessible_name("The whole model: every layer × head")
         cue = page.evaluate(CUE_JS, "#rm-model-grid")
         assert cue["overflow"] > 100, cue  # six layers of twelve heads: wider than a phone

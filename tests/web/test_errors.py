@@ -16,8 +16,11 @@ from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from attnlab.engine.errors import FieldError
 from attnlab.lab.fields import INDEX_PATH, SNAKE, plain
-from attnlab.lab.limits import MAX_MAGNITUDE, page_limits
+from attnlab.lab.limits import MAX_MAGNITUDE, MAX_NEW_TOKENS, TOP_K_MAX, page_limits
+from attnlab.models.jobkinds import TraceJob, token_cap_message
+from attnlab.models.jobs import JOBS
 from attnlab.web.app import create_app
 
 WORKED = {
@@ -106,6 +109,122 @@ def test_the_limits_are_served_once(client):
     assert r.json()["max_magnitude"] == MAX_MAGNITUDE == 1e6
     assert (r.json()["min_sources"], r.json()["max_sources"]) == (1, 8)
 
+
+
+def test_the_next_views_top_k_has_the_one_declared_limit(client):
+    assert page_limits()["top_k_max"] == TOP_K_MAX == 49_152  # what generate and the page take
+    r = client.get("/api/models/jobs/nojob/next/0", params={"top_k": TOP_K_MAX + 1})
+    d = _only(r)
+    assert (d["loc"], d["msg"]) == (["query", "top_k"], "Top-k must be at most 49,152")
+
+
+def test_the_page_is_told_its_limits_in_words_with_their_numbers(client):
+    words = client.get("/api/limits").json()["words"]
+    assert words["block_edit"] == {
+        "text": "Type a number and press Enter. Numbers past ±1,000 or that are not numbers are refused "
+        "next to their field; the last good walk stays.",
+        "claims": {"max_magnitude": 1000.0},
+    }
+    assert words["new_tokens"] == {"text": "New tokens (1 to 64)", "claims": {"min": 1, "max": MAX_NEW_TOKENS}}
+
+
+# --- the real model's kept traces: refused in the page's words, located at the job ----------
+
+
+@pytest.mark.parametrize("url", ["/api/models/jobs/nojob", "/api/models/jobs/nojob/model-view",
+                                 "/api/models/jobs/nojob/next/0", "/api/models/jobs/nojob/layers/0"])
+def test_a_trace_no_longer_kept_says_so(client, url):
+    assert _only(client.get(url), 404) == {
+        "loc": ["path", "job_id"],
+        "field": "job_id",
+        "msg": "This trace is no longer kept: trace the text again",
+        "type": "not_found",
+    }
+
+
+def test_a_continuation_no_longer_kept_says_so(client):
+    d = _only(client.get("/api/models/generate/nojob"), 404)
+    assert (d["loc"], d["msg"]) == (["path", "job_id"], "This continuation is no longer kept: continue the text again")
+
+
+def _kept(monkeypatch, job: TraceJob) -> None:
+    monkeypatch.setattr(JOBS, "trace_job", lambda job_id: job if job_id == job.id else None)
+
+
+@pytest.mark.parametrize(
+    ("status", "msg"),
+    [
+        ("queued", "This trace is not finished yet: wait until it is done"),
+        ("running", "This trace is not finished yet: wait until it is done"),
+        ("cancelled", "This trace was cancelled: trace the text again"),
+    ],
+)
+def test_a_trace_not_finished_says_so(client, monkeypatch, status, msg):
+    _kept(monkeypatch, TraceJob(id="jw1", model="smollm2", text="hi", status=status))
+    d = _only(client.get("/api/models/jobs/jw1/model-view"), 409)
+    assert (d["loc"], d["field"], d["msg"], d["type"]) == (["path", "job_id"], "job_id", msg, "not_ready")
+
+
+def test_a_failed_trace_says_what_to_fix_in_the_pages_words(client, monkeypatch):
+    job = TraceJob(id="jw2", model="smollm2", text="word " * 300)
+    error = FieldError(("text",), token_cap_message("smollm2", 300, 256))
+    job.apply("error", error.loc, str(error))  # as the worker reports it
+    _kept(monkeypatch, job)
+    words = (
+        "Text is 300 tokens long for SmolLM2-135M-Instruct; the Real model view takes at most 256 "
+        "tokens. Shorten it by 44."
+    )
+    status = client.get("/api/models/jobs/jw2").json()
+    assert (status["message"], status["stage_display"], status["field"]) == (words, words, "text")
+    d = _only(client.get("/api/models/jobs/jw2/next/0"), 409)
+    assert (d["loc"], d["msg"]) == (["path", "job_id"], words)
+
+
+def test_a_model_failure_is_one_sentence(client, monkeypatch):
+    job = TraceJob(id="jw3", model="minilm", text="hi")
+    job.apply("error", None, "the model failed: RuntimeError: out of paper")
+    _kept(monkeypatch, job)
+    assert client.get("/api/models/jobs/jw3").json()["message"] == "The model failed: RuntimeError: out of paper"
+
+
+# --- integers of any length: the number is too long, said at its field ----------------------
+
+
+def _with_number(route: str, client) -> tuple[str, list, str]:
+    """A valid body for ``route`` as JSON text with NUMBER where one number goes, its loc and page name."""
+    if route == "/api/trace":
+        return json.dumps(WORKED).replace("[2, 1]", "[NUMBER, 1]", 1), ["body", "q", 0], "Query q · x"
+    if route == "/api/block":
+        block = client.get("/api/block/example").json()
+        body = {k: block[k] for k in ("x", "weights", "norm", "positions", "heads_on")}
+        body["x"][0][0] = 12345.5
+        text = json.dumps(body).replace("12345.5", "NUMBER", 1)
+        return text, ["body", "x", 0, 0], "X (inputs) · row 1, column 1"
+    return '{"model": "smollm2", "text": NUMBER}', ["body", "text"], "Text"
+
+
+@pytest.mark.parametrize("route", ["/api/trace", "/api/block", "/api/models/jobs"])
+@pytest.mark.parametrize("digits", [400, 4_300, 4_301, 5_000, 100_000])
+def test_an_integer_of_any_length_is_said_to_be_too_long(client, route, digits):
+    text, loc, name = _with_number(route, client)
+    r = client.post(route, content=text.replace("NUMBER", "-" + "9" * digits),
+                    headers={"content-type": "application/json"})  # fmt: skip
+    assert _only(r) == {
+        "loc": loc,
+        "field": loc_field(loc),
+        "msg": f"{name} is a number too long to read ({digits:,} digits)",
+        "type": "number_too_long",
+    }
+
+
+def loc_field(loc: list) -> str:
+    return {"q": "q[0]", "x": "x[0][0]", "text": "text"}[loc[1]]
+
+
+def test_a_body_that_is_not_json_still_says_so(client):
+    for content in (b"{\"q\": [1, 2", b"\xff\xfe{}", b'{"q": [1e5000]'):
+        d = _only(client.post("/api/trace", content=content, headers={"content-type": "application/json"}))
+        assert (d["loc"], d["msg"]) == (["body"], "The request is not valid JSON, so the lab could not read it. Nothing changed.")
 
 # --- invariants over random bad requests to every POST route -------------------------------
 
