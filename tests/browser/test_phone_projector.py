@@ -1,4 +1,4 @@
-"""Phone (390 px), projector (1024x768) and desktop: fit, sticky view, Present, axe."""
+"""Phone (390 px), projector (1024x768) and desktop: fit, the phone strip, Present, axe."""
 
 from __future__ import annotations
 
@@ -114,7 +114,7 @@ def test_phone_never_scrolls_sideways_and_keeps_match_share_mix_together_while_d
         lab.close()
 
 
-def test_projector_plots_scale_and_present_enlarges_the_explorer(browser, live_server, artifacts):
+def test_projector_plots_scale_and_present_shows_the_three_steps_together(browser, live_server, artifacts):
     lab = open_lab(browser, live_server.url, viewport=PROJECTOR)
     page = lab.page
     try:
@@ -135,13 +135,14 @@ def test_projector_plots_scale_and_present_enlarges_the_explorer(browser, live_s
                 break
             page.keyboard.press("Tab")
         expect(button).to_be_focused()
-        before = page.locator("#match-plot").bounding_box()["width"]
         page.keyboard.press("Enter")
         expect(button).to_have_attribute("aria-pressed", "true")
         expect(page.locator("#explorer")).to_have_class("explorer presenting")
         expect(page.locator(".page-header")).to_be_hidden()
-        after = page.locator("#match-plot").bounding_box()["width"]
-        assert after >= before
+        # Present shows Match, Share and Mix side by side on one screen (issue 22): the planes
+        # give Share some width, and their texts grow so every label still reads at 14 px or more
+        seen = dict(page.evaluate(IN_VIEW_JS, ["#step-match", "#step-share", "#step-mix"]))
+        assert all(seen.values()), seen
         label_px = min(px for _, px in page.evaluate(FONT_PX_JS, "match-plot"))
         assert label_px >= 14
         assert_no_sideways_scroll(page, "Present")

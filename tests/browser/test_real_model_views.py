@@ -101,7 +101,9 @@ def test_252_tokens_thin_the_labels_and_scroll_inside_the_figure(phone, artifact
     )
     expect(page.locator("#rm-heatmap rect.rm-cell")).to_have_count(0)
     labels = page.locator("#rm-heatmap text.rm-key-label").count()
-    assert 20 <= labels <= 252 // 2  # thinned: at least 12 px between labels
+    # thinned: at least 12 px between labels; "fit" fits the phone's box (issue 22), so
+    # 252 cells take under 1 px each and about 17 labels fit beside them
+    assert 12 <= labels <= 252 // 2
     # zoom: 24 px per cell writes every label; the picture scrolls inside its figure, not the page
     page.locator("#rm-zoom").select_option("24")
     expect(page.locator("#rm-heatmap text.rm-key-label")).to_have_count(252)

@@ -120,9 +120,9 @@ HELD_LINK = (
 )
 OWN_LINK = (
     HELD_LINK
-    + "&own=eyJxIjpbMS4xLDBdLCJrZXlzIjpbWzEsMF0sWzAsMV0sWy0xLDAuNV0sWzAuMjUsLTJdXSwidmFsdWVzIjpbWzIsMV0sWy0xLDNdLFsw"
-    "LjUsLTAuNV0sWy0yLC0xXV0sImxhYmVscyI6WyJjYXQiLCJzYXQiLCJvbiIsIm1hdCJdLCJhbGxvd2VkIjpbdHJ1ZSxmYWxzZSx0cnVlLHRy"
-    "dWVdLCJzY2FsZSI6MC43NX0"
+    + "&own=eyJxIjpbMS4xLDBdLCJrZXlzIjpbWzEsMF0sWzAsMV0sWy0xLDAuNV0sWzAuMjUsLTJdXSwidmFsdWVzIjpb"
+    "WzIsMV0sWy0xLDNdLFswLjUsLTAuNV0sWy0yLC0xXV0sImxhYmVscyI6WyJjYXQiLCJzYXQiLCJvbiIsIm1hdCJdLCJh"
+    "bGxvd2VkIjpbdHJ1ZSxmYWxzZSx0cnVlLHRydWVdLCJzY2FsZSI6MC43NX0"
 )
 
 
@@ -172,7 +172,8 @@ def test_an_own_example_link_made_before_the_one_state_opens_the_same_numbers(br
         lab.wait_settled()
         expect(page.locator("#summary")).to_contain_text("Output o = [0.589, 0.211].")
         assert score_rows(page) == [
-            ["cat", "0.825", "58%"], ["sat", "0", "blocked"], ["on", "-0.825", "11%"], ["mat", "0.206", "31%"],
+            ["cat", "0.825", "58%"], ["sat", "0", "blocked"],
+            ["on", "-0.825", "11%"], ["mat", "0.206", "31%"],
         ]
     finally:
         lab.close()

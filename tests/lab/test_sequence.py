@@ -243,7 +243,8 @@ def test_an_example_of_one_query_is_its_trace_and_keeps_its_mask(example, q, sca
     assert view["explorer"]["label"] == f"Your own example · one query over {len(keys)} source" + (
         "" if len(keys) == 1 else "s")
     moved = seq.apply_edit(held, {"kind": "query", "q": [1, -1]})
-    assert moved.explorer_trace() == trace_query([1, -1], keys, values, labels=labels, allowed=allowed, scale=scale)
+    want = trace_query([1, -1], keys, values, labels=labels, allowed=allowed, scale=scale)
+    assert moved.explorer_trace() == want  # a query edit keeps the one query's mask
     assert seq.apply_edit(held, {"kind": "reset"}) == STARTING  # Reset: the worked sequence
     assert seq.held_from_dict(held.to_dict()) == held
 

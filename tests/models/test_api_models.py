@@ -120,7 +120,7 @@ def test_text_over_the_character_cap_gets_the_message(client):
     assert r.status_code == 422
     [item] = r.json()["detail"]
     assert item["field"] == "text"
-    assert item["msg"] == "text has 2001 characters; the Real model view takes at most 2000. Shorten it."
+    assert item["msg"] == "Text has 2001 characters; the Real model view takes at most 2000. Shorten it."
 
 
 @pytest.mark.parametrize("model", ["minilm", "smollm2"])
@@ -133,8 +133,9 @@ def test_text_over_the_token_cap_is_refused_before_any_job(client, model):
     [item] = r.json()["detail"]
     assert item["field"] == "text"
     n = 302 if model == "minilm" else 300  # MiniLM's [CLS] and [SEP] count
+    title = {"minilm": "all-MiniLM-L6-v2", "smollm2": "SmolLM2-135M-Instruct"}[model]
     assert item["msg"] == (
-        f"text is {n} tokens long for {model}; the Real model view takes at most 256 tokens. "
+        f"Text is {n} tokens long for {title}; the Real model view takes at most 256 tokens. "
         f"Shorten it by {n - 256}."
     )
     assert JOBS.computations == before  # nothing was queued: no model was loaded for it
@@ -163,7 +164,7 @@ def test_unknown_jobs_layers_and_heads(client):
     assert r.status_code == 422
     [item] = r.json()["detail"]
     assert item["loc"] == ["path", "layer"]
-    assert item["msg"].endswith("layer 6 does not exist; minilm has layers 0..5")
+    assert item["msg"] == "Layer 6 does not exist; minilm has layers 0..5"
     r = client.get(f"/api/models/jobs/{job['id']}/rows/0/12/0")
     assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["path", "head"]
     r = client.get(f"/api/models/jobs/{job['id']}/rows/0/0/9")

@@ -293,9 +293,10 @@ def test_errors_carry_their_field(lab, client):
     assert bad.value.loc == ("model",)
     long = lab.done(lab.jobs.start("smollm2", "word " * 300))
     assert long.status == "error" and long.loc == ("text",)
-    assert long.message.startswith("text is 300 tokens long for smollm2")
+    assert long.message.startswith("text is 300 tokens long for SmolLM2-135M-Instruct")  # the engine's words
     job = client(lab.jobs).get(f"/api/models/jobs/{long.id}").json()
     assert (job["status"], job["field"]) == ("error", "text")
+    assert job["message"].startswith("Text is 300 tokens long for SmolLM2-135M-Instruct")  # the page's
 
 
 def test_a_missing_model_names_the_model_field_and_a_crash_names_none(lab):

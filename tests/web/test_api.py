@@ -14,8 +14,8 @@ from fastapi.testclient import TestClient
 
 from attnlab.engine.single import trace_query
 from attnlab.lab.explorer.program import to_python
-from attnlab.web.app import MAX_BODY_BYTES, create_app
 from attnlab.lab.notebook.sequence import STARTING
+from attnlab.web.app import MAX_BODY_BYTES, create_app
 from attnlab.web.explorer.routes import answer_trace
 
 WORKED = {
@@ -329,7 +329,8 @@ def test_example_endpoint(client):
     held = example["sequence"]["example"]
     assert held == STARTING.to_dict()
     assert (held["labels"], held["queries"][0], held["keys"], held["values"]) == (
-        WORKED["labels"], [2.0, 1.0], [[-1.0, 2.0], [1.0, 0.0], [0.0, 1.0]], [[2.0, 0.0], [0.0, 2.0], [-1.0, -1.0]],
+        WORKED["labels"], [2.0, 1.0],
+        [[-1.0, 2.0], [1.0, 0.0], [0.0, 1.0]], [[2.0, 0.0], [0.0, 2.0], [-1.0, -1.0]],
     )
     # The example's explorer answer is exactly what tracing the worked example answers.
     assert example["explorer"] == post(client, {**WORKED, "allowed": [True] * 3, "scale": None}).json()

@@ -48,7 +48,7 @@ def test_the_real_model_page_preloads_its_own_modules_and_no_notebook(client):
     page = client.get("/real-model").text
     links = re.findall(r'rel="modulepreload" href="' + VERSIONED + r'js/([\w./-]+)"', page)
     preloaded = {name for _, name in links}
-    assert {"realmodel/main.js", "realmodel/api.js", "shared/dom.js"} <= preloaded
+    assert {"realmodel/main.js", "shared/http.js", "shared/limits.js", "shared/dom.js"} <= preloaded
     assert not {n for n in preloaded if n.startswith(("notebook/", "block/"))}
 
 

@@ -90,12 +90,13 @@ const url = "./not-an-import.js";
 def test_a_cycle_is_found_and_named(tmp_path):
     (tmp_path / "explorer").mkdir()
     (tmp_path / "explorer" / "state.js").write_text('import { x } from "./example.js";\n')
-    (tmp_path / "explorer" / "example.js").write_text('import { y } from "../shared/dom.js";\nimport { s } from "./state.js";\n')
+    example = tmp_path / "explorer" / "example.js"
+    example.write_text('import { y } from "../shared/dom.js";\nimport { s } from "./state.js";\n')
     (tmp_path / "shared").mkdir()
     (tmp_path / "shared" / "dom.js").write_text("export const y = 1;\n")
     cycle = first_cycle(graph(tmp_path))
     assert cycle == ["explorer/example.js", "explorer/state.js", "explorer/example.js"]
-    (tmp_path / "explorer" / "example.js").write_text('import { y } from "../shared/dom.js";\n')
+    example.write_text('import { y } from "../shared/dom.js";\n')
     assert first_cycle(graph(tmp_path)) is None
 
 

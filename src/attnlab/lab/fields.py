@@ -14,14 +14,19 @@ page's own controls, per request shape (:func:`shape_of_route`):
 - ``realmodel`` (``/api/models…``): the view's controls (Text, Top-k, Temperature…).
 
 A location the page has no control for is written plainly (``Study record ·
-item 2 · kind``): never a bracketed path or an internal name.
+item 2 · kind``): never a bracketed path or an internal name. The problems
+themselves are worded here too: a parser's refusal by its type and limits
+(:func:`problem_words`), a body the lab cannot read (:data:`NOT_JSON`), an
+integer too long to read (:func:`too_long`), and a kept real-model job that
+cannot answer (:func:`job_gone`, :func:`job_unfinished`, :func:`job_message`).
 """
 
 from __future__ import annotations
 
 import re
 
-from attnlab.engine.errors import Loc, describe
+from attnlab.engine.errors import Loc, describe, field_text
+from attnlab.lab.limits import bound
 
 SOURCE_NAMES = "ABCDEFGH"  # the page's names for an own example's sources, in order
 HEADS = ("body", "query", "path")  # where FastAPI says a field came from
@@ -282,6 +287,104 @@ def error_words(loc: Loc, problem: str, refs: dict[str, Loc] | None = None, *,
     relative to the same request.
     """
     return describe(tuple(loc), problem, refs, lambda at: page_name(at, shape=shape, body=body))
+
+
+# --- problems, never naming their field -------------------------------------------------
+
+NOT_JSON = "The request is not valid JSON, so the lab could not read it. Nothing changed."
+TOO_DEEP = "The request nests too deeply to read (JSON nested hundreds of levels deep). Nothing changed."
+
+
+def too_long(digits: int) -> str:
+    """The problem with an integer too long for a float (more than 309 digits) or for Python to read."""
+    return f"is a number too long to read ({digits:,} digits)"
+
+
+def problem_words(type_: str, ctx: dict | None) -> str:
+    """Say what is wrong for a parser's error, without naming the field; never the parser's text.
+
+    Only the error's type and its limits (``ctx``) are used; an unknown type
+    gets a plain sentence rather than the parser's message.
+    """
+    ctx = ctx or {}
+    if type_ == "missing":
+        return "is missing; the lab needs it"
+    if type_ == "extra_forbidden":
+        return "is not something the lab knows; remove it"
+    if type_ == "finite_number":
+        return "must be a finite number, not NaN or infinity"
+    if type_ in ("float_type", "float_parsing", "int_type", "int_parsing", "int_from_float"):
+        whole = type_.startswith("int")
+        example = "-1" if whole else "-0.5"
+        return f"must be {'a whole number' if whole else 'a number'}, such as 2 or {example}"
+    if type_ == "bool_type":
+        return "must be true or false"
+    if type_ in ("string_type", "string_too_short"):
+        return "must be a text of at least one character"
+    if type_ == "string_too_long":
+        return f"is too long; it may have at most {ctx.get('max_length')} characters"
+    if type_ in ("list_type", "dict_type", "model_type", "model_attributes_type"):
+        return f"must be {'a list' if type_ == 'list_type' else 'an object'}"
+    if type_ == "too_short":
+        return f"has {ctx.get('actual_length')} entries; it needs at least {ctx.get('min_length')}"
+    if type_ == "too_long":
+        return f"has too many entries; it may have at most {ctx.get('max_length')}"
+    if type_ in ("greater_than_equal", "less_than_equal", "greater_than", "less_than"):
+        words = {
+            "greater_than_equal": "at least",
+            "less_than_equal": "at most",
+            "greater_than": "more than",
+            "less_than": "less than",
+        }[type_]
+        limit = next(iter(ctx.values()), None) if ctx else None
+        return f"must be {words} {bound(limit)}" if limit is not None else "is out of range"
+    if type_ == "literal_error":
+        return f"must be one of {ctx.get('expected', 'the listed choices')}"
+    return "is not in a form the lab can use"
+
+
+# --- a kept real-model job that cannot answer (located at ``["path", "job_id"]``) -----------
+
+_JOB = {"trace": ("This trace", "trace the text again"), "generation": ("This continuation", "continue the text again")}
+
+
+def job_gone(kind: str = "trace") -> str:
+    """A job id the server no longer keeps (or never had): what to do instead."""
+    name, again = _JOB[kind]
+    return f"{name} is no longer kept: {again}"
+
+
+def job_unfinished(status: str, kind: str = "trace") -> str:
+    """A job asked for a view before it is done (queued, loading, running) or after it was cancelled."""
+    name, again = _JOB[kind]
+    if status == "cancelled":
+        return f"{name} was cancelled: {again}"
+    return f"{name} is not finished yet: wait until it is done"
+
+
+def job_message(loc: Loc | None, message: str) -> str:
+    """A failed job's message in the page's words.
+
+    A job that failed on a field (``loc``, e.g. ``("text",)``) carries its
+    ``FieldError``'s sentence as the engine writes it (the field's path, then
+    the problem: :func:`~attnlab.engine.errors.describe`); the page names that
+    field as its control reads (``Text is 300 tokens long…``). A failure no
+    field caused is its sentence, capitalised.
+    """
+    head = f"{field_text(loc)} " if loc else None
+    if head and message.startswith(head):
+        return error_words(("body", *loc), message[len(head):], shape="realmodel")
+    return message[:1].upper() + message[1:]
+
+
+def no_journey() -> str:
+    """A trace made without the details a token's journey needs."""
+    return "This trace has no journey (it was traced without details): trace the text again"
+
+
+def no_next_tokens(title: str) -> str:
+    """The next-token view asked of an encoder."""
+    return f"{title} does not predict next tokens: it is an encoder"
 
 
 # --- checks the tests use -----------------------------------------------------------

@@ -10,6 +10,7 @@ them from here, so a limit changes in one line.
 from __future__ import annotations
 
 from attnlab.engine.single import MAX_DIM, MAX_LABEL_LENGTH
+from attnlab.lab.said import said
 
 # the explorer and the held example: every coordinate within ±1,000,000, what the planes can draw
 MAX_MAGNITUDE = 1e6
@@ -26,6 +27,7 @@ TEMPERATURE_MIN = 0.0
 TEMPERATURE_MAX = 5.0
 TOP_K_MAX = 49_152  # SmolLM2's vocabulary: a larger k keeps every token; 0 is off
 TOP_P_MAX = 1.0  # top-p is more than 0 and at most 1
+MIN_NEW_TOKENS = 1
 MAX_NEW_TOKENS = 64
 
 
@@ -37,8 +39,22 @@ def bound(limit: float) -> str:
     return repr(x)
 
 
+def limit_words() -> dict:
+    """The page's sentences that state a limit, each with the limit it states as its claim."""
+    block = bound(BLOCK_MAX_MAGNITUDE)
+    return {
+        "block_edit": said(
+            f"Type a number and press Enter. Numbers past ±{block} or that are not numbers are refused "
+            "next to their field; the last good walk stays.",
+            max_magnitude=BLOCK_MAX_MAGNITUDE,
+        ),
+        "new_tokens": said(f"New tokens ({MIN_NEW_TOKENS} to {MAX_NEW_TOKENS})", min=MIN_NEW_TOKENS,
+                           max=MAX_NEW_TOKENS),  # fmt: skip
+    }
+
+
 def page_limits() -> dict:
-    """The limits the page enforces before it asks (``GET /api/limits``)."""
+    """The limits the page sets on its controls before it asks (``GET /api/limits``), and their words."""
     return {
         "max_magnitude": MAX_MAGNITUDE,
         "min_sources": MIN_SOURCES,
@@ -52,5 +68,7 @@ def page_limits() -> dict:
         "temperature_max": TEMPERATURE_MAX,
         "top_k_max": TOP_K_MAX,
         "top_p_max": TOP_P_MAX,
+        "min_new_tokens": MIN_NEW_TOKENS,
         "max_new_tokens": MAX_NEW_TOKENS,
+        "words": limit_words(),
     }

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from attnlab.engine.errors import FieldError, Loc
-from attnlab.models.registry import DEFAULT_MAX_CHARS, DEFAULT_MAX_TOKENS
+from attnlab.models.registry import DEFAULT_MAX_CHARS, DEFAULT_MAX_TOKENS, SPECS
 from attnlab.models.sampling import Sampling
 from attnlab.models.traces import ModelTrace
 
@@ -23,9 +23,13 @@ FINAL = ("done", "error", "cancelled")
 
 
 def token_cap_message(model: str, n_tokens: int, cap: int = MAX_TOKENS) -> str:
-    """The problem with a text over the token cap (a ``FieldError``'s: it does not name the field)."""
+    """The problem with a text over the token cap (a ``FieldError``'s: it does not name the field).
+
+    The model is named by its title, as the page's model choice reads.
+    """
+    title = SPECS[model].title if model in SPECS else model
     return (
-        f"is {n_tokens} tokens long for {model}; the Real model view takes at most "
+        f"is {n_tokens} tokens long for {title}; the Real model view takes at most "
         f"{cap} tokens. Shorten it by {n_tokens - cap}."
     )
 

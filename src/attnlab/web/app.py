@@ -23,10 +23,17 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.gzip import GZipMiddleware
 
 from attnlab import __version__
-from attnlab.lab.fields import shape_of_route
+from attnlab.lab.fields import TOO_DEEP, shape_of_route
 from attnlab.web.assets import PAGES, Assets
 from attnlab.web.block import routes as api_block
-from attnlab.web.errors import FieldError, body_error, field_error_handler, field_path, validation_detail
+from attnlab.web.errors import (
+    FieldError,
+    body_error,
+    field_error_handler,
+    field_path,
+    unreadable_body_detail,
+    validation_detail,
+)
 from attnlab.web.explorer import routes as api
 from attnlab.web.explorer import socket
 from attnlab.web.guard import BODY_TIMEOUT_S, CSP, MAX_BODY_BYTES, GuardMiddleware
@@ -60,18 +67,14 @@ async def validation_error(request: Request, error: RequestValidationError) -> J
     return JSONResponse({"detail": detail}, status_code=422)
 
 
-TOO_DEEP = "the request body nests too deeply to read (JSON nested hundreds of levels deep)"
-
-
 async def http_error(request: Request, error: StarletteHTTPException):
-    """Answer a body FastAPI cannot parse (bad UTF-8, nested too deeply) like any other bad body: 422."""
+    """Answer a body FastAPI cannot parse (bad UTF-8, nested too deeply, an over-long integer) as 422."""
     if error.status_code == 400 and request.url.path.startswith("/api/"):
         if isinstance(error.__cause__, RecursionError):  # FastAPI's json.loads ran out of stack
             return JSONResponse(body_error(TOO_DEEP, "json_too_deep"), status_code=422)
-        return JSONResponse(
-            body_error("the request body is not valid UTF-8 JSON text", "json_invalid"),
-            status_code=422,
-        )
+        # the body was read (and kept) before its JSON failed: read it again to say why
+        detail = unreadable_body_detail(await request.body(), shape=shape_of_route(request.url.path))
+        return JSONResponse({"detail": [detail]}, status_code=422)
     return await http_exception_handler(request, error)
 
 

@@ -6,6 +6,10 @@ for the page to find the control. ``msg`` is the sentence the page shows next
 to that control, in its words: ``Source B · value y must be at most
 1,000,000`` (``attnlab.lab.fields``). The request's input is never echoed back.
 
+An integer too long for a float (over 309 digits) is refused at its field
+as too long, wherever it stands, and so is one too long for Python's JSON
+reader to take at all (over 4,300 digits: :func:`unreadable_body_detail`).
+
 Two sources, one shape: pydantic's errors (``validation_detail``: only their
 type and limits are read, never pydantic's text) and the engine's and lab's
 :class:`~attnlab.engine.errors.FieldError` (``field_error_detail``, and
@@ -15,12 +19,14 @@ and ``problem`` are used as they are; its message is never parsed.
 
 from __future__ import annotations
 
+import json
+import sys
+
 from fastapi import Request
 from fastapi.responses import JSONResponse
 
 from attnlab.engine.errors import FieldError, field_text
-from attnlab.lab.fields import error_words, shape_of_route
-from attnlab.lab.limits import bound
+from attnlab.lab.fields import NOT_JSON, error_words, problem_words, shape_of_route, too_long
 
 
 def field_path(loc: list | tuple) -> str:
@@ -33,49 +39,6 @@ def _clean_loc(loc) -> list[str | int]:
     # pydantic adds the union branch tried ("float", "int") to the location;
     # the learner only needs the field.
     return [p for p in loc if p not in ("float", "int", "bool", "str", "function-after[...]")]
-
-
-def problem_words(type_: str, ctx: dict | None) -> str:
-    """Say what is wrong for a pydantic error, without naming the field; never pydantic's text.
-
-    Only the error's type and its limits (``ctx``) are used; an unknown type
-    gets a plain sentence rather than the parser's message.
-    """
-    ctx = ctx or {}
-    if type_ == "missing":
-        return "is missing; the lab needs it"
-    if type_ == "extra_forbidden":
-        return "is not something the lab knows; remove it"
-    if type_ == "finite_number":
-        return "must be a finite number, not NaN or infinity"
-    if type_ in ("float_type", "float_parsing", "int_type", "int_parsing", "int_from_float"):
-        whole = type_.startswith("int")
-        example = "-1" if whole else "-0.5"
-        return f"must be {'a whole number' if whole else 'a number'}, such as 2 or {example}"
-    if type_ == "bool_type":
-        return "must be true or false"
-    if type_ in ("string_type", "string_too_short"):
-        return "must be a text of at least one character"
-    if type_ == "string_too_long":
-        return f"is too long; it may have at most {ctx.get('max_length')} characters"
-    if type_ in ("list_type", "dict_type", "model_type", "model_attributes_type"):
-        return f"must be {'a list' if type_ == 'list_type' else 'an object'}"
-    if type_ == "too_short":
-        return f"has {ctx.get('actual_length')} entries; it needs at least {ctx.get('min_length')}"
-    if type_ == "too_long":
-        return f"has too many entries; it may have at most {ctx.get('max_length')}"
-    if type_ in ("greater_than_equal", "less_than_equal", "greater_than", "less_than"):
-        words = {
-            "greater_than_equal": "at least",
-            "less_than_equal": "at most",
-            "greater_than": "more than",
-            "less_than": "less than",
-        }[type_]
-        limit = next(iter(ctx.values()), None) if ctx else None
-        return f"must be {words} {bound(limit)}" if limit is not None else "is out of range"
-    if type_ == "literal_error":
-        return f"must be one of {ctx.get('expected', 'the listed choices')}"
-    return "is not in a form the lab can use"
 
 
 def _without_field(text: str, field: str) -> str:
@@ -107,7 +70,10 @@ def validation_detail(
         ctx = item.get("ctx")
         refs = None
         if type_ == "json_invalid":
-            msg = "The request is not valid JSON, so the lab could not read it. Nothing changed."
+            msg = NOT_JSON
+        elif _too_long(item.get("input")):  # pydantic's float_type or string_type: its length is the problem
+            type_ = "number_too_long"
+            msg = error_words(loc, too_long(_digits(item["input"])), shape=shape, body=request_body)
         else:
             if type_ == "value_error" and ctx and "error" in ctx:
                 error = ctx["error"]  # our own validators' problem (a FieldError or ValueError in the lab)
@@ -126,6 +92,64 @@ def validation_detail(
         seen.add(key)
         detail.append({"loc": loc, "field": field, "msg": msg, "type": type_})
     return detail
+
+
+def _too_long(x: object) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool) and abs(x) > sys.float_info.max
+
+
+def _digits(x: int) -> int:
+    return len(str(abs(x)))
+
+
+class _LongInteger:
+    """An integer read as its digits only: one Python's ``int`` would refuse (over 4,300 digits)."""
+
+    def __init__(self, text: str) -> None:
+        self.digits = len(text.lstrip("-"))
+
+
+def _read_int(text: str) -> int | _LongInteger:
+    return _LongInteger(text) if len(text.lstrip("-")) > sys.get_int_max_str_digits() else int(text)
+
+
+def _first_long_integer(body: object) -> tuple[tuple[str | int, ...], int] | None:
+    """Where the first over-long integer in ``body`` is (outermost first), and its digits."""
+    pending: list[tuple[tuple[str | int, ...], object]] = [((), body)]
+    while pending:
+        at, node = pending.pop()
+        if isinstance(node, _LongInteger):
+            return at, node.digits
+        if isinstance(node, dict):
+            pending.extend(((*at, k), v) for k, v in reversed(node.items()))
+        elif isinstance(node, list):
+            pending.extend(((*at, i), v) for i, v in reversed(list(enumerate(node))))
+    return None
+
+
+def unreadable_body_detail(raw: bytes, *, shape: str) -> dict:
+    """The one ``ErrorItem`` for a body the JSON reader refused other than by its syntax.
+
+    Python's reader refuses an integer of over 4,300 digits as it reads it (a
+    ``ValueError``, not a ``JSONDecodeError``), so the body is read again with
+    such integers kept as their digits: one found is too long at its field;
+    otherwise (bad UTF-8, say) the body is not JSON.
+    """
+    try:
+        body = json.loads(raw, parse_int=_read_int)
+    except (ValueError, RecursionError):
+        body = None
+    found = _first_long_integer(body)
+    if found is None:
+        return {"loc": ["body"], "field": "body", "msg": NOT_JSON, "type": "json_invalid"}
+    at, digits = found
+    loc = ["body", *at]
+    return {
+        "loc": loc,
+        "field": field_path(loc),
+        "msg": error_words(loc, too_long(digits), shape=shape, body=body),
+        "type": "number_too_long",
+    }
 
 
 def field_error_detail(

@@ -44,6 +44,7 @@ def display(row: QueryTrace) -> dict:
         "m_z_precise": d["m_z_precise"],
         "output_precise": d["output_precise"],
         "sources": sources,
+        "labels": {"score_header": d["labels"]["score_header"]},  # the explorer's score table's column
     }
 
 

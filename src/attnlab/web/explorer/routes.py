@@ -28,7 +28,14 @@ from attnlab.lab.explorer.answer import explorer_answer
 from attnlab.lab.notebook.sequence import STARTING, Held, apply_edit, sequence_view
 from attnlab.lab.notebook.stepper import stepper
 from attnlab.web.errors import field_error_detail, validation_detail
-from attnlab.web.explorer.schema import ErrorResponse, ExampleOut, LabState, StateAnswer, StateRequest, TraceResponse
+from attnlab.web.explorer.schema import (
+    ErrorResponse,
+    ExampleOut,
+    LabState,
+    StateAnswer,
+    StateRequest,
+    TraceResponse,
+)
 
 router = APIRouter(prefix="/api", tags=["lab"])
 

@@ -28,6 +28,7 @@ from fastapi.responses import Response
 
 from attnlab.engine.errors import FieldError, Loc, field_text
 from attnlab.lab import numbers as fmt
+from attnlab.lab.fields import job_gone, job_message, job_unfinished
 from attnlab.lab.realmodel.kinds import layer_profiles
 from attnlab.lab.realmodel.nexttoken import step_display
 from attnlab.lab.realmodel.row import row_view
@@ -132,18 +133,15 @@ def _refused(error: Busy | Stopping) -> HTTPException:
     )
 
 
-def _not_found() -> HTTPException:
+def _at_job(status: int, msg: str, type_: str) -> HTTPException:
+    """A refusal located at the path's job id, in the page's words (``attnlab.lab.fields``)."""
     return HTTPException(
-        status_code=404,
-        detail=[
-            {
-                "loc": ["path", "job_id"],
-                "field": "job_id",
-                "msg": "job_id: no such job (finished jobs are kept for a while)",
-                "type": "not_found",
-            }
-        ],
+        status_code=status, detail=[{"loc": ["path", "job_id"], "field": "job_id", "msg": msg, "type": type_}]
     )
+
+
+def _not_found(kind: str = "trace") -> HTTPException:
+    return _at_job(404, job_gone(kind), "not_found")
 
 
 def _title(model: str) -> str:
@@ -172,9 +170,10 @@ def _job_out(job: TraceJob) -> JobOut:
             scale_display=fmt.rounded(t.scale),
         )
     place = JOBS.place(job)
+    message = job_message(job.loc, job.message)
     words = trace_status(
         status=job.status, title=_title(job.model), place=place, progress=job.progress,
-        layers_done=job.layers_done, n_layer=job.n_layer, message=job.message,
+        layers_done=job.layers_done, n_layer=job.n_layer, message=message,
         n_tokens=len(job.trace.tokens) if done else None,
     )  # fmt: skip
     return JobOut(
@@ -189,7 +188,7 @@ def _job_out(job: TraceJob) -> JobOut:
         done=words["done"],
         layers_done=job.layers_done,
         n_layer=job.n_layer,
-        message=job.message,
+        message=message,
         field=field_text(job.loc) if job.loc else None,
         result=result,
     )
@@ -200,13 +199,8 @@ def _done(job_id: str) -> TraceJob:
     if job is None:
         raise _not_found()
     if job.status != "done" or job.trace is None:
-        msg = job.message if job.status == "error" else f"job {job_id} is {job.status}"
-        raise HTTPException(
-            status_code=409,
-            detail=[
-                {"loc": ["path", "job_id"], "field": "job_id", "msg": f"job_id: {msg}", "type": "not_ready"}
-            ],
-        )
+        msg = job_message(job.loc, job.message) if job.status == "error" else job_unfinished(job.status)
+        raise _at_job(409, msg, "not_ready")
     return job
 
 
@@ -306,10 +300,11 @@ def job_row(job_id: JobId, layer: Index, head: Index, index: Index) -> RowOut:
 def _generation_out(job: GenerationJob) -> GenerationOut:
     pieces = list(job.pieces)  # one copy: the worker's reader may append meanwhile
     place = JOBS.place(job)
+    message = job_message(job.loc, job.message)
     words = generation_words(
         status=job.status, title=_title(job.model), place=place, tokens=len(pieces),
         max_new_tokens=job.max_new_tokens, finish=job.finish, chat=job.chat, said_text="".join(pieces),
-        message=job.message,
+        message=message,
     )  # fmt: skip
     return GenerationOut(
         id=job.id,
@@ -326,7 +321,7 @@ def _generation_out(job: GenerationJob) -> GenerationOut:
         status_line=words["status_line"],
         steps=[StepOut(**step_display(step)) for step in list(job.steps)],
         finish=job.finish if job.status == "done" else None,
-        message=job.message,
+        message=message,
         field=field_text(job.loc) if job.loc else None,
     )
 
@@ -359,7 +354,7 @@ def generation_status(job_id: JobId) -> GenerationOut:
     """A generation's text so far (one piece per token), its place in line, and why it stopped once done."""
     job = JOBS.generation(job_id)
     if job is None:
-        raise _not_found()
+        raise _not_found("generation")
     return _generation_out(job)
 
 

@@ -182,7 +182,7 @@ class GenerateIn(Strict):
     prompt: Annotated[str, Field(max_length=MAX_CHARS * 4)]
     model: ModelName | None = None  # default: the first model that generates
     chat: StrictBool = False  # False: continue the text as it is; True: answer it as the chat's user turn
-    max_new_tokens: Annotated[StrictInt, Field(ge=1, le=MAX_NEW_TOKENS)] = 32
+    max_new_tokens: Annotated[StrictInt, Field(ge=limits.MIN_NEW_TOKENS, le=MAX_NEW_TOKENS)] = 32
     temperature: Annotated[
         float, Field(ge=limits.TEMPERATURE_MIN, le=limits.TEMPERATURE_MAX, allow_inf_nan=False)
     ] = 0.0

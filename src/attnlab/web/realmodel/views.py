@@ -25,6 +25,8 @@ from fastapi.responses import Response
 from pydantic import Field
 
 from attnlab.engine.errors import FieldError
+from attnlab.lab import limits
+from attnlab.lab.fields import no_journey, no_next_tokens
 from attnlab.lab.realmodel.modelview import head_view, model_view_body
 from attnlab.lab.realmodel.probe import MAX_SEED, N_WORDS, new_seed, repeated_run, words
 from attnlab.lab.realmodel.status import count_words
@@ -149,9 +151,11 @@ def job_neuron(job_id: JobId, layer: Index, head: Index, query: Index, key: Inde
 def job_next(
     job_id: JobId,
     position: Index,
-    temperature: Annotated[float, Query(ge=0, le=5, allow_inf_nan=False)] = 1.0,
-    top_k: Annotated[int, Query(ge=0, le=1_000_000)] = 0,
-    top_p: Annotated[float, Query(gt=0, le=1, allow_inf_nan=False)] = 1.0,
+    temperature: Annotated[
+        float, Query(ge=limits.TEMPERATURE_MIN, le=limits.TEMPERATURE_MAX, allow_inf_nan=False)
+    ] = 1.0,
+    top_k: Annotated[int, Query(ge=0, le=limits.TOP_K_MAX)] = 0,
+    top_p: Annotated[float, Query(gt=0, le=limits.TOP_P_MAX, allow_inf_nan=False)] = 1.0,
     top: Annotated[int, Query(ge=1, le=MAX_TOKENS_SHOWN)] = 10,
 ) -> Response:
     """The next-token distribution after token ``position``, recomputed from the kept logits."""
@@ -159,7 +163,7 @@ def job_next(
     t = job.trace
     if t.logits is None:
         title = registry.SPECS[t.model].title if t.model in registry.SPECS else t.model
-        raise _conflict("model", f"model: {title} does not predict next tokens (it is an encoder)")
+        raise _conflict("model", no_next_tokens(title))
     n = len(t.tokens)
     if position >= n:
         raise _error(
@@ -191,7 +195,7 @@ def job_journey(job_id: JobId, index: Index) -> Response:
     job = _done(job_id)
     t = job.trace
     if t.journey is None:
-        raise _conflict("job_id", "job_id: this trace has no journey (made without details)")
+        raise _conflict("job_id", no_journey())
     n = len(t.tokens)
     if index >= n:
         raise _error(

@@ -85,7 +85,7 @@ export function mountEditor(root) {
   const problem = h("p", { class: "banner problem", id: "block-problem", role: "alert", hidden: true });
   root.append(
     h("p", { class: "field" }, h("label", { for: "block-edit-pick" }, "Matrix to edit"), picker),
-    h("p", { class: "hint" }, "Type a number and press Enter. Numbers past ±1000 or that are not numbers are refused next to their field; the last good walk stays."),
+    h("p", { class: "hint", id: "block-edit-hint" }, getBlock().limits?.words.block_edit.text ?? ""), // the lab's words, with its limit
     ...grids.values(),
     problem,
     h("p", { class: "controls" }, reset, h("span", { class: "hint" }, "Reset restores the given X and weights, pre-norm, no positions and both heads on.")),

@@ -6,7 +6,7 @@
 // load does not pay for a section far below the explorer.
 
 import { byId, fill, h, text } from "../shared/dom.js";
-import { toJson } from "../shared/json.js";
+import { errorText, request } from "../shared/http.js";
 import { mountWalk } from "./walk.js";
 import { mountNormCompare, mountSwitches } from "./norm.js";
 import { mountHeads } from "./heads.js";
@@ -21,6 +21,8 @@ function part(id, title, ...intro) {
   return el;
 }
 
+const EXPORT_TYPES = { ipynb: "application/x-ipynb+json", markdown: "text/markdown" };
+
 /** The Python program and the two exports (downloads of the server's text). */
 function mountPython(root) {
   const code = h("code", { id: "block-python-code" });
@@ -31,9 +33,9 @@ function mountPython(root) {
     const b = h("button", { type: "button", "data-block-export": kind }, label);
     b.addEventListener("click", async () => {
       try {
-        const response = await fetch(`/api/block/export/${kind}`, { method: "POST", headers: { "content-type": "application/json" }, body: toJson(getBlock().request) });
-        if (!response.ok) return text(status, `The server refused the export (HTTP ${response.status}).`);
-        const url = URL.createObjectURL(await response.blob());
+        const answer = await request(`/api/block/export/${kind}`, { method: "POST", body: getBlock().request, text: true });
+        if (!answer.ok) return text(status, errorText(answer));
+        const url = URL.createObjectURL(new Blob([answer.body], { type: EXPORT_TYPES[kind] }));
         const a = h("a", { href: url, download: file });
         document.body.append(a);
         a.click();

@@ -7,6 +7,7 @@
 //   answer:   the server's walk for `request` (BlockResponse, docs/block-api.md)
 //   errors:   {field: message} from a refused request, by the server's field path
 //             ("weights.heads[1].w_q[2][0]", "x[0][3]"); the last good walk stays
+//   limits:   GET /api/limits (the editor's hint states the largest number), null if it failed
 //   practice: GET /api/block/practice; study/history: the block part's study (POST /api/block/study)
 //   revealed: {challenge id: answer text} shown after "Show the answer"
 //   step:     the stepper's step index (0 .. 7)
@@ -16,7 +17,11 @@
 // from subscribeBlock(). Walk requests run one at a time; a newer one replaces
 // any that waits, so a slow answer never queues stale states.
 
-import { blockGet, blockPost, fieldErrors } from "./api.js";
+import { fieldMessages, request } from "../shared/http.js";
+import { getLimits } from "../shared/limits.js";
+
+/** POST `data` as JSON to /api/block<path> ("" for the walk, "/study"): {ok, status, body}. */
+const post = (path, data) => request(`/api/block${path}`, { method: "POST", body: data });
 
 const block = {
   example: null,
@@ -24,6 +29,7 @@ const block = {
   requested: null,
   answer: null,
   errors: {},
+  limits: null,
   practice: null,
   study: { version: 1, active: null, before: [], challenges: {} },
   history: [],
@@ -100,7 +106,7 @@ async function pump() {
     emit();
     let answer;
     try {
-      answer = await blockPost("", job);
+      answer = await post("", job);
     } catch {
       inFlight = false;
       block.offline = true;
@@ -115,7 +121,7 @@ async function pump() {
       block.answer = answer.body;
       block.errors = {};
     } else {
-      block.errors = fieldErrors(answer);
+      block.errors = fieldMessages(answer);
     }
     if (!waiting) block.requested = block.request; // refused: the controls show the last good request again
     emit();
@@ -126,14 +132,14 @@ async function pump() {
 export function blockStudy(action) {
   studyQueue = studyQueue
     .then(async () => {
-      const answer = await blockPost("/study", { block: block.request, study: block.study, action });
+      const answer = await post("/study", { block: block.request, study: block.study, action });
       if (answer.ok) {
         block.study = answer.body.study;
         block.history = answer.body.history;
         if (answer.body.answer && action.challenge) block.revealed = { ...block.revealed, [action.challenge]: answer.body.answer };
         block.studyMessage = "";
       } else {
-        block.studyMessage = Object.values(fieldErrors(answer)).join(" ");
+        block.studyMessage = Object.values(fieldMessages(answer)).join(" ");
       }
       emit();
     })
@@ -146,7 +152,8 @@ export function blockStudy(action) {
 
 /** Load the example, the practice and the first walk. */
 export async function startBlock() {
-  const example = await blockGet("/example");
+  const [example, limits] = await Promise.all([request("/api/block/example"), getLimits().catch(() => null)]);
+  block.limits = limits;
   if (!example.ok) {
     block.offline = true;
     emit();
@@ -156,7 +163,7 @@ export async function startBlock() {
   const ex = example.body;
   block.request = { x: ex.x, weights: ex.weights, norm: ex.norm, positions: ex.positions, heads_on: ex.heads_on };
   setBlock({});
-  const practice = await blockGet("/practice");
+  const practice = await request("/api/block/practice");
   if (practice.ok) block.practice = practice.body;
   emit();
 }

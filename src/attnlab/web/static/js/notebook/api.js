@@ -1,23 +1,11 @@
-// The notebook's requests to /api/notebook, through the page's one HTTP module
-// (shared/http.js). Each call resolves to {ok, status, body}; it rejects only when the
-// server cannot be reached, which the caller reports without losing the learner's state.
+// What the explorer's held-edit route (/api/state, owned with the explorer's transport) needs
+// beyond the page's one HTTP module (shared/http.js): its refusals shown next to the fields the
+// edits came from. The notebook's own requests use shared/http.js directly. errorText is
+// re-exported only for the explorer's modules that still import it from here.
 
-import { fieldMessages, request } from "../shared/http.js";
+import { fieldMessages } from "../shared/http.js";
 
 export { errorText } from "../shared/http.js";
-
-/** GET /api/notebook/<path>. */
-export function nbGet(path) {
-  return request(`/api/notebook/${path}`);
-}
-
-/**
- * POST `data` as JSON to /api/notebook/<path>. With `raw`, a successful
- * answer stays the server's text (downloads keep every float as written, -0 too).
- */
-export function nbPost(path, data, raw = false) {
-  return request(`/api/notebook/${path}`, { method: "POST", body: data, text: raw });
-}
 
 /**
  * A refused state's messages by field path ({"q[1]": "Query q · y must be …"}), or {body} when

@@ -6,7 +6,7 @@
 // stays text; links get rel="noopener noreferrer".
 
 import { fill, h } from "../shared/dom.js";
-import { nbGet } from "./api.js";
+import { request } from "../shared/http.js";
 
 const XHTML = "http://www.w3.org/1999/xhtml";
 
@@ -82,7 +82,7 @@ function drawConnections(el, connections) {
 
 /** Fetch the content once and draw the sections below the demos. */
 export async function mountContent(els) {
-  const answer = await nbGet("content");
+  const answer = await request("/api/notebook/content");
   if (!answer.ok) return;
   const c = answer.body;
   drawMath(els.math, c.math);

@@ -8,7 +8,7 @@
 // file gets its message and changes nothing.
 
 import { text } from "../shared/dom.js";
-import { errorText, nbPost } from "./api.js";
+import { errorText, request } from "../shared/http.js";
 import { adoptStudy, adoptView, getHeld, getNb, setMessage } from "./state.js";
 
 function save(blob, filename) {
@@ -33,7 +33,7 @@ async function settledNumbers() {
 async function fetchExport(path, withStudy = true) {
   await settledNumbers();
   const body = withStudy ? { held: getHeld(), study: getNb().study } : { held: getHeld() };
-  const answer = await nbPost(path, body, true);
+  const answer = await request(`/api/notebook/${path}`, { method: "POST", body, text: true });
   if (!answer.ok) throw new Error(errorText(answer));
   return answer.body;
 }
@@ -158,7 +158,7 @@ export function mountExport(els) {
     }
     els.file.value = "";
     if (content === null) return showImport("Import refused: the file could not be read. Nothing changed.", true);
-    const answer = await nbPost("import", { text: content });
+    const answer = await request("/api/notebook/import", { method: "POST", body: { text: content } });
     if (!answer.ok) return showImport(`${errorText(answer)} Nothing changed.`, true);
     await adoptView(answer.body);
     if (answer.body.study) await adoptStudy(answer.body.study, answer.body.history); // the file's attempts and help

@@ -10,7 +10,7 @@
 import { fill, h, s, text } from "../shared/dom.js";
 import { drawKeyPlane } from "../explorer/match.js";
 import { drawValuePlane } from "../explorer/mix.js";
-import { nbGet } from "./api.js";
+import { request } from "../shared/http.js";
 import { recordHelp } from "./state.js";
 import { SIZE } from "../shared/plot.js";
 import { drawPie } from "../explorer/share.js";
@@ -121,7 +121,7 @@ export function mountPlayback(els) {
   }
 
   async function fetchScript() {
-    const answer = await nbGet("playback");
+    const answer = await request("/api/notebook/playback");
     if (!answer.ok) {
       loading = null;
       text(els.caption, "The playback could not be loaded from the attnlab server.");

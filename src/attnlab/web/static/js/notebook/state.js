@@ -13,7 +13,7 @@
 // (subscribeSettled): a drag's frames carry only the explorer, and the held
 // table draws the newest held example once the drag pauses.
 
-import { errorText, nbGet, nbPost } from "./api.js";
+import { errorText, request } from "../shared/http.js";
 import { getHeld, getState, replaceHeld, subscribeSettled } from "../explorer/state.js";
 
 export { getHeld };
@@ -74,7 +74,7 @@ export function adoptView(view) {
 export function studyAction(action) {
   return enqueue(async () => {
     if (!getHeld()) return;
-    const answer = await nbPost("study", { held: getHeld(), study: nb.study, action });
+    const answer = await request("/api/notebook/study", { method: "POST", body: { held: getHeld(), study: nb.study, action } });
     if (answer.ok) {
       nb.study = answer.body.study;
       nb.history = answer.body.history;
@@ -113,7 +113,7 @@ export function recordHelp(help, detail = null, challenge = null) {
 
 /** Load the practice data (the held example is explorer/state.js's: explorer/statestart.js loads it). */
 export async function startNotebook() {
-  const practice = await nbGet("practice");
+  const practice = await request("/api/notebook/practice");
   nb.practice = practice.body;
   emit();
 }

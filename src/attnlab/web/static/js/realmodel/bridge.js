@@ -8,7 +8,7 @@
 import { byId, fill, h, s, srcClass } from "../shared/dom.js";
 import { arrow, grid, label, placeLabels, plane, SIZE } from "../shared/plot.js";
 import { drawScoreTable, drawStrip } from "../explorer/share.js";
-import { getJson } from "./api.js";
+import { getJSON } from "../shared/http.js";
 
 /** q and every key, each coordinate at full precision, behind disclosures. */
 function vectors(n) {
@@ -113,7 +113,7 @@ export function setupBridge(getAt) {
     const mine = ++ticket;
     const where = [at.layer, at.head, at.query].map(encodeURIComponent).join("/");
     try {
-      const n = await getJson(`/api/models/jobs/${encodeURIComponent(at.jobId)}/bridge/${where}`);
+      const n = await getJSON(`/api/models/jobs/${encodeURIComponent(at.jobId)}/bridge/${where}`);
       if (mine !== ticket) return;
       draw(out, n);
       // take the focus only if the learner has not moved it meanwhile (a slow answer must not steal it)

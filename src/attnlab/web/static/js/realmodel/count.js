@@ -2,7 +2,7 @@
 // text counted by the server's tokenizer for the chosen model (no model load),
 // once the learner pauses typing. The server writes the message.
 import { text } from "../shared/dom.js";
-import { postJson } from "./api.js";
+import { postJSON } from "../shared/http.js";
 
 const COUNT_DEBOUNCE_MS = 250; // count once the learner pauses, not on every key
 
@@ -19,7 +19,7 @@ export function setupCount(els, limits) {
     const mine = ++ticket;
     const model = els.model.value;
     try {
-      const answer = await postJson(`/api/models/${encodeURIComponent(model)}/tokens`, { text: els.text.value });
+      const answer = await postJSON(`/api/models/${encodeURIComponent(model)}/tokens`, { text: els.text.value });
       if (mine !== ticket) return; // the learner typed on meanwhile
       text(els.count, answer.message);
       els.count.classList.toggle("is-over", !answer.fits);

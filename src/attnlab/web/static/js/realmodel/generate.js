@@ -4,7 +4,7 @@
 // arrive (the server appends one piece per token; we poll). The server writes
 // every sentence (status_line, hint) and every token's visible label.
 import { byId, fill, h, text } from "../shared/dom.js";
-import { getJson, postJsonInTurn } from "./api.js";
+import { getJSON, postJSONInTurn } from "../shared/http.js";
 
 const POLL_MS = 100;
 const NOTHING = "Nothing generated: fix the request and try again.";
@@ -43,7 +43,7 @@ export function setupGenerate(source, onDone = () => {}) {
     for (const b of buttons) b.disabled = true;
     const prompt = source.value;
     try {
-      let job = await postJsonInTurn(
+      let job = await postJSONInTurn(
         "/api/models/generate",
         { prompt, chat, max_new_tokens: Number(tokens.value) },
         (message, left) => text(status, `${message} Trying again in ${left} s…`),
@@ -56,7 +56,7 @@ export function setupGenerate(source, onDone = () => {}) {
         text(status, job.status_line.text);
         if (job.status === "done" || job.status === "error" || job.status === "cancelled") break;
         await new Promise((resolve) => setTimeout(resolve, POLL_MS));
-        job = await getJson(`/api/models/generate/${encodeURIComponent(job.id)}`);
+        job = await getJSON(`/api/models/generate/${encodeURIComponent(job.id)}`);
       }
       if (job.status !== "done") throw new Error(job.message);
       // an instruct model asked to continue ends its turn at once: the server says what to do

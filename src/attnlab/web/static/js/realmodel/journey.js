@@ -6,7 +6,7 @@
 // number on hover (title) and keyboard focus (aria-label).
 // Numbers: GET /api/models/jobs/{id}/journey/{index}.
 import { byId, fill, h, s, text } from "../shared/dom.js";
-import { getJson } from "./api.js";
+import { getJSON } from "../shared/http.js";
 
 const CLASSES = { resid_in: "is-resid", attn: "is-attn", mlp: "is-mlp", resid_out: "is-resid", norm_1: "is-norm", norm_2: "is-norm" };
 const W = 14; // px per block
@@ -85,7 +85,7 @@ export function setupJourney(getAt) {
       shown = `${at.jobId}/${at.index}`;
       const mine = ++ticket;
       try {
-        const j = await getJson(`/api/models/jobs/${encodeURIComponent(at.jobId)}/journey/${at.index}`);
+        const j = await getJSON(`/api/models/jobs/${encodeURIComponent(at.jobId)}/journey/${at.index}`);
         if (mine === ticket) draw(out, j);
       } catch (problem) {
         if (mine === ticket) fill(out, h("p", { class: "rm-error" }, problem.message));

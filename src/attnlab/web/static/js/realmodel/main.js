@@ -7,7 +7,9 @@
 import { byId, fill, h, text } from "../shared/dom.js";
 import { drawHeatmap, drawLines, drawTokens, markToken } from "./draw.js";
 import { legend, legendBefore } from "./ink.js";
-import { getJson, postJsonInTurn, unpackRows } from "./api.js";
+import { getJSON, postJSONInTurn } from "../shared/http.js";
+import { bound, getLimits } from "../shared/limits.js";
+import { unpackRows } from "./packed.js";
 import { setupCount } from "./count.js";
 import { setupGenerate } from "./generate.js";
 import { setupNext } from "./next.js";
@@ -59,7 +61,7 @@ function showModelNote() {
 
 /** Ask again which path each model runs on (known once a job has loaded it). */
 async function refreshModels() {
-  state.models = (await getJson("/api/models")).models;
+  state.models = (await getJSON("/api/models")).models;
   showModelNote();
 }
 
@@ -67,7 +69,7 @@ async function start() {
   showError("");
   els.run.disabled = true;
   try {
-    const job = await postJsonInTurn(
+    const job = await postJSONInTurn(
       "/api/models/jobs",
       { model: els.model.value, text: els.text.value },
       (message, left) => text(els.status, `${message} Trying again in ${left} s…`),
@@ -89,7 +91,7 @@ async function poll(job) {
     if (job.status === "error" || job.status === "cancelled") throw new Error(job.message);
     text(els.status, job.stage_display); // the server's words, never "layer 31 of 30"
     await new Promise((resolve) => setTimeout(resolve, POLL_MS));
-    job = await getJson(`/api/models/jobs/${encodeURIComponent(job.id)}`);
+    job = await getJSON(`/api/models/jobs/${encodeURIComponent(job.id)}`);
   }
   state.result = job.result;
   state.layer = Math.min(state.layer, job.result.n_layer - 1);
@@ -137,7 +139,7 @@ function fillPickers() {
 async function loadHead() {
   const ticket = ++headRequest;
   const { layer, head } = state;
-  const data = await getJson(`/api/models/jobs/${encodeURIComponent(state.job.id)}/heads/${layer}/${head}?packed=true`);
+  const data = await getJSON(`/api/models/jobs/${encodeURIComponent(state.job.id)}/heads/${layer}/${head}?packed=true`);
   if (ticket !== headRequest) return; // a newer layer or head was picked meanwhile
   data.weights = unpackRows(data.weights_f32, data.n_tokens); // the same numbers as ?packed=false's JSON
   state.headData = data;
@@ -188,7 +190,7 @@ async function loadRow() {
   const { layer, head, focus } = state;
   rowPending(els.row, `Query ${state.result.labels[focus]} · layer ${layer}, head ${head}`);
   try {
-    const row = await getJson(`/api/models/jobs/${encodeURIComponent(state.job.id)}/rows/${layer}/${head}/${focus}`);
+    const row = await getJSON(`/api/models/jobs/${encodeURIComponent(state.job.id)}/rows/${layer}/${head}/${focus}`);
     if (ticket !== rowRequest) return; // the pointer moved on: the newer hover asks for its own panels
     drawRow(els.row, row, state.result.kv_groups.some((g) => g.length > 1));
     els.row.dataset.drawn = `${layer}/${head}/${focus}`;
@@ -218,6 +220,15 @@ function pickHead(hd, { reveal = false } = {}) {
   modelView.select(state.layer, hd);
   // a thumbnail far below opened this head: bring the opened head into view
   if (reveal) els.view.scrollIntoView({ block: "start" });
+}
+
+/** The controls' ranges and the words that state them, as the server declares them (GET /api/limits). */
+function applyLimits(limits) {
+  bound(byId("rm-next-temperature"), limits.temperature_min, limits.temperature_max);
+  bound(byId("rm-next-top-k"), 0, limits.top_k_max); // 0 is off
+  bound(byId("rm-next-top-p"), null, limits.top_p_max); // more than 0: no inclusive minimum to give
+  bound(byId("rm-gen-tokens"), limits.min_new_tokens, limits.max_new_tokens);
+  text(document.querySelector('label[for="rm-gen-tokens"]'), limits.words.new_tokens.text);
 }
 
 async function init() {
@@ -259,7 +270,8 @@ async function init() {
   });
   els.head.addEventListener("change", () => pickHead(Number(els.head.value)));
   els.zoom.addEventListener("change", () => drawAll());
-  const info = await getJson("/api/models");
+  const [info, limits] = await Promise.all([getJSON("/api/models"), getLimits()]);
+  applyLimits(limits);
   state.models = info.models;
   state.maxChars = info.max_chars;
   state.maxTokens = info.max_tokens;

@@ -5,7 +5,7 @@
 // every label, title and definition; hovering or focusing a token highlights
 // its bin, as a row (its query) and a column (its key), in every thumbnail.
 import { byId, fill, h, s } from "../shared/dom.js";
-import { getJson } from "./api.js";
+import { getJSON } from "../shared/http.js";
 import { sharesImage } from "./ink.js";
 
 const THUMB = 56; // px per thumbnail
@@ -53,7 +53,7 @@ export function setupModelView(onOpen) {
 
   return {
     async load(jobId) {
-      view = await getJson(`/api/models/jobs/${encodeURIComponent(jobId)}/model-view`);
+      view = await getJSON(`/api/models/jobs/${encodeURIComponent(jobId)}/model-view`);
       images = view.heads.map((hd) => sharesImage(hd.thumb));
       const rows = [];
       for (let l = 0; l < view.n_layer; l++) {

@@ -4,7 +4,7 @@
 // the honest 2-D plane (a projection; the server says what it leaves out).
 // Numbers: GET /api/models/jobs/{id}/neuron/{layer}/{head}/{query}/{key}.
 import { byId, fill, h, s } from "../shared/dom.js";
-import { getJson } from "./api.js";
+import { getJSON } from "../shared/http.js";
 import { setupBridge } from "./bridge.js";
 
 const BAR_W = 6; // px per coordinate
@@ -88,7 +88,7 @@ export function setupNeuron(getAt) {
     const mine = ++ticket;
     const where = [at.layer, at.head, at.query, key.value].map(encodeURIComponent).join("/");
     try {
-      const n = await getJson(`/api/models/jobs/${encodeURIComponent(at.jobId)}/neuron/${where}`);
+      const n = await getJSON(`/api/models/jobs/${encodeURIComponent(at.jobId)}/neuron/${where}`);
       if (mine === ticket) draw(out, n);
     } catch (problem) {
       if (mine === ticket) fill(out, h("p", { class: "rm-error" }, problem.message));

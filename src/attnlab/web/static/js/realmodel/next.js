@@ -3,7 +3,7 @@
 // distribution from the kept logits (GET /api/models/jobs/{id}/next/{position});
 // this module only draws the entries and says what each control removed.
 import { byId, fill, h, text } from "../shared/dom.js";
-import { getJson } from "./api.js";
+import { getJSON } from "../shared/http.js";
 
 const FETCH = 20; // entries asked for
 
@@ -63,7 +63,7 @@ export function setupNext(getJob) {
     const [temperature, topK, topP] = controls.map((c) => c.value);
     const query = new URLSearchParams({ temperature, top_k: topK, top_p: topP, top: String(FETCH) });
     try {
-      const answer = await getJson(
+      const answer = await getJSON(
         `/api/models/jobs/${encodeURIComponent(job.id)}/next/${encodeURIComponent(position.value)}?${query}`);
       if (mine !== ticket) return;
       text(error, "");

@@ -3,7 +3,7 @@
 // that names the seed); this puts the text in the box, says the note and
 // traces it, so any model's induction heads can be found in one click.
 import { byId, text } from "../shared/dom.js";
-import { getJson } from "./api.js";
+import { getJSON } from "../shared/http.js";
 
 /**
  * Wire the button.
@@ -17,7 +17,7 @@ export function setupProbe(box, trace, showError) {
   button.addEventListener("click", async () => {
     button.disabled = true;
     try {
-      const probe = await getJson("/api/models/probe");
+      const probe = await getJSON("/api/models/probe");
       box.value = probe.text;
       box.dispatchEvent(new Event("input")); // the token count follows the new text
       text(note, probe.note.text);

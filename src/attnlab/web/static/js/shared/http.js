@@ -4,7 +4,9 @@
 // sentence the page shows (the lab names the field as its control reads);
 // `field` (e.g. "values[1][1]") says which control to show it next to.
 // A fetch that cannot reach the server rejects with the browser's TypeError.
-// Bodies go through toJson, which keeps a typed -0.
+// Bodies go through toJson, which keeps a typed -0. postJSONInTurn waits out a
+// full line of model jobs (429 with Retry-After). This is the page's only fetch
+// (the explorer's socket is its other transport).
 
 import { toJson } from "./json.js";
 
@@ -61,6 +63,32 @@ export async function getJSON(url, { signal } = {}) {
 /** POST `body` as JSON; resolve to the answer (`text`: a successful answer as text) or throw ApiError. */
 export async function postJSON(url, body, { signal, text = false } = {}) {
   return orThrow(await request(url, { method: "POST", body, signal, text }));
+}
+
+const FALLBACK_RETRY_S = 5; // only if a 429 came without a usable Retry-After
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * POST `body` as JSON; while the server answers 429 (its line of jobs is full), wait the
+ * seconds its Retry-After asks and try again.
+ * @param {string} url
+ * @param {object} body
+ * @param {(message: string, secondsLeft: number) => void} onWait called each second of a wait,
+ *   with the server's sentence for the 429
+ */
+export async function postJSONInTurn(url, body, onWait) {
+  for (;;) {
+    try {
+      return await postJSON(url, body);
+    } catch (error) {
+      if (!(error instanceof ApiError) || error.status !== 429) throw error;
+      for (let left = error.retryAfter ?? FALLBACK_RETRY_S; left > 0; left -= 1) {
+        onWait(error.message, left);
+        await sleep(1000);
+      }
+    }
+  }
 }
 
 /**
