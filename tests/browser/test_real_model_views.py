@@ -341,7 +341,7 @@ def test_repeat_a_random_run_traces_the_probe_and_smollm2s_induction_heads_say_s
     assert note.text_content().startswith(f"Seed {seed}: a random run of 16 words, written 3 times.")
     expect(page.locator("#rm-count")).to_contain_text("of 256 tokens")
     thumb = page.locator('#rm-model-grid [data-layer="18"][data-head="6"]')
-    expect(thumb).to_have_text("H6 · induction")
+    expect(thumb).to_have_text("H6 · induction", timeout=60_000)  # the model view follows the trace
     expect(thumb).to_have_attribute(
         "title", re.compile(r"^Layer 18, head 6: induction head; induction (9\d|8\d)%")
     )
@@ -349,7 +349,7 @@ def test_repeat_a_random_run_traces_the_probe_and_smollm2s_induction_heads_say_s
         "the token right after its earlier occurrence"
     )
     thumb.click()  # the head's own view says it in a sentence
-    expect(page.locator("#rm-heatmap")).to_have_attribute("data-drawn", "18/6")
+    expect(page.locator("#rm-heatmap")).to_have_attribute("data-drawn", "18/6", timeout=60_000)
     expect(page.locator("#rm-head-kind")).to_contain_text(
         "An induction head: tokens that repeat an earlier token put"
     )

@@ -125,7 +125,9 @@ def test_the_page_is_told_its_limits_in_words_with_their_numbers(client):
         "next to their field; the last good walk stays.",
         "claims": {"max_magnitude": 1000.0},
     }
-    assert words["new_tokens"] == {"text": "New tokens (1 to 64)", "claims": {"min": 1, "max": MAX_NEW_TOKENS}}
+    assert words["new_tokens"] == {
+        "text": "New tokens (1 to 64)", "claims": {"min": 1, "max": MAX_NEW_TOKENS}
+    }
 
 
 # --- the real model's kept traces: refused in the page's words, located at the job ----------
@@ -144,7 +146,9 @@ def test_a_trace_no_longer_kept_says_so(client, url):
 
 def test_a_continuation_no_longer_kept_says_so(client):
     d = _only(client.get("/api/models/generate/nojob"), 404)
-    assert (d["loc"], d["msg"]) == (["path", "job_id"], "This continuation is no longer kept: continue the text again")
+    assert (d["loc"], d["msg"]) == (
+        ["path", "job_id"], "This continuation is no longer kept: continue the text again"
+    )
 
 
 def _kept(monkeypatch, job: TraceJob) -> None:
@@ -184,7 +188,8 @@ def test_a_model_failure_is_one_sentence(client, monkeypatch):
     job = TraceJob(id="jw3", model="minilm", text="hi")
     job.apply("error", None, "the model failed: RuntimeError: out of paper")
     _kept(monkeypatch, job)
-    assert client.get("/api/models/jobs/jw3").json()["message"] == "The model failed: RuntimeError: out of paper"
+    said = client.get("/api/models/jobs/jw3").json()["message"]
+    assert said == "The model failed: RuntimeError: out of paper"
 
 
 # --- integers of any length: the number is too long, said at its field ----------------------
@@ -223,9 +228,11 @@ def loc_field(loc: list) -> str:
 
 def test_a_body_that_is_not_json_still_says_so(client):
     words = "The request is not valid JSON, so the lab could not read it. Nothing changed."
-    for content in (b'{"q": [1, 2', b'{"labels": ["\xff"]}', b'{"q": [' + b"9" * 5000):  # cut short, not UTF-8
+    # cut short, not UTF-8, and a long integer in a body cut short
+    for content in (b'{"q": [1, 2', b'{"labels": ["\xff"]}', b'{"q": [' + b"9" * 5000):
         d = _only(client.post("/api/trace", content=content, headers={"content-type": "application/json"}))
         assert (d["loc"], d["msg"]) == (["body"], words)
+
 
 # --- invariants over random bad requests to every POST route -------------------------------
 

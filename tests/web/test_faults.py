@@ -51,7 +51,7 @@ def assert_body_error(response, status: int = 422) -> dict:
     [
         "/api/trace",
         "/api/notebook/import",
-        "/api/notebook/sequence",
+        "/api/state",
         "/api/models/generate",
         "/api/models/jobs",
     ],

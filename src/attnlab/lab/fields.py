@@ -345,7 +345,10 @@ def problem_words(type_: str, ctx: dict | None) -> str:
 
 # --- a kept real-model job that cannot answer (located at ``["path", "job_id"]``) -----------
 
-_JOB = {"trace": ("This trace", "trace the text again"), "generation": ("This continuation", "continue the text again")}
+_JOB = {  # a job's name on the page, and what to do instead
+    "trace": ("This trace", "trace the text again"),
+    "generation": ("This continuation", "continue the text again"),
+}
 
 
 def job_gone(kind: str = "trace") -> str:
