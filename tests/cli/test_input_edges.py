@@ -81,3 +81,16 @@ def test_a_host_that_cannot_be_bound_is_one_line():
         f"attnlab: error: cannot listen on {bad}: {done.stderr.decode().split(': ', 3)[3].strip()}"
     ]
     assert "warning" not in done.stderr.decode()
+
+
+def test_generate_has_the_pages_prompt_cap_and_a_stated_cap_on_new_tokens():
+    # Before: any prompt length, and --max-new-tokens 100000, were accepted.
+    done = run("generate", "hi", "--max-new-tokens", "100000")
+    assert done.returncode == 2
+    assert done.stderr.decode().splitlines() == [
+        "attnlab: error: --max-new-tokens must be from 1 to 1024, not 100000"
+    ]
+    done = run("generate", "word " * 400, "--max-new-tokens", "2")
+    assert done.returncode == 2 and done.stdout == b""
+    (line,) = done.stderr.decode().splitlines()
+    assert line.startswith("attnlab: error: prompt is 401 tokens long") and "at most 256 tokens" in line

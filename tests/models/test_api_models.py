@@ -232,6 +232,12 @@ def test_chat_generation_stops_at_the_end_of_the_turn(client, smollm2):
         ({"prompt": "hi", "temperature": -0.5}, "temperature"),
         ({"prompt": "hi", "top_p": 0}, "top_p"),
         ({"prompt": "hi", "top_k": 2.5}, "top_k"),
+        ({"prompt": "hi", "temperature": True}, "temperature"),  # before: accepted as 1.0
+        ({"prompt": "hi", "temperature": "0.7"}, "temperature"),  # before: accepted as 0.7
+        ({"prompt": "hi", "top_p": "0.9"}, "top_p"),
+        ({"prompt": "hi", "seed": True}, "seed"),
+        ({"prompt": "word " * 400}, "prompt"),  # before: accepted (a 4,000-token prompt took 27 s)
+        ({"prompt": "\U0001f600" * 8000}, "prompt"),  # before: 202, then a failed job with field null
     ],
 )
 def test_bad_generation_requests_name_the_field(client, body, field):

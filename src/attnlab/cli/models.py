@@ -17,6 +17,7 @@ import json
 import sys
 import time
 
+from attnlab.lab import limits
 from attnlab.lab import numbers as fmt
 from attnlab.lab.realmodel.kinds import top_sources
 from attnlab.lab.realmodel.modelview import head_table_heading, layer_table
@@ -24,6 +25,7 @@ from attnlab.lab.realmodel.status import NO_CHAT_HINT_CLI
 from attnlab.lab.realmodel.tokens import row_label
 from attnlab.models import registry
 from attnlab.models.files import ModelNotInstalled
+from attnlab.models.jobs import check_tokens
 from attnlab.models.nexttoken import MAX_TOKENS_SHOWN, next_token
 from attnlab.models.registry import check_name, get_model
 from attnlab.models.sampling import Sampling
@@ -46,7 +48,12 @@ def add_heads_arguments(p: argparse.ArgumentParser) -> None:
 def add_generate_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("prompt", help='the text to continue, e.g. "Once upon a time"')
     _decoder_argument(p)
-    p.add_argument("--max-new-tokens", type=int, default=64, help="stop after this many (default 64)")
+    p.add_argument(
+        "--max-new-tokens",
+        type=int,
+        default=64,
+        help=f"stop after this many (default 64; at most {limits.CLI_MAX_NEW_TOKENS})",
+    )
     p.add_argument(
         "--chat",
         action=argparse.BooleanOptionalAction,
@@ -208,6 +215,14 @@ def run_generate(args: argparse.Namespace) -> int:
     chat = bool(args.chat)
     if not args.prompt:
         raise ValueError("prompt is empty: give some text to continue")
+    if not limits.MIN_NEW_TOKENS <= args.max_new_tokens <= limits.CLI_MAX_NEW_TOKENS:
+        raise ValueError(
+            f"--max-new-tokens must be from {limits.MIN_NEW_TOKENS} to {limits.CLI_MAX_NEW_TOKENS}, "
+            f"not {args.max_new_tokens}"
+        )
+    # the same caps as the page's: the prompt in characters, then in the model's own tokens
+    _check_text(args.prompt, "prompt")
+    check_tokens(check_name(args.model), args.prompt, field="prompt")
     sampling = Sampling(temperature=args.temperature, top_k=args.top_k, top_p=args.top_p, seed=args.seed)
     start = time.perf_counter()
     model = _load(args.model)

@@ -29,6 +29,8 @@ TOP_K_MAX = 49_152  # SmolLM2's vocabulary: a larger k keeps every token; 0 is o
 TOP_P_MAX = 1.0  # top-p is more than 0 and at most 1
 MIN_NEW_TOKENS = 1
 MAX_NEW_TOKENS = 64
+# `attnlab generate` may write more: a prompt of MAX_TOKENS plus this stays well inside SmolLM2's 8,192
+CLI_MAX_NEW_TOKENS = 1024
 
 
 def bound(limit: float) -> str:

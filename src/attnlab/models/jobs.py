@@ -186,6 +186,8 @@ class Jobs:
         if not spec.generates:
             raise FieldError(("model",), f"cannot write text: {spec.title} is an encoder")
         check_text(prompt, field="prompt", max_chars=spec.max_chars * 4)
+        if self._count_first:  # before: a 4,000-token prompt was accepted and took the worker 27 s
+            check_tokens(model, prompt, field="prompt")
         chat = spec.chat_default if chat is None else bool(chat)
         job = GenerationJob(
             id=self._new_id(),

@@ -183,11 +183,12 @@ class GenerateIn(Strict):
     model: ModelName | None = None  # default: the first model that generates
     chat: StrictBool = False  # False: continue the text as it is; True: answer it as the chat's user turn
     max_new_tokens: Annotated[StrictInt, Field(ge=limits.MIN_NEW_TOKENS, le=MAX_NEW_TOKENS)] = 32
+    # strict: a JSON number, never a boolean or a string ("0.7", true once shared a job with 1e0)
     temperature: Annotated[
-        float, Field(ge=limits.TEMPERATURE_MIN, le=limits.TEMPERATURE_MAX, allow_inf_nan=False)
+        float, Field(strict=True, ge=limits.TEMPERATURE_MIN, le=limits.TEMPERATURE_MAX, allow_inf_nan=False)
     ] = 0.0
     top_k: Annotated[StrictInt, Field(ge=0, le=limits.TOP_K_MAX)] | None = None
-    top_p: Annotated[float, Field(gt=0, le=limits.TOP_P_MAX, allow_inf_nan=False)] = 1.0
+    top_p: Annotated[float, Field(strict=True, gt=0, le=limits.TOP_P_MAX, allow_inf_nan=False)] = 1.0
     seed: Annotated[StrictInt, Field(ge=0, le=2**32 - 1)] | None = None
 
 

@@ -60,7 +60,7 @@ export function setupGenerate(source, onDone = () => {}) {
       }
       if (job.status !== "done") throw new Error(job.message);
       // an instruct model asked to continue ends its turn at once: the server says what to do
-      if (job.hint) text(status, job.hint);
+      if (job.hint) fill(status, job.status_line.text, " ", h("span", { class: "rm-gen-hint" }, job.hint));
       onDone();
     } catch (problem) {
       showError(problem.message);
