@@ -301,7 +301,7 @@ def test_a_typed_minus_zero_reaches_the_engine_and_survives_a_reload(lab):
     expect(precise_b).to_contain_text(line)
     expect(precise_b).to_contain_text(carry)
     lab.wait_settled()
-    saved = page.evaluate("() => sessionStorage.getItem('attnlab.explorer.v1')")
+    saved = page.evaluate("() => sessionStorage.getItem('attnlab.held.v1')")  # the one state
     assert '"values":[[2,0],[-0.0,2],[-1,-1]]' in saved
 
     page.reload()

@@ -179,7 +179,7 @@ def test_when_the_server_stops_the_page_says_so_and_keeps_the_state(browser):
         expect(offline).to_be_visible()
         expect(offline).to_contain_text("not answering")
         lab.wait_for_query("[3, 1]")  # the last good numbers stay on the page
-        saved = page.evaluate("() => JSON.parse(sessionStorage.getItem('attnlab.explorer.v1')).q")
+        saved = page.evaluate("() => JSON.parse(sessionStorage.getItem('attnlab.held.v1')).queries[0]")
         assert saved == [3, 1]
         # The server comes back on the same port: the page retries the newest state.
         server.start()

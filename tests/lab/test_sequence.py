@@ -276,3 +276,17 @@ def test_the_shape_of_a_held_example_is_checked_at_its_field(change, loc):
 def test_the_worked_sequence_is_declared_once_with_the_worked_example():
     assert STARTING.to_dict() == {**WORKED_SEQUENCE.to_dict(), "row": 0, "masked": False, "scale": None}
     assert WORKED_SEQUENCE.example is WORKED
+
+
+def test_an_example_of_one_query_named_a_b_c_is_not_taken_for_the_worked_sequence():
+    """The own example form starts from the worked labels: practice must still say it does not fit."""
+    from attnlab.lab.notebook import practice
+
+    own = seq.held_from_dict({"labels": ["A", "B", "C"], "queries": [[2, 1]], "keys": list(WORKED.keys),
+                              "values": list(WORKED.values), "mask": [[True, True, True]]})
+    for c in practice.challenges():
+        if c.get("by_role"):
+            continue
+        why = practice.misfit(c, own)
+        assert why is not None and "A/B/C" in why, c["id"]
+        assert practice.answer(c["id"], own) == why

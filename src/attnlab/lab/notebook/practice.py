@@ -78,6 +78,11 @@ def misfit(c: dict, held: Held) -> str | None:
             return f"This example has {n} source; add another to try this challenge."
         return None
     worked = ", ".join(STARTING.labels)
+    if not held.sequence:  # an example of one query, even one whose sources are named A, B, C
+        return (
+            "This challenge is written for the worked A/B/C sequence; the explorer shows an "
+            "example of one query of its own. Load the A/B/C example to try it."
+        )
     if tuple(held.labels) != STARTING.labels:
         return (
             f"This challenge is written for the worked example's sources {worked}; yours are "
