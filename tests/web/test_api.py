@@ -16,7 +16,7 @@ from attnlab.engine.single import trace_query
 from attnlab.lab.explorer.program import to_python
 from attnlab.lab.notebook.sequence import STARTING
 from attnlab.web.app import MAX_BODY_BYTES, create_app
-from attnlab.web.explorer.routes import answer_trace
+from attnlab.web.explorer.messages import answer_trace
 
 WORKED = {
     "q": [2, 1],

@@ -11,7 +11,7 @@ from attnlab.lab.explorer.answer import explorer_answer
 from attnlab.lab.notebook import sequence as seq
 from attnlab.lab.notebook.stepper import stepper
 from attnlab.web.app import create_app
-from attnlab.web.explorer.routes import answer_state
+from attnlab.web.explorer.messages import answer_state
 
 HELD = seq.STARTING.to_dict()
 

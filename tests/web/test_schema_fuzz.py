@@ -27,7 +27,7 @@ from schemathesis.checks import (
 from starlette.websockets import WebSocketDisconnect
 
 from attnlab.web.app import CSP, create_app
-from attnlab.web.explorer.routes import MAX_MESSAGE_CHARS
+from attnlab.web.explorer.messages import MAX_MESSAGE_CHARS
 
 schema = schemathesis.openapi.from_asgi("/api/openapi.json", create_app())
 

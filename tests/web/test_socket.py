@@ -20,7 +20,7 @@ from websockets.sync.client import connect
 from attnlab.lab.notebook.sequence import STARTING
 from attnlab.web.app import create_app
 from attnlab.web.explorer import socket as socket_route
-from attnlab.web.explorer.routes import MAX_MESSAGE_CHARS
+from attnlab.web.explorer.messages import MAX_MESSAGE_CHARS
 from attnlab.web.explorer.socket import Latest, answer_text
 from attnlab.web.server import serving
 

@@ -3,8 +3,8 @@
 ``/api/state/ws`` is the page's: each text message is a ``StateRequest`` (the
 held example and its edits) and each answer is ``{"status": 200, "body":
 StateAnswer}`` or ``{"status": 422, "body": ErrorResponse}``, exactly as
-``POST /api/state`` would answer (``routes.answer_state``). ``/api/trace/ws`` is
-the same for ``POST /api/trace`` (a ``LabState``, ``routes.answer_trace``), for
+``POST /api/state`` would answer (``messages.answer_state``). ``/api/trace/ws`` is
+the same for ``POST /api/trace`` (a ``LabState``, ``messages.answer_trace``), for
 scripts and the benchmarks. Each socket takes one kind of message, so nothing
 has to guess what a message is. Closing codes: 1003 for a binary
 message, 1009 for one over ``MAX_MESSAGE_CHARS``, each with a reason. Which
@@ -28,8 +28,8 @@ import anyio
 from anyio.to_thread import run_sync
 from fastapi import APIRouter, WebSocket, WebSocketDisconnect
 
-from attnlab.web.explorer import routes
-from attnlab.web.explorer.routes import MAX_MESSAGE_CHARS
+from attnlab.web.explorer import messages
+from attnlab.web.explorer.messages import MAX_MESSAGE_CHARS
 
 router = APIRouter(prefix="/api", tags=["lab"])
 
@@ -59,7 +59,7 @@ class Latest:
         return text
 
 
-ANSWERS = {"state": routes.answer_state, "trace": routes.answer_trace}
+ANSWERS = {"state": messages.answer_state, "trace": messages.answer_trace}
 
 
 def answer_text(text: str, kind: str = "state") -> str:
