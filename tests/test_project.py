@@ -135,7 +135,8 @@ def test_nothing_cites_notes_outside_the_repository():
 def jupyter_lines() -> list[str]:
     """The shell lines of the README's "In Jupyter" section, in order."""
     section = (ROOT / "README.md").read_text().split("\n## In Jupyter\n", 1)[1].split("\n## ", 1)[0]
-    return [line for block in re.findall(r"```sh\n(.+?)\n```", section, flags=re.S) for line in block.splitlines()]
+    blocks = re.findall(r"```sh\n(.+?)\n```", section, flags=re.S)
+    return [line for block in blocks for line in block.splitlines()]
 
 
 def test_the_readme_jupyter_lines_install_jupyterlab_and_open_the_example():

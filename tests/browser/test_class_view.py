@@ -31,7 +31,8 @@ VIEWPORT_JS = "() => [innerWidth, innerHeight, document.documentElement.scrollWi
 def axe_clean(page, artifacts, name: str) -> None:
     results = Axe().run(page)
     (artifacts / f"axe-{name}.txt").write_text(results.generate_report(), encoding="utf-8")
-    found = [(v["id"], v["impact"], [n["target"] for n in v["nodes"]][:3]) for v in results.response["violations"]]
+    violations = results.response["violations"]
+    found = [(v["id"], v["impact"], [n["target"] for n in v["nodes"]][:3]) for v in violations]
     assert found == [], found
 
 
@@ -43,7 +44,8 @@ def inside(box: dict, width: float, height: float) -> bool:
 
 def in_reading_order(boxes: list[dict]) -> bool:
     """Each box lies wholly right of, or wholly below, the one before it."""
-    return all(b["left"] >= a["right"] - 0.5 or b["top"] >= a["bottom"] - 0.5 for a, b in zip(boxes, boxes[1:]))
+    pairs = zip(boxes, boxes[1:])
+    return all(b["left"] >= a["right"] - 0.5 or b["top"] >= a["bottom"] - 0.5 for a, b in pairs)
 
 
 @pytest.mark.parametrize(
@@ -55,7 +57,9 @@ def in_reading_order(boxes: list[dict]) -> bool:
         ("1920x1080", {"width": 1920, "height": 1080}, 1),
     ],
 )
-def test_present_shows_match_share_and_mix_together_in_order(browser, live_server, artifacts, name, viewport, scale):
+def test_present_shows_match_share_and_mix_together_in_order(
+    browser, live_server, artifacts, name, viewport, scale
+):
     lab = open_lab(browser, live_server.url, viewport=viewport, device_scale_factor=scale)
     page = lab.page
     try:
@@ -84,7 +88,8 @@ def strip_and_table(page) -> tuple[list[str], list[str], str, str]:
     strip = page.locator(".phone-strip .strip-share").all_inner_texts()
     rows = page.locator("#score-table tbody tr").all()
     table = [f"{r.locator('th').inner_text().strip()} {r.locator('td').nth(1).inner_text()}" for r in rows]
-    return strip, table, page.locator(".phone-strip .strip-output").inner_text(), page.locator("#summary").inner_text()
+    output = page.locator(".phone-strip .strip-output").inner_text()
+    return strip, table, output, page.locator("#summary").inner_text()
 
 
 def test_phone_strip_shows_the_shares_and_the_output_while_q_is_dragged(browser, live_server, artifacts):
@@ -149,7 +154,8 @@ BOX_IN_BOX_JS = """() => {
 def test_the_fit_heatmap_draws_inside_its_box_at_each_width(browser, live_server, artifacts):
     with real_model_view(browser, live_server, 390, 844) as (page, _):
         trace(page, LONG)
-        expect(page.locator("#rm-heatmap image.rm-cells-image")).to_have_attribute("data-n", "200", timeout=60_000)
+        cells = page.locator("#rm-heatmap image.rm-cells-image")
+        expect(cells).to_have_attribute("data-n", "200", timeout=60_000)
         for width in (390, 853, 1280):
             page.set_viewport_size({"width": width, "height": 844})
             # draw again at the new width: another zoom, then "fit"
