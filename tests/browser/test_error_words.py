@@ -117,7 +117,7 @@ def test_a_top_k_out_of_range_is_named_as_its_control(browser, live_server):
         top_k.fill(str(LIMITS["top_k_max"] + 1))  # 49,153: the one declared limit, next view included
         page.locator("#rm-next-run").click()
         error = page.locator("#rm-next-error")
-        expect(error).to_have_text("Top-k must be at most 49,152.")
+        expect(error).to_have_text("Top-k must be at most 49,152")
         shown = error.inner_text()
         assert plain(shown) and "top_k" not in shown and "query" not in shown
         expect(top_k).to_have_value("49153")  # kept for the learner to fix
