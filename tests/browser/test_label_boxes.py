@@ -20,7 +20,9 @@ PLOTS = "#match-plot, #mix-plot, #pie, #strip, #score-axis, #detail-strip"
 # For every rendered <text> of the plots: [text, how far the real box sticks out
 # of the estimate (user units, <= 0 when contained), estimate's width, real width].
 COMPARE_JS = """async (plots) => {
-  const { textBox } = await import("/static/js/shared/textbox.js");
+  // The page's own instance of the module (its versioned URL), not a second copy.
+  const url = document.querySelector('link[rel="modulepreload"][href$="/js/shared/textbox.js"]').href;
+  const { textBox } = await import(url);
   const out = [];
   for (const t of document.querySelectorAll(plots.split(", ").map((p) => `${p} text`).join(", "))) {
     const real = t.getBBox();
