@@ -84,7 +84,8 @@ def test_python_m_attnlab_is_the_same_command():
         (["--allowed", "0,0,0"], "allowed blocks every source"),
         (["--scale", "abc"], "invalid float value: 'abc'"),
         (["--labels", "A,A,B"], "labels[1] repeats labels[0]"),
-        (["--q", "1e308,1e308", "--keys", "1e308,1e308", "--values", "1,1"], "scores[0] overflows"),
+        (["--q", "1e308,1e308", "--keys", "1e308,1e308", "--values", "1,1"],
+             "q makes the score with keys[0] overflow"),
         (["--nope"], "unrecognized arguments: --nope"),
     ],
 )

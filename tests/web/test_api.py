@@ -219,26 +219,23 @@ def test_numbers_the_planes_cannot_draw_are_refused_at_their_coordinate(client):
     assert r.status_code == 422
     item = r.json()["detail"][0]
     assert item["field"] == "keys[0][0]"
-    assert item["msg"] == (
-        "keys[0][0] must be at most 1,000,000. "
-        "The lab keeps every coordinate within ±1,000,000 so the planes can draw it."
-    )
+    assert item["msg"] == "Source A · key x must be at most 1,000,000"  # the page's words (issue 22)
     assert post(client, {**body, "keys": [[1e6, -1e6], [0, 1]]}).status_code == 200
 
 
 @pytest.mark.parametrize(
     ("body", "field", "words"),
     [
-        ({**WORKED, "q": [2, "x"]}, "q[1]", "q[1] must be a number"),
-        ({**WORKED, "q": [2, True]}, "q[1]", "q[1] must be a number"),
+        ({**WORKED, "q": [2, "x"]}, "q[1]", "Query q · y must be a number"),
+        ({**WORKED, "q": [2, True]}, "q[1]", "Query q · y must be a number"),
         ({**WORKED, "q": []}, "q", "at least 1"),
-        ({**WORKED, "q": [2, 1, 0]}, "keys[0]", "keys[0] has 2 coordinates; q has 3"),
-        ({**WORKED, "values": [[2, 0], [0, 2]]}, "values", "values has 2 sources; keys has 3"),
-        ({**WORKED, "values": [[2, 0], [0, 2], [1]]}, "values[2]", "values[2] has 1"),
-        ({**WORKED, "labels": ["A", "A", "C"]}, "labels[1]", "repeats labels[0]"),
+        ({**WORKED, "q": [2, 1, 0]}, "keys[0]", "Source A · key has 2 coordinates; Query q has 3"),
+        ({**WORKED, "values": [[2, 0], [0, 2]]}, "values", "Values list has 2 sources; the keys list has 3"),
+        ({**WORKED, "values": [[2, 0], [0, 2], [1]]}, "values[2]", "Source C · value has 1"),
+        ({**WORKED, "labels": ["A", "A", "C"]}, "labels[1]", "repeats Source 1 · name"),
         ({**WORKED, "allowed": [False, False, False]}, "allowed", "blocks every source"),
-        ({**WORKED, "q": [1e308, 1e308]}, "q[0]", "within ±1,000,000 so the planes can draw it"),
-        ({**WORKED, "scale": 0}, "scale", "scale must be more than 0"),
+        ({**WORKED, "q": [1e308, 1e308]}, "q[0]", "Query q · x must be at most 1,000,000"),
+        ({**WORKED, "scale": 0}, "scale", "Scale must be more than 0"),
         ({**WORKED, "extra": 1}, "extra", "not something the lab knows"),
         ({**WORKED, "keys": [[1, 2]] * 65}, "keys", "at most 64"),
         ({**WORKED, "labels": ["A", "B", "C" * 33]}, "labels[2]", "at most 32"),
@@ -261,11 +258,12 @@ MAX = 1.7976931348623157e308
     [
         # the engine's FieldErrors, located by their loc (the message is not parsed)
         ({**WORKED, "keys": [[-1, 2], [1, 0], [0, 1, 5]]}, ["body", "keys", 2],
-         "keys[2] has 3 coordinates; keys[0] has 2"),
-        ({**WORKED, "q": [2, 1, 0]}, ["body", "keys", 0], "keys[0] has 2 coordinates; q has 3"),
+         "Source C · key has 3 coordinates; Source A · key has 2"),
+        ({**WORKED, "q": [2, 1, 0]}, ["body", "keys", 0], "Source A · key has 2 coordinates; Query q has 3"),
         ({**WORKED, "allowed": [False, False, False]}, ["body", "allowed"],
-         "allowed blocks every source; at least 1 source must be allowed"),
-        ({**WORKED, "labels": ["A", "B", "A"]}, ["body", "labels", 2], "labels[2] repeats labels[0] ('A')"),
+         "Allowed list blocks every source; at least 1 source must be allowed"),
+        ({**WORKED, "labels": ["A", "B", "A"]}, ["body", "labels", 2],
+         "Source 3 · name repeats Source 1 · name ('A')"),
         # derived numbers: at the input the learner changes, the derived field named after it
     ],
 )

@@ -72,22 +72,22 @@ def test_the_socket_answers_a_state_message_exactly_as_the_post(client):
     ("text", "field", "words"),
     [
         ('{"held": HELD, "edits": [{"kind": "query", "q": [NaN, 1]}]}', "edits[0].q[0]",
-         "edits[0].q[0] must be a finite number, not NaN or infinity."),
+         "Query q · x must be a finite number, not NaN or infinity"),
         ('{"held": HELD, "edits": [{"kind": "query", "q": [Infinity, 1]}]}', "edits[0].q[0]",
          "must be a finite number"),
         ('{"held": HELD, "edits": [{"kind": "query", "q": [1, 2, 3]}]}', "edits[0].q",
-         "edits[0].q has too many entries; it may have at most 2."),
+         "Query q has too many entries; it may have at most 2"),
         ('{"held": HELD, "edits": [{"kind": "values", "values": [[1, 2]]}]}', "edits[0].values",
-         "edits[0].values has 1 entries; it needs at least 3."),
+         "Values list has 1 rows; the held example has 3"),
         ('{"held": HELD, "edits": [{"kind": "value", "source": 0, "coord": 0, "x": 2e6}]}', "edits[0].x",
-         "edits[0].x must be at most 1,000,000. The lab keeps every coordinate within ±1,000,000"),
+         "Source A · value x must be at most 1,000,000"),
         ('{"held": HELD, "edits": [{"kind": "select", "row": 0}, {"kind": "select", "row": 1},'
          ' {"kind": "select", "row": 2}, {"kind": "select", "row": 0}, {"kind": "reset"}]}',
-         "edits", "edits has too many entries; it may have at most 4."),
+         "edits", "Edits list has too many entries; it may have at most 4"),
         ('{"held": HELD, "edits": [{"kind": "mask", "row": 0, "source": 0, "allowed": false}]}',
          "edits[0].allowed", "Blocking A would leave row 0 (A) with no allowed source"),
         ('{"held": {"labels": ["A", "B", "C"]}}', "held.queries",
-         "held.queries is missing; the lab needs it."),
+         "Queries list is missing; the lab needs it"),
         ('{"held": HELD', "body", "The request is not valid JSON"),
     ],
 )
@@ -106,4 +106,4 @@ def test_too_many_sources_for_the_explorer_are_refused_in_the_labs_words(client)
     state = {"q": [1, 0], "keys": [[1, 0]] * 65, "values": [[0, 1]] * 65}
     item = client.post("/api/trace", json=state).json()["detail"][0]
     assert item["field"] == "keys"
-    assert item["msg"] == "keys has too many entries; it may have at most 64."
+    assert item["msg"] == "Keys list has too many entries; it may have at most 64"

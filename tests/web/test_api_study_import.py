@@ -78,4 +78,7 @@ def test_a_broken_study_in_a_file_is_refused_naming_its_field(client):
     assert r.status_code == 422
     detail = r.json()["detail"][0]
     assert detail["field"] == "text"
-    assert "study.challenges.zero-q.attempts[0].checks[0].met must be true or false" in detail["msg"]
+    assert detail["msg"] == (  # the page's words (issue 22): the place in the file counted from 1
+        "The file was not imported: its study › challenges › zero-q › attempts › 1 › checks › 1 › met "
+        "must be true or false"
+    )

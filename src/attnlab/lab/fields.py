@@ -179,12 +179,12 @@ def _explorer(parts: Loc, body: object) -> str | None:
     if head in ("keys", "values"):
         kind = "key" if head == "keys" else "value"
         if not rest:
-            return kind.capitalize() + "s"
+            return kind.capitalize() + "s list"
         return f"{_source(rest[0], labels)} · {kind}" + (f" {_axis(rest[1])}" if len(rest) > 1 else "")
     if head == "labels":
         return f"Source {rest[0] + 1} · name" if rest and isinstance(rest[0], int) else "Names"
     if head == "allowed":
-        return f"{_source(rest[0], labels)} · allowed" if rest else "Allowed sources"
+        return f"{_source(rest[0], labels)} · allowed" if rest else "Allowed list"
     if head == "scale":
         return "Scale"
     return None
@@ -212,7 +212,7 @@ def _held(parts: Loc, body: object) -> str | None:
         sub, more = rest[0], rest[1:]
         if sub == "queries":
             if not more:
-                return "Queries"
+                return "Queries list"
             who = "q" if one_query else _source(more[0], labels).removeprefix("Source ")
             return f"Query {who}" + (f" · {_axis(more[1])}" if len(more) > 1 else "")
         if sub in ("keys", "values", "labels", "scale"):
@@ -221,6 +221,8 @@ def _held(parts: Loc, body: object) -> str | None:
             row = "Mask" if one_query else f"Mask · row {_source(more[0], labels).removeprefix('Source ')}"
             return row + (f" · {_source(more[1], labels)}" if len(more) > 1 else "")
         return None
+    if head == "edits" and not rest:
+        return "Edits list"
     if head in ("edit", "edits"):
         edit = _edit_body(body, head, rest)
         at = rest[1:] if head == "edits" and rest and isinstance(rest[0], int) else rest
@@ -228,6 +230,8 @@ def _held(parts: Loc, body: object) -> str | None:
             return None
         if at[0] == "q":
             return "Query q" + (f" · {_axis(at[1])}" if len(at) > 1 else "")
+        if at[0] == "values" and len(at) == 1:
+            return "Values list"
         if at[0] == "values" and len(at) > 1:
             return _explorer(("values", *at[1:]), {"labels": labels})
         if at[0] == "x" and isinstance(edit.get("source"), int):
@@ -286,7 +290,21 @@ def error_words(loc: Loc, problem: str, refs: dict[str, Loc] | None = None, *,
     ``loc`` and ``refs`` are API locations (under ``body``); a ref may also be
     relative to the same request.
     """
-    return describe(tuple(loc), problem, refs, lambda at: page_name(at, shape=shape, body=body))
+    def name(at: Loc) -> str:
+        return page_name(at, shape=shape, body=body)
+
+    text = problem
+    for key, ref in (refs or {}).items():  # named inside the sentence: "…; the keys have 3"
+        text = text.replace("{" + key + "}", _inside(name(ref)))
+    return describe(tuple(loc), text, None, name)
+
+
+# whole lists, named as common nouns: lower-case inside a sentence (a control's label keeps its case)
+_NOUNS = ("Values list", "Keys list", "Names", "Queries list", "Allowed list", "Edits list")
+
+
+def _inside(name: str) -> str:
+    return "the " + name.lower() if name in _NOUNS else name
 
 
 # --- problems, never naming their field -------------------------------------------------

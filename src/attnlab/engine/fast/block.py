@@ -5,7 +5,7 @@ reference). A pre-norm Llama-style block on a 2-D float array with no trace,
 no masks and a bottom-right causal alignment runs :func:`decode.numpy_decoder_block`
 (its weights may be :class:`~attnlab.engine.fast.quant.QuantMatrix` blocks);
 anything else runs the reference, on the weights' float values, which also
-produces the errors. Tests compare the two (``tests/engine/test_decode.py``).
+produces the errors. Tests compare the two (``tests/engine/fast/test_decode.py``).
 """
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ with one GIL hand-over each instead of one per NumPy call.
 (coefficients below: a least-squares fit of the relative error at 4001
 Chebyshev nodes of [-1/2, 1/2], max relative error 1.9e-9 before rounding).
 In float32 the result is within 0.95 ulp of 2^s over [-44, 44] (NumPy's exp2:
-1.0 ulp; 4 million points, ``tests/engine/test_compiled.py``). The kernel
+1.0 ulp; 4 million points, ``tests/engine/fast/test_compiled.py``). The kernel
 relies on |s| < 126, which the bound (|s| <= 43.3 in log2 units) guarantees.
 """
 

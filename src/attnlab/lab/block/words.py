@@ -7,7 +7,7 @@ head's pattern is read from rows B and C.
 
 A shown sentence is ``lab.said.said(text, **claims)``: ``{"text": ..., "claims": {...}}``,
 the facts it asserts beside it (``{"unchanged": "output", "max_change": 0.0}``), with
-tensors named by their JSON names; ``tests/lab/test_block_claims.py`` checks every
+tensors named by their JSON names; ``tests/lab/block/test_claims.py`` checks every
 claim against the walk's numbers. Labels and headings are plain strings. The scale
 is a multiplier everywhere: scores are q·k × 1/√2.
 """

@@ -17,7 +17,7 @@ Public API (stable; ``web/explorer/routes.py``, ``lab/notebook/sequence.py`` and
   writes it (``"blocked"`` where the mask refuses a source, never a share of 0).
 - :func:`labels` ``(trace) -> dict``: the explorer's headers, titles, formulas
   and hints that depend on the numbers, each ``{"text": ..., "claims": {...}}``
-  (the facts the text asserts, which ``tests/lab/test_explorer_claims.py``
+  (the facts the text asserts, which ``tests/lab/explorer/test_claims.py``
   checks against the trace). ``display_strings`` serves them as ``labels``.
 
 The scale has one meaning everywhere: the factor the engine applies to each

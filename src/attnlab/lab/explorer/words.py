@@ -6,7 +6,7 @@ trace's number through ``attnlab.lab.numbers``; nothing is recomputed here.
 
 Each paragraph comes with the facts it asserts as data (``claims``), e.g. the
 summary's ``{"top": ["B"], "shares": {"B": 0.576, ...}, "order": [...]}``;
-``tests/lab/test_explorer_claims.py`` checks every claim against the trace over
+``tests/lab/explorer/test_claims.py`` checks every claim against the trace over
 own examples of 1 to 8 sources, any scale, masks and ties.
 """
 

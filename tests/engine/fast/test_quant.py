@@ -11,7 +11,7 @@ import pytest
 from attnlab.engine.fast import quant
 from attnlab.engine.fast.quant import QuantMatrix
 
-sys.path.insert(0, str(Path(__file__).parents[1]))  # tests/, for busy_runs (see its docstring)
+sys.path.insert(0, str(Path(__file__).parents[2]))  # tests/, for busy_runs (see its docstring)
 
 from busy_runs import assert_same_bits, results_here, results_in_processes  # noqa: E402
 
