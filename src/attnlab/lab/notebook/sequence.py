@@ -132,7 +132,8 @@ def _number(x: object, loc: Loc) -> float:
     if not math.isfinite(value):
         raise FieldError(loc, f"is {value!r}; every number must be finite")
     if abs(value) > MAX_MAGNITUDE:
-        raise FieldError(loc, f"must be {'at most' if value > 0 else 'at least'} {bound(MAX_MAGNITUDE if value > 0 else -MAX_MAGNITUDE)}")
+        limit = MAX_MAGNITUDE if value > 0 else -MAX_MAGNITUDE
+        raise FieldError(loc, f"must be {'at most' if value > 0 else 'at least'} {bound(limit)}")
     return value
 
 
