@@ -12,7 +12,8 @@ A step is bound by reading the weights (135 M float32 parameters for
 SmolLM2, about half the bytes as the file's Q4_1 blocks: weights may be
 :class:`attnlab.engine.fast.quant.QuantMatrix`, whose products run on the blocks), so the
 path also reads them in as few products as it can: when a block's w_q, w_k, w_v (and
-w_gate, w_up) are adjacent column blocks of one array (:func:`side_by_side`, as the SmolLM2 loader lays them out), or matrices
+w_gate, w_up) are adjacent column blocks of one array (:func:`side_by_side`, as the
+SmolLM2 loader lays them out), or matrices
 of blocks (joined without a copy), one product covers the group. RoPE's
 cos/sin are computed once per step for all the layers.
 
