@@ -54,7 +54,7 @@ def test_a_registered_spec_runs_as_a_job_with_its_own_cap(toy_spec):
     with TestClient(create_app()) as client:
         r = client.post("/api/models/jobs", json={"model": "toy", "text": "a b c d e f g h i"})
         assert r.status_code == 422 and r.json()["detail"][0]["msg"].startswith(
-            "Text is 9 tokens long for toy; the Real model view takes at most 8"
+            "Text is 9 tokens long for Toy decoder; the Real model view takes at most 8"  # its title
         )
         job = client.post("/api/models/jobs", json={"model": "toy", "text": "a b c d"}).json()
         deadline = time.monotonic() + WAIT_S

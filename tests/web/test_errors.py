@@ -102,6 +102,12 @@ def test_the_real_model_top_k_is_named_as_its_control(client):
     assert (d["loc"], d["field"], d["msg"]) == (["query", "top_k"], "query.top_k", "Top-k must be at least 0")
 
 
+def test_a_path_parameter_is_named_once(client):
+    d = _only(client.post("/api/models/gpt9/tokens", json={"text": "hi"}))
+    assert (d["loc"], d["field"]) == (["path", "model"], "path.model")
+    assert d["msg"] == "Model 'gpt9' is unknown; use one of minilm, smollm2"  # never "Model model 'gpt9' …"
+
+
 def test_the_limits_are_served_once(client):
     r = client.get("/api/limits")
     assert r.status_code == 200

@@ -8,6 +8,14 @@ state itself), a choice ``{"type": "choice", "label", "options": [{"id",
 "text"}]}`` or a list of numbers ``{"type": ..., "label", "size"}``. A
 challenge may carry its ``answer`` words: the page gets them only on request,
 so :meth:`ChallengeSet.listed` leaves them out.
+
+A check answers with :func:`feedback`: ``{"met", "verdict", "words"}``, where
+``verdict`` ("✓ Goal met." or "Not yet.") and ``words`` are shown sentences
+(``lab.said``) whose claims state what they assert (``{"met": False,
+"target": "B", "share": 0.41, "goal": 0.9}``), so a property test can hold the
+words to the numbers. Listed challenges carry the words their panel shows
+before any attempt (:func:`panel`) and, for a form of numbers, each field's
+name and the message for a field that is not a number.
 """
 
 from __future__ import annotations
@@ -19,6 +27,44 @@ from functools import cache
 from importlib import resources
 
 from attnlab.engine.errors import FieldError
+from attnlab.lab.said import said
+
+VERDICTS = {True: "✓ Goal met.", False: "Not yet."}
+
+
+def verdict(met: bool) -> dict:
+    """The sentence in front of a check's words: "✓ Goal met." or "Not yet."."""
+    return said(VERDICTS[met], met=met)
+
+
+def feedback(met: bool, text: str, **claims) -> dict:
+    """A check's answer: whether the goal is met, its verdict, and ``text`` asserting ``met`` and ``claims``."""
+    return {"met": met, "verdict": verdict(met), "words": said(text, met=met, **claims)}
+
+
+def panel(c: dict, attempt: int, attempts: int, hints_shown: int) -> dict:
+    """The words of challenge ``c``'s panel on attempt ``attempt`` of ``attempts`` (1-based).
+
+    ``attempt``: "Attempt 2 of 3"; ``hint``: the next hint's button, "Show hint 2 of 3",
+    or None when every hint is shown.
+    """
+    total = len(c["hints"])
+    hint = None
+    if hints_shown < total:
+        hint = said(f"Show hint {hints_shown + 1} of {total}", hint=hints_shown + 1, hints=total)
+    return {
+        "attempt": said(f"Attempt {attempt} of {attempts}", attempt=attempt, attempts=attempts),
+        "hint": hint,
+    }
+
+
+def _fields(form: dict) -> list[dict]:
+    """A form of numbers' fields: each one's name, its label for a screen reader and its refusal."""
+    out = []
+    for name in form["names"]:
+        label = f"{form['label']}: {name}"
+        out.append({"name": name, "label": label, "not_a_number": f"“{label}” needs a number."})
+    return out
 
 
 @cache
@@ -36,8 +82,17 @@ class ChallengeSet:
         return _read(self.data_file)
 
     def listed(self) -> list[dict]:
-        """Every challenge as the page shows it: copies, with any answer left out."""
-        return [{k: v for k, v in c.items() if k != "answer"} for c in self.data()["challenges"]]
+        """Every challenge as the page shows it: copies, with any answer left out, with the words
+        of its panel before any attempt (``panel``) and, for a form of numbers, its ``fields``."""
+        out = []
+        for c in self.data()["challenges"]:
+            shown = {k: v for k, v in c.items() if k != "answer"}
+            shown["panel"] = panel(c, 1, 1, 0)
+            form = c["response"]
+            if form is not None and form["type"] != "choice":
+                shown["response"] = form | {"fields": _fields(form)}
+            out.append(shown)
+        return out
 
     def find(self, challenge_id: object) -> dict:
         """Return challenge ``challenge_id`` (with its answer) or raise ``FieldError`` at ``challenge``."""

@@ -82,7 +82,8 @@ def validation_detail(
                 else:
                     problem = _without_field(str(error), field.rsplit(".", 1)[-1])
             elif type_ == "value_error" and not ctx and item.get("msg"):
-                problem = _without_field(str(item["msg"]), field)  # raised by hand in web/
+                # raised by hand in web/: "layer 6 does not exist…" at ["path", "layer"]
+                problem = _without_field(_without_field(str(item["msg"]), field), field.rsplit(".", 1)[-1])
             else:
                 problem = problem_words(type_, ctx)
             msg = error_words(loc, problem, refs, shape=shape, body=request_body)

@@ -9,7 +9,9 @@ the masked row.
 A response is ``None`` (the goal is the state itself), a choice id, or a list
 of numbers (a predicted vector, or predicted shares in percent).
 
-``check`` returns ``{"met": bool, "words": str, "load": bool}``. Feedback on a
+``check`` returns ``{"met": bool, "verdict": said, "words": said, "load": bool}``
+(``lab.challenge_set.feedback``): the words' claims are the facts they assert
+(the shares they name, the direction of each error). Feedback on a
 wrong answer says the *direction* of the error ("your share for A is too
 high") and never the right numbers: those come only from :func:`answer`
 (the page's "Show answer", which the study history records as help). Words
@@ -26,7 +28,7 @@ from collections.abc import Callable, Sequence
 
 from attnlab.engine.single import QueryTrace
 from attnlab.lab import numbers as fmt
-from attnlab.lab.challenge_set import ChallengeSet, validate_response
+from attnlab.lab.challenge_set import ChallengeSet, feedback, validate_response
 from attnlab.lab.explorer import challenge as live
 from attnlab.lab.notebook import answers
 from attnlab.lab.notebook.practice_trace import REFERENCE_Q, row0, shares
@@ -100,20 +102,27 @@ def misfit(c: dict, held: Held) -> str | None:
 # --- words that point without telling ----------------------------------------------
 
 
-def _direction(names: Sequence[str], predicted: Sequence[float], actual: Sequence[float],
-               tol: float, far: float) -> str:
-    """Say which entries are too high or too low (and whether by a lot), never by how much."""
-    parts, right = [], []
+def _directions(names: Sequence[str], predicted: Sequence[float], actual: Sequence[float],
+                tol: float, far: float) -> dict[str, str]:
+    """Each entry's direction: ``right``, ``too high`` or ``too low``, ``much`` in front when far off."""
+    out = {}
     for name, p, a in zip(names, predicted, actual):
         if abs(p - a) <= tol:
-            right.append(name)
-            continue
-        much = "much " if abs(p - a) > far else ""
-        parts.append(f"your {name} is {much}too {'high' if p > a else 'low'}")
+            out[name] = "right"
+        else:
+            out[name] = ("much " if abs(p - a) > far else "") + ("too high" if p > a else "too low")
+    return out
+
+
+def _direction(phrases: Sequence[str], directions: dict[str, str]) -> str:
+    """Say which entries are too high or too low (and whether by a lot), never by how much."""
+    parts = [f"your {ph} is {d}" for ph, d in zip(phrases, directions.values()) if d != "right"]
+    right = [ph for ph, d in zip(phrases, directions.values()) if d == "right"]
     words = "; ".join(parts)
     words = words[0].upper() + words[1:] if words else ""
     if right:
-        words += f"; your {' and '.join(right)} {'is' if len(right) == 1 else 'are'} right"
+        lead = "; your" if words else "Your"
+        words += f"{lead} {' and '.join(right)} {'is' if len(right) == 1 else 'are'} right"
     return words + "."
 
 
@@ -125,8 +134,13 @@ def _points(w: float) -> str:
     return fmt.rounded(w * 100, 2)
 
 
-def _fb(met: bool, words: str, *, load: bool = False) -> dict:
-    return {"met": met, "words": words, "load": load}
+def _fb(met: bool, words: str, *, load: bool = False, **claims) -> dict:
+    return feedback(met, words, **claims) | {"load": load}
+
+
+def _shares(t: QueryTrace) -> dict[str, float | None]:
+    """The trace's shares by label, as its words list them (None: blocked)."""
+    return {label: w if ok else None for label, w, ok in zip(t.labels, t.weights, t.allowed)}
 
 
 # --- the goals ------------------------------------------------------------------
@@ -137,14 +151,16 @@ def _second_over_90(held: Held, response) -> dict:
     state = live.check(held.explorer_trace())
     label, threshold = state.target, fmt.percent(live.THRESHOLD)
     if not state.available:
-        return _fb(False, state.status)
+        return _fb(False, state.status, **{k: v for k, v in state.claims.items() if k != "met"})
     shown = fmt.percent(state.share)
+    claims = {"target": label, "share": state.share, "goal": live.THRESHOLD}
     if state.met:
-        return _fb(True, f"{label} takes {shown} of the attention, more than {threshold}.")
+        return _fb(True, f"{label} takes {shown} of the attention, more than {threshold}.", **claims)
     return _fb(
         False,
         f"{label} takes {shown}; it needs more than {threshold}. Point q further along "
         f"{label}'s key, away from the other keys.",
+        **claims,
     )
 
 
@@ -153,18 +169,23 @@ def _equal_ac(held: Held, response) -> dict:
     a, c = t.weights[0], t.weights[2]
     gap = abs(a - c)
     la, lc = t.labels[0], t.labels[2]
+    claims = {"shares": {la: a, lc: c}, "gap": gap, "tolerance": SHARE_TOLERANCE}
     if gap <= SHARE_TOLERANCE:
         return _fb(
             True,
             f"{la} takes {fmt.percent(a)} and {lc} {fmt.percent(c)} (a gap of {_points(gap)} "
             f"points): their scores are {fmt.rounded(t.scores[0])} and {fmt.rounded(t.scores[2])}. "
             "Equal scores give equal shares.",
+            scores={la: t.scores[0], lc: t.scores[2]},
+            **claims,
         )
     more, less = (la, lc) if a > c else (lc, la)
     return _fb(
         False,
         f"{la} takes {fmt.percent(a)} and {lc} {fmt.percent(c)}: {more} is ahead by "
         f"{_points(gap)} points. Move q so that q meets {less}'s key as much as {more}'s.",
+        ahead=more,
+        **claims,
     )
 
 
@@ -172,28 +193,33 @@ def _near_vb(held: Held, response) -> dict:
     t = row0(held)
     vb = t.values[1]
     dist = math.dist(t.output, vb)
+    claims = {"distance": dist, "near": NEAR_VB}
     if dist > NEAR_VB:
         return _fb(
             False,
             f"The output {fmt.vector(t.output)} is {fmt.rounded(dist)} from v_B = "
             f"{fmt.vector(vb)}; B takes {fmt.percent(t.weights[1])}. Give B a larger share.",
+            output=list(t.output), v_b=list(vb), share_b=t.weights[1], **claims,
         )
     if response != "positive":
         return _fb(
             False,
             f"The output is {fmt.rounded(dist)} from v_B, close enough; but reconsider why it "
             "cannot reach v_B: what share does softmax give A and C?",
+            reason_right=False, **claims,
         )
     if dist == 0.0:
         return _fb(
             True,
             "The output equals v_B here only because A's and C's tiny shares underflowed to "
             "exactly 0 in floating point; in exact arithmetic softmax keeps every share positive.",
+            underflow=True, reason_right=True, **claims,
         )
     return _fb(
         True,
         f"The output is {fmt.rounded(dist)} from v_B with B at {fmt.percent(t.weights[1])}. "
         "Softmax keeps every allowed share positive, so A and C always pull a little.",
+        share_b=t.weights[1], reason_right=True, **claims,
     )
 
 
@@ -202,13 +228,18 @@ def _zero_q(held: Held, response) -> dict:
     actual = [w * 100 for w in t.weights]
     if max(abs(p - a) for p, a in zip(response, actual)) <= PERCENT_TOLERANCE:
         shares = ", ".join(f"{label} {fmt.rounded(a, 1)}%" for label, a in zip(t.labels, actual))
-        return _fb(True, f"At q = [0, 0] every score is 0, so the shares are {shares}.")
-    names = [f"share for {label}" for label in t.labels]
-    words = _direction(names, response, actual, PERCENT_TOLERANCE, FAR_OFF_PERCENT)
+        return _fb(
+            True, f"At q = [0, 0] every score is 0, so the shares are {shares}.",
+            shares=_shares(t), scores=list(t.scores),
+        )
+    directions = _directions(t.labels, response, actual, PERCENT_TOLERANCE, FAR_OFF_PERCENT)
+    words = _direction([f"share for {label}" for label in t.labels], directions)
     total = sum(response)
+    claims = {"directions": directions}
     if abs(total - 100) > PERCENT_TOLERANCE:
         words += f" Your shares add up to {fmt.rounded(total, 1)}%; shares always add up to 100%."
-    return _fb(False, f"{words} What is every score q·k when q is the zero vector?")
+        claims["your_total"] = total
+    return _fb(False, f"{words} What is every score q·k when q is the zero vector?", **claims)
 
 
 def _double_q(held: Held, response) -> dict:
@@ -219,18 +250,21 @@ def _double_q(held: Held, response) -> dict:
             False,
             f"Every score is equal at q = {fmt.vector(t1.q)}, so doubling changes nothing; pick "
             "a q whose scores differ.",
+            q=list(t1.q), scores_equal=True,
         )
     if response != "grows":
         return _fb(
             False,
             f"Not that one. Try it: note the largest share at q = {fmt.vector(t1.q)}, type "
             f"2q = {fmt.vector(t2.q)} into the query fields, and compare.",
+            q=list(t1.q), doubled=list(t2.q), choice_right=False,
         )
     return _fb(
         True,
         f"At q = {fmt.vector(t1.q)} the largest share is {fmt.percent(max(t1.weights))}; at 2q "
         f"it is {fmt.percent(max(t2.weights))}. Doubling q doubles the score differences, so "
         "softmax sharpens.",
+        q=list(t1.q), largest=max(t1.weights), largest_doubled=max(t2.weights), choice_right=True,
     )
 
 
@@ -241,23 +275,29 @@ def _block_a_row2(held: Held, response) -> dict:
             False,
             f"Row 2's mask allows {_allowed(held, 2)}; block {held.labels[0]} and keep "
             f"{held.labels[1]} and {held.labels[2]} allowed.",
+            row=2, allowed=_allowed_labels(held, 2), mask_right=False,
         )
-    return _prediction(held.row_trace(2), response, "Row 2")
+    return _prediction(held.row_trace(2), response, "Row 2", row=2, mask_right=True)
 
 
 def _row0_masked(held: Held, response) -> dict:
-    return _prediction(held.row_trace(0), response, "Row 0")
+    return _prediction(held.row_trace(0), response, "Row 0", row=0)
 
 
-def _prediction(t: QueryTrace, response, name: str) -> dict:
+def _prediction(t: QueryTrace, response, name: str, **more) -> dict:
     err = max(abs(p - o) for p, o in zip(response, t.output))
     if err <= PREDICTION_TOLERANCE:
-        return _fb(True, f"{name}'s masked output is {fmt.vector(t.output)} (shares {shares(t)}).")
-    words = _direction(["x", "y"], response, t.output, PREDICTION_TOLERANCE, FAR_OFF)
+        return _fb(
+            True, f"{name}'s masked output is {fmt.vector(t.output)} (shares {shares(t)}).",
+            output=list(t.output), shares=_shares(t), **more,
+        )
+    directions = _directions(["x", "y"], response, t.output, PREDICTION_TOLERANCE, FAR_OFF)
+    words = _direction(["x", "y"], directions)
     return _fb(
         False,
         f"{words} The output is the shares' blend of the allowed values: which sources does "
         f"{name.lower()} allow, and what share does each take?",
+        directions=directions, **more,
     )
 
 
@@ -266,35 +306,41 @@ def _same_shares(held: Held, response) -> dict:
     ref = row0(held, q=REFERENCE_Q)
     start = fmt.vector(REFERENCE_Q)
     step = math.dist(t.q, REFERENCE_Q)
+    claims = {"q": list(t.q), "reference": list(REFERENCE_Q), "step": step, "min_step": MIN_STEP}
     if step < MIN_STEP:
         return _fb(
             False,
             f"Your q {fmt.vector(t.q)} is within {MIN_STEP} of {start}; move it further away "
             "and keep the shares.",
+            **claims,
         )
     gaps = [w - r for w, r in zip(t.weights, ref.weights)]
     if max(abs(g) for g in gaps) > SHARE_TOLERANCE:
-        moved = [
-            f"{label}'s share is {'higher' if g > 0 else 'lower'}"
+        moved = {
+            label: "higher" if g > 0 else "lower"
             for label, g in zip(t.labels, gaps)
             if abs(g) > SHARE_TOLERANCE
-        ]
+        }
+        said_moved = [f"{label}'s share is {d}" for label, d in moved.items()]
         return _fb(
             False,
-            f"At q = {fmt.vector(t.q)}, {_listing(moved)} than at {start}. Look for a step "
+            f"At q = {fmt.vector(t.q)}, {_listing(said_moved)} than at {start}. Look for a step "
             "that changes every score by the same amount.",
+            moved=moved, tolerance=SHARE_TOLERANCE, **claims,
         )
     if response != "shift":
         return _fb(
             False,
             f"Your q {fmt.vector(t.q)} keeps the shares ({shares(t)}). But reconsider why: "
             "compare the scores at your q with those at q = [2, 1].",
+            shares=_shares(t), moved={}, tolerance=SHARE_TOLERANCE, choice_right=False, **claims,
         )
     rise = t.scores[0] - ref.scores[0]
     return _fb(
         True,
         f"At q = {fmt.vector(t.q)} the shares are {shares(t)}, as at {start}: every score rose "
         f"by {fmt.rounded(rise)}, and softmax only sees the differences.",
+        shares=_shares(t), moved={}, tolerance=SHARE_TOLERANCE, rise=rise, choice_right=True, **claims,
     )
 
 
@@ -302,19 +348,25 @@ def _value_moves(held: Held, response) -> dict:
     now = row0(held)
     before = row0(held, values=STARTING.values)
     if held.values == STARTING.values:
-        return _fb(False, "The values are still the starting ones; edit a coordinate of a value.")
+        return _fb(
+            False, "The values are still the starting ones; edit a coordinate of a value.",
+            values_edited=False,
+        )
     moved = any(abs(a - b) > 1e-12 for a, b in zip(now.output, before.output))
     same = now.weights == before.weights
+    claims = {"values_edited": True, "shares": _shares(now), "shares_same": same}
     if moved and same:
         return _fb(
             True,
             f"The output moved from {fmt.vector(before.output)} to {fmt.vector(now.output)} "
             f"while the shares stayed {shares(now)}: shares come from q and the keys only.",
+            output_before=list(before.output), output=list(now.output), output_moved=True, **claims,
         )
     return _fb(
         False,
         f"The shares stayed {shares(now)}, but the output did not move: the changed value "
         "belongs to a source with no share.",
+        output_moved=False, **claims,
     )
 
 
@@ -322,13 +374,25 @@ def _row2_eq_row1(held: Held, response) -> dict:
     o1, o2 = held.row_trace(1).output, held.row_trace(2).output
     gap = max(abs(a - b) for a, b in zip(o1, o2))
     words = f"Row 1 outputs {fmt.vector(o1)} and row 2 outputs {fmt.vector(o2)}"
+    claims = {"outputs": {"1": list(o1), "2": list(o2)}, "gap": gap, "same": SAME}
     if gap <= SAME:
-        return _fb(True, f"{words}: equal. Same allowed values and same shares give the same mix.")
-    return _fb(False, f"{words}. Row 1 allows {_allowed(held, 1)}; row 2 allows {_allowed(held, 2)}.")
+        return _fb(
+            True, f"{words}: equal. Same allowed values and same shares give the same mix.", **claims
+        )
+    return _fb(
+        False,
+        f"{words}. Row 1 allows {_allowed(held, 1)}; row 2 allows {_allowed(held, 2)}.",
+        allowed={"1": _allowed_labels(held, 1), "2": _allowed_labels(held, 2)},
+        **claims,
+    )
+
+
+def _allowed_labels(held: Held, r: int) -> list[str]:
+    return [label for label, ok in zip(held.labels, held.mask[r]) if ok]
 
 
 def _allowed(held: Held, r: int) -> str:
-    return ", ".join(label for label, ok in zip(held.labels, held.mask[r]) if ok)
+    return ", ".join(_allowed_labels(held, r))
 
 
 # Each challenge's check (held, response -> feedback) and its answer (held, challenge -> words).
@@ -352,7 +416,7 @@ def check(challenge_id: object, held: Held, response: object = None) -> dict:
     response = validate_response(c, response)
     why = misfit(c, held)
     if why is not None:
-        return _fb(False, why, load=True)
+        return _fb(False, why, load=True, fits=False)
     return GOALS[c["id"]][0](held, response)
 
 
