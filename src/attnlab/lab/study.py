@@ -9,13 +9,15 @@ plain data::
      "active": {"challenge": id, "attempt": n} or None,
      "before": [help, ...],              # help used before any attempt
      "challenges": {id: {"current": n, "attempts": [
-         {"response": ..., "feedback": {"met": bool, "words": str, ...} or None,
+         {"response": ..., "feedback": {"met": bool, "verdict": said, "words": said, ...} or None,
           "help": [help, ...],
           # with checks=True (the notebook) also:
           "checks": [{"response": ..., "met": bool}, ...], "answer": str or None}]}}}
 
 with ``help = {"kind": ..., "detail": int or None}`` (a detail only for
-``hint`` and ``stepper``). Rules, the same for every part of the lab:
+``hint`` and ``stepper``) and ``said = {"text", "claims"}`` (``lab.said``). A
+study exported before feedback carried claims has ``"words": str``; it is read
+as that text with no claims. Rules, the same for every part of the lab:
 
 - each attempt keeps its own response, feedback and help (and checks);
 - clearing a response clears its feedback and keeps its help and checks;
@@ -26,7 +28,7 @@ with ``help = {"kind": ..., "detail": int or None}`` (a detail only for
 - the same help is recorded once per attempt.
 
 What differs between the notebook's practice (``lab.history``) and the
-block's (``lab.block_history``) is data: a :class:`StudyRules` each. Errors
+block's (``lab.block.history``) is data: a :class:`StudyRules` each. Errors
 are ``FieldError``s located in the request the page sends: ``("study",
 "before", 0, "kind")``, ``("action", "response", 2)``; messages start with
 that field.
@@ -35,12 +37,14 @@ that field.
 from __future__ import annotations
 
 import copy
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from attnlab.engine.errors import FieldError, Loc
 from attnlab.lab import numbers as fmt
-from attnlab.lab.challenge_set import ChallengeSet, validate_response
+from attnlab.lab.challenge_set import ChallengeSet, panel, validate_response, verdict
+from attnlab.lab.said import said
 
 ACTIONS = ("open", "submit", "clear", "retry", "goto", "help")
 DETAILED = ("hint", "stepper")  # the help kinds that say which one: hint n, step n
@@ -130,19 +134,20 @@ class StudyRules:
         return out
 
     def _feedback(self, feedback: object, at: Loc) -> dict | None:
+        """Validate an attempt's feedback: a check's (``words`` a shown sentence with its claims)
+        or an older study's (``words`` plain text, kept with no claims); the verdict is remade."""
         if feedback is None:
             return None
         flags = ("load",) if self.checks else ()
         if not (
             isinstance(feedback, dict)
             and isinstance(feedback.get("met"), bool)
-            and isinstance(feedback.get("words"), str)
-            and len(feedback["words"]) <= MAX_WORDS
             and all(isinstance(feedback.get(f, False), bool) for f in flags)
         ):
             raise FieldError((*at, "feedback"), "is malformed")
+        words = _sentence(feedback.get("words"), (*at, "feedback", "words"))
         flagged = {f: feedback.get(f, False) for f in flags}
-        return {"met": feedback["met"], "words": feedback["words"]} | flagged
+        return {"met": feedback["met"], "verdict": verdict(feedback["met"]), "words": words} | flagged
 
     def _attempt_from(self, c: dict, a: object, at: Loc) -> dict:
         if not isinstance(a, dict):
@@ -318,8 +323,11 @@ class StudyRules:
         """Return the help (and checks) used, grouped: before any attempt, then per challenge and attempt.
 
         Each group is ``{"heading", "challenge", "attempt" (1-based or None), "help":
-        [labels]}``, with ``"checks": [{"label", "met"}]`` when attempts keep checks;
-        attempts without help say so. Challenges follow the page's order.
+        [labels]}``, with ``"checks": [{"label", "met"}]`` when attempts keep checks, or
+        else ``"checked"``: the attempt's last check (``said``, or None before any check);
+        an attempt's group also carries ``"panel"``, the words of its challenge's panel on
+        that attempt (``lab.challenge_set.panel``). Attempts without help say so.
+        Challenges follow the page's order.
         """
         groups = []
         if study["before"]:
@@ -327,18 +335,36 @@ class StudyRules:
             groups.append(self._group("Before any attempt", None, None, [], helps))
         for c in self.challenges.listed():
             entry = study["challenges"].get(c["id"])
-            for n, a in enumerate(entry["attempts"] if entry else [], start=1):
+            attempts = entry["attempts"] if entry else []
+            for n, a in enumerate(attempts, start=1):
                 checks = [
                     {"label": check_label(c, i, x), "met": x["met"]}
                     for i, x in enumerate(a.get("checks", []), start=1)
                 ]
                 helps = [self.help_label(h, c["id"]) for h in a["help"]] or ["No help used"]
-                groups.append(self._group(f"{c['title']} · attempt {n}", c["id"], n, checks, helps))
+                group = self._group(f"{c['title']} · attempt {n}", c["id"], n, checks, helps, a["feedback"])
+                shown = max((h["detail"] for h in a["help"] if h["kind"] == "hint"), default=0)
+                group["panel"] = panel(c, n, len(attempts), shown)
+                groups.append(group)
         return groups
 
-    def _group(self, heading: str, cid: str | None, n: int | None, checks: list, helps: list) -> dict:
+    def _group(
+        self, heading: str, cid: str | None, n: int | None, checks: list, helps: list, feedback=None
+    ) -> dict:
         group = {"heading": heading, "challenge": cid, "attempt": n}
-        return group | ({"checks": checks} if self.checks else {}) | {"help": helps}
+        if self.checks:
+            group["checks"] = checks
+        elif n is not None:
+            group["checked"] = None if feedback is None else checked(feedback["met"])
+        return group | {"help": helps}
+
+
+CHECKED = {True: "✓ Checked: goal met", False: "Checked: not yet"}
+
+
+def checked(met: bool) -> dict:
+    """The history's line for an attempt's last check (the block's attempts keep no list of checks)."""
+    return said(CHECKED[met], met=met)
 
 
 def _response(c: dict, response: object, at: Loc) -> object:
@@ -346,6 +372,43 @@ def _response(c: dict, response: object, at: Loc) -> object:
         return validate_response(c, response)
     except FieldError as err:
         raise err.within(*at) from None
+
+
+def _sentence(words: object, at: Loc) -> dict:
+    """A feedback's words: ``{"text", "claims"}``, or an older study's text (given no claims)."""
+    if isinstance(words, str):
+        words = {"text": words, "claims": {}}
+    ok = (
+        isinstance(words, dict)
+        and set(words) == {"text", "claims"}
+        and isinstance(words["text"], str)
+        and len(words["text"]) <= MAX_WORDS
+        and isinstance(words["claims"], dict)
+        and _claims_size(words["claims"]) <= MAX_WORDS
+    )
+    if not ok:
+        raise FieldError(at, f"must be text of at most {MAX_WORDS} characters, with its claims")
+    return {"text": words["text"], "claims": copy.deepcopy(words["claims"])}
+
+
+def _claims_size(x: object, depth: int = 0) -> int:
+    """How big a claims record is (characters of its keys and scalars), or more than MAX_WORDS
+    when it is too deep or holds something that is not JSON."""
+    if depth > 4:
+        return MAX_WORDS + 1
+    if isinstance(x, dict):
+        if not all(isinstance(k, str) for k in x):
+            return MAX_WORDS + 1
+        return sum(len(k) + _claims_size(v, depth + 1) for k, v in x.items())
+    if isinstance(x, list):
+        return sum(1 + _claims_size(v, depth + 1) for v in x)
+    if x is None or isinstance(x, bool):
+        return 4
+    if isinstance(x, (int, float)):
+        return 8 if math.isfinite(x) else MAX_WORDS + 1
+    if isinstance(x, str):
+        return len(x)
+    return MAX_WORDS + 1
 
 
 def _record(helps: list[dict], record: dict) -> None:

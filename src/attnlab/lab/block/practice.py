@@ -2,10 +2,11 @@
 
 Words (title, prompt, response form, tiered hints, the answer) are data in
 ``lab/data/block_practice.json``; each goal is checked here from the walk's
-numbers (``lab.block_walk``). A check returns ``{"met": bool, "words": str}``:
-the words give the engine's numbers and the *direction* of an error, never
+numbers (``lab.block.walk``). A check returns ``{"met", "verdict", "words"}``
+(``lab.challenge_set.feedback``), the words with the facts they assert as
+claims: the words give the engine's numbers and the *direction* of an error, never
 the answer; the answer is only given by an explicit "show the answer", which
-the study records as help (``lab.block_history``).
+the study records as help (``lab.block.history``).
 
 ``state`` is ``walk``'s keyword arguments: ``x``, ``weights``, ``norm``,
 ``positions``, ``heads_on`` (None for the given example's).
@@ -22,7 +23,7 @@ from attnlab.lab.block import compare as block_compare
 from attnlab.lab.block.data import LABELS, MAX_MAGNITUDE
 from attnlab.lab.block.walk import Walk, check_x, walk
 from attnlab.lab.block.words import head_pattern
-from attnlab.lab.challenge_set import ChallengeSet, validate_response
+from attnlab.lab.challenge_set import ChallengeSet, feedback, validate_response
 
 PREDICTION_TOLERANCE = 0.01  # "to two decimals"
 SILENT = 1e-12  # a removal that changes no output number by more than this changes nothing
@@ -48,8 +49,8 @@ def page_data() -> dict:
 # --- the goals ----------------------------------------------------------------------
 
 
-def _fb(met: bool, words: str) -> dict:
-    return {"met": met, "words": words}
+def _fb(met: bool, words: str, **claims) -> dict:
+    return feedback(met, words, **claims)
 
 
 def _head2_previous(w: Walk, response) -> dict:
@@ -59,13 +60,21 @@ def _head2_previous(w: Walk, response) -> dict:
         f"In head 2, B gives A {fmt.percent(b[0])} and B {fmt.percent(b[1])}; C gives B {fmt.percent(c[1])}"
     )
     detail += f" (A {fmt.percent(c[0])}, C {fmt.percent(c[2])})."
+    claims = {
+        "head": 2,
+        "weights": {"B": {"A": b[0], "B": b[1]}, "C": {"A": c[0], "B": c[1], "C": c[2]}},
+    }
     if head_pattern(weights) == "previous":
-        return _fb(True, f"Done. {detail} Each token's query now meets the previous token's key best.")
+        return _fb(
+            True, f"{detail} Each token's query now meets the previous token's key best.",
+            pattern="previous", **claims,
+        )
     rows = [LABELS[r] for r in (1, 2) if max(range(r + 1), key=lambda i: weights[r][i]) != r - 1]
     return _fb(
         False,
-        f"Not yet: {' and '.join(rows)} still give{'s' if len(rows) == 1 else ''} another token more "
+        f"{' and '.join(rows)} still give{'s' if len(rows) == 1 else ''} another token more "
         f"than the previous one. {detail} Change head 2's queries or keys, not its values.",
+        not_previous=rows, **claims,
     )
 
 
@@ -73,17 +82,23 @@ def _silent_head(w: Walk, response) -> dict:
     h = int(response[-1]) - 1
     name = f"Head {h + 1}"
     if not w.heads_on[h]:
-        return _fb(False, f"{name} is switched off already; switch both heads on and change the weights.")
+        return _fb(
+            False, f"{name} is switched off already; switch both heads on and change the weights.",
+            head=h + 1, on=False,
+        )
     change = block_compare.ablation(w)[h]["max_change"]
+    claims = {"head": h + 1, "on": True, "max_change": change, "silent": SILENT}
     if change <= SILENT:
         return _fb(
             True,
-            f"Right: switching {name} off changes no output number (largest change {fmt.precise(change)}).",
+            f"Switching {name} off changes no output number (largest change {fmt.precise(change)}).",
+            **claims,
         )
     return _fb(
         False,
         f"Switching {name} off still changes the output by up to {fmt.rounded(change)}. Whatever {name} "
         "computes still reaches the output; find where its numbers enter the rest of the block.",
+        **claims,
     )
 
 
@@ -91,17 +106,26 @@ def _ln_stats(w: Walk, response) -> dict:
     row = w.tensors["norm_1.output"][0]
     mean = sum(row) / len(row)
     var = sum((v - mean) ** 2 for v in row) / len(row)
-    problems = []
+    directions = {}
     for name, guess, actual in (("mean", response[0], mean), ("variance", response[1], var)):
         if abs(guess - actual) > PREDICTION_TOLERANCE:
-            problems.append(f"your {name} is too {'high' if guess > actual else 'low'}")
+            directions[name] = "too high" if guess > actual else "too low"
+        else:
+            directions[name] = "right"
+    problems = [f"your {name} is {d}" for name, d in directions.items() if d != "right"]
     if not problems:
         return _fb(
             True,
-            f"Right: LN₁'s output for A is {fmt.vector(row)}, mean {fmt.rounded(mean)} and variance "
+            f"LN₁'s output for A is {fmt.vector(row)}, mean {fmt.rounded(mean)} and variance "
             f"{fmt.rounded(var, 5)}.",
+            row=list(row), mean=mean, variance=var, directions=directions,
         )
-    return _fb(False, f"Not yet: {' and '.join(problems)}. Think about what each step of LayerNorm leaves.")
+    words = " and ".join(problems)
+    return _fb(
+        False,
+        f"{words[0].upper()}{words[1:]}. Think about what each step of LayerNorm leaves.",
+        directions=directions,
+    )
 
 
 def _size(m: list[list[float]]) -> float:
@@ -126,16 +150,26 @@ def _scale_x10(w: Walk, response) -> dict:
     if response == right:
         return _fb(
             True,
-            "Right: a pre-norm block carries the residual 10X straight to its output; a post-norm "
+            "A pre-norm block carries the residual 10X straight to its output; a post-norm "
             "block ends on a LayerNorm, which gives every row the same size whatever its input's."
             if right == "pre"
-            else f"Right, with these weights: {right}.",
+            else f"With these weights {_GROWN[right]}",
+            grows=grows, times=GROWS, choice=response,
         )
     return _fb(
         False,
-        "Not yet. Follow the residual stream to the output in each placement: "
+        "Follow the residual stream to the output in each placement: "
         "what is the last step of each block?",
+        choice=response,
     )
+
+
+_GROWN = {
+    "pre": "only the pre-norm block's output grows several times larger.",
+    "post": "only the post-norm block's output grows several times larger.",
+    "both": "both blocks' outputs grow several times larger.",
+    "neither": "neither block's output grows several times larger.",
+}
 
 
 def _residual_dominates(w: Walk, response) -> dict:
@@ -143,18 +177,25 @@ def _residual_dominates(w: Walk, response) -> dict:
     for h_row, a_row in zip(w.tensors["h"], w.tensors["attn"]):
         h_len = math.sqrt(sum(v * v for v in h_row))
         a_len = math.sqrt(sum(v * v for v in a_row))
-        ratios.append(math.inf if h_len == 0.0 else a_len / h_len)
+        if h_len == 0.0:
+            ratios.append(0.0 if a_len == 0.0 else math.inf)
+        else:
+            ratios.append(a_len / h_len)
     worst = max(range(len(ratios)), key=lambda i: ratios[i])
-    shown = "no length" if math.isinf(ratios[worst]) else f"{fmt.rounded(ratios[worst])} of H's length"
+    finite = math.isfinite(ratios[worst])
+    shown = f"{fmt.rounded(ratios[worst])} of H's length" if finite else "a vector to a row of H of length 0"
+    claims = {"token": LABELS[worst], "ratio": ratios[worst] if finite else None, "limit": RESIDUAL_SHARE}
     if ratios[worst] < RESIDUAL_SHARE:
         return _fb(
             True,
-            f"Done: attention adds at most {shown} (token {LABELS[worst]}); H' is almost H.",
+            f"Attention adds at most {shown} (token {LABELS[worst]}); H' is almost H.",
+            **claims,
         )
     return _fb(
         False,
-        f"Not yet: at token {LABELS[worst]} attention adds {shown}; it must be under "
+        f"At token {LABELS[worst]} attention adds {shown}; it must be under "
         f"{fmt.rounded(RESIDUAL_SHARE)} for every token. Make the attention rows shorter or H's rows longer.",
+        **claims,
     )
 
 

@@ -14,6 +14,7 @@ const calibrated = new Map(); // font + baseline -> {top, height, ratio}
 const widths = new Map(); // font + text -> canvas width
 const WIDE = 1.03; // 3% wider than calibrated (shaping differs a little with the scale)
 const SLACK = 0.75; // user units on every side (fallback glyphs such as − or → sit taller)
+const SLACK_PER_HEIGHT = 0.06; // and at least this share of the text's height
 const MAX_WIDTHS = 2000;
 
 const styles = new WeakMap(); // svg -> {generation, map: kind of text -> font, anchor, baseline}
@@ -94,7 +95,9 @@ export function textBox(t) {
   const width = canvasWidth(font, text) * cal.ratio * WIDE;
   const anchor = style.anchor;
   const left = anchor === "middle" ? x - width / 2 : anchor === "end" ? x - width : x;
-  return { x: left - SLACK, y: y + cal.top - SLACK, width: width + 2 * SLACK, height: cal.height + 2 * SLACK };
+  // the slack grows with the text: a larger font (Present) has taller fallback glyphs in user units too
+  const slack = Math.max(SLACK, SLACK_PER_HEIGHT * cal.height);
+  return { x: left - slack, y: y + cal.top - slack, width: width + 2 * slack, height: cal.height + 2 * slack };
 }
 
 /** The box of a mark (circle or rect) from its attributes: no layout. */
