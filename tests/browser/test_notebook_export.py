@@ -101,7 +101,9 @@ def test_export_import_and_the_notebook_reproduces_the_page(lab, artifacts, tmp_
     bad.write_text(json.dumps(doc))
     page.locator("#import-file").set_input_files(bad)
     status = page.locator("#import-status")
-    expect(status).to_contain_text("Import refused: example.mask[0]: row 0 (A) needs at least one")
+    expect(status).to_contain_text(  # the lab's words (issue 22), no field path
+        "The file was not imported: its example › mask › 1 allows no source in row 0 (A)"
+    )
     expect(status).to_contain_text("Nothing changed.")
     expect(page.locator(".seq-query").first).to_have_text("q = [1.9, 1]")
     page.locator("#export").screenshot(path=artifacts / "notebook-export.png")

@@ -232,10 +232,9 @@ BLOCK_CELLS_JS = "els => els.map(e => [e.firstChild.textContent, e.dataset.preci
 def assert_block_step_shows(view, page: dict, at: int) -> None:
     """The summary, the step's title and every number of its tensors equal ``block_page``'s strings."""
     steps = page["steps"]
-    expect(view.locator(".block-summary")).to_have_text(page["summary"])
-    expect(view.locator(".block-step-title")).to_have_text(
-        f"Step {at + 1} of {len(steps)} · {steps[at]['title']}"
-    )
+    expect(view.locator(".block-summary")).to_have_text(page["summary"]["text"])
+    assert steps[at]["heading"] == f"Step {at + 1} of {len(steps)} · {steps[at]['title']}"
+    expect(view.locator(".block-step-title")).to_have_text(steps[at]["heading"])
     expected = [
         [shown, precise]
         for t in steps[at]["tensors"]

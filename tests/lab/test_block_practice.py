@@ -28,13 +28,13 @@ def test_head2_previous():
     w["heads"][1]["w_q"] = w["heads"][0]["w_q"]
     w["heads"][1]["w_k"] = w["heads"][0]["w_k"]
     fb = practice.check("head2-previous", state(weights=w))
-    assert fb["met"], fb["words"]
-    assert "B gives A 94%" in fb["words"]
+    assert fb["met"], fb["words"]["text"]
+    assert "B gives A 94%" in fb["words"]["text"]
 
 
 def test_silent_head_needs_the_weights_not_the_switch():
     fb = practice.check("silent-head", state(), "head-1")
-    assert not fb["met"] and "0.762" in fb["words"]
+    assert not fb["met"] and "0.762" in fb["words"]["text"]
     assert not practice.check("silent-head", state(heads_on=(False, True)), "head-1")["met"]
     w = given_weights()
     w["w_o"][2] = [0.0] * 4
@@ -47,10 +47,10 @@ def test_ln_stats_gives_the_direction_not_the_answer():
     fb = practice.check("ln-stats", state(), [0.0, 2.0])
     assert (
         not fb["met"]
-        and "variance is too high" in fb["words"]
-        and "mean" not in fb["words"].split(":")[1][:20]
+        and "variance is too high" in fb["words"]["text"]
+        and "mean" not in fb["words"]["text"][:20]
     )
-    assert "too low" in practice.check("ln-stats", state(), [-1.0, 1.0])["words"]
+    assert "too low" in practice.check("ln-stats", state(), [-1.0, 1.0])["words"]["text"]
     assert practice.check("ln-stats", state(), [0.0, 1.0])["met"]
 
 
@@ -58,7 +58,7 @@ def test_scale_x10_is_decided_by_the_numbers():
     assert practice.check("scale-x10", state(), "pre")["met"]
     for wrong in ("post", "both", "neither"):
         fb = practice.check("scale-x10", state(), wrong)
-        assert not fb["met"] and "pre-norm" not in fb["words"]
+        assert not fb["met"] and "pre-norm" not in fb["words"]["text"]
     with pytest.raises(FieldError) as err:
         practice.check("scale-x10", state(x=[[500.0, 0, 0, 0]] * 3), "pre")
     assert err.value.loc == ("block", "x")
@@ -66,7 +66,7 @@ def test_scale_x10_is_decided_by_the_numbers():
 
 def test_residual_dominates():
     fb = practice.check("residual-dominates", state())
-    assert not fb["met"] and "token" in fb["words"]
+    assert not fb["met"] and "token" in fb["words"]["text"]
     w = given_weights()
     w["w_o"] = [[v * 0.1 for v in row] for row in w["w_o"]]
     assert practice.check("residual-dominates", state(weights=w))["met"]

@@ -8,6 +8,11 @@ from attnlab.lab.explorer.challenge import check
 from attnlab.lab.explorer.examples import WORKED
 
 
+def shown(fb: dict) -> dict:
+    """A check's feedback as the page reads it: met, the words' text, load."""
+    return {"met": fb["met"], "words": fb["words"]["text"], "load": fb["load"]}
+
+
 def worked(q, allowed=None, labels=None):
     return trace_query(q, WORKED.keys, WORKED.values, labels=labels, allowed=allowed)
 
@@ -77,23 +82,23 @@ def test_the_live_challenge_is_a_practice_challenge_with_tiered_hints():
 
 def test_its_check_uses_the_explorer_and_never_gives_the_answer():
     miss = practice.check(CHALLENGE_ID, STARTING)
-    assert miss == {
+    assert shown(miss) == {
         "met": False,
         "words": "B takes 58%; it needs more than 90%. Point q further along B's key, away from the "
         "other keys.",
         "load": False,
     }
     hit = practice.check(CHALLENGE_ID, edit_query(STARTING, [4.0, 0.0]))
-    assert hit == {"met": True, "words": "B takes 94% of the attention, more than 90%.", "load": False}
+    assert shown(hit) == {"met": True, "words": "B takes 94% of the attention, more than 90%.", "load": False}
     answer = practice.answer(CHALLENGE_ID, STARTING)
     assert answer == "Move q along B's key: at q = [4, 0] B takes 94% of the attention."
-    assert "[4, 0]" not in miss["words"]
+    assert "[4, 0]" not in miss["words"]["text"]
 
 
 def test_renamed_sources_fit_it_by_role():
     xyz = STARTING.__class__(**{**STARTING.__dict__, "labels": ("X", "Y", "Z")})
     out = practice.check(CHALLENGE_ID, xyz)
-    assert out["load"] is False and out["words"].startswith("Y takes 58%")
+    assert out["load"] is False and out["words"]["text"].startswith("Y takes 58%")
 
 
 def test_its_checks_and_hints_are_recorded_in_the_study_history():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 
 import pytest
@@ -10,6 +11,7 @@ from hypothesis import strategies as st
 
 from attnlab.engine.errors import FieldError
 from attnlab.lab import history as hist
+from attnlab.lab.notebook import export, practice
 from attnlab.lab.notebook import sequence as seq
 from attnlab.lab.notebook.sequence import STARTING
 
@@ -293,3 +295,117 @@ def test_help_is_never_lost_or_doubled(sequence):
                 assert len({(h["kind"], h["detail"]) for h in a["help"]}) == len(a["help"])
         assert hist.study_from_dict(after_study) == after_study
         study = after_study
+
+
+# --- feedback with claims; an older study's text-only feedback ---------------------
+
+# The "study" of a JSON export made before feedback carried claims (its words are text).
+OLD_STUDY = {
+    "version": 1,
+    "active": {"challenge": "zero-q", "attempt": 1},
+    "before": [{"kind": "playback", "detail": None}],
+    "challenges": {
+        "zero-q": {
+            "current": 1,
+            "attempts": [
+                {
+                    "response": [10, 10, 80],
+                    "feedback": {
+                        "met": False,
+                        "words": "Your share for A is much too low; your share for B is much too low; "
+                        "your share for C is much too high. What is every score q·k when q is the "
+                        "zero vector?",
+                        "load": False,
+                    },
+                    "help": [{"kind": "hint", "detail": 1}],
+                    "checks": [{"response": [10, 10, 80], "met": False}],
+                    "answer": None,
+                },
+                {
+                    "response": [33.3, 33.3, 33.4],
+                    "feedback": {
+                        "met": True,
+                        "words": "At q = [0, 0] every score is 0, so the shares are A 33.3%, B 33.3%, "
+                        "C 33.3%.",
+                        "load": False,
+                    },
+                    "help": [],
+                    "checks": [{"response": [33.3, 33.3, 33.4], "met": True}],
+                    "answer": None,
+                },
+            ],
+        }
+    },
+}
+
+
+def test_an_older_study_with_text_only_feedback_still_imports():
+    doc = export.to_json(STARTING, hist.new_study())
+    doc["study"] = OLD_STUDY
+    held, study = export.read(json.dumps(doc))
+    assert held == STARTING
+    first, second = study["challenges"]["zero-q"]["attempts"]
+    assert first["feedback"] == {
+        "met": False,
+        "verdict": {"text": "Not yet.", "claims": {"met": False}},
+        "words": {"text": OLD_STUDY["challenges"]["zero-q"]["attempts"][0]["feedback"]["words"], "claims": {}},
+        "load": False,
+    }
+    assert second["feedback"]["verdict"]["text"] == "✓ Goal met."
+    assert first["checks"] == [{"response": [10, 10, 80], "met": False}]
+    assert hist.study_from_dict(study) == study  # the new shape reads back as itself
+    # the page can go on with it: a new check stores the new shape beside the old
+    more = hist.apply(study, {"kind": "submit", "challenge": "zero-q", "response": [20, 30, 50]}, STARTING)
+    words = more["challenges"]["zero-q"]["attempts"][1]["feedback"]["words"]
+    assert words["claims"]["met"] is False and words["claims"]["directions"]["A"] == "much too low"
+
+
+def test_a_check_stores_its_sentence_with_claims_and_the_verdict():
+    s = run(hist.new_study(), {"kind": "submit", "challenge": "equal-ac"})
+    fb = s["challenges"]["equal-ac"]["attempts"][0]["feedback"]
+    assert fb == practice.check("equal-ac", STARTING)
+    assert fb["verdict"] == {"text": "Not yet.", "claims": {"met": False}}
+    assert fb["words"]["claims"]["ahead"] == "C"
+    assert hist.study_from_dict(s) == s
+
+
+@pytest.mark.parametrize(
+    "words",
+    [
+        None,
+        7,
+        {"text": "Fine."},
+        {"text": "Fine.", "claims": [], },
+        {"text": "x" * 2001, "claims": {}},
+        {"text": "Fine.", "claims": {"share": float("nan")}},
+        {"text": "Fine.", "claims": {"a": {"b": {"c": {"d": {"e": {"f": 1}}}}}}},
+        {"text": "Fine.", "claims": {}, "more": 1},
+    ],
+)
+def test_a_malformed_feedback_sentence_is_refused_at_its_field(words):
+    study = {"version": 1, "challenges": {"equal-ac": {"current": 0, "attempts": [
+        {"feedback": {"met": True, "words": words}}]}}}
+    with pytest.raises(FieldError) as err:
+        hist.study_from_dict(study)
+    assert err.value.loc == ("study", "challenges", "equal-ac", "attempts", 0, "feedback", "words")
+
+
+def test_each_attempts_group_carries_its_panels_words():
+    s = run(
+        hist.new_study(),
+        {"kind": "help", "help": "hint", "detail": 1, "challenge": "zero-q"},
+        {"kind": "help", "help": "hint", "detail": 2, "challenge": "zero-q"},
+        {"kind": "retry", "challenge": "zero-q"},
+        {"kind": "help", "help": "hint", "detail": 1, "challenge": "zero-q"},
+        {"kind": "help", "help": "hint", "detail": 2, "challenge": "zero-q"},
+        {"kind": "help", "help": "hint", "detail": 3, "challenge": "zero-q"},
+    )
+    first, second = [g for g in hist.history(s) if g["challenge"] == "zero-q"]
+    assert first["panel"] == {
+        "attempt": {"text": "Attempt 1 of 2", "claims": {"attempt": 1, "attempts": 2}},
+        "hint": {"text": "Show hint 3 of 3", "claims": {"hint": 3, "hints": 3}},
+    }
+    assert second["panel"]["attempt"]["text"] == "Attempt 2 of 2"
+    assert second["panel"]["hint"] is None  # every hint is shown
+    fresh = next(c for c in practice.challenges() if c["id"] == "zero-q")["panel"]
+    assert fresh["attempt"]["text"] == "Attempt 1 of 1" and fresh["hint"]["text"] == "Show hint 1 of 3"

@@ -13,6 +13,11 @@ from attnlab.lab.notebook import sequence as seq
 from attnlab.lab.notebook.sequence import STARTING
 
 
+def shown(fb: dict) -> dict:
+    """A check's feedback as the page reads it: met, the words' text, load."""
+    return {"met": fb["met"], "words": fb["words"]["text"], "load": fb["load"]}
+
+
 def with_query(q):
     return seq.edit_query(STARTING, q)
 
@@ -30,7 +35,7 @@ def test_at_least_eight_challenges_each_with_tiered_hints():
 
 def test_equal_ac_needs_equal_scores():
     miss = practice.check("equal-ac", STARTING)
-    assert miss == {
+    assert shown(miss) == {
         "met": False,
         "words": "A takes 14% and C 28%: C is ahead by 14.4 points. Move q so that q meets "
         "A's key as much as C's.",
@@ -38,31 +43,31 @@ def test_equal_ac_needs_equal_scores():
     }
     hit = practice.check("equal-ac", with_query([1.5, 1.5]))
     assert hit["met"] is True
-    assert "Equal scores give equal shares" in hit["words"]
+    assert "Equal scores give equal shares" in hit["words"]["text"]
 
 
 def test_near_vb_needs_closeness_and_the_reason():
     far = practice.check("near-vb", STARTING, "positive")
-    assert far["met"] is False and "from v_B = [0, 2]" in far["words"]
+    assert far["met"] is False and "from v_B = [0, 2]" in far["words"]["text"]
     near = with_query([6, -3])
     t = near.explorer_trace()
     assert math.dist(t.output, (0.0, 2.0)) < 0.1
     assert practice.check("near-vb", near, "scale")["met"] is False
     ok = practice.check("near-vb", near, "positive")
-    assert ok["met"] is True and "positive" in ok["words"]
+    assert ok["met"] is True and "positive" in ok["words"]["text"]
 
 
 def test_near_vb_says_when_floats_underflow_to_v_b_exactly():
     held = with_query([1000, -1000])
     assert held.explorer_trace().output == (0.0, 2.0)
     out = practice.check("near-vb", held, "positive")
-    assert out["met"] is True and "underflowed to exactly 0" in out["words"]
+    assert out["met"] is True and "underflowed to exactly 0" in out["words"]["text"]
 
 
 def test_zero_q_prediction_in_percent():
     assert practice.check("zero-q", STARTING, [33.3, 33.3, 33.4])["met"] is True
     wrong = practice.check("zero-q", STARTING, [14, 58, 28])
-    assert wrong == {
+    assert shown(wrong) == {
         "met": False,
         "words": "Your share for A is much too low; your share for B is much too high; your share "
         "for C is too low. What is every score q·k when q is the zero vector?",
@@ -73,14 +78,14 @@ def test_zero_q_prediction_in_percent():
 def test_wrong_predictions_point_the_way_without_the_right_numbers():
     # the right shares (33.3%) appear only in the answer, never in a wrong check's words
     for guess in ([14, 58, 28], [30, 30, 30], [50, 25, 25], [0, 0, 100]):
-        words = practice.check("zero-q", STARTING, guess)["words"]
+        words = practice.check("zero-q", STARTING, guess)["words"]["text"]
         assert "33" not in words, words
-    short = practice.check("zero-q", STARTING, [30, 30, 30])["words"]
+    short = practice.check("zero-q", STARTING, [30, 30, 30])["words"]["text"]
     assert short.startswith("Your share for A is too low; your share for B is too low")
     assert "Your shares add up to 90%; shares always add up to 100%." in short
     assert "33.3%" in practice.answer("zero-q", STARTING)
     # a vector prediction: one coordinate right, the other much too low
-    words = practice.check("row0-masked", STARTING, [1, 0])["words"]
+    words = practice.check("row0-masked", STARTING, [1, 0])["words"]["text"]
     assert words.startswith("Your x is much too low; your y is right.")
     assert "[2, 0]" not in words
     assert practice.answer("row0-masked", STARTING) == (
@@ -97,22 +102,22 @@ def test_no_feedback_doubles_the_pages_not_yet():
         ("value-moves", STARTING, None), ("row2-eq-row1", STARTING, None), ("row0-masked", STARTING, [0, 0]),
     ]
     for cid, h, response in cases:
-        words = practice.check(cid, h, response)["words"]
+        words = practice.check(cid, h, response)["words"]["text"]
         assert not words.startswith(("Not yet", "Right", "Goal met")), (cid, words)
 
 
 def test_double_q_sharpens_and_tie_changes_nothing():
     out = practice.check("double-q", STARTING, "grows")
-    assert out == {
+    assert shown(out) == {
         "met": True,
         "words": "At q = [2, 1] the largest share is 58%; at 2q it is 77%. "
         "Doubling q doubles the score differences, so softmax sharpens.",
         "load": False,
     }
     wrong = practice.check("double-q", STARTING, "same")
-    assert wrong["met"] is False and "77%" not in wrong["words"] and "2q = [4, 2]" in wrong["words"]
+    assert wrong["met"] is False and "77%" not in wrong["words"]["text"] and "2q = [4, 2]" in wrong["words"]["text"]
     flat = practice.check("double-q", with_query([1, 1]), "grows")
-    assert flat["met"] is False and "doubling changes nothing" in flat["words"]
+    assert flat["met"] is False and "doubling changes nothing" in flat["words"]["text"]
 
 
 def test_block_a_row2_requires_the_mask_and_a_good_prediction():
@@ -123,18 +128,18 @@ def test_block_a_row2_requires_the_mask_and_a_good_prediction():
     assert practice.check("block-a-row2", held, guess)["met"] is True
     off = practice.check("block-a-row2", held, [guess[0] + 0.05, guess[1]])
     assert off["met"] is False
-    assert off["words"].startswith("Your x is too high; your y is right.")
-    assert fmt.rounded(out[0]) not in off["words"]
+    assert off["words"]["text"].startswith("Your x is too high; your y is right.")
+    assert fmt.rounded(out[0]) not in off["words"]["text"]
 
 
 def test_same_shares_is_solvable_and_teaches_the_shift():
     # the new challenge (it replaced a second tie task): another q with the shares of [2, 1]
     ref = STARTING.explorer_trace()
-    assert practice.check("same-shares", STARTING, "shift")["words"].startswith(
+    assert practice.check("same-shares", STARTING, "shift")["words"]["text"].startswith(
         "Your q [2, 1] is within 0.5 of [2, 1]"
     )
     moved = practice.check("same-shares", with_query([3, 1]), "shift")
-    assert moved == {
+    assert shown(moved) == {
         "met": False,
         "words": "At q = [3, 1], A's share is lower, B's share is higher and C's share is lower "
         "than at [2, 1]. Look for a step that changes every score by the same amount.",
@@ -146,7 +151,7 @@ def test_same_shares_is_solvable_and_teaches_the_shift():
     assert practice.check("same-shares", solved, "scores")["met"] is False
     ok = practice.check("same-shares", solved, "shift")
     assert ok["met"] is True
-    assert ok["words"] == (
+    assert ok["words"]["text"] == (
         "At q = [3.5, 2.5] the shares are A 14%, B 58%, C 28%, as at [2, 1]: every score rose "
         "by 1.061, and softmax only sees the differences."
     )
@@ -159,7 +164,7 @@ def test_same_shares_needs_the_worked_keys():
     keys = seq.held_from_dict({**STARTING.to_dict(), "keys": [[1, 0], [0, 1], [1, 1]]})
     out = practice.check("same-shares", keys, "shift")
     assert out["met"] is False and out["load"] is True
-    assert out["words"].startswith("This challenge needs the worked example's keys ([-1, 2], [1, 0], [0, 1])")
+    assert out["words"]["text"].startswith("This challenge needs the worked example's keys ([-1, 2], [1, 0], [0, 1])")
 
 
 def test_an_example_with_other_sources_is_offered_the_worked_one():
@@ -172,13 +177,13 @@ def test_an_example_with_other_sources_is_offered_the_worked_one():
             form["options"][0]["id"] if form["type"] == "choice" else [0.0] * form["size"]
         )
         out = practice.check(c["id"], xyz, response)
-        assert out == {
+        assert shown(out) == {
             "met": False,
             "words": "This challenge is written for the worked example's sources A, B, C; yours "
             "are X, Y, Z. Load the A/B/C example to try it.",
             "load": True,
         }, c["id"]
-        assert practice.answer(c["id"], xyz) == out["words"]
+        assert practice.answer(c["id"], xyz) == out["words"]["text"]
 
 
 def test_every_answer_solves_its_challenge_where_it_names_a_q():
@@ -195,7 +200,7 @@ def test_value_moves_output_but_not_shares():
     held = seq.edit_value(STARTING, 2, 1, 3.0)
     out = practice.check("value-moves", held)
     assert out["met"] is True
-    assert "shares stayed A 14%, B 58%, C 28%" in out["words"]
+    assert "shares stayed A 14%, B 58%, C 28%" in out["words"]["text"]
 
 
 def test_row2_equal_row1_by_masking_to_one_source():
@@ -205,7 +210,7 @@ def test_row2_equal_row1_by_masking_to_one_source():
     held = seq.set_mask_cell(held, 2, 2, False)
     out = practice.check("row2-eq-row1", held)
     assert out["met"] is True
-    assert out["words"].startswith("Row 1 outputs [2, 0] and row 2 outputs [2, 0]: equal.")
+    assert out["words"]["text"].startswith("Row 1 outputs [2, 0] and row 2 outputs [2, 0]: equal.")
 
 
 def test_row0_masked_prediction_uses_the_causal_mask():

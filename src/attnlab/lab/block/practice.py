@@ -124,7 +124,7 @@ def _ln_stats(w: Walk, response) -> dict:
     return _fb(
         False,
         f"{words[0].upper()}{words[1:]}. Think about what each step of LayerNorm leaves.",
-        directions=directions,
+        directions={name: d for name, d in directions.items() if d != "right"},  # what the words say
     )
 
 

@@ -109,8 +109,12 @@ class HelpIn(Strict):
 
 
 class FeedbackIn(Strict):
+    """A check's feedback; ``words`` is ``{"text", "claims"}`` (the text alone in older studies).
+    ``lab.study`` checks the sentence and remakes the verdict."""
+
     met: StrictBool
-    words: Annotated[str, Field(max_length=2000)]
+    verdict: dict[str, Any] | None = None
+    words: Annotated[str, Field(max_length=2000)] | dict[str, Any]
 
 
 class AttemptIn(Strict):

@@ -14,7 +14,7 @@ in front here).
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter
 from fastapi.responses import Response
@@ -59,8 +59,12 @@ class HelpIn(Strict):
 
 
 class FeedbackIn(Strict):
+    """A check's feedback; ``words`` is ``{"text", "claims"}`` (the text alone in older studies).
+    ``lab.study`` checks the sentence and remakes the verdict."""
+
     met: StrictBool
-    words: Annotated[str, Field(max_length=hist.MAX_WORDS)]
+    verdict: dict[str, Any] | None = None
+    words: Annotated[str, Field(max_length=hist.MAX_WORDS)] | dict[str, Any]
     load: StrictBool = False
 
 
