@@ -18,13 +18,11 @@ explorer's own requests never wait for a model.
 
 from __future__ import annotations
 
-from pathlib import Path as FilePath
 from typing import Annotated
 
 import numpy as np
 from fastapi import APIRouter, HTTPException, Path
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import Response
 
 from attnlab.engine.errors import FieldError, Loc, field_text
 from attnlab.lab import numbers as fmt
@@ -56,8 +54,6 @@ from attnlab.web.realmodel.schema import (
 
 router = APIRouter(prefix="/api/models", tags=["models"])
 # The view's page; its own router so the app adds it with the API (one line in ROUTERS).
-page_router = APIRouter()
-PAGE = FilePath(__file__).parents[1] / "static" / "real-model.html"
 
 ERRORS = {
     404: {"model": ErrorResponse, "description": "No such job (finished jobs are kept for a while)"},
@@ -356,13 +352,3 @@ def generation_status(job_id: JobId) -> GenerationOut:
     if job is None:
         raise _not_found("generation")
     return _generation_out(job)
-
-
-@page_router.get("/real-model", include_in_schema=False)
-def real_model_page() -> Response:
-    """The Real model view (a page of its own, static like the lab's)."""
-    return Response(
-        PAGE.read_bytes(),
-        media_type="text/html; charset=utf-8",
-        headers={"cache-control": "no-cache"},
-    )
