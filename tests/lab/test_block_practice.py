@@ -156,3 +156,73 @@ def test_goto_names_the_attempts_there_are():
     with pytest.raises(FieldError, match="^action.attempt must be 0 to 0 for challenge silent-head") as err:
         hist.apply(hist.new_study(), {"kind": "goto", "challenge": "silent-head", "attempt": 2}, state())
     assert err.value.loc == ("action", "attempt")
+
+
+def test_no_feedback_doubles_the_verdict():
+    # the verdict ("✓ Goal met." / "Not yet.") is its own sentence; the words do not repeat it
+    w = given_weights()
+    w["w_o"] = [[v * 0.1 for v in row] for row in w["w_o"]]
+    cases = [
+        ("head2-previous", state(), None),
+        ("silent-head", state(), "head-1"),
+        ("ln-stats", state(), [0.0, 2.0]),
+        ("ln-stats", state(), [0.0, 1.0]),
+        ("scale-x10", state(), "pre"),
+        ("scale-x10", state(), "post"),
+        ("residual-dominates", state(), None),
+        ("residual-dominates", state(weights=w), None),
+    ]
+    for cid, s, response in cases:
+        fb = practice.check(cid, s, response)
+        assert fb["verdict"] == {"text": "✓ Goal met." if fb["met"] else "Not yet.", "claims": {"met": fb["met"]}}
+        assert not fb["words"]["text"].startswith(("Not yet", "Right", "Done", "Goal met")), (cid, fb)
+        assert fb["words"]["claims"]["met"] is fb["met"]
+
+
+# A block study kept before feedback carried claims: its words are text.
+OLD_BLOCK_STUDY = {
+    "version": 1,
+    "active": {"challenge": "ln-stats", "attempt": 0},
+    "before": [],
+    "challenges": {
+        "ln-stats": {
+            "current": 0,
+            "attempts": [
+                {
+                    "response": [0.0, 2.0],
+                    "feedback": {
+                        "met": False,
+                        "words": "Not yet: your variance is too high. Think about what each step of "
+                        "LayerNorm leaves.",
+                    },
+                    "help": [{"kind": "hint", "detail": 1}],
+                }
+            ],
+        }
+    },
+}
+
+
+def test_an_older_block_study_with_text_only_feedback_still_reads():
+    study = hist.study_from_dict(OLD_BLOCK_STUDY)
+    fb = study["challenges"]["ln-stats"]["attempts"][0]["feedback"]
+    assert fb == {
+        "met": False,
+        "verdict": {"text": "Not yet.", "claims": {"met": False}},
+        "words": {"text": OLD_BLOCK_STUDY["challenges"]["ln-stats"]["attempts"][0]["feedback"]["words"],
+                  "claims": {}},
+    }
+    assert hist.study_from_dict(study) == study
+
+
+def test_the_block_history_says_each_attempts_last_check_and_its_panel():
+    s, _ = hist.apply(hist.new_study(), {"kind": "open", "challenge": "ln-stats"}, state())
+    assert hist.history(s)[0]["checked"] is None  # no check yet
+    s, _ = hist.apply(s, {"kind": "submit", "challenge": "ln-stats", "response": [0.0, 2.0]}, state())
+    s, _ = hist.apply(s, {"kind": "retry", "challenge": "ln-stats"}, state())
+    s, _ = hist.apply(s, {"kind": "submit", "challenge": "ln-stats", "response": [0.0, 1.0]}, state())
+    first, second = hist.history(s)
+    assert first["checked"] == {"text": "Checked: not yet", "claims": {"met": False}}
+    assert second["checked"] == {"text": "✓ Checked: goal met", "claims": {"met": True}}
+    assert first["panel"]["attempt"]["text"] == "Attempt 1 of 2"
+    assert second["panel"]["hint"]["text"] == "Show hint 1 of 3"
