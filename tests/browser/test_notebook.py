@@ -95,8 +95,8 @@ def test_edit_rules_between_the_explorer_and_the_held_rows(lab):
     big = page.locator("#field-values-1-1")
     big.fill("2000000")
     big.press("Enter")
-    expect(page.locator('[data-error-for="values[1][1]"]')).to_contain_text(
-        "values[1][1] must be at most 1,000,000"
+    expect(page.locator('[data-error-for="values[1][1]"]')).to_have_text(
+        "Source B · value y must be at most 1,000,000"
     )
     expect(seq_output(page, 2)).to_have_text(rows[2]["output_text"])
     expect(page.locator("#summary")).to_have_text(explain(held.explorer_trace()).summary)

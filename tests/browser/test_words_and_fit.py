@@ -87,10 +87,7 @@ def test_refusals_are_in_the_labs_words_next_to_the_field(lab):
     field.fill("2e6")
     field.press("Enter")
     error = page.locator('[data-error-for="values[1][0]"]')
-    expect(error).to_have_text(
-        "values[1][0] must be at most 1,000,000. "
-        "The lab keeps every coordinate within ±1,000,000 so the planes can draw it."
-    )
+    expect(error).to_have_text("Source B · value x must be at most 1,000,000")
     # next to the field: within a line or two of it, not thousands of pixels away
     f, e = field.bounding_box(), error.bounding_box()
     assert abs(e["y"] - f["y"]) < 80 and abs(e["x"] - f["x"]) < 400

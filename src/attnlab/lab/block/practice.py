@@ -72,8 +72,8 @@ def _head2_previous(w: Walk, response) -> dict:
     rows = [LABELS[r] for r in (1, 2) if max(range(r + 1), key=lambda i: weights[r][i]) != r - 1]
     return _fb(
         False,
-        f"{' and '.join(rows)} still give{'s' if len(rows) == 1 else ''} another token more "
-        f"than the previous one. {detail} Change head 2's queries or keys, not its values.",
+        f"{' and '.join(rows)} still give{'s' if len(rows) == 1 else ''} another token at least as "
+        f"large a share as the previous one. {detail} Change head 2's queries or keys, not its values.",
         not_previous=rows, **claims,
     )
 
@@ -96,10 +96,16 @@ def _silent_head(w: Walk, response) -> dict:
         )
     return _fb(
         False,
-        f"Switching {name} off still changes the output by up to {fmt.rounded(change)}. Whatever {name} "
+        f"Switching {name} off still changes the output by up to {_amount(change)}. Whatever {name} "
         "computes still reaches the output; find where its numbers enter the rest of the block.",
         **claims,
     )
+
+
+def _amount(x: float) -> str:
+    """A change as the words give it: rounded, or at full precision when rounding would say 0."""
+    shown = fmt.rounded(x)
+    return fmt.precise(x) if shown == "0" and x != 0.0 else shown
 
 
 def _ln_stats(w: Walk, response) -> dict:
@@ -151,7 +157,7 @@ def _scale_x10(w: Walk, response) -> dict:
         return _fb(
             True,
             "A pre-norm block carries the residual 10X straight to its output; a post-norm "
-            "block ends on a LayerNorm, which gives every row the same size whatever its input's."
+            "block ends on a LayerNorm, which undoes the size of its input."
             if right == "pre"
             else f"With these weights {_GROWN[right]}",
             grows=grows, times=GROWS, choice=response,

@@ -100,7 +100,7 @@ def double_q(held: Held, c: dict) -> str:
 
 def block_a_row2(held: Held, c: dict) -> str:
     t = trace_query(held.queries[2], held.keys, held.values, labels=held.labels,
-                    allowed=(False, True, True))
+                    allowed=(False, True, True), scale=held.scale)
     return (
         f"Block A in row 2 (keep B and C). Row 2's masked output is then {fmt.vector(t.output)} "
         f"(shares {shares(t)})."

@@ -42,6 +42,7 @@ SAME = 1e-9  # outputs this close count as equal
 FAR_OFF = 0.5  # a predicted coordinate this far off is "much" too high or low
 FAR_OFF_PERCENT = 10.0  # a predicted share this many points off is "much" too high or low
 MIN_STEP = 0.5  # "same-shares": how far q must move from the reference
+MOVED = 1e-12  # "value-moves": an output coordinate that changes by more than this has moved
 
 
 CHALLENGES = ChallengeSet("practice.json")
@@ -126,6 +127,12 @@ def _direction(phrases: Sequence[str], directions: dict[str, str]) -> str:
     return words + "."
 
 
+def _distance(d: float) -> str:
+    """A distance as the words give it: rounded, or "under 0.0005" when that rounds a non-zero one to 0."""
+    shown = fmt.rounded(d)
+    return "under 0.0005" if shown == "0" and d > 0.0 else shown
+
+
 def _listing(parts: Sequence[str]) -> str:
     return parts[0] if len(parts) == 1 else f"{', '.join(parts[:-1])} and {parts[-1]}"
 
@@ -204,7 +211,7 @@ def _near_vb(held: Held, response) -> dict:
     if response != "positive":
         return _fb(
             False,
-            f"The output is {fmt.rounded(dist)} from v_B, close enough; but reconsider why it "
+            f"The output is {_distance(dist)} from v_B, close enough; but reconsider why it "
             "cannot reach v_B: what share does softmax give A and C?",
             reason_right=False, **claims,
         )
@@ -217,7 +224,7 @@ def _near_vb(held: Held, response) -> dict:
         )
     return _fb(
         True,
-        f"The output is {fmt.rounded(dist)} from v_B with B at {fmt.percent(t.weights[1])}. "
+        f"The output is {_distance(dist)} from v_B with B at {fmt.percent(t.weights[1])}. "
         "Softmax keeps every allowed share positive, so A and C always pull a little.",
         share_b=t.weights[1], reason_right=True, **claims,
     )
@@ -245,12 +252,21 @@ def _zero_q(held: Held, response) -> dict:
 def _double_q(held: Held, response) -> dict:
     t1 = row0(held)
     t2 = row0(held, q=[2.0 * x for x in held.queries[0]])
-    if not max(t2.weights) > max(t1.weights):
+    if max(t1.scores) == min(t1.scores):
         return _fb(
             False,
             f"Every score is equal at q = {fmt.vector(t1.q)}, so doubling changes nothing; pick "
             "a q whose scores differ.",
             q=list(t1.q), scores_equal=True,
+        )
+    largest = {"largest": max(t1.weights), "largest_doubled": max(t2.weights)}
+    if not max(t2.weights) > max(t1.weights):  # the largest share is 1 in floating point already
+        return _fb(
+            False,
+            f"At q = {fmt.vector(t1.q)} the largest share is {fmt.percent(max(t1.weights))} and at 2q "
+            f"it is {fmt.percent(max(t2.weights))}: in floating point it cannot grow any further. "
+            "Pick a q whose largest share is well below 100%.",
+            q=list(t1.q), scores_equal=False, grows=False, **largest,
         )
     if response != "grows":
         return _fb(
@@ -264,7 +280,7 @@ def _double_q(held: Held, response) -> dict:
         f"At q = {fmt.vector(t1.q)} the largest share is {fmt.percent(max(t1.weights))}; at 2q "
         f"it is {fmt.percent(max(t2.weights))}. Doubling q doubles the score differences, so "
         "softmax sharpens.",
-        q=list(t1.q), largest=max(t1.weights), largest_doubled=max(t2.weights), choice_right=True,
+        q=list(t1.q), grows=True, choice_right=True, **largest,
     )
 
 
@@ -335,12 +351,17 @@ def _same_shares(held: Held, response) -> dict:
             "compare the scores at your q with those at q = [2, 1].",
             shares=_shares(t), moved={}, tolerance=SHARE_TOLERANCE, choice_right=False, **claims,
         )
-    rise = t.scores[0] - ref.scores[0]
+    rises = {label: s - r for label, s, r in zip(t.labels, t.scores, ref.scores)}
+    shown = {fmt.rounded(x) for x in rises.values()}
+    if len(shown) == 1:
+        rose = f"every score rose by {shown.pop()}"
+    else:  # the shares agree within the tolerance, the scores' rises a little less
+        rose = "the scores rose by " + _listing([f"{fmt.rounded(x)} ({k})" for k, x in rises.items()])
     return _fb(
         True,
-        f"At q = {fmt.vector(t.q)} the shares are {shares(t)}, as at {start}: every score rose "
-        f"by {fmt.rounded(rise)}, and softmax only sees the differences.",
-        shares=_shares(t), moved={}, tolerance=SHARE_TOLERANCE, rise=rise, choice_right=True, **claims,
+        f"At q = {fmt.vector(t.q)} the shares are {shares(t)}, as at {start}: {rose}, and softmax "
+        "only sees the differences.",
+        shares=_shares(t), moved={}, tolerance=SHARE_TOLERANCE, rises=rises, choice_right=True, **claims,
     )
 
 
@@ -352,9 +373,10 @@ def _value_moves(held: Held, response) -> dict:
             False, "The values are still the starting ones; edit a coordinate of a value.",
             values_edited=False,
         )
-    moved = any(abs(a - b) > 1e-12 for a, b in zip(now.output, before.output))
-    same = now.weights == before.weights
-    claims = {"values_edited": True, "shares": _shares(now), "shares_same": same}
+    moved = any(abs(a - b) > MOVED for a, b in zip(now.output, before.output))
+    same = now.weights == before.weights  # the values take no part in the shares
+    changed = [label for label, v, v0 in zip(now.labels, held.values, STARTING.values) if v != v0]
+    claims = {"values_edited": True, "changed": changed, "shares": _shares(now), "shares_same": same}
     if moved and same:
         return _fb(
             True,
@@ -362,11 +384,17 @@ def _value_moves(held: Held, response) -> dict:
             f"while the shares stayed {shares(now)}: shares come from q and the keys only.",
             output_before=list(before.output), output=list(now.output), output_moved=True, **claims,
         )
+    silent = [label for label in changed if now.weights[now.labels.index(label)] == 0.0]
+    why = (
+        f"the changed value{'s belong' if len(changed) > 1 else ' belongs'} to "
+        f"{'sources' if len(changed) > 1 else 'a source'} with no share"
+        if silent == changed
+        else f"the change is too small to move it by more than {MOVED:g}"
+    )
     return _fb(
         False,
-        f"The shares stayed {shares(now)}, but the output did not move: the changed value "
-        "belongs to a source with no share.",
-        output_moved=False, **claims,
+        f"The shares stayed {shares(now)}, but the output did not move: {why}.",
+        output_moved=False, no_share=silent == changed, **claims,
     )
 
 

@@ -16,12 +16,13 @@ REFERENCE_Q = STARTING.queries[0]  # the worked example's starting q, [2, 1]
 
 
 def row0(held: Held, q=None, values=None) -> QueryTrace:
-    """Row 0's unmasked projection, optionally with another q or other values."""
+    """Row 0's unmasked projection at the held scale, optionally with another q or other values."""
     return trace_query(
         held.queries[0] if q is None else q,
         held.keys,
         held.values if values is None else values,
         labels=held.labels,
+        scale=held.scale,
     )
 
 

@@ -8,6 +8,7 @@ lab functions, so a socket's answers equal the POSTs'.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 
 from pydantic import BaseModel, ValidationError
@@ -22,21 +23,27 @@ from attnlab.web.explorer.schema import LabState, StateRequest
 MAX_MESSAGE_CHARS = 512 * 1024
 
 
-def _answer(text: str, model: type[BaseModel], answer: Callable[[BaseModel], dict]) -> dict:
+def _answer(text: str, model: type[BaseModel], answer: Callable[[BaseModel], dict], shape: str) -> dict:
     try:
         return {"status": 200, "body": answer(model.model_validate_json(text))}
-    except ValidationError as error:  # deep or malformed JSON included: pydantic says json_invalid
-        return {"status": 422, "body": {"detail": validation_detail(error.errors(), body=True)}}
-    except FieldError as error:
-        return {"status": 422, "body": {"detail": [field_error_detail(error)]}}
+    except (ValidationError, FieldError) as error:
+        try:  # the request as sent, for the names the learner gave (an own example's sources)
+            sent = json.loads(text)
+        except ValueError:
+            sent = None
+        if isinstance(error, ValidationError):  # deep or malformed JSON included: json_invalid
+            detail = validation_detail(error.errors(), body=True, shape=shape, request_body=sent)
+        else:
+            detail = [field_error_detail(error, shape=shape, request_body=sent)]
+        return {"status": 422, "body": {"detail": detail}}
 
 
 def answer_state(text: str) -> dict:
     """Answer one ``StateRequest`` given as JSON text: ``{"status", "body"}`` exactly as
     ``POST /api/state`` would (the drag socket ``/api/state/ws``)."""
-    return _answer(text, StateRequest, lambda body: state_answer(*body.args()))
+    return _answer(text, StateRequest, lambda body: state_answer(*body.args()), "held")
 
 
 def answer_trace(text: str) -> dict:
     """Answer one ``LabState`` given as JSON text exactly as ``POST /api/trace`` would."""
-    return _answer(text, LabState, lambda state: explorer_answer(trace_query(**state.engine_args())))
+    return _answer(text, LabState, lambda s: explorer_answer(trace_query(**s.engine_args())), "explorer")

@@ -1,10 +1,11 @@
 // The explorer's link to the server, always the same origin (CSP connect-src
 // 'self'). Each state of the page is one message, {held, edits}: over one
 // WebSocket (/api/state/ws: a few ms less per update than a fetch), or when the
-// socket cannot open or drops, the same body by POST /api/state.
+// socket cannot open or drops, the same body by POST /api/state (shared/http.js).
 // The caller keeps at most one request in flight, so one waiter is enough.
 // Bodies are written by toJson, which keeps a typed -0 (JSON.stringify drops its sign).
 
+import { fieldMessages, getJSON, request } from "../shared/http.js";
 import { toJson } from "../shared/json.js";
 
 let socket = null; // an open WebSocket, or null
@@ -44,19 +45,8 @@ function connect() {
   return opening;
 }
 
-async function viaFetch(input) {
-  const response = await fetch("/api/state", {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: toJson(input),
-  });
-  let body = null;
-  try {
-    body = await response.json();
-  } catch {
-    body = null;
-  }
-  return { ok: response.ok, status: response.status, body };
+function viaFetch(input) {
+  return request("/api/state", { method: "POST", body: input });
 }
 
 /**
@@ -89,8 +79,19 @@ async function send(input) {
 }
 
 /** GET the page's first answer: the worked example's whole state answer. */
-export async function getExample() {
-  const response = await fetch("/api/example");
-  if (!response.ok) throw new Error(`example: HTTP ${response.status}`);
-  return response.json();
+export function getExample() {
+  return getJSON("/api/example");
+}
+
+/**
+ * A refused state's messages by field path ({"q[1]": "Query q · y must be …"}), or {body} when
+ * the server named no field. A refused held edit made from the explorer's fields
+ * ("edits[0].q[1]") is shown next to that field ("q[1]"); the words are the lab's either way.
+ */
+export function fieldErrorsOf(answer) {
+  const errors = {};
+  for (const [field, msg] of Object.entries(fieldMessages(answer))) {
+    errors[field.replace(/^edits\[\d+\]\./, "")] = msg;
+  }
+  return errors;
 }

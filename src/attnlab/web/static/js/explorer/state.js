@@ -26,10 +26,10 @@
 // subscribeSettled() (the rest). The held example is kept in the address bar and
 // in sessionStorage (per tab); statestart.js reads them once at start.
 
-import { postState } from "./api.js";
+import { fieldErrorsOf, postState } from "./api.js";
 import { writeLink } from "./link.js";
 import { save } from "./statesave.js";
-import { errorText, fieldErrorsOf } from "../notebook/api.js";
+import { errorText } from "../shared/http.js";
 import { measure } from "./timing.js";
 
 export const HELD_KEY = "attnlab.held.v1";

@@ -11,7 +11,7 @@
 
 import { getExample, postState } from "./api.js";
 import { readLink } from "./link.js";
-import { errorText } from "../notebook/api.js";
+import { errorText } from "../shared/http.js";
 import { restore } from "./statesave.js";
 import { heldOfOne } from "./example.js";
 import { HELD_KEY, emit, getState, setFieldError, takeStateAnswer } from "./state.js";
