@@ -90,7 +90,7 @@ def _response(draw, c: dict, near: list[float] | None):
         return draw(st.sampled_from([o["id"] for o in form["options"]]))
     size = form["size"]
     if near is not None and draw(st.booleans()):
-        jitter = st.floats(-0.02, 0.02) if form["type"] == "vector" else st.floats(-2, 2)
+        jitter = st.floats(-0.012, 0.012) if form["type"] == "vector" else st.floats(-1.5, 1.5)
         return [x + draw(jitter) for x in near[:size]]
     top = 100.0 if form["type"] == "shares" else 5.0
     return [draw(st.floats(-top, top)) for _ in range(size)]
