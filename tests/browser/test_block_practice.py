@@ -131,6 +131,78 @@ def test_challenges_are_checked_hinted_answered_and_recorded_in_the_history(lab,
     page.locator("#history").screenshot(path=artifacts / "block-history.png")
 
 
+def _wait_held(page, held: list) -> None:
+    """Let the page run until the route handler has held a request (handlers run while Playwright waits)."""
+    for _ in range(500):
+        if held:
+            return
+        page.wait_for_timeout(20)
+    raise AssertionError("the request was never made")
+
+
+def _hold_first(page, matches) -> list:
+    """Hold the first request ``matches`` (a URL predicate) until the test continues it; pass the rest."""
+    held, seen = [], []
+
+    def handle(route) -> None:
+        if seen:
+            route.continue_()
+        else:
+            seen.append(True)
+            held.append(route)
+
+    page.route(matches, handle)
+    return held
+
+
+def _ln_stats_numbers(base_url: str) -> tuple[float, float]:
+    tensors = api(base_url, "", {})["steps"][1]["tensors"]
+    row = next(t for t in tensors if t["name"] == "norm_1.output")["values"][0]
+    mean = sum(row) / 4
+    return mean, sum((v - mean) ** 2 for v in row) / 4
+
+
+def test_a_check_pressed_while_a_study_answer_arrives_still_counts(lab, live_server):
+    # Under load the "open" of a disclosure is answered while the learner presses Check: the
+    # answer's redraw must not replace the button under the pointer (the click would be lost).
+    page = lab.page
+    wait_block(page)
+    held = _hold_first(page, lambda url: url.endswith("/api/block/study"))
+    page.locator("#block-challenge-ln-stats > summary").click()
+    _wait_held(page, held)
+    ln = page.locator("#block-challenge-ln-stats")
+    mean, var = _ln_stats_numbers(live_server.url)
+    ln.locator("#bresp-ln-stats-0").fill(f"{mean:.2f}")
+    ln.locator("#bresp-ln-stats-1").fill(f"{var:.2f}")
+    box = ln.locator('[data-action="check"]').bounding_box()
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    page.mouse.down()
+    held.pop().continue_()  # the open's answer arrives between the press and the release
+    expect(page.locator('#block-history [data-block-challenge="ln-stats"]')).to_have_count(1)
+    page.mouse.up()
+    expect(page.locator('[data-feedback="ln-stats"]')).to_contain_text("✓ Goal met.")
+    assert float(ln.locator("#bresp-ln-stats-0").input_value()) == float(f"{mean:.2f}")  # the saved response
+
+
+def test_a_check_judges_the_block_after_the_edit_in_flight(lab, live_server):
+    # Edit, then Check before the walk of the edit has answered: the check waits for it.
+    page = lab.page
+    wait_block(page)
+    edit(page, "wo", "weights.w_o[2][2]", "0")
+    wait_block(page)
+    page.locator("#block-challenge-silent-head > summary").click()
+    body = page.locator("#block-challenge-silent-head")
+    expect(page.locator('#block-history [data-block-challenge="silent-head"]')).to_have_count(1)
+    held = _hold_first(page, lambda url: url.endswith("/api/block"))
+    edit(page, "wo", "weights.w_o[3][3]", "0")
+    _wait_held(page, held)
+    body.locator("#bresp-silent-head-head-2").check()
+    body.locator('[data-action="check"]').click()
+    held.pop().continue_()
+    expect(page.locator('[data-feedback="silent-head"]')).to_contain_text("✓ Goal met.")
+    wait_block(page)
+
+
 def test_open_in_explorer_shows_that_heads_q(lab, live_server, artifacts):
     page = lab.page
     answer = api(live_server.url, "", {})

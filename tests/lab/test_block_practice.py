@@ -174,7 +174,8 @@ def test_no_feedback_doubles_the_verdict():
     ]
     for cid, s, response in cases:
         fb = practice.check(cid, s, response)
-        assert fb["verdict"] == {"text": "✓ Goal met." if fb["met"] else "Not yet.", "claims": {"met": fb["met"]}}
+        verdict = "✓ Goal met." if fb["met"] else "Not yet."
+        assert fb["verdict"] == {"text": verdict, "claims": {"met": fb["met"]}}
         assert not fb["words"]["text"].startswith(("Not yet", "Right", "Done", "Goal met")), (cid, fb)
         assert fb["words"]["claims"]["met"] is fb["met"]
 

@@ -238,7 +238,8 @@ def test_bad_actions_are_refused(action, loc, message):
          ("study", "challenges", "zero-q", "attempts", 0, "response"),
          r"^study.challenges.zero-q.attempts\[0\].response must be a list of 3 numbers"),
         ({"version": 1, "challenges": {"zzz": {"current": 0, "attempts": [{}]}}},
-         ("study", "challenges", "zzz"), "^study.challenges.zzz 'zzz' is not a challenge; the challenges are"),
+         ("study", "challenges", "zzz"),
+         "^study.challenges.zzz 'zzz' is not a challenge; the challenges are"),
         ({"version": 1, "active": {"challenge": "zero-q", "attempt": 0}}, ("study", "active"),
          "study.active names no challenge"),
     ],
@@ -348,7 +349,8 @@ def test_an_older_study_with_text_only_feedback_still_imports():
     assert first["feedback"] == {
         "met": False,
         "verdict": {"text": "Not yet.", "claims": {"met": False}},
-        "words": {"text": OLD_STUDY["challenges"]["zero-q"]["attempts"][0]["feedback"]["words"], "claims": {}},
+        "words": {"text": OLD_STUDY["challenges"]["zero-q"]["attempts"][0]["feedback"]["words"],
+                  "claims": {}},
         "load": False,
     }
     assert second["feedback"]["verdict"]["text"] == "✓ Goal met."

@@ -115,7 +115,8 @@ def test_double_q_sharpens_and_tie_changes_nothing():
         "load": False,
     }
     wrong = practice.check("double-q", STARTING, "same")
-    assert wrong["met"] is False and "77%" not in wrong["words"]["text"] and "2q = [4, 2]" in wrong["words"]["text"]
+    words = wrong["words"]["text"]
+    assert wrong["met"] is False and "77%" not in words and "2q = [4, 2]" in words
     flat = practice.check("double-q", with_query([1, 1]), "grows")
     assert flat["met"] is False and "doubling changes nothing" in flat["words"]["text"]
 
@@ -164,7 +165,9 @@ def test_same_shares_needs_the_worked_keys():
     keys = seq.held_from_dict({**STARTING.to_dict(), "keys": [[1, 0], [0, 1], [1, 1]]})
     out = practice.check("same-shares", keys, "shift")
     assert out["met"] is False and out["load"] is True
-    assert out["words"]["text"].startswith("This challenge needs the worked example's keys ([-1, 2], [1, 0], [0, 1])")
+    assert out["words"]["text"].startswith(
+        "This challenge needs the worked example's keys ([-1, 2], [1, 0], [0, 1])"
+    )
 
 
 def test_an_example_with_other_sources_is_offered_the_worked_one():

@@ -20,7 +20,9 @@ from hypothesis import strategies as st
 
 from attnlab.engine.errors import FieldError
 from attnlab.engine.single import trace_query
+from attnlab.lab import history as notebook_history
 from attnlab.lab import numbers as fmt
+from attnlab.lab.block import history as block_history
 from attnlab.lab.block import practice as block_practice
 from attnlab.lab.block.data import LABELS, NORMS, POSITIONS
 from attnlab.lab.block.walk import walk
@@ -127,6 +129,13 @@ def check_directions(directions: dict, names, predicted, actual, tol: float, far
             assert d == "right"
         else:
             assert d == ("much " if abs(p - a) > far else "") + ("too high" if p > a else "too low")
+
+
+def kept(history, cid: str, response, fb: dict) -> dict:
+    """The feedback as a study sent back by the browser keeps it (``study_from_dict``)."""
+    attempt = {"response": response, "feedback": fb, "help": []}
+    study = {"version": 1, "challenges": {cid: {"current": 0, "attempts": [attempt]}}}
+    return history.study_from_dict(study)["challenges"][cid]["attempts"][0]["feedback"]
 
 
 def close(a: float, b: float) -> bool:
@@ -250,7 +259,9 @@ def notebook_goal(cid: str, held: Held, response, fb: dict) -> bool:
             assert claims == {"met": False, "values_edited": False}
             return False
         now = unmasked(held)
-        before = trace_query(held.queries[0], held.keys, STARTING.values, labels=held.labels, scale=held.scale)
+        before = trace_query(
+            held.queries[0], held.keys, STARTING.values, labels=held.labels, scale=held.scale
+        )
         moved = any(abs(a - b) > 1e-12 for a, b in zip(now.output, before.output))
         assert claims["shares_same"] is True and now.weights == before.weights
         assert claims["output_moved"] is moved
@@ -305,6 +316,7 @@ def test_every_notebook_claim_holds_and_met_is_the_goal(cid, data):
     assert claims["met"] is fb["met"]
     assert fb["verdict"] == {"text": "✓ Goal met." if fb["met"] else "Not yet.", "claims": {"met": fb["met"]}}
     assert_plain(fb["words"]["text"])
+    assert kept(notebook_history, c["id"], response, fb) == fb  # a study keeps it, claims and all
     if not fits(c, held):
         assert fb["load"] is True and fb["met"] is False
         assert claims.get("fits") is False or c.get("by_role")
@@ -340,7 +352,7 @@ def block_goal(cid: str, state: dict, response, fb: dict) -> bool:
         if not met:
             behind = [LABELS[r] for r, t in zip((1, 2), tops) if t != r - 1]
             assert claims["not_previous"] == behind
-            for r in (1, 2):  # each row said to be behind gives another token at least the previous one's share
+            for r in (1, 2):  # a row said to be behind gives another token at least the previous one's share
                 if LABELS[r] in behind:
                     assert max(x for i, x in enumerate(rows[r][: r + 1]) if i != r - 1) >= rows[r][r - 1]
         return met
@@ -377,9 +389,8 @@ def block_goal(cid: str, state: dict, response, fb: dict) -> bool:
             large = walk(**(state | {"norm": norm, "x": [[10 * v for v in r] for r in w.x]})).output
             size = lambda m: math.sqrt(sum(v * v for r in m for v in r))  # noqa: E731
             grows[norm] = size(large) > 3 * size(small)
-        right = {(True, True): "both", (True, False): "pre", (False, True): "post", (False, False): "neither"}[
-            (grows["pre"], grows["post"])
-        ]
+        names = {(True, True): "both", (True, False): "pre", (False, True): "post", (False, False): "neither"}
+        right = names[(grows["pre"], grows["post"])]
         assert claims["choice"] == response
         if response == right:
             assert claims["grows"] == grows
@@ -438,6 +449,7 @@ def test_every_block_claim_holds_and_met_is_the_goal(cid, data):
     assert claims["met"] is fb["met"]
     assert fb["verdict"] == {"text": "✓ Goal met." if fb["met"] else "Not yet.", "claims": {"met": fb["met"]}}
     assert_plain(fb["words"]["text"])
+    assert kept(block_history, c["id"], response, fb) == fb
     event(f"{c['id']} met={fb['met']}")
     assert block_goal(c["id"], state, response, fb) is fb["met"]
 
@@ -453,6 +465,8 @@ def _strings(listed: list[dict]) -> list[tuple[str, bool]]:
         if form:
             out.append((form["label"], False))
             out += [(o["text"], False) for o in form.get("options", [])]
+            if form["type"] == "choice":
+                out.append((form["not_picked"], True))
             for f in form.get("fields", []):
                 out += [(f["name"], False), (f["label"], False), (f["not_a_number"], True)]
         out += [(c["panel"]["attempt"]["text"], False), (c["panel"]["hint"]["text"], False)]

@@ -175,8 +175,8 @@ def test_details_give_each_heads_q_k_v_and_scores(client, smollm2):
     job = wait(client, start(client, "smollm2", CAT)["id"])
     plain = client.get(f"/api/models/jobs/{job['id']}/layers/3").json()
     assert plain["heads"][0]["q"] is None
-    layer = client.get(f"/api/models/jobs/{job['id']}/layers/3?details=true").json()
-    head = layer["heads"][4]  # reads KV head 1
+    layer = client.get(f"/api/models/jobs/{job['id']}/layers/3?details=true&head=4").json()
+    [head] = layer["heads"]  # head 4 alone: it reads KV head 1
     q, k = np.array(head["q"]), np.array(head["k"])
     assert q.shape == (7, 64) and k.shape == (7, 64) and np.array(head["v"]).shape == (7, 64)
     assert head["scores"][1][2] is None  # token 1 may not see token 2

@@ -52,7 +52,7 @@ def test_the_neuron_view_equals_trace_query_on_the_same_vectors(
     assert view.row.weights == list(ref.weights) and view.row.exps == list(ref.exps)
     assert (view.row.m, view.row.z) == (ref.m, ref.z)
     assert view.row.key_share == ref.weights[key]
-    assert np.abs(np.array(view.row.weights) - trace.weights[layer, head, query]).max() <= 1e-6
+    assert np.abs(np.array(view.row.weights) - trace.head_weights(layer, head)[query]).max() <= 1e-6
     assert view.words.share.text.startswith("Share: softmax")
     assert view.plane.caption.text.startswith("A projection")
 
@@ -153,10 +153,10 @@ def test_a_packed_head_has_the_same_numbers_and_shares_are_its_weights_rounded(
 
 
 def test_the_model_view_is_kept_with_the_trace_before_anyone_asks(client, traced, minilm):
-    from attnlab.web.realmodel import jobs as api_models
+    from attnlab.web.realmodel import kept as routes_kept
 
     job = traced("minilm", "A text nobody has traced before in this module.")
-    kept = api_models.JOBS.trace_job(job["id"]).views["model-view"]  # sent by the worker with the trace
+    kept = routes_kept.JOBS.trace_job(job["id"]).views["model-view"]  # sent by the worker with the trace
     answer = client.get(f"/api/models/jobs/{job['id']}/model-view")
     assert answer.content == kept.encode()
     assert ModelView.model_validate(answer.json()).heads[0].previous_display.endswith("%")

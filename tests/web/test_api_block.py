@@ -170,7 +170,8 @@ def test_practice_lists_challenges_without_answers(client):
 def test_check_and_study_record_help(client):
     r = client.post("/api/block/check", json={"challenge": "ln-stats", "response": [0.5, 1]})
     assert r.status_code == 200 and r.json()["met"] is False
-    assert "mean is too high" in r.json()["words"] and "0.5" not in r.json()["words"].split("high")[1]
+    words = r.json()["words"]["text"]
+    assert "mean is too high" in words and "0.5" not in words.split("high")[1]
     r = client.post("/api/block/check", json={"challenge": "ln-stats", "response": [0, 1]})
     assert r.json()["met"] is True
     r = client.post("/api/block/check", json={"challenge": "nope"})

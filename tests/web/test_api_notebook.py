@@ -186,17 +186,22 @@ def test_study_actions_and_history(client):
         study = r.json()["study"]
     first, second = study["challenges"]["row0-masked"]["attempts"]
     assert first["feedback"]["met"] is True
-    assert first["feedback"]["words"].startswith("Row 0's masked output is [2, 0]")
+    assert first["feedback"]["words"]["text"].startswith("Row 0's masked output is [2, 0]")
+    assert first["feedback"]["words"]["claims"]["output"] == [2.0, 0.0]
     assert first["checks"] == [{"response": [2, 0], "met": True}]
     assert r.json()["history"] == [
         {"heading": "Before any attempt", "challenge": None, "attempt": None, "checks": [],
          "help": ["Watched the guided playback"]},
         {"heading": "Predict row 0's masked output · attempt 1", "challenge": "row0-masked",
          "attempt": 1, "checks": [{"label": "Check 1 · [2, 0] · right", "met": True}],
-         "help": ["Opened hint 1 of 3"]},
+         "help": ["Opened hint 1 of 3"],
+         "panel": {"attempt": {"text": "Attempt 1 of 2", "claims": {"attempt": 1, "attempts": 2}},
+                   "hint": {"text": "Show hint 2 of 3", "claims": {"hint": 2, "hints": 3}}}},
         {"heading": "Predict row 0's masked output · attempt 2", "challenge": "row0-masked",
          "attempt": 2, "checks": [],
-         "help": ["Opened “Read the same calculation in Python”"]},
+         "help": ["Opened “Read the same calculation in Python”"],
+         "panel": {"attempt": {"text": "Attempt 2 of 2", "claims": {"attempt": 2, "attempts": 2}},
+                   "hint": {"text": "Show hint 1 of 3", "claims": {"hint": 1, "hints": 3}}}},
     ]
     assert second == {"response": None, "feedback": None, "checks": [], "answer": None,
                       "help": [{"kind": "python", "detail": None}]}

@@ -216,9 +216,9 @@ SLOW_LAB = textwrap.dedent(
     """
     import sys
     from attnlab.models import jobs, toy
-    from attnlab.web.realmodel import jobs as api_models
+    from attnlab.web.realmodel import kept
 
-    jobs.JOBS = api_models.JOBS = jobs.Jobs(loader=toy.load_slow)
+    jobs.JOBS = kept.JOBS = jobs.Jobs(loader=toy.load_slow)
     from attnlab.cli import main
 
     sys.exit(main(sys.argv[1:]))

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from attnlab.models import toy
 from attnlab.models.jobs import Jobs
 from attnlab.web.app import create_app
-from attnlab.web.realmodel import jobs as api_models
+from attnlab.web.realmodel import kept
 from attnlab.web.server import serving
 
 # every code point, surrogates (category Cs) included
@@ -34,13 +34,13 @@ SLOW = settings(max_examples=40, deadline=None, suppress_health_check=[HealthChe
 @pytest.fixture(scope="module")
 def client():
     jobs = Jobs(loader=toy.load, process=False, count_first=True)
-    saved = api_models.JOBS
-    api_models.JOBS = jobs
+    saved = kept.JOBS
+    kept.JOBS = jobs
     try:
         with TestClient(create_app()) as c:
             yield c
     finally:
-        api_models.JOBS = saved
+        kept.JOBS = saved
         jobs.shutdown()
 
 

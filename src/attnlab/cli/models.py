@@ -194,7 +194,7 @@ def _short(token: str, width: int = 8) -> str:
 
 
 def _head_table(trace, layer: int, head: int) -> str:
-    w = trace.weights[layer, head]
+    w = trace.head_weights(layer, head)
     names = [f"{i}:{_short(t)}" for i, t in enumerate(trace.tokens)]
     lines = [head_table_heading(trace, layer, head), ""]
     rows = [["query \\ key", *names, "top source"]]

@@ -14,8 +14,9 @@ A check answers with :func:`feedback`: ``{"met", "verdict", "words"}``, where
 (``lab.said``) whose claims state what they assert (``{"met": False,
 "target": "B", "share": 0.41, "goal": 0.9}``), so a property test can hold the
 words to the numbers. Listed challenges carry the words their panel shows
-before any attempt (:func:`panel`) and, for a form of numbers, each field's
-name and the message for a field that is not a number.
+before any attempt (:func:`panel`) and the words a form refuses with: for a
+choice, nothing picked; for numbers, each field's name and the message for a
+field that is not a number.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from attnlab.engine.errors import FieldError
 from attnlab.lab.said import said
 
 VERDICTS = {True: "✓ Goal met.", False: "Not yet."}
+NOT_PICKED = "Pick one answer first."  # a choice checked with nothing picked
 
 
 def verdict(met: bool) -> dict:
@@ -38,7 +40,7 @@ def verdict(met: bool) -> dict:
 
 
 def feedback(met: bool, text: str, **claims) -> dict:
-    """A check's answer: whether the goal is met, its verdict, and ``text`` asserting ``met`` and ``claims``."""
+    """A check's answer: whether the goal is met, its verdict, and ``text`` asserting ``met``, ``claims``."""
     return {"met": met, "verdict": verdict(met), "words": said(text, met=met, **claims)}
 
 
@@ -83,13 +85,15 @@ class ChallengeSet:
 
     def listed(self) -> list[dict]:
         """Every challenge as the page shows it: copies, with any answer left out, with the words
-        of its panel before any attempt (``panel``) and, for a form of numbers, its ``fields``."""
+        of its panel before any attempt (``panel``) and of its form (``not_picked``, ``fields``)."""
         out = []
         for c in self.data()["challenges"]:
             shown = {k: v for k, v in c.items() if k != "answer"}
             shown["panel"] = panel(c, 1, 1, 0)
             form = c["response"]
-            if form is not None and form["type"] != "choice":
+            if form is not None and form["type"] == "choice":
+                shown["response"] = form | {"not_picked": NOT_PICKED}
+            elif form is not None:
                 shown["response"] = form | {"fields": _fields(form)}
             out.append(shown)
         return out

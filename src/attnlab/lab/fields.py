@@ -375,6 +375,24 @@ def job_gone(kind: str = "trace") -> str:
     return f"{name} is no longer kept: {again}"
 
 
+def details_need_head(n_head: int) -> str:
+    """``details=true`` on a whole layer: its q, k, v and scores come one head at a time."""
+    return (
+        "head is needed with details=true (one head's q, k, v and scores at a time): "
+        f"give one of 0..{n_head - 1}"
+    )
+
+
+def trace_dropped() -> str:
+    """A kept trace dropped to make room for newer ones (410): what to do instead."""
+    return "This trace was dropped to make room: trace the text again"
+
+
+def trace_dropped_note() -> str:
+    """The Real model page's note when it traced a dropped trace's text again by itself."""
+    return "That trace was dropped to make room for newer ones, so the text was traced again."
+
+
 def job_unfinished(status: str, kind: str = "trace") -> str:
     """A job asked for a view before it is done (queued, loading, running) or after it was cancelled."""
     name, again = _JOB[kind]

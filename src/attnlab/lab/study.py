@@ -302,7 +302,8 @@ class StudyRules:
         c = self._challenge(action.get("challenge"))
         if record["kind"] == "hint" and record["detail"] > len(c["hints"]):
             raise FieldError(
-                ("action", "detail"), f"is past the last hint: challenge {c['id']} has {len(c['hints'])} hints"
+                ("action", "detail"),
+                f"is past the last hint: challenge {c['id']} has {len(c['hints'])} hints",
             )
         attempt = self._activate(study, c["id"])
         _record(attempt["help"], record)

@@ -19,10 +19,12 @@ kept finished job is shared; a failed or cancelled one is not.
 
 Memory: finished traces stay in this process, so layers and rows are answered
 without the worker. They are capped at ``TRACE_MEMORY_CAP`` bytes (512 MiB,
-their arrays' ``nbytes``; a 256-token SmolLM2 trace with q, k, v, scores
-and logits is about 220 MB): beyond it the least recently used go (``kept_bytes`` says how much
-is kept). A dropped trace's id answers 404, as does an id from an earlier
-run of the server: ids are random (``secrets.token_urlsafe``), never reused.
+their arrays' ``nbytes`` in memory; a 256-token SmolLM2 trace keeps q, k, v and its
+journey, about 30 MB, its logits go to disk): beyond it the least recently used are
+spilled to a temporary folder and memory-mapped, and dropped only past ``spill_cap``
+(:mod:`attnlab.models.shelf`; ``kept_bytes`` says how much is in memory).
+``was_dropped(id)`` tells a dropped trace's id from one never kept: an id from an earlier
+run of the server is unknown (ids are random, ``secrets.token_urlsafe``, never reused).
 
 ``shutdown()`` (also run at exit) cancels every waiting job and kills the
 worker without waiting for a forward pass.
@@ -50,7 +52,7 @@ from attnlab.models.jobkinds import (
 )
 from attnlab.models.registry import get_model
 from attnlab.models.sampling import Sampling
-from attnlab.models.shelf import TraceShelf
+from attnlab.models.shelf import SPILL_CAP, TraceShelf
 from attnlab.models.work import GenerationTask, TraceTask
 from attnlab.models.worker import Worker
 
@@ -59,7 +61,7 @@ __all__ = [
 ]
 
 MAX_WAITING = 32  # queued jobs besides the running one: a class pressing "Look inside" at once
-TRACE_MEMORY_CAP = 512 * 2**20  # a 256-token SmolLM2 trace with q, k, v, scores, logits: ~220 MB
+TRACE_MEMORY_CAP = 512 * 2**20  # in memory: a 256-token SmolLM2 trace keeps ~30 MB (q, k, v, journey)
 KEEP_JOBS = 64  # finished generations, failed and cancelled jobs (traces: by memory instead)
 RETRY_PROCESS_S = 60.0  # after falling back to a thread, the next job this much later tries a process again
 RETRY_AFTER_S = 5  # the estimate before any job has finished
@@ -129,6 +131,8 @@ class Jobs:
         process: bool = True,
         max_waiting: int = MAX_WAITING,
         memory_cap: int = TRACE_MEMORY_CAP,
+        spill_cap: int = SPILL_CAP,
+        spill_dir: str | None = None,
         keep_jobs: int = KEEP_JOBS,
         retry_process_s: float = RETRY_PROCESS_S,
     ) -> None:
@@ -148,7 +152,7 @@ class Jobs:
         self._running: Job | None = None
         self._started_at = 0.0
         self._durations: deque[float] = deque(maxlen=8)
-        self._shelf = TraceShelf(memory_cap)
+        self._shelf = TraceShelf(memory_cap, spill_cap=spill_cap, spill_dir=spill_dir)
         self._ended: OrderedDict[str, Job] = OrderedDict()  # all but done traces, oldest first
         self._loaded: set[str] = set()
         self._paths: dict[str, str] = {}  # model -> what its products run on, as the worker said
@@ -238,6 +242,11 @@ class Jobs:
                 return None
             self._shelf.touch(job_id)
             return job
+
+    def was_dropped(self, job_id: str) -> bool:
+        """Whether ``job_id`` was a finished trace dropped to make room (not an id never kept)."""
+        with self._lock:
+            return self._shelf.was_dropped(job_id)
 
     def generation(self, job_id: str) -> GenerationJob | None:
         """The generation job ``job_id``, or ``None``; a trace's id gives ``None``."""
@@ -390,6 +399,7 @@ class Jobs:
             self._changed.notify_all()
         if worker is not None:
             worker.stop()
+        self._shelf.close()
 
 
 JOBS = Jobs()

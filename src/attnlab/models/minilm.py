@@ -247,26 +247,33 @@ class MiniLM:
         max_length: int | None = None,
         progress: Progress | None = None,
     ) -> ModelTrace:
-        """Every layer's and head's attention on ``text`` (with q, k, v, scores when ``details``)."""
+        """Every layer's and head's attention on ``text``.
+
+        Without ``details`` the trace keeps every head's weights ``(L, H, T, T)``; with
+        ``details`` it keeps q, k, v and the journey, and recomputes a head's scores and
+        weights from them on demand, as the blocks computed them (a batch of one with
+        its key padding): far smaller, the same bits.
+        """
         if not isinstance(text, str) or not text.strip():
             raise ValueError("text is empty: type a sentence to look at")
         batch = self.tokenize([text], max_length=max_length)
         _, results = self.hidden(batch, details=details, progress=progress)
-        weights = np.stack([r.attention.weights[0] for r in results])  # (L, H, T, T)
         n_tok = batch.ids.shape[1]
-        extra = {}
+        extra: dict = {}
         if details:
-            for name, key in (("q", "attn.q"), ("k", "attn.k"), ("v", "attn.v"), ("scores", "attn.scores")):
-                extra[name] = np.stack([r.trace[key][0] for r in results])
+            for name, key in (("q", "attn.q"), ("k", "attn.k"), ("v", "attn.v")):
+                extra[name] = np.stack([r.trace[key][0] for r in results])  # (L, H, T, d_head)
             from attnlab.models.journey import journey_arrays
 
             extra["journey"] = journey_arrays(results, norm="post", batched=True)
+            extra["attend_options"] = {"key_padding": True}
+        else:
+            extra["weights"] = np.stack([r.attention.weights[0] for r in results])  # (L, H, T, T)
         d_head = self.config.d_model // self.config.n_head
         return ModelTrace(
             model=self.name,
             tokens=batch.tokens[0],
             ids=batch.ids[0].tolist(),
-            weights=weights,
             allowed=np.ones((n_tok, n_tok), dtype=bool),
             scale=1.0 / float(np.sqrt(d_head)),
             kv_groups=[[h] for h in range(self.config.n_head)],

@@ -345,27 +345,30 @@ class SmolLM2:
     # -- traces ---------------------------------------------------------------
 
     def trace(self, text: str, *, details: bool = False, progress: Progress | None = None) -> ModelTrace:
-        """Every layer's and head's attention on ``text`` (with q, k, v, scores when ``details``)."""
+        """Every layer's and head's attention on ``text``.
+
+        Without ``details`` the trace keeps every head's weights ``(L, H, T, T)``; with
+        ``details`` it keeps q, k, v (after RoPE), the logits and the journey, and
+        recomputes a head's scores and weights from them on demand, as the blocks
+        computed them (causal, bottom-right, GQA): far smaller, the same bits.
+        """
         if not isinstance(text, str) or not text.strip():
             raise ValueError("text is empty: type a sentence to look at")
         ids = self.encode(text)
         results: list = []
         logits = self.forward(ids, details=details, progress=progress, results=results)
-        weights = np.stack([r.attention.weights for r in results])  # (L, H, T, T)
-        extra = {}
+        extra: dict = {}
         if details:
             from attnlab.models.journey import journey_arrays
 
             extra["logits"] = np.asarray(logits)  # (T, vocab): the next-token views answer from these
             extra["journey"] = journey_arrays(results, norm="pre")
-            names = (
-                ("q", "attn.q_rotated"),
-                ("k", "attn.k_rotated"),
-                ("v", "attn.v"),
-                ("scores", "attn.scores"),
-            )
-            for name, key in names:
-                extra[name] = np.stack([r.trace[key] for r in results])
+            for name, key in (("q", "attn.q_rotated"), ("k", "attn.k_rotated"), ("v", "attn.v")):
+                extra[name] = np.stack([r.trace[key] for r in results])  # (L, H or H_kv, T, d_head)
+            c = self.config
+            extra["attend_options"] = {"causal": "bottom_right", "enable_gqa": c.n_kv_head != c.n_head}
+        else:
+            extra["weights"] = np.stack([r.attention.weights for r in results])  # (L, H, T, T)
         c = self.config
         group = c.n_head // c.n_kv_head
         n = len(ids)
@@ -373,7 +376,6 @@ class SmolLM2:
             model=self.name,
             tokens=self.token_labels(ids),
             ids=ids,
-            weights=weights,
             allowed=np.tril(np.ones((n, n), dtype=bool)),
             scale=1.0 / float(np.sqrt(c.d_head)),
             kv_groups=[list(range(g * group, (g + 1) * group)) for g in range(c.n_kv_head)],

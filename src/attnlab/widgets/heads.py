@@ -49,7 +49,7 @@ class HeadsWidget(LabWidget):
     @property
     def weights(self) -> np.ndarray:
         """The weights drawn, ``(layers, H, T, T)`` (a read-only view)."""
-        view = self._trace.weights.view()
+        view = self._trace.all_weights().view()
         view.flags.writeable = False
         return view
 

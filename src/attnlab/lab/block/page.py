@@ -92,6 +92,7 @@ def inputs(w: Walk) -> dict:
         "n_head": N_HEAD,
         "d_k": D_HEAD,
         "d_ff": D_FF,
+        "matrices": block_view.matrices(),  # the editor's names for them
     }
 
 

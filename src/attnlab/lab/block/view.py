@@ -74,6 +74,40 @@ def _meta(walk: Walk) -> dict:
     return meta
 
 
+# The editor's matrices, named as the walk names them: (id, label, path into the request, shape).
+_MATRICES = [
+    ("x", "X (inputs, 3 × 4)", ["x"], (3, 4)),
+    *[
+        (f"h{h}-w{n}", f"W_{n.upper()}{s} (4 × 2)", ["weights", "heads", h - 1, f"w_{n}"], (4, 2))
+        for h, s in ((1, "¹"), (2, "²"))
+        for n in ("q", "k", "v")
+    ],
+    ("wo", "W_O (4 × 4)", ["weights", "w_o"], (4, 4)),
+    ("n1g", "LN₁ γ", ["weights", "norm_1", "gamma"], (4,)),
+    ("n1b", "LN₁ β", ["weights", "norm_1", "beta"], (4,)),
+    ("n2g", "LN₂ γ", ["weights", "norm_2", "gamma"], (4,)),
+    ("n2b", "LN₂ β", ["weights", "norm_2", "beta"], (4,)),
+    ("w1", "W₁ (4 × 8)", ["weights", "w_1"], (4, 8)),
+    ("b1", "b₁ (8)", ["weights", "b_1"], (8,)),
+    ("w2", "W₂ (8 × 4)", ["weights", "w_2"], (8, 4)),
+    ("b2", "b₂ (4)", ["weights", "b_2"], (4,)),
+]
+
+
+def matrices() -> list[dict]:
+    """The editable inputs and weights: ``id``, ``label`` (W₁, W_Q¹: the walk's names), ``path``
+    into the request and ``cells``, each cell's name for a screen reader, by row."""
+    out = []
+    for id_, label, path, shape in _MATRICES:
+        if len(shape) == 1:
+            cells = [[f"{label}: {c + 1}" for c in range(shape[0])]]
+        else:
+            rows, cols = shape
+            cells = [[f"{label}: row {r + 1}, column {c + 1}" for c in range(cols)] for r in range(rows)]
+        out.append({"id": id_, "label": label, "path": path, "cells": cells})
+    return out
+
+
 def labels(walk: Walk) -> dict[str, str]:
     """Tensor name -> the label the page shows for it in this walk ("norm_1.mean" -> "mean of H")."""
     return {name: m[0] for name, m in _meta(walk).items() if name in walk.tensors}

@@ -239,7 +239,7 @@ def profiles(weights: np.ndarray, allowed: np.ndarray, ids=None) -> list[dict]:
 def layer_profiles(trace, layer: int) -> list[dict]:
     """:func:`head_profile` for every head of ``layer`` in a ModelTrace."""
     trace.check(layer=layer)
-    return profiles(trace.weights[layer], trace.allowed, trace.ids)
+    return profiles(trace.layer_weights(layer), trace.allowed, trace.ids)
 
 
 # -- the words ---------------------------------------------------------------------

@@ -131,7 +131,7 @@ def head_view(trace, layer: int, head: int, *, packed: bool = False) -> dict:
 
     ``packed``: ``weights_f32`` (see :func:`packed_weights`) instead of ``weights``: the same numbers.
     """
-    w = trace.weights[layer, head]  # (T, T)
+    w = trace.head_weights(layer, head)  # (T, T)
     n = w.shape[0]
     allowed = trace.allowed
     p = head_profile(w, allowed, trace.ids)
@@ -168,8 +168,9 @@ def model_view(trace) -> dict:
     """JSON-ready: every head's thumbnail, kind and scores (layer-major), the runs of tokens, the legend."""
     n = len(trace.tokens)
     size = min(n, THUMB)
-    cells = thumbnails(trace.weights, trace.allowed, size)  # (L, H, size, size)
-    kinds = profiles(trace.weights, trace.allowed, trace.ids)  # layer-major, L * H
+    weights = trace.all_weights()  # (L, H, T, T): computed once per trace, where it is made
+    cells = thumbnails(weights, trace.allowed, size)  # (L, H, size, size)
+    kinds = profiles(weights, trace.allowed, trace.ids)  # layer-major, L * H
     heads = []
     for layer in range(trace.n_layer):
         for h in range(trace.n_head):
@@ -243,7 +244,7 @@ def layer_table(trace, layer: int, first_label: str) -> dict:
 
 def head_table_heading(trace, layer: int, head: int) -> str:
     """The first line of ``attnlab heads --head N``: the head, its kind sentence, how to read the table."""
-    p = head_profile(trace.weights[layer, head], trace.allowed, trace.ids)
+    p = head_profile(trace.head_weights(layer, head), trace.allowed, trace.ids)
     shared = f" (shares KV head {trace.kv_head(head)})" if len(trace.kv_groups) < trace.n_head else ""
     sentence = p["sentence"]["text"]
     return (
@@ -260,7 +261,7 @@ def named_caption(layer_name: str, head_name: str) -> str:
 
 def precise_row(trace, layer: int, head: int, query: int) -> dict:
     """JSON-ready: one query's share of each key, in percent and at full precision ("blocked" if not seen)."""
-    w = trace.weights[layer, head, query]  # (T,)
+    w = trace.head_weights(layer, head)[query]  # (T,)
     ok = trace.allowed[query]
     return {
         "query": query,

@@ -29,7 +29,7 @@ def _answer(text: str, model: type[BaseModel], answer: Callable[[BaseModel], dic
     except (ValidationError, FieldError) as error:
         try:  # the request as sent, for the names the learner gave (an own example's sources)
             sent = json.loads(text)
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, an over-long integer, nested too deep
             sent = None
         if isinstance(error, ValidationError):  # deep or malformed JSON included: json_invalid
             detail = validation_detail(error.errors(), body=True, shape=shape, request_body=sent)

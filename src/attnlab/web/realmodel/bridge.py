@@ -16,7 +16,8 @@ from fastapi.responses import Response
 from pydantic import BaseModel
 
 from attnlab.models.bridge import bridge_view
-from attnlab.web.realmodel.jobs import ERRORS, Index, JobId, _done, _error, _in_path
+from attnlab.web.realmodel import kept
+from attnlab.web.realmodel.kept import ERRORS, Index, JobId
 from attnlab.web.realmodel.views_schema import RowPlace, Said
 
 router = APIRouter(prefix="/api/models", tags=["models"])
@@ -64,13 +65,13 @@ class BridgeView(RowPlace):
 )
 def job_bridge(job_id: JobId, layer: Index, head: Index, query: Index) -> Response:
     """Query ``query``'s row in ``layer``/``head`` as the explorer computes and shows it."""
-    job = _done(job_id)
+    job = kept.done(job_id)
     t = job.trace
-    _in_path("layer", lambda: t.check(layer=layer))
-    _in_path("head", lambda: t.check(head=head))
+    kept.in_path("layer", lambda: t.check(layer=layer))
+    kept.in_path("head", lambda: t.check(head=head))
     n = len(t.tokens)
     if query >= n:
         msg = f"query {query} does not exist; the text has tokens 0..{n - 1}"
-        raise _error(("query",), msg, where="path")
+        raise kept.error(("query",), msg, where="path")
     body = {"job": job.id, **bridge_view(t, layer, head, query)}
     return Response(json.dumps(body, allow_nan=False, separators=(",", ":")), media_type="application/json")

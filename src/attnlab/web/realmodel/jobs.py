@@ -21,12 +21,11 @@ from __future__ import annotations
 from typing import Annotated
 
 import numpy as np
-from fastapi import APIRouter, HTTPException, Path
-from fastapi.exceptions import RequestValidationError
+from fastapi import APIRouter, HTTPException, Query
 
-from attnlab.engine.errors import FieldError, Loc, field_text
+from attnlab.engine.errors import FieldError, field_text
 from attnlab.lab import numbers as fmt
-from attnlab.lab.fields import job_gone, job_message, job_unfinished
+from attnlab.lab.fields import details_need_head, job_message
 from attnlab.lab.realmodel.kinds import layer_profiles
 from attnlab.lab.realmodel.nexttoken import step_display
 from attnlab.lab.realmodel.row import row_view
@@ -35,9 +34,11 @@ from attnlab.lab.realmodel.status import model_note, trace_status
 from attnlab.lab.realmodel.tokens import trace_tokens
 from attnlab.lab.realmodel.worker import worker_why
 from attnlab.models import registry
-from attnlab.models.jobs import JOBS, MAX_CHARS, Busy, GenerationJob, Stopping, TraceJob
+from attnlab.models.jobs import MAX_CHARS, Busy, GenerationJob, Stopping, TraceJob
 from attnlab.models.sampling import Sampling
 from attnlab.web.explorer.schema import ErrorResponse
+from attnlab.web.realmodel import kept
+from attnlab.web.realmodel.kept import ERRORS, Index, JobId
 from attnlab.web.realmodel.schema import (
     GenerateIn,
     GenerationOut,
@@ -55,12 +56,6 @@ from attnlab.web.realmodel.schema import (
 router = APIRouter(prefix="/api/models", tags=["models"])
 # The view's page; its own router so the app adds it with the API (one line in ROUTERS).
 
-ERRORS = {
-    404: {"model": ErrorResponse, "description": "No such job (finished jobs are kept for a while)"},
-    409: {"model": ErrorResponse, "description": "The job has not finished (or it failed)"},
-    413: {"model": ErrorResponse, "description": "The request body is too large"},
-    422: {"model": ErrorResponse, "description": "A field the learner has to fix"},
-}
 STARTING = {
     **ERRORS,
     429: {
@@ -90,30 +85,15 @@ def _info() -> list[ModelInfo]:
             n_head=spec.n_head,
             n_kv_head=spec.n_kv_head,
             kv_groups=spec.kv_groups,
-            loaded=JOBS.is_loaded(spec.name),
-            path=JOBS.weights_path(spec.name),
+            loaded=kept.JOBS.is_loaded(spec.name),
+            path=kept.JOBS.weights_path(spec.name),
             note=model_note(
                 kind=spec.kind, n_layer=spec.n_layer, n_head=spec.n_head, n_kv_head=spec.n_kv_head,
-                path=JOBS.weights_path(spec.name),
+                path=kept.JOBS.weights_path(spec.name),
             ),  # fmt: skip
         )
         for spec in registry.SPECS.values()
     ]
-
-
-def _error(loc: Loc, msg: str, *, where: str = "body") -> RequestValidationError:
-    """A 422 naming the field at ``loc`` (in the body, or the path for layer, head, index)."""
-    field = field_text(loc)
-    text = msg if msg.startswith(field) else f"{field}: {msg}"
-    return RequestValidationError([{"loc": [where, *loc], "msg": text, "type": "value_error"}])
-
-
-def _in_path(name: str, check) -> object:
-    """Run ``check()``; a ValueError from it is a 422 on path parameter ``name``."""
-    try:
-        return check()
-    except ValueError as error:
-        raise _error((name,), str(error), where="path") from None
 
 
 def _refused(error: Busy | Stopping) -> HTTPException:
@@ -127,17 +107,6 @@ def _refused(error: Busy | Stopping) -> HTTPException:
     return HTTPException(
         status_code=503, detail=[{"loc": ["body"], "field": "body", "msg": str(error), "type": "stopping"}]
     )
-
-
-def _at_job(status: int, msg: str, type_: str) -> HTTPException:
-    """A refusal located at the path's job id, in the page's words (``attnlab.lab.fields``)."""
-    return HTTPException(
-        status_code=status, detail=[{"loc": ["path", "job_id"], "field": "job_id", "msg": msg, "type": type_}]
-    )
-
-
-def _not_found(kind: str = "trace") -> HTTPException:
-    return _at_job(404, job_gone(kind), "not_found")
 
 
 def _title(model: str) -> str:
@@ -165,7 +134,7 @@ def _job_out(job: TraceJob) -> JobOut:
             scale=t.scale,
             scale_display=fmt.rounded(t.scale),
         )
-    place = JOBS.place(job)
+    place = kept.JOBS.place(job)
     message = job_message(job.loc, job.message)
     words = trace_status(
         status=job.status, title=_title(job.model), place=place, progress=job.progress,
@@ -190,20 +159,6 @@ def _job_out(job: TraceJob) -> JobOut:
     )
 
 
-def _done(job_id: str) -> TraceJob:
-    job = JOBS.trace_job(job_id)
-    if job is None:
-        raise _not_found()
-    if job.status != "done" or job.trace is None:
-        msg = job_message(job.loc, job.message) if job.status == "error" else job_unfinished(job.status)
-        raise _at_job(409, msg, "not_ready")
-    return job
-
-
-JobId = Annotated[str, Path(max_length=32)]
-Index = Annotated[int, Path(ge=0, le=10_000)]
-
-
 @router.get("", response_model=ModelsOut)
 def models() -> ModelsOut:
     """The models the view can trace, their shapes, the view's caps and the job line's limits."""
@@ -211,11 +166,11 @@ def models() -> ModelsOut:
         models=_info(),
         max_chars=MAX_CHARS,
         max_tokens=min((s.max_tokens for s in registry.SPECS.values()), default=0),
-        max_waiting=JOBS.max_waiting,
-        trace_bytes_cap=JOBS.memory_cap,
-        trace_bytes_kept=JOBS.kept_bytes,
-        worker=JOBS.worker_mode,
-        worker_why=worker_why(JOBS.worker_mode, JOBS.worker_fallback),
+        max_waiting=kept.JOBS.max_waiting,
+        trace_bytes_cap=kept.JOBS.memory_cap,
+        trace_bytes_kept=kept.JOBS.kept_bytes,
+        worker=kept.JOBS.worker_mode,
+        worker_why=worker_why(kept.JOBS.worker_mode, kept.JOBS.worker_fallback),
     )
 
 
@@ -223,39 +178,48 @@ def models() -> ModelsOut:
 def start_job(body: TraceIn) -> JobOut:
     """Start tracing ``text`` with ``model`` (or join the identical job); poll it for progress and result."""
     try:
-        job = JOBS.start(body.model, body.text)
+        job = kept.JOBS.start(body.model, body.text)
     except (Busy, Stopping) as error:
         raise _refused(error) from None
     except FieldError as error:
-        raise _error(error.loc, str(error)) from None
+        raise kept.error(error.loc, str(error)) from None
     return _job_out(job)
 
 
 @router.get("/jobs/{job_id}", response_model=JobOut, responses=ERRORS)
 def job_status(job_id: JobId) -> JobOut:
     """A job's status, place in line and progress; with ``result`` (tokens, heads, GQA groups) once done."""
-    job = JOBS.trace_job(job_id)
+    job = kept.JOBS.trace_job(job_id)
     if job is None:
-        raise _not_found()
+        raise kept.gone(job_id)
     return _job_out(job)
 
 
 @router.get("/jobs/{job_id}/layers/{layer}", response_model=LayerOut, responses=ERRORS)
-def job_layer(job_id: JobId, layer: Index, details: bool = False) -> LayerOut:
+def job_layer(
+    job_id: JobId, layer: Index, details: bool = False, head: Annotated[int | None, Query(ge=0, le=10_000)] = None  # noqa: E501
+) -> LayerOut:
     """Every head's attention weights in ``layer`` (row = query token), with what each head does.
 
-    ``details=true`` adds each head's q, k, v and scaled scores.
+    ``head=h``: that head alone (a page of one). ``details=true`` (with ``head``) adds its
+    q, k, v and scaled scores: a whole layer's would be tens of megabytes.
     """
-    job = _done(job_id)
+    job = kept.done(job_id)
     t = job.trace
-    profiles = _in_path("layer", lambda: layer_profiles(t, layer))
+    profiles = kept.in_path("layer", lambda: layer_profiles(t, layer))
+    if head is not None:
+        kept.in_path("head", lambda: t.check(head=head))
+    elif details:
+        raise kept.error(("head",), details_need_head(t.n_head), where="query")
     heads = []
     for h, p in enumerate(profiles):
-        w = t.weights[layer, h].astype(float)
+        if head is not None and h != head:
+            continue
+        w = t.head_weights(layer, h).astype(float)
         extra = {}
         if details:
             g = t.kv_head(h)
-            scores = np.where(t.allowed, t.scores[layer, h].astype(float), np.nan).tolist()
+            scores = np.where(t.allowed, t.head_scores(layer, h).astype(float), np.nan).tolist()
             extra = {
                 "q": t.q[layer, h].astype(float).tolist(),
                 "k": t.k[layer, g].astype(float).tolist(),
@@ -284,18 +248,18 @@ def job_layer(job_id: JobId, layer: Index, details: bool = False) -> LayerOut:
 @router.get("/jobs/{job_id}/rows/{layer}/{head}/{index}", response_model=RowOut, responses=ERRORS)
 def job_row(job_id: JobId, layer: Index, head: Index, index: Index) -> RowOut:
     """Token ``index``'s query in ``layer``/``head``, computed as the explorer computes one query."""
-    job = _done(job_id)
+    job = kept.done(job_id)
     t = job.trace
-    _in_path("layer", lambda: t.check(layer=layer))
-    _in_path("head", lambda: t.check(head=head))
-    row = _in_path("index", lambda: t.query_row(layer, head, index))  # layer and head are fine by now
+    kept.in_path("layer", lambda: t.check(layer=layer))
+    kept.in_path("head", lambda: t.check(head=head))
+    row = kept.in_path("index", lambda: t.query_row(layer, head, index))  # layer and head are fine by now
     return RowOut(job=job.id, layer=layer, head=head, kv_head=t.kv_head(head), index=index,
                   **row_view(row, index, t.tokens))  # fmt: skip
 
 
 def _generation_out(job: GenerationJob) -> GenerationOut:
     pieces = list(job.pieces)  # one copy: the worker's reader may append meanwhile
-    place = JOBS.place(job)
+    place = kept.JOBS.place(job)
     message = job_message(job.loc, job.message)
     words = generation_words(
         status=job.status, title=_title(job.model), place=place, tokens=len(pieces),
@@ -331,7 +295,7 @@ def start_generation(body: GenerateIn) -> GenerationOut:
     try:
         # pydantic has checked each option's range; Sampling checks them again
         sampling = Sampling(temperature=body.temperature, top_k=body.top_k, top_p=body.top_p, seed=body.seed)
-        job = JOBS.generate(
+        job = kept.JOBS.generate(
             body.prompt,
             max_new_tokens=body.max_new_tokens,
             sampling=sampling,
@@ -341,14 +305,14 @@ def start_generation(body: GenerateIn) -> GenerationOut:
     except (Busy, Stopping) as error:
         raise _refused(error) from None
     except FieldError as error:
-        raise _error(error.loc, str(error)) from None
+        raise kept.error(error.loc, str(error)) from None
     return _generation_out(job)
 
 
 @router.get("/generate/{job_id}", response_model=GenerationOut, responses=ERRORS)
 def generation_status(job_id: JobId) -> GenerationOut:
     """A generation's text so far (one piece per token), its place in line, and why it stopped once done."""
-    job = JOBS.generation(job_id)
+    job = kept.JOBS.generation(job_id)
     if job is None:
-        raise _not_found("generation")
+        raise kept.not_found("generation")
     return _generation_out(job)

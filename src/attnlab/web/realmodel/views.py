@@ -38,7 +38,8 @@ from attnlab.models.journey import journey_view
 from attnlab.models.neuron import neuron_view
 from attnlab.models.nexttoken import MAX_TOKENS_SHOWN, next_token
 from attnlab.models.sampling import Sampling
-from attnlab.web.realmodel.jobs import ERRORS, JobId, _done, _error, _in_path
+from attnlab.web.realmodel import kept
+from attnlab.web.realmodel.kept import ERRORS, JobId
 from attnlab.web.realmodel.schema import Strict
 from attnlab.web.realmodel.views_schema import (
     HeadView,
@@ -73,16 +74,16 @@ def _conflict(field: str, msg: str) -> HTTPException:
 @router.post("/{model}/tokens", response_model=TokensOut, responses={422: ERRORS[422]})
 def count_tokens(model: Annotated[str, Path(max_length=40)], body: TokensIn) -> TokensOut:
     """How many tokens ``text`` is for ``model``, counted by its tokenizer alone (the model is not loaded)."""
-    spec = _in_path("model", lambda: registry.spec(model))
+    spec = kept.in_path("model", lambda: registry.spec(model))
     if len(body.text) > spec.max_chars:
         msg = f"text has {len(body.text)} characters; {spec.title} takes at most {spec.max_chars} here"
-        raise _error(("text",), msg)
+        raise kept.error(("text",), msg)
     try:
         tokens = registry.token_strings(model, check_chars(body.text)) if body.text else []
     except ModelNotInstalled as error:
-        raise _error(("model",), str(error), where="path") from None
+        raise kept.error(("model",), str(error), where="path") from None
     except FieldError as error:
-        raise _error(error.loc, str(error)) from None
+        raise kept.error(error.loc, str(error)) from None
     words = count_words(count=len(tokens), cap=spec.max_tokens, title=spec.title)
     return TokensOut(model=model, count=len(tokens), cap=spec.max_tokens, fits=words["claims"]["fits"],
                      tokens=tokens, shown=token_labels(tokens), message=words["text"])  # fmt: skip
@@ -109,16 +110,16 @@ def job_head(job_id: JobId, layer: Index, head: Index, packed: bool = False) -> 
     ``weights``: the same numbers, as the page fetches them (decimal JSON of 65,536 floats
     costs the server tens of milliseconds).
     """
-    job = _done(job_id)
-    _in_path("layer", lambda: job.trace.check(layer=layer))
-    _in_path("head", lambda: job.trace.check(head=head))
+    job = kept.done(job_id)
+    kept.in_path("layer", lambda: job.trace.check(layer=layer))
+    kept.in_path("head", lambda: job.trace.check(head=head))
     return _json({"job": job.id, **head_view(job.trace, layer, head, packed=packed)})
 
 
 @router.get("/jobs/{job_id}/model-view", response_model=None, responses={200: {"model": ModelView}, **ERRORS})
 def job_model_view(job_id: JobId) -> Response:
     """Every layer's and head's thumbnail, with its kind: computed with the trace, then kept."""
-    job = _done(job_id)
+    job = kept.done(job_id)
     body = job.views.get("model-view")  # the worker sends it with the trace (modelview.kept_views)
     if body is None:
         body = job.views["model-view"] = model_view_body(job.id, job.trace)
@@ -132,14 +133,14 @@ def job_model_view(job_id: JobId) -> Response:
 )
 def job_neuron(job_id: JobId, layer: Index, head: Index, query: Index, key: Index) -> Response:
     """The q and k coordinates behind one score, their products and ordered sum, then the row's softmax."""
-    job = _done(job_id)
+    job = kept.done(job_id)
     t = job.trace
-    _in_path("layer", lambda: t.check(layer=layer))
-    _in_path("head", lambda: t.check(head=head))
+    kept.in_path("layer", lambda: t.check(layer=layer))
+    kept.in_path("head", lambda: t.check(head=head))
     n = len(t.tokens)
     for name, value in (("query", query), ("key", key)):
         if value >= n:
-            raise _error(
+            raise kept.error(
                 (name,), f"{name} {value} does not exist; the text has tokens 0..{n - 1}", where="path"
             )
     return _json({"job": job.id, **neuron_view(t, layer, head, query, key)})
@@ -159,14 +160,14 @@ def job_next(
     top: Annotated[int, Query(ge=1, le=MAX_TOKENS_SHOWN)] = 10,
 ) -> Response:
     """The next-token distribution after token ``position``, recomputed from the kept logits."""
-    job = _done(job_id)
+    job = kept.done(job_id)
     t = job.trace
     if t.logits is None:
         title = registry.SPECS[t.model].title if t.model in registry.SPECS else t.model
         raise _conflict("model", no_next_tokens(title))
     n = len(t.tokens)
     if position >= n:
-        raise _error(
+        raise kept.error(
             ("position",), f"position {position} does not exist; the text has tokens 0..{n - 1}", where="path"
         )
     sampling = Sampling(temperature=temperature, top_k=top_k or None, top_p=top_p)
@@ -192,13 +193,13 @@ def job_next(
 )
 def job_journey(job_id: JobId, index: Index) -> Response:
     """Token ``index``'s path through the blocks: residual norms, attention and MLP, norms, top MLP units."""
-    job = _done(job_id)
+    job = kept.done(job_id)
     t = job.trace
     if t.journey is None:
         raise _conflict("job_id", no_journey())
     n = len(t.tokens)
     if index >= n:
-        raise _error(
+        raise kept.error(
             ("index",), f"index {index} does not exist; the text has tokens 0..{n - 1}", where="path"
         )
     spec = registry.SPECS.get(t.model)

@@ -8,26 +8,6 @@ import { h, text } from "../shared/dom.js";
 import { parseNumber } from "../explorer/fields.js";
 import { getBlock, resetBlock, setBlockError, setNumber, subscribeBlock } from "./state.js";
 
-/** [id, label, path into the request] for each editable matrix or vector. */
-const MATRICES = [
-  ["x", "X (inputs, 3 × 4)", ["x"]],
-  ["h1-wq", "W_Q¹ (4 × 2)", ["weights", "heads", 0, "w_q"]],
-  ["h1-wk", "W_K¹ (4 × 2)", ["weights", "heads", 0, "w_k"]],
-  ["h1-wv", "W_V¹ (4 × 2)", ["weights", "heads", 0, "w_v"]],
-  ["h2-wq", "W_Q² (4 × 2)", ["weights", "heads", 1, "w_q"]],
-  ["h2-wk", "W_K² (4 × 2)", ["weights", "heads", 1, "w_k"]],
-  ["h2-wv", "W_V² (4 × 2)", ["weights", "heads", 1, "w_v"]],
-  ["wo", "W_O (4 × 4)", ["weights", "w_o"]],
-  ["n1g", "LN₁ γ", ["weights", "norm_1", "gamma"]],
-  ["n1b", "LN₁ β", ["weights", "norm_1", "beta"]],
-  ["n2g", "LN₂ γ", ["weights", "norm_2", "gamma"]],
-  ["n2b", "LN₂ β", ["weights", "norm_2", "beta"]],
-  ["w1", "W_1 (4 × 8)", ["weights", "w_1"]],
-  ["b1", "b_1 (8)", ["weights", "b_1"]],
-  ["w2", "W_2 (8 × 4)", ["weights", "w_2"]],
-  ["b2", "b_2 (4)", ["weights", "b_2"]],
-];
-
 /** The server's name for a request path: ["weights","heads",1,"w_q",2,0] -> "weights.heads[1].w_q[2][0]". */
 function fieldName(path) {
   return path.map((p, i) => (typeof p === "number" ? `[${p}]` : i ? `.${p}` : p)).join("");
@@ -42,12 +22,26 @@ function shown(value) {
   return Object.is(value, -0) ? "-0" : String(value);
 }
 
+/**
+ * Mount the editor once the first walk has answered: its matrices, their labels
+ * and each cell's name are the lab's (answer.inputs.matrices, named as the walk
+ * names them); the numbers are the example's until the accepted request's.
+ */
 export function mountEditor(root) {
+  if (getBlock().answer) return build(root);
+  const stop = subscribeBlock((block) => {
+    if (!block.answer) return;
+    stop();
+    build(root);
+  });
+}
+
+function build(root) {
   const fields = []; // {input, error, path, field, committed}
   const picker = h("select", { id: "block-edit-pick" });
   const grids = new Map();
   const example = getBlock().example;
-  for (const [id, label, path] of MATRICES) {
+  for (const { id, label, path, cells } of getBlock().answer.inputs.matrices) {
     picker.append(h("option", { value: id }, label));
     const value = at(example, path);
     const rows = Array.isArray(value[0]) ? value.map((_, r) => r) : [null];
@@ -58,9 +52,8 @@ export function mountEditor(root) {
       for (let c = 0; c < cols; c++) {
         const p = r === null ? [...path, c] : [...path, r, c];
         const field = fieldName(p);
-        const where = r === null ? `${c + 1}` : `row ${r + 1}, column ${c + 1}`;
         const fid = `block-field-${field.replace(/[^a-z0-9]+/gi, "-")}`;
-        const input = h("input", { type: "text", inputmode: "decimal", id: fid, "data-field": field, "aria-label": `${label}: ${where}`, "aria-describedby": `${fid}-error`, autocomplete: "off", spellcheck: "false" });
+        const input = h("input", { type: "text", inputmode: "decimal", id: fid, "data-field": field, "aria-label": cells[r ?? 0][c], "aria-describedby": `${fid}-error`, autocomplete: "off", spellcheck: "false" });
         const error = h("span", { class: "field-error", id: `${fid}-error`, "data-error-for": field });
         const entry = { input, error, path: p, field, committed: null };
         const commit = () => {

@@ -4,6 +4,14 @@
 // the learner's block and keeps the attempts' rules (POST /api/block/study);
 // its feedback says which way to go, not the answer. This view only draws the
 // study it gets back, and the block part's study history beside the page's.
+//
+// Each challenge's controls are built once and updated in place; its form is
+// mounted once per (attempt, saved response). So a study answer that arrives
+// while the learner types or presses Check (the "open" of a disclosure, say)
+// never replaces the field being typed in or the button being pressed.
+// Every word shown is the lab's: the challenge data, the feedback's verdict
+// and words, the panel words of the attempt's history group (its "Attempt 2
+// of 3", its next hint's button) and the history's lines.
 
 import { fill, h, text } from "../shared/dom.js";
 import { toJson } from "../shared/json.js";
@@ -13,6 +21,13 @@ import { readResponse } from "../shared/response.js";
 function attemptOf(block, id) {
   const entry = block.study.challenges[id] || null;
   return { entry, attempt: entry ? entry.attempts[entry.current] : null };
+}
+
+/** The panel words for challenge `c` now: its current attempt's history group's, or the fresh ones. */
+function panelOf(block, c, entry) {
+  if (!entry) return c.panel;
+  const group = block.history.find((g) => g.challenge === c.id && g.attempt === entry.current + 1);
+  return group ? group.panel : c.panel;
 }
 
 function responseForm(c, saved) {
@@ -35,60 +50,114 @@ function responseForm(c, saved) {
     "fieldset",
     { class: "numbers" },
     h("legend", null, spec.label),
-    spec.names.map((name, j) => {
+    spec.fields.map((f, j) => {
       const id = `bresp-${c.id}-${j}`;
-      const input = h("input", { type: "text", inputmode: "decimal", id, "aria-label": `${spec.label}: ${name}` });
+      const input = h("input", { type: "text", inputmode: "decimal", id, "aria-label": f.label });
       input.value = saved ? String(saved[j]) : "";
-      return h("span", { class: "field" }, h("label", { for: id }, name), input);
+      return h("span", { class: "field" }, h("label", { for: id }, f.name), input);
     }),
   );
 }
 
-function drawChallenge(block, c, body) {
-  const { entry, attempt } = attemptOf(block, c.id);
-  const n = entry ? entry.attempts.length : 1;
-  const at = entry ? entry.current : 0;
-  const help = attempt ? attempt.help : [];
-  const shown = Math.max(0, ...help.filter((x) => x.kind === "hint").map((x) => x.detail));
-  const answered = help.some((x) => x.kind === "answer");
-  const form = h("div", { class: "response" }, responseForm(c, attempt ? attempt.response : null));
-  const status = h("p", { class: "form-error", role: "alert" });
+/**
+ * A button whose press keeps it: the pointer is captured on press, so the click lands on this
+ * button even when a study answer redraws the page above it between press and release.
+ */
+function button(action, label, attrs = {}) {
+  const b = h("button", { type: "button", "data-action": action, ...attrs }, label);
+  b.addEventListener("pointerdown", (e) => b.setPointerCapture(e.pointerId));
+  return b;
+}
+
+/** One challenge's controls, built once; `draw` updates them from the study. */
+function buildChallenge(c, body) {
   const act = (action) => blockStudy({ challenge: c.id, ...action });
-  const button = (action, label, onClick, extra = {}) => {
-    const b = h("button", { type: "button", "data-action": action, ...extra }, label);
-    b.addEventListener("click", onClick);
-    return b;
+  const p = {
+    prompt: h("p", { class: "prompt" }, c.prompt),
+    prev: button("prev-attempt", "‹ Previous", { "aria-label": "Previous attempt" }),
+    label: h("span", { class: "attempt-label" }),
+    next: button("next-attempt", "Next ›", { "aria-label": "Next attempt" }),
+    form: h("div", { class: "response" }),
+    status: h("p", { class: "form-error", role: "alert" }),
+    check: button("check", "Check"),
+    clear: button("clear", "Clear response"),
+    retry: button("retry", "New attempt"),
+    feedback: h("p", { class: "feedback", role: "status", "data-feedback": c.id }),
+    hints: h("ol", { class: "hint-list" }),
+    hint: button("hint", ""),
+    reveal: button("answer", "Show the answer"),
+    answer: h("p", { class: "block-answer", "data-answer": c.id, hidden: true }),
+    at: 0,
+    shown: 0,
+    formKey: null,
   };
-  const check = button("check", "Check", () => {
-    const read = readResponse(c, form);
-    if (read.error) return text(status, read.error);
+  p.check.addEventListener("click", () => {
+    const read = readResponse(c, p.form);
+    if (read.error) return text(p.status, read.error);
+    text(p.status, "");
     const action = { kind: "submit" };
     if (read.value !== null) action.response = read.value;
     act(action);
   });
-  const prev = button("prev-attempt", "‹ Previous", () => act({ kind: "goto", attempt: at - 1 }), { "aria-label": "Previous attempt" });
-  prev.disabled = at === 0;
-  const next = button("next-attempt", "Next ›", () => act({ kind: "goto", attempt: at + 1 }), { "aria-label": "Next attempt" });
-  next.disabled = at >= n - 1;
-  const hint = button("hint", `Show hint ${shown + 1} of ${c.hints.length}`, () => act({ kind: "help", help: "hint", detail: shown + 1 }));
-  hint.hidden = shown >= c.hints.length;
-  const reveal = button("answer", "Show the answer", () => act({ kind: "help", help: "answer" }));
-  const feedback = attempt && attempt.feedback;
-  const revealed = block.revealed[c.id];
+  p.form.addEventListener("input", () => text(p.status, ""));
+  p.clear.addEventListener("click", () => act({ kind: "clear" }));
+  p.retry.addEventListener("click", () => act({ kind: "retry" }));
+  p.prev.addEventListener("click", () => act({ kind: "goto", attempt: p.at - 1 }));
+  p.next.addEventListener("click", () => act({ kind: "goto", attempt: p.at + 1 }));
+  p.hint.addEventListener("click", () => act({ kind: "help", help: "hint", detail: p.shown + 1 }));
+  p.reveal.addEventListener("click", () => act({ kind: "help", help: "answer" }));
   fill(
     body,
-    h("p", { class: "prompt" }, c.prompt),
-    h("p", { class: "attempt-nav" }, prev, h("span", { class: "attempt-label" }, `Attempt ${at + 1} of ${n}`), next),
-    form,
-    status,
-    h("p", { class: "controls" }, check, button("clear", "Clear response", () => act({ kind: "clear" })), button("retry", "New attempt", () => act({ kind: "retry" }))),
-    h(
-      "p",
-      { class: feedback ? (feedback.met ? "feedback met" : "feedback not-met") : "feedback", role: "status", "data-feedback": c.id },
-      feedback ? [h("strong", null, feedback.met ? "✓ Goal met. " : "Not yet. "), feedback.words] : "",
-    ),
-    h("div", { class: "hints" }, h("ol", { class: "hint-list" }, c.hints.slice(0, shown).map((x) => h("li", null, x))), h("p", { class: "controls" }, hint, reveal)),
-    answered && revealed ? h("p", { class: "block-answer", "data-answer": c.id }, h("strong", null, "Answer (recorded as help): "), revealed) : null,
+    p.prompt,
+    h("p", { class: "attempt-nav" }, p.prev, p.label, p.next),
+    p.form,
+    p.status,
+    h("p", { class: "controls" }, p.check, p.clear, p.retry),
+    p.feedback,
+    h("div", { class: "hints" }, p.hints, h("p", { class: "controls" }, p.hint, p.reveal)),
+    p.answer,
+  );
+  return p;
+}
+
+function drawChallenge(block, c, p) {
+  const { entry, attempt } = attemptOf(block, c.id);
+  const n = entry ? entry.attempts.length : 1;
+  p.at = entry ? entry.current : 0;
+  const formKey = toJson([p.at, attempt ? attempt.response : null]);
+  if (formKey !== p.formKey) {
+    // another attempt or saved response: mount its form (what the learner types otherwise stays)
+    p.formKey = formKey;
+    fill(p.form, responseForm(c, attempt ? attempt.response : null));
+    text(p.status, "");
+  }
+  const panel = panelOf(block, c, entry);
+  text(p.label, panel.attempt.text);
+  p.prev.disabled = p.at === 0;
+  p.next.disabled = p.at >= n - 1;
+  const help = attempt ? attempt.help : [];
+  p.shown = Math.max(0, ...help.filter((x) => x.kind === "hint").map((x) => x.detail));
+  fill(p.hints, c.hints.slice(0, p.shown).map((x) => h("li", null, x)));
+  p.hint.hidden = !panel.hint;
+  text(p.hint, panel.hint ? panel.hint.text : "");
+  const feedback = attempt && attempt.feedback;
+  p.feedback.className = feedback ? (feedback.met ? "feedback met" : "feedback not-met") : "feedback";
+  if (feedback) fill(p.feedback, h("strong", null, feedback.verdict.text), " ", feedback.words.text);
+  else fill(p.feedback);
+  const revealed = help.some((x) => x.kind === "answer") ? block.revealed[c.id] : null;
+  p.answer.hidden = !revealed;
+  if (revealed) fill(p.answer, h("strong", null, "Answer (recorded as help): "), revealed);
+  else fill(p.answer);
+}
+
+function drawHistory(block, history) {
+  if (!block.history.length) return fill(history, h("p", { class: "hint" }, "No help used yet in the block section."));
+  fill(
+    history,
+    block.history.map((g) => {
+      const checked = g.checked ? h("p", { class: g.checked.claims.met ? "check-met" : "check-not-met", "data-checked": g.checked.claims.met ? "met" : "not-met" }, g.checked.text) : null;
+      return h("section", { class: "history-group", "data-block-challenge": g.challenge || "before", "data-attempt": g.attempt ? String(g.attempt) : "", "aria-label": g.heading }, h("h5", null, g.heading), checked, h("ul", null, g.help.map((l) => h("li", null, l))));
+    }),
   );
 }
 
@@ -113,45 +182,12 @@ export function mountBlockPractice(root) {
         const body = h("div", { class: "disclosure-body" });
         const details = h("details", { class: "disclosure block-challenge", id: `block-challenge-${c.id}`, "data-challenge": c.id }, h("summary", null, c.title), body);
         details.addEventListener("toggle", () => details.open && blockStudy({ kind: "open", challenge: c.id }));
-        parts.set(c.id, { body, key: null, drawn: null });
+        parts.set(c.id, buildChallenge(c, body));
         list.append(details);
       }
     }
     if (!block.practice) return;
-    for (const c of block.practice.challenges) {
-      const part = parts.get(c.id);
-      const key = toJson([attemptOf(block, c.id).attempt, block.revealed[c.id] || null, attemptOf(block, c.id).entry?.current ?? 0]);
-      if (part.key === key) continue; // keep what the learner is typing
-      part.key = key;
-      // Same attempt, same saved response: keep what the learner has typed so far.
-      const { entry, attempt } = attemptOf(block, c.id);
-      const drawn = toJson([entry ? entry.current : 0, attempt ? attempt.response : null]);
-      const typed = part.drawn === drawn ? Array.from(part.body.querySelectorAll("input"), (i) => [i.id, i.value, i.checked]) : [];
-      const focused = part.body.contains(document.activeElement) ? document.activeElement.id || document.activeElement.dataset.action : null;
-      part.drawn = drawn;
-      drawChallenge(block, c, part.body);
-      for (const [id, value, checked] of typed) {
-        const input = part.body.querySelector(`[id="${id}"]`);
-        if (!input) continue;
-        if (input.type === "radio") input.checked = checked;
-        else input.value = value;
-      }
-      if (focused) {
-        const el = part.body.querySelector(`[id="${focused}"]`) || part.body.querySelector(`[data-action="${focused}"]`);
-        if (el) el.focus({ preventScroll: true });
-      }
-    }
-    if (!block.history.length) fill(history, h("p", { class: "hint" }, "No help used yet in the block section."));
-    else
-      fill(
-        history,
-        block.history.map((g) => {
-          // The attempt's last check, from the study the server returned (the history lists help only).
-          const entry = g.challenge ? block.study.challenges[g.challenge] : null;
-          const fb = entry && g.attempt ? entry.attempts[g.attempt - 1].feedback : null;
-          const checked = fb ? h("p", { class: fb.met ? "check-met" : "check-not-met", "data-checked": fb.met ? "met" : "not-met" }, fb.met ? "✓ Checked: goal met" : "Checked: not yet") : null;
-          return h("section", { class: "history-group", "data-block-challenge": g.challenge || "before", "data-attempt": g.attempt ? String(g.attempt) : "", "aria-label": g.heading }, h("h5", null, g.heading), checked, h("ul", null, g.help.map((l) => h("li", null, l))));
-        }),
-      );
+    for (const c of block.practice.challenges) drawChallenge(block, c, parts.get(c.id));
+    drawHistory(block, history);
   });
 }

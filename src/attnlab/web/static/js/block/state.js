@@ -42,6 +42,18 @@ const subscribers = new Set();
 let inFlight = false;
 let waiting = null;
 let studyQueue = Promise.resolve();
+let settledWaiters = []; // study actions waiting for the walk of the newest edit
+
+/** Resolves once no walk request is outstanding: block.request is then the block the learner sees. */
+function settled() {
+  return inFlight ? new Promise((resolve) => settledWaiters.push(resolve)) : Promise.resolve();
+}
+
+function wakeSettled() {
+  const waiters = settledWaiters;
+  settledWaiters = [];
+  for (const resolve of waiters) resolve();
+}
 
 export function getBlock() {
   return block;
@@ -112,6 +124,7 @@ async function pump() {
       block.offline = true;
       if (!waiting) block.requested = block.request;
       emit();
+      wakeSettled();
       return;
     }
     inFlight = false;
@@ -126,12 +139,17 @@ async function pump() {
     if (!waiting) block.requested = block.request; // refused: the controls show the last good request again
     emit();
   }
+  wakeSettled();
 }
 
-/** Apply one study action ({kind: "open" | "submit" | "help" ...}) for the block's challenges. */
+/**
+ * Apply one study action ({kind: "open" | "submit" | "help" ...}) for the block's challenges.
+ * It waits for the walk of any edit still on its way, so a Check judges the block the learner set.
+ */
 export function blockStudy(action) {
   studyQueue = studyQueue
     .then(async () => {
+      await settled();
       const answer = await post("/study", { block: block.request, study: block.study, action });
       if (answer.ok) {
         block.study = answer.body.study;

@@ -24,7 +24,14 @@ function currentAttempt(entry) {
   return entry ? entry.attempts[entry.current] : null;
 }
 
-function responseForm(c, attempt, labels) {
+/** The panel words for challenge `c` now: its current attempt's history group's, or the fresh ones. */
+function panelOf(nb, c, entry) {
+  if (!entry) return c.panel;
+  const group = nb.history.find((g) => g.challenge === c.id && g.attempt === entry.current + 1);
+  return group ? group.panel : c.panel;
+}
+
+function responseForm(c, attempt) {
   const spec = c.response;
   if (!spec) return h("p", { class: "hint" }, "No typed answer: the goal is checked on the example as it is now.");
   const saved = attempt ? attempt.response : null;
@@ -40,15 +47,14 @@ function responseForm(c, attempt, labels) {
       }),
     );
   }
-  const names = spec.type === "shares" ? labels.slice(0, spec.size).map((l) => `${l} %`) : ["x", "y"].slice(0, spec.size);
   return h(
     "fieldset",
     { class: "numbers" },
     h("legend", null, spec.label),
-    names.map((name, j) => {
-      const input = h("input", { type: "text", inputmode: "decimal", id: `resp-${c.id}-${j}`, "aria-label": `${spec.label}: ${name}` });
+    spec.fields.map((f, j) => {
+      const input = h("input", { type: "text", inputmode: "decimal", id: `resp-${c.id}-${j}`, "aria-label": f.label });
       input.value = saved ? String(saved[j]) : "";
-      return h("span", { class: "field" }, h("label", { for: `resp-${c.id}-${j}` }, name), input);
+      return h("span", { class: "field" }, h("label", { for: `resp-${c.id}-${j}` }, f.name), input);
     }),
   );
 }
@@ -70,8 +76,11 @@ function misfit(nb, c) {
   return "";
 }
 
+/** A button whose press keeps it (pointer capture): a redraw that moves it under the pointer loses no click. */
 function button(action, label, attrs = {}) {
-  return h("button", { type: "button", "data-action": action, ...attrs }, label);
+  const b = h("button", { type: "button", "data-action": action, ...attrs }, label);
+  b.addEventListener("pointerdown", (e) => b.setPointerCapture(e.pointerId));
+  return b;
 }
 
 /** The one active-challenge panel: built once, its parts updated in place. */
@@ -197,17 +206,17 @@ export function mountPractice(els) {
     const attempt = currentAttempt(entry);
     const n = entry ? entry.attempts.length : 1;
     const at = entry ? entry.current : 0;
-    const labels = getHeld() ? getHeld().labels : nb.practice.worked_labels;
-    const key = toJson([c.id, at, attempt ? attempt.response : null, c.response && c.response.type === "shares" ? labels : null]);
+    const key = toJson([c.id, at, attempt ? attempt.response : null]);
     if (key !== formKey) {
       // another challenge, attempt or saved response: mount its form (once)
       formKey = key;
-      fill(panel.form, responseForm(c, attempt, labels));
+      fill(panel.form, responseForm(c, attempt));
     }
+    const words = panelOf(nb, c, entry); // the lab's words: "Attempt 2 of 3", "Show hint 2 of 3"
     panel.root.dataset.challenge = c.id;
     text(panel.title, c.title);
     text(panel.prompt, c.prompt);
-    text(panel.label, `Attempt ${at + 1} of ${n}`);
+    text(panel.label, words.attempt.text);
     panel.prev.disabled = at === 0;
     panel.next.disabled = at >= n - 1;
     // A check on an example the challenge does not fit answers with the offer to load
@@ -215,7 +224,7 @@ export function mountPractice(els) {
     const feedback = attempt && attempt.feedback && !attempt.feedback.load ? attempt.feedback : null;
     panel.feedback.dataset.feedback = c.id;
     panel.feedback.className = feedback ? (feedback.met ? "feedback met" : "feedback not-met") : "feedback";
-    if (feedback) fill(panel.feedback, h("strong", null, feedback.met ? "✓ Goal met. " : "Not yet. "), feedback.words);
+    if (feedback) fill(panel.feedback, h("strong", null, feedback.verdict.text), " ", feedback.words.text);
     else fill(panel.feedback);
     const why = misfit(nb, c);
     panel.offer.hidden = !why;
@@ -224,9 +233,9 @@ export function mountPractice(els) {
     const opened = help.filter((x) => x.kind === "hint").map((x) => x.detail);
     const shown = opened.length ? Math.max(...opened) : 0;
     fill(panel.hints, c.hints.slice(0, shown).map((hint) => h("li", null, hint)));
-    text(panel.hint, `Show hint ${shown + 1} of ${c.hints.length}`);
+    text(panel.hint, words.hint ? words.hint.text : "");
     panel.hint.dataset.next = String(shown + 1);
-    panel.hint.hidden = shown >= c.hints.length;
+    panel.hint.hidden = !words.hint;
     const answer = attempt && attempt.answer;
     panel.answer.dataset.answer = c.id;
     panel.answer.hidden = !answer;
@@ -253,8 +262,13 @@ export function mountPractice(els) {
   }
 
   // The explorer's live challenge box opens its practice entry: hints, Check and history.
-  for (const opener of document.querySelectorAll("button[data-challenge][aria-controls='active-challenge']")) {
-    opener.addEventListener("click", () => getNb().practice && open(opener.dataset.challenge));
+  // (It names the panel it controls only once the panel is on the page.)
+  for (const opener of document.querySelectorAll("button[data-challenge]")) {
+    opener.addEventListener("click", () => {
+      if (!getNb().practice) return;
+      open(opener.dataset.challenge);
+      opener.setAttribute("aria-controls", "active-challenge");
+    });
   }
 
   panel.root.hidden = true;

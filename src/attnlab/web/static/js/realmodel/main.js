@@ -7,7 +7,7 @@
 import { byId, fill, h, text } from "../shared/dom.js";
 import { drawHeatmap, drawLines, drawTokens, markToken } from "./draw.js";
 import { legend, legendBefore } from "./ink.js";
-import { getJSON, postJSONInTurn } from "../shared/http.js";
+import { ApiError, getJSON, postJSONInTurn } from "../shared/http.js";
 import { bound, getLimits } from "../shared/limits.js";
 import { unpackRows } from "./packed.js";
 import { setupCount } from "./count.js";
@@ -25,6 +25,7 @@ const POLL_MS = 150;
 const state = {
   models: [], maxChars: 400, maxTokens: 64,
   job: null, // the API's JobOut while running, then done
+  asked: null, // the {model, text} the shown trace was made of (traced again if the server drops it)
   result: null, // job.result (tokens, labels, kv_groups ...)
   layer: 0, head: 0, focus: null,
   headData: null, // the API's answer for the opened head (heads/{layer}/{head})
@@ -65,16 +66,23 @@ async function refreshModels() {
   showModelNote();
 }
 
-async function start() {
+/** Trace the box's text with the chosen model (the "Look inside" action). */
+function start() {
+  return trace({ model: els.model.value, text: els.text.value });
+}
+
+/** Trace `asked` ({model, text}); `note`: the server's sentence shown with the result (a re-trace). */
+async function trace(asked, note = "") {
   showError("");
   els.run.disabled = true;
   try {
     const job = await postJSONInTurn(
       "/api/models/jobs",
-      { model: els.model.value, text: els.text.value },
+      asked,
       (message, left) => text(els.status, `${message} Trying again in ${left} s…`),
     );
-    await poll(job);
+    state.asked = asked;
+    await poll(job, note);
   } catch (error) {
     showError(error.message);
     text(els.status, "Nothing traced: fix the text and try again.");
@@ -83,7 +91,17 @@ async function start() {
   }
 }
 
-async function poll(job) {
+/**
+ * A kept trace's answer was 410 trace_dropped (the server dropped it to make room): trace the
+ * same text again, saying so with the server's note. True when it did.
+ */
+function retraced(error) {
+  if (!(error instanceof ApiError) || error.status !== 410 || !state.asked || els.run.disabled) return false;
+  trace(state.asked, error.detail[0]?.note ?? "");
+  return true;
+}
+
+async function poll(job, note = "") {
   for (;;) {
     state.job = job;
     els.progress.value = job.progress;
@@ -102,7 +120,7 @@ async function poll(job) {
   delete els.heatmap.dataset.drawn; // these markers say what is on screen: nothing of this trace yet
   delete els.row.dataset.drawn;
   delete els.heads.dataset.layer;
-  text(els.status, job.done.text);
+  text(els.status, note ? `${note} ${job.done.text}` : job.done.text);
   refreshModels().catch(() => {});  // only the note waits for it
   fillPickers();
   next.show();
@@ -117,7 +135,7 @@ async function poll(job) {
     legendBefore(byId("rm-model-grid"), opts);
     drawLayerHeads();
     modelView.select(state.layer, state.head);
-  }).catch((error) => showError(error.message));
+  }).catch((error) => retraced(error) || showError(error.message));
   await loadHead();
 }
 
@@ -195,7 +213,7 @@ async function loadRow() {
     drawRow(els.row, row, state.result.kv_groups.some((g) => g.length > 1));
     els.row.dataset.drawn = `${layer}/${head}/${focus}`;
   } catch (error) {
-    if (ticket === rowRequest) showError(error.message);
+    if (ticket === rowRequest && !retraced(error)) showError(error.message);
   }
   // then the panels below: asked after the row, they never slow the row the hover is for
   if (ticket !== rowRequest) return;
@@ -215,7 +233,7 @@ function pickHead(hd, { reveal = false } = {}) {
   state.head = hd;
   els.head.value = String(hd);
   markHead(els.heads, hd);
-  loadHead().catch((error) => showError(error.message));
+  loadHead().catch((error) => retraced(error) || showError(error.message));
   loadRow();
   modelView.select(state.layer, hd);
   // a thumbnail far below opened this head: bring the opened head into view
@@ -265,7 +283,7 @@ async function init() {
     state.layer = Number(els.layer.value);
     drawLayerHeads();
     modelView.select(state.layer, state.head);
-    loadHead().catch((error) => showError(error.message));
+    loadHead().catch((error) => retraced(error) || showError(error.message));
     loadRow();
   });
   els.head.addEventListener("change", () => pickHead(Number(els.head.value)));
