@@ -193,12 +193,15 @@ def test_the_neuron_view_draws_the_apis_q_k_products_and_the_plane(desktop, live
         )
         assert drawn == api[name]  # every coordinate, full precision (MiniLM: d_k = 32)
     expect(page.locator("#rm-neuron-out .rm-neuron-sum")).to_contain_text(f"q · k = {api['dot_display']}")
-    expect(page.locator("#rm-neuron-out .rm-neuron-sum strong")).to_have_text(api["score_display"])
-    expect(page.locator('#rm-neuron-out [data-words="share"]')).to_have_text(api["words"]["share"])
+    # the score is the sentence's own number (lab/realmodel/neuron.py), kept on the element too
+    summed = page.locator("#rm-neuron-out .rm-neuron-sum")
+    expect(summed).to_have_attribute("data-value", api["score_display"])
+    expect(page.locator("#rm-neuron-out .rm-neuron-sum")).to_contain_text(api["score_display"])
+    expect(page.locator('#rm-neuron-out [data-words="share"]')).to_have_text(api["words"]["share"]["text"])
     # the plane is labelled as a projection, with what it leaves out
     caption = page.locator("#rm-neuron-out figure:has(svg.rm-plane) figcaption")
     expect(caption).to_contain_text("A projection, not the whole picture.")
-    expect(caption).to_contain_text(api["plane"]["leaves_out"])
+    expect(caption).to_contain_text(api["plane"]["leaves_out"]["text"])
     expect(page.locator("#rm-neuron-out circle.rm-plane-key")).to_have_count(9)
     # switching head follows the focused query
     page.locator("#rm-head").select_option("3")
@@ -258,7 +261,7 @@ def test_smollm2_at_390_px_every_panel_fits_without_sideways_scroll(phone, artif
     page.locator('#rm-tokens [data-index="4"]').tap()
     expect(page.locator("#rm-neuron-title")).to_contain_text("layer 0, head 0")
     expect(page.locator("#rm-neuron-out rect.rm-bar.is-q")).to_have_count(64)  # SmolLM2: d_k = 64
-    expect(page.locator("#rm-journey-title")).to_have_text("Token 4  is through 30 blocks")
+    expect(page.locator("#rm-journey-title")).to_have_text("Token 4 ␣is through 30 blocks")  # the space shown
     assert_no_sideways_scroll(page)
     page.locator('#rm-model-grid [data-layer="20"][data-head="5"]').tap()
     expect(page.locator("#rm-head")).to_have_value("5")
