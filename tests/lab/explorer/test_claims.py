@@ -360,5 +360,7 @@ def test_the_practice_words_are_plain_and_whole():
         response = None if form is None else (
             form["options"][0]["id"] if form["type"] == "choice" else [0.0] * form["size"]
         )
-        assert_plain(practice.check(c["id"], STARTING, response)["words"])
+        checked = practice.check(c["id"], STARTING, response)  # feedback: {"text", "claims"} sentences
+        assert_plain(checked["words"]["text"])
+        assert_plain(checked["verdict"]["text"])
         assert_plain(practice.answer(c["id"], STARTING))
