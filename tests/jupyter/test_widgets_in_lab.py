@@ -215,12 +215,13 @@ def test_model_view_draws_our_engines_minilm_trace_run_in_the_kernel(notebook_fa
     assert list(trace.tokens) == TOKENS
     view = nb.output(0)
     expect(view.locator(".rm-token")).to_have_text(TOKENS)
-    assert_head_shows(view, trace.weights, layer=0, head=0, focus=0)
+    weights = np.stack([trace.layer_weights(layer) for layer in range(trace.n_layer)])  # recomputed, exact
+    assert_head_shows(view, weights, layer=0, head=0, focus=0)
     # Keyboard: the last layer's last head, then the last token (End on the token bar).
     view.locator(".rm-heads").nth(5).locator('.rm-head-button[data-head="11"]').click()
     view.locator('.rm-token[data-index="0"]').focus()
     nb.page.keyboard.press("End")
-    assert_head_shows(view, trace.weights, layer=5, head=11, focus=8)
+    assert_head_shows(view, weights, layer=5, head=11, focus=8)
     assert nb.run_new_cell("print(mv.layer, mv.head, mv.focus)") == "5 11 8"
     assert axe_violations(nb.page, ".jp-OutputArea-output") == []
 
