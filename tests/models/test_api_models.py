@@ -100,6 +100,21 @@ def test_smollm2_rows_are_causal_and_show_the_gqa_group(client, smollm2):
     assert row["kv_head"] == 2
 
 
+def test_the_view_gets_its_words_and_a_traces_names_from_the_lab(client, smollm2):
+    words = client.get("/api/models").json()["words"]
+    assert words["retry"] == "{message} Trying again in {seconds} s…"
+    assert words["nothing_traced"] == "Nothing traced: fix the text and try again."
+    job = wait(client, start(client, "smollm2", CAT)["id"])
+    r = job["result"]
+    assert r["layer_names"][29] == "layer 29" and len(r["layer_names"]) == 30
+    assert r["head_names"][4] == "head 4" and r["head_options"][4] == "head 4 (KV head 1)"
+    assert r["kv_group_names"][2]["title"]["claims"] == {"kv_head": 2, "heads": [6, 7, 8]}
+    assert r["row_title"] == "Query {query} · layer {layer}, head {head} (reads KV head {kv_head})"
+    assert r["scale_display"] == "0.125"  # 1 / sqrt(64)
+    minilm = wait(client, start(client, "minilm", CAT)["id"])["result"]
+    assert minilm["head_options"] == minilm["head_names"] and "{kv_head}" not in minilm["row_title"]
+
+
 def test_the_explorer_answers_while_a_model_is_working(client, smollm2):
     # ~216 tokens (the cap is 256): 30 layers take seconds even on a quiet machine, while the
     # explorer answers in milliseconds (54 tokens was done first once the prefill got faster)

@@ -137,7 +137,9 @@ def test_only_the_last_dropped_ids_are_remembered(tmp_path):
         j = TraceJob(id=f"job{i}", model="minilm", text="x")
         j.trace, j.status = first.trace, "done"
         shelf.add(j)
-    assert not shelf.was_dropped("job0") and shelf.was_dropped("job1") and shelf.was_dropped(f"job{DROPPED_IDS}")  # noqa: E501
+    assert (
+        not shelf.was_dropped("job0") and shelf.was_dropped("job1") and shelf.was_dropped(f"job{DROPPED_IDS}")
+    )
 
 
 @pytest.mark.parametrize("model", ["minilm", "smollm2"])

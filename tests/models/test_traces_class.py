@@ -22,7 +22,9 @@ pytestmark = pytest.mark.models
 
 LEARNERS = 32
 N_TOKENS = 256
-WORDS = "the cat dog sat ran on under mat tree house river bright dark and then over small big red blue".split()  # noqa: E501
+WORDS = (
+    "the cat dog sat ran on under mat tree house river bright dark and then over small big red blue".split()
+)
 WAIT_S = 600  # a bound on a hang only
 
 
@@ -58,7 +60,9 @@ def test_a_class_of_32_keeps_every_trace_and_each_answers_its_heads(smollm2, tmp
         fresh = smollm2.trace(texts[0], details=True)
         body = api.get(f"/api/models/jobs/{first.id}/heads/29/8").json()
         blocked = ~fresh.allowed
-        got = np.array([[np.nan if x is None else x for x in row] for row in body["weights"]], dtype=np.float32)  # noqa: E501
+        got = np.array(
+            [[np.nan if x is None else x for x in row] for row in body["weights"]], dtype=np.float32
+        )
         want = fresh.head_weights(29, 8)
         assert np.array_equal(got[~blocked], want[~blocked]) and np.isnan(got[blocked]).all()
         row = api.get(f"/api/models/jobs/{first.id}/rows/29/8/255").json()

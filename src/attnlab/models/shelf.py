@@ -60,7 +60,9 @@ def spill_trace(trace: ModelTrace, path: Path, names: tuple[str, ...] | None = N
     when the file cannot be written; a half-written file is removed.
     """
     arrays = {
-        n: a for n, a in trace.arrays().items() if (names is None or n in names) and not isinstance(a, np.memmap)  # noqa: E501
+        n: a
+        for n, a in trace.arrays().items()
+        if (names is None or n in names) and not isinstance(a, np.memmap)
     }
     if not arrays:
         return trace

@@ -97,7 +97,8 @@ class ModelTrace:
 
     def arrays(self) -> dict[str, np.ndarray]:
         """Every array the trace holds, by name (``journey.<name>`` for the journey's)."""
-        kept = {name: getattr(self, name) for name in ("weights", "allowed", "q", "k", "v", "scores", "logits")}  # noqa: E501
+        names = ("weights", "allowed", "q", "k", "v", "scores", "logits")
+        kept = {name: getattr(self, name) for name in names}
         kept.update({f"journey.{k}": a for k, a in (self.journey or {}).items()})
         return {name: a for name, a in kept.items() if a is not None}
 

@@ -33,7 +33,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from attnlab.engine.errors import FieldError
-from attnlab.lab import numbers as fmt
 from attnlab.lab.realmodel.modelview import kept_views
 from attnlab.models.files import ModelNotInstalled
 from attnlab.models.jobkinds import MAX_TOKENS, token_cap_message
@@ -118,9 +117,8 @@ def step_of(model, index: int, logits, drawn: int, sampling: Sampling) -> dict:
     order = np.argsort(-c.p, kind="stable")[:STEP_TOP]
     label = model.token_labels if hasattr(model, "token_labels") else lambda ids: [str(i) for i in ids]
 
-    def entry(i: int) -> dict:
-        return {"id": i, "token": label([i])[0], "logit": float(logits[i]), "p": float(c.p[i]),
-                "p_display": fmt.percent(c.p[i])}  # fmt: skip
+    def entry(i: int) -> dict:  # numbers only: the lab prints them (lab.realmodel.nexttoken.step_display)
+        return {"id": i, "token": label([i])[0], "logit": float(logits[i]), "p": float(c.p[i])}
 
     return {"index": index, **entry(int(drawn)), "top": [entry(int(i)) for i in order]}
 

@@ -19,6 +19,7 @@ import numpy as np
 import traitlets
 
 from attnlab.lab.realmodel.modelview import head_view, model_view, named_caption, precise_row
+from attnlab.lab.realmodel.page import kv_group_names
 from attnlab.models.traces import ModelTrace
 from attnlab.widgets.arrays import as_allowed, as_weights, check_blocked, check_names
 from attnlab.widgets.base import LabWidget
@@ -42,7 +43,8 @@ class HeadsWidget(LabWidget):
 
     def __init__(self, trace: ModelTrace, *, layer_names: list[str], head_names: list[str], **kwargs) -> None:
         self._trace = trace
-        names = {"layers": layer_names, "heads": head_names, "kv_groups": [list(g) for g in trace.kv_groups]}
+        names = {"layers": layer_names, "heads": head_names, "kv_groups": [list(g) for g in trace.kv_groups],
+                 "kv_group_names": kv_group_names(trace.kv_groups)}  # fmt: skip
         super().__init__(_tokens=list(trace.tokens), _names=names, _model=model_view(trace), **kwargs)
         self._refresh()
 

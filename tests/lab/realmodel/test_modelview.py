@@ -8,9 +8,10 @@ import json
 import numpy as np
 
 from attnlab.lab import numbers as fmt
-from attnlab.lab.realmodel.kinds import SHORT, THRESHOLDS, definitions, head_profile
+from attnlab.lab.realmodel.kinds import SHORT, THRESHOLDS, definitions, head_profile, layer_profiles
 from attnlab.lab.realmodel.modelview import (
     bins,
+    head_numbers,
     head_view,
     kept_views,
     model_view,
@@ -53,6 +54,18 @@ def test_share_texts_equal_the_scalar_formatter_at_every_half_and_blocked_cells_
     cells = zip(w.ravel().tolist(), allowed.ravel().tolist())
     expected = [fmt.rounded(x, 2) if ok else "" for x, ok in cells]
     assert sum(share_texts(w, allowed), []) == expected
+
+
+def test_a_layers_heads_print_their_scores_and_shares_as_the_scalar_formatter_does():
+    trace = ToyModel("smollm2").trace("one two three four five six", details=True)
+    for h, p in enumerate(layer_profiles(trace, 1)):
+        w = trace.head_weights(1, h).astype(float)
+        shown = head_numbers(p, w, trace.allowed)
+        assert (shown["previous"], shown["first"]) == (fmt.percent(p["previous"]), fmt.percent(p["first"]))
+        assert shown["breadth"] == fmt.rounded(p["breadth"], 2)
+        assert shown["shares"] == [[fmt.rounded(x, 2) if ok else "" for x, ok in zip(row, oks)]
+                                   for row, oks in zip(w.tolist(), trace.allowed.tolist())]  # fmt: skip
+        assert shown["shares"][0][1] == ""  # causal: the first token may not see the second
 
 
 def test_a_heads_view_packed_or_not_has_the_traces_numbers_and_the_model_view_is_kept_as_json():

@@ -164,6 +164,19 @@ def head_view(trace, layer: int, head: int, *, packed: bool = False) -> dict:
     }
 
 
+def head_numbers(p: dict, weights: np.ndarray, allowed: np.ndarray) -> dict:
+    """A head of the layer route's answer, printed: its scores (``p``, a profile) and every share.
+
+    ``weights`` and ``allowed`` are the head's ``(T, T)``; a blocked share prints ``""``.
+    """
+    return {
+        "previous": fmt.percent(p["previous"]),
+        "first": fmt.percent(p["first"]),
+        "breadth": fmt.rounded(p["breadth"], 2),
+        "shares": share_texts(weights, allowed),
+    }
+
+
 def model_view(trace) -> dict:
     """JSON-ready: every head's thumbnail, kind and scores (layer-major), the runs of tokens, the legend."""
     n = len(trace.tokens)

@@ -100,10 +100,15 @@ def view_words(*, context: str, vocab: int, kept: int, kept_mass: float, shown: 
 
 
 def step_display(step: dict) -> dict:
-    """A generation step with its tokens made visible: ``label``/``exact`` on it and on each of its top."""
+    """A generation step as the page shows it: each token visible (``label``/``exact``), each p printed.
+
+    ``step`` is the worker's numbers (:func:`attnlab.models.work.step_of`): the token drawn, its
+    ``p``, and its ``top`` entries (``id``, ``token``, ``logit``, ``p``).
+    """
 
     def token(t: dict, drawn: bool) -> dict:
-        return {**t, **token_label(t["token"]), "cell": fmt.percent(t["p"]) + (" (drawn)" if drawn else "")}
+        p = fmt.percent(t["p"])
+        return {**t, **token_label(t["token"]), "p_display": p, "cell": p + (" (drawn)" if drawn else "")}
 
     top = [token(t, t["id"] == step["id"]) for t in step["top"]]
     return {**token(step, True), "drawn": f"drawn with p {fmt.percent(step['p'])}", "top": top}

@@ -167,7 +167,7 @@ Strings = list[str]
 
 
 class Said(BaseModel):
-    """A shown sentence and the facts it asserts (``lab.block.words.said``)."""
+    """A shown sentence and the facts it asserts (``lab.said.said``)."""
 
     text: str
     claims: dict[str, Any]

@@ -18,16 +18,21 @@ explorer's own requests never wait for a model.
 
 from __future__ import annotations
 
+import ctypes
+import threading
 from typing import Annotated
 
 import numpy as np
 from fastapi import APIRouter, HTTPException, Query
+from fastapi.responses import Response
+from starlette.background import BackgroundTask
 
 from attnlab.engine.errors import FieldError, field_text
-from attnlab.lab import numbers as fmt
 from attnlab.lab.fields import details_need_head, job_message
 from attnlab.lab.realmodel.kinds import layer_profiles
+from attnlab.lab.realmodel.modelview import head_numbers
 from attnlab.lab.realmodel.nexttoken import step_display
+from attnlab.lab.realmodel.page import page_words, trace_names
 from attnlab.lab.realmodel.row import row_view
 from attnlab.lab.realmodel.status import generation_status as generation_words
 from attnlab.lab.realmodel.status import model_note, trace_status
@@ -132,7 +137,7 @@ def _job_out(job: TraceJob) -> JobOut:
             kv_groups=t.kv_groups,
             causal=t.causal,
             scale=t.scale,
-            scale_display=fmt.rounded(t.scale),
+            **trace_names(n_layer=t.n_layer, kv_groups=t.kv_groups, scale=t.scale),
         )
     place = kept.JOBS.place(job)
     message = job_message(job.loc, job.message)
@@ -171,6 +176,7 @@ def models() -> ModelsOut:
         trace_bytes_kept=kept.JOBS.kept_bytes,
         worker=kept.JOBS.worker_mode,
         worker_why=worker_why(kept.JOBS.worker_mode, kept.JOBS.worker_fallback),
+        words=page_words(),
     )
 
 
@@ -195,15 +201,40 @@ def job_status(job_id: JobId) -> JobOut:
     return _job_out(job)
 
 
+# Whole-layer answers built at once (the largest answer of a kept trace: 21 MB of JSON for a 256-token
+# MiniLM layer, several times that in Python objects while built): more wait their turn.
+_LAYER_TURNS = threading.BoundedSemaphore(2)
+HeadQuery = Annotated[int | None, Query(ge=0, le=10_000)]
+
+try:  # glibc: malloc_trim gives freed heap pages back
+    _libc = ctypes.CDLL("libc.so.6")
+    _libc.malloc_trim.argtypes = [ctypes.c_size_t]
+except (OSError, AttributeError):
+    _libc = None
+
+
+def _give_back_memory() -> None:
+    """Return the freed heap of a large answer to the system (glibc; elsewhere nothing to do)."""
+    if _libc is not None:
+        _libc.malloc_trim(0)
+
+
 @router.get("/jobs/{job_id}/layers/{layer}", response_model=LayerOut, responses=ERRORS)
-def job_layer(
-    job_id: JobId, layer: Index, details: bool = False, head: Annotated[int | None, Query(ge=0, le=10_000)] = None  # noqa: E501
-) -> LayerOut:
+def job_layer(job_id: JobId, layer: Index, details: bool = False, head: HeadQuery = None) -> Response:
     """Every head's attention weights in ``layer`` (row = query token), with what each head does.
 
     ``head=h``: that head alone (a page of one). ``details=true`` (with ``head``) adds its
-    q, k, v and scaled scores: a whole layer's would be tens of megabytes.
+    q, k, v and scaled scores: a whole layer's would be tens of megabytes. Serialised here,
+    two layers at a time, and the memory given back after: 16 clients on the largest answer
+    leave the server's memory where it was (``benchmarks/bench_load.py``, phase 4).
     """
+    with _LAYER_TURNS:
+        body = _layer_out(job_id, layer, details, head).model_dump_json()
+    _give_back_memory()  # what building it took; once sent, what sending it took
+    return Response(body, media_type="application/json", background=BackgroundTask(_give_back_memory))
+
+
+def _layer_out(job_id: str, layer: int, details: bool, head: int | None) -> LayerOut:
     job = kept.done(job_id)
     t = job.trace
     profiles = kept.in_path("layer", lambda: layer_profiles(t, layer))
@@ -231,14 +262,8 @@ def job_layer(
                 head=h,
                 kv_head=t.kv_head(h),
                 kind=p["kind"],
-                previous=fmt.percent(p["previous"]),
-                first=fmt.percent(p["first"]),
-                breadth=fmt.rounded(p["breadth"], 2),
                 weights=w.tolist(),
-                shares=[
-                    [fmt.rounded(x, 2) if ok else "" for x, ok in zip(row, allowed)]
-                    for row, allowed in zip(w.tolist(), t.allowed.tolist())
-                ],
+                **head_numbers(p, w, t.allowed),
                 **extra,
             )
         )

@@ -65,6 +65,8 @@ class ModelsOut(BaseModel):
     trace_bytes_kept: int
     worker: Literal["process", "thread", ""]  # where model work runs ("": not started yet)
     worker_why: dict  # {"text", "claims"}: where and why, in words (lab.realmodel.worker)
+    # the view's fixed sentences and templates ("{seconds}"...: lab.realmodel.page.SLOTS)
+    words: dict[str, str]
 
 
 class TraceIn(Strict):
@@ -91,7 +93,13 @@ class TraceSummary(BaseModel):
     kv_groups: list[list[int]]
     causal: bool
     scale: float
+    # the names the page shows (lab.realmodel.page.trace_names)
     scale_display: str
+    layer_names: list[str]  # "layer 0", ...: the layer picker
+    head_names: list[str]  # "head 4": the thumbnails
+    head_options: list[str]  # "head 4 (KV head 1)" where heads share KV heads: the head picker
+    kv_group_names: list[dict]  # per KV head: label "KV head 1", title {"text", "claims"}
+    row_title: str  # template: {query}, {layer}, {head}, {kv_head} from the row's answer
 
 
 class JobOut(BaseModel):

@@ -2,12 +2,12 @@
 // it is) and "Answer as the assistant (chat template)". Start a generation job
 // (waiting its turn when the server's line is full) and draw its pieces as they
 // arrive (the server appends one piece per token; we poll). The server writes
-// every sentence (status_line, hint) and every token's visible label.
+// every sentence (status_line, hint, the view's words) and every token's visible label.
 import { byId, fill, h, text } from "../shared/dom.js";
 import { getJSON, postJSONInTurn } from "../shared/http.js";
+import { fillIn } from "./words.js";
 
 const POLL_MS = 100;
-const NOTHING = "Nothing generated: fix the request and try again.";
 
 /** One generation step: the token drawn and the distribution it was drawn from (the server's top 5). */
 function stepItem(step) {
@@ -22,9 +22,10 @@ function stepItem(step) {
 /**
  * Wire the panel to the view's text box.
  * @param {HTMLTextAreaElement} source the text to continue
+ * @param {() => Record<string, string>} words the view's sentences and templates (GET /api/models' words)
  * @param {() => void} [onDone] called when a generation has finished (the model is loaded then)
  */
-export function setupGenerate(source, onDone = () => {}) {
+export function setupGenerate(source, words, onDone = () => {}) {
   const buttons = [byId("rm-gen-run"), byId("rm-gen-chat")];
   const tokens = byId("rm-gen-tokens");
   const status = byId("rm-gen-status");
@@ -46,7 +47,7 @@ export function setupGenerate(source, onDone = () => {}) {
       let job = await postJSONInTurn(
         "/api/models/generate",
         { prompt, chat, max_new_tokens: Number(tokens.value) },
-        (message, left) => text(status, `${message} Trying again in ${left} s…`),
+        (message, left) => text(status, fillIn(words().retry, { message, seconds: left })),
       );
       for (;;) {
         fill(out, chat ? null : h("span", { class: "rm-gen-prompt" }, prompt),
@@ -64,7 +65,7 @@ export function setupGenerate(source, onDone = () => {}) {
       onDone();
     } catch (problem) {
       showError(problem.message);
-      text(status, NOTHING);
+      text(status, words().nothing_generated);
     } finally {
       for (const b of buttons) b.disabled = false;
     }

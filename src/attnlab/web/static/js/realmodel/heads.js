@@ -20,10 +20,11 @@ function miniHeatmap(href) {
  * Draw every head of a layer as a button, grouped by KV head (GQA).
  * @param {HTMLElement} box
  * @param {{heads: object[], image: (hd: object) => string, kvGroups: number[][], selected: number,
+ *   headNames: string[], groupNames: {label: string, title: {text: string}}[],
  *   onPick: (h: number) => void}} opts heads: the model view's entries of this layer, in head order;
- *   image(hd): the thumbnail's picture (a data URL)
+ *   image(hd): the thumbnail's picture (a data URL); headNames, groupNames: the trace's (the server's words)
  */
-export function drawHeads(box, { heads, image, kvGroups, selected, onPick }) {
+export function drawHeads(box, { heads, image, kvGroups, selected, headNames, groupNames, onPick }) {
   const shared = kvGroups.some((g) => g.length > 1);
   const button = (hd) =>
     h("button", {
@@ -33,7 +34,7 @@ export function drawHeads(box, { heads, image, kvGroups, selected, onPick }) {
       onclick: () => onPick(hd.head),
     },
     miniHeatmap(image(hd)),
-    h("span", { class: "rm-head-name" }, `head ${hd.head}`),
+    h("span", { class: "rm-head-name" }, headNames[hd.head]),
     h("span", { class: ["rm-kind", `kind-${hd.kind}`] }, hd.kind));
   if (!shared) {
     fill(box, h("div", { class: "rm-group" }, heads.map(button)));
@@ -41,9 +42,8 @@ export function drawHeads(box, { heads, image, kvGroups, selected, onPick }) {
   }
   fill(box, kvGroups.map((members, g) =>
     // named by aria-label, not an id: the model view draws these groups once per layer
-    h("div", { class: "rm-group rm-gqa", role: "group", "aria-label": `KV head ${g}` },
-      h("p", { class: "rm-group-title" },
-        `KV head ${g}: query heads ${members.join(", ")} share its keys and values`),
+    h("div", { class: "rm-group rm-gqa", role: "group", "aria-label": groupNames[g].label },
+      h("p", { class: "rm-group-title" }, groupNames[g].title.text),
       h("div", { class: "rm-group-heads" }, members.map((m) => button(heads[m]))))));
 }
 
@@ -56,19 +56,18 @@ export function markHead(box, selected) {
   }
 }
 
-/** Show "loading" in the row panel while a row is fetched. */
-export function rowPending(box, title) {
-  fill(box, h("h3", { id: "rm-row-title" }, title), h("p", { class: "hint" }, "Computing this query's row…"));
+/** Show "loading" in the row panel while a row is fetched (`title`, `computing`: the server's words). */
+export function rowPending(box, title, computing) {
+  fill(box, h("h3", { id: "rm-row-title" }, title), h("p", { class: "hint" }, computing));
 }
 
 /**
  * Draw one query's row: scaled scores and shares per key, the top sources, and the explorer's words.
  * @param {HTMLElement} box
  * @param {object} row the API's RowOut
- * @param {boolean} gqa whether heads share KV heads (then say which one this head reads)
+ * @param {string} title the trace's row_title filled in (it names the KV head only where heads share them)
  */
-export function drawRow(box, row, gqa) {
-  const title = `Query ${row.query} · layer ${row.layer}, head ${row.head}` + (gqa ? ` (reads KV head ${row.kv_head})` : "");
+export function drawRow(box, row, title) {
   const body = row.sources.map((src) =>
     h("tr", { class: src.allowed ? "" : "is-blocked", "data-index": src.index },
       h("th", { scope: "row" }, src.label),

@@ -19,11 +19,13 @@ import { setupJourney } from "./journey.js";
 import { drawHeads, drawRow, markHead, rowPending } from "./heads.js";
 import { setupCellTip } from "./tip.js";
 import { setupProbe } from "./probe.js";
+import { fillIn } from "./words.js";
 
 const POLL_MS = 150;
 
 const state = {
   models: [], maxChars: 400, maxTokens: 64,
+  words: {}, // the view's fixed sentences and templates (GET /api/models' words: lab/realmodel/page.py)
   job: null, // the API's JobOut while running, then done
   asked: null, // the {model, text} the shown trace was made of (traced again if the server drops it)
   result: null, // job.result (tokens, labels, kv_groups ...)
@@ -79,13 +81,13 @@ async function trace(asked, note = "") {
     const job = await postJSONInTurn(
       "/api/models/jobs",
       asked,
-      (message, left) => text(els.status, `${message} Trying again in ${left} s…`),
+      (message, left) => text(els.status, fillIn(state.words.retry, { message, seconds: left })),
     );
     state.asked = asked;
     await poll(job, note);
   } catch (error) {
     showError(error.message);
-    text(els.status, "Nothing traced: fix the text and try again.");
+    text(els.status, state.words.nothing_traced);
   } finally {
     els.run.disabled = false;
   }
@@ -140,13 +142,9 @@ async function poll(job, note = "") {
 }
 
 function fillPickers() {
-  const r = state.result;
-  const gqa = r.kv_groups.some((g) => g.length > 1);
-  fill(els.layer, Array.from({ length: r.n_layer }, (_, i) => h("option", { value: i }, `layer ${i}`)));
-  fill(els.head, Array.from({ length: r.n_head }, (_, i) => {
-    const g = r.kv_groups.findIndex((members) => members.includes(i));
-    return h("option", { value: i }, gqa ? `head ${i} (KV head ${g})` : `head ${i}`);
-  }));
+  const r = state.result; // the names are the server's (the trace's layer_names, head_options)
+  fill(els.layer, r.layer_names.map((name, i) => h("option", { value: i }, name)));
+  fill(els.head, r.head_options.map((name, i) => h("option", { value: i }, name)));
   els.layer.value = String(state.layer);
   els.head.value = String(state.head);
   els.view.hidden = false;
@@ -164,10 +162,6 @@ async function loadHead() {
   drawAll();
 }
 
-const LINES_CAPTION = "Lines from each query (left) to the keys it attends to (right); thicker = larger share.";
-const LINES_STRONGEST = "Lines from each query (left) to its strongest key (right): a long text would draw "
-  + "thousands. Focus a token to see all of its lines; thicker = larger share.";
-
 let tokensOf = null; // the result whose token buttons are drawn (rebuilt only for a new trace)
 
 function drawAll() {
@@ -184,7 +178,7 @@ function drawAll() {
   tokensOf = r;
   tip.update(drawHeatmap(els.heatmap, opts));
   drawLines(els.lines, opts);
-  text(els.linesCap, els.lines.dataset.strongestOnly === "true" ? LINES_STRONGEST : LINES_CAPTION);
+  text(els.linesCap, state.words[els.lines.dataset.strongestOnly === "true" ? "lines_strongest" : "lines_caption"]);
   text(els.kind, head.about_text); // the server's sentences (lab/realmodel/kinds.py), with their claims
   fill(els.legend, legend({ blocked: r.causal }));
   els.heatmap.dataset.drawn = `${head.layer}/${head.head}`; // what is on screen (tests and benchmarks wait for it)
@@ -197,6 +191,7 @@ function drawLayerHeads() {
   const heads = view.heads.slice(state.layer * view.n_head, (state.layer + 1) * view.n_head);
   drawHeads(els.heads, {
     heads, image: modelView.image, kvGroups: state.result.kv_groups, selected: state.head,
+    headNames: state.result.head_names, groupNames: state.result.kv_group_names,
     onPick: (hd) => pickHead(hd, { reveal: true }),
   });
   els.heads.dataset.layer = String(state.layer);
@@ -206,11 +201,13 @@ async function loadRow() {
   if (state.focus === null || !state.job) return;
   const ticket = ++rowRequest;
   const { layer, head, focus } = state;
-  rowPending(els.row, `Query ${state.result.labels[focus]} · layer ${layer}, head ${head}`);
+  rowPending(els.row, fillIn(state.words.row_pending, { query: state.result.labels[focus], layer, head }),
+    state.words.row_computing);
   try {
     const row = await getJSON(`/api/models/jobs/${encodeURIComponent(state.job.id)}/rows/${layer}/${head}/${focus}`);
     if (ticket !== rowRequest) return; // the pointer moved on: the newer hover asks for its own panels
-    drawRow(els.row, row, state.result.kv_groups.some((g) => g.length > 1));
+    // the trace's row_title says which KV head the row reads only where heads share them
+    drawRow(els.row, row, fillIn(state.result.row_title, { query: row.query, layer, head, kv_head: row.kv_head }));
     els.row.dataset.drawn = `${layer}/${head}/${focus}`;
   } catch (error) {
     if (ticket === rowRequest && !retraced(error)) showError(error.message);
@@ -257,7 +254,9 @@ async function init() {
   }
   els.kind = els.headKind;
   tip = setupCellTip(els.heatmap.closest("figure"), els.heatmap);
-  updateCount = setupCount(els, () => ({ cap: modelInfo()?.max_tokens ?? state.maxTokens, maxChars: state.maxChars }));
+  updateCount = setupCount(els, () => ({
+    cap: modelInfo()?.max_tokens ?? state.maxTokens, maxChars: state.maxChars, words: state.words,
+  }));
   els.text.addEventListener("input", () => updateCount());
   els.text.addEventListener("keydown", (event) => {
     if (event.key === "Enter" && !event.shiftKey) { event.preventDefault(); start(); }
@@ -277,7 +276,7 @@ async function init() {
   next = setupNext(() => state.result && {
     id: state.job.id, labels: state.result.shown, hasLogits: Boolean(state.result.has_logits),
   });
-  setupGenerate(els.text, () => refreshModels().catch(() => {}));
+  setupGenerate(els.text, () => state.words, () => refreshModels().catch(() => {}));
   els.model.addEventListener("change", () => { showModelNote(); updateCount(); });
   els.layer.addEventListener("change", () => {
     state.layer = Number(els.layer.value);
@@ -293,6 +292,7 @@ async function init() {
   state.models = info.models;
   state.maxChars = info.max_chars;
   state.maxTokens = info.max_tokens;
+  state.words = info.words;
   fill(els.model, info.models.map((m) => h("option", { value: m.name }, m.title)));
   showModelNote();
   updateCount();

@@ -83,6 +83,7 @@ export function mount(el, model) {
       heads: view.heads.slice(l * view.n_head, (l + 1) * view.n_head),
       image,
       kvGroups: names.kv_groups,
+      headNames: names.heads, groupNames: names.kv_group_names, // the kernel's words
       selected: l === layer ? selected : -1,
       onPick: (hd) => {
         model.set("layer", l);
