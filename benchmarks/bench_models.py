@@ -349,7 +349,7 @@ def fma_rate(np) -> float:
     (8 rows x 32 tokens of FMAs a step) on values already in cache, nothing else (best of 7)."""
     import numba
 
-    from attnlab.engine.fast.quant_ir import TILE_ROWS, tile32
+    from attnlab.engine.fast.quant.ir import TILE_ROWS, tile32
 
     @numba.njit(nogil=True)
     def tiles(s, xp, c, n_in, reps):

@@ -24,7 +24,7 @@ import json, sys, time, zlib, mmap
 from pathlib import Path
 from attnlab.models import files, smollm_weights as sw
 from attnlab.models.gguf_file import GGUFFile
-from attnlab.models.smollm_config import config_of
+from attnlab.models.smollm.config import config_of
 folder = Path(sys.argv[1])
 g = GGUFFile(files.smollm2_gguf())
 c = config_of(g.metadata)

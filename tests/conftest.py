@@ -26,6 +26,11 @@ import pytest
 # pytest runs with --import-mode=importlib, which leaves sys.path alone: put the
 # browser kit's folder on it (``from labkit import ...`` in the browser tests too).
 sys.path.insert(0, str(Path(__file__).parent / "browser"))
+sys.path.insert(0, str(Path(__file__).parent))
+
+# The models and oracles, each loaded once per run, and the real-model API fixtures
+# (tests/modelkit.py): tests/models and tests/web/realmodel both use them.
+pytest_plugins = ["modelkit"]
 
 _KEEP = os.environ.get("ATTNLAB_TEST_CACHE_DIR")
 _FOLDER = _KEEP or tempfile.mkdtemp(prefix="attnlab-test-cache-")

@@ -1,6 +1,6 @@
 """The explorer's fixed sentences follow the row it shows: masked row or unmasked projection.
 
-The expected sentences come from attnlab.lab.notebook.sequence.explorer_texts for the
+The expected sentences come from attnlab.lab.explorer.sequence.explorer_texts for the
 held example the learner has reached, never from the page itself.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from attnlab.lab.notebook import sequence as seq
+from attnlab.lab.explorer import sequence as seq
 
 pytestmark = pytest.mark.browser
 

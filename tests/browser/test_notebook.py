@@ -13,8 +13,8 @@ from labkit import open_lab
 from playwright.sync_api import expect
 
 from attnlab.lab import numbers as fmt
+from attnlab.lab.explorer import sequence as seq
 from attnlab.lab.explorer.words import explain
-from attnlab.lab.notebook import sequence as seq
 
 pytestmark = pytest.mark.browser
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from attnlab.lab.notebook import sequence as seq
+from attnlab.lab.explorer import sequence as seq
 from attnlab.lab.notebook.stepper import stepper
 
 pytestmark = pytest.mark.browser

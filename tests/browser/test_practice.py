@@ -14,8 +14,8 @@ import pytest
 from labkit import open_lab
 from playwright.sync_api import expect
 
+from attnlab.lab.explorer.sequence import STARTING
 from attnlab.lab.notebook import practice
-from attnlab.lab.notebook.sequence import STARTING
 
 pytestmark = pytest.mark.browser
 

@@ -261,9 +261,9 @@ def test_smollm2s_cache_with_two_tensor_names_swapped_is_rebuilt(tmp_path, smoll
     # changed SmolLM2's top token for "hi". Now the digests refuse it; the rebuilt weights give the
     # same logits as the first build.
     from attnlab.models import files
-    from attnlab.models import smollm_weights as sw
     from attnlab.models.gguf_file import GGUFFile
     from attnlab.models.smollm import SmolLM2
+    from attnlab.models.smollm import weights as sw
 
     folder = tmp_path / "cache"
     model = SmolLM2.load(weights="float32", cache_dir=folder)

@@ -150,7 +150,7 @@ def test_why_and_questions_come_before_the_demos_written_by_the_server(client):
 
 def test_the_pages_own_explorer_sentences_are_the_unmasked_rows(client):
     """index.html starts with explorer_texts for the starting (unmasked) row; JS swaps them later."""
-    from attnlab.lab.notebook.sequence import STARTING, explorer_texts
+    from attnlab.lab.explorer.sequence import STARTING, explorer_texts
 
     page = client.get("/").text
     texts = explorer_texts(STARTING)

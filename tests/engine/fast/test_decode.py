@@ -15,7 +15,7 @@ from attnlab.engine import (
     SwiGLUParams,
 )
 from attnlab.engine.fast.block import transformer_block
-from attnlab.engine.fast.decode import _joined, fast_block_applies, joined_projections, side_by_side
+from attnlab.engine.fast.decode import _joined, fast_block_applies, joined_projections, side_by_side, steps
 
 N_HEAD, N_KV, D_HEAD, D_MODEL, D_FF = 4, 2, 8, 16, 24
 
@@ -202,29 +202,28 @@ def test_joined_weights_take_one_product_and_give_the_same_block(rng, convention
 def test_a_long_prompts_heads_are_shared_among_threads_with_the_same_bits(rng, monkeypatch):
     """From 64 x 64 scores a head, the heads run on our threads: the generic path's numbers to
     rounding, and the same bits as on one thread."""
-    from attnlab.engine.fast import decode_steps
 
     params = llama_block(rng, np.float32)
     rope = RoPE(head_dim=D_HEAD, base=100.0, convention="interleaved")
     x = rng.standard_normal((150, D_MODEL)).astype(np.float32)  # 150: three chunks of rows too
     kw = dict(OPTIONS, rope=rope, positions=np.arange(150))
-    assert 150 * 150 >= decode_steps._SPLIT_SCORES and 150 >= 2 * decode_steps._GATE_ROWS
-    monkeypatch.setattr(decode_steps, "CORES", 2)
+    assert 150 * 150 >= steps._SPLIT_SCORES and 150 >= 2 * steps._GATE_ROWS
+    monkeypatch.setattr(steps, "CORES", 2)
     shared = []
 
     def spy(work, tasks, n_threads):
         shared.append((list(tasks), n_threads))
         return real(work, tasks, n_threads)
 
-    real = decode_steps.run
-    monkeypatch.setattr(decode_steps, "run", spy)
+    real = steps.run
+    monkeypatch.setattr(steps, "run", spy)
     fast = transformer_block(x, params, **kw)
     assert (list(range(N_HEAD)), 2) in shared  # the heads, on two threads
     generic = transformer_block(x, params, **kw, return_trace=True)
     for a, b in ((fast.output, generic.output), (fast.attention.weights, generic.attention.weights),
                  (fast.attention.heads, generic.attention.heads)):  # fmt: skip
         np.testing.assert_allclose(a, b, rtol=0, atol=2e-6)
-    monkeypatch.setattr(decode_steps, "CORES", 1)
+    monkeypatch.setattr(steps, "CORES", 1)
     alone = transformer_block(x, params, **kw)
     assert alone.output.tobytes() == fast.output.tobytes()
     assert alone.attention.weights.tobytes() == fast.attention.weights.tobytes()

@@ -1,4 +1,4 @@
-"""The decoder block's steps between its products (engine/fast/decode_steps.py): compiled forms vs NumPy's."""
+"""The decoder block's steps between its products (engine/fast/decode/steps.py): compiled forms vs NumPy's."""
 
 from __future__ import annotations
 
@@ -8,16 +8,16 @@ import numpy as np
 import pytest
 
 from attnlab.engine import RMSNormParams, RoPE
-from attnlab.engine.fast import decode_steps
 from attnlab.engine.fast.block import transformer_block
+from attnlab.engine.fast.decode import steps
 
 from .test_decode import OPTIONS, llama_block
 
 
 @pytest.fixture
 def kernels():
-    k = decode_steps.kernels()
-    assert k is not None, decode_steps.reason()
+    k = steps.kernels()
+    assert k is not None, steps.reason()
     return k
 
 
@@ -27,7 +27,7 @@ def test_compiled_rms_norm_agrees_with_numpys_to_rounding(rng, kernels, dtype, w
     x = (rng.standard_normal((7, 96)) * rng.uniform(0.01, 100, (7, 1))).astype(dtype)
     weight = rng.standard_normal(96).astype(dtype) if with_weight else None
     norm = RMSNormParams(weight, 1e-5)
-    got, want = decode_steps.rms(x, norm, kernels), decode_steps.rms(x, norm, None)
+    got, want = steps.rms(x, norm, kernels), steps.rms(x, norm, None)
     assert got.dtype == want.dtype == dtype  # eps passed in x's dtype: no float64 arithmetic
     np.testing.assert_allclose(got, want, rtol=8 * np.finfo(dtype).eps, atol=0)
 
@@ -38,8 +38,8 @@ def test_compiled_rope_gives_numpys_bits(rng, kernels, dtype, convention):
     rope = RoPE(head_dim=8, base=100.0, convention=convention)
     qkv = rng.standard_normal((5, 7 * 8 + 16)).astype(dtype)  # 7 q and k heads, then v
     positions = np.arange(3, 8)
-    got = decode_steps.rotate_qk(rope, qkv, 7, 8, positions, kernels)
-    want = decode_steps.rotate_qk(rope, qkv, 7, 8, positions, None)
+    got = steps.rotate_qk(rope, qkv, 7, 8, positions, kernels)
+    want = steps.rotate_qk(rope, qkv, 7, 8, positions, None)
     assert got.shape == (5, 7, 8) and got.tobytes() == want.tobytes()
 
 
@@ -48,9 +48,9 @@ def test_compiled_silu_gives_numpys_bits_edges_included(rng, kernels, dtype):
     gate_up = (rng.standard_normal((9, 64)) * 8).astype(dtype)
     edges = [0.0, -0.0, 1e-30, -1e-30, 90.0, -90.0, -200.0, 200.0, np.inf, -np.inf, np.nan]
     gate_up[0, : len(edges)] = edges
-    got = decode_steps.gated(gate_up, 32, kernels)
+    got = steps.gated(gate_up, 32, kernels)
     with np.errstate(invalid="ignore"):  # NumPy says so for 0 * -inf
-        want = decode_steps.gated(gate_up, 32, None)
+        want = steps.gated(gate_up, 32, None)
     finite = np.isfinite(want)
     assert got.tobytes() == want.tobytes() or (
         got[finite].tobytes() == want[finite].tobytes() and np.array_equal(np.isnan(got), np.isnan(want))
@@ -64,19 +64,19 @@ def test_a_block_with_the_compiled_steps_agrees_with_numpys_steps(rng, kernels, 
     x = rng.standard_normal((6, 16)).astype(np.float32)
     kw = dict(OPTIONS, rope=rope, positions=np.arange(6))
     compiled = transformer_block(x, params, **kw)
-    monkeypatch.setattr(decode_steps, "_kernels", False)  # as where numba cannot compile them
-    assert decode_steps.kernels() is None
+    monkeypatch.setattr(steps, "_kernels", False)  # as where numba cannot compile them
+    assert steps.kernels() is None
     numpy_only = transformer_block(x, params, **kw)
     np.testing.assert_allclose(compiled.output, numpy_only.output, rtol=0, atol=2e-6)
     np.testing.assert_allclose(compiled.attention.weights, numpy_only.attention.weights, rtol=0, atol=2e-6)
 
 
 def test_where_the_kernels_cannot_load_the_numpy_steps_run_and_say_why(rng, monkeypatch):
-    monkeypatch.setattr(decode_steps, "_kernels", None)
-    monkeypatch.setattr(decode_steps, "_reason", "")
-    monkeypatch.setitem(sys.modules, "attnlab.engine.fast.decode_kernels", None)  # the import fails
-    assert decode_steps.kernels() is None
-    assert "ImportError" in decode_steps.reason() or "ModuleNotFoundError" in decode_steps.reason()
+    monkeypatch.setattr(steps, "_kernels", None)
+    monkeypatch.setattr(steps, "_reason", "")
+    monkeypatch.setitem(sys.modules, "attnlab.engine.fast.decode.kernels", None)  # the import fails
+    assert steps.kernels() is None
+    assert "ImportError" in steps.reason() or "ModuleNotFoundError" in steps.reason()
     params = llama_block(rng, np.float64)
     x = rng.standard_normal((3, 16))
     fast = transformer_block(x, params, **OPTIONS)
@@ -93,8 +93,8 @@ def test_compiled_attention_agrees_with_numpys(rng, kernels, n, s):
     buffer_v = rng.standard_normal((n_kv, s + 7, d_v)).astype(np.float32)
     k, v = buffer_k[:, :s], buffer_v[:, :s]
     scale = np.float32(1 / np.sqrt(d))
-    got = decode_steps.attend(qk, n_head, k, v, 3, scale, kernels)
-    want = decode_steps.attend(qk, n_head, k, v, 3, scale, None)
+    got = steps.attend(qk, n_head, k, v, 3, scale, kernels)
+    want = steps.attend(qk, n_head, k, v, 3, scale, None)
     for a, b, name in zip(got, want, ("weights", "heads", "side by side"), strict=True):
         assert a.shape == b.shape, name
         np.testing.assert_allclose(a, b, rtol=0, atol=2e-6, err_msg=name)
@@ -107,9 +107,9 @@ def test_compiled_attention_refuses_an_overflowing_score_even_a_blocked_one(rng,
     k = rng.standard_normal((1, 3, 16)).astype(np.float32)
     k[0, 2] = 1e38  # key 2: blocked for rows 0 and 1, seen by row 2; its scores overflow
     v = rng.standard_normal((1, 3, 16)).astype(np.float32)
-    assert decode_steps.attend(qk, 2, k, v, 2, np.float32(1.0), kernels) is None
+    assert steps.attend(qk, 2, k, v, 2, np.float32(1.0), kernels) is None
     with np.errstate(over="ignore", invalid="ignore"):
-        assert decode_steps.attend(qk, 2, k, v, 2, np.float32(1.0), None) is None
+        assert steps.attend(qk, 2, k, v, 2, np.float32(1.0), None) is None
 
 
 def test_a_block_with_sixteen_wide_heads_runs_the_compiled_attention(rng, kernels, monkeypatch):

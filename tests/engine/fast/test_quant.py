@@ -1,4 +1,4 @@
-"""Products on GGUF's Q4_1 and Q8_0 blocks (engine/fast/quant.py): exact values, fixed order, any threads."""
+"""Products on GGUF's Q4_1 and Q8_0 blocks (engine/fast/quant/): exact values, fixed order, any threads."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from attnlab.engine.fast import quant
-from attnlab.engine.fast.quant import QuantMatrix
+from attnlab.engine.fast.quant import QuantMatrix, kernels
 
 sys.path.insert(0, str(Path(__file__).parents[2]))  # tests/, for busy_runs (see its docstring)
 
@@ -53,7 +53,7 @@ def every_q4_1_layout() -> np.ndarray:
 
 
 def fixed_order_dot(values: np.ndarray, x: np.ndarray) -> np.float32:
-    """quant_ir's documented order, restated: two 16-lane FMA chains over the blocks, then a fixed tree.
+    """quant.ir's documented order, restated: two 16-lane FMA chains over the blocks, then a fixed tree.
 
     An FMA is the exact product plus the sum, rounded once to float32: in float64 the
     product of two float32 is exact, and the sum's one rounding never lands on a
@@ -243,11 +243,10 @@ def test_with_values_swaps_blocks_for_their_values(rng):
 
 @pytest.mark.parametrize("n_tokens", [2, 8, 9, 22, 32, 33, 64, 70])
 def test_a_prompt_is_packed_in_tiles_of_32_tokens(rng, n_tokens):
-    """quant_kernels.pack: tiles of 32 tokens, each k-major, the last zero-padded to 8, 16, 24 or 32."""
-    from attnlab.engine.fast import quant_kernels
+    """kernels.pack: tiles of 32 tokens, each k-major, the last zero-padded to 8, 16, 24 or 32."""
 
     x = rng.standard_normal((n_tokens, 64)).astype(np.float32)
-    packed, width = quant_kernels.pack(x)
+    packed, width = kernels.pack(x)
     tiles = []
     for start in range(0, n_tokens, 32):
         rows = x[start : start + 32]
@@ -258,5 +257,5 @@ def test_a_prompt_is_packed_in_tiles_of_32_tokens(rng, n_tokens):
     assert width == -(-(n_tokens - 32 * ((n_tokens - 1) // 32)) // 8) * 8
     assert_same_bits(packed, np.concatenate(tiles), f"{n_tokens} tokens packed")
     reused = np.full(packed.size + 7, np.nan, np.float32)  # the helpers' buffer holds an old job's x
-    quant_kernels.pack_into(x, reused, width)
+    kernels.pack_into(x, reused, width)
     assert_same_bits(reused[: packed.size], packed, "packed into a used buffer (the padding zeroed)")

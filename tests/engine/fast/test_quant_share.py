@@ -1,4 +1,4 @@
-"""Products shared with spinning helper threads (engine/fast/quant_share.py): the bits of one thread.
+"""Products shared with spinning helper threads (engine/fast/quant/share.py): the bits of one thread.
 
 Nothing here depends on timing: whether a helper takes pieces, takes none, or
 is given up on (``PATIENCE`` = 0 makes the caller do late pieces at once), the
@@ -12,8 +12,10 @@ import threading
 import numpy as np
 import pytest
 
-from attnlab.engine.fast import quant, quant_kernels, quant_share
+from attnlab.engine.fast import quant
 from attnlab.engine.fast.quant import QuantMatrix
+from attnlab.engine.fast.quant import kernels as quant_kernels
+from attnlab.engine.fast.quant import share as quant_share
 
 
 def matrix(rng, fmt: str, rows: tuple[int, ...], n_in: int) -> QuantMatrix:

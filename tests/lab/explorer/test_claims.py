@@ -329,8 +329,8 @@ def test_the_worked_example_scale_labels():
 
 
 def test_the_held_rows_words_are_plain_whole_and_name_the_blocked_sources():
+    from attnlab.lab.explorer.sequence import STARTING, select_row
     from attnlab.lab.explorer.texts import explorer_note, explorer_texts
-    from attnlab.lab.notebook.sequence import STARTING, select_row
 
     helds = [STARTING] + [select_row(STARTING, r, masked) for r in range(3) for masked in (True, False)]
     for held in helds:
@@ -348,8 +348,8 @@ def test_the_held_rows_words_are_plain_whole_and_name_the_blocked_sources():
 
 
 def test_the_practice_words_are_plain_and_whole():
+    from attnlab.lab.explorer.sequence import STARTING
     from attnlab.lab.notebook import practice
-    from attnlab.lab.notebook.sequence import STARTING
 
     for c in practice.challenges():
         assert_plain(c["title"], sentence=False)

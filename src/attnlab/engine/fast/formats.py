@@ -1,6 +1,6 @@
 """GGUF's two block formats that attnlab multiplies on: their codes and sizes.
 
-Named once here, for the products (``quant``) and the kernels' IR (``quant_ir``),
+Named once here, for the products (``quant``) and the kernels' IR (``quant.ir``),
 so that neither imports the other.
 """
 

@@ -1,6 +1,6 @@
 """Attempts and help for the block's challenges, in ``lab.history``'s study shape.
 
-A study is the same plain data as the notebook's (``attnlab.lab.history``)::
+A study is the same plain data as the notebook's (``attnlab.lab.notebook.history``)::
 
     {"version": 1, "active": {"challenge", "attempt"} or None, "before": [help, ...],
      "challenges": {id: {"current": n, "attempts": [{"response", "feedback", "help": [help]}]}}}

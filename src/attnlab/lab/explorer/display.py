@@ -1,6 +1,6 @@
 """Every display string for one query's trace, built in one place.
 
-Public API (stable; ``web/explorer/routes.py``, ``lab/notebook/sequence.py`` and
+Public API (stable; ``web/explorer/routes.py``, ``lab/explorer/sequence.py`` and
 ``lab/notebook/playback.py`` use it):
 
 - :func:`display_strings` ``(trace) -> dict``: what the explorer writes for a

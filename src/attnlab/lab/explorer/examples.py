@@ -2,7 +2,7 @@
 
 ``WORKED`` is the one-query example of the explorer: q = [2, 1] over sources
 A, B, C. ``WORKED_SEQUENCE`` is the A/B/C sequence around it, which the page
-starts with (``lab.notebook.sequence.STARTING``): token r's query, the same keys
+starts with (``lab.explorer.sequence.STARTING``): token r's query, the same keys
 and values, and a causal mask; its row 0 is ``WORKED``. These are given vectors,
 not learned word meanings, and they are declared here only: the page gets them
 in its first answer (``GET /api/example``).
@@ -52,7 +52,7 @@ class SequenceExample:
     mask: tuple[tuple[bool, ...], ...]
 
     def to_dict(self) -> dict:
-        """The held example's plain data (``lab.notebook.sequence.held_from_dict``)."""
+        """The held example's plain data (``lab.explorer.sequence.held_from_dict``)."""
         one = self.example.to_dict()
         return {
             "id": self.id,

@@ -13,7 +13,7 @@ from functools import cache
 
 from attnlab.engine.errors import FieldError
 from attnlab.lab.explorer.answer import explorer_answer
-from attnlab.lab.notebook.sequence import STARTING, Held, apply_edit, sequence_view
+from attnlab.lab.explorer.sequence import STARTING, Held, apply_edit, sequence_view
 from attnlab.lab.notebook.stepper import stepper
 
 

@@ -1,6 +1,6 @@
 """The explorer's sentences that depend on which held row it shows.
 
-The held example (``attnlab.lab.notebook.sequence``) shows one row in the explorer:
+The held example (``attnlab.lab.explorer.sequence``) shows one row in the explorer:
 row 0's *unmasked projection* (every source allowed) or a *masked* row. These
 sentences say which, so no fixed text on the page claims "unmasked" for a
 masked row.
@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # sequence imports this module; the type is only for annotations
-    from attnlab.lab.notebook.sequence import Held
+    from attnlab.lab.explorer.sequence import Held
 
 
 def explorer_texts(held: Held) -> dict[str, str]:

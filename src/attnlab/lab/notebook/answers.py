@@ -18,8 +18,8 @@ from attnlab.engine.errors import FieldError
 from attnlab.engine.single import trace_query
 from attnlab.lab import numbers as fmt
 from attnlab.lab.explorer import challenge as live
+from attnlab.lab.explorer.sequence import Held
 from attnlab.lab.notebook.practice_trace import REFERENCE_Q, row0, shares
-from attnlab.lab.notebook.sequence import Held
 
 
 def _option(c: dict, option: str) -> str:

@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING
 from attnlab.engine.errors import FieldError
 from attnlab.lab import numbers as fmt
 from attnlab.lab.explorer.program import to_python
-from attnlab.lab.history import history, study_from_dict
-from attnlab.lab.notebook.sequence import Held, held_from_dict, sequence_view
+from attnlab.lab.explorer.sequence import Held, held_from_dict, sequence_view
+from attnlab.lab.notebook.history import history, study_from_dict
 
 if TYPE_CHECKING:  # nbformat (with jsonschema) is imported only when a notebook is exported
     import nbformat

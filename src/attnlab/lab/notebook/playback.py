@@ -31,7 +31,7 @@ from importlib import resources
 from attnlab.engine.single import QueryTrace, trace_query
 from attnlab.lab.explorer.display import display_strings
 from attnlab.lab.explorer.geometry import KEY_MIN_HALF, VALUE_MIN_HALF, geometry, plane_view
-from attnlab.lab.notebook.sequence import STARTING
+from attnlab.lab.explorer.sequence import STARTING
 
 _PLACEHOLDER = re.compile(r"\{(q|output|score:\w+|share:\w+)\}")
 

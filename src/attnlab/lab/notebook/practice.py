@@ -30,9 +30,9 @@ from attnlab.engine.single import QueryTrace
 from attnlab.lab import numbers as fmt
 from attnlab.lab.challenge_set import ChallengeSet, feedback, validate_response
 from attnlab.lab.explorer import challenge as live
+from attnlab.lab.explorer.sequence import STARTING, Held
 from attnlab.lab.notebook import answers
 from attnlab.lab.notebook.practice_trace import REFERENCE_Q, row0, shares
-from attnlab.lab.notebook.sequence import STARTING, Held
 
 SHARE_TOLERANCE = 0.005  # half a percentage point
 NEAR_VB = 0.1

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from attnlab.engine.single import QueryTrace, trace_query
 from attnlab.lab import numbers as fmt
-from attnlab.lab.notebook.sequence import STARTING, Held
+from attnlab.lab.explorer.sequence import STARTING, Held
 
 REFERENCE_Q = STARTING.queries[0]  # the worked example's starting q, [2, 1]
 

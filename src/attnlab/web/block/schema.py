@@ -134,7 +134,7 @@ class ActiveIn(Strict):
 
 
 class StudyIn(Strict):
-    """The block part's attempts and help, in ``attnlab.lab.history``'s shape."""
+    """The block part's attempts and help, in ``attnlab.lab.notebook.history``'s shape."""
 
     version: Literal[1] = 1
     active: ActiveIn | None = None

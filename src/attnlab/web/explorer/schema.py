@@ -19,8 +19,8 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt
 
 from attnlab.engine.errors import FieldError
 from attnlab.engine.single import MAX_DIM, MAX_LABEL_LENGTH, MAX_SOURCES
-from attnlab.lab.notebook import sequence as seq
-from attnlab.lab.notebook.sequence import MAX_MAGNITUDE
+from attnlab.lab.explorer import sequence as seq
+from attnlab.lab.explorer.sequence import MAX_MAGNITUDE
 
 # strict: a JSON number (int or float), never a string or a boolean; finite and
 # within the lab's one drawing limit (lab.sequence.MAX_MAGNITUDE, ±1,000,000),
@@ -78,7 +78,7 @@ class LabState(BaseModel):
 # --- the page's one state: the held example and its edits ----------------------
 # Shapes only (at most seq.MAX_SOURCES sources of seq.WIDTH coordinates); the
 # cross-field rules (one query or one per source, the mask's rows) are the lab's
-# (``lab.notebook.sequence.held_from_dict``), located at the field.
+# (``lab.explorer.sequence.held_from_dict``), located at the field.
 
 Pair = Annotated[list[Number], Field(min_length=seq.WIDTH, max_length=seq.WIDTH)]
 Rows = Annotated[list[Pair], Field(min_length=1, max_length=seq.MAX_SOURCES)]

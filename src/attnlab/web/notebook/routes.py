@@ -22,10 +22,10 @@ from pydantic import Field, StrictBool, StrictInt
 
 from attnlab.engine.errors import FieldError
 from attnlab.lab import content as content_data
-from attnlab.lab import history as hist
+from attnlab.lab.explorer.sequence import MAX_MAGNITUDE, Held, sequence_view
 from attnlab.lab.notebook import export, practice
+from attnlab.lab.notebook import history as hist
 from attnlab.lab.notebook import playback as playback_data
-from attnlab.lab.notebook.sequence import MAX_MAGNITUDE, Held, sequence_view
 from attnlab.web.explorer.schema import ErrorResponse, HeldIn, Strict
 
 router = APIRouter(prefix="/api/notebook", tags=["notebook"])
@@ -92,7 +92,7 @@ class ActiveIn(Strict):
 
 
 class StudyIn(Strict):
-    """The visit's attempts and help (see ``attnlab.lab.history``)."""
+    """The visit's attempts and help (see ``attnlab.lab.notebook.history``)."""
 
     version: Literal[1] = 1
     active: ActiveIn | None = None

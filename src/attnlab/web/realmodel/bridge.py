@@ -18,7 +18,7 @@ from pydantic import BaseModel
 from attnlab.models.bridge import bridge_view
 from attnlab.web.realmodel import kept
 from attnlab.web.realmodel.kept import ERRORS, Index, JobId
-from attnlab.web.realmodel.views_schema import RowPlace, Said
+from attnlab.web.realmodel.schema import RowPlace, Said
 
 router = APIRouter(prefix="/api/models", tags=["models"])
 

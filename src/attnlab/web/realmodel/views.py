@@ -40,14 +40,14 @@ from attnlab.models.nexttoken import MAX_TOKENS_SHOWN, next_token
 from attnlab.models.sampling import Sampling
 from attnlab.web.realmodel import kept
 from attnlab.web.realmodel.kept import ERRORS, JobId
-from attnlab.web.realmodel.schema import Strict
-from attnlab.web.realmodel.views_schema import (
+from attnlab.web.realmodel.schema import (
     HeadView,
     JourneyView,
     ModelView,
     NeuronView,
     NextView,
     ProbeOut,
+    Strict,
     TokensOut,
 )
 

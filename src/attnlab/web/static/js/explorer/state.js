@@ -17,7 +17,7 @@
 // }
 //
 // Every interaction is one edit of the held example ({kind: "query" | "values" |
-// "mask" | "select" | "reset"}, lab/notebook/sequence.py), or a whole new held
+// "mask" | "select" | "reset"}, lab/explorer/sequence.py), or a whole new held
 // example (the worked one, an import, an own example); each state is ONE
 // request, POST /api/state {held, edits} (over the drag socket when it is open),
 // whose one answer draws every view. One request in flight; newer edits wait and

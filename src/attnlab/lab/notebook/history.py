@@ -33,8 +33,8 @@ for it (its help kinds, attempts that keep checks) and its public names.
 
 from __future__ import annotations
 
+from attnlab.lab.explorer.sequence import Held
 from attnlab.lab.notebook import practice
-from attnlab.lab.notebook.sequence import Held
 from attnlab.lab.study import (
     ACTIONS,
     MAX_ATTEMPTS,

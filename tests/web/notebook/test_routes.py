@@ -9,8 +9,8 @@ import pytest
 from fastapi.testclient import TestClient
 
 from attnlab.engine.errors import FieldError
-from attnlab.lab import history as hist
-from attnlab.lab.notebook.sequence import STARTING, apply_edit, held_from_dict, sequence_view
+from attnlab.lab.explorer.sequence import STARTING, apply_edit, held_from_dict, sequence_view
+from attnlab.lab.notebook import history as hist
 from attnlab.web.app import create_app
 from attnlab.web.notebook import routes as api_notebook
 

@@ -2,7 +2,7 @@
 
 Each step has a NumPy form, the reference, written in the generic path's
 order (so the two agree to rounding, tested). RMSNorm, RoPE, attention and SiLU
-also have a compiled form (:mod:`attnlab.engine.fast.decode_kernels`: the same
+also have a compiled form (:mod:`attnlab.engine.fast.decode.kernels`: the same
 arithmetic in one or two calls instead of several small NumPy calls), used
 where numba compiles it and it passes its self-check (:func:`kernels`);
 otherwise the NumPy forms run, with the same results to rounding.
@@ -29,18 +29,18 @@ _SPLIT_SCORES = 64 * 64  # a block's heads are shared out from this many scores 
 _GATE_ROWS = 64  # a long prompt's SwiGLU activation is shared out in chunks of this many rows
 
 _lock = threading.Lock()
-_kernels = None  # the decode_kernels module once it compiled, False when it cannot run here
+_kernels = None  # the decode.kernels module once it compiled, False when it cannot run here
 _reason = ""
 
 
 def kernels():
-    """:mod:`attnlab.engine.fast.decode_kernels` where numba compiles it, else None (see :func:`reason`)."""
+    """:mod:`attnlab.engine.fast.decode.kernels` where numba compiles it, else None (see :func:`reason`)."""
     global _kernels, _reason
     if _kernels is None:
         with _lock:
             if _kernels is None:
                 try:
-                    compiled = importlib.import_module("attnlab.engine.fast.decode_kernels")
+                    compiled = importlib.import_module("attnlab.engine.fast.decode.kernels")
                     _self_check(compiled)
                     _kernels = compiled
                 except Exception as exc:  # no numba, a failed compilation

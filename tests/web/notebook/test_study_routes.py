@@ -7,9 +7,9 @@ import json
 import pytest
 from fastapi.testclient import TestClient
 
-from attnlab.lab import history as hist
+from attnlab.lab.explorer.sequence import STARTING
 from attnlab.lab.notebook import export
-from attnlab.lab.notebook.sequence import STARTING
+from attnlab.lab.notebook import history as hist
 from attnlab.web.app import create_app
 from attnlab.web.notebook import routes as api_notebook
 

@@ -8,9 +8,9 @@ import pytest
 
 from attnlab.engine.errors import FieldError
 from attnlab.lab import numbers as fmt
+from attnlab.lab.explorer import sequence as seq
+from attnlab.lab.explorer.sequence import STARTING
 from attnlab.lab.notebook import practice
-from attnlab.lab.notebook import sequence as seq
-from attnlab.lab.notebook.sequence import STARTING
 
 
 def shown(fb: dict) -> dict:

@@ -14,7 +14,7 @@ from fastapi.testclient import TestClient
 
 from attnlab.engine.single import trace_query
 from attnlab.lab.explorer.program import to_python
-from attnlab.lab.notebook.sequence import STARTING
+from attnlab.lab.explorer.sequence import STARTING
 from attnlab.web.app import MAX_BODY_BYTES, create_app
 from attnlab.web.explorer.messages import answer_trace
 

@@ -7,7 +7,7 @@ from fastapi.testclient import TestClient
 
 from attnlab.lab.realmodel.probe import repeated_run
 from attnlab.web.app import create_app
-from attnlab.web.realmodel.views_schema import ProbeOut
+from attnlab.web.realmodel.schema import ProbeOut
 
 
 @pytest.fixture(scope="module")

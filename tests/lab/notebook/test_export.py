@@ -9,10 +9,10 @@ import pytest
 from nbclient import NotebookClient
 
 from attnlab.engine.errors import FieldError
-from attnlab.lab import history as hist
+from attnlab.lab.explorer import sequence as seq
+from attnlab.lab.explorer.sequence import STARTING
 from attnlab.lab.notebook import export
-from attnlab.lab.notebook import sequence as seq
-from attnlab.lab.notebook.sequence import STARTING
+from attnlab.lab.notebook import history as hist
 
 
 @pytest.fixture

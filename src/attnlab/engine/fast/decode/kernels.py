@@ -5,11 +5,11 @@ products as in the NumPy calls themselves (~40 small calls, each a few us of
 overhead on arrays of a few thousand numbers). These loops do the same
 arithmetic in one call each (imported on first use: numba is slow to import):
 
-- :func:`rms_rows`: RMSNorm as ``decode_steps._rms_numpy`` (sum of squares,
+- :func:`rms_rows`: RMSNorm as ``decode.steps._rms_numpy`` (sum of squares,
   / d, + eps, sqrt, x / root, * weight); only the sum's order differs (here 16
   partial sums and a fixed tree, NumPy's pairwise), so the two agree to rounding.
 - :func:`rotate_heads`: RoPE on every q and k head, with the products and sums
-  of ``decode_steps._rotate`` in the same order: the same bits (no FMA contraction:
+  of ``decode.steps._rotate`` in the same order: the same bits (no FMA contraction:
   numba sets no fast-math flag).
 - :func:`scores` / :func:`mix` (float32, head sizes a multiple of 16): a
   short prompt's or a decoding step's attention, bottom-right causal, each
@@ -17,7 +17,7 @@ arithmetic in one call each (imported on first use: numba is slow to import):
   the two (NumPy's exp, as on the NumPy path), and ``weights @ v`` written
   straight into the (L, H * d_v) layout the output projection reads.
 - :func:`silu_start` / :func:`silu_finish`: ``silu(gate) * up`` around NumPy's
-  ``exp``, with the operations of ``decode_steps._silu`` in its order: the same bits.
+  ``exp``, with the operations of ``decode.steps._silu`` in its order: the same bits.
 
 Every output is one fixed sequence of operations on one thread, so the bits
 never depend on the thread count.
@@ -31,7 +31,7 @@ from numba import types
 from numba.extending import intrinsic
 
 from attnlab.engine.fast.compiled import _jit
-from attnlab.engine.fast.quant_ir import _F32, _block_loop, _fma, _i64, _splat, _tree_sum, _vec
+from attnlab.engine.fast.quant.ir import _F32, _block_loop, _fma, _i64, _splat, _tree_sum, _vec
 
 _LANES = 16  # the sum of squares: 16 partial sums, then a fixed tree (a single chain waited on each add)
 
@@ -134,7 +134,7 @@ def _dot16_codegen(context, builder, signature, args):
 @intrinsic
 def dot16(typingctx, a, b, n_blocks):
     """``a . b`` over ``16 n_blocks`` float32 at byte addresses a, b: lane l sums c = l, l + 16, ... in
-    order with fused multiply-adds, then a fixed tree (quant_ir's: lanes l and l + 8, ...)."""
+    order with fused multiply-adds, then a fixed tree (quant.ir's: lanes l and l + 8, ...)."""
     return types.float32(types.int64, types.int64, types.int64), _dot16_codegen
 
 

@@ -20,15 +20,15 @@ from hypothesis import strategies as st
 
 from attnlab.engine.errors import FieldError
 from attnlab.engine.single import trace_query
-from attnlab.lab import history as notebook_history
 from attnlab.lab import numbers as fmt
 from attnlab.lab.block import history as block_history
 from attnlab.lab.block import practice as block_practice
 from attnlab.lab.block.data import LABELS, NORMS, POSITIONS
 from attnlab.lab.block.walk import walk
+from attnlab.lab.explorer.sequence import STARTING, Held, held_from_dict
 from attnlab.lab.fields import plain
+from attnlab.lab.notebook import history as notebook_history
 from attnlab.lab.notebook import practice
-from attnlab.lab.notebook.sequence import STARTING, Held, held_from_dict
 
 SETTINGS = settings(max_examples=60, deadline=None)  # per challenge
 WORKED = tuple(STARTING.labels)
@@ -42,7 +42,7 @@ def _plain_checks():
     import importlib.util
     from pathlib import Path
 
-    here = Path(__file__).parent
+    here = Path(__file__).parent.parent  # tests/lab
     out = {}
     for name, rel in (("explorer", "explorer/test_claims.py"), ("block", "block/test_claims.py")):
         spec = importlib.util.spec_from_file_location(f"_practice_claims_{name}", here / rel)

@@ -12,7 +12,7 @@ import pytest
 from attnlab.lab import numbers as fmt
 from attnlab.lab.realmodel.kinds import KINDS
 from attnlab.models.sampling import Sampling, cut
-from attnlab.web.realmodel.views_schema import HeadView, JourneyView, ModelView, NeuronView, NextView
+from attnlab.web.realmodel.schema import HeadView, JourneyView, ModelView, NeuronView, NextView
 
 pytestmark = pytest.mark.models
 

@@ -10,10 +10,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from attnlab.engine.errors import FieldError
-from attnlab.lab import history as hist
+from attnlab.lab.explorer import sequence as seq
+from attnlab.lab.explorer.sequence import STARTING
 from attnlab.lab.notebook import export, practice
-from attnlab.lab.notebook import sequence as seq
-from attnlab.lab.notebook.sequence import STARTING
+from attnlab.lab.notebook import history as hist
 
 
 def run(study, *actions, held=STARTING):

@@ -10,9 +10,9 @@ from hypothesis import strategies as st
 from attnlab.engine import attention
 from attnlab.engine.errors import FieldError
 from attnlab.engine.single import trace_query
+from attnlab.lab.explorer import sequence as seq
 from attnlab.lab.explorer.examples import WORKED, WORKED_SEQUENCE
-from attnlab.lab.notebook import sequence as seq
-from attnlab.lab.notebook.sequence import STARTING, MaskRefused
+from attnlab.lab.explorer.sequence import STARTING, MaskRefused
 
 
 def engine_attention(held: seq.Held, **kw) -> tuple[list, list]:

@@ -8,7 +8,7 @@ than on one (docs/performance.md). Here the calling thread and the helpers take 
 the product (``PIECE_ROWS`` stored rows, counted over the parts side by side)
 from one shared counter, so a helper that does not come takes nothing and
 delays nothing, and the caller waits only briefly for pieces a helper has taken. Every
-output is still one dot product in quant_ir's fixed order, whichever thread
+output is still one dot product in quant.ir's fixed order, whichever thread
 computes it: the bits never depend on the threads.
 
 The protocol lives in an int64 array ``ctl`` read and written with atomic
@@ -37,8 +37,8 @@ from numba import types
 from numba.extending import intrinsic
 
 from attnlab.engine.fast.compiled import _jit
-from attnlab.engine.fast.quant_ir import TILE_ROWS, dot_q4_1, dot_q8_0, load_f32, load_i64, store_f32
-from attnlab.engine.fast.quant_kernels import pack_into, packed_size, tile_rows_with
+from attnlab.engine.fast.quant.ir import TILE_ROWS, dot_q4_1, dot_q8_0, load_f32, load_i64, store_f32
+from attnlab.engine.fast.quant.kernels import pack_into, packed_size, tile_rows_with
 
 PIECE_ROWS = 64  # a one-row product's piece
 # a prompt's piece: a piece's tile work is ~20x a one-row piece's, so narrower pieces keep the two
@@ -147,7 +147,7 @@ def _take(c, gen, n_pieces):
 
 @_jit(error_model="numpy")
 def _scratch(fmt, stride, n_tok):
-    """A thread's tile scratch for one job (quant_kernels.tile_rows_with), zeros; none for one token."""
+    """A thread's tile scratch for one job (kernels.tile_rows_with), zeros; none for one token."""
     n_in = stride // 20 * 32 if fmt == 0 else stride // 34 * 32
     return np.zeros(TILE_ROWS * (n_in + 32) if n_tok > 1 else 0, np.float32)
 
@@ -156,7 +156,7 @@ def _scratch(fmt, stride, n_tok):
 def _piece(job, piece, dst, s_at):
     """Rows of ``piece``, for every row of x, into float32 (T, n_out) memory at ``dst``.
 
-    One row of x: quant_ir's dot products; more: x is packed in tiles (quant_kernels.pack, the last
+    One row of x: quant.ir's dot products; more: x is packed in tiles (kernels.pack, the last
     tile ``width`` wide) and the tile kernels run, on this thread's scratch at ``s_at``."""
     fmt, starts, rows, stride, x_at, _out, n_out, n_tok, _hbuf, width, piece_rows = job
     n_blocks = stride // 20 if fmt == 0 else stride // 34
@@ -192,7 +192,7 @@ def piece_rows(n_tok, n_out):
 @_jit(error_model="numpy")
 def run_job(ctl, fmt, starts, rows, stride, x, width, out, hbuf, patience):
     """The caller's side: publish ``out = x @ rows^T`` (x (n_in,) for one token, else x packed by
-    quant_kernels.pack, its last tile ``width`` wide; out (T, n_out); see the module docstring),
+    kernels.pack, its last tile ``width`` wide; out (T, n_out); see the module docstring),
     take pieces, collect. ``hbuf``: (T * n_out,) float32 where helpers put theirs."""
     c = np.int64(ctl.ctypes.data)
     n_out = out.shape[1]
@@ -324,7 +324,7 @@ class Sharing:
     def product(self, w, x: np.ndarray, out: np.ndarray) -> bool:
         """``out = x @ w`` for x (T, n_in) float32 (out (T, n_out) float32) with the helpers; False
         (nothing done) when another product has them. More than one row of x is packed in tiles
-        (quant_kernels.pack) straight into our buffer."""
+        (kernels.pack) straight into our buffer."""
         n_t = x.shape[0]
         if self.dead or -(-out.shape[1] // piece_rows(n_t, out.shape[1])) > MAX_PIECES:
             return False

@@ -7,8 +7,8 @@ import json
 import pytest
 from fastapi.testclient import TestClient
 
+from attnlab.lab.explorer import sequence as seq
 from attnlab.lab.explorer.answer import explorer_answer
-from attnlab.lab.notebook import sequence as seq
 from attnlab.lab.notebook.stepper import stepper
 from attnlab.web.app import create_app
 from attnlab.web.explorer.messages import answer_state

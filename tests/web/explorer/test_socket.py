@@ -17,7 +17,7 @@ from starlette.testclient import WebSocketDenialResponse
 from starlette.websockets import WebSocketDisconnect
 from websockets.sync.client import connect
 
-from attnlab.lab.notebook.sequence import STARTING
+from attnlab.lab.explorer.sequence import STARTING
 from attnlab.web.app import create_app
 from attnlab.web.explorer import socket as socket_route
 from attnlab.web.explorer.messages import MAX_MESSAGE_CHARS

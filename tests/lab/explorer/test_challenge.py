@@ -62,10 +62,10 @@ def test_a_single_source_cannot_try_it():
 
 # --- the same challenge in the practice: tiered hints, checks and history ----------
 
-from attnlab.lab import history as hist  # noqa: E402
 from attnlab.lab.explorer.challenge import CHALLENGE_ID  # noqa: E402
+from attnlab.lab.explorer.sequence import STARTING, edit_query  # noqa: E402
+from attnlab.lab.notebook import history as hist  # noqa: E402
 from attnlab.lab.notebook import practice  # noqa: E402
-from attnlab.lab.notebook.sequence import STARTING, edit_query  # noqa: E402
 
 
 def test_the_live_challenge_is_a_practice_challenge_with_tiered_hints():

@@ -3,19 +3,19 @@
 :class:`QuantMatrix` is a weight matrix W of shape (n_in, n_out), pre-transposed
 like every engine weight (``y = x @ W``), kept as the blocks a GGUF file stores:
 one stored row per output column, ``n_in / 32`` blocks a row (see
-:mod:`attnlab.engine.fast.quant_ir` for the layouts). Each weight's float32 value is
+:mod:`attnlab.engine.fast.quant.ir` for the layouts). Each weight's float32 value is
 the one ``gguf.quants`` dequantizes it to, bit for bit, and the products
 multiply those values with float32 activations: the float32 model's
 arithmetic, only summed in another order.
 
 - One row of x (a decoding step): the blocks are streamed once, the values
-  made in registers; each output is the fixed-order sum described in quant_ir
+  made in registers; each output is the fixed-order sum described in quant.ir
   (two 16-lane FMA chains over the blocks, then a fixed tree). The rows are
-  shared with helper threads that wait spinning (:mod:`attnlab.engine.fast.quant_share`).
+  shared with helper threads that wait spinning (:mod:`attnlab.engine.fast.quant.share`).
 - Two rows of x or more (a prompt): 8 stored rows at a time are made float32
   in a small scratch, once, and multiplied by every token in register tiles
   (8 stored rows x up to 32 tokens, x packed k-major): each output is one
-  chain of FMAs over k = 0, 1, ..., n_in - 1 in order, from 0 (quant_ir's tile
+  chain of FMAs over k = 0, 1, ..., n_in - 1 in order, from 0 (quant.ir's tile
   kernels). So a token's outputs are the same bits whatever the other tokens,
   the tiles or the threads (they differ from the one-row order by rounding).
   Prompts of up to ``_FEW_ROWS`` tokens share the work with the spinning
@@ -166,9 +166,9 @@ def _read_only(a: np.ndarray) -> np.ndarray:
 
 
 def _gather(code: int, part: np.ndarray, rows: np.ndarray, out: np.ndarray) -> None:
-    from attnlab.engine.fast import quant_kernels
+    from attnlab.engine.fast.quant import kernels
 
-    quant_kernels.fill(code, part, _read_only(np.ascontiguousarray(rows, dtype=np.int64)), out)
+    kernels.fill(code, part, _read_only(np.ascontiguousarray(rows, dtype=np.int64)), out)
 
 
 def _pieces(n_rows: int, width: int) -> list[tuple[int, int]]:
@@ -196,12 +196,12 @@ def _product(x: np.ndarray, w: QuantMatrix) -> np.ndarray:
         raise ValueError(f"x has shape {x.shape}; it needs (T, {w.n_in}) for a {w.shape} matrix")
     n_t = x.shape[0]
     out = np.empty((n_t, w.n_out), np.float32)
-    from attnlab.engine.fast import quant_kernels as k
+    from attnlab.engine.fast.quant import kernels as k
 
     stride = w.parts[0].shape[1]
     if n_t <= _FEW_ROWS:  # a decoding step, a short prompt: with the spinning helpers
         if n_t * w.n_in * w.n_out >= _THREAD_WEIGHTS and not _share_reason:
-            from attnlab.engine.fast.quant_share import sharing
+            from attnlab.engine.fast.quant.share import sharing
 
             helpers = sharing(CORES)
             if helpers is not None and helpers.product(w, x, out):
@@ -293,8 +293,8 @@ def _check_sharing(w: QuantMatrix, x: np.ndarray) -> None:
     if CORES < 2 or _share_reason:
         return
     try:
-        from attnlab.engine.fast import quant_kernels as k
-        from attnlab.engine.fast.quant_share import sharing
+        from attnlab.engine.fast.quant import kernels as k
+        from attnlab.engine.fast.quant.share import sharing
 
         helpers = sharing(CORES)
         for rows in (x[:1], x[:3]):

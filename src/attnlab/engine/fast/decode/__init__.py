@@ -26,7 +26,7 @@ out among our own threads in column blocks fixed by the weights' shapes
 as long as a 576 x 576 product, and sharing even the widest (gate|up, 7 MB) saved
 little (docs/performance.md). (Products on quantized
 blocks share a decoding step's rows with helper threads that wait spinning,
-:mod:`attnlab.engine.fast.quant_share`, under the same promise.)
+:mod:`attnlab.engine.fast.quant.share`, under the same promise.)
 
 :func:`transformer_block` takes this path on its own when it applies
 (:func:`fast_block_applies`); anything unusual (a trace, masks, biases, batch
@@ -42,7 +42,7 @@ import weakref
 import numpy as np
 
 from attnlab.engine.cache import KVCache
-from attnlab.engine.fast import decode_steps as steps
+from attnlab.engine.fast.decode import steps
 from attnlab.engine.fast.quant import QuantMatrix, product
 from attnlab.engine.fast.workers import run
 from attnlab.engine.layers import RMSNormParams, SwiGLUParams

@@ -6,7 +6,7 @@ query head h reads KV head h // 3); RoPE (base 100000) on q and k; RMSNorm
 embeddings (tied). Weights come from a GGUF file (layers Q4_1, embeddings
 Q8_0), memory-mapped: on the ``q4_1`` path the products run on the stored
 blocks, on the ``float32`` path (the reference) on gguf's dequantized values
-(see :mod:`attnlab.models.smollm_weights`). Every weight has the same float32
+(see :mod:`attnlab.models.smollm.weights`). Every weight has the same float32
 value on both; only the products' summation order differs.
 
     1) embed:  x = E[id]                                        (T, 576)
@@ -38,7 +38,7 @@ from attnlab.engine.positions import RoPE, embed
 from attnlab.engine.threads import CORES, one_blas_thread
 from attnlab.models import files
 from attnlab.models.sampling import Sampling, pick
-from attnlab.models.smollm_config import SmolLM2Config, config_of  # noqa: F401 (re-exported)
+from attnlab.models.smollm.config import SmolLM2Config, config_of  # noqa: F401 (re-exported)
 from attnlab.models.traces import ModelTrace
 
 Progress = Callable[[int, int], None]  # (layers done, layers in all)
@@ -105,8 +105,8 @@ class SmolLM2:
         weight cache's folder (default :func:`attnlab.models.weight_cache.cache_dir`).
         """
         from attnlab.engine.fast import quant
-        from attnlab.models import smollm_weights as sw
         from attnlab.models.gguf_file import GGUFFile
+        from attnlab.models.smollm import weights as sw
         from attnlab.models.tokens import gguf_bpe_tokenizer
 
         if weights not in ("auto", *sw.PATHS):
@@ -142,8 +142,8 @@ class SmolLM2:
         On the q4_1 path the float weights are the reference path's (gguf's values,
         from the weight cache), so ``with_dtype(np.float32)`` is the float32 path.
         """
-        from attnlab.models import smollm_weights as sw
         from attnlab.models.gguf_file import GGUFFile
+        from attnlab.models.smollm import weights as sw
 
         if self.path == "float32":
             w = sw.Weights(embedding=self.embedding, layers=self.layers, final_norm=self.final_norm,

@@ -3,7 +3,7 @@
 Each function takes a format code (``Q4_1`` = 0, ``Q8_0`` = 1) and stored rows
 ``blocks`` (rows, bytes per row) uint8, C-contiguous and read-only; float32
 arrays are C-contiguous. The per-block arithmetic is LLVM IR written in
-:mod:`attnlab.engine.fast.quant_ir`, which also fixes each dot product's order.
+:mod:`attnlab.engine.fast.quant.ir`, which also fixes each dot product's order.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from attnlab.engine.fast.compiled import _jit
-from attnlab.engine.fast.quant_ir import (
+from attnlab.engine.fast.quant.ir import (
     TILE_ROWS,
     dot_q4_1,
     dot_q8_0,
@@ -30,7 +30,7 @@ from attnlab.engine.fast.quant_ir import (
 
 @_jit(error_model="numpy")
 def matvec_parts(fmt, starts, rows, stride, x, out):
-    """``out[o] = values(stored row o) . x`` (quant_ir's fixed order) over parts side by side:
+    """``out[o] = values(stored row o) . x`` (quant.ir's fixed order) over parts side by side:
     part p's ``rows[p]`` stored rows begin at address ``starts[p]``, ``stride`` bytes apart."""
     n_blocks = x.shape[0] // 32
     x_at = np.int64(x.ctypes.data)
@@ -79,7 +79,7 @@ def pack(x: np.ndarray) -> tuple[np.ndarray, int]:
 @_jit(error_model="numpy")
 def pack_into(x, dst, last_width):
     """Write x (T, n_in), C-contiguous, packed (see :func:`pack`) into dst[:packed size], padding
-    included: 8 x 8 blocks transposed in registers (quant_ir.transpose8; element by element took
+    included: 8 x 8 blocks transposed in registers (quant.ir.transpose8; element by element took
     a third of a short prompt's time outside the products)."""
     n_t, n_in = x.shape
     n_tiles = (n_t + 31) // 32
@@ -102,7 +102,7 @@ def pack_into(x, dst, last_width):
 @_jit(error_model="numpy")
 def tile_rows(fmt, starts_at, rows_at, stride, xp_at, n_t, last_width, n_in, o0, o1, out_at, n_out):
     """``out[t, o] = values(stored row o) . x[t]`` for o0 <= o < o1 (counted over the parts: part p's
-    ``rows[p]`` rows at ``starts[p]``, both read at addresses) and t < n_t, by quant_ir's tile kernels
+    ``rows[p]`` rows at ``starts[p]``, both read at addresses) and t < n_t, by quant.ir's tile kernels
     (each output one FMA chain over k in order). ``xp_at``: x packed by :func:`pack`; out: float32
     (n_t, n_out) at ``out_at``."""
     scratch = np.zeros(TILE_ROWS * (n_in + 32), np.float32)
