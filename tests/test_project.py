@@ -68,6 +68,19 @@ def test_dependencies_point_one_way():
             assert not bad, f"{path.relative_to(ROOT)} imports {sorted(bad)}"
 
 
+def test_the_labs_features_point_one_way():
+    # lab/explorer is the base: it imports no other feature folder; lab/notebook builds on the
+    # explorer alone (its held example, its words), so no feature imports back into a loop.
+    features = {"explorer", "notebook", "block", "realmodel"}
+    allowed = {"explorer": set(), "notebook": {"explorer"}}
+    for feature, ok in allowed.items():
+        for path in (PACKAGE / "lab" / feature).rglob("*.py"):
+            ours = [n for n in imports_of(path) if n.startswith("attnlab.lab.") and n.count(".") >= 2]
+            used = {n.split(".")[2] for n in ours}
+            bad = (used & features) - ok - {feature}
+            assert not bad, f"{path.relative_to(ROOT)} imports lab features {sorted(bad)}"
+
+
 def test_the_engine_reference_never_imports_its_fast_paths():
     # engine/fast is checked against the reference; the reference stands alone.
     for path in (PACKAGE / "engine").rglob("*.py"):

@@ -160,3 +160,49 @@ def test_a_head_switched_off_is_still_measured_against_the_block_with_it_on(lab,
     assert off["ablation"][0]["change"] == full["ablation"][0]["change"]  # the same comparison, on or off now
     display, _ = shown_tensor(page, '[data-ablation="0"]', "ablate-0")
     assert display == full["ablation"][0]["change_display"] and display != [["0"] * 4] * 3
+
+
+def test_the_sections_headings_labels_and_hints_are_the_apis_words(lab, live_server):
+    """Every fixed word of the section is the lab's (answer.words, the practice's words)."""
+    page = lab.page
+    answer = api(live_server.url, "", {})
+    words, practice = answer["words"], api(live_server.url, "/practice")["words"]
+    wait_block(page, answer["summary"])
+    for key, part in words["parts"].items():
+        expect(page.locator(f"#block-{key}-part > h3")).to_have_text(part["title"])
+        for intro in part["intro"]:
+            expect(page.locator(f"#block-{key}-part > p.hint").first).to_have_text(intro)
+    expect(page.locator("#block-norm legend")).to_have_text(words["switches"]["norm"])
+    expect(page.locator("#block-norm-post + label")).to_have_text(answer["choices"]["norm"][1][1])
+    expect(page.locator("#block-prev")).to_have_text(words["walk"]["previous"])
+    steps = page.locator("#block-walk .block-steps")
+    expect(steps).to_have_attribute("aria-label", words["walk"]["steps_label"])
+    expect(page.locator("#block-norm-part")).to_contain_text(words["norm_compare"]["hint"]["text"])
+    expect(page.locator("#block-reset")).to_have_text(words["edit"]["reset"])
+    expect(page.locator("#block-edit-part")).to_contain_text(words["edit"]["reset_hint"]["text"])
+    expect(page.locator("#block-play-mode")).to_have_text(words["play"]["moving"]["text"])
+    expect(page.locator("#block-play")).to_have_text(words["play"]["play"])
+    expect(page.locator("label[for=block-rope-token]")).to_have_text(words["rope"]["token"])
+    expect(page.locator("#block-python > summary")).to_have_text(words["python"]["summary"])
+    exports = page.locator("[data-block-export]")
+    expect(exports).to_have_text([e["label"] for e in words["python"]["exports"]])
+    expect(page.locator('[data-head="0"] .block-open .hint')).to_have_text(words["heads"]["open"])
+    body = page.locator("#block-challenge-silent-head")
+    expect(body.locator('[data-action="check"]')).to_have_text(practice["check"])
+    expect(body.locator('[data-action="answer"]')).to_have_text(practice["reveal"])
+    expect(page.locator("#block-history").locator("xpath=preceding-sibling::h4[1]")).to_have_text(
+        practice["history_heading"]
+    )
+
+
+def test_the_exports_download_the_apis_text_and_say_so_in_the_labs_words(lab, live_server, tmp_path):
+    page = lab.page
+    answer = switch_to(page, live_server.url, "#block-norm-post", {"norm": "post"})
+    markdown = next(e for e in answer["words"]["python"]["exports"] if e["kind"] == "markdown")
+    with page.expect_download() as info:
+        page.locator('[data-block-export="markdown"]').click()
+    d = info.value
+    assert d.suggested_filename == markdown["file"]
+    d.save_as(tmp_path / markdown["file"])
+    assert "Settings: post-norm" in (tmp_path / markdown["file"]).read_text(encoding="utf-8")
+    expect(page.locator("#block-export-status")).to_have_text(markdown["done"])

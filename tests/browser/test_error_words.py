@@ -123,3 +123,18 @@ def test_a_top_k_out_of_range_is_named_as_its_control(browser, live_server):
         expect(top_k).to_have_value("49153")  # kept for the learner to fix
         expect(page.locator("#rm-next-temperature")).to_have_value("1")
         assert _serious(page, "#rm-next") == []
+
+
+def test_a_refusal_that_names_no_field_is_said_in_the_labs_words(lab):
+    """An error answer with no field (a 500 from anywhere) is said by the lab's sentence, served in the
+    page: the page writes no "HTTP 500" of its own."""
+    from attnlab.lab.page import shared_words
+
+    page = lab.page
+    lab.recorder.allow(r"status of 500")
+    page.route("**/api/notebook/study", lambda route: route.fulfill(status=500, body="{}",
+                                                                    content_type="application/json"))
+    page.locator("#challenge-open").click()  # opening a challenge records it in the study
+    message = page.locator("#practice-message")
+    expect(message).to_have_text(shared_words()["http"]["failed"])
+    assert "HTTP" not in message.inner_text()

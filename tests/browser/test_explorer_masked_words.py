@@ -1,6 +1,6 @@
 """The explorer's fixed sentences follow the row it shows: masked row or unmasked projection.
 
-The expected sentences come from attnlab.lab.explorer.sequence.explorer_texts for the
+The expected sentences come from attnlab.lab.explorer.texts.explorer_texts for the
 held example the learner has reached, never from the page itself.
 """
 
@@ -10,6 +10,7 @@ import pytest
 from playwright.sync_api import expect
 
 from attnlab.lab.explorer import sequence as seq
+from attnlab.lab.explorer.texts import explorer_texts
 
 pytestmark = pytest.mark.browser
 
@@ -24,10 +25,10 @@ PLACES = {
 
 
 def expect_texts(page, held):
-    texts = seq.explorer_texts(held)
+    texts = explorer_texts(held)
     assert set(texts) == set(PLACES)
     for key, selector in PLACES.items():
-        expect(page.locator(selector)).to_have_text(texts[key])
+        expect(page.locator(selector)).to_have_text(texts[key]["text"])
 
 
 def test_the_explorers_sentences_say_whether_the_row_is_masked(lab, artifacts):

@@ -14,6 +14,7 @@ from playwright.sync_api import expect
 
 from attnlab.lab import numbers as fmt
 from attnlab.lab.explorer import sequence as seq
+from attnlab.lab.explorer.view import sequence_view
 from attnlab.lab.explorer.words import explain
 
 pytestmark = pytest.mark.browser
@@ -28,7 +29,7 @@ def seq_output(page, r):
 def test_mask_toggles_and_an_empty_row_is_refused(lab, artifacts):
     page = lab.page
     lab.recorder.allow(REFUSED)
-    start = seq.sequence_view(seq.STARTING)
+    start = sequence_view(seq.STARTING)
     for r in range(3):
         expect(seq_output(page, r)).to_have_text(start["rows"][r]["output_text"])
     blocked = page.locator('[data-cell="0-1"]')
@@ -40,7 +41,7 @@ def test_mask_toggles_and_an_empty_row_is_refused(lab, artifacts):
     page.locator("#mask-2-0").click()  # not uncheck(): a redraw may replace the box mid-action
     expect(page.locator("#mask-2-0")).not_to_be_checked()
     held = seq.set_mask_cell(seq.STARTING, 2, 0, False)
-    want = seq.sequence_view(held)["rows"]
+    want = sequence_view(held)["rows"]
     expect(seq_output(page, 2)).to_have_text(want[2]["output_text"])
     expect(page.locator('[data-cell="2-0"]')).to_have_class("seq-cell blocked")
     expect(page.locator('[data-field="share-2-2"]')).to_have_text(want[2]["weights_text"][2])
@@ -85,7 +86,7 @@ def test_edit_rules_between_the_explorer_and_the_held_rows(lab):
     value.fill("3")
     value.press("Enter")
     held = seq.edit_value(held, 2, 1, 3.0)
-    rows = seq.sequence_view(held)["rows"]
+    rows = sequence_view(held)["rows"]
     expect(seq_output(page, 2)).to_have_text(rows[2]["output_text"])
     expect(page.locator("#summary")).to_have_text(explain(held.explorer_trace()).summary)
 
@@ -117,7 +118,7 @@ def test_edit_rules_between_the_explorer_and_the_held_rows(lab):
     expect(page.locator("#summary")).to_have_text(explain(held.explorer_trace()).summary)
     expect(queries).to_have_text(["q = [2, 1]", "q = [1, 2]", "q = [-1, 1]"])
     expect(page.locator("#field-values-2-1")).to_have_value("3")  # kept
-    expect(seq_output(page, 2)).to_have_text(seq.sequence_view(held)["rows"][2]["output_text"])
+    expect(seq_output(page, 2)).to_have_text(sequence_view(held)["rows"][2]["output_text"])
 
 
 def test_stepper_steps_by_keyboard_and_stays_connected(lab, artifacts):

@@ -10,7 +10,8 @@ import pytest
 from playwright.sync_api import expect
 
 from attnlab.lab.explorer import sequence as seq
-from attnlab.lab.notebook.stepper import stepper
+from attnlab.lab.explorer.stepper import stepper
+from attnlab.lab.explorer.view import sequence_view
 
 pytestmark = pytest.mark.browser
 
@@ -55,7 +56,7 @@ def test_a_settled_move_and_a_mask_click_each_make_one_request(lab):
     handle.press("ArrowUp")
     lab.wait_for_query("[2, 1.1]")
     held = seq.edit_query(seq.STARTING, [2.0, 1.1])
-    rows = seq.sequence_view(held)["rows"]
+    rows = sequence_view(held)["rows"]
     expect(page.locator("#seq-table .seq-query").first).to_have_text("q = [2, 1.1]")
     expect(page.locator("#seq-table [data-field='output-0']")).to_have_text(rows[0]["output_text"])
     lab.wait_settled()
@@ -66,7 +67,7 @@ def test_a_settled_move_and_a_mask_click_each_make_one_request(lab):
     page.locator("#mask-1-0").click()  # not uncheck(): a redraw may replace the box mid-action
     expect(page.locator("#mask-1-0")).not_to_be_checked()
     held = seq.set_mask_cell(held, 1, 0, False)
-    out1 = seq.sequence_view(held)["rows"][1]["output_text"]
+    out1 = sequence_view(held)["rows"][1]["output_text"]
     expect(page.locator("#seq-table [data-field='output-1']")).to_have_text(out1)
     page.wait_for_timeout(500)
     assert len(sent) == 1, sent

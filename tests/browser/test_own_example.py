@@ -107,3 +107,27 @@ def test_an_own_example_travels_in_the_link(lab, browser, live_server):
         assert other_page.locator("main b").count() == 0
     finally:
         other.close()
+
+
+def test_the_form_takes_the_served_limits_and_a_tiny_scale_shows_as_itself(lab):
+    from attnlab.engine.single import MAX_LABEL_LENGTH
+    from attnlab.lab.limits import limit_words, page_limits
+
+    page = lab.page
+    lab.open("own-example")
+    limits = page_limits()
+    # "(1 to 8)", "±1,000,000": the served limits, not numbers the page wrote
+    expect(page.locator("#own-hint")).to_have_text(limit_words()["own_example"]["text"])
+    expect(page.locator("#own-count")).to_have_text(limits["words"]["sources_count"][2]["text"])  # 3 sources
+    expect(page.locator('[data-own="labels[0]"]')).to_have_attribute("maxlength", str(MAX_LABEL_LENGTH))
+    for _ in range(limits["max_sources"] - 3):
+        page.locator("#own-add").click()
+    expect(page.locator("#own-add")).to_be_disabled()
+    expect(page.locator("#own-count")).to_have_text("8 of at most 8 sources.")
+    page.locator("#own-scale").fill("1e-9")
+    page.locator("#own-use").click()
+    expect(page.locator("#row-label")).to_have_text("Your own example · one query over 8 sources.")
+    lab.open("every-number")
+    # the scale multiplies, and a scale of 1e-9 is never written as "× 0"
+    expect(page.locator("#score-axis-title")).to_have_text("Scaled scores · s = q·k × 1e-09")
+    expect(page.locator("#score-table thead")).to_contain_text("Score q·k × 1e-09")

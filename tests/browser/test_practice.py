@@ -40,7 +40,7 @@ def check(page):
 
 def test_wrong_answers_point_the_way_and_only_show_answer_tells(lab, artifacts):
     page = lab.page
-    right = practice.answer("zero-q", STARTING)  # "... A 33.3%, B 33.3%, C 33.3%."
+    right = practice.answer("zero-q", STARTING)["text"]  # "... A 33.3%, B 33.3%, C 33.3%."
     open_challenge(page, "zero-q")
     # the challenge opens beside the explorer it uses, not far below it
     panel = page.locator(PANEL)

@@ -8,7 +8,7 @@ import httpx
 import pytest
 from axe_playwright_python.sync_playwright import Axe
 from playwright.sync_api import expect
-from realkit import job_id, real_model_view, trace
+from realkit import TRACE_TIMEOUT_MS, job_id, real_model_view, trace
 
 from attnlab.models import files
 
@@ -130,6 +130,46 @@ def test_smollm2_shows_its_gqa_groups_and_a_causal_pattern(view, artifacts):
     # a whitespace token shows visibly: " the" is ␣the, never a blank
     expect(page.locator("#rm-row-title")).to_have_text("Query 4 ␣the · layer 0, head 0 (reads KV head 0)")
     page.screenshot(path=str(artifacts / "real-model-smollm2.png"), full_page=True)
+
+
+# SmolLM2 makes a token of each: 2 a space, 4 a line break, 6 a tab
+SPACES = "The cat  sat\non\tthe mat."
+VISIBLE = {2: ("2 ␣", " "), 4: ("4 ⏎", "\n"), 6: ("6 ⇥", "\t")}
+
+
+def test_whitespace_tokens_show_visibly_and_carry_their_exact_text_as_title(view):
+    page, _ = view
+    trace(page, SPACES, model="smollm2")
+    # the token toolbar
+    for i, (label, exact) in VISIBLE.items():
+        button = page.locator(f'#rm-tokens [data-index="{i}"]')
+        expect(button).to_have_text(label)
+        expect(button).to_have_attribute("title", exact)
+    # the heatmap's axes: each label's group says the exact text (keys on top, queries at the left)
+    axes = page.evaluate(
+        "() => [...document.querySelectorAll('#rm-heatmap g.rm-axis-label')]"
+        ".map(g => [g.querySelector('text').getAttribute('class'), g.querySelector('text').textContent,"
+        " g.querySelector('title').textContent])"
+    )
+    for label, exact in VISIBLE.values():
+        assert ["rm-key-label", label, exact] in axes and ["rm-query-label", label, exact] in axes
+    # the row of the tab's query: the table's key cells and the top sources, each with its exact text
+    page.locator('#rm-tokens [data-index="6"]').focus()
+    expect(page.locator("#rm-row-title")).to_have_text("Query 6 ⇥ · layer 0, head 0 (reads KV head 0)")
+    for i, (label, exact) in VISIBLE.items():
+        key = page.locator(f'#rm-row tbody tr[data-index="{i}"] th')
+        expect(key).to_have_text(label)
+        expect(key).to_have_attribute("title", exact)
+    pairs = "es => es.map(e => [e.textContent, e.title])"
+    exact_of = dict(page.locator("#rm-tokens .rm-token").evaluate_all(pairs))
+    top = page.locator("#rm-row .rm-top strong").evaluate_all(pairs)
+    assert len(top) == 5 and all(title == exact_of[label] for label, title in top)
+    # the bridge: every key's disclosure says its token's exact text
+    page.locator("#rm-bridge-open").click()
+    for i, (label, exact) in VISIBLE.items():
+        summary = page.locator(f'#rm-bridge-out .rm-bridge-keys li[data-index="{i}"] > details > summary')
+        expect(summary).to_contain_text(f"k of {label} ·", timeout=TRACE_TIMEOUT_MS)
+        expect(summary).to_have_attribute("title", exact)
 
 
 def test_the_cap_is_counted_in_tokens_as_the_learner_types(view):

@@ -297,11 +297,15 @@ def test_at_252_tokens_every_cell_says_its_share_on_hover_and_keyboard_focus(des
     for panel in ("#rm-layer-view", "#rm-model-view"):  # 252 tokens in 32 x 32 thumbnails: the legend says so
         expect(page.locator(f"{panel} .rm-legend")).to_contain_text("largest share in its block of tokens")
 
+    # past 64 tokens a head's answer carries its shares printed, not each at full precision (the
+    # focused query's row has those): the readout is the server's template with the printed share
+    assert api["precise"] is None
+
     def says(text: str, q: int, k: int) -> None:
         pair = f"{re.escape(labels[q])} → {re.escape(labels[k])}"
-        said = re.fullmatch(rf"{pair}: share (\S+) \(exactly (\S+)\)", text)
+        said = re.fullmatch(rf"{pair}: share (\S+)", text)
         assert said, text
-        assert said[1] == api["shares"][q][k] and float(said[2]) == api["weights"][q][k]
+        assert said[1] == api["shares"][q][k]
 
     # hover: one tooltip at the cell under the pointer (the cells are one image here)
     heatmap.evaluate("svg => svg.closest('figure').scrollIntoView({ block: 'start' })")

@@ -15,6 +15,9 @@ import pytest
 from labkit import DESKTOP, Lab, Recorder
 from playwright.sync_api import expect
 
+from attnlab.engine.single import trace_query
+from attnlab.lab.explorer.display import labels
+
 pytestmark = pytest.mark.browser
 
 
@@ -175,5 +178,42 @@ def test_an_own_example_link_made_before_the_one_state_opens_the_same_numbers(br
             ["cat", "0.825", "58%"], ["sat", "0", "blocked"],
             ["on", "-0.825", "11%"], ["mat", "0.206", "31%"],
         ]
+    finally:
+        lab.close()
+
+
+def test_a_links_example_shows_none_of_the_worked_examples_sentences_before_its_answer(browser, live_server):
+    """The server writes the worked example's sentences into the page (three sources: a triangle);
+    a link's example of four sources is known only from its answer, so until that answer comes the
+    sentences that depend on the example are hidden, never shown wrong."""
+    page = browser.new_context(viewport=DESKTOP).new_page()
+    recorder = Recorder()
+    recorder.attach(page)
+    lab = Lab(page=page, recorder=recorder, base_url=live_server.url)
+    waiting = []  # the link's state request, held back until the test lets it go
+    page.route("**/api/state", lambda route: waiting.append(route))
+    try:
+        page.goto(live_server.url + OWN_LINK)
+        hint = page.locator("#mix-hint")
+        expect(page.locator("html")).to_have_attribute("data-awaiting", "1")
+        expect(hint).to_contain_text("the shaded triangle of the three allowed values")  # the worked one's
+        expect(hint).to_be_hidden()
+        for label in ("#row-label", "#explorer-eyebrow", "#query-caption", "#score-axis-title"):
+            expect(page.locator(label)).to_be_hidden()
+        for _ in range(100):
+            if waiting:
+                break
+            page.wait_for_timeout(50)
+        waiting[0].continue_()
+        page.unroute("**/api/state")
+        lab.wait_for_query("[1.1, 0]")
+        own = json.loads(base64.urlsafe_b64decode(OWN_LINK.split("&own=")[1] + "=="))
+        said = labels(trace_query(own["q"], own["keys"], own["values"], labels=own["labels"],
+                                  allowed=own["allowed"], scale=own["scale"]))
+        expect(hint).to_be_visible()
+        expect(hint).to_have_text(said["mix_hint"]["text"])
+        eyebrow = page.locator("#explorer-eyebrow")
+        expect(eyebrow).to_have_text(said["eyebrow"]["text"])
+        expect(eyebrow).to_have_text("One query · four sources · one continuous example")
     finally:
         lab.close()

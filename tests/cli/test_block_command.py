@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from attnlab.lab.block import terminal
 from attnlab.lab.block.data import given_weights, given_x
 from attnlab.lab.block.page import block_page
 from attnlab.lab.block.program import to_python
@@ -38,7 +39,8 @@ def test_walk_is_printed_step_by_step():
         "Step 7 of 8 · MLP",
         "Step 8 of 8 · Add & Norm",
     ]
-    assert "Head 1 looks back to the previous token" in done.stdout
+    assert "Head 1 is a previous-token head: on average 86% of B's and C's attention" in done.stdout
+    assert done.stdout == "\n".join(terminal.lines(block_page())) + "\n"  # every line is the lab's
     last = done.stdout.splitlines()[-1]
     assert last == "  C  [" + ", ".join(repr(v) for v in walk().output[2]) + "]"
 

@@ -94,3 +94,17 @@ def test_generate_has_the_pages_prompt_cap_and_a_stated_cap_on_new_tokens():
     assert done.returncode == 2 and done.stdout == b""
     (line,) = done.stderr.decode().splitlines()
     assert line.startswith("attnlab: error: prompt is 401 tokens long") and "at most 256 tokens" in line
+
+
+@pytest.mark.models
+def test_logits_into_a_pipe_closed_early_ends_quietly(smollm2):
+    # Before: `attnlab logits hi --json | head -c 300` printed a BrokenPipeError traceback. Its
+    # answer (~1.5 kB) fits a pipe's buffer, so the reader leaves before anything is written:
+    # the first write meets the closed pipe, whatever the timing.
+    read, write = os.pipe()
+    proc = subprocess.Popen([ATTNLAB, "logits", "hi", "--json"], stdout=write, stderr=subprocess.PIPE)
+    os.close(write)
+    os.close(read)
+    _, err = proc.communicate(timeout=300)
+    assert b"Traceback" not in err and b"BrokenPipe" not in err, err.decode()
+    assert err == b"" and proc.returncode in (0, 1)

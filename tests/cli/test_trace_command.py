@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from attnlab.engine.single import trace_query
+from attnlab.lab.explorer import terminal
 from attnlab.lab.explorer.program import to_python
 
 ATTNLAB = shutil.which("attnlab", path=str(Path(sys.executable).parent))
@@ -33,6 +34,8 @@ def test_worked_example_in_words_and_table():
     assert lines[4].split() == ["B", "[1,", "0]", "[0,", "2]", "2", "1.414", "0.576", "[0,", "1.152]"]
     assert "output o = [-0.004, 0.868]" in done.stdout
     assert "Share: softmax subtracts the largest score" in done.stdout
+    trace = trace_query([2, 1], [[-1, 2], [1, 0], [0, 1]], [[2, 0], [0, 2], [-1, -1]])
+    assert done.stdout == "\n".join(terminal.lines(terminal.trace_text(trace))) + "\n"  # all the lab's
 
 
 def test_no_arguments_uses_the_page_example():

@@ -20,7 +20,8 @@ from attnlab.engine import (
     new_caches,
     transformer_block,
 )
-from attnlab.engine.layers import mlp
+from attnlab.engine.block import BlockEdits
+from attnlab.engine.layers import mlp, rms_norm
 
 
 def _bert_block(rng, d=8, n_head=2, d_ff=13):
@@ -153,3 +154,73 @@ def test_bad_block_arguments(rng):
         encoder_stack(np.ones((3, 8)), [], n_head=2)
     with pytest.raises(ValueError, match=r"n_head=3 does not divide the query width 8"):
         encoder_stack(np.ones((3, 8)), [p], n_head=3)
+
+
+# -- the hook points (BlockEdits) -------------------------------------------------------------
+
+
+def _same(a):
+    return a
+
+
+@pytest.mark.parametrize("norm", ["pre", "post"])
+def test_edits_that_return_their_input_change_no_bit(rng, norm):
+    p = _bert_block(rng) if norm == "post" else _llama_block(rng)
+    x = rng.standard_normal((2, 5, 8 if norm == "post" else 12))
+    kw = dict(n_head=2 if norm == "post" else 4, norm=norm)
+    if norm == "pre":
+        kw["n_kv_head"] = 2
+    plain = transformer_block(x, p, **kw)
+    seen = {}
+
+    def keep(name):
+        def hook(a):
+            seen[name] = a
+            return np.array(a)  # a copy: the same values
+
+        return hook
+
+    edited = transformer_block(x, p, **kw, edits=BlockEdits(z=keep("z"), mid=keep("mid"), mlp=keep("mlp")))
+    assert edited.output.tobytes() == plain.output.tobytes()
+    assert seen["z"].shape == (2, 5, edited.attention.heads.shape[-3] * edited.attention.heads.shape[-1])
+    assert seen["mid"].shape == seen["mlp"].shape == x.shape
+    # z is the heads side by side: query head h in columns h*d .. (h+1)*d - 1
+    d = plain.attention.heads.shape[-1]
+    for h in range(plain.attention.heads.shape[-3]):
+        assert seen["z"][..., h * d : (h + 1) * d].tobytes() == plain.attention.heads[:, h].tobytes()
+
+
+def test_zeroing_a_query_head_removes_exactly_its_rows_of_w_o(rng):
+    """GQA: heads 0 and 1 share KV head 0; zeroing head 1's z leaves head 0 as it was."""
+    p = _llama_block(rng, d_head=3)
+    x = rng.standard_normal((5, 12))
+
+    def zero_head_1(z):
+        out = z.copy()
+        out[..., 3:6] = 0.0
+        return out
+
+    res = transformer_block(x, p, n_head=4, n_kv_head=2, edits=BlockEdits(z=zero_head_1))
+    plain = transformer_block(x, p, n_head=4, n_kv_head=2, return_trace=True)
+    concat = plain.trace["attn.concat"].copy()
+    concat[:, 3:6] = 0.0
+    h = x + concat @ p.attn.w_o
+    out = h + mlp(rms_norm(h, p.norm_2), p.mlp)[0]
+    np.testing.assert_allclose(res.output, out, rtol=0, atol=1e-13)
+    np.testing.assert_array_equal(res.attention.heads, plain.attention.heads)  # heads as attention made them
+
+
+@pytest.mark.parametrize("norm", ["pre", "post"])
+def test_mid_and_mlp_edits_replace_what_flows_on(rng, norm):
+    p = _bert_block(rng)
+    x = rng.standard_normal((5, 8))
+    mid = rng.standard_normal((5, 8))
+    ff = rng.standard_normal((5, 8))
+    res = transformer_block(x, p, n_head=2, norm=norm, return_trace=True,
+                            edits=BlockEdits(mid=lambda a: mid, mlp=lambda a: ff))  # fmt: skip
+    if norm == "pre":
+        expected = mid + ff
+    else:
+        expected = layer_norm(mid + ff, p.norm_2)
+    np.testing.assert_array_equal(res.output, expected)
+    assert res.trace["residual_1" if norm == "pre" else "norm_1"] is mid

@@ -74,3 +74,19 @@ def test_core_math_shows_each_equation_once():
 
     latex = [b["latex"] for b in content()["math"]["blocks"] if b["kind"] == "display"]
     assert latex and len(latex) == len(set(latex))
+
+
+def test_every_line_the_page_places_is_in_the_content():
+    from attnlab.lab.explorer.examples import WORKED_SEQUENCE
+
+    c = content.content()
+    first = c["papers"]["items"][0]
+    assert first["byline"] == "Vaswani et al. · 2017 · NeurIPS"
+    assert first["link_label"] == "Read paper: Attention Is All You Need"
+    connections = c["connections"]
+    total = sum(len(g["items"]) for g in connections["groups"])
+    heading = {"text": f"Other connections ({total})", "claims": {"count": total}}
+    assert connections["count_heading"] == heading
+    item = connections["groups"][0]["items"][0]
+    assert item["heading"] == f"{item['title']}:" and item["relation_sentence"] == f"{item['relation']}."
+    assert c["footer"] == f"Guided attention notebook · worked study · {WORKED_SEQUENCE.id}"

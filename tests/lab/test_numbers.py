@@ -47,3 +47,21 @@ def test_vectors_and_points():
     assert fmt.vector([-0.00393691965450399, 0.8679552806894639]) == "[-0.004, 0.868]"
     assert fmt.precise_vector([0.28005849008675604, 0.0]) == "[0.28005849008675604, 0]"
     assert fmt.point([-1.0, 2.0]) == "(\u22121, 2)"
+
+
+@pytest.mark.parametrize(
+    ("x", "text"),
+    [(0.5, "0.5"), (1 / 2**0.5, "0.707"), (1e6, "1000000"), (0.05, "0.05"), (0.0005, "0.0005"),
+     (0.000123456, "0.000123"), (1e-9, "1e-09"), (0.0, "0")],
+)
+def test_significant_never_shows_a_small_factor_as_zero(x, text):
+    assert fmt.significant(x) == text
+
+
+@pytest.mark.parametrize(
+    "x,digits,text",
+    [(2.220446049250313e-16, 2, "2.2e-16"), (1e-15, 1, "1e-15"), (-3.5e-5, 2, "-3.5e-5"), (1e10, 2, "1e10"),
+     (0.000125, 3, "1.25e-4"), (0.0, 2, "0")],
+)  # fmt: skip
+def test_scientific_keeps_the_significant_digits(x, digits, text):
+    assert fmt.scientific(x, digits) == text

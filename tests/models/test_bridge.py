@@ -43,7 +43,10 @@ def test_the_bridge_is_trace_query_on_the_heads_real_vectors(reference_row, mode
     assert view["display"]["q_precise"] == explorer["q_precise"] == fmt.precise_vector(ref.q)
     assert [float(x) for x in view["display"]["q_precise"].strip("[]").split(", ")] == list(ref.q)
     assert view["display"]["output_precise"] == explorer["output_precise"]
-    assert view["display"]["scale"] == "√4"  # the toy's scale is exactly 1/sqrt(4)
+    # the scale has one meaning: the factor each dot product is multiplied by (the toy's: 1/sqrt(4))
+    assert view["display"]["scale"] == "0.5" and view["display"]["scale_shown"] == "1/√4 = 0.5"
+    assert [s["exact"] for s in view["display"]["sources"]] == trace.tokens
+    assert all(k["exact"] == trace.tokens[k["index"]] for k in view["plane"]["keys"])
     assert view["words"] == row_words(ref, query)
     assert view["geometry"]["pie"] == pie(ref)
 

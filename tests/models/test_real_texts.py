@@ -1,7 +1,8 @@
 """Real texts through both models: every view opens every query of any text the tokenizer accepts.
 
-Texts with line breaks, tabs, control characters, emoji, right-to-left scripts
-and lone combining marks; lone surrogates are not text a tokenizer accepts
+Texts with line breaks (and a lone carriage return), tabs, control characters (NUL
+too), no-break spaces, emoji, right-to-left scripts, lone combining marks and a chat
+template's control token; lone surrogates are not text a tokenizer accepts
 (JSON cannot carry them), so they are refused at the text field instead.
 Also: "Continue the text" continues it (no chat template), the chat choice
 applies the template, and the words of real rows claim the rows' numbers.
@@ -38,6 +39,10 @@ PIECES = [
     " ",
     "\u200f",
     ".",
+    "\x00",
+    "\r",
+    "\u00a0",
+    "<|im_start|>",
 ]
 TEXTS = st.lists(st.sampled_from(PIECES), min_size=1, max_size=6).map("".join).filter(lambda t: t.strip())
 
@@ -52,21 +57,31 @@ def _no_nan(text: str) -> dict:
 def _views(client, job: dict, layer: int, head: int) -> None:
     i, n = job["id"], len(job["result"]["tokens"])
     shown = job["result"]["shown"]
+    for path in ("model-view", f"heads/{layer}/{head}?packed=true"):
+        r = client.get(f"/api/models/jobs/{i}/{path}")
+        assert r.status_code == 200, (path, r.text)
+        _no_nan(r.text)
     for query in range(n):
         assert shown[query]["label"] == f"{query} {token_label(job['result']['tokens'][query])['label']}"[:32]
-        for path in (f"rows/{layer}/{head}/{query}", f"bridge/{layer}/{head}/{query}",
-                     f"neuron/{layer}/{head}/{query}/{max(query - 1, 0)}", f"journey/{query}"):  # fmt: skip
+        paths = [f"rows/{layer}/{head}/{query}", f"bridge/{layer}/{head}/{query}",
+                 f"neuron/{layer}/{head}/{query}/{max(query - 1, 0)}", f"journey/{query}"]  # fmt: skip
+        if job["result"]["has_logits"]:
+            paths.append(f"next/{query}?temperature=0.7&top_k=40&top_p=0.9")
+        for path in paths:
             r = client.get(f"/api/models/jobs/{i}/{path}")
             assert r.status_code == 200, (path, r.text)
             body = _no_nan(r.text)
             if path.startswith("rows"):
                 assert [s["exact"] for s in body["sources"]] == job["result"]["tokens"]
+            if path.startswith("next"):  # every token shown visibly, its exact text kept
+                assert all(e["token_exact"] == e["token"] for e in body["entries"])
 
 
 @pytest.mark.parametrize(("model", "layer", "head"), [("minilm", 1, 3), ("smollm2", 17, 6)])
-@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(text=TEXTS)
 @example(text="The cat\nsat\ton the mat.")
+@example(text="a\x00b\rc\u00a0d<|im_start|>e")
 def test_every_view_opens_every_query_of_any_text(client, traced, model, layer, head, text, request):
     request.getfixturevalue(model)  # skips when the model is not installed
     _views(client, traced(model, text), layer, head)

@@ -70,7 +70,8 @@ def test_js_modules_stay_small():
 def test_openapi_documents_the_api(client):
     doc = client.get("/api/openapi.json").json()
     trace = doc["paths"]["/api/trace"]["post"]
-    assert set(trace["responses"]) == {"200", "413", "422"}
+    assert set(trace["responses"]) == {"200", "413", "422", "429"}  # 429: past its share (web.fairness)
+    assert "Retry-After" in trace["responses"]["429"]["headers"]
     assert doc["components"]["schemas"]["LabState"]["properties"]["q"]["maxItems"] == 64
     # The CDN-backed docs pages are off: nothing may load from elsewhere.
     assert client.get("/docs").status_code == 404
@@ -150,7 +151,8 @@ def test_why_and_questions_come_before_the_demos_written_by_the_server(client):
 
 def test_the_pages_own_explorer_sentences_are_the_unmasked_rows(client):
     """index.html starts with explorer_texts for the starting (unmasked) row; JS swaps them later."""
-    from attnlab.lab.explorer.sequence import STARTING, explorer_texts
+    from attnlab.lab.explorer.sequence import STARTING
+    from attnlab.lab.explorer.texts import explorer_texts
 
     page = client.get("/").text
     texts = explorer_texts(STARTING)
@@ -161,4 +163,4 @@ def test_the_pages_own_explorer_sentences_are_the_unmasked_rows(client):
         ("current-allowed", "allowed"),
         ("words-example", "example"),
     ):
-        assert re.search(rf'id="{element_id}"[^>]*>{re.escape(texts[key])}<', page), key
+        assert re.search(rf'id="{element_id}"[^>]*>{re.escape(texts[key]["text"])}<', page), key

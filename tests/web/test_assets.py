@@ -1,6 +1,8 @@
 """The pages preload exactly the modules their entry scripts import, under versioned, gzipped URLs."""
 
 import gzip
+import html
+import json
 import os
 import posixpath
 import re
@@ -139,3 +141,66 @@ def test_the_version_changes_when_a_file_does(tmp_path):
         answer = c.get(f"/static/v/{after}/js/shared/f.js")
         assert answer.headers["cache-control"] == IMMUTABLE and answer.text == f.read_text(encoding="utf-8")
         assert c.get(f"/static/v/{before}/js/shared/f.js").headers["cache-control"] == "no-cache"
+
+
+def served_words(page: str) -> dict:
+    block = re.search(r'<script type="application/json" id="attnlab-words">(.*?)</script>', page, re.S)
+    assert block, "no words block"
+    return json.loads(block.group(1))
+
+
+def test_the_served_html_says_the_labs_sentences_of_the_worked_example(client):
+    """Every answer-dependent sentence index.html shows before its first answer is the lab's,
+    from the worked example's own answer: none is a copy in the HTML that could drift."""
+    from attnlab.lab.explorer.state import example_answer
+    from attnlab.lab.notebook.page import index_page
+
+    page = client.get("/").text
+    served = index_page()
+    assert "<!-- fill:" not in page
+    answer = example_answer()
+    labels = answer["explorer"]["display"]["labels"]
+    texts = answer["sequence"]["explorer"]["texts"]
+    for element, text in [
+        ("row-label", answer["sequence"]["explorer"]["heading"]["text"]),
+        ("row-explain", texts["row"]["text"]),
+        ("explorer-given", texts["given"]["text"]),
+        ("q-legend", texts["q_legend"]["text"]),
+        ("current-allowed", texts["allowed"]["text"]),
+        ("words-example", texts["example"]["text"]),
+        ("explorer-eyebrow", labels["eyebrow"]["text"]),
+        ("query-caption", labels["caption"]["text"]),
+        ("mix-hint", labels["mix_hint"]["text"]),
+        ("score-axis-title", labels["score_title"]["text"]),
+        ("share-strip-title", labels["share_title"]["text"]),
+        ("formula-scale", labels["score_formula"]["text"]),
+        ("formula-code", labels["score_code"]["text"]),
+        ("formula-scale-2", labels["scale_note"]["text"]),
+        ("challenge-goal", answer["explorer"]["challenge"]["goal"]),
+        ("held-title", answer["sequence"]["title"]["text"]),
+    ]:
+        shown = re.search(rf'id="{element}"[^>]*>([^<]*)<', page)
+        assert shown and html.unescape(shown.group(1)) == text, element
+    for text in served["fills"].values():
+        assert html.escape(text, quote=False) in page
+    # the worked example's numbers: three sources, so a triangle; the default scale, so / √2
+    assert "shaded triangle of the three allowed values" in labels["mix_hint"]["text"]
+    assert labels["score_title"]["text"] == "Scaled scores · s = q·k / √2"
+    assert served_words(page) == served["words"]
+
+
+def test_each_page_gets_its_modules_words_and_no_text_can_close_the_block(client):
+    from attnlab.lab.page import shared_words
+    from attnlab.web.assets import fill_page
+
+    real = client.get("/real-model").text
+    assert served_words(real) == shared_words()  # the HTTP module's words, on every page
+    assert served_words(client.get("/").text)["http"] == shared_words()["http"]
+    page = fill_page(
+        "<head></head><p><!-- fill:a --></p>",
+        {"words": {"x": "</script><b>"}, "fills": {"a": "1 < 2 & <b>"}},
+    )
+    assert "</script><b>" not in page and served_words(page) == {"x": "</script><b>"}
+    assert "<p>1 &lt; 2 &amp; &lt;b&gt;</p>" in page
+    with pytest.raises(KeyError):  # a marker the lab gives no sentence for would show nothing
+        fill_page("<head></head><!-- fill:missing -->", {"words": {}, "fills": {}})

@@ -8,6 +8,7 @@ generous upper limits on behaviour (a connection is closed at all), never timing
 from __future__ import annotations
 
 import http.client
+import json
 import socket
 import time
 
@@ -93,3 +94,26 @@ def test_one_address_holds_at_most_its_share_of_connections_websockets_included(
                 other.request("GET", "/api/example")
                 assert other.getresponse().status == 200
                 other.close()
+
+
+def test_a_500_says_connection_close_and_the_connection_is_closed():
+    # Before: the guard's clean 500 JSON went out without "Connection: close", and the server
+    # then closed the keep-alive connection under the client's next request.
+    app = create_app()
+
+    def boom() -> dict:
+        raise RuntimeError("a bug, injected by the test")
+
+    app.add_api_route("/test-only/boom", boom, methods=["GET"])
+    with serving(app) as (_, port):
+        with socket.create_connection(("127.0.0.1", port), timeout=WAIT_S) as raw:
+            raw.sendall(b"GET /test-only/boom HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            answer = closed_within(raw, WAIT_S)  # the server closes it after the answer
+    head, body = answer.split(b"\r\n\r\n", 1)
+    lines = head.decode().split("\r\n")
+    assert lines[0] == "HTTP/1.1 500 Internal Server Error"
+    assert "connection: close" in [line.lower() for line in lines[1:]]
+    assert json.loads(body) == {
+        "detail": [{"loc": ["body"], "field": "body", "msg": "the server failed on this request",
+                    "type": "server_error"}]
+    }  # fmt: skip

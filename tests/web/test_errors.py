@@ -286,7 +286,7 @@ def bodies(client):
         "/api/notebook/export/json": {"held": held},
         "/api/notebook/import": {"text": "{}"},
         "/api/block": block_req,
-        "/api/block/check": {"block": block_req, "challenge": block_challenge},
+        "/api/block/study": {"block": block_req, "action": {"kind": "submit", "challenge": block_challenge}},
         "/api/models/jobs": {"model": "no-such-model", "text": "The cat sat."},
         "/api/models/generate": {"model": "no-such-model", "prompt": "Once upon a time", "top_k": 5},
     }
@@ -318,7 +318,7 @@ ROUTES = [
     "/api/notebook/export/json",
     "/api/notebook/import",
     "/api/block",
-    "/api/block/check",
+    "/api/block/study",
     "/api/models/jobs",
     "/api/models/generate",
 ]
@@ -347,3 +347,66 @@ def test_every_bad_request_gets_a_4xx_in_the_pages_words(client, bodies, route, 
     if r.status_code < 400:
         return  # the spoil landed somewhere harmless (a label that is still a label): nothing to check
     _check_answer(r)
+
+
+# --- integers in paths and queries; a number's examples inside the field's range --------------
+
+
+@pytest.mark.parametrize(
+    ("url", "loc", "name"),
+    [
+        ("/api/models/jobs/abc/layers/" + "9" * 5_000, ["path", "layer"], "Layer"),
+        ("/api/models/jobs/abc/layers/1?head=" + "9" * 5_000, ["query", "head"], "Head"),
+        ("/api/models/probe?seed=-" + "9" * 5_000, ["query", "seed"], "Seed"),
+    ],
+)
+def test_a_path_or_query_integer_too_long_says_so(client, url, loc, name):
+    # Before: "Layer is not in a form the lab can use" (pydantic's int_parsing_size).
+    assert _only(client.get(url)) == {
+        "loc": loc,
+        "field": ".".join(loc),
+        "msg": f"{name} is a number too long to read (5,000 digits)",
+        "type": "number_too_long",
+    }
+
+
+GEN = {"model": "no-such-model", "prompt": "hi"}  # refused at model once its numbers pass: no job starts
+NOT_NUMBERS = [  # (url with X where the value goes, the JSON body with X, loc, the sentence)
+    ("/api/models/jobs/abc/layers/X", None, ["path", "layer"],
+     "Layer must be a whole number, such as 0 or 2"),
+    ("/api/models/jobs/abc/layers/1?head=X", None, ["query", "head"],
+     "Head must be a whole number, such as 0 or 2"),
+    ("/api/models/probe?seed=X", None, ["query", "seed"], "Seed must be a whole number, such as 0 or 2"),
+    ("/api/models/generate", {**GEN, "max_new_tokens": "X"}, ["body", "max_new_tokens"],
+     "New tokens must be a whole number, such as 1 or 2"),
+    ("/api/models/generate", {**GEN, "seed": "X"}, ["body", "seed"],
+     "Seed must be a whole number, such as 0 or 2"),
+    ("/api/models/generate", {**GEN, "temperature": "X"}, ["body", "temperature"],
+     "Temperature must be a number, such as 0.5 or 2"),
+    ("/api/models/generate", {**GEN, "top_p": "X"}, ["body", "top_p"],
+     "Top-p must be a number, such as 0.5 or 1"),
+    ("/api/trace", {**WORKED, "q": ["X", 1]}, ["body", "q", 0],
+     "Query q · x must be a number, such as -0.5 or 2"),
+]
+
+
+def _with(client, url: str, body: dict | None, value: str):
+    """GET ``url`` or POST ``body`` with ``value`` (JSON text) where X stands."""
+    if body is None:
+        return client.get(url.replace("X", value))
+    text = json.dumps(body).replace('"X"', value)
+    return client.post(url, content=text, headers={"content-type": "application/json"})
+
+
+@pytest.mark.parametrize(("url", "body", "loc", "msg"), NOT_NUMBERS)
+def test_a_number_that_is_not_one_gets_examples_the_field_takes(client, url, body, loc, msg):
+    # Before: "must be a whole number, such as 2 or -1" for a layer, a head and a seed, none of which
+    # can be -1.
+    not_a_number = "1.5" if "whole" in msg else "true"
+    r = _with(client, url, body, not_a_number if body is not None else "x")
+    assert r.status_code == 422
+    assert [d["msg"] for d in r.json()["detail"] if d["loc"] == loc] == [msg]
+    for example in msg.rsplit("such as ", 1)[1].split(" or "):  # each example is taken at that field
+        r = _with(client, url, body, example)
+        refused = [e["loc"] for e in r.json()["detail"]] if r.status_code == 422 else []
+        assert loc not in refused, (example, r.text[:300])

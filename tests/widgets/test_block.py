@@ -35,3 +35,11 @@ def test_bad_inputs_are_refused_and_the_old_value_kept():
         b.step = 8
     assert b.step == 0
     assert b._page["steps"] == block_page(positions="rope")["steps"]
+
+
+def test_the_views_words_are_the_labs():
+    b = Block(norm="post")
+    page = block_page(norm="post")
+    assert b._page["words"] == page["words"] and b._page["choices"] == page["choices"]
+    assert b._page["words"]["widget"]["title"] == "One transformer block, step by step"
+    assert Block.TITLE == page["words"]["widget"]["page_title"]  # the snapshot page's title

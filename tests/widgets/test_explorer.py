@@ -91,3 +91,15 @@ def test_the_widget_cannot_have_a_trait_named_keys_so_the_wrapper_maps_it():
     bundle = w._repr_mimebundle_()
     data = bundle[0] if isinstance(bundle, tuple) else bundle
     assert data["application/vnd.jupyter.widget-view+json"]["model_id"] == w.widget.model_id
+
+
+def test_the_views_fixed_words_are_the_labs_sent_once():
+    from attnlab.lab.explorer.page import widget_words
+
+    w = Explorer()
+    assert w.widget._words == widget_words()
+    first = {"number": "1", "title": "Match: how far does q reach along each key?"}
+    assert w.widget._words["steps"][0] == first
+    # the number-dependent ones come with each answer: the caption the view places
+    caption = w.widget._result["display"]["labels"]["caption"]["text"]
+    assert caption == "q = [2, 1] · Compare the query with each key."

@@ -1,12 +1,14 @@
 """The ``attnlab`` command.
 
 ``attnlab`` alone serves the lab; ``attnlab trace`` prints one query's
-calculation; ``attnlab heads`` and ``attnlab generate`` look inside real
-pretrained models. Bad input prints one line on stderr and exits with 2:
-an empty ``--q=`` or ``--keys ""`` is bad input (never the worked example in
-disguise), and so is an argument that is not valid UTF-8 (Python hands it over
-with surrogate escapes). Output into a pipe closed early (``| head``) ends
-quietly with status 1, as Python's own documentation recommends.
+calculation (its words and table from ``lab.explorer.terminal``); ``attnlab
+block`` walks one transformer block (``lab.block.terminal``); ``attnlab heads``
+and ``attnlab generate`` look inside real pretrained models. Bad input prints
+one line on stderr and exits with 2: an empty ``--q=`` or ``--keys ""`` is bad
+input (never the worked example in disguise), and so is an argument that is not
+valid UTF-8 (Python hands it over with surrogate escapes). Output into a pipe
+closed early (``| head``) ends quietly with status 1, as Python's own
+documentation recommends.
 """
 
 from __future__ import annotations
@@ -18,10 +20,9 @@ import sys
 from collections.abc import Sequence
 
 from attnlab.engine.single import default_labels, trace_query
-from attnlab.lab import numbers as fmt
+from attnlab.lab.explorer import terminal
 from attnlab.lab.explorer.examples import WORKED
 from attnlab.lab.explorer.program import to_python
-from attnlab.lab.explorer.words import explain
 
 
 class UsageError(Exception):
@@ -73,27 +74,6 @@ def parse_allowed(text: str, labels: Sequence[str]) -> list[bool]:
 # --- attnlab trace ----------------------------------------------------------
 
 
-def _trace_table(trace) -> str:
-    header = ["source", "key", "value", "dot", "scaled", "share", "carry w·v"]
-    rows = []
-    for i, label in enumerate(trace.labels):
-        share = fmt.rounded(trace.weights[i]) if trace.allowed[i] else "blocked"
-        rows.append(
-            [
-                label,
-                fmt.vector(trace.keys[i]),
-                fmt.vector(trace.values[i]),
-                fmt.rounded(trace.dots[i]),
-                fmt.rounded(trace.scores[i]),
-                share,
-                fmt.vector(trace.carries[i]),
-            ]
-        )
-    widths = [max(len(r[c]) for r in [header, *rows]) for c in range(len(header))]
-    lines = ["  ".join(cell.ljust(w) for cell, w in zip(r, widths)).rstrip() for r in [header, *rows]]
-    return "\n".join(lines)
-
-
 def run_trace(args: argparse.Namespace) -> int:
     q = parse_vector(args.q, "--q") if args.q is not None else list(WORKED.q)
     keys = parse_matrix(args.keys, "--keys") if args.keys is not None else [list(k) for k in WORKED.keys]
@@ -111,15 +91,7 @@ def run_trace(args: argparse.Namespace) -> int:
     elif args.python:
         print(to_python(trace), end="")
     else:
-        words = explain(trace)
-        print(words.summary)
-        print()
-        print(_trace_table(trace))
-        print(f"\nm = {fmt.rounded(trace.m)}; Z = {fmt.rounded(trace.z)}")
-        print(f"output o = {fmt.vector(trace.output)}")
-        print()
-        for paragraph in (words.match, words.share, words.mix):
-            print(paragraph)
+        print("\n".join(terminal.lines(terminal.trace_text(trace))))
     return 0
 
 
@@ -150,6 +122,12 @@ def build_parser() -> argparse.ArgumentParser:
     b = sub.add_parser("block", help="walk one transformer block on the lab's tokens, every number")
     add_block_arguments(b)
     b.set_defaults(func=run_block)
+
+    from attnlab.cli.connections import FLASH_HELP, add_flash_arguments, run_flash
+
+    fl = sub.add_parser("flash", help=FLASH_HELP)
+    add_flash_arguments(fl)
+    fl.set_defaults(func=run_flash)
 
     # --- attnlab serve (owned by the web part) ---
     s = sub.add_parser("serve", help="serve the lab on 127.0.0.1 and open the browser")

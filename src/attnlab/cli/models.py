@@ -7,7 +7,9 @@ streams a decoder's continuation of the text as it is, token by token
 (``--chat``: as the user's turn in the chat template, like the page's "Answer
 as the assistant" choice). ``logits`` prints the next-token distribution at a position, with
 temperature, top-k and top-p applied as the page's view applies them. The
-models and their defaults come from :mod:`attnlab.models.registry`.
+models and their defaults come from :mod:`attnlab.models.registry`; every line
+printed is the lab's (:mod:`attnlab.lab.realmodel.command`, tokens shown with
+␣, ⏎, ⇥ as on the page).
 """
 
 from __future__ import annotations
@@ -17,10 +19,10 @@ import json
 import sys
 import time
 
+from attnlab.engine.errors import FieldError
 from attnlab.lab import limits
-from attnlab.lab import numbers as fmt
-from attnlab.lab.realmodel.kinds import top_sources
-from attnlab.lab.realmodel.modelview import head_table_heading, layer_table
+from attnlab.lab.realmodel import command as words
+from attnlab.lab.realmodel import problems
 from attnlab.lab.realmodel.status import NO_CHAT_HINT_CLI
 from attnlab.lab.realmodel.tokens import row_label
 from attnlab.models import registry
@@ -77,9 +79,7 @@ def _decoder_argument(p: argparse.ArgumentParser) -> None:
 def _decoder(name: str):
     spec = registry.spec(name)
     if not spec.generates:
-        raise ValueError(
-            f"{name} is an encoder: it does not predict text; use --model {' or '.join(registry.decoders())}"
-        )
+        raise ValueError(words.encoder(name, registry.decoders()))
     return spec
 
 
@@ -106,13 +106,13 @@ def run_logits(args: argparse.Namespace) -> int:
     _check_text(args.text, "text")
     _decoder(check_name(args.model))
     if not 1 <= args.top <= MAX_TOKENS_SHOWN:
-        raise ValueError(f"--top {args.top} is out of range; use 1..{MAX_TOKENS_SHOWN}")
+        raise ValueError(words.top_out_of_range(args.top, MAX_TOKENS_SHOWN))
     sampling = Sampling(temperature=args.temperature, top_k=args.top_k, top_p=args.top_p)
     model = _load(args.model)
     ids = model.encode(args.text)
     position = len(ids) - 1 if args.position is None else args.position
     if not 0 <= position < len(ids):
-        raise ValueError(f"--position {position} does not exist; the text has tokens 0..{len(ids) - 1}")
+        raise ValueError(words.no_position(position, len(ids)))
     logits = model.logits(ids[: position + 1])[-1]  # causal: later tokens do not change this row
     actual = ids[position + 1] if position + 1 < len(ids) else None
     labels = model.token_labels(ids)
@@ -130,18 +130,14 @@ def run_logits(args: argparse.Namespace) -> int:
                "removed": removed, "kept": view["kept"], "actual": view["actual"]}  # fmt: skip
         print(json.dumps(out))
         return 0
-    words = view["words"]
-    print(words["context"]["text"])
-    rows = [["rank", "token", "id", "logit", "p (model)", "p"]]
-    for e in view["entries"]:
-        cells = [e["token_label"], str(e["id"]), e["logit_display"], e["p_model_display"], e["p_display"]]
-        rows.append([str(e["rank"]), *cells])
-    print(_grid(rows))
+    said = view["words"]
+    print(said["context"]["text"])
+    print(_grid([words.LOGITS_HEADER, *(words.logits_row(e) for e in view["entries"])]))
     print()
     for removed in view["removed"]:
         print(removed["words"]["text"])
-    print(words["kept"]["text"])
-    print(words["actual"]["text"])
+    print(said["kept"]["text"])
+    print(said["actual"]["text"])
     return 0
 
 
@@ -154,9 +150,9 @@ def _load(name: str):
 
 def _check_text(text: str, field: str) -> None:
     if not text.strip():
-        raise ValueError(f"{field} is empty: give some text")
+        raise ValueError(words.empty(field))
     if len(text) > MAX_TEXT_CHARS:
-        raise ValueError(f"{field} has {len(text)} characters; the limit is {MAX_TEXT_CHARS}")
+        raise ValueError(words.too_long(field, len(text), MAX_TEXT_CHARS))
 
 
 def run_heads(args: argparse.Namespace) -> int:
@@ -175,11 +171,14 @@ def run_heads(args: argparse.Namespace) -> int:
             layer["head"] = args.head
         print(json.dumps({**trace.summary_dict(), **layer}))
         return 0
-    print(f"{model.title}: {len(trace.tokens)} tokens, layer {args.layer} of 0..{trace.n_layer - 1}")
+    title, n = registry.spec(args.model).title, len(trace.tokens)
+    print(words.heads_heading(title=title, n_tokens=n, layer=args.layer, n_layer=trace.n_layer))
     if args.head is None:
-        print(_layer_table(trace, args.layer))
+        rows, note = words.layer_rows(trace, args.layer)
+        print(_grid(rows) + "\n\n" + note)
     else:
-        print(_head_table(trace, args.layer, args.head))
+        heading, rows = words.head_rows(trace, args.layer, args.head)
+        print(heading + "\n\n" + _grid(rows))
     return 0
 
 
@@ -188,38 +187,14 @@ def _grid(rows: list[list[str]]) -> str:
     return "\n".join("  ".join(cell.rjust(w) for cell, w in zip(r, widths)).rstrip() for r in rows)
 
 
-def _short(token: str, width: int = 8) -> str:
-    token = token.replace("\n", "\\n").replace("\t", "\\t")
-    return token if len(token) <= width else token[: width - 1] + "…"
-
-
-def _head_table(trace, layer: int, head: int) -> str:
-    w = trace.head_weights(layer, head)
-    names = [f"{i}:{_short(t)}" for i, t in enumerate(trace.tokens)]
-    lines = [head_table_heading(trace, layer, head), ""]
-    rows = [["query \\ key", *names, "top source"]]
-    for i, name in enumerate(names):
-        cells = [fmt.rounded(float(w[i, j]), 2) if trace.allowed[i, j] else "." for j in range(len(names))]
-        label, share = top_sources(w[i], names, k=1)[0]
-        rows.append([name, *cells, f"{label} {fmt.percent(share)}"])
-    return "\n".join(lines) + "\n" + _grid(rows)
-
-
-def _layer_table(trace, layer: int) -> str:
-    table = layer_table(trace, layer, f"0:{_short(trace.tokens[0])}")
-    return _grid([table["header"], *table["rows"]]) + "\n\n" + table["note"]
-
-
 def run_generate(args: argparse.Namespace) -> int:
     _decoder(check_name(args.model))
     chat = bool(args.chat)
     if not args.prompt:
-        raise ValueError("prompt is empty: give some text to continue")
+        raise FieldError(("prompt",), problems.empty_prompt())
     if not limits.MIN_NEW_TOKENS <= args.max_new_tokens <= limits.CLI_MAX_NEW_TOKENS:
-        raise ValueError(
-            f"--max-new-tokens must be from {limits.MIN_NEW_TOKENS} to {limits.CLI_MAX_NEW_TOKENS}, "
-            f"not {args.max_new_tokens}"
-        )
+        low, high = limits.MIN_NEW_TOKENS, limits.CLI_MAX_NEW_TOKENS
+        raise ValueError(words.new_tokens_out_of_range(args.max_new_tokens, low, high))
     # the same caps as the page's: the prompt in characters, then in the model's own tokens
     _check_text(args.prompt, "prompt")
     check_tokens(check_name(args.model), args.prompt, field="prompt")
@@ -240,7 +215,7 @@ def run_generate(args: argparse.Namespace) -> int:
         sys.stdout.flush()  # stream: each token shows as it comes
         finish, said = piece.finish, said + piece.text
     sys.stdout.write("\n")
-    print(f"[{finish or 'length'}]", file=sys.stderr)
+    print(words.finished(finish), file=sys.stderr)
     if finish == "end_of_turn" and not chat and not said:
         print(NO_CHAT_HINT_CLI, file=sys.stderr)
     return 0

@@ -13,11 +13,16 @@ Post-norm (the original Transformer, BERT; ``norm="post"``)::
 These are ``nn.TransformerEncoderLayer`` with ``norm_first=True`` and ``False``.
 A pre-norm stack needs a final norm after its last block; a post-norm stack
 already ends on one.
+
+:class:`BlockEdits` are the block's three hook points (ablation, patching and
+caching in interpretability): the heads before W_O, the residual stream between
+the sublayers, the feed-forward output before its residual add. Without them
+a block computes exactly what it computes with edits that return their input.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from attnlab.engine._arrays import Array, arange, as_array, namespace, shape_of
@@ -48,6 +53,26 @@ class BlockParams:
     mlp: MLPParams | SwiGLUParams
     norm_1: LayerNormParams | RMSNormParams
     norm_2: LayerNormParams | RMSNormParams
+
+
+@dataclass(frozen=True, eq=False)
+class BlockEdits:
+    """Functions a block applies to three of its intermediates (hooks); each may be None.
+
+    - ``z(concat)``: the heads side by side before W_O, (..., L, n_head * d_v); query
+      head h owns columns h*d_v .. (h+1)*d_v - 1 (never a shared KV head);
+    - ``mid(h)``: the residual stream between the sublayers, (..., L, d_model):
+      pre-norm ``x + MHA(norm_1(x))``, post-norm ``norm_1(x + MHA(x))``;
+    - ``mlp(ff)``: the feed-forward output before its residual add, (..., L, d_model).
+
+    Each returns an array of its argument's shape and dtype (C-contiguous), or its
+    argument itself; it never writes into its argument (it may keep it: the block
+    does not write into it either). The block goes on with what was returned.
+    """
+
+    z: Callable[[Array], Array] | None = None
+    mid: Callable[[Array], Array] | None = None
+    mlp: Callable[[Array], Array] | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -95,10 +120,13 @@ def transformer_block(
     cache: KVCache | None = None,
     scale: float | None = None,
     return_trace: bool = False,
+    edits: BlockEdits | None = None,
 ) -> BlockResult:
     """Run one transformer block on ``x`` (..., L, d_model); see the module docstring.
 
-    The attention arguments are passed to :func:`multi_head_attention`.
+    The attention arguments are passed to :func:`multi_head_attention`. ``edits``:
+    see :class:`BlockEdits` (a trace shows the heads and the feed-forward output
+    before their edits, ``concat`` and the residuals after them).
     """
     if norm not in NORM_PLACEMENTS:
         raise FieldError("norm", f"norm={norm!r}; use 'pre' (GPT-2, Llama) or 'post' (BERT)")
@@ -120,8 +148,11 @@ def transformer_block(
             cache=cache,
             scale=scale,
             return_trace=return_trace,
+            edit_z=None if edits is None else edits.z,
         )
 
+    edit_mid = None if edits is None else edits.mid
+    edit_mlp = None if edits is None else edits.mlp
     if norm == "pre":
         # 1) normalise, attend, add back
         h_norm = apply_norm(x, params.norm_1)
@@ -129,12 +160,16 @@ def transformer_block(
         att = attend(h_norm)
         steps.extend("attn", att.trace)
         h = x + att.output
+        if edit_mid is not None:
+            h = edit_mid(h)
         steps.add("residual_1", h)
         # 2) normalise, feed forward, add back
         f_norm = apply_norm(h, params.norm_2)
         steps.add("norm_2", f_norm)
         ff, ff_trace = mlp(f_norm, params.mlp, return_trace=return_trace)
         steps.extend("mlp", ff_trace)
+        if edit_mlp is not None:
+            ff = edit_mlp(ff)
         out = h + ff
     else:
         # 1) attend, add back, normalise
@@ -143,10 +178,14 @@ def transformer_block(
         r1 = x + att.output
         steps.add("residual_1", r1)
         h = apply_norm(r1, params.norm_1)
+        if edit_mid is not None:
+            h = edit_mid(h)
         steps.add("norm_1", h)
         # 2) feed forward, add back, normalise
         ff, ff_trace = mlp(h, params.mlp, return_trace=return_trace)
         steps.extend("mlp", ff_trace)
+        if edit_mlp is not None:
+            ff = edit_mlp(ff)
         r2 = h + ff
         steps.add("residual_2", r2)
         out = apply_norm(r2, params.norm_2)

@@ -19,7 +19,7 @@ message starts with: ``("w_q",)`` for ``w_q has shape (12, 12); ...``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from attnlab.engine._arrays import (
@@ -119,6 +119,7 @@ def multi_head_attention(
     cache: KVCache | None = None,
     scale: float | None = None,
     return_trace: bool = False,
+    edit_z: Callable[[Array], Array] | None = None,
 ) -> MultiHeadResult:
     """Run multi-head attention from ``x`` (..., L, d_model) over ``context`` (or x).
 
@@ -129,6 +130,10 @@ def multi_head_attention(
     is also right with a cache). ``rope`` rotates q and k at ``positions``
     (default: cache.length, cache.length + 1, ...), self-attention only.
     ``cache`` gets this call's k and v appended and supplies all the keys.
+    ``edit_z(concat)`` (a hook: ablation, patching) takes the heads side by side,
+    (..., L, n_head * d_v), query head h in columns h*d_v .. (h+1)*d_v - 1, and
+    returns what W_O multiplies (the same shape; it never writes into its
+    argument). ``heads`` stay as attention made them; ``concat`` is after the edit.
     """
     check_causal(causal)
     x = as_array(x, "x")
@@ -208,6 +213,8 @@ def multi_head_attention(
 
     # 4) concatenate the heads and project back
     concat = merge_heads(res.output)  # (..., L, H*d_v)
+    if edit_z is not None:
+        concat = edit_z(concat)
     steps.add("concat", concat)
     out = linear(concat, w_o, b_o)  # (..., L, d_model)
     steps.add("output", out)

@@ -43,6 +43,24 @@ from attnlab.engine.threads import one_blas_thread
 
 
 @dataclass(frozen=True, eq=False)
+class TileStep:
+    """The running state of one query block just after one key tile.
+
+    Query rows ``[q_start, q_stop)`` after keys ``[k_start, k_stop)``: ``m`` (..., bq)
+    the running maximum, ``l`` (..., bq) the running sum of exponentials, ``acc``
+    (..., bq, d_v) the unnormalised output (``acc / l`` is the output so far).
+    """
+
+    q_start: int
+    q_stop: int
+    k_start: int
+    k_stop: int
+    m: Array
+    l: Array  # noqa: E741 - the paper's name
+    acc: Array
+
+
+@dataclass(frozen=True, eq=False)
 class TiledResult:
     """Output of :func:`tiled_attention`: ``output`` (..., L, d_v), ``logsumexp``
     (..., L) of the scaled allowed scores (``-inf`` when fully masked), and
@@ -81,6 +99,36 @@ def tiled_attention(
         return tiles(xp, q, k, v, scale, causal, padding, batch, n_q, n_k, block_q, block_k)
 
 
+def tiled_steps(
+    q: Array,
+    k: Array,
+    v: Array,
+    *,
+    block_q: int = 512,
+    block_k: int | None = 512,
+    causal: str | None = None,
+    scale: float | None = None,
+    key_padding_mask: Array | None = None,
+) -> tuple[TiledResult, list[TileStep]]:
+    """:func:`tiled_attention`, and the running m, l and acc of every query block after every key tile.
+
+    The same pass, so the same bits: the result equals :func:`tiled_attention`'s, and the last
+    step of each query block holds the m and l its output was divided by. Steps come in
+    the order the pass takes them (query block by query block, key tiles left to right);
+    key tiles a causal mask skips have no step.
+    """
+    xp, q, k, v, scale, padding, batch, n_q, n_k, block_k = prepare_tiles(
+        q, k, v, block_q=block_q, block_k=block_k, causal=causal, scale=scale,
+        key_padding_mask=key_padding_mask,
+    )  # fmt: skip
+    for name, a in (("q", q), ("k", k), ("v", v)):
+        check_finite(xp, a, name)
+    steps: list[TileStep] = []
+    with one_blas_thread():
+        result = tiles(xp, q, k, v, scale, causal, padding, batch, n_q, n_k, block_q, block_k, steps=steps)
+    return result, steps
+
+
 def prepare_tiles(q, k, v, *, block_q, block_k, causal, scale, key_padding_mask):
     """Check a tiled call's arguments; return ``(xp, q, k, v, scale, padding, batch, n_q, n_k, block_k)``."""
     check_causal(causal)
@@ -112,8 +160,11 @@ def _check_padding(xp, key_padding_mask, batch, n_k):
     return kpm
 
 
-def tiles(xp, q, k, v, scale, causal, padding, batch, n_q, n_k, block_q, block_k):
-    """FlashAttention-2 forward in array-API operations (see the module docstring)."""
+def tiles(xp, q, k, v, scale, causal, padding, batch, n_q, n_k, block_q, block_k, steps=None):
+    """FlashAttention-2 forward in array-API operations (see the module docstring).
+
+    ``steps``: a list to append a :class:`TileStep` to after every key tile (None: keep none).
+    """
     d_v = shape_of(v)[-1]
     offset = 0 if causal != "bottom_right" else n_k - n_q
     outs, lses, fulls = [], [], []
@@ -152,6 +203,8 @@ def tiles(xp, q, k, v, scale, causal, padding, batch, n_q, n_k, block_q, block_k
             total = total * correction + xp.sum(p, axis=-1)
             acc = acc * xp.expand_dims(correction, axis=-1) + p @ v[..., j0:j1, :]
             m = m_new
+            if steps is not None:  # m, total and acc are new arrays each tile: keeping them is safe
+                steps.append(TileStep(i0, i1, j0, j1, m, total, acc))
         fully = total == 0.0
         outs.append(acc / xp.expand_dims(xp.where(fully, 1.0, total), axis=-1))
         lses.append(xp.where(fully, -xp.inf, m + xp.log(xp.where(fully, 1.0, total))))

@@ -69,19 +69,37 @@ def _fields(form: dict) -> list[dict]:
     return out
 
 
+def _filled(node, fills: dict):
+    """``node`` with every string's ``{name}`` replaced by ``fills[name]``."""
+    if isinstance(node, str):
+        return node.format_map(fills)
+    if isinstance(node, list):
+        return [_filled(x, fills) for x in node]
+    if isinstance(node, dict):
+        return {k: _filled(v, fills) for k, v in node.items()}
+    return node
+
+
 @cache
-def _read(name: str) -> dict:
-    return json.loads(resources.files("attnlab.lab").joinpath("data", name).read_text("utf-8"))
+def _read(name: str, fills: tuple[tuple[str, str], ...] = ()) -> dict:
+    data = json.loads(resources.files("attnlab.lab").joinpath("data", name).read_text("utf-8"))
+    return _filled(data, dict(fills)) if fills else data
 
 
 @dataclass(frozen=True)
 class ChallengeSet:
-    """The challenges of one data file under ``lab/data/``, read once."""
+    """The challenges of one data file under ``lab/data/``, read once.
+
+    ``fills`` are ``(name, text)`` pairs written into the file's ``{name}`` placeholders
+    when it is read: numbers the words quote from an example declared elsewhere (the
+    worked example's keys, ``lab.explorer.examples``), so they are declared once.
+    """
 
     data_file: str
+    fills: tuple[tuple[str, str], ...] = ()
 
     def data(self) -> dict:
-        return _read(self.data_file)
+        return _read(self.data_file, self.fills)
 
     def listed(self) -> list[dict]:
         """Every challenge as the page shows it: copies, with any answer left out, with the words

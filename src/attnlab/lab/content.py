@@ -15,6 +15,9 @@ import re
 from functools import cache
 from importlib import resources
 
+from attnlab.lab.explorer.examples import WORKED_SEQUENCE
+from attnlab.lab.said import said
+
 _INLINE = re.compile(r"\$([^$]+)\$")
 
 
@@ -72,7 +75,13 @@ def intro_html() -> dict[str, str]:
 
 @cache
 def content() -> dict:
-    """Return the content ready to draw: math blocks carry ``html`` (MathML or prose)."""
+    """Return the content ready to draw: math blocks carry ``html`` (MathML or prose).
+
+    Every line the page places is here: a paper's ``byline`` ("Vaswani et al. ·
+    2017 · NeurIPS") and ``link_label`` (its link's name for a screen reader),
+    the connections' ``count_heading`` (with the count as its claim) and each
+    connection's ``heading`` ("Position encoding:") and ``relation_sentence``.
+    """
     data = json.loads(json.dumps(raw()))  # a deep copy the cache can hand out
     for block in data["math"]["blocks"]:
         if block["kind"] == "display":
@@ -81,4 +90,16 @@ def content() -> dict:
             block["html"] = prose(block["text"])
         else:
             block["html"] = html.escape(block["text"], quote=False)
+    for paper in data["papers"]["items"]:
+        paper["byline"] = f"{paper['authors']} · {paper['year']} · {paper['venue']}"
+        paper["link_label"] = f"{paper['link'].removesuffix(' →')}: {paper['title']}"
+    connections = data["connections"]
+    total = sum(len(g["items"]) for g in connections["groups"])
+    connections["count_heading"] = said(f"Other connections ({total})", count=total)
+    for group in connections["groups"]:
+        for item in group["items"]:
+            item["heading"] = f"{item['title']}:"
+            item["relation_sentence"] = f"{item['relation']}."
+    data["in_attnlab"] = "In attnlab:"
+    data["footer"] = data["footer"].format(example=WORKED_SEQUENCE.id)
     return data

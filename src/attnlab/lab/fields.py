@@ -318,11 +318,66 @@ def too_long(digits: int) -> str:
     return f"is a number too long to read ({digits:,} digits)"
 
 
-def problem_words(type_: str, ctx: dict | None) -> str:
+def half_character() -> str:
+    """A text holding a lone surrogate (half a character, which no tokenizer takes): every route's words."""
+    return "holds half of a character (a lone surrogate): paste the text again"
+
+
+def over_share(seconds: int, *, computer: bool) -> str:
+    """A client past its share of the server's time (429): when to ask again.
+
+    ``computer``: the budget of its whole address was spent (every page it has open), else
+    this connection's own.
+    """
+    who = "This computer has" if computer else "This page has"
+    unit = "second" if seconds == 1 else "seconds"
+    return f"{who} asked for more than its share of the server's time: try again in {seconds} {unit}"
+
+
+# examples a number's problem may give, first to last; only those inside the field's range are used
+_WHOLE_EXAMPLES = (2, -1, 0, 1)
+_NUMBER_EXAMPLES = (2, -0.5, 0.5, 1, 0)
+
+
+def _inside_limits(x: float, limits: dict) -> bool:
+    checks = {
+        "ge": lambda b: x >= b, "gt": lambda b: x > b, "le": lambda b: x <= b, "lt": lambda b: x < b,
+    }  # fmt: skip
+    return all(check(limits[k]) for k, check in checks.items() if limits.get(k) is not None)
+
+
+def number_examples(*, whole: bool, limits: dict | None = None) -> list[float]:
+    """Up to two examples of a number the field takes, smaller first, inside ``limits``.
+
+    ``limits`` are the field's bounds by pydantic's names (``ge``, ``gt``, ``le``, ``lt``):
+    a layer (``ge=0``) is never given ``-1`` as an example.
+    """
+    limits = limits or {}
+    bounds = [limits[k] for k in ("ge", "le") if isinstance(limits.get(k), (int, float))]
+    candidates = [*(_WHOLE_EXAMPLES if whole else _NUMBER_EXAMPLES), *bounds]
+    found: list[float] = []
+    for x in candidates:
+        if _inside_limits(x, limits) and x not in found and (not whole or x == int(x)):
+            found.append(x)
+        if len(found) == 2:
+            break
+    return sorted(found)
+
+
+def must_be_number(*, whole: bool, limits: dict | None = None) -> str:
+    """``must be a whole number, such as 0 or 2``: examples the field itself would take."""
+    kind = "a whole number" if whole else "a number"
+    examples = [bound(x) for x in number_examples(whole=whole, limits=limits)]
+    return f"must be {kind}, such as {' or '.join(examples)}" if examples else f"must be {kind}"
+
+
+def problem_words(type_: str, ctx: dict | None, limits: dict | None = None) -> str:
     """Say what is wrong for a parser's error, without naming the field; never the parser's text.
 
     Only the error's type and its limits (``ctx``) are used; an unknown type
-    gets a plain sentence rather than the parser's message.
+    gets a plain sentence rather than the parser's message. ``limits``: the
+    field's own bounds (``ge``, ``le``…), where known, for the examples a type's
+    problem gives.
     """
     ctx = ctx or {}
     if type_ == "missing":
@@ -332,9 +387,9 @@ def problem_words(type_: str, ctx: dict | None) -> str:
     if type_ == "finite_number":
         return "must be a finite number, not NaN or infinity"
     if type_ in ("float_type", "float_parsing", "int_type", "int_parsing", "int_from_float"):
-        whole = type_.startswith("int")
-        example = "-1" if whole else "-0.5"
-        return f"must be {'a whole number' if whole else 'a number'}, such as 2 or {example}"
+        return must_be_number(whole=type_.startswith("int"), limits=limits)
+    if type_ == "string_unicode":
+        return half_character()
     if type_ == "bool_type":
         return "must be true or false"
     if type_ in ("string_type", "string_too_short"):
@@ -376,9 +431,10 @@ def job_gone(kind: str = "trace") -> str:
 
 
 def details_need_head(n_head: int) -> str:
-    """``details=true`` on a whole layer: its q, k, v and scores come one head at a time."""
+    """``details=true`` on a whole layer: its q, k, v and scores come one head at a time (the
+    problem at ``head``, never naming it)."""
     return (
-        "head is needed with details=true (one head's q, k, v and scores at a time): "
+        "is needed with details=true (one head's q, k, v and scores at a time): "
         f"give one of 0..{n_head - 1}"
     )
 

@@ -42,9 +42,23 @@ def bound(limit: float) -> str:
 
 
 def limit_words() -> dict:
-    """The page's sentences that state a limit, each with the limit it states as its claim."""
+    """The page's sentences that state a limit, each with the limit it states as its claim.
+
+    ``sources_count[n - 1]`` is what the own-example form says while it has n sources.
+    """
     block = bound(BLOCK_MAX_MAGNITUDE)
     return {
+        "own_example": said(
+            f"Add or remove sources ({MIN_SOURCES} to {MAX_SOURCES}), rename them and change their keys "
+            "and values, all in 2-D so the planes can draw them, then choose “Use this example”. Every "
+            f"coordinate stays within ±{bound(MAX_MAGNITUDE)}. The address bar’s link carries the held "
+            "example; Reset example returns to the worked example.",
+            min_sources=MIN_SOURCES, max_sources=MAX_SOURCES, max_magnitude=MAX_MAGNITUDE,
+        ),
+        "sources_count": [
+            said(f"{n} of at most {MAX_SOURCES} sources.", sources=n, max_sources=MAX_SOURCES)
+            for n in range(MIN_SOURCES, MAX_SOURCES + 1)
+        ],
         "block_edit": said(
             f"Type a number and press Enter. Numbers past ±{block} or that are not numbers are refused "
             "next to their field; the last good walk stays.",

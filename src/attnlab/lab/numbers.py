@@ -8,6 +8,7 @@ form (shortest round-tripping repr, ``-0`` kept, ``.0`` trimmed).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 
 MINUS = "\u2212"
@@ -34,6 +35,17 @@ def rounded(x: float, digits: int = 3) -> str:
     return _trim(repr(r))
 
 
+def significant(x: float, digits: int = 3) -> str:
+    """Return a factor as the page writes it: like :func:`rounded` from 0.1 up (``0.5``,
+    ``0.707``, ``1000000``), below that to ``digits`` significant digits (``0.05``,
+    ``0.0005``, ``1e-09``), so a small factor such as a scale never shows as ``0``.
+    """
+    x = float(x)
+    if x == 0.0 or abs(x) >= 0.1 or not math.isfinite(x):
+        return rounded(x, digits)
+    return f"{x:.{digits}g}"
+
+
 def percent(w: float) -> str:
     """Return a share as a whole percentage; never '0%' or '100%' when it is not."""
     p = round(float(w) * 100)
@@ -57,3 +69,14 @@ def precise_vector(xs: Iterable[float]) -> str:
 def point(xs: Iterable[float], digits: int = 3) -> str:
     """Return coordinates as the page's prose writes them: ``(−1, 2)``."""
     return "(" + ", ".join(rounded(x, digits).replace("-", MINUS) for x in xs) + ")"
+
+
+def scientific(x: float, digits: int = 2) -> str:
+    """Return ``x`` with ``digits`` significant digits in scientific notation: ``2.2e-16``, ``1e-15``.
+
+    Zero prints ``0``.
+    """
+    if x == 0.0:
+        return "0"
+    mantissa, _, exponent = f"{float(x):.{digits - 1}e}".partition("e")
+    return f"{_trim(mantissa)}e{int(exponent)}"

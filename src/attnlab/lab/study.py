@@ -27,7 +27,7 @@ as that text with no claims. Rules, the same for every part of the lab:
   attempt you leave: the active attempt, or ``before`` when none is active;
 - the same help is recorded once per attempt.
 
-What differs between the notebook's practice (``lab.history``) and the
+What differs between the notebook's practice (``lab.notebook.history``) and the
 block's (``lab.block.history``) is data: a :class:`StudyRules` each. Errors
 are ``FieldError``s located in the request the page sends: ``("study",
 "before", 0, "kind")``, ``("action", "response", 2)``; messages start with

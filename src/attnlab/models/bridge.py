@@ -12,8 +12,8 @@ real q, keys and values, at any length), so every number here is ``==`` to
   a causal model's later tokens are blocked), ``labels``, ``scale``
   (multiplied: ``1/sqrt(d_k)``);
 - ``display``: the explorer's strings trimmed of the per-source vectors, plus
-  ``key_precise`` per source and ``q_precise`` (:func:`attnlab.lab.realmodel.bridge.display`):
-  the page formats nothing;
+  ``key_precise`` and ``exact`` (the token's text) per source, ``q_precise``, and the
+  scale as a multiplier (:func:`attnlab.lab.realmodel.bridge.display`): the page formats nothing;
 - ``words`` and ``text``: the row's Match / Share / Mix sentences
   (:func:`attnlab.lab.realmodel.neuron.row_words`: the top 5 named), the title
   and the lede (:func:`attnlab.lab.realmodel.bridge.bridge_words`), each
@@ -31,21 +31,22 @@ from __future__ import annotations
 from attnlab.lab.explorer.geometry import pie, plane_view
 from attnlab.lab.realmodel.bridge import LABELLED, bridge_words, display, plane_labels
 from attnlab.lab.realmodel.neuron import row_words
-from attnlab.models.neuron import check_token, plane, row_place
+from attnlab.models.neuron import plane, row_place
 
 __all__ = ["LABELLED", "bridge_view"]
 
 
-def _plane(row) -> dict:
+def _plane(row, tokens) -> dict:
     p = plane(row)
-    p.update(plane_labels(row, p))
+    p.update(plane_labels(row, p, tokens))
     p["view"] = plane_view([p["q"], *((k["x"], k["y"]) for k in p["keys"])], min_half=1.0, centered=True)
     return p
 
 
 def bridge_view(trace, layer: int, head: int, query: int) -> dict:
-    """JSON-ready bridge for ``trace`` (details needed); ValueError names a bad field."""
-    check_token(trace, "query", query)
+    """JSON-ready bridge for ``trace`` (details needed); ``FieldError`` at a bad index's field."""
+    trace.check(layer=layer, head=head)
+    trace.check_token("query", query)
     row = trace.query_row(layer, head, query)
     text = bridge_words(row, layer=layer, head=head, query=query)
     return {
@@ -74,8 +75,8 @@ def bridge_view(trace, layer: int, head: int, query: int) -> dict:
             "blocked": list(row.blocked),
             "underflowed": list(row.underflowed),
         },
-        "display": display(row),
+        "display": display(row, trace.tokens),
         "words": row_words(row, query),
         "geometry": {"pie": pie(row)},
-        "plane": _plane(row),
+        "plane": _plane(row, trace.tokens),
     }

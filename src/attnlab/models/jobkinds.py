@@ -13,7 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from attnlab.engine.errors import FieldError, Loc
-from attnlab.models.registry import DEFAULT_MAX_CHARS, DEFAULT_MAX_TOKENS, SPECS
+from attnlab.lab.fields import half_character
+from attnlab.lab.realmodel import problems
+from attnlab.models import registry
+from attnlab.models.registry import DEFAULT_MAX_CHARS, DEFAULT_MAX_TOKENS
 from attnlab.models.sampling import Sampling
 from attnlab.models.traces import ModelTrace
 
@@ -25,33 +28,26 @@ FINAL = ("done", "error", "cancelled")
 def token_cap_message(model: str, n_tokens: int, cap: int = MAX_TOKENS) -> str:
     """The problem with a text over the token cap (a ``FieldError``'s: it does not name the field).
 
-    The model is named by its title, as the page's model choice reads.
+    The model is named by its registry title, as the page's model choice reads.
     """
-    title = SPECS[model].title if model in SPECS else model
-    return (
-        f"is {n_tokens} tokens long for {title}; the Real model view takes at most "
-        f"{cap} tokens. Shorten it by {n_tokens - cap}."
-    )
+    return problems.over_token_cap(n_tokens, cap, registry.title(model))
 
 
-def check_chars(text: str, *, field: str = "text") -> str:
-    """Return ``text`` unless it holds a lone surrogate (half a character: no tokenizer takes it)."""
+def check_chars(text: str, *, field: str = "text", max_chars: int | None = None) -> str:
+    """Return ``text`` unless it holds a lone surrogate (half a character: no tokenizer takes it)
+    or, with ``max_chars``, more characters than that."""
     if any("\ud800" <= ch <= "\udfff" for ch in text):
-        raise FieldError((field,), "holds half of a character (a lone surrogate): paste the text again")
+        raise FieldError((field,), half_character())
+    if max_chars is not None and len(text) > max_chars:
+        raise FieldError((field,), problems.too_many_chars(len(text), max_chars))
     return text
 
 
 def check_text(text: object, *, field: str = "text", max_chars: int = MAX_CHARS) -> str:
-    """Return ``text``, or raise ``FieldError((field,), ...)`` with the message the learner sees."""
+    """Return ``text``, or raise ``FieldError((field,), problem)`` with the problem the learner sees."""
     if not isinstance(text, str) or not text.strip():
-        raise FieldError((field,), "is empty: type a sentence to look at")
-    check_chars(text, field=field)
-    if len(text) > max_chars:
-        raise FieldError(
-            (field,),
-            f"has {len(text)} characters; the Real model view takes at most {max_chars}. Shorten it.",
-        )
-    return text
+        raise FieldError((field,), problems.empty_text())
+    return check_chars(text, field=field, max_chars=max_chars)
 
 
 @dataclass(kw_only=True, eq=False)

@@ -41,12 +41,14 @@ from collections import OrderedDict, deque
 from collections.abc import Callable
 
 from attnlab.engine.errors import FieldError
+from attnlab.lab.realmodel import problems
 from attnlab.models import registry
 from attnlab.models.jobkinds import (
     MAX_CHARS,
     MAX_TOKENS,
     GenerationJob,
     TraceJob,
+    check_chars,
     check_text,
     token_cap_message,
 )
@@ -57,7 +59,8 @@ from attnlab.models.work import GenerationTask, TraceTask
 from attnlab.models.worker import Worker
 
 __all__ = [
-    "JOBS", "MAX_CHARS", "MAX_TOKENS", "Busy", "GenerationJob", "Jobs", "Stopping", "TraceJob", "check_tokens"
+    "JOBS", "MAX_CHARS", "MAX_TOKENS", "Busy", "GenerationJob", "Jobs", "Stopping", "TraceJob",
+    "check_tokens", "count_text",
 ]
 
 MAX_WAITING = 32  # queued jobs besides the running one: a class pressing "Look inside" at once
@@ -72,29 +75,25 @@ Job = TraceJob | GenerationJob
 
 
 class Busy(Exception):
-    """The line is full; ``retry_after`` (seconds) estimates when a place frees up."""
+    """The line is full: ``ahead`` requests before this one; ``retry_after`` (seconds) estimates when
+    a place frees up. Its message is the lab's (:func:`attnlab.lab.realmodel.problems.busy`)."""
 
     def __init__(self, ahead: int, retry_after: int) -> None:
-        super().__init__(f"The model is busy: {ahead} requests are ahead of you.")
+        super().__init__(problems.busy(ahead))
         self.ahead = ahead
         self.retry_after = retry_after
 
 
 class Stopping(Exception):
-    """The jobs were shut down: the server is stopping."""
+    """The jobs were shut down: the server is stopping (the lab's words: ``problems.stopping``)."""
 
-
-def unknown_model(model: object) -> str:
-    """The problem with a name the registry does not know (a ``FieldError``'s, at ``model``)."""
-    return f"{model!r:.40} is not a model here; use one of {', '.join(registry.names())}"
+    def __init__(self) -> None:
+        super().__init__(problems.stopping())
 
 
 def check_model(model: object) -> str:
     """Return ``model`` if the registry knows it, else raise ``FieldError(("model",), ...)``."""
-    try:
-        return registry.check_name(model)
-    except ValueError:
-        raise FieldError(("model",), unknown_model(model)) from None
+    return registry.check_name(model)
 
 
 def check_tokens(model: str, text: str, *, field: str = "text") -> int:
@@ -104,11 +103,27 @@ def check_tokens(model: str, text: str, *, field: str = "text") -> int:
     try:
         n = len(registry.token_strings(model, text))
     except ModelNotInstalled as error:
-        raise FieldError(("model",), f"cannot be loaded: {error}") from None
+        raise FieldError(("model",), problems.cannot_load(str(error))) from None
     cap = registry.spec(model).max_tokens
     if n > cap:
         raise FieldError((field,), token_cap_message(model, n, cap))
     return n
+
+
+def count_text(model: str, text: str) -> list[str]:
+    """The tokens ``model``'s trace of ``text`` will have (its tokenizer alone; ``""`` has none).
+
+    ``FieldError`` at ``model`` (unknown, or its package missing) or at ``text`` (half a
+    character, or more characters than the model's view takes).
+    """
+    from attnlab.models.files import ModelNotInstalled
+
+    spec = registry.spec(model)
+    check_chars(text, max_chars=spec.max_chars)
+    try:
+        return registry.token_strings(model, text) if text else []
+    except ModelNotInstalled as error:
+        raise FieldError(("model",), problems.cannot_load(str(error))) from None
 
 
 def _task(job: Job) -> TraceTask | GenerationTask:
@@ -176,30 +191,29 @@ class Jobs:
         *,
         max_new_tokens: int,
         sampling: Sampling,
-        chat: bool | None = None,
+        chat: bool = False,
         model: str | None = None,
     ) -> GenerationJob:
         """A model's continuation of ``prompt``; its pieces arrive in the job as they come.
 
         ``model``: the first model that generates when ``None``; ``chat``: wrap the
-        prompt in the chat template (``None``: the model's default, which is to continue the text).
+        prompt in the chat template (only when asked: the text is continued as it is otherwise).
         """
         if model is None:
             model = registry.decoders()[0]
         spec = registry.spec(check_model(model))
         if not spec.generates:
-            raise FieldError(("model",), f"cannot write text: {spec.title} is an encoder")
+            raise FieldError(("model",), problems.encoder_cannot_write(spec.title))
         check_text(prompt, field="prompt", max_chars=spec.max_chars * 4)
         if self._count_first:  # before: a 4,000-token prompt was accepted and took the worker 27 s
             check_tokens(model, prompt, field="prompt")
-        chat = spec.chat_default if chat is None else bool(chat)
         job = GenerationJob(
             id=self._new_id(),
             model=model,
             prompt=prompt,
             max_new_tokens=max_new_tokens,
             sampling=sampling,
-            chat=chat,
+            chat=bool(chat),
         )
         return self._submit(job)
 
@@ -211,7 +225,7 @@ class Jobs:
         key = job.share_key
         with self._lock:
             if self._closed:
-                raise Stopping("the server is stopping: no new model jobs")
+                raise Stopping()
             shared = self._by_key.get(key) if key is not None else None
             if shared is not None:
                 self._shelf.touch(shared.id)
@@ -349,7 +363,7 @@ class Jobs:
             self._paths.clear()
             job = self._running
             if job is not None:
-                job.apply("error", None, "the model's worker process stopped unexpectedly; try again")
+                job.apply("error", None, problems.worker_lost())
                 self._end(job)
             self._dispatch()  # the next job starts a new worker
             self._changed.notify_all()
@@ -388,11 +402,11 @@ class Jobs:
             self._closed = True
             worker, self._worker = self._worker, None
             if self._running is not None:
-                self._running.cancel("cancelled: the server stopped while the model was working on it")
+                self._running.cancel(problems.cancelled(running=True))
                 self._end(self._running)
             while self._waiting:
                 job = self._waiting.popleft()
-                job.cancel("cancelled: the server stopped before the model reached it")
+                job.cancel(problems.cancelled(running=False))
                 self._end(job)
             self._loaded.clear()
             self._paths.clear()

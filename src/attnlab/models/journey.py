@@ -108,8 +108,18 @@ def token_journey(journey: dict[str, np.ndarray], index: int) -> list[dict]:
     return blocks
 
 
-def journey_view(trace, index: int, *, norm: str) -> dict:
-    """JSON-ready journey of token ``index`` of ``trace`` with its words; ``norm``: "rms" or "layer"."""
+def journey_view(trace, index: int, *, norm: str | None = None) -> dict:
+    """JSON-ready journey of token ``index`` of ``trace`` with its words.
+
+    ``norm``: "rms" or "layer"; ``None``: the model's (RMSNorm for a decoder in the registry, else
+    LayerNorm). ``FieldError`` at ``index`` past the text.
+    """
+    from attnlab.models import registry
+
+    trace.check_token("index", index)
+    if norm is None:
+        spec = registry.SPECS.get(trace.model)
+        norm = "rms" if spec is not None and spec.architecture == "decoder" else "layer"
     placement = "pre" if trace.causal else "post"
     blocks = token_journey(trace.journey, index)
     label = trace.labels()[index]

@@ -1,7 +1,7 @@
 """all-MiniLM-L6-v2, a sentence encoder, run by attnlab's engine.
 
 A post-norm BERT encoder (Wang et al. 2020, MiniLM; tuned by
-sentence-transformers): 6 blocks, 12 heads of 64, d_model 384, GELU (erf)
+sentence-transformers): 6 blocks, 12 heads of 32, d_model 384, GELU (erf)
 feed-forward of 1536, LayerNorm eps 1e-12. A sentence embedding is:
 
     1) embed:  x = LayerNorm(word[id] + position[p] + token_type[0])     (B, T, 384)
@@ -24,11 +24,13 @@ from pathlib import Path
 import numpy as np
 
 from attnlab.engine.block import BlockParams, transformer_block
+from attnlab.engine.errors import FieldError
 from attnlab.engine.fast.workers import run
 from attnlab.engine.layers import LayerNormParams, MLPParams, layer_norm
 from attnlab.engine.multihead import AttentionParams
 from attnlab.engine.positions import embed
 from attnlab.engine.threads import CORES, one_blas_thread
+from attnlab.lab.realmodel import problems
 from attnlab.models import files
 from attnlab.models.tokens import Batch, encode_batch, minilm_tokenizer
 from attnlab.models.traces import ModelTrace
@@ -54,18 +56,17 @@ class MiniLMConfig:
 
 def _texts(texts: object) -> list[str]:
     if isinstance(texts, str) or not isinstance(texts, Sequence) or len(texts) == 0:
-        raise ValueError("texts must be a non-empty list of strings")
+        raise FieldError(("texts",), problems.no_texts())
     for i, t in enumerate(texts):
         if not isinstance(t, str):
-            raise ValueError(f"texts[{i}] is {type(t).__name__}, not text")
+            raise FieldError(("texts", i), problems.not_text(type(t).__name__))
     return list(texts)
 
 
 class MiniLM:
     """The encoder's weights (pre-transposed for the engine) and its tokenizer."""
 
-    name = "minilm"
-    title = "all-MiniLM-L6-v2"
+    name = "minilm"  # its registry entry (models/registry.py): title, shapes, caps
     path = "float32"  # what the products run on: the file's float32 weights
 
     def __init__(
@@ -160,7 +161,7 @@ class MiniLM:
         texts = _texts(texts)
         limit = self.config.max_length if max_length is None else max_length
         if isinstance(limit, bool) or not isinstance(limit, int) or not 2 <= limit <= 512:
-            raise ValueError(f"max_length must be a whole number in 2..512, got {limit!r}")
+            raise FieldError(("max_length",), problems.out_of_range(limit, 2, 512))
         return encode_batch(self.tokenizer, texts, max_length=limit, pad_id=self.config.pad_id)
 
     # -- the forward pass -------------------------------------------------------
@@ -213,7 +214,7 @@ class MiniLM:
         """
         texts = _texts(texts)
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-            raise ValueError(f"batch_size must be a whole number >= 1, got {batch_size!r}")
+            raise FieldError(("batch_size",), problems.not_whole(batch_size, 1))
         order = np.argsort([-len(t) for t in texts], kind="stable")
         out = np.empty((len(texts), self.config.d_model), dtype=np.float32)
         pieces = []  # (rows of out, their slice of a tokenized batch)
@@ -255,7 +256,7 @@ class MiniLM:
         its key padding): far smaller, the same bits.
         """
         if not isinstance(text, str) or not text.strip():
-            raise ValueError("text is empty: type a sentence to look at")
+            raise FieldError(("text",), problems.empty_text())
         batch = self.tokenize([text], max_length=max_length)
         _, results = self.hidden(batch, details=details, progress=progress)
         n_tok = batch.ids.shape[1]

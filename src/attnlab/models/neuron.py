@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 
 from attnlab.engine.single import QueryTrace, ordered_sum
-from attnlab.lab.realmodel.neuron import key_point_title, neuron_words, plane_words, ranked
+from attnlab.lab.realmodel.neuron import bar_titles, key_point_title, neuron_words, plane_words, ranked
 
 
 def products_and_sums(q: tuple[float, ...], k: tuple[float, ...]) -> tuple[list[float], list[float]]:
@@ -77,13 +77,6 @@ def plane(row: QueryTrace) -> dict:
     }
 
 
-def check_token(trace, field: str, value: int) -> None:
-    """ValueError naming ``field`` unless ``value`` is a token index of ``trace`` (a bool is not)."""
-    n = len(trace.tokens)
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < n:
-        raise ValueError(f"{field} {value!r} does not exist; the text has tokens 0..{n - 1}")
-
-
 def row_place(trace, layer: int, head: int, query: int, row: QueryTrace) -> dict:
     """Where a row of ``trace`` stands, the first keys of the neuron view and the bridge alike."""
     return {
@@ -96,9 +89,10 @@ def row_place(trace, layer: int, head: int, query: int, row: QueryTrace) -> dict
 
 
 def neuron_view(trace, layer: int, head: int, query: int, key: int) -> dict:
-    """JSON-ready neuron view of ``trace`` (details needed); ValueError names a bad field."""
-    check_token(trace, "query", query)
-    check_token(trace, "key", key)
+    """JSON-ready neuron view of ``trace`` (details needed); ``FieldError`` at a bad index's field."""
+    trace.check(layer=layer, head=head)
+    trace.check_token("query", query)
+    trace.check_token("key", key)
     row = trace.query_row(layer, head, query)
     products, running = products_and_sums(row.q, row.keys[key])
     rank = ranked(row)
@@ -133,7 +127,10 @@ def neuron_view(trace, layer: int, head: int, query: int, key: int) -> dict:
             "key_share_display": said["weights_display"][key],
             "key_rank": key_rank,
         },
-        "text": {k: said[k] for k in ("title", "blocked", "bars", "sum", "softmax")},
+        "text": {
+            **{k: said[k] for k in ("title", "blocked", "bars", "bar_labels", "sum", "softmax")},
+            "bar_titles": bar_titles(row.q, row.keys[key], products, running),
+        },
         "words": said["words"],
         "plane": plane(row),
     }

@@ -6,7 +6,9 @@ by logit (largest first; ties: the lower id), and gives the top ``N`` with
 :func:`attnlab.models.sampling.cut`) and whether the token survived the cuts.
 ``removed`` says, control by control, how many tokens it removed and how much
 of the tempered distribution they held. Greedy (temperature 0) is the
-arg-max with all the probability.
+arg-max with all the probability. ``trace_next(trace, position, ...)`` is the view of a kept
+trace: the row of its logits after token ``position``, the token that really followed, and the
+controls as the page sends them.
 """
 
 from __future__ import annotations
@@ -55,7 +57,7 @@ def next_token(
             "p": float(c.p[i]),
             "kept": bool(c.p[i] > 0.0),
             **entry_labels(
-                decode(int(i)), float(row[i]), float(c.p[i]), float(c.p_model[i]), bool(c.p[i] > 0.0)
+                decode(int(i)), float(row[i]), float(c.p[i]), float(c.p_model[i]), bool(c.p[i] > 0.0), r + 1
             ),
         }
         for r, i in enumerate(ids)
@@ -92,7 +94,8 @@ def next_token(
             "p_model": float(c.p_model[actual]),
             "p": float(c.p[actual]),
             **entry_labels(
-                decode(int(actual)), float(row[actual]), float(c.p[actual]), float(c.p_model[actual]), True
+                decode(int(actual)), float(row[actual]), float(c.p[actual]), float(c.p_model[actual]),
+                True, rank,
             ),
         }
     out["words"] = view_words(
@@ -100,3 +103,22 @@ def next_token(
         actual=out["actual"],
     )  # fmt: skip
     return out
+
+
+def trace_next(trace, position: int, *, temperature: float, top_k: int, top_p: float, top: int) -> dict:
+    """The next-token view after token ``position`` of ``trace`` (a decoder's, with logits).
+
+    ``top_k`` 0 is off. ``FieldError`` at ``position`` past the text, or at a bad control.
+    """
+    from attnlab.models import registry
+
+    trace.check_token("position", position)
+    sampling = Sampling(temperature=temperature, top_k=top_k or None, top_p=top_p)
+    n = len(trace.tokens)
+    actual = int(trace.ids[position + 1]) if position + 1 < n else None
+    context = trace.labels()[position]
+    decode = registry.counter(trace.model).text
+    row = trace.logits[position]
+    view = next_token(row, sampling, decode=decode, top=top, actual=actual, context=context)
+    controls = {"temperature": temperature, "top_k": top_k, "top_p": top_p}
+    return {"position": position, "context_label": context, **controls, **view}

@@ -16,7 +16,9 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from attnlab.engine.errors import FieldError
 from attnlab.lab import limits
+from attnlab.lab.realmodel import problems
 
 DEFAULT_MAX_TOKENS = limits.MAX_TOKENS  # the Real model view's cap, counted by the model's own tokenizer
 DEFAULT_MAX_CHARS = limits.MAX_CHARS  # a bound on the request body; the token cap is the real limit
@@ -95,15 +97,21 @@ def names() -> tuple[str, ...]:
 
 
 def spec(name: object) -> ModelSpec:
-    """The spec of ``name``, else ValueError listing the names."""
+    """The spec of ``name``, else ``FieldError`` at ``model`` listing the names."""
     found = SPECS.get(name) if isinstance(name, str) else None
     if found is None:
-        raise ValueError(f"model {name!r} is unknown; use one of {', '.join(SPECS)}")
+        raise FieldError(("model",), problems.unknown_model(name, tuple(SPECS)))
     return found
 
 
+def title(name: str) -> str:
+    """How the page names model ``name`` (its registry title; an unregistered name as it is)."""
+    found = SPECS.get(name)
+    return found.title if found is not None else name
+
+
 def check_name(name: object) -> str:
-    """Return ``name`` if it names a model, else raise ValueError listing the names."""
+    """Return ``name`` if it names a model, else raise ``FieldError`` at ``model`` listing the names."""
     return spec(name).name
 
 

@@ -13,10 +13,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from attnlab.engine.errors import FieldError
+from attnlab.lab.realmodel import problems
+
 
 @dataclass(frozen=True, kw_only=True)
 class Sampling:
-    """How to pick tokens. ``temperature=0`` is greedy; ``seed`` makes draws repeatable."""
+    """How to pick tokens. ``temperature=0`` is greedy; ``seed`` makes draws repeatable.
+
+    A bad control is a ``FieldError`` at its name (``top_p``), its problem in the lab's words.
+    """
 
     temperature: float = 0.0
     top_k: int | None = None  # None or 0: no cut
@@ -25,18 +31,18 @@ class Sampling:
 
     def __post_init__(self) -> None:
         if not isinstance(self.temperature, (int, float)) or not math.isfinite(self.temperature):
-            raise ValueError(f"temperature must be a finite number, got {self.temperature!r}")
+            raise FieldError(("temperature",), problems.not_finite(self.temperature))
         if self.temperature < 0:
-            raise ValueError(f"temperature must be >= 0, got {self.temperature}")
+            raise FieldError(("temperature",), problems.below_zero(self.temperature))
         if self.top_k is not None and (
             isinstance(self.top_k, bool) or not isinstance(self.top_k, int) or self.top_k < 0
         ):
-            raise ValueError(f"top_k must be a whole number >= 0, got {self.top_k!r}")
+            raise FieldError(("top_k",), problems.not_whole(self.top_k))
         if not isinstance(self.top_p, (int, float)) or not (0.0 < self.top_p <= 1.0):
-            raise ValueError(f"top_p must be in (0, 1], got {self.top_p!r}")
+            raise FieldError(("top_p",), problems.not_a_share(self.top_p))
         seed = self.seed
         if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
-            raise ValueError(f"seed must be a whole number >= 0, got {self.seed!r}")
+            raise FieldError(("seed",), problems.not_whole(seed))
 
     @property
     def greedy(self) -> bool:

@@ -29,8 +29,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from attnlab.engine.attention import attend
+from attnlab.engine.errors import FieldError
 from attnlab.engine.single import QueryTrace
 from attnlab.engine.threads import one_blas_thread
+from attnlab.lab.realmodel import problems
 from attnlab.lab.realmodel.tokens import row_label
 from attnlab.models.rows import explorer_row
 
@@ -173,12 +175,18 @@ class ModelTrace:
         return not bool(self.allowed.all())
 
     def check(self, *, layer: int | None = None, head: int | None = None) -> None:
-        """Refuse a layer or head index outside the model, naming the valid range."""
+        """Refuse a layer or head index outside the model: ``FieldError`` at ``layer`` or ``head``."""
         for what, value, size in (("layer", layer, self.n_layer), ("head", head, self.n_head)):
             if value is None:
                 continue
             if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < size:
-                raise ValueError(f"{what} {value!r} does not exist; {self.model} has {what}s 0..{size - 1}")
+                raise FieldError((what,), problems.no_such_index(value, self.model, what, size))
+
+    def check_token(self, field: str, value: int) -> None:
+        """Refuse ``value`` unless it indexes a token of the text (a bool does not): ``FieldError`` at it."""
+        n = len(self.tokens)
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < n:
+            raise FieldError((field,), problems.no_such_token(value, n))
 
     def kv_head(self, head: int) -> int:
         """The KV head that query head ``head`` reads (GQA: ``head // group size``)."""
@@ -204,8 +212,7 @@ class ModelTrace:
         self.check(layer=layer, head=head)
         if self.q is None or self.k is None or self.v is None:
             raise ValueError("this trace has no q, k, v: make it with details=True")
-        if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < len(self.tokens):
-            raise ValueError(f"token {index!r} does not exist; the text has tokens 0..{len(self.tokens) - 1}")
+        self.check_token("index", index)
         g = self.kv_head(head)
         return explorer_row(
             self.q[layer, head, index].astype(float).tolist(),

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from attnlab.engine.errors import FieldError
+from attnlab.lab.realmodel import problems
 from attnlab.lab.realmodel.modelview import kept_views
 from attnlab.models.files import ModelNotInstalled
 from attnlab.models.jobkinds import MAX_TOKENS, token_cap_message
@@ -74,7 +75,7 @@ def _model(name: str, models: dict, loader, say) -> object:
         try:
             models[name] = loader(name)
         except ModelNotInstalled as error:
-            raise FieldError(("model",), f"cannot be loaded: {error}") from None
+            raise FieldError(("model",), problems.cannot_load(str(error))) from None
         path = getattr(models[name], "path", None)
         if isinstance(path, str):
             say("weights", path)
@@ -138,7 +139,7 @@ def run(task: TraceTask | GenerationTask, models: dict, loader, send: Send) -> N
     except FieldError as error:
         say("error", error.loc, str(error))
     except Exception as error:  # noqa: BLE001 - report it; the worker goes on with the next task
-        say("error", None, f"the model failed: {type(error).__name__}: {error}")
+        say("error", None, problems.model_failed(type(error).__name__, str(error)))
     else:
         say("done", result)
 

@@ -26,16 +26,19 @@ from attnlab import __version__
 from attnlab.lab.fields import TOO_DEEP, shape_of_route
 from attnlab.web.assets import PAGES, Assets
 from attnlab.web.block import routes as api_block
+from attnlab.web.connections import routes as api_connections
 from attnlab.web.errors import (
     FieldError,
     body_error,
     field_error_handler,
     field_path,
+    route_limits,
     unreadable_body_detail,
     validation_detail,
 )
 from attnlab.web.explorer import routes as api
 from attnlab.web.explorer import socket
+from attnlab.web.fairness import Shares
 from attnlab.web.guard import BODY_TIMEOUT_S, CSP, MAX_BODY_BYTES, GuardMiddleware
 from attnlab.web.hosts import LOOPBACK_HOSTS, HostRules
 from attnlab.web.limits import router as limits_router
@@ -56,6 +59,7 @@ ROUTERS = [
     api_views.router,
     api_bridge.router,
     api_block.router,
+    api_connections.router,
     limits_router,
 ]
 
@@ -63,7 +67,8 @@ ROUTERS = [
 async def validation_error(request: Request, error: RequestValidationError) -> JSONResponse:
     """Answer 422 with each problem's location and the page's sentence for it (no echo of input)."""
     shape = shape_of_route(request.url.path)
-    detail = validation_detail(error.errors(), shape=shape, request_body=error.body)
+    limits = route_limits(request.scope.get("route"))  # a number's examples inside the field's range
+    detail = validation_detail(error.errors(), shape=shape, request_body=error.body, limits=limits)
     return JSONResponse({"detail": detail}, status_code=422)
 
 
@@ -88,13 +93,15 @@ async def too_deep(request: Request, error: RecursionError) -> JSONResponse:
 
 
 def create_app(
-    *, allowed_hosts: Iterable[str] = LOOPBACK_HOSTS, body_timeout: float = BODY_TIMEOUT_S
+    *, allowed_hosts: Iterable[str] = LOOPBACK_HOSTS, body_timeout: float = BODY_TIMEOUT_S,
+    shares: Shares | None = None,
 ) -> FastAPI:
     """Build the lab's app: API routers, the page at ``/``, assets under ``/static``.
 
     ``allowed_hosts``: the names answered besides the loopback ones (``attnlab serve``
     passes the bound address and each ``--allow-host``); ``body_timeout``: seconds a
-    request body may take to arrive. Static files are served from memory
+    request body may take to arrive; ``shares``: each client's budget of the server's
+    time (``attnlab.web.fairness``; a fresh ``Shares()`` by default). Static files are served from memory
     (``attnlab.web.assets``) under versioned URLs the browser keeps, each page gets a
     modulepreload link for every module it imports, and answers are gzipped for a
     client that accepts it.
@@ -117,6 +124,7 @@ def create_app(
     app.add_exception_handler(FieldError, field_error_handler)
     for router in ROUTERS:
         app.include_router(router)
+    app.state.shares = shares if shares is not None else Shares()  # the explorer's work, budgeted per client
 
     assets = Assets(root=STATIC_DIR)
     for route in PAGES:  # "/" and "/real-model", with versioned static URLs

@@ -20,21 +20,35 @@ new URL on reload. "Why it matters" and
 "Questions to think about" (lab/data/content.json) are written in at the
 ``<!-- why -->`` and ``<!-- questions -->`` markers: they sit above the
 explorer, and text that arrived later would shift it under a learner's pointer.
+
+Each page also gets what its lab function (``FILLS``) gives: its modules' fixed
+words as one JSON data block before ``</head>`` (``<script type="application/json"
+id="attnlab-words">``: a data block, never run, so the CSP allows it), read by
+``js/shared/words.js``; and, at each ``<!-- fill:name -->`` marker, that
+sentence, escaped: the first answer's words, so nothing the page shows before
+its first answer is a copy that can drift from the lab's.
 """
 
 from __future__ import annotations
 
 import hashlib
+import html as html_lib
+import json
 import mimetypes
 import posixpath
 import re
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 
+from attnlab.lab.connections.page import connections_page
+from attnlab.lab.connections.registry import ENTRIES as CONNECTION_LABS
 from attnlab.lab.content import intro_html
+from attnlab.lab.notebook.page import index_page
+from attnlab.lab.page import real_model_page
 
 TYPES = {
     ".js": "text/javascript; charset=utf-8",
@@ -46,6 +60,11 @@ TYPES = {
 PRELOAD_MARKER = "<!-- modulepreload -->"
 INTRO_MARKERS = {"why": "<!-- why -->", "questions": "<!-- questions -->"}
 PAGES = {"/": "index.html", "/real-model": "real-model.html"}  # route -> file under the static root
+PAGES |= {lab.route: "connections.html" for lab in CONNECTION_LABS}  # one page for every connection lab
+FILLS = {"/": index_page, "/real-model": real_model_page}  # route -> {"words", "fills"} from the lab
+FILLS |= {lab.route: partial(connections_page, lab.name) for lab in CONNECTION_LABS}
+WORDS_ID = "attnlab-words"
+_FILL = re.compile(r"<!-- fill:([a-z_]+) -->")
 IMMUTABLE = "public, max-age=31536000, immutable"
 _ENTRY = re.compile(r'<script type="module" src="/static/js/([\w./-]+\.js)"')
 # A static import or re-export of a relative module: "./x.js", "../folder/x.js".
@@ -77,6 +96,22 @@ def module_closure(html: str, js_root: Path) -> list[str]:
             source = (js_root / name).read_text(encoding="utf-8")
             pending.extend(resolve_import(name, spec) for spec in _STATIC_IMPORT.findall(source))
     return list(seen)
+
+
+def words_block(words: dict) -> str:
+    """The page's words as a JSON data block; ``<`` is escaped so no text can close the element."""
+    data = json.dumps(words, ensure_ascii=False, separators=(",", ":")).replace("<", "\\u003c")
+    return f'<script type="application/json" id="{WORDS_ID}">{data}</script>'
+
+
+def fill_page(page: str, served: dict) -> str:
+    """Write ``served["words"]`` in before ``</head>`` and each ``<!-- fill:name -->`` as its sentence.
+
+    A marker the lab gives no sentence for is an error (``KeyError``): the page would show nothing.
+    """
+    fills = served["fills"]
+    page = _FILL.sub(lambda m: html_lib.escape(fills[m.group(1)], quote=False), page)
+    return page.replace("</head>", words_block(served["words"]) + "\n</head>", 1)
 
 
 @dataclass
@@ -176,6 +211,7 @@ class Assets:
         page = _STATIC_REF.sub(rf'\1="/static/v/{self.version()}/', page)
         for name, fragment in intro_html().items():
             page = page.replace(INTRO_MARKERS[name], fragment, 1)
+        page = fill_page(page, FILLS[request.url.path]())
         html = page.encode("utf-8")
         etag = '"' + hashlib.sha256(html).hexdigest()[:20] + '"'
         return self._respond(request, html, etag, TYPES[".html"])

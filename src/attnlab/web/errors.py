@@ -8,7 +8,12 @@ to that control, in its words: ``Source B · value y must be at most
 
 An integer too long for a float (over 309 digits) is refused at its field
 as too long, wherever it stands, and so is one too long for Python's JSON
-reader to take at all (over 4,300 digits: :func:`unreadable_body_detail`).
+reader to take at all (over 4,300 digits: :func:`unreadable_body_detail`) or
+for a path or query parameter (pydantic's ``int_parsing_size``).
+
+A number's problem gives examples the field itself takes (``Layer must be a
+whole number, such as 0 or 2``): the field's bounds come from the route
+(:func:`route_limits`) or the request's model (:func:`model_limits`).
 
 Two sources, one shape: pydantic's errors (``validation_detail``: only their
 type and limits are read, never pydantic's text) and the engine's and lab's
@@ -21,12 +26,19 @@ from __future__ import annotations
 
 import json
 import sys
+import types
+from collections.abc import Callable
+from typing import Annotated, Union, get_args, get_origin
 
 from fastapi import Request
 from fastapi.responses import JSONResponse
+from pydantic import BaseModel
+from pydantic.fields import FieldInfo
 
 from attnlab.engine.errors import FieldError, field_text
-from attnlab.lab.fields import NOT_JSON, error_words, problem_words, shape_of_route, too_long
+from attnlab.lab.fields import NOT_JSON, TOO_DEEP, error_words, problem_words, shape_of_route, too_long
+
+Limits = Callable[[list], dict]  # a field's location -> its bounds by pydantic's names (ge, gt, le, lt)
 
 
 def field_path(loc: list | tuple) -> str:
@@ -51,11 +63,12 @@ def _without_field(text: str, field: str) -> str:
 
 
 def validation_detail(
-    errors, *, body: bool = False, shape: str = "explorer", request_body=None
+    errors, *, body: bool = False, shape: str = "explorer", request_body=None, limits: Limits | None = None
 ) -> list[dict]:
     """Turn pydantic errors into ``ErrorItem`` dicts; ``body`` prefixes locations with "body".
 
-    ``shape`` and ``request_body`` let :mod:`attnlab.lab.fields` name each field as the page does.
+    ``shape`` and ``request_body`` let :mod:`attnlab.lab.fields` name each field as the page does;
+    ``limits`` gives a field's bounds, for the examples a number's problem gives.
     """
     seen = set()
     detail = []
@@ -74,6 +87,10 @@ def validation_detail(
         elif _too_long(item.get("input")):  # pydantic's float_type or string_type: its length is the problem
             type_ = "number_too_long"
             msg = error_words(loc, too_long(_digits(item["input"])), shape=shape, body=request_body)
+        elif type_ == "int_parsing_size":  # a path or query integer of over 4,300 digits
+            type_ = "number_too_long"
+            digits = len(str(item.get("input", "")).strip().lstrip("+-"))
+            msg = error_words(loc, too_long(digits), shape=shape, body=request_body)
         else:
             if type_ == "value_error" and ctx and "error" in ctx:
                 error = ctx["error"]  # our own validators' problem (a FieldError or ValueError in the lab)
@@ -85,7 +102,7 @@ def validation_detail(
                 # raised by hand in web/: "layer 6 does not exist…" at ["path", "layer"]
                 problem = _without_field(_without_field(str(item["msg"]), field), field.rsplit(".", 1)[-1])
             else:
-                problem = problem_words(type_, ctx)
+                problem = problem_words(type_, ctx, limits(loc) if limits else None)
             msg = error_words(loc, problem, refs, shape=shape, body=request_body)
         key = (tuple(loc), msg)
         if key in seen:
@@ -126,6 +143,14 @@ def _first_long_integer(body: object) -> tuple[tuple[str | int, ...], int] | Non
         elif isinstance(node, list):
             pending.extend(((*at, i), v) for i, v in reversed(list(enumerate(node))))
     return None
+
+
+def unreadable_json_detail(error: ValueError | RecursionError, raw: bytes, *, shape: str) -> dict:
+    """The one ``ErrorItem`` for JSON text that Python's reader refused: too deep, or as
+    :func:`unreadable_body_detail` says (a drag socket's message, as its POST would be answered)."""
+    if isinstance(error, RecursionError):
+        return body_error(TOO_DEEP, "json_too_deep")["detail"][0]
+    return unreadable_body_detail(raw, shape=shape)
 
 
 def unreadable_body_detail(raw: bytes, *, shape: str) -> dict:
@@ -189,3 +214,79 @@ async def field_error_handler(request: Request, error: FieldError) -> JSONRespon
 
 def body_error(msg: str, type_: str) -> dict:
     return {"detail": [{"loc": ["body"], "field": "body", "msg": msg, "type": type_}]}
+
+
+# --- a field's bounds, for the examples of a number's problem ----------------------------
+
+_BOUNDS = ("ge", "gt", "le", "lt")
+
+
+def _bounds_of(metadata) -> dict:
+    """The bounds declared in pydantic metadata (``Field(ge=0, le=7)``, annotated_types' ``Ge``...)."""
+    found: dict = {}
+    for item in metadata:
+        if isinstance(item, FieldInfo):
+            found |= _bounds_of(item.metadata)
+            continue
+        for name in _BOUNDS:
+            value = getattr(item, name, None)
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                found[name] = value
+    return found
+
+
+def _limits_in(annotation, path: tuple) -> dict:
+    """The bounds of the field at ``path`` (names and list indexes) inside ``annotation``."""
+    origin = get_origin(annotation)
+    if origin is Annotated:
+        base, *metadata = get_args(annotation)
+        inner = _limits_in(base, path)
+        return {**_bounds_of(metadata), **inner} if not path else inner
+    if origin in (Union, types.UnionType):
+        for arg in get_args(annotation):
+            if arg is not type(None) and (found := _limits_in(arg, path)):
+                return found
+        return {}
+    if not path:
+        return {}
+    head, rest = path[0], path[1:]
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        field = annotation.model_fields.get(head) if isinstance(head, str) else None
+        if field is None:
+            return {}
+        return {**(_bounds_of(field.metadata) if not rest else {}), **_limits_in(field.annotation, rest)}
+    if origin in (list, tuple) and isinstance(head, int) and get_args(annotation):
+        return _limits_in(get_args(annotation)[0], rest)
+    return {}
+
+
+def model_limits(model: type[BaseModel]) -> Limits:
+    """The bounds of a field in a body of ``model``, by its location (``["body", "edits", 0, "row"]``)."""
+    return lambda loc: _limits_in(model, tuple(loc[1:] if loc and loc[0] == "body" else loc))
+
+
+def _params(dependant) -> list:
+    found = [*dependant.path_params, *dependant.query_params]
+    for sub in dependant.dependencies:
+        found.extend(_params(sub))
+    return found
+
+
+def route_limits(route) -> Limits:
+    """The bounds of a field of a request to FastAPI ``route``: a path or query parameter, or in its body."""
+
+    def limits(loc: list) -> dict:
+        dependant = getattr(route, "dependant", None)
+        if dependant is None or not loc:
+            return {}
+        where, rest = loc[0], tuple(loc[1:])
+        if where in ("path", "query") and len(rest) == 1:
+            for param in _params(dependant):
+                if rest[0] in (param.name, param.alias):
+                    info = param.field_info
+                    return {**_bounds_of(info.metadata), **_limits_in(info.annotation, ())}
+            return {}
+        body = getattr(route, "body_field", None)
+        return _limits_in(body.field_info.annotation, rest) if where == "body" and body is not None else {}
+
+    return limits

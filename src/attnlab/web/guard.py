@@ -65,7 +65,9 @@ class GuardMiddleware:
     seconds (a Content-Length promising more than arrives) is 408; these
     answers close the connection, as the rest of the body is never read. An
     exception the app lets escape is answered with a clean 500 JSON before it
-    goes on to the server's log.
+    goes on to the server's log; that answer says ``Connection: close``, as the
+    server then closes the connection, so a keep-alive client knows to open a
+    new one rather than send its next request into a closed one.
 
     WebSocket: a foreign Host, or an Origin that is present and foreign, is
     refused before the handshake: HTTP 403 where the server supports that
@@ -132,7 +134,7 @@ class GuardMiddleware:
         except Exception:
             if not started:
                 failed = body_error("the server failed on this request", "server_error")
-                await _answer(send_with_headers, 500, failed)
+                await _answer(send_with_headers, 500, failed, close=True)
             raise
 
     def _refusal(self, scope: Scope, *, check_origin: bool) -> dict | None:

@@ -14,6 +14,14 @@ trickled head counts as none), an idle keep-alive connection closes after
 once, WebSockets included (more get a 503 and are closed). A body that trickles
 is the guard's (``BODY_TIMEOUT_S``, ``attnlab.web.guard``).
 
+The drag sockets send their answers uncompressed (no permessage-deflate): the
+server would compress each on its event loop, where the time is no client's budget
+and every other client waits (tens of ms for a 64 x 64 trace's answer). And the
+server hands the GIL between its threads every ``SWITCH_INTERVAL_S`` (Python's
+default is 5 ms): while a worker thread computes an answer, each system call of
+the event loop waits for the GIL, and every other client's request waits with it
+(``attnlab.web.fairness``; the figures are in docs/performance.md).
+
 A host other than loopback gets a warning: the lab has no authentication.
 The app answers the loopback names, the bound address and each
 ``allow_hosts`` name (``attnlab.web.hosts``). Ctrl-C (SIGINT) and SIGTERM
@@ -45,6 +53,7 @@ GRACEFUL_S = 1.0  # what open connections get to finish when the server stops (u
 HEADER_TIMEOUT_S = 10.0  # a request's head must come within this of the connection or the last answer
 KEEP_ALIVE_S = 5.0  # an idle keep-alive connection closes after this
 PER_ADDRESS = 64  # connections one address may hold at once (a browser opens ~6; each laptop has its own)
+SWITCH_INTERVAL_S = 0.0005  # the GIL handed between threads this often (the event loop waits less for it)
 _BUSY = b"HTTP/1.1 503 Service Unavailable\r\nconnection: close\r\ncontent-length: 0\r\n\r\n"
 
 
@@ -217,6 +226,7 @@ def make_server(app, *, on_stop: Callable[[], None] | None = None, **options) ->
         "lifespan": "off",
         "access_log": False,
         "ws_max_size": MAX_BODY_BYTES,  # the same cap as a POST body
+        "ws_per_message_deflate": False,  # compressing an answer would hold the event loop (see the module)
         # No proxy sits in front of the lab: X-Forwarded-For must not rewrite the client.
         "proxy_headers": False,
         "timeout_graceful_shutdown": GRACEFUL_S,
@@ -258,6 +268,8 @@ def serve(
     """Serve the lab until Ctrl-C or SIGTERM; print the URL; open a browser unless told not to."""
     started_at = time.perf_counter()
     from attnlab.web.app import create_app
+
+    sys.setswitchinterval(SWITCH_INTERVAL_S)  # this process is the server's: see the module
 
     try:
         sock, taken = bind_socket(host, port)

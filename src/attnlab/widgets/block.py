@@ -1,8 +1,9 @@
 """``Block``: the transformer-block walk (Embed → Project → Attend → Combine → Add & Norm → MLP → Add & Norm).
 
-Every number comes from ``lab.block_page.block_page`` (the same answer the
-page's block section gets): the steps with every tensor, its display
-strings, full-precision strings and each product's ordered sum. Synced
+Every number and word comes from ``lab.block.page.block_page`` (the same answer
+the page's block section gets): the steps with every tensor, its display
+strings, full-precision strings and each product's ordered sum, the choices'
+labels and the section's fixed words (the view's heading and controls). Synced
 inputs: ``norm`` ("pre" | "post"), ``positions`` ("none" | "sinusoidal" |
 "rope"), ``heads_on`` (two booleans) and ``step`` (0-based). A bad input
 raises the walk's ``FieldError`` (a ``ValueError`` naming the field) and
@@ -14,6 +15,7 @@ from __future__ import annotations
 import traitlets
 
 from attnlab.lab.block.page import block_page
+from attnlab.lab.block.words import WIDGET
 from attnlab.widgets.base import LabWidget
 
 
@@ -22,7 +24,7 @@ class Block(LabWidget):
 
     VIEW = "widgets/block.js"
     CSS_FILES = ("lab.css", "block.css")
-    TITLE = "attnlab · one transformer block"
+    TITLE = WIDGET["page_title"]
 
     norm = traitlets.Unicode("pre").tag(sync=True)
     positions = traitlets.Unicode("none").tag(sync=True)
@@ -37,8 +39,9 @@ class Block(LabWidget):
 
     @staticmethod
     def _slim(page: dict) -> dict:
-        """What the view draws: the steps and the summary (the page's other panels stay on the page)."""
-        return {"steps": page["steps"], "summary": page["summary"], "output_display": page["output_display"]}
+        """What the view draws: the steps, the summary and the words (the other panels stay on the page)."""
+        keep = ("steps", "summary", "output_display", "choices", "words")
+        return {k: page[k] for k in keep}
 
     @property
     def page(self) -> dict:

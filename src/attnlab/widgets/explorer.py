@@ -4,7 +4,9 @@ Synced inputs ``q``, ``keys``, ``values``, ``labels``, ``allowed`` (True = may
 attend) and ``scale`` (``None`` = divide by sqrt(d_k)); the learner's drag and
 arrow keys set ``q`` in the kernel, and setting any input from Python redraws.
 Each change runs the engine once (``trace_query``) and ships the same answer
-``POST /api/trace`` gives the page (``lab.explorer_answer``) in ``_result``.
+``POST /api/trace`` gives the page (``lab.explorer.answer.explorer_answer``) in
+``_result``; the view's fixed words (``lab.explorer.page.widget_words``) travel
+once, in ``_words``.
 A bad input raises the engine's ``FieldError`` (a ``ValueError`` naming the
 field, e.g. ``q[0] is NaN; every number must be finite``) and keeps the old value. To
 change several inputs that must agree (more sources), use :meth:`Explorer.update`.
@@ -23,6 +25,7 @@ import traitlets
 from attnlab.engine.single import QueryTrace, trace_query
 from attnlab.lab.explorer.answer import explorer_answer
 from attnlab.lab.explorer.examples import WORKED
+from attnlab.lab.explorer.page import widget_words
 from attnlab.widgets.base import LabWidget
 
 INPUTS = ("q", "keys", "values", "labels", "allowed", "scale")
@@ -56,6 +59,7 @@ class ExplorerWidget(LabWidget):
     allowed = traitlets.List().tag(sync=True)
     scale = traitlets.Float(allow_none=True, default_value=None).tag(sync=True)
     _result = traitlets.Dict().tag(sync=True)
+    _words = traitlets.Dict().tag(sync=True)
 
     def __init__(self, *, q=None, keys=None, values=None, labels=None, allowed=None, scale=None, **kwargs):
         worked = WORKED.to_dict()
@@ -67,7 +71,7 @@ class ExplorerWidget(LabWidget):
         state["scale"] = scale
         trace = trace_query(**state)  # raises FieldError naming the field
         traits = {TRAIT[name]: value for name, value in self._filled(state, trace).items()}
-        super().__init__(**traits, _result=explorer_answer(trace), **kwargs)
+        super().__init__(**traits, _result=explorer_answer(trace), _words=widget_words(), **kwargs)
 
     @staticmethod
     def _filled(state: dict, trace: QueryTrace) -> dict:

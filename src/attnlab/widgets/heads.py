@@ -18,8 +18,8 @@ from __future__ import annotations
 import numpy as np
 import traitlets
 
-from attnlab.lab.realmodel.modelview import head_view, model_view, named_caption, precise_row
-from attnlab.lab.realmodel.page import kv_group_names
+from attnlab.lab.realmodel.modelview import head_view, model_view, named_caption, precise_row, widget_tokens
+from attnlab.lab.realmodel.page import kv_group_names, trace_names, widget_words
 from attnlab.models.traces import ModelTrace
 from attnlab.widgets.arrays import as_allowed, as_weights, check_blocked, check_names
 from attnlab.widgets.base import LabWidget
@@ -44,8 +44,9 @@ class HeadsWidget(LabWidget):
     def __init__(self, trace: ModelTrace, *, layer_names: list[str], head_names: list[str], **kwargs) -> None:
         self._trace = trace
         names = {"layers": layer_names, "heads": head_names, "kv_groups": [list(g) for g in trace.kv_groups],
-                 "kv_group_names": kv_group_names(trace.kv_groups)}  # fmt: skip
-        super().__init__(_tokens=list(trace.tokens), _names=names, _model=model_view(trace), **kwargs)
+                 "kv_group_names": kv_group_names(trace.kv_groups), "words": widget_words()}  # fmt: skip
+        tokens = widget_tokens(list(trace.tokens))  # each visible (␣, ⏎, ⇥), its exact text on hover
+        super().__init__(_tokens=tokens, _names=names, _model=model_view(trace), **kwargs)
         self._refresh()
 
     @property
@@ -71,7 +72,7 @@ class HeadsWidget(LabWidget):
     def _refresh(self) -> None:
         head = head_view(self._trace, self.layer, self.head)
         names = self._names
-        head["caption"] = named_caption(names["layers"][self.layer], names["heads"][self.head])
+        head.update(named_caption(names["layers"][self.layer], names["heads"][self.head]))
         self._head = head
         self._row = precise_row(self._trace, self.layer, self.head, self.focus)
 
@@ -105,10 +106,9 @@ class AttentionView(HeadsWidget):
         if isinstance(tokens, str) or not hasattr(tokens, "__len__"):
             raise ValueError("tokens must be a list of strings, one per key")
         tokens = check_names(tokens, n_key, "keys", "tokens")
-        layers = layer_names or [f"layer {i}" for i in range(n_layer)]
-        layer_names = check_names(layers, n_layer, "layers", "layer_names")
-        heads = head_names or [f"head {h}" for h in range(n_head)]
-        head_names = check_names(heads, n_head, "heads", "head_names")
+        names = trace_names(n_layer=n_layer, kv_groups=[[h] for h in range(n_head)], scale=1.0)  # the page's
+        layer_names = check_names(layer_names or names["layer_names"], n_layer, "layers", "layer_names")
+        head_names = check_names(head_names or names["head_names"], n_head, "heads", "head_names")
         trace = ModelTrace(
             model="your attention",
             tokens=tokens,

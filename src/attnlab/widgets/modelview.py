@@ -9,6 +9,9 @@ are the engine's ``FieldError`` (a ``ValueError``) naming ``model`` or ``text``.
 
 from __future__ import annotations
 
+from attnlab.engine.errors import FieldError
+from attnlab.lab.realmodel import problems
+from attnlab.lab.realmodel.page import trace_names
 from attnlab.models import registry
 from attnlab.models.jobs import check_model, check_tokens
 from attnlab.models.work import TraceTask, trace_text
@@ -23,13 +26,10 @@ class ModelView(HeadsWidget):
     def __init__(self, model: str = "minilm", text: str = "The cat sat on the mat.") -> None:
         name = check_model(model)
         if not isinstance(text, str) or not text.strip():
-            raise ValueError("text is empty: type a sentence to look at")
+            raise FieldError(("text",), problems.empty_text())
         check_tokens(name, text)
         task = TraceTask(job_id="notebook", model=name, text=text)
         trace = trace_text(task, registry.get_model(name), lambda *_: None)
-        super().__init__(
-            trace,
-            layer_names=[f"layer {i}" for i in range(trace.n_layer)],
-            head_names=[f"head {h}" for h in range(trace.n_head)],
-        )
+        names = trace_names(n_layer=trace.n_layer, kv_groups=trace.kv_groups, scale=trace.scale)
+        super().__init__(trace, layer_names=names["layer_names"], head_names=names["head_names"])
         self.model_trace = trace

@@ -14,6 +14,8 @@ from attnlab.engine import (
     RoPE,
     SwiGLUParams,
 )
+from attnlab.engine.block import BlockEdits
+from attnlab.engine.block import transformer_block as reference_block
 from attnlab.engine.fast.block import transformer_block
 from attnlab.engine.fast.decode import _joined, fast_block_applies, joined_projections, side_by_side, steps
 
@@ -227,3 +229,57 @@ def test_a_long_prompts_heads_are_shared_among_threads_with_the_same_bits(rng, m
     alone = transformer_block(x, params, **kw)
     assert alone.output.tobytes() == fast.output.tobytes()
     assert alone.attention.weights.tobytes() == fast.attention.weights.tobytes()
+
+
+# -- the hook points: the same edits, at the same places, as the reference --------------------------
+
+
+@pytest.mark.parametrize(("dtype", "tol"), [(np.float64, 1e-13), (np.float32, 2e-6)])
+def test_edits_act_where_the_reference_applies_them(rng, dtype, tol):
+    params = llama_block(rng, dtype)
+    rope = RoPE(head_dim=D_HEAD, base=100.0, convention="interleaved")
+    x = rng.standard_normal((6, D_MODEL)).astype(dtype)
+    mlp_value = rng.standard_normal((6, D_MODEL)).astype(dtype)
+    seen: dict = {}
+
+    def edits(tag):
+        def z(a):
+            seen[tag, "z"] = a
+            out = a.copy()
+            out[2:, D_HEAD : 2 * D_HEAD] = 0.0  # query head 1 from position 2 on (it shares KV head 0)
+            return out
+
+        def mid(a):
+            seen[tag, "mid"] = a
+            return a
+
+        def mlp(a):
+            seen[tag, "mlp"] = a
+            out = a.copy()
+            out[4] = mlp_value[4]
+            return out
+
+        return BlockEdits(z=z, mid=mid, mlp=mlp)
+
+    kw = dict(OPTIONS, rope=rope, positions=np.arange(6))
+    fast = transformer_block(x, params, **kw, edits=edits("fast"))
+    generic = reference_block(x, params, **kw, edits=edits("generic"))
+    for name in ("z", "mid", "mlp"):
+        assert seen["fast", name].shape == seen["generic", name].shape
+        np.testing.assert_allclose(seen["fast", name], seen["generic", name], rtol=0, atol=tol)
+    np.testing.assert_allclose(fast.output, generic.output, rtol=0, atol=tol)
+    np.testing.assert_allclose(fast.attention.output, generic.attention.output, rtol=0, atol=tol)
+    # the z the hook saw is the heads side by side, before the edit
+    z = seen["fast", "z"].reshape(6, N_HEAD, D_HEAD).transpose(1, 0, 2)
+    np.testing.assert_array_equal(z, fast.attention.heads)
+
+
+def test_edits_that_change_nothing_give_the_fast_paths_bits(rng):
+    params = llama_block(rng, np.float32)
+    x = rng.standard_normal((5, D_MODEL)).astype(np.float32)
+    kw = dict(OPTIONS, rope=RoPE(head_dim=D_HEAD, base=100.0, convention="interleaved"))
+    plain = transformer_block(x, params, **kw)
+    copy = BlockEdits(z=np.copy, mid=np.copy, mlp=np.copy)
+    edited = transformer_block(x, params, **kw, edits=copy)
+    assert edited.output.tobytes() == plain.output.tobytes()
+    assert edited.attention.output.tobytes() == plain.attention.output.tobytes()

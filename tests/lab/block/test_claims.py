@@ -4,8 +4,10 @@ The inputs range over both norms, every position scheme, every heads on/off
 combination, RoPE demonstration offsets and edited inputs within the block's
 limits (|number| <= MAX_MAGNITUDE), some with weights zeroed so that a head or
 a table really changes nothing. Each claim is recomputed here independently of
-the lab (NumPy, float64), and each shown string is checked for the page's words:
-no glued or broken sentences, no internal names.
+the lab (NumPy, float64); a head's kind by the real models' stated definitions
+(``lab.realmodel.kinds``: its scores recomputed here, then the rule). Each shown
+string, the section's fixed words included, is checked for the page's words: no
+glued or broken sentences, no internal names.
 """
 
 from __future__ import annotations
@@ -21,9 +23,20 @@ from hypothesis import strategies as st
 
 from attnlab.lab import numbers as fmt
 from attnlab.lab.block import compare as block_compare
-from attnlab.lab.block.data import EPS, LABELS, MAX_MAGNITUDE, NORMS, POSITIONS, given_weights, given_x
+from attnlab.lab.block import practice as block_practice
+from attnlab.lab.block.data import (
+    EPS,
+    LABELS,
+    MAX_MAGNITUDE,
+    NORMS,
+    POSITIONS,
+    example,
+    given_weights,
+    given_x,
+)
 from attnlab.lab.block.page import block_page
 from attnlab.lab.block.walk import walk
+from attnlab.lab.realmodel import kinds
 from attnlab.widgets.block import Block
 
 SETTINGS = settings(max_examples=60, deadline=None)
@@ -176,6 +189,31 @@ def top_shares(weights) -> list[tuple[int, int]]:
     return [(r, int(np.argmax(a(weights[r][: r + 1])))) for r in range(1, 3)]
 
 
+def kind_scores(weights) -> dict:
+    """The real models' scores of a 3 x 3 causal head, recomputed here: rows B and C are the queries."""
+    w = a(weights)
+    entropy = lambda row: -sum(p * math.log(p) for p in row if p > 0.0)  # noqa: E731
+    return {
+        "previous": (w[1, 0] + w[2, 1]) / 2,
+        "first": (w[1, 0] + w[2, 0]) / 2,
+        "self": (w[1, 1] + w[2, 2]) / 2,
+        "breadth": (entropy(w[1, :2]) / math.log(2) + entropy(w[2, :3]) / math.log(3)) / 2,
+    }
+
+
+def named_kind(scores: dict) -> str:
+    """The stated rule (docs, ``lab.realmodel.kinds``): the pattern furthest past its threshold, then the
+    first token, then broad or focused by breadth. No token repeats, so no induction or duplicate-token."""
+    limit = kinds.THRESHOLDS
+    reached = [(k, scores[n] / limit[k]) for k, n in (("previous-token", "previous"), ("self", "self"))]
+    reached = [(k, r) for k, r in reached if r >= 1.0]
+    if reached:
+        return max(reached, key=lambda kr: kr[1])[0]  # max keeps the first of equals: previous-token
+    if scores["first"] >= limit["first-token"]:
+        return "first-token"
+    return "broad" if scores["breadth"] >= limit["broad"] else "focused"
+
+
 def check_head(w, h: int, head: dict) -> None:
     said, weights = head["sentence"], head["weights"]
     c = said["claims"]
@@ -185,15 +223,23 @@ def check_head(w, h: int, head: dict) -> None:
         assert x["share"] == weights[x["row"]][x["top"]] == max(weights[x["row"]][: x["row"] + 1])
         assert x["shown"] == fmt.percent(x["share"])
         assert f"{LABELS[x['row']]} gives {LABELS[x['top']]} {x['shown']}" in said["text"]
-    want = {
-        "previous": all(t == r - 1 for r, t in tops),
-        "self": all(t == r for r, t in tops),
-        "first": all(t == 0 for _, t in tops),
-    }
-    first_true = next((k for k in ("previous", "self", "first") if want[k]), "mixed")
-    assert c["pattern"] == first_true
+    # the kind, by the real models' definitions: each score recomputed, then the rule
+    want = kind_scores(weights)
+    assert c["scores"]["induction"] is None and c["scores"]["duplicate"] is None  # A, B, C repeat no token
+    for name, value in want.items():
+        assert abs(c["scores"][name] - value) <= 1e-12, (name, c["scores"][name], value)
+    assert c["kind"] == named_kind(c["scores"]) == head["kind"] and head["kind_scores"] == c["scores"]
+    assert c["score"] == c["scores"][kinds.SCORE_OF[c["kind"]]]
+    assert c["threshold"] == kinds.THRESHOLDS.get(c["kind"], kinds.THRESHOLDS["broad"])
+    assert said["text"].startswith(f"Head {h + 1} is {kinds.kind_phrase(c['kind'])}: ")
+    if c["kind"] in ("broad", "focused"):
+        assert f"breadth {fmt.rounded(c['score'], 2)}" in said["text"]
+        assert (c["score"] >= c["threshold"]) == (c["kind"] == "broad")
+    else:
+        assert f"on average {fmt.percent(c['score'])} of B's and C's attention" in said["text"]
+        assert f"named at {fmt.percent(c['threshold'])} or more" in said["text"]
+        assert c["score"] >= c["threshold"]
     assert c["on"] == w.heads_on[h] == head["on"]
-    assert head["pattern"] == (c["pattern"] if head["on"] else "off")
     off_words = "writes zeros before W_O" in said["text"]
     assert off_words == (not head["on"])
     if off_words:
@@ -224,7 +270,9 @@ def check_ablation(w, entry: dict) -> None:
 def check_summary(w, page: dict) -> None:
     c, text = page["summary"]["claims"], page["summary"]["text"]
     assert c["norm"] == w.norm and c["positions"] == w.positions
-    assert c["patterns"] == [h["pattern"] for h in page["heads"]]
+    assert c["kinds"] == [h["kind"] for h in page["heads"]] and c["heads_on"] == list(w.heads_on)
+    for h, (kind, on) in enumerate(zip(c["kinds"], c["heads_on"])):
+        assert f"Head {h + 1}: {kinds.SHORT[kind] if on else 'off'}" in text
     assert c["output_rows"] == [fmt.vector(r) for r in w.output]
     for row in c["output_rows"]:
         assert row in text
@@ -317,7 +365,40 @@ def sentences(page: dict) -> list[dict]:
     out += [s["caption"] for s in page["steps"] + page["norm_compare"]["steps"]]
     out += [h["sentence"] for h in page["heads"]] + [e["sentence"] for e in page["ablation"]]
     out += [row["note"] for head in page["rope"]["rotations"] for row in head]
+    words = page["words"]
+    out += [words["play"]["moving"], words["norm_compare"]["hint"], words["edit"]["reset_hint"]]
     return out
+
+
+def fixed_words(value) -> list[str]:
+    """Every string of the section's words table (a sentence's text, not its claims)."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        if set(value) == {"text", "claims"}:
+            return [value["text"]]
+        # a download's file name has dots in it (checked in check_fixed_words); its button is words
+        return [s for k, v in value.items() if k not in ("file", "done") for s in fixed_words(v)]
+    return [s for v in value for s in fixed_words(v)]
+
+
+def check_fixed_words(page: dict) -> None:
+    """The words table's sentences that depend on numbers say them: the pace, the tolerance, Reset."""
+    words = page["words"]
+    pace = words["play"]["moving"]
+    for c in page["playback"]["captions"]:
+        assert c["end_s"] - c["start_s"] == pace["claims"]["step_s"]
+    assert f"every {fmt.rounded(pace['claims']['step_s'])} seconds" in pace["text"]
+    hint = words["norm_compare"]["hint"]
+    assert hint["claims"]["tolerance"] == CHANGED and f"within {fmt.precise(CHANGED)}" in hint["text"]
+    reset = words["edit"]["reset_hint"]["claims"]
+    ex = example()
+    assert all(reset[k] == ex[k] for k in ("norm", "positions", "heads_on"))
+    assert reset["given"] == ["x", "weights"]
+    assert words["parts"]["practice"]["title"] == block_practice.page_data()["title"]
+    for e in words["python"]["exports"]:
+        assert e["file"].endswith({"ipynb": ".ipynb", "markdown": ".md"}[e["kind"]])
+        assert e["done"] == f"Downloaded {e['file']}."
 
 
 def shown_strings(page: dict) -> list[str]:
@@ -341,6 +422,7 @@ def shown_strings(page: dict) -> list[str]:
     out += [rope["demo"]["caption"], *rope["demo"]["columns"], *rope["heads"]]
     out += [row["option"] for head in rope["rotations"] for row in head]
     out += [c["shown"] for c in page["playback"]["captions"]]
+    out += fixed_words(page["words"]) + fixed_words(block_practice.page_data()["words"])
     return out
 
 
@@ -376,6 +458,7 @@ def check_page(x, weights, norm, positions, heads_on) -> dict:
     labels = {t["name"]: t["label"] for s in page["steps"] for t in s["tensors"]}
     check_norm_compare(w, page["norm_compare"], labels)
     check_rope(w, page["rope"])
+    check_fixed_words(page)
     check_words(page)
     return page
 
@@ -415,3 +498,4 @@ def test_the_widget_shows_the_pages_strings():
     b = Block(norm="post", positions="rope", heads_on=(False, True))
     page = block_page(norm="post", positions="rope", heads_on=(False, True))
     assert b._page["steps"] == page["steps"] and b._page["summary"] == page["summary"]
+    assert b._page["words"] == page["words"] and b._page["choices"] == page["choices"]

@@ -10,7 +10,8 @@ import pytest
 from attnlab.lab.block import compare as block_compare
 from attnlab.lab.block.data import given_weights
 from attnlab.lab.block.walk import walk
-from attnlab.lab.block.words import head_pattern, head_sentence
+from attnlab.lab.block.words import head_kind, head_sentence
+from attnlab.lab.realmodel.kinds import kind_phrase
 
 
 def random_weights(seed: int) -> dict:
@@ -61,21 +62,25 @@ def test_norm_compare_marks_exactly_the_numbers_that_differ():
     assert "output" in said["claims"]["changed"] and said["claims"]["unchanged"] == ["x", "h"]
     assert said["text"].startswith("Switching to pre-norm changes every number from ")
     assert "; X and H stay the same. Pre-norm normalises H before the heads" in said["text"]
+    assert said["text"].endswith("so its heads read LN₁(H), not H itself.")  # what changed, and why
 
 
 @pytest.mark.parametrize(
-    "weights,pattern",
+    "weights,kind",
     [
-        ([[1, 0, 0], [0.9, 0.1, 0], [0.1, 0.8, 0.1]], "previous"),
+        ([[1, 0, 0], [0.9, 0.1, 0], [0.1, 0.8, 0.1]], "previous-token"),  # previous (0.9 + 0.8) / 2
         ([[1, 0, 0], [0.2, 0.8, 0], [0.1, 0.1, 0.8]], "self"),
-        ([[1, 0, 0], [0.9, 0.1, 0], [0.7, 0.2, 0.1]], "first"),
-        ([[1, 0, 0], [0.2, 0.8, 0], [0.1, 0.8, 0.1]], "mixed"),
+        ([[1, 0, 0], [0.9, 0.1, 0], [0.7, 0.2, 0.1]], "previous-token"),  # 0.55: a pattern before the sink
+        ([[1, 0, 0], [0.6, 0.4, 0], [0.7, 0.2, 0.1]], "first-token"),  # first (0.6 + 0.7) / 2
+        ([[1, 0, 0], [0.55, 0.45, 0], [0.3, 0.35, 0.35]], "broad"),
+        ([[1, 0, 0], [0.9, 0.1, 0], [0.09, 0.02, 0.89]], "focused"),
     ],
 )
-def test_head_pattern_and_sentence(weights, pattern):
-    assert head_pattern(weights) == pattern
+def test_head_kind_and_sentence(weights, kind):
+    """The real models' definitions (lab.realmodel.kinds), read on rows B and C."""
+    assert head_kind(weights)["kind"] == kind
     text = head_sentence("Head 2", weights, on=False)["text"]
-    assert text.startswith("Head 2 ") and text.endswith("writes zeros before W_O.")
+    assert text.startswith(f"Head 2 is {kind_phrase(kind)}: ") and text.endswith("writes zeros before W_O.")
 
 
 @pytest.mark.parametrize("heads_on", [(False, True), (True, False), (False, False)])

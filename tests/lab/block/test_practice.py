@@ -8,6 +8,7 @@ from attnlab.engine.errors import FieldError
 from attnlab.lab.block import history as hist
 from attnlab.lab.block import practice
 from attnlab.lab.block.data import given_weights, given_x
+from attnlab.lab.block.page import block_page
 
 
 def state(**kw):
@@ -23,13 +24,22 @@ def test_at_least_five_challenges_with_three_tiered_hints_and_an_answer():
 
 
 def test_head2_previous():
-    assert not practice.check("head2-previous", state())["met"]
+    """Met when head 2 is a previous-token head by the real models' definition (lab.realmodel.kinds)."""
+    fb = practice.check("head2-previous", state())
+    assert not fb["met"] and fb["words"]["claims"]["kind"] == "self"
+    assert fb["words"]["text"].startswith(
+        "Head 2 is a self head: on average 11% of B's and C's attention goes to the token just before, "
+        "and a previous-token head needs 50% or more."
+    )
     w = given_weights()
     w["heads"][1]["w_q"] = w["heads"][0]["w_q"]
     w["heads"][1]["w_k"] = w["heads"][0]["w_k"]
     fb = practice.check("head2-previous", state(weights=w))
     assert fb["met"], fb["words"]["text"]
     assert "B gives A 94%" in fb["words"]["text"]
+    assert fb["words"]["claims"]["kind"] == "previous-token" and fb["words"]["claims"]["previous"] >= 0.5
+    # the page's head card names head 2 the same way
+    assert block_page(weights=w)["heads"][1]["kind"] == "previous-token"
 
 
 def test_silent_head_needs_the_weights_not_the_switch():

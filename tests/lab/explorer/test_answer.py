@@ -18,7 +18,10 @@ point = st.tuples(coordinate, coordinate)
 
 def test_the_worked_examples_strip():
     strip = explorer_answer(trace_query(**WORKED.to_dict()))["strip"]
-    assert strip == {"shares": ["A 14%", "B 58%", "C 28%"], "output": "o = [-0.004, 0.868]"}
+    assert strip == {
+        "shares": ["A 14%", "B 58%", "C 28%"], "output": "o = [-0.004, 0.868]",
+        "pie": "Shares while dragging", "mix": "Output while dragging",
+    }
 
 
 @settings(max_examples=100, deadline=None)

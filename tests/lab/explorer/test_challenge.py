@@ -90,7 +90,7 @@ def test_its_check_uses_the_explorer_and_never_gives_the_answer():
     }
     hit = practice.check(CHALLENGE_ID, edit_query(STARTING, [4.0, 0.0]))
     assert shown(hit) == {"met": True, "words": "B takes 94% of the attention, more than 90%.", "load": False}
-    answer = practice.answer(CHALLENGE_ID, STARTING)
+    answer = practice.answer(CHALLENGE_ID, STARTING)["text"]
     assert answer == "Move q along B's key: at q = [4, 0] B takes 94% of the attention."
     assert "[4, 0]" not in miss["words"]["text"]
 

@@ -1,9 +1,11 @@
 """Every sentence the explorer shows carries its claims, and every claim holds for the numbers.
 
-Own examples of 1 to 8 sources, any scale (within the lab's limits), masks
-(some sources blocked; none allowed is refused) and ties. Each claim is checked
-against the trace's numbers, recomputed here where that is cheap, and each
-sentence is checked to say what its claims say (the rounded figures in it).
+Own examples of 1 to 8 sources, any scale (the engine takes any positive finite
+scale: from 1e-9 to 1e6 here, extremes included), masks (some sources blocked;
+none allowed is refused) and ties; the held example's rows and edits for the
+sentences about the row the explorer shows. Each claim is checked against the
+trace's numbers, recomputed here where that is cheap, and each sentence is
+checked to say what its claims say (the rounded figures in it).
 """
 
 from __future__ import annotations
@@ -19,14 +21,20 @@ from attnlab.engine.errors import FieldError
 from attnlab.engine.single import QueryTrace, ordered_sum, trace_query
 from attnlab.lab import numbers as fmt
 from attnlab.lab.explorer.challenge import THRESHOLD, check
-from attnlab.lab.explorer.display import labels
+from attnlab.lab.explorer.compare import TOLERANCE, compare
+from attnlab.lab.explorer.display import display_strings, grid_notes, labels
+from attnlab.lab.explorer.geometry import geometry
+from attnlab.lab.explorer.stepper import steps
 from attnlab.lab.explorer.words import explain
-from attnlab.lab.notebook.stepper import steps
 
 # small integers give ties; the floats give everything else
 coordinate = st.one_of(st.integers(-3, 3).map(float), st.floats(-50, 50, allow_nan=False))
 point = st.tuples(coordinate, coordinate)
-scale = st.one_of(st.none(), st.floats(1e-3, 10.0), st.sampled_from([0.5, 1.0, 1 / math.sqrt(2)]))
+scale = st.one_of(
+    st.none(),
+    st.floats(1e-9, 1e6),
+    st.sampled_from([1e-9, 1e-4, 0.5, 1.0, 1 / math.sqrt(2), 1e6]),
+)
 
 
 # exact checks, no timing: a slow machine must not fail them
@@ -70,13 +78,14 @@ def shown_strings(t: QueryTrace) -> list[tuple[str, bool]]:
     out = [(words.summary, True), (words.match, True), (words.share, True), (words.mix, True)]
     out += [(state.goal, True), (state.status, True)]
     out += [(v["text"], k in SENTENCES) for k, v in said.items() if k != "score_code"]
+    out += [(v["text"], True) for v in grid_notes(t, geometry(t)).values()]
     for step in steps(t):
         out += [(step["question"], True), (step["explanation"], True), (step["notation"], True)]
         out += [(step["title"], False), (step["table"]["caption"], False)]
     return out
 
 
-SENTENCES = {"scale_note", "mix_hint", "shapes", "python_expected", "own_row_label", "own_row"}
+SENTENCES = {"scale_note", "mix_hint", "shapes", "python_expected", "handle"}
 
 
 @claims_settings
@@ -153,7 +162,7 @@ def test_match_claims_hold(t):
         assert f"Divide by √{t.d_k}, the square root of the key width," in words.match
     else:
         assert c["scale"]["op"] == "multiply" and c["scale"]["by"] == t.scale
-        assert f"Multiply by the scale {fmt.rounded(t.scale)} to get" in words.match
+        assert f"Multiply by the scale {fmt.significant(t.scale)} to get" in words.match
         assert "Divide" not in words.match
     assert f"to get {fmt.vector(t.scores)}." in words.match
     assert f"Their dot products are {fmt.vector(t.dots)}." in words.match
@@ -215,8 +224,11 @@ def test_every_scale_label_says_what_is_computed(t):
         assert said["score_header"]["text"] == f"Score q·k / √{t.d_k}"
         assert said["score_title"]["text"] == f"Scaled scores · s = q·k / √{t.d_k}"
     else:
-        assert said["score_header"]["text"] == f"Score q·k × {fmt.rounded(t.scale)}"
-        assert said["score_title"]["text"] == f"Scaled scores · s = q·k × {fmt.rounded(t.scale)}"
+        assert said["score_header"]["text"] == f"Score q·k × {fmt.significant(t.scale)}"
+        assert said["score_title"]["text"] == f"Scaled scores · s = q·k × {fmt.significant(t.scale)}"
+        # the factor shown is the factor applied, to its shown digits: never "× 0" for a small scale
+        shown = said["score_header"]["claims"]["scale"]["shown"]
+        assert math.isclose(float(shown), t.scale, rel_tol=5e-3, abs_tol=5e-4) and float(shown) > 0
 
 
 def inside(point, hull, tol) -> bool:
@@ -302,9 +314,9 @@ def test_the_stepper_claims_hold(t):
         assert match["table"]["caption"] == f"Dot products and scaled scores (s = q·k / √{t.d_k})"
         assert "Dividing by √d_k" in match["explanation"]
     else:
-        shown = fmt.rounded(t.scale)
+        shown = fmt.significant(t.scale)
         assert match["table"]["caption"] == f"Dot products and scaled scores (s = q·k × {shown})"
-        assert match["notation"].startswith(f"sᵢ = (q · kᵢ) × {fmt.rounded(t.scale)}")
+        assert match["notation"].startswith(f"sᵢ = (q · kᵢ) × {fmt.significant(t.scale)}")
     assert ("triangle" in mix["explanation"]) == (mix["claims"]["shape"] == "triangle")
 
 
@@ -328,23 +340,16 @@ def test_the_worked_example_scale_labels():
     assert given_root["score_header"]["text"] == "Score q·k × 0.707"
 
 
-def test_the_held_rows_words_are_plain_whole_and_name_the_blocked_sources():
-    from attnlab.lab.explorer.sequence import STARTING, select_row
-    from attnlab.lab.explorer.texts import explorer_note, explorer_texts
-
-    helds = [STARTING] + [select_row(STARTING, r, masked) for r in range(3) for masked in (True, False)]
-    for held in helds:
-        texts = explorer_texts(held)
-        for key, text in texts.items():
-            assert_plain(text, sentence=key != "q_legend")
-        assert_plain(explorer_note(held))
-        blocked = [held.labels[i] for i, ok in enumerate(held.mask[held.row]) if not ok]
-        if held.masked:
-            assert all(label in texts["row"] for label in blocked)
-            assert ("blocked" in texts["row"]) == bool(blocked)
-        else:
-            assert f"every source ({', '.join(held.labels)})" in texts["row"]
-    assert explorer_texts(STARTING)["row"].startswith("This is token A's query")
+def test_a_tiny_or_a_huge_scale_is_shown_as_the_factor_it_is():
+    keys, values = [[-1, 2], [1, 0], [0, 1]], [[2, 0], [0, 2], [-1, -1]]
+    tiny = trace_query([2, 1], keys, values, scale=1e-9)
+    assert labels(tiny)["score_header"]["text"] == "Score q·k × 1e-09"  # never "× 0"
+    assert "Multiply by the scale 1e-09 to get" in explain(tiny).match
+    huge = trace_query([2, 1], keys, values, scale=1e6)
+    assert labels(huge)["score_title"]["text"] == "Scaled scores · s = q·k × 1000000"
+    assert labels(trace_query([2, 1], keys, values, scale=0.0005))["scale_note"]["text"] == (
+        "The scale here multiplies each dot product by 0.0005."
+    )
 
 
 def test_the_practice_words_are_plain_and_whole():
@@ -363,4 +368,197 @@ def test_the_practice_words_are_plain_and_whole():
         checked = practice.check(c["id"], STARTING, response)  # feedback: {"text", "claims"} sentences
         assert_plain(checked["words"]["text"])
         assert_plain(checked["verdict"]["text"])
-        assert_plain(practice.answer(c["id"], STARTING))
+        assert_plain(practice.answer(c["id"], STARTING)["text"])
+
+
+# --- the other labels: caption, eyebrow, the share strip, shapes, notation, Python, the handle ------
+
+
+@claims_settings
+@given(examples())
+def test_the_framing_labels_claims_hold(t):
+    said = labels(t)
+    caption, eyebrow = said["caption"], said["eyebrow"]
+    assert caption["claims"]["q"] == list(t.q)
+    assert caption["text"].startswith(f"q = {fmt.vector(t.q)} · ")
+    assert eyebrow["claims"]["sources"] == t.n_sources
+    counted = eyebrow["text"].split(" · ")[1]
+    assert counted.endswith("source" if t.n_sources == 1 else "sources")
+    share = said["share_title"]
+    assert share["claims"]["order"] == list(t.labels)
+    assert f"in {', '.join(t.labels)} order" in share["text"]
+    assert abs(share["claims"]["total"] - 1.0) <= 1e-12 * t.n_sources  # "the full strip is 1"
+    shapes = said["shapes"]
+    assert (shapes["claims"]["d_k"], shapes["claims"]["d_v"]) == (len(t.q), len(t.values[0]))
+    assert f"d_k = {len(t.q)} coordinates" in shapes["text"] and f"d_v = {len(t.values[0])}" in shapes["text"]
+    notation = said["notation"]
+    if notation["claims"]["keys"] is not None:
+        assert notation["claims"]["keys"] == [list(k) for k in t.keys]
+        for label, k in zip(t.labels, t.keys):
+            assert f"k_{label} = {fmt.vector(k).replace('-', fmt.MINUS)}" in notation["text"]
+    python = said["python_expected"]
+    assert python["claims"]["output"] == list(t.output)
+    assert f"output: {fmt.vector(t.output)} " in python["text"]
+    handle = said["handle"]
+    assert handle["claims"]["q"] == list(t.q) and handle["text"].startswith(f"Query q at {fmt.vector(t.q)}.")
+    steps = display_strings(t)["query_steps"]  # the steps the page's arrow keys take are the ones it says
+    assert (handle["claims"]["step"], handle["claims"]["big_step"]) == (steps["step"], steps["big"])
+    said_steps = f"move it by {fmt.rounded(steps['step'])}, with Shift by {fmt.rounded(steps['big'])}."
+    assert said_steps in handle["text"]
+
+
+@claims_settings
+@given(examples())
+def test_the_pictures_names_and_grid_notes_hold(t):
+    shapes = geometry(t)
+    d = display_strings(t, shapes)
+    for i, src in enumerate(d["sources"]):
+        assert src["value_mark"] == f"v{t.labels[i]}" + ("" if t.allowed[i] else " (blocked)")
+        shown = fmt.percent(t.weights[i]) if t.allowed[i] else "blocked"
+        assert src["share_mark"] == f"{t.labels[i]} {shown}"
+        assert src["score_mark"] == f"{t.labels[i]} {fmt.rounded(t.scores[i])}"
+    for plane in ("key", "value"):
+        off = shapes[f"{plane}_off"]
+        assert len(d["off"][plane]["marks"]) == len(off)
+        assert bool(d["off"][plane]["note"]) == bool(off)
+        note = d["labels"][f"{plane}_grid"]
+        view = shapes[f"{plane}_view"]
+        if view is not None:
+            assert note["claims"]["step"] == view["step"]
+            assert f"Each grid interval is {fmt.rounded(view['step'])} coordinate unit" in note["text"]
+
+
+@claims_settings
+@given(examples(), point)
+def test_the_comparison_summary_says_which_numbers_changed(t, q):
+    other = trace_query(q, t.keys, t.values, allowed=t.allowed, scale=t.scale)
+    summary = compare(t, other).summary
+    c = summary["claims"]
+
+    def moved(xs, ys):
+        return any(abs(a - b) > TOLERANCE for a, b in zip(xs, ys))
+
+    assert c["scores"] == moved(t.scores, other.scores)
+    assert c["shares"] == moved(t.weights, other.weights)
+    assert c["output"] == moved(t.output, other.output)
+    word = {True: "changed", False: "same"}
+    assert summary["text"] == (
+        f"Scores {word[c['scores']]}; shares {word[c['shares']]}; output {word[c['output']]}."
+    )
+
+
+# --- the held example: which row the explorer shows, and the held table ---------------------------
+
+
+@st.composite
+def helds(draw):
+    """The worked sequence after a few edits (a row shown masked or not, mask cells, a query),
+    or an example of one query with a mask."""
+    from attnlab.lab.explorer import sequence as seq
+
+    if draw(st.booleans()):
+        held = seq.STARTING
+        for _ in range(draw(st.integers(0, 4))):
+            r, i = draw(st.integers(0, 2)), draw(st.integers(0, 2))
+            kind = draw(st.sampled_from(["mask", "select", "query"]))
+            try:
+                if kind == "mask":
+                    held = seq.set_mask_cell(held, r, i, draw(st.booleans()))
+                elif kind == "select":
+                    held = seq.select_row(held, r, draw(st.booleans()))
+                else:
+                    held = seq.edit_query(held, list(draw(point)))
+            except FieldError:
+                pass  # a mask change that would empty a row is refused: the held example stays
+        return held
+    n = draw(st.integers(1, 8))
+    labels_ = draw(st.lists(st.sampled_from("ABCDEFGHXYZ"), min_size=n, max_size=n, unique=True))
+    allowed = draw(st.lists(st.booleans(), min_size=n, max_size=n).filter(any))
+    return seq.held_from_dict({
+        "id": "own", "labels": labels_, "queries": [list(draw(point))],
+        "keys": [list(draw(point)) for _ in range(n)], "values": [list(draw(point)) for _ in range(n)],
+        "mask": [allowed], "masked": True, "scale": draw(scale),
+    })
+
+
+@claims_settings
+@given(helds(), point)
+def test_the_sentences_about_the_row_shown_hold(held, q):
+    from attnlab.lab.explorer.sequence import edit_query
+    from attnlab.lab.explorer.texts import (
+        explorer_heading,
+        explorer_label,
+        explorer_line,
+        explorer_note,
+        explorer_texts,
+    )
+
+    t = held.explorer_trace()
+    allowed = [held.labels[i] for i in t.allowed_indices]
+    blocked = [held.labels[i] for i in t.blocked]
+    texts = explorer_texts(held)
+    for key, said in texts.items():
+        assert_plain(said["text"], sentence=key != "q_legend")
+        c = said["claims"]
+        if "masked" in c:  # what the explorer traces: its mask row, or every source
+            assert c["masked"] == (held.masked or not held.sequence)
+        if "allowed" in c:
+            assert (c["allowed"], c["blocked"]) == (allowed, blocked)
+            for label in blocked:
+                assert label in said["text"]
+        if "query_edit" in c:  # where a query edit takes the explorer
+            moved = edit_query(held, list(q))
+            assert c["query_edit"] == {"row": moved.row, "masked": moved.masked}
+    if held.sequence and not held.masked:
+        assert f"every source ({', '.join(held.labels)})" in texts["row"]["text"]
+    note = explorer_note(held)
+    assert_plain(note["text"])
+    moved = edit_query(held, list(q))
+    assert note["claims"]["query_edit"] == {"row": moved.row, "masked": moved.masked}
+    if "blocked" in note["claims"]:
+        assert note["claims"]["blocked"] == blocked
+    label = explorer_label(held)
+    if held.sequence:
+        assert label["claims"] == {"sequence": True, "row": held.row, "label": held.labels[held.row],
+                                   "masked": held.masked}
+        assert label["text"] == f"Row {held.row} ({held.labels[held.row]}) · " + (
+            "masked row" if held.masked else "unmasked projection")
+    else:
+        n = len(held.labels)
+        assert label["claims"]["sources"] == n
+        assert label["text"].endswith(f"over {n} source" + ("" if n == 1 else "s"))
+    assert explorer_heading(held)["text"] == label["text"] + "."
+    assert_plain(explorer_line(held)["text"])
+
+
+@claims_settings
+@given(helds())
+def test_the_held_tables_words_hold(held):
+    from attnlab.lab.explorer.examples import WORKED
+    from attnlab.lab.explorer.view import sequence_view
+
+    view = sequence_view(held)
+    caption = view["caption"]
+    sc = caption["claims"]["scale"]
+    for r, row in enumerate(view["rows"]):
+        t = held.row_trace(r)
+        assert [applied(sc, d) for d in t.dots] == list(t.scores)  # the caption's scale is the scores'
+        assert row["query_text"] == f"q = {fmt.vector(held.queries[r])}"
+        assert row["score_marks"] == [
+            f"s {fmt.rounded(s)}" if ok else None for s, ok in zip(t.scores, held.mask[r])
+        ]
+        summary = row["summary"]
+        assert summary["claims"]["row"] == r and summary["text"].startswith(f"Row {r}: ")
+        assert summary["claims"]["output"] == list(t.output)
+        blocked = [label for label, ok in zip(held.labels, held.mask[r]) if not ok]
+        assert summary["claims"]["blocked"] == blocked
+    assert ("×" in caption["text"]) == (held.scale is not None)
+    title = view["title"]
+    assert (title["claims"]["queries"], title["claims"]["sources"]) == (len(held.queries), len(held.labels))
+    fit = view["worked_fit"]
+    assert (fit["sequence"] is None) == held.sequence
+    assert (fit["labels"] is None) == (list(held.labels) == list(WORKED.labels))
+    assert (fit["keys"] is None) == (list(map(list, held.keys)) == list(map(list, WORKED.keys)))
+    if fit["labels"] is not None:
+        assert fit["labels"]["claims"]["yours"] == list(held.labels)
+        assert f"yours are {', '.join(held.labels)}." in fit["labels"]["text"]

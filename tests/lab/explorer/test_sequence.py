@@ -13,6 +13,8 @@ from attnlab.engine.single import trace_query
 from attnlab.lab.explorer import sequence as seq
 from attnlab.lab.explorer.examples import WORKED, WORKED_SEQUENCE
 from attnlab.lab.explorer.sequence import STARTING, MaskRefused
+from attnlab.lab.explorer.texts import explorer_label
+from attnlab.lab.explorer.view import sequence_view
 
 
 def engine_attention(held: seq.Held, **kw) -> tuple[list, list]:
@@ -36,17 +38,17 @@ def test_starting_example_is_the_page_sequence():
 
 
 def test_explorer_starts_on_row0_unmasked_projection_with_the_page_numbers():
-    view = seq.sequence_view(STARTING)
+    view = sequence_view(STARTING)
     ex = view["explorer"]
-    assert ex["label"] == "Row 0 (A) · unmasked projection"
+    assert ex["label"]["text"] == "Row 0 (A) · unmasked projection"
     assert ex["trace"]["allowed"] == [True, True, True]
     assert ex["trace"]["output"] == [-0.00393691965450399, 0.8679552806894639]
     assert ex["trace"]["weights"] == [0.14002924504337802, 0.575975345215362, 0.28399540974126003]
-    assert "not a masked sequence output" in ex["note"]
+    assert "not a masked sequence output" in ex["note"]["text"]
 
 
 def test_masked_rows_equal_the_engines_causal_attention_exactly():
-    view = seq.sequence_view(STARTING)
+    view = sequence_view(STARTING)
     w, o = engine_attention(STARTING, causal="top_left")
     assert view["weights"] == w
     assert view["outputs"] == o
@@ -56,7 +58,7 @@ def test_masked_rows_equal_the_engines_causal_attention_exactly():
 
 
 def test_blocked_cells_are_flagged_and_still_scored():
-    view = seq.sequence_view(STARTING)
+    view = sequence_view(STARTING)
     assert view["blocked"] == [[False, True, True], [False, False, True], [False, False, False]]
     # scores of blocked cells are the dot products / sqrt(2), not a fill value
     assert view["scores"][0][1] == 2.0 / np.sqrt(2)
@@ -82,7 +84,7 @@ def test_masked_rows_match_float64_reference(queries, keys, values, mask):
         {"labels": ["A", "B", "C"], "queries": queries, "keys": keys, "values": values,
          "mask": mask}
     )
-    view = seq.sequence_view(held)
+    view = sequence_view(held)
     w, o = engine_attention(held)
     # The tensor engine computes q @ k^T with BLAS (fused multiply-adds), multiplies by
     # 1/sqrt(d_k) and uses NumPy's exp; the single-query path sums left to right, divides
@@ -100,7 +102,7 @@ def test_masked_rows_match_float64_reference(queries, keys, values, mask):
 
 def test_query_edit_returns_to_row0_and_leaves_other_rows_and_mask():
     held = seq.select_row(STARTING, 2)
-    assert held.explorer_label() == "Row 2 (C) · masked row"
+    assert explorer_label(held)["text"] == "Row 2 (C) · masked row"
     edited = seq.apply_edit(held, {"kind": "query", "q": [3, -1]})
     assert edited.queries == ((3.0, -1.0), STARTING.queries[1], STARTING.queries[2])
     assert (edited.row, edited.masked) == (0, False)
@@ -114,7 +116,7 @@ def test_value_edit_is_shared_by_every_row_and_keeps_the_view():
     assert edited.values[0] == (2.0, 4.0)
     assert (edited.row, edited.masked) == (1, True)
     assert edited.queries == STARTING.queries and edited.mask == STARTING.mask
-    before, after = seq.sequence_view(held), seq.sequence_view(edited)
+    before, after = sequence_view(held), sequence_view(edited)
     # every row that allows A sees the new v_A; row 0 outputs it exactly
     assert after["outputs"][0] == [2.0, 4.0]
     for r in (1, 2):
@@ -139,10 +141,10 @@ def test_reset_restores_only_the_query_and_first_value_x():
 def test_mask_toggle_changes_only_that_cell_and_the_rows_numbers():
     out = seq.apply_edit(STARTING, {"kind": "mask", "row": 2, "source": 0, "allowed": False})
     assert out.mask == ((True, False, False), (True, True, False), (False, True, True))
-    view = seq.sequence_view(out)
+    view = sequence_view(out)
     _, o = engine_attention(out)
     np.testing.assert_allclose(view["outputs"], o, rtol=0, atol=1e-14)
-    assert view["outputs"][:2] == seq.sequence_view(STARTING)["outputs"][:2]
+    assert view["outputs"][:2] == sequence_view(STARTING)["outputs"][:2]
 
 
 def test_mask_emptying_a_row_is_refused_and_the_mask_kept():
@@ -238,9 +240,9 @@ def test_an_example_of_one_query_is_its_trace_and_keeps_its_mask(example, q, sca
     assert not held.sequence
     want = trace_query(q, keys, values, labels=labels, allowed=allowed, scale=scale)
     assert held.explorer_trace() == want
-    view = seq.sequence_view(held)
+    view = sequence_view(held)
     assert view["outputs"] == [list(want.output)]
-    assert view["explorer"]["label"] == f"Your own example · one query over {len(keys)} source" + (
+    assert view["explorer"]["label"]["text"] == f"Your own example · one query over {len(keys)} source" + (
         "" if len(keys) == 1 else "s")
     moved = seq.apply_edit(held, {"kind": "query", "q": [1, -1]})
     want = trace_query([1, -1], keys, values, labels=labels, allowed=allowed, scale=scale)
@@ -289,4 +291,4 @@ def test_an_example_of_one_query_named_a_b_c_is_not_taken_for_the_worked_sequenc
             continue
         why = practice.misfit(c, own)
         assert why is not None and "A/B/C" in why, c["id"]
-        assert practice.answer(c["id"], own) == why
+        assert practice.answer(c["id"], own)["text"] == why

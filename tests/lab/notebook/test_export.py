@@ -11,6 +11,7 @@ from nbclient import NotebookClient
 from attnlab.engine.errors import FieldError
 from attnlab.lab.explorer import sequence as seq
 from attnlab.lab.explorer.sequence import STARTING
+from attnlab.lab.explorer.view import sequence_view
 from attnlab.lab.notebook import export
 from attnlab.lab.notebook import history as hist
 
@@ -144,7 +145,7 @@ def test_notebook_runs_and_reproduces_the_numbers(edited):
     outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
     assert all(o["output_type"] == "stream" for o in outputs), outputs
     got = json.loads(nb.cells[-1].outputs[0]["text"])
-    view = seq.sequence_view(edited)
+    view = sequence_view(edited)
     assert [r["output"] for r in got["rows"]] == view["outputs"]
     assert [r["weights"] for r in got["rows"]] == view["weights"]
     assert got["explorer"]["output"] == view["explorer"]["trace"]["output"]
@@ -153,3 +154,22 @@ def test_notebook_runs_and_reproduces_the_numbers(edited):
     program = nb.cells[2].outputs[0]["text"]
     out = view["explorer"]["trace"]["output"]
     assert f"output=[{out[0]!r}, {out[1]!r}]" in program
+
+
+def test_an_import_answers_with_its_view_and_the_pages_sentence(edited, study):
+    doc = json.dumps(export.to_json(edited, study))
+    answer = export.import_answer(doc, "mine.json")
+    assert answer["example"] == edited.to_dict() and answer["study"] == study
+    assert answer["message"]["text"] == (
+        "Imported mine.json: the held example now shows its numbers and the study history is restored."
+    )
+    older = json.loads(doc)
+    del older["study"]  # an export made before studies travelled
+    assert export.import_answer(json.dumps(older))["message"] == {
+        "text": "Imported the file: the held example now shows its numbers.",
+        "claims": {"name": None, "study_restored": False},
+    }
+    with pytest.raises(export.ImportRefused) as refused:
+        export.import_answer("{")
+    assert refused.value.loc == ("text",)
+    assert refused.value.problem.startswith("was not imported: it is not JSON")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from attnlab.engine import trace_query
@@ -117,3 +119,56 @@ def test_the_still_steps_are_their_anchor_frames():
         f = frames[c["anchor_frame"]]
         template = playback._script()["captions"][c["number"] - 1]["text"]
         assert f["display"]["q"] in c["text"] or "{q}" not in template
+
+
+def test_every_captions_claims_hold_over_its_frames():
+    """Each caption's claims, frame by frame: its placeholders' numbers are the frame's, and what it
+    says of them holds (the shares total one, o stays in the triangle, q moves further along B's key,
+    the pie evens out, q returns to [2, 1])."""
+    p = playback.playback()
+    frames = p["frames"]
+    by_caption: dict[int, list[dict]] = {}
+    for f in frames:
+        by_caption.setdefault(f["caption"], []).append(f)
+        c, trace = f["claims"], f["trace"]
+        for name in ("q", "output"):
+            if name in c:
+                assert c[name] == trace[name]
+        for label, share in c.get("shares", {}).items():
+            assert share == trace["weights"][p["labels"].index(label)]
+            shown = fmt.percent(share)
+            assert f"{label} takes {shown}" in f["text"] or f"{label} {shown}" in f["text"]
+        for label, score in c.get("scores", {}).items():
+            assert score == trace["scores"][p["labels"].index(label)]
+            assert f"{label} {fmt.rounded(score)}" in f["text"]
+        if "total" in c:  # "together they make one"
+            assert abs(c["total"] - 1.0) <= 1e-15 and c["total"] == math.fsum(trace["weights"])
+        if "hull" in c:  # "inside the triangle of the values"
+            assert c["hull"]["shape"] == "triangle" and len(c["hull"]["hull"]) == 3
+            (ax, ay), (bx, by), (cx, cy) = c["hull"]["hull"]
+            ox, oy = c["output"]
+            for (x0, y0), (x1, y1) in (((ax, ay), (bx, by)), ((bx, by), (cx, cy)), ((cx, cy), (ax, ay))):
+                assert (x1 - x0) * (oy - y0) - (y1 - y0) * (ox - x0) >= 0  # left of each edge: inside
+        if "sources" in c:
+            assert c["sources"] == p["labels"] and len(c["sources"]) == 3  # "One query, three sources"
+        if "at_zero" in c:  # "At [0, 0] every score is 0 and the output is the plain average"
+            assert c["at_zero"]["scores"] == [0.0, 0.0, 0.0]
+            average = [math.fsum(v[j] for v in p["values"]) / 3 for j in range(2)]
+            assert c["at_zero"]["output"] == pytest.approx(average, abs=1e-15)
+        if "returns_to" in c:  # "q returns to [2, 1]"
+            assert c["end_q"] == c["returns_to"] == list(WORKED.q)
+    # claims over a caption's whole range: q moving further along B's key brings o towards v_B,
+    # and the scores drawing together even the pie out
+    towards = [f["claims"] for f in by_caption[4]]
+    assert all(a["along_key"] <= b["along_key"] for a, b in zip(towards, towards[1:]))
+    assert all(a["distance_to_value"] >= b["distance_to_value"] for a, b in zip(towards, towards[1:]))
+    evening = [f["claims"] for f in by_caption[5]]
+    assert all(a["spread"] >= b["spread"] for a, b in zip(evening, evening[1:]))
+
+
+def test_the_clock_and_the_steps_are_the_labs_words():
+    p = playback.playback()
+    assert p["start_time"] == {"text": "0.0 s of 31 s", "spoken": "0.0 seconds of 31"}
+    assert p["frames"][123]["time"] == {"text": "12.3 s of 31 s", "spoken": "12.3 seconds of 31"}
+    assert [c["title"] for c in p["captions"]] == [f"Step {n} of 7" for n in range(1, 8)]
+    assert p["description"].startswith(f"A {fmt.rounded(p['duration'])}-second guided explanation")

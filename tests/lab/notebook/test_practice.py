@@ -83,12 +83,12 @@ def test_wrong_predictions_point_the_way_without_the_right_numbers():
     short = practice.check("zero-q", STARTING, [30, 30, 30])["words"]["text"]
     assert short.startswith("Your share for A is too low; your share for B is too low")
     assert "Your shares add up to 90%; shares always add up to 100%." in short
-    assert "33.3%" in practice.answer("zero-q", STARTING)
+    assert "33.3%" in practice.answer("zero-q", STARTING)["text"]
     # a vector prediction: one coordinate right, the other much too low
     words = practice.check("row0-masked", STARTING, [1, 0])["words"]["text"]
     assert words.startswith("Your x is much too low; your y is right.")
     assert "[2, 0]" not in words
-    assert practice.answer("row0-masked", STARTING) == (
+    assert practice.answer("row0-masked", STARTING)["text"] == (
         "Row 0's masked output is [2, 0] (shares A 100%, B blocked, C blocked)."
     )
 
@@ -157,7 +157,8 @@ def test_same_shares_is_solvable_and_teaches_the_shift():
         "by 1.061, and softmax only sees the differences."
     )
     # the answer's q solves it
-    assert practice.answer("same-shares", STARTING).startswith("q = [3, 2]: the step [1, 1] adds 0.707")
+    words = practice.answer("same-shares", STARTING)["text"]
+    assert words.startswith("q = [3, 2]: the step [1, 1] adds 0.707")
     assert practice.check("same-shares", with_query([3, 2]), "shift")["met"] is True
 
 
@@ -186,16 +187,16 @@ def test_an_example_with_other_sources_is_offered_the_worked_one():
             "are X, Y, Z. Load the A/B/C example to try it.",
             "load": True,
         }, c["id"]
-        assert practice.answer(c["id"], xyz) == out["words"]["text"]
+        assert practice.answer(c["id"], xyz)["text"] == out["words"]["text"]
 
 
 def test_every_answer_solves_its_challenge_where_it_names_a_q():
     # the answer's own q meets the goal (equal-ac: nearest tie; near-vb: [6, -3])
-    words = practice.answer("equal-ac", STARTING)
+    words = practice.answer("equal-ac", STARTING)["text"]
     assert words.startswith("A and C tie wherever q·k_A = q·k_C. The nearest such q to yours is [1.5, 1.5]")
     assert practice.check("equal-ac", with_query([1.5, 1.5]))["met"] is True
     assert practice.check("near-vb", with_query([6, -3]), "positive")["met"] is True
-    assert "B takes >99%" in practice.answer("near-vb", STARTING)
+    assert "B takes >99%" in practice.answer("near-vb", STARTING)["text"]
 
 
 def test_value_moves_output_but_not_shares():
@@ -238,3 +239,23 @@ def test_bad_responses_are_refused_with_the_field(cid, response, loc, message):
     with pytest.raises(FieldError, match=message) as refused:
         practice.check(cid, STARTING, response)
     assert refused.value.loc == loc
+
+
+def test_the_challenges_quote_the_worked_example_declared_once():
+    # the vectors the words quote are filled in from lab.explorer.examples, never typed into the data
+    from attnlab.lab.explorer.examples import WORKED_SEQUENCE
+
+    ex = WORKED_SEQUENCE.example
+    hints = {c["id"]: c["hints"] for c in practice.challenges()}
+    prompts = {c["id"]: c["prompt"] for c in practice.challenges()}
+    assert hints["same-shares"][2] == (
+        "With k_A = [−1, 2], k_B = [1, 0] and k_C = [0, 1], the step u = [1, 1] adds 1/√2 to every score: "
+        "q = [3, 2] gives the shares of q = [2, 1]."
+    )
+    fills = dict(practice.worked_fills())
+    assert fills["k_B"] == fmt.vector(ex.keys[1]) and fills["q"] == fmt.vector(ex.q)
+    assert fills["q_C"] == fmt.vector(WORKED_SEQUENCE.queries[2]).replace("-", fmt.MINUS)
+    assert f"from q = {fills['q']} that gives" in prompts["same-shares"]
+    for c in practice.challenges():
+        for text in [c["prompt"], *c["hints"]]:
+            assert "{" not in text and "}" not in text, text

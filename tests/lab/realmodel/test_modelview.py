@@ -162,8 +162,10 @@ def test_score_line_and_the_widgets_words_come_from_the_lab():
     assert score_line(p) == (
         "self head; induction 0%, duplicate token 0%, previous token 0%, first token 0%, breadth 0"
     )
-    caption = named_caption("first", "head 2")
-    assert caption == "Attention of first, head 2: rows are queries, columns are keys"
+    assert named_caption("first", "head 2") == {
+        "caption": "Attention of first, head 2: rows are queries, columns are keys",
+        "lines_label": "Attention of first, head 2, as lines from each query to its keys",
+    }
     row = precise_row(_repeated_trace(), 0, 0, 5)
     assert row["title"] == "Query 5 (b): its share of each key, at full precision"
     shares = [s["share"] for s in row["sources"]]

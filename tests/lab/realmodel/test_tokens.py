@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from attnlab.lab.realmodel.tokens import token_label, token_labels
+from attnlab.lab.realmodel.tokens import row_label, short_label, token_label, token_labels, trace_tokens
 from attnlab.models.traces import ModelTrace
 
 
@@ -62,3 +62,13 @@ def test_a_traces_labels_are_visible_and_every_query_after_a_line_break_opens():
     for query in range(len(tokens)):
         row = trace.query_row(0, 0, query)
         assert row.labels == tuple(trace.labels())
+
+
+def test_a_traces_tokens_carry_their_label_its_short_form_and_their_exact_text():
+    tokens = [" cat", "\n", " extraordinarily"]
+    labels = [row_label(i, t) for i, t in enumerate(tokens)]
+    shown = trace_tokens(tokens, labels)
+    assert [t["label"] for t in shown] == ["0 ␣cat", "1 ⏎", "2 ␣extraordinarily"]
+    assert [t["short"] for t in shown] == ["0 ␣cat", "1 ⏎", "2 ␣extraordin…"]  # 14 characters at most
+    assert [t["exact"] for t in shown] == tokens and shown[1]["after"] == "after 1 ⏎"
+    assert short_label("abc", 3) == "abc" and short_label("abcd", 3) == "ab…"

@@ -48,10 +48,11 @@ def test_default_walk_has_every_step_and_the_engines_numbers(client):
     assert ts["x"]["display"] == [["1", "0", "0", "1"], ["0", "1", "0", "1"], ["0", "0", "1", "1"]]
     assert ts["head1.weights"]["display"][0] == ["1", "blocked", "blocked"]
     assert ts["head1.q"]["expansions"][1][0] == "(-1)×0 + 1×0.5 + (-1)×(-0.5) + 1×0 = 1"
-    assert body["heads"][0]["pattern"] == "previous" and body["heads"][1]["pattern"] == "self"
+    assert body["heads"][0]["kind"] == "previous-token" and body["heads"][1]["kind"] == "self"
     assert body["heads"][0]["sentence"]["text"].startswith(
-        "Head 1 looks back to the previous token: B gives A 94%"
+        "Head 1 is a previous-token head: on average 86% of B's and C's attention goes to the token just"
     )
+    assert "Its largest shares: B gives A 94% and C gives B 77%" in body["heads"][0]["sentence"]["text"]
     assert "ordered_sum" in body["python"]
     captions = body["playback"]["captions"]
     assert [c["step"] for c in captions] == [s["id"] for s in body["steps"]]
@@ -79,7 +80,8 @@ def test_head_ablation_and_heads_on(client):
     assert full["ablation"][1]["max_change"] == max(
         abs(a - b) for ra, rb in zip(full["output"], body["output"]) for a, b in zip(ra, rb)
     )
-    assert body["heads"][1]["pattern"] == "off"
+    assert body["heads"][1]["on"] is False and body["heads"][1]["kind"] == "self"  # its weights still name it
+    assert "Head 2: off" in body["summary"]["text"]
 
 
 def test_pre_post_compare_lists_the_other_walk_and_what_changed(client):
@@ -165,18 +167,43 @@ def test_practice_lists_challenges_without_answers(client):
     assert len(data["challenges"]) >= 5
     for c in data["challenges"]:
         assert "answer" not in c and len(c["hints"]) == 3
+    assert data["words"]["check"] == "Check" and data["words"]["reveal"] == "Show the answer"
+
+
+def test_the_walk_carries_the_sections_fixed_words(client):
+    words = client.post("/api/block", json={}).json()["words"]
+    assert words["parts"]["practice"]["title"] == client.get("/api/block/practice").json()["title"]
+    assert words["play"]["moving"]["claims"] == {"step_s": 4.0}
+    assert words["edit"]["reset_hint"]["text"] == (
+        "Reset restores the given X and weights, pre-norm, no positions and both heads on."
+    )
+
+
+def submit(client, challenge, response=None, block=None):
+    """POST a submit to /api/block/study, as the page's Check does; return the answer."""
+    action = {"kind": "submit", "challenge": challenge, "response": response}
+    return client.post("/api/block/study", json={"block": block or {}, "action": action})
+
+
+def feedback(r) -> dict:
+    study = r.json()["study"]
+    (entry,) = study["challenges"].values()
+    return entry["attempts"][entry["current"]]["feedback"]
+
+
+def test_the_only_check_is_the_studys_submit(client):
+    assert client.post("/api/block/check", json={"challenge": "ln-stats"}).status_code == 404
 
 
 def test_check_and_study_record_help(client):
-    r = client.post("/api/block/check", json={"challenge": "ln-stats", "response": [0.5, 1]})
-    assert r.status_code == 200 and r.json()["met"] is False
-    words = r.json()["words"]["text"]
+    r = submit(client, "ln-stats", [0.5, 1])
+    assert r.status_code == 200 and feedback(r)["met"] is False
+    words = feedback(r)["words"]["text"]
     assert "mean is too high" in words and "0.5" not in words.split("high")[1]
-    r = client.post("/api/block/check", json={"challenge": "ln-stats", "response": [0, 1]})
-    assert r.json()["met"] is True
-    r = client.post("/api/block/check", json={"challenge": "nope"})
-    assert r.status_code == 422 and r.json()["detail"][0]["field"] == "challenge"
-    r = client.post("/api/block/check", json={"challenge": "ln-stats", "response": [0, "x"]})
+    assert feedback(submit(client, "ln-stats", [0, 1]))["met"] is True
+    r = submit(client, "nope")
+    assert r.status_code == 422 and r.json()["detail"][0]["field"] == "action.challenge"
+    r = submit(client, "ln-stats", [0, "x"])
     assert r.status_code == 422
     s = client.post(
         "/api/block/study",

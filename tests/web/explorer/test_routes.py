@@ -73,6 +73,30 @@ def test_worked_example_display_strings(client):
         "claims": {"scale": {"op": "divide", "by": 2**0.5, "d_k": 2, "shown": "√2"}},
     }
     assert said["caption"]["text"] == "q = [2, 1] · Compare the query with each key."
+    # the pictures' labels: what match.js, mix.js, share.js and the cards place
+    marks = {k: display.pop(k) for k in ("q_mark", "output_mark", "precise_q", "precise_output", "off")}
+    assert marks == {
+        "q_mark": "q [2, 1]",
+        "output_mark": "o [-0.004, 0.868]",
+        "precise_q": "q = [2, 1]",
+        "precise_output": "output=[-0.00393691965450399, 0.8679552806894639]",
+        "off": {"key": {"marks": [], "note": ""}, "value": {"marks": [], "note": ""}},
+    }
+    assert display.pop("query_steps") == {"step": 0.1, "big": 1.0}
+    assert display.pop("words")["keys_zoomed"] == "keys, zoomed in"
+    names = ("key_mark", "value_mark", "share_mark", "score_mark", "card_title", "card_index", "carry_term",
+             "value_legend", "value_fields")
+    assert [{k: src.pop(k) for k in names} for src in display["sources"]][2] == {
+        "key_mark": "kC",
+        "value_mark": "vC",
+        "share_mark": "C 28%",
+        "score_mark": "C 0.707",
+        "card_title": "Source C",
+        "card_index": "index 2",
+        "carry_term": [["Carry w", "C"], ["v", "C"]],
+        "value_legend": "Value vC",
+        "value_fields": ["Value C, x", "Value C, y"],
+    }
     assert display == {
         "q": "[2, 1]",
         "q_coords": ["2", "1"],
@@ -152,7 +176,7 @@ def test_worked_example_words_challenge_and_comparison(client):
     compare = body["compare"]
     assert compare["available"] is True
     assert compare["active"] is False
-    assert compare["summary"] == "Scores same; shares same; output same."
+    assert compare["summary"]["text"] == "Scores same; shares same; output same."
     assert compare["display"] == {
         "q": "[2, 1]",
         "scores": ["0", "1.414", "0.707"],
@@ -186,7 +210,7 @@ def test_comparison_marks_changes_after_a_query_edit(client):
     assert compare["active"] is True
     assert compare["changed"]["dots"] == [True, True, False]  # k_C = [0, 1] ignores q's x
     assert compare["changed"]["m"] is True
-    assert compare["summary"] == "Scores changed; shares changed; output changed."
+    assert compare["summary"]["text"] == "Scores changed; shares changed; output changed."
     assert body["trace"]["dots"] == [-1.0, 3.0, 1.0]
 
 
@@ -291,9 +315,9 @@ def test_deeply_nested_json_is_422_not_500(client, text):
     r = client.post("/api/trace", content=text, headers={"content-type": "application/json"})
     assert r.status_code == 422
     assert r.json()["detail"][0]["loc"] == ["body"]
-    answer = answer_trace(text)  # pydantic's parser stops at its recursion limit
-    assert answer["status"] == 422
-    assert answer["body"]["detail"][0]["type"] == "json_invalid"
+    answer = answer_trace(text)  # read as the POST reads it: the same refusal
+    assert answer == {"status": 422, "body": r.json()}
+    assert answer["body"]["detail"][0]["type"] == "json_too_deep"
 
 
 def test_nan_and_infinity_are_refused(client):
@@ -332,3 +356,11 @@ def test_example_endpoint(client):
     )
     # The example's explorer answer is exactly what tracing the worked example answers.
     assert example["explorer"] == post(client, {**WORKED, "allowed": [True] * 3, "scale": None}).json()
+
+
+def test_the_openapi_example_is_the_worked_example(client):
+    # the worked example is declared once (lab.explorer.examples); the schema's example is that one
+    from attnlab.lab.explorer.examples import WORKED
+
+    schemas = client.get("/api/openapi.json").json()["components"]["schemas"]
+    assert schemas["LabState"]["examples"] == [json.loads(json.dumps(WORKED.to_dict()))]

@@ -83,7 +83,7 @@ def test_the_state_socket_answers_states_as_post_api_state(client):
             ws.send_text(json.dumps(state))
             answer = json.loads(ws.receive_text())
             assert answer == {"status": 200, "body": client.post("/api/state", json=state).json()}
-        assert answer["body"]["sequence"]["explorer"]["label"] == "Row 2 (C) · masked row"
+        assert answer["body"]["sequence"]["explorer"]["label"]["text"] == "Row 2 (C) · masked row"
 
 
 @pytest.mark.parametrize(("path", "message"), [("/api/state/ws", WORKED), ("/api/trace/ws", {"held": {}})])
@@ -156,7 +156,8 @@ def test_a_flooding_socket_does_not_stall_another_client(monkeypatch):
     The flooding socket's first answer waits at a gate the test opens only after
     the other request has completed: that can only happen if the answer does not
     run on the event loop. Then it gets the latest state's answer (states that
-    arrived meanwhile are replaced, never all queued).
+    arrived meanwhile are replaced, never all queued). The other client is another
+    computer (127.0.0.2): one address's work runs one call at a time (``web.fairness``).
     """
     entered, gate, released = threading.Event(), threading.Event(), []
 
@@ -172,7 +173,8 @@ def test_a_flooding_socket_does_not_stall_another_client(monkeypatch):
             for state in states:
                 flood.send(json.dumps(state))
             assert entered.wait(WAIT_S)
-            other = http.client.HTTPConnection("127.0.0.1", port, timeout=WAIT_S)
+            other = http.client.HTTPConnection("127.0.0.1", port, timeout=WAIT_S,
+                                               source_address=("127.0.0.2", 0))  # fmt: skip
             other.request("POST", "/api/trace", json.dumps(WORKED), {"content-type": "application/json"})
             answer = other.getresponse()
             assert answer.status == 200 and json.loads(answer.read())["trace"]["q"] == WORKED["q"]
@@ -187,3 +189,43 @@ def test_a_flooding_socket_does_not_stall_another_client(monkeypatch):
     assert released and all(released)
     sent = [s["q"] for s in states]
     assert len(qs) <= len(sent) and qs == sorted(qs, key=sent.index)  # in order, some replaced
+
+
+# -- the sockets' words: as the POST routes say them ---------------------------------------------
+
+
+LONG = "9" * 5_000  # over Python's 4,300 digits: its JSON reader refuses the integer itself
+HALF = "holds half of a character (a lone surrogate): paste the text again"
+TOO_LONG = "is a number too long to read (5,000 digits)"
+TRACE = '{"q": [2, 1], "keys": [[1, 0]], "values": [[0, 1]], "labels": ["LABEL"]}'
+
+
+def held_text(edit_q: str = "[0, 1]") -> str:
+    return json.dumps({"held": STARTING.to_dict(), "edits": [{"kind": "query", "q": [0, 1]}]}).replace(
+        "[0, 1]", edit_q
+    )
+
+
+@pytest.mark.parametrize(
+    ("path", "text", "loc", "type_", "msg"),
+    [
+        ("/api/trace/ws", TRACE.replace("LABEL", "a\\ud800"), ["body", "labels", 0], "string_unicode",
+         f"Source 1 · name {HALF}"),
+        ("/api/trace/ws", TRACE.replace("[2, 1]", f"[{LONG}, 1]"), ["body", "q", 0], "number_too_long",
+         f"Query q · x {TOO_LONG}"),
+        ("/api/state/ws", held_text().replace('"A"', '"\\udc00"', 1), ["body", "held", "labels", 0],
+         "string_unicode", f"Source 1 · name {HALF}"),
+        ("/api/state/ws", held_text(f"[{LONG}, 1]"), ["body", "edits", 0, "q", 0], "number_too_long",
+         f"Query q · x {TOO_LONG}"),
+    ],
+)
+def test_a_lone_surrogate_or_a_long_integer_is_answered_as_its_post(client, path, text, loc, type_, msg):
+    # Before: both sockets said json_invalid, "The request is not valid JSON".
+    with client.websocket_connect(path) as ws:
+        ws.send_text(text)
+        answer = json.loads(ws.receive_text())
+    post = client.post(path.removesuffix("/ws"), content=text.encode(),
+                       headers={"content-type": "application/json"})  # fmt: skip
+    assert answer == {"status": 422, "body": post.json()}
+    (item,) = answer["body"]["detail"]
+    assert (item["loc"], item["type"], item["msg"]) == (loc, type_, msg)

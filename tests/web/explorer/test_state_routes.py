@@ -9,7 +9,8 @@ from fastapi.testclient import TestClient
 
 from attnlab.lab.explorer import sequence as seq
 from attnlab.lab.explorer.answer import explorer_answer
-from attnlab.lab.notebook.stepper import stepper
+from attnlab.lab.explorer.stepper import stepper
+from attnlab.lab.explorer.view import sequence_view
 from attnlab.web.app import create_app
 from attnlab.web.explorer.messages import answer_state
 
@@ -27,7 +28,7 @@ def test_one_answer_carries_the_explorer_and_the_held_sequence(client):
     body = r.json()
     assert set(body) == {"sequence", "explorer", "stepper"}
     held = seq.edit_query(seq.STARTING, [3.0, 1.0])
-    assert body["sequence"] == json.loads(json.dumps(seq.sequence_view(held)))
+    assert body["sequence"] == json.loads(json.dumps(sequence_view(held)))
     assert body["explorer"] == json.loads(json.dumps(explorer_answer(held.explorer_trace())))
     # the stepper draws from the same answer: its tables are the new row's numbers
     assert body["stepper"] == json.loads(json.dumps(stepper(held.explorer_trace())))
@@ -50,7 +51,7 @@ def test_edits_apply_in_order_and_no_edit_is_the_held_state(client):
     ]
     body = client.post("/api/state", json={"held": HELD, "edits": edits}).json()
     held = seq.select_row(seq.set_values(seq.STARTING, [[2, 0], [0, 2], [1, -1]]), 2)
-    assert body["sequence"]["explorer"]["label"] == "Row 2 (C) · masked row"
+    assert body["sequence"]["explorer"]["label"]["text"] == "Row 2 (C) · masked row"
     assert body["explorer"]["trace"]["output"] == list(held.explorer_trace().output)
     plain = client.post("/api/state", json={"held": HELD}).json()
     assert plain["explorer"]["trace"]["q"] == [2, 1]

@@ -9,7 +9,8 @@ import pytest
 from fastapi.testclient import TestClient
 
 from attnlab.engine.errors import FieldError
-from attnlab.lab.explorer.sequence import STARTING, apply_edit, held_from_dict, sequence_view
+from attnlab.lab.explorer.sequence import STARTING, apply_edit, held_from_dict
+from attnlab.lab.explorer.view import sequence_view
 from attnlab.lab.notebook import history as hist
 from attnlab.web.app import create_app
 from attnlab.web.notebook import routes as api_notebook
@@ -48,7 +49,7 @@ def test_example_is_the_starting_sequence(client):
     assert r.status_code == 200
     body = r.json()["sequence"]
     assert body == json.loads(json.dumps(sequence_view(STARTING)))
-    assert body["explorer"]["label"] == "Row 0 (A) · unmasked projection"
+    assert body["explorer"]["label"]["text"] == "Row 0 (A) · unmasked projection"
     assert body["outputs"][0] == [2.0, 0.0]
     assert body["explorer"]["trace"]["output"] == [-0.00393691965450399, 0.8679552806894639]
 
@@ -58,14 +59,14 @@ def test_query_edit_from_a_masked_row_returns_to_row0(client):
     r = edit(client, held, kind="query", q=[0, 3])
     assert r.status_code == 200
     body = r.json()
-    assert body["explorer"]["label"] == "Row 0 (A) · unmasked projection"
+    assert body["explorer"]["label"]["text"] == "Row 0 (A) · unmasked projection"
     assert body["example"]["queries"] == [[0.0, 3.0], [1.0, 2.0], [-1.0, 1.0]]
     assert body["example"]["mask"] == HELD["mask"]
 
 
 def test_select_row_shows_the_masked_row(client):
     body = edit(client, HELD, kind="select", row=1).json()
-    assert body["explorer"]["label"] == "Row 1 (B) · masked row"
+    assert body["explorer"]["label"]["text"] == "Row 1 (B) · masked row"
     assert body["explorer"]["trace"]["allowed"] == [True, True, False]
     assert body["explorer"]["trace"]["output"] == body["outputs"][1]
 
@@ -231,6 +232,14 @@ def test_export_json_and_import_round_trip(client):
     r = client.post("/api/notebook/import", json={"text": json.dumps(doc)})
     assert r.status_code == 200
     assert r.json()["example"] == held_from_dict(held).to_dict()
+    # the page's sentence for it names the file it sent (the lab words it, not the page)
+    body = {"text": json.dumps(doc), "name": "mine.json"}
+    named = client.post("/api/notebook/import", json=body).json()
+    assert named["message"] == {
+        "text": "Imported mine.json: the held example now shows its numbers and the study history is "
+        "restored.",
+        "claims": {"name": "mine.json", "study_restored": True},
+    }
 
 
 def test_import_refuses_bad_files_clearly(client):

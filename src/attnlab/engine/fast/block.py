@@ -16,7 +16,7 @@ import numpy as np
 
 from attnlab.engine import block as reference
 from attnlab.engine._arrays import Array, as_array
-from attnlab.engine.block import NORM_PLACEMENTS, BlockParams, BlockResult
+from attnlab.engine.block import NORM_PLACEMENTS, BlockEdits, BlockParams, BlockResult
 from attnlab.engine.cache import KVCache
 from attnlab.engine.errors import FieldError
 from attnlab.engine.fast.decode import fast_block_applies, numpy_decoder_block
@@ -42,8 +42,9 @@ def transformer_block(
     cache: KVCache | None = None,
     scale: float | None = None,
     return_trace: bool = False,
+    edits: BlockEdits | None = None,
 ) -> BlockResult:
-    """Run one transformer block on ``x`` (..., L, d_model), as the reference does."""
+    """Run one transformer block on ``x`` (..., L, d_model), as the reference does (``edits`` too)."""
     if norm not in NORM_PLACEMENTS:
         raise FieldError("norm", f"norm={norm!r}; use 'pre' (GPT-2, Llama) or 'post' (BERT)")
     x = as_array(x, "x")
@@ -60,7 +61,7 @@ def transformer_block(
         return_trace=return_trace,
         **options,
     ):
-        done = numpy_decoder_block(x, params, **options)
+        done = numpy_decoder_block(x, params, edits=edits, **options)
         if done is not None:
             out, attn_out, weights, heads = done
             fully = np.zeros(weights.shape[:-1], dtype=bool)  # bottom-right, S >= L: no empty row
@@ -75,5 +76,6 @@ def transformer_block(
         causal=causal,
         key_padding_mask=key_padding_mask,
         return_trace=return_trace,
+        edits=edits,
         **options,
     )

@@ -76,9 +76,12 @@ def ablation(w: Walk) -> list[dict]:
     return out
 
 
+# Why the numbers move, by the placement switched to: what its first LayerNorm normalises and
+# what its heads read (``norm_sentence``'s claims ``normalises`` and ``heads_read`` state both).
 WHY = {
-    "post": "Post-norm normalises the sum H + MHA(H) instead of H, so its heads read H itself.",
-    "pre": "Pre-norm normalises H before the heads instead of the sum H + MHA(H), so its heads read LN₁(H).",
+    "post": "Post-norm normalises the sum H + MHA(H) instead of H, so its heads read H itself, not LN₁(H).",
+    "pre": "Pre-norm normalises H before the heads instead of the sum H + MHA(H), so its heads read LN₁(H), "
+    "not H itself.",
 }
 
 

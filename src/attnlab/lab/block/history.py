@@ -10,13 +10,14 @@ with ``help = {"kind", "detail"}`` and the same rules, kept in one place
 clearing keeps help; a hint or a shown answer is recorded on its challenge's
 current attempt; other help counts for the active attempt, or ``before``; the
 same help is recorded once per attempt. The challenges are the block's
-(``lab.block_practice``); its attempts keep no checks, and ``answer``, the
+(``lab.block.practice``); its attempts keep no checks, and ``answer``, the
 explicit "show the answer", returns the answer's words and is recorded as help.
 """
 
 from __future__ import annotations
 
 from attnlab.lab.block import practice
+from attnlab.lab.block.words import STEP_IDS
 from attnlab.lab.study import ACTIONS, MAX_ATTEMPTS, MAX_HELP, StudyRules, new_study
 
 __all__ = [
@@ -36,12 +37,12 @@ __all__ = [
 HELP_KINDS = {
     "hint": "Opened hint {detail} of {total}",
     "answer": "Showed the answer",
-    "stepper": "Visited the block stepper: step {detail} of 8",
+    "stepper": "Visited the block stepper: step {detail} of " + str(len(STEP_IDS)),
     "playback": "Watched the block playback",
     "python": "Opened the block's Python",
     "explorer": "Opened a head's row in the explorer",
 }
-MAX_DETAIL = 8
+MAX_DETAIL = len(STEP_IDS)  # the largest detail: a stepper step (a hint is at most 3)
 RULES = StudyRules(
     challenges=practice.CHALLENGES, help_kinds=HELP_KINDS, max_detail=MAX_DETAIL, state_field="block"
 )

@@ -13,7 +13,8 @@ from attnlab.lab import numbers as fmt
 from attnlab.lab.block import compare as block_compare
 from attnlab.lab.block import view as block_view
 from attnlab.lab.block import words
-from attnlab.lab.block.data import D_FF, D_HEAD, D_MODEL, EPS, LABELS, N_HEAD
+from attnlab.lab.block.data import D_FF, D_HEAD, D_MODEL, EPS, LABELS, N_HEAD, example
+from attnlab.lab.block.practice import CHALLENGES
 from attnlab.lab.block.program import to_python
 from attnlab.lab.block.walk import Walk, causal_row, explorer_state, walk
 
@@ -32,6 +33,7 @@ def heads(w: Walk) -> list[dict]:
         k = [list(x) for x in traces[0].keys]
         v = [list(x) for x in traces[0].values]
         weights = w.head_rows(h, "weights")
+        named = words.head_kind(weights)
         allowed = [causal_row(r) for r in range(len(LABELS))]
         output = w.head_rows(h, "output")
         dots, scores = w.head_rows(h, "dots"), w.head_rows(h, "scores")
@@ -40,7 +42,8 @@ def heads(w: Walk) -> list[dict]:
                 "index": h,
                 "name": name,
                 "on": w.heads_on[h],
-                "pattern": words.head_pattern(weights) if w.heads_on[h] else "off",
+                "kind": named["kind"],  # lab.realmodel.kinds' definitions, on or off
+                "kind_scores": named["scores"],
                 "sentence": words.head_sentence(name, weights, w.heads_on[h]),
                 "title": f"{name} · {'on' if w.heads_on[h] else 'off'}",
                 "switch_label": f"{name} on",
@@ -112,6 +115,7 @@ def block_page(x=None, weights=None, *, norm="pre", positions="none", heads_on=(
         )
     return {
         "choices": words.CHOICES,
+        "words": words.section_words(example(), CHALLENGES.data()["title"]),
         "inputs": inputs(w),
         "steps": steps,
         "playback": words.playback(steps),

@@ -22,8 +22,9 @@ from attnlab.lab import numbers as fmt
 from attnlab.lab.block import compare as block_compare
 from attnlab.lab.block.data import LABELS, MAX_MAGNITUDE
 from attnlab.lab.block.walk import Walk, check_x, walk
-from attnlab.lab.block.words import head_pattern
+from attnlab.lab.block.words import head_kind
 from attnlab.lab.challenge_set import ChallengeSet, feedback, validate_response
+from attnlab.lab.realmodel import kinds
 
 PREDICTION_TOLERANCE = 0.01  # "to two decimals"
 SILENT = 1e-12  # a removal that changes no output number by more than this changes nothing
@@ -41,9 +42,27 @@ def answer(challenge_id: object) -> str:
     return challenge(challenge_id)["answer"]
 
 
+# The practice panel's fixed words: its buttons (with their screen-reader names) and notes.
+CONTROLS = {
+    "no_response": "No typed answer: the goal is checked on the block as you have set it above.",
+    "previous": "‹ Previous",
+    "previous_label": "Previous attempt",
+    "next": "Next ›",
+    "next_label": "Next attempt",
+    "check": "Check",
+    "clear": "Clear response",
+    "retry": "New attempt",
+    "reveal": "Show the answer",
+    "answer_lead": "Answer (recorded as help):",
+    "no_help": "No help used yet in the block section.",
+    "history_heading": "From one head to a transformer block",
+}
+
+
 def page_data() -> dict:
+    """The practice as the page shows it: title, note, the challenges (no answers) and the panel's words."""
     data = CHALLENGES.data()
-    return {"title": data["title"], "note": data["note"], "challenges": challenges()}
+    return {"title": data["title"], "note": data["note"], "challenges": challenges(), "words": dict(CONTROLS)}
 
 
 # --- the goals ----------------------------------------------------------------------
@@ -54,27 +73,31 @@ def _fb(met: bool, words: str, **claims) -> dict:
 
 
 def _head2_previous(w: Walk, response) -> dict:
+    """Met when head 2 is a previous-token head by the real models' definition (``lab.realmodel.kinds``)."""
     weights = w.head_rows(1, "weights")
     b, c = weights[1], weights[2]
+    named = head_kind(weights)
+    previous = named["scores"]["previous"]
+    at = kinds.THRESHOLDS["previous-token"]
     detail = (
         f"In head 2, B gives A {fmt.percent(b[0])} and B {fmt.percent(b[1])}; C gives B {fmt.percent(c[1])}"
+        f" (A {fmt.percent(c[0])}, C {fmt.percent(c[2])})."
     )
-    detail += f" (A {fmt.percent(c[0])}, C {fmt.percent(c[2])})."
     claims = {
         "head": 2,
         "weights": {"B": {"A": b[0], "B": b[1]}, "C": {"A": c[0], "B": c[1], "C": c[2]}},
+        "kind": named["kind"],
+        "previous": previous,
+        "threshold": at,
     }
-    if head_pattern(weights) == "previous":
-        return _fb(
-            True, f"{detail} Each token's query now meets the previous token's key best.",
-            pattern="previous", **claims,
-        )
-    rows = [LABELS[r] for r in (1, 2) if max(range(r + 1), key=lambda i: weights[r][i]) != r - 1]
+    share = f"on average {fmt.percent(previous)} of B's and C's attention goes to the token just before"
+    if named["kind"] == "previous-token":
+        return _fb(True, f"{detail} Head 2 is now a previous-token head: {share}.", **claims)
     return _fb(
         False,
-        f"{' and '.join(rows)} still give{'s' if len(rows) == 1 else ''} another token at least as "
-        f"large a share as the previous one. {detail} Change head 2's queries or keys, not its values.",
-        not_previous=rows, **claims,
+        f"Head 2 is {kinds.kind_phrase(named['kind'])}: {share}, and a previous-token head needs "
+        f"{fmt.percent(at)} or more. {detail} Change head 2's queries or keys, not its values.",
+        **claims,
     )
 
 

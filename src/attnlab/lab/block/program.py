@@ -2,7 +2,7 @@
 
 It follows ``lab/explorer/program.py``'s habits: plain floats, sums left to right
 from 0.0, ``math.exp``, ``math.sqrt``, ``math.erf``. The arithmetic helpers are
-the very source of ``lab.block_math`` (copied with ``inspect.getsource``), and
+the very source of ``lab.block.floats`` (copied with ``inspect.getsource``), and
 ``attend`` is ``engine.single.trace_query``'s steps, so every number it prints
 equals the walk's bit for bit. It prints each intermediate as
 ``name = [[...], ...]`` with full-precision ``repr`` floats (one line each, in

@@ -13,7 +13,7 @@ named intermediates in computation order and, per head and row, the engine's
 - A head switched off (``heads_on[h]`` False) is still computed and shown, but
   contributes zeros to the concatenation, i.e. before W_O.
 
-Products, norms and GELU come from ``lab.block_math`` (ordered sums, as the
+Products, norms and GELU come from ``lab.block.floats`` (ordered sums, as the
 generated program); attention from ``engine.single.trace_query``. Bad inputs
 raise ``FieldError`` located at the field (``("weights", "heads", 1, "w_q", 2, 0)``).
 """

@@ -1,9 +1,12 @@
-"""The block walk's words: step titles and captions, what each head does, the summary.
+"""The block walk's words: step titles and captions, what each head is, the summary, the fixed labels.
 
 Every sentence is generated from the walk's numbers (shares through
 ``lab.numbers.percent``), so the words and the page always agree. Rows are
 tokens A, B, C; with the causal mask row A can only attend to itself, so a
-head's pattern is read from rows B and C.
+head's kind is read from rows B and C, by the real models' definitions
+(``lab.realmodel.kinds``: one definition of previous-token, self, first-token,
+broad and focused). ``section_words`` is every fixed heading, label and hint
+the section, the widget and the terminal show: the browser writes none.
 
 A shown sentence is ``lab.said.said(text, **claims)``: ``{"text": ..., "claims": {...}}``,
 the facts it asserts beside it (``{"unchanged": "output", "max_change": 0.0}``), with
@@ -16,8 +19,12 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from attnlab.lab import numbers as fmt
 from attnlab.lab.block.data import D_HEAD, D_MODEL, LABELS, N_HEAD, N_TOKENS
+from attnlab.lab.block.walk import causal_row
+from attnlab.lab.realmodel import kinds
 from attnlab.lab.said import said
 
 CHANGED = 1e-12  # a number "changes" when it moves by more than this
@@ -178,38 +185,61 @@ def _argmax(row: list[float]) -> int:
     return best
 
 
-def head_pattern(weights: list[list[float]]) -> str:
-    """Return "previous", "self", "first" or "mixed" from rows B and C's largest shares."""
-    tops = [_argmax(weights[r][: r + 1]) for r in range(1, len(weights))]
-    rows = range(1, len(weights))
-    if all(t == r - 1 for t, r in zip(tops, rows)):
-        return "previous"
-    if all(t == r for t, r in zip(tops, rows)):
-        return "self"
-    if all(t == 0 for t in tops):
-        return "first"
-    return "mixed"
+def head_kind(weights: list[list[float]]) -> dict:
+    """Return ``{"kind", "scores"}`` for a head's (3 x 3) causal weights, by the real models' definitions.
+
+    The scores and the rule are ``lab.realmodel.kinds``' (previous-token, first-token, self,
+    breadth; thresholds stated there); induction and duplicate-token are ``None``: the tokens
+    A, B, C repeat none. Rows B and C are the queries scored (A can only see itself).
+    """
+    allowed = np.array([causal_row(r) for r in range(N_TOKENS)])
+    ids = list(range(N_TOKENS))  # A, B and C are three different tokens
+    raw = kinds.head_scores(np.array(weights, dtype=np.float64), allowed, ids)
+    scores = {k: None if v is None else float(v) for k, v in raw.items()}
+    return {"kind": kinds.kind_of(scores), "scores": scores}
+
+
+def _kind_words(kind: str, score: float, threshold: float) -> str:
+    """What makes this block's head ``kind``: its score over rows B and C, as the page words it."""
+    p, at = fmt.percent(score), fmt.percent(threshold)
+    return {
+        "previous-token": f"on average {p} of B's and C's attention goes to the token just before "
+        f"(named at {at} or more)",
+        "self": f"on average {p} of B's and C's attention stays on the token itself (named at {at} or more)",
+        "first-token": f"on average {p} of B's and C's attention goes to the first token, A (named at "
+        f"{at} or more when no pattern is)",
+        "broad": "no pattern and not the first token reaches its threshold, and B's and C's attention "
+        f"is spread almost evenly (breadth {fmt.rounded(score, 2)}, named at "
+        f"{fmt.rounded(threshold, 2)} or more)",
+        "focused": "no pattern and not the first token reaches its threshold, and B's and C's attention "
+        f"sits on a few tokens (breadth {fmt.rounded(score, 2)}, under {fmt.rounded(threshold, 2)})",
+    }[kind]
 
 
 def head_sentence(name: str, weights: list[list[float]], on: bool) -> dict:
-    """Say what head ``name`` does, from its (3 x 3) causal weights (ties: the first token)."""
-    pattern = head_pattern(weights)
+    """Say what head ``name`` is, from its (3 x 3) causal weights: its kind, then each row's largest share.
+
+    The kind is :func:`head_kind`'s (``lab.realmodel.kinds``' definitions); ties in a row's
+    largest share go to the first token.
+    """
+    named = head_kind(weights)
+    kind, scores = named["kind"], named["scores"]
+    score = scores[kinds.SCORE_OF[kind]]
+    threshold = kinds.THRESHOLDS.get(kind, kinds.THRESHOLDS["broad"])
     parts, tops = [], []
     for r in range(1, len(weights)):
         t = _argmax(weights[r][: r + 1])
         parts.append(f"{LABELS[r]} gives {LABELS[t]} {fmt.percent(weights[r][t])}")
         tops.append({"row": r, "top": t, "share": weights[r][t], "shown": fmt.percent(weights[r][t])})
-    detail = ", ".join(parts)
-    lead = {
-        "previous": f"{name} looks back to the previous token",
-        "self": f"{name} looks at each token itself",
-        "first": f"{name} looks at the first token",
-        "mixed": f"{name} follows no single pattern",
-    }[pattern]
-    text = f"{lead}: {detail} (A can only see itself)."
+    text = (
+        f"{name} is {kinds.kind_phrase(kind)}: {_kind_words(kind, score, threshold)}. "
+        f"Its largest shares: {_join(parts)} (A can only see itself)."
+    )
     if not on:
         text += " It is switched off, so it writes zeros before W_O."
-    return said(text, pattern=pattern, tops=tops, on=on)
+    return said(
+        text, kind=kind, score=score, threshold=threshold, scores=scores, tops=tops, on=on
+    )
 
 
 def _amount(x: float) -> str:
@@ -248,15 +278,16 @@ def ablation_sentence(name: str, max_change: float, *, on_now: bool, baseline: l
 
 
 def summary(norm: str, positions: str, heads: list[dict], output_rows: list[str]) -> dict:
-    """One sentence for the whole walk."""
+    """One sentence for the whole walk: placement, positions, each head's kind (or off), the output."""
     placement = "Pre-norm" if norm == "pre" else "Post-norm"
     pos = {"none": "no positions", "sinusoidal": "sinusoidal positions", "rope": "RoPE"}[positions]
-    kinds = "; ".join(f"{h['name']}: {h['pattern'] if h['on'] else 'off'}" for h in heads)
+    named = "; ".join(f"{h['name']}: {kinds.SHORT[h['kind']] if h['on'] else 'off'}" for h in heads)
     return said(
-        f"{placement} block, {pos} ({kinds}); output rows {', '.join(output_rows)}.",
+        f"{placement} block, {pos} ({named}); output rows {_join(list(output_rows))}.",
         norm=norm,
         positions=positions,
-        patterns=[h["pattern"] for h in heads],
+        kinds=[h["kind"] for h in heads],
+        heads_on=[h["on"] for h in heads],
         output_rows=list(output_rows),
     )
 
@@ -297,3 +328,119 @@ def playback(steps: list[dict]) -> dict:
             }
         )
     return {"duration_s": len(steps) * PLAYBACK_STEP_S, "captions": captions}
+
+
+# --- the section's fixed words: what the page, the widget and the terminal label --------
+
+OFFLINE = "The lab server cannot be reached; the block keeps its last numbers."
+WIDGET = {  # the Jupyter widget's heading, its snapshot page's title and its two menus
+    "title": "One transformer block, step by step",
+    "page_title": "attnlab · one transformer block",
+    "norm": "Norm placement",
+    "positions": "Positions",
+}
+EXPORTS = (  # (kind, button, file): the walk as a download
+    ("ipynb", "Export the block as a Jupyter notebook", "attnlab-block.ipynb"),
+    ("markdown", "Export the block as Markdown", "attnlab-block.md"),
+)
+
+
+def reset_sentence(example: dict) -> dict:
+    """What "Reset" restores, from the given example (``lab.block.data.example``)."""
+    heads = "both heads on" if all(example["heads_on"]) else "the given heads on"
+    placement = {"pre": "pre-norm", "post": "post-norm"}[example["norm"]]
+    positions = {"none": "no positions", "sinusoidal": "sinusoidal positions", "rope": "RoPE"}[
+        example["positions"]
+    ]
+    return said(
+        f"Reset restores the given X and weights, {placement}, {positions} and {heads}.",
+        norm=example["norm"],
+        positions=example["positions"],
+        heads_on=list(example["heads_on"]),
+        given=["x", "weights"],
+    )
+
+
+def section_words(example: dict, practice_title: str) -> dict:
+    """Every fixed label, heading and hint of the block section (and the widget), by the part that shows it.
+
+    Two depend on numbers and carry claims: the playback's pace (``play.moving``: seconds per
+    step, :data:`PLAYBACK_STEP_S`) and the comparison's tolerance (``norm_compare.hint``:
+    :data:`CHANGED`); ``edit.reset`` states the given example's options.
+    """
+    step_s = fmt.rounded(PLAYBACK_STEP_S)
+    return {
+        "offline": OFFLINE,
+        "parts": {
+            "heads": {
+                "title": "Two heads, side by side",
+                "intro": [
+                    "Each head is one single-head attention on its own q, k and v. "
+                    "Switch a head off to see what the output loses."
+                ],
+            },
+            "walk": {
+                "title": "The walk, every number shown",
+                "intro": [
+                    "Focus or hover a number of a product to see its ordered sum. "
+                    "Arrow keys move between the numbers of a table."
+                ],
+            },
+            "norm": {"title": "Pre-norm or post-norm, side by side", "intro": []},
+            "rope": {"title": "Positions: RoPE is a rotation in the plane", "intro": []},
+            "edit": {"title": "Edit the weights", "intro": []},
+            "play": {"title": "Watch the block", "intro": []},
+            "practice": {"title": practice_title, "intro": []},
+            "python": {"title": "The same block in Python, and export", "intro": []},
+        },
+        "switches": {"norm": "Where the norms sit", "positions": "Positions"},
+        "walk": {
+            "steps_label": "Steps of the block",
+            "previous": "Previous step",
+            "next": "Next step",
+            "keys": "Or use the Left and Right arrow keys here.",
+        },
+        "heads": {"open": "Open a row in the explorer:"},
+        "norm_compare": {
+            "hint": said(
+                "Cells with a solid amber border change when the norms move; the rest are equal "
+                f"within {fmt.precise(CHANGED)}. The step follows the stepper above.",
+                tolerance=CHANGED,
+            ),
+            "changed_cell": "(changes with the other norm placement)",
+            "no_step": "No such step here.",
+        },
+        "rope": {
+            "head": "Head",
+            "token": "Token",
+            "vectors": {"q": "q", "q_rotated": "q rotated", "k": "k", "k_rotated": "k rotated"},
+        },
+        "edit": {
+            "pick": "Matrix to edit",
+            "reset": "Reset the block",
+            "reset_hint": reset_sentence(example),
+        },
+        "play": {
+            "diagram": "The block as boxes, one per step; the current step is outlined",
+            "play": "Play",
+            "pause": "Pause",
+            "previous": "Previous step",
+            "next": "Next step",
+            "moving": said(
+                f"Play moves through the steps every {step_s} seconds; Previous and Next step by hand.",
+                step_s=PLAYBACK_STEP_S,
+            ),
+            "reduced": "Reduced motion is on, so the playback is shown as steps, each a still picture.",
+        },
+        "python": {
+            "summary": "Read the whole block in Python",
+            "note": "NumPy-free Python with ordered sums: it prints the numbers of this walk bit for bit.",
+            "code_label": "Generated Python program for the block",
+            "exports": [
+                {"kind": kind, "label": label, "file": file, "done": f"Downloaded {file}."}
+                for kind, label, file in EXPORTS
+            ],
+            "unreachable": "The lab server cannot be reached; nothing was exported.",
+        },
+        "widget": dict(WIDGET),
+    }

@@ -2,7 +2,8 @@
 
 The web API (``POST /api/trace``, the explorer part of ``POST /api/state``) and
 the notebook widgets answer with this same dict, so a number on the page and in
-a widget comes from one function.
+a widget comes from one function. Every string the explorer's pictures place is
+in it (``display``, ``strip``), so a widget draws them as the page does.
 """
 
 from __future__ import annotations
@@ -17,17 +18,21 @@ from attnlab.lab.explorer.words import explain
 
 
 def strip_strings(display: dict) -> dict:
-    """The phone strip's items: each source's share as the Share table writes it, and the output."""
+    """The phone strip's items: each source's share as the Share table writes it, the output,
+    and the names of its two pictures (for the page's tests; the strip repeats the panels)."""
     return {
         "shares": [f"{src['label']} {src['percent']}" for src in display["sources"]],
         "output": f"o = {display['output']}",
+        "pie": "Shares while dragging",
+        "mix": "Output while dragging",
     }
 
 
 def explorer_answer(trace: QueryTrace) -> dict:
     """Return the full answer for one trace (the shape of the API's ``TraceResponse``)."""
     comparison, reference = display_comparison(trace)
-    display = display_strings(trace)
+    shapes = geometry(trace, reference=reference)
+    display = display_strings(trace, shapes)
     return {
         "trace": trace.to_dict(),
         "display": display,
@@ -35,6 +40,6 @@ def explorer_answer(trace: QueryTrace) -> dict:
         "words": explain(trace).to_dict(),
         "compare": comparison,
         "python": to_python(trace),
-        "geometry": geometry(trace, reference=reference),
+        "geometry": shapes,
         "challenge": check(trace).to_dict(),
     }

@@ -2,8 +2,10 @@
 
 A number is *changed* when it differs from the reference's by more than
 ``TOLERANCE`` (1e-12, absolute); otherwise it is *same*. The default reference
-is the same keys, values, labels, mask and scale with the page's starting
-query q = [2, 1] (padded with zeros, or cut, to d_k coordinates).
+is the same keys, values, labels, mask and scale with the worked example's
+query (``lab.explorer.examples.WORKED``: q = [2, 1]), padded with zeros, or
+cut, to d_k coordinates. The summary is a sentence with its claims
+(``lab.said``): which of the scores, the shares and the output changed.
 """
 
 from __future__ import annotations
@@ -12,13 +14,15 @@ from dataclasses import dataclass
 
 from attnlab.engine.errors import FieldError
 from attnlab.engine.single import QueryTrace, trace_query
+from attnlab.lab.explorer.examples import WORKED
+from attnlab.lab.said import said
 
 TOLERANCE = 1e-12
-REFERENCE_Q = (2.0, 1.0)
+REFERENCE_Q = WORKED.q  # the worked example's query, [2, 1]
 
 
 def reference_query(d_k: int) -> tuple[float, ...]:
-    """Return the page's q = [2, 1] fitted to ``d_k`` coordinates."""
+    """Return the worked example's q = [2, 1] fitted to ``d_k`` coordinates."""
     return (REFERENCE_Q + (0.0,) * d_k)[:d_k]
 
 
@@ -54,7 +58,7 @@ class Comparison:
     weights: tuple[bool, ...]
     carries: tuple[tuple[bool, ...], ...]
     output: tuple[bool, ...]
-    summary: str
+    summary: dict  # said: "Scores changed; shares same; output same." with {"scores", "shares", "output"}
 
     def to_dict(self) -> dict:
         return {
@@ -85,11 +89,12 @@ def compare(trace: QueryTrace, reference: QueryTrace | None = None) -> Compariso
     scores = _changed_all(trace.scores, reference.scores)
     weights = _changed_all(trace.weights, reference.weights)
     output = _changed_all(trace.output, reference.output)
-    words = [
-        f"Scores {'changed' if any(scores) else 'same'}",
-        f"shares {'changed' if any(weights) else 'same'}",
-        f"output {'changed' if any(output) else 'same'}",
-    ]
+    changed = {"scores": any(scores), "shares": any(weights), "output": any(output)}
+    word = {True: "changed", False: "same"}
+    text = (
+        f"Scores {word[changed['scores']]}; shares {word[changed['shares']]}; "
+        f"output {word[changed['output']]}."
+    )
     return Comparison(
         reference=reference,
         dots=_changed_all(trace.dots, reference.dots),
@@ -99,5 +104,5 @@ def compare(trace: QueryTrace, reference: QueryTrace | None = None) -> Compariso
         weights=weights,
         carries=tuple(_changed_all(c, r) for c, r in zip(trace.carries, reference.carries)),
         output=output,
-        summary="; ".join(words) + ".",
+        summary=said(text, **changed, tolerance=TOLERANCE),
     )

@@ -1,7 +1,7 @@
 """Every display string for one query's trace, built in one place.
 
-Public API (stable; ``web/explorer/routes.py``, ``lab/explorer/sequence.py`` and
-``lab/notebook/playback.py`` use it):
+Public API (stable; ``lab/explorer/answer.py``, ``lab/explorer/view.py``,
+``lab/notebook/playback.py`` and ``lab/realmodel`` use it):
 
 - :func:`display_strings` ``(trace) -> dict``: what the explorer writes for a
   :class:`~attnlab.engine.single.QueryTrace`: q, scale, m, Z, output and one
@@ -36,9 +36,26 @@ from attnlab.engine.single import QueryTrace
 from attnlab.lab import numbers as fmt
 from attnlab.lab.explorer.compare import compare, reference_for, reference_query
 from attnlab.lab.explorer.geometry import convex_hull
+from attnlab.lab.said import said
 
 NOTATION_LIMIT = 8  # the explorer's most sources (and q's coordinates) written out in the notation
 COUNT_WORDS = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight")
+# The q handle's arrow keys move q by QUERY_STEP (with Shift by QUERY_BIG_STEP); the page
+# takes both from the answer (``query_steps``), and the handle's name says them.
+QUERY_STEP = 0.1
+QUERY_BIG_STEP = 1.0
+# The pictures' fixed words: the same in every answer, so a widget or the playback draws
+# with them as the page does (each picture's number-dependent labels are per source below).
+PICTURE_WORDS = {
+    "keys_zoomed": "keys, zoomed in",
+    "values_2d_only": "The value plane draws 2-D values only.",
+    "score_table": "Scores and shares by source",
+    "source": "Source",
+    "share": "Share",
+    "handle_role": "draggable point",
+    "match_help": "Drag anywhere in the plane, or focus q and use the arrow keys "
+    f"(Shift for steps of {fmt.rounded(QUERY_BIG_STEP)}).",
+}
 
 
 def _source(trace: QueryTrace, i: int) -> dict:
@@ -55,10 +72,24 @@ def _source(trace: QueryTrace, i: int) -> dict:
             else "blocked by the mask (share 0, no contribution)"
         )
     )
+    coords = ("x", "y")
     return {
         "label": label,
         "index": i,
         "allowed": ok,
+        # the pictures' and the cards' names for this source
+        "key_mark": f"k{label}",
+        "value_mark": f"v{label}" + ("" if ok else " (blocked)"),
+        "share_mark": f"{label} {fmt.percent(trace.weights[i]) if ok else 'blocked'}",
+        "score_mark": f"{label} {fmt.rounded(trace.scores[i])}",
+        "card_title": f"Source {label}",
+        "card_index": f"index {i}",
+        "carry_term": [["Carry w", label], ["v", label]],  # [text, subscript] pairs: Carry w_A v_A
+        "value_legend": f"Value v{label}",
+        "value_fields": [
+            f"Value {label}, {coords[j] if j < len(coords) else f'coordinate {j + 1}'}"
+            for j in range(trace.d_v)
+        ],
         "key": fmt.vector(trace.keys[i]),
         "value": fmt.vector(trace.values[i]),
         "dot": fmt.rounded(trace.dots[i]),
@@ -70,11 +101,21 @@ def _source(trace: QueryTrace, i: int) -> dict:
     }
 
 
-def display_strings(trace: QueryTrace) -> dict:
-    """Return every string the explorer shows for ``trace`` (the shape of ``DisplayOut``)."""
-    scale = "√" + fmt.rounded(trace.d_k) if trace.scale is None else fmt.rounded(trace.scale)
+def display_strings(trace: QueryTrace, geometry: dict | None = None) -> dict:
+    """Return every string the explorer shows for ``trace`` (the shape of ``DisplayOut``).
+
+    With ``geometry`` (``lab.explorer.geometry.geometry(trace)``) it also names the
+    points the planes cannot hold (``off``) and says each plane's grid (``labels``).
+    """
+    scale = "√" + fmt.rounded(trace.d_k) if trace.scale is None else fmt.significant(trace.scale)
     return {
         "q": fmt.vector(trace.q),
+        "q_mark": f"q {fmt.vector(trace.q)}",
+        "output_mark": f"o {fmt.vector(trace.output)}",
+        "precise_q": f"q = {fmt.precise_vector(trace.q)}",
+        "precise_output": f"output={fmt.precise_vector(trace.output)}",
+        "query_steps": {"step": QUERY_STEP, "big": QUERY_BIG_STEP},
+        "words": PICTURE_WORDS,
         "q_coords": [fmt.precise(x) for x in trace.q],
         "q_precise": fmt.precise_vector(trace.q),
         "keys_coords": [[fmt.precise(x) for x in k] for k in trace.keys],
@@ -86,22 +127,61 @@ def display_strings(trace: QueryTrace) -> dict:
         "output_precise": fmt.precise_vector(trace.output),
         "m_z_precise": f"m={fmt.precise(trace.m)}; stable denominator={fmt.precise(trace.z)}",
         "sources": [_source(trace, i) for i in range(len(trace.labels))],
-        "labels": labels(trace),
+        "off": off_marks(trace, geometry),
+        "labels": labels(trace) | ({} if geometry is None else grid_notes(trace, geometry)),
     }
 
 
+def _point_name(trace: QueryTrace, kind: str, index: int | None) -> str:
+    return {"q": "q", "output": "o"}.get(kind) or ("k" if kind == "key" else "v") + trace.labels[index]
+
+
+def off_marks(trace: QueryTrace, geometry: dict | None) -> dict:
+    """Each plane's off-plot markers' labels (``"kB →"``, in ``geometry``'s ``key_off`` /
+    ``value_off`` order) and its note (``"Off this plane: q, kB (see numbers)"``, empty when none)."""
+    out = {}
+    for plane in ("key", "value"):
+        items = [] if geometry is None else geometry[f"{plane}_off"]
+        names = [_point_name(trace, o["kind"], o["index"]) for o in items]
+        out[plane] = {
+            "marks": [f"{name} →" for name in names],
+            "note": f"Off this plane: {', '.join(names)} (see numbers)" if names else "",
+        }
+    return out
+
+
+def grid_notes(trace: QueryTrace, geometry: dict) -> dict[str, dict]:
+    """The geometry views' captions: each plane's grid step and what its marks are."""
+    notes = {}
+    for plane, space, marks in (
+        ("key", "Key space only.", "Amber marks the query q you control; ink marks the fixed keys."),
+        (
+            "value", "Value space only.",
+            "Teal marks the mixed output o; the shaded hull of the allowed values bounds its "
+            "possible positions.",
+        ),
+    ):
+        view = geometry[f"{plane}_view"]
+        if view is None:
+            notes[f"{plane}_grid"] = said(f"{space} The plane draws 2-D points only.", step=None)
+            continue
+        step = view["step"]
+        unit = "unit" if step == 1 else "units"
+        notes[f"{plane}_grid"] = said(
+            f"{space} Each grid interval is {fmt.rounded(step)} coordinate {unit} on both axes. {marks}",
+            step=step,
+        )
+    return notes
+
+
 # --- labels: headers, titles, formulas and hints, each with its claims -------------
-
-
-def _said(text: str, **claims) -> dict:
-    return {"text": text, "claims": claims}
 
 
 def scale_claims(trace: QueryTrace) -> dict:
     """How the engine turned dots into scores: ``{"op": "divide" or "multiply", "by", "shown"}``."""
     if trace.scale is None:
         return {"op": "divide", "by": math.sqrt(trace.d_k), "d_k": trace.d_k, "shown": f"√{trace.d_k}"}
-    return {"op": "multiply", "by": trace.scale, "shown": fmt.rounded(trace.scale)}
+    return {"op": "multiply", "by": trace.scale, "shown": fmt.significant(trace.scale)}
 
 
 def score_expression(trace: QueryTrace) -> str:
@@ -167,8 +247,8 @@ def labels(trace: QueryTrace) -> dict[str, dict]:
     score table's column), ``score_title`` (the score axis), ``score_formula``
     and ``score_code`` (step 1 of the formulas), ``scale_note``,
     ``share_title``, ``mix_hint`` (where the output can be), ``shapes`` and
-    ``notation`` ("Read the current numbers"), ``python_expected``,
-    ``own_row_label`` and ``own_row`` (an example of the learner's own).
+    ``notation`` ("Read the current numbers"), ``python_expected`` and
+    ``handle`` (the q handle's name for a screen reader, with its arrow-key steps).
     """
     sc = scale_claims(trace)
     expr = score_expression(trace)
@@ -204,36 +284,34 @@ def labels(trace: QueryTrace) -> dict[str, dict]:
         f"{hull_text} The view fits the values with equal units on both axes."
     )
     return {
-        "caption": _said(f"q = {fmt.vector(trace.q)} · Compare the query with each key.", q=list(trace.q)),
-        "eyebrow": _said(f"One query · {_count(n, 'source')} · one continuous example", sources=n),
-        "score_header": _said(f"Score {expr}", scale=sc),
-        "score_title": _said(f"Scaled scores · s = {expr}", scale=sc),
-        "score_formula": _said(formula, scale=sc),
-        "score_code": _said(code, scale=sc),
-        "scale_note": _said(note, scale=sc),
-        "share_title": _said(
+        "caption": said(f"q = {fmt.vector(trace.q)} · Compare the query with each key.", q=list(trace.q)),
+        "eyebrow": said(f"One query · {_count(n, 'source')} · one continuous example", sources=n),
+        "score_header": said(f"Score {expr}", scale=sc),
+        "score_title": said(f"Scaled scores · s = {expr}", scale=sc),
+        "score_formula": said(formula, scale=sc),
+        "score_code": said(code, scale=sc),
+        "scale_note": said(note, scale=sc),
+        "share_title": said(
             f"Attention shares w in {order} order · the full strip is 1",
             order=list(trace.labels), total=math.fsum(trace.weights),
         ),
-        "mix_hint": _said(mix_hint, **hull, output=list(trace.output)),
-        "shapes": _said(shapes, d_k=trace.d_k, d_v=trace.d_v),
-        "notation": _said(
+        "mix_hint": said(mix_hint, **hull, output=list(trace.output)),
+        "shapes": said(shapes, d_k=trace.d_k, d_v=trace.d_v),
+        "notation": said(
             f"q = [{symbols}]; {keys}"
             if small
             else f"q has {trace.d_k} coordinates; the keys are in the table.",
             keys=[list(k) for k in trace.keys] if small else None,
         ),
-        "python_expected": _said(
+        "python_expected": said(
             f"attnlab's engine output: {fmt.vector(trace.output)} (rounded to three decimals); "
             "the program prints the same.",
             output=list(trace.output),
         ),
-        "own_row_label": _said(
-            f"Your own example · one query over {n} source{'' if n == 1 else 's'}.", sources=n
-        ),
-        "own_row": _said(
-            "It is not the held A/B/C sequence below, which keeps its numbers; Reset example "
-            "returns to the worked example.",
+        "handle": said(
+            f"Query q at {fmt.vector(trace.q)}. Arrow keys move it by {fmt.rounded(QUERY_STEP)}, "
+            f"with Shift by {fmt.rounded(QUERY_BIG_STEP)}.",
+            q=list(trace.q), step=QUERY_STEP, big_step=QUERY_BIG_STEP,
         ),
     }
 
@@ -264,17 +342,19 @@ def row_strings(trace: QueryTrace) -> dict:
 def comparison(trace: QueryTrace) -> tuple[dict, QueryTrace | None]:
     """Return the comparison with q = [2, 1] (the shape of ``CompareOut``) and its reference trace.
 
-    When the reference cannot be computed (its scores overflow) the answer has
-    ``available`` false, a ``message`` in the lab's words and no reference.
+    ``title`` ("Compared with q = [2, 1]:") and ``summary`` are sentences with their
+    claims. When the reference cannot be computed (its scores overflow) the answer
+    has ``available`` false, a ``message`` in the lab's words and no reference.
     """
+    ref_q = list(reference_query(trace.d_k))
+    title = said(f"Compared with q = {fmt.vector(ref_q)}:", q=ref_q)
     try:
         reference = reference_for(trace)
     except ValueError as error:
-        message = (
-            f"The comparison with q = {fmt.vector(reference_query(trace.d_k))} is not available: {error}."
-        )
+        message = f"The comparison with q = {fmt.vector(ref_q)} is not available: {error}."
         return (
             {
+                "title": title,
                 "available": False,
                 "message": message,
                 "active": False,
@@ -298,6 +378,7 @@ def comparison(trace: QueryTrace) -> tuple[dict, QueryTrace | None]:
     ]
     return (
         {
+            "title": title,
             "available": True,
             "message": "",
             "active": any(flat),

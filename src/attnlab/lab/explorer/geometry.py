@@ -30,6 +30,7 @@ from collections.abc import Iterable, Sequence
 
 from attnlab.engine.single import QueryTrace, ordered_sum
 from attnlab.lab.explorer.compare import reference_query
+from attnlab.lab.limits import MAX_MAGNITUDE
 
 Point = tuple[float, ...]
 
@@ -38,11 +39,11 @@ MAX_GRID_LINES = 24
 # The key plane always spans at least -KEY_MIN_HALF..KEY_MIN_HALF so q has room.
 KEY_MIN_HALF = 4.0
 VALUE_MIN_HALF = 2.0
-# Coordinates beyond this are drawn as off-plot markers, not fitted. It equals
-# the lab's one input limit (lab.sequence.MAX_MAGNITUDE, a test pins this), so
-# whatever the lab accepts is drawn in full; the markers are the safety net for
-# traces built without that check (a plane is then still never blank).
-DRAW_LIMIT = 1e6
+# Coordinates beyond this are drawn as off-plot markers, not fitted. It is the
+# lab's one input limit (lab.limits.MAX_MAGNITUDE), so whatever the lab accepts
+# is drawn in full; the markers are the safety net for traces built without
+# that check (a real model's row, say: a plane is then still never blank).
+DRAW_LIMIT = MAX_MAGNITUDE
 
 
 def _finite(xs: Iterable[float]) -> bool:

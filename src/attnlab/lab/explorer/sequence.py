@@ -28,7 +28,8 @@ with its mask. The page's edit rules, implemented by :func:`apply_edit`:
 A whole new example (the worked one, an import, an example of one's own) is
 not an edit: it is a new held example, validated by :func:`held_from_dict`.
 
-Every number comes from :func:`attnlab.engine.trace_query`.
+Every number comes from :func:`attnlab.engine.trace_query`; what the page draws
+for the held example is ``lab.explorer.view``, its words ``lab.explorer.texts``.
 """
 
 from __future__ import annotations
@@ -39,11 +40,7 @@ from numbers import Real
 
 from attnlab.engine.errors import FieldError, Loc
 from attnlab.engine.single import QueryTrace, trace_query
-from attnlab.lab import numbers as fmt
-from attnlab.lab.explorer.display import row_strings
 from attnlab.lab.explorer.examples import WORKED_SEQUENCE
-from attnlab.lab.explorer.texts import explorer_line, explorer_note, explorer_texts
-from attnlab.lab.explorer.words import explain
 from attnlab.lab.limits import MAX_MAGNITUDE, MAX_SOURCES, bound
 
 WIDTH = 2
@@ -109,15 +106,6 @@ class Held:
             self.queries[self.row], self.keys, self.values, labels=self.labels, allowed=allowed,
             scale=self.scale,
         )
-
-    def explorer_label(self) -> str:
-        """Return e.g. ``Row 0 (A) · unmasked projection``, ``Row 1 (B) · masked row``
-        or, for one query, ``Your own example · one query over 4 sources``."""
-        if not self.sequence:
-            n = len(self.labels)
-            return f"Your own example · one query over {n} source{'' if n == 1 else 's'}"
-        kind = "masked row" if self.masked else "unmasked projection"
-        return f"Row {self.row} ({self.labels[self.row]}) · {kind}"
 
 
 # --- validation -------------------------------------------------------------
@@ -362,70 +350,17 @@ def _index(x: object, field: str, n: int) -> int:
     return x
 
 
-# --- what the page draws ------------------------------------------------------
-
-
-def _caption(held: Held) -> str:
-    """The held table's caption: how its scores are scaled, and what a row and a check mean."""
-    scaled = f"s = q·k/√{WIDTH}" if held.scale is None else f"s = q·k × {fmt.rounded(held.scale)}"
-    rows = "one row per token’s query" if held.sequence else "one row: the query"
-    return f"Scaled scores {scaled} and shares, {rows}; checked cells may attend"
-
-
-def sequence_view(held: Held) -> dict:
-    """Return the T x S scaled scores and weights, each row's output, and the explorer's row.
-
-    ``scores[r][i]`` is computed for every cell (blocked ones too, as the
-    engine does); ``blocked[r][i]`` says the mask refuses it, so a view shows
-    it blocked rather than as a share of 0. ``weights`` of blocked cells are 0.
-    """
-    traces = [held.row_trace(r) for r in range(len(held.queries))]
-    explorer = held.explorer_trace()
-    return {
-        "example": held.to_dict(),
-        "caption": _caption(held),
-        "labels": list(held.labels),
-        "scores": [list(t.scores) for t in traces],
-        "weights": [list(t.weights) for t in traces],
-        "blocked": [[not ok for ok in row] for row in held.mask],
-        "outputs": [list(t.output) for t in traces],
-        "rows": [
-            {
-                "row": r,
-                "label": held.labels[r],
-                "query": list(held.queries[r]),
-                "output": list(t.output),
-                **row_strings(t),
-                "summary": explain(t).summary,
-            }
-            for r, t in enumerate(traces)
-        ],
-        "explorer": {
-            "row": held.row,
-            "masked": held.masked,
-            "label": held.explorer_label(),
-            "note": explorer_note(held),
-            "line": explorer_line(held),
-            "texts": explorer_texts(held),
-            "trace": explorer.to_dict(),
-        },
-    }
-
-
 __all__ = [
     "EDITS",
-    "MAX_SOURCES",
     "STARTING",
     "Held",
     "MaskRefused",
     "apply_edit",
     "edit_query",
     "edit_value",
-    "explorer_texts",
     "held_from_dict",
     "reset",
     "select_row",
-    "sequence_view",
     "set_mask_cell",
     "set_values",
 ]

@@ -13,8 +13,9 @@ from functools import cache
 
 from attnlab.engine.errors import FieldError
 from attnlab.lab.explorer.answer import explorer_answer
-from attnlab.lab.explorer.sequence import STARTING, Held, apply_edit, sequence_view
-from attnlab.lab.notebook.stepper import stepper
+from attnlab.lab.explorer.sequence import STARTING, Held, apply_edit
+from attnlab.lab.explorer.stepper import stepper
+from attnlab.lab.explorer.view import sequence_view
 
 
 def state_answer(held: Held, edits: list[dict] = ()) -> dict:

@@ -127,7 +127,7 @@ def match_said(t: QueryTrace) -> tuple[str, dict]:
         root = "√" + fmt.rounded(t.d_k)
         divide = f"Divide by {root}, the square root of the key width,"
     else:
-        divide = f"Multiply by the scale {fmt.rounded(t.scale)}"
+        divide = f"Multiply by the scale {fmt.significant(t.scale)}"
     text = (
         f"Match: query {fmt.point(t.q)} meets keys {keys}. "
         f"Their dot products are {fmt.vector(t.dots)}. "

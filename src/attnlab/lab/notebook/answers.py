@@ -1,11 +1,14 @@
-"""The practice challenges' answers: what the page's "Show answer" reveals.
+"""The practice challenges' answers: what the page's "Show answer" reveals, with their claims.
 
 Each answer is worked out on the learner's held example (its keys, values and
 mask) with :func:`attnlab.engine.trace_query`, so it names numbers the learner
 can type and check. Each takes the held example and its challenge (for the
-words of its choices); ``lab.practice.GOALS`` pairs it with its challenge's
-check, and :func:`attnlab.lab.notebook.practice.answer` calls it after it has made
-sure the example fits the challenge (three sources labelled A, B, C).
+words of its choices) and returns ``{"text", "claims"}`` (``lab.said``): the q
+it proposes, the shares and outputs it names, so
+``tests/lab/notebook/test_practice_claims.py`` can check that the proposed q
+meets the goal. ``lab.notebook.practice.GOALS`` pairs each with its challenge's
+check, and :func:`attnlab.lab.notebook.practice.answer` calls it after it has
+made sure the example fits the challenge (three sources labelled A, B, C).
 Feedback on a wrong check never says these numbers; the study history records
 a shown answer as help.
 """
@@ -20,6 +23,7 @@ from attnlab.lab import numbers as fmt
 from attnlab.lab.explorer import challenge as live
 from attnlab.lab.explorer.sequence import Held
 from attnlab.lab.notebook.practice_trace import REFERENCE_Q, row0, shares
+from attnlab.lab.said import said
 
 
 def _option(c: dict, option: str) -> str:
@@ -27,13 +31,21 @@ def _option(c: dict, option: str) -> str:
     return next(o["text"] for o in c["response"]["options"] if o["id"] == option)
 
 
-def second_over_90(held: Held, c: dict) -> str:
+def _shares(t) -> dict[str, float | None]:
+    """The shares an answer lists, by label (None: blocked)."""
+    return {label: w if ok else None for label, w, ok in zip(t.labels, t.weights, t.allowed)}
+
+
+def second_over_90(held: Held, c: dict) -> dict:
     # Walk q out along the target's key (1, 2, 4, ... times it) until its share passes 90%.
     t = held.explorer_trace()
     i = live.TARGET_INDEX
     label, key = t.labels[i], t.keys[i]
     if not t.allowed[i]:
-        return f"{label} is blocked by the mask here, so no q gives it any attention."
+        return said(
+            f"{label} is blocked by the mask here, so no q gives it any attention.",
+            target=label, blocked=True,
+        )
     for times in (1, 2, 4, 8, 16, 32, 64):
         q = [times * x for x in key]
         try:
@@ -41,50 +53,60 @@ def second_over_90(held: Held, c: dict) -> str:
         except FieldError:
             break
         if live.check(moved).met:
-            return (
+            return said(
                 f"Move q along {label}'s key: at q = {fmt.vector(q)} {label} takes "
-                f"{fmt.percent(moved.weights[i])} of the attention."
+                f"{fmt.percent(moved.weights[i])} of the attention.",
+                target=label, q=q, share=moved.weights[i], threshold=live.THRESHOLD, times=times,
             )
-    return (
+    return said(
         f"No q from 1 to 64 times {label}'s key gives {label} more than "
         f"{fmt.percent(live.THRESHOLD)} of the attention here; try directions that point away "
-        "from the other keys."
+        "from the other keys.",
+        target=label, found=False, threshold=live.THRESHOLD,
     )
 
 
-def equal_ac(held: Held, c: dict) -> str:
+def equal_ac(held: Held, c: dict) -> dict:
     # A and C tie where q·(k_A − k_C) = 0: the line through 0 perpendicular to d.
     q = held.queries[0]
     d = [a - c for a, c in zip(held.keys[0], held.keys[2])]
+    if all(x == 0.0 for x in d):
+        return said("k_A and k_C are equal here, so A and C take equal shares at every q.", keys_equal=True)
+    largest = max(abs(x) for x in d)
+    d = [x / largest for x in d]  # the same direction, so d·d neither underflows nor overflows
     dd = sum(x * x for x in d)
-    if dd == 0.0:
-        return "k_A and k_C are equal here, so A and C take equal shares at every q."
     f = sum(x * y for x, y in zip(q, d)) / dd
     tie = [x - f * y for x, y in zip(q, d)]
     t = row0(held, q=tie)
-    return (
+    return said(
         f"A and C tie wherever q·k_A = q·k_C. The nearest such q to yours is {fmt.vector(tie)}: "
-        f"there the shares are {shares(t)}."
+        f"there the shares are {shares(t)}.",
+        q=tie, shares=_shares(t),
     )
 
 
-def near_vb(held: Held, c: dict) -> str:
+def near_vb(held: Held, c: dict) -> dict:
     q = [6.0, -3.0]
     t = row0(held, q=q)
-    return (
+    dist = math.dist(t.output, t.values[1])
+    return said(
         f"At q = {fmt.vector(q)} B takes {fmt.percent(t.weights[1])} and the output "
-        f"{fmt.vector(t.output)} is {fmt.rounded(math.dist(t.output, t.values[1]))} from v_B. "
-        f"Why it never gets there: {_option(c, 'positive')}"
+        f"{fmt.vector(t.output)} is {fmt.rounded(dist)} from v_B. "
+        f"Why it never gets there: {_option(c, 'positive')}",
+        q=q, share_b=t.weights[1], output=list(t.output), distance=dist, choice="positive",
     )
 
 
-def zero_q(held: Held, c: dict) -> str:
+def zero_q(held: Held, c: dict) -> dict:
     t = row0(held, q=[0.0] * len(held.queries[0]))
-    shares = ", ".join(f"{label} {fmt.rounded(w * 100, 1)}%" for label, w in zip(t.labels, t.weights))
-    return f"At q = [0, 0] every score is 0, so softmax splits evenly: {shares}."
+    listed = ", ".join(f"{label} {fmt.rounded(w * 100, 1)}%" for label, w in zip(t.labels, t.weights))
+    return said(
+        f"At q = [0, 0] every score is 0, so softmax splits evenly: {listed}.",
+        q=list(t.q), scores=list(t.scores), shares=_shares(t),
+    )
 
 
-def double_q(held: Held, c: dict) -> str:
+def double_q(held: Held, c: dict) -> dict:
     q = held.queries[0]
     t1 = row0(held)
     if max(t1.weights) == min(t1.weights):
@@ -92,46 +114,58 @@ def double_q(held: Held, c: dict) -> str:
         t1 = row0(held, q=q)
     t2 = row0(held, q=[2.0 * x for x in q])
     why = _option(c, "grows")
-    return (
+    return said(
         f"It {why} At q = {fmt.vector(q)} the largest share is {fmt.percent(max(t1.weights))}; "
-        f"at 2q = {fmt.vector(t2.q)} it is {fmt.percent(max(t2.weights))}."
+        f"at 2q = {fmt.vector(t2.q)} it is {fmt.percent(max(t2.weights))}.",
+        q=list(q), doubled=list(t2.q), largest=max(t1.weights), largest_doubled=max(t2.weights),
+        choice="grows",
     )
 
 
-def block_a_row2(held: Held, c: dict) -> str:
-    t = trace_query(held.queries[2], held.keys, held.values, labels=held.labels,
-                    allowed=(False, True, True), scale=held.scale)
-    return (
+def block_a_row2(held: Held, c: dict) -> dict:
+    allowed = (False, True, True)
+    t = trace_query(held.queries[2], held.keys, held.values, labels=held.labels, allowed=allowed,
+                    scale=held.scale)
+    return said(
         f"Block A in row 2 (keep B and C). Row 2's masked output is then {fmt.vector(t.output)} "
-        f"(shares {shares(t)})."
+        f"(shares {shares(t)}).",
+        row=2, allowed=list(allowed), output=list(t.output), shares=_shares(t),
     )
 
 
-def row0_masked(held: Held, c: dict) -> str:
+def row0_masked(held: Held, c: dict) -> dict:
     t = held.row_trace(0)
-    return f"Row 0's masked output is {fmt.vector(t.output)} (shares {shares(t)})."
+    return said(
+        f"Row 0's masked output is {fmt.vector(t.output)} (shares {shares(t)}).",
+        row=0, output=list(t.output), shares=_shares(t),
+    )
 
 
-def same_shares(held: Held, c: dict) -> str:
+def same_shares(held: Held, c: dict) -> dict:
     q = [x + 1.0 for x in REFERENCE_Q]
     t, ref = row0(held, q=q), row0(held, q=REFERENCE_Q)
     why = _option(c, "shift")
-    return (
-        f"q = {fmt.vector(q)}: the step [1, 1] adds {fmt.rounded(t.scores[0] - ref.scores[0])} to "
+    rise = t.scores[0] - ref.scores[0]
+    return said(
+        f"q = {fmt.vector(q)}: the step [1, 1] adds {fmt.rounded(rise)} to "
         f"every score, so the shares stay {shares(t)}. Any q = [2 + t, 1 + t] works. "
-        f"The shares stayed the same because {why}"
+        f"The shares stayed the same because {why}",
+        q=q, reference=list(REFERENCE_Q), rises=[s - r for s, r in zip(t.scores, ref.scores)],
+        shares=_shares(t), choice="shift",
     )
 
 
-def value_moves(held: Held, c: dict) -> str:
-    return (
+def value_moves(held: Held, c: dict) -> dict:
+    return said(
         "Change any coordinate of a value whose source has a share, for example v_C's y: the "
-        "output moves, while the shares, which come from q and the keys only, stay."
+        "output moves, while the shares, which come from q and the keys only, stay.",
+        weights_ignore_values=True, example={"source": "C", "coord": 1},
     )
 
 
-def row2_eq_row1(held: Held, c: dict) -> str:
-    return (
+def row2_eq_row1(held: Held, c: dict) -> dict:
+    return said(
         f"Block B in row 1 and block B and C in row 2: both rows then allow only A, so both "
-        f"output v_A = {fmt.vector(held.values[0])}."
+        f"output v_A = {fmt.vector(held.values[0])}.",
+        mask={"1": [True, False, False], "2": [True, False, False]}, output=list(held.values[0]),
     )

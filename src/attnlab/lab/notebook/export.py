@@ -22,8 +22,11 @@ from typing import TYPE_CHECKING
 from attnlab.engine.errors import FieldError
 from attnlab.lab import numbers as fmt
 from attnlab.lab.explorer.program import to_python
-from attnlab.lab.explorer.sequence import Held, held_from_dict, sequence_view
+from attnlab.lab.explorer.sequence import Held, held_from_dict
+from attnlab.lab.explorer.texts import explorer_label
+from attnlab.lab.explorer.view import sequence_view
 from attnlab.lab.notebook.history import history, study_from_dict
+from attnlab.lab.said import said
 
 if TYPE_CHECKING:  # nbformat (with jsonschema) is imported only when a notebook is exported
     import nbformat
@@ -40,7 +43,7 @@ def results(held: Held) -> dict:
     t = view["explorer"]["trace"]
     return {
         "explorer": {
-            "label": view["explorer"]["label"],
+            "label": view["explorer"]["label"]["text"],
             "weights": t["weights"],
             "scores": t["scores"],
             "output": t["output"],
@@ -111,15 +114,45 @@ _TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"?|[\[\]{}]', re.DOTALL)
 
 
 def refusal(err: FieldError) -> str:
-    """Why a file was not imported, in words: "it nests 5000 levels deep; ..." or "its example ›
-    values › 2 › 1 must be at most 1,000,000" (places in the file counted from 1)."""
+    """Why a file was not imported, as the problem of the import's text: "was not imported: it nests
+    5000 levels deep; ..." or "was not imported: its example › values › 2 › 1 must be at most
+    1,000,000" (places in the file counted from 1). The page names the field ("The file")."""
 
     def place(loc) -> str:
         if tuple(loc) in (("text",), ()):
             return "it"
         return "its " + " › ".join(str(p + 1) if isinstance(p, int) else str(p) for p in loc)
 
-    return err.words(place)
+    return f"was not imported: {err.words(place)}"
+
+
+def imported(name: str | None, has_study: bool) -> dict:
+    """What the page says once file ``name`` is imported: its example, and its study when it had one."""
+    restored = " and the study history is restored" if has_study else ""
+    return said(
+        f"Imported {name or 'the file'}: the held example now shows its numbers{restored}.",
+        name=name, study_restored=has_study,
+    )
+
+
+class ImportRefused(FieldError):
+    """An import that cannot be read, at ``text`` (the problem says why)."""
+
+    type = "import_refused"
+
+
+def import_answer(text: str | bytes, name: str | None = None) -> dict:
+    """Read an exported file's ``text`` back: its sequence view, and its ``study`` and ``history``
+    when it carries one, with ``message`` (:func:`imported`). A file that cannot be read is refused
+    at ``text`` (:class:`ImportRefused`): wherever in the file, for the request it is the text."""
+    try:
+        held, study = read(text)
+    except FieldError as err:
+        raise ImportRefused("text", refusal(err)) from None
+    view = sequence_view(held)
+    if study is not None:
+        view = {**view, "study": study, "history": history(study)}
+    return {**view, "message": imported(name, study is not None)}
 
 
 def json_depth(text: str | bytes) -> int:
@@ -317,7 +350,7 @@ def to_notebook(held: Held) -> nbformat.NotebookNode:
             ),
             (
                 "markdown",
-                f"## The explorer: {_md(held.explorer_label())}\n\n"
+                f"## The explorer: {_md(explorer_label(held)['text'])}\n\n"
                 "The same program as the page's *Read the same calculation in Python* panel.",
             ),
             ("code", to_python(trace)),

@@ -76,6 +76,6 @@ def apply(study: dict, action: dict, held: Held) -> dict:
     """
     new, _ = RULES.apply(
         study, action, lambda cid, response: practice.check(cid, held, response),
-        lambda cid: practice.answer(cid, held),
+        lambda cid: practice.answer(cid, held)["text"],
     )
     return new

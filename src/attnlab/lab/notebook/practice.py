@@ -30,9 +30,12 @@ from attnlab.engine.single import QueryTrace
 from attnlab.lab import numbers as fmt
 from attnlab.lab.challenge_set import ChallengeSet, feedback, validate_response
 from attnlab.lab.explorer import challenge as live
+from attnlab.lab.explorer.examples import WORKED_SEQUENCE
 from attnlab.lab.explorer.sequence import STARTING, Held
+from attnlab.lab.explorer.texts import worked_fit
 from attnlab.lab.notebook import answers
 from attnlab.lab.notebook.practice_trace import REFERENCE_Q, row0, shares
+from attnlab.lab.said import said
 
 SHARE_TOLERANCE = 0.005  # half a percentage point
 NEAR_VB = 0.1
@@ -45,21 +48,47 @@ MIN_STEP = 0.5  # "same-shares": how far q must move from the reference
 MOVED = 1e-12  # "value-moves": an output coordinate that changes by more than this has moved
 
 
-CHALLENGES = ChallengeSet("practice.json")
+def worked_fills() -> tuple[tuple[str, str], ...]:
+    """The worked example's vectors as the challenges' words quote them (``{k_A}`` is ``[−1, 2]``).
+
+    ``{q}`` is row 0's query, ``{q_B}`` and ``{q_C}`` rows 1 and 2's, ``{k_X}`` and ``{v_X}``
+    source X's key and value, ``{q_step}`` row 0's query plus the step [1, 1].
+    """
+    ex = WORKED_SEQUENCE
+
+    def shown(v) -> str:
+        return fmt.vector(v).replace("-", fmt.MINUS)
+
+    fills = {"q": shown(ex.queries[0]), "q_step": shown([x + 1.0 for x in ex.queries[0]])}
+    for r, label in enumerate(ex.example.labels):
+        fills[f"k_{label}"] = shown(ex.example.keys[r])
+        fills[f"v_{label}"] = shown(ex.example.values[r])
+        if r:
+            fills[f"q_{label}"] = shown(ex.queries[r])
+    return tuple(fills.items())
+
+
+CHALLENGES = ChallengeSet("practice.json", fills=worked_fills())
 challenges = CHALLENGES.listed  # every challenge as data (id, title, prompt, response form, hints)
 challenge = CHALLENGES.find
 
 
+def needs(c: dict) -> list[str]:
+    """What of the worked example challenge ``c`` needs, in the order :func:`misfit` checks it:
+    keys of ``lab.explorer.texts.worked_fit`` (none for a challenge that names its source by role)."""
+    if c.get("by_role"):
+        return []
+    return ["sequence", "labels", "keys"] if c.get("needs_keys") else ["sequence", "labels"]
+
+
 def page_data() -> dict:
-    """The practice section's data; ``worked_labels`` are the sources every challenge names,
-    ``worked_keys`` the keys a challenge with ``needs_keys`` needs."""
+    """The practice section's data; each challenge's ``needs`` names the held view's
+    ``worked_fit`` sentences that say why it cannot be tried on the held example."""
     data = CHALLENGES.data()
     return {
         "title": data["title"],
         "note": data["note"],
-        "worked_labels": list(STARTING.labels),
-        "worked_keys": [list(k) for k in STARTING.keys],
-        "challenges": challenges(),
+        "challenges": [{**c, "needs": needs(c)} for c in challenges()],
     }
 
 
@@ -80,24 +109,9 @@ def misfit(c: dict, held: Held) -> str | None:
         if n <= live.TARGET_INDEX:
             return f"This example has {n} source; add another to try this challenge."
         return None
-    worked = ", ".join(STARTING.labels)
-    if not held.sequence:  # an example of one query, even one whose sources are named A, B, C
-        return (
-            "This challenge is written for the worked A/B/C sequence; the explorer shows an "
-            "example of one query of its own. Load the A/B/C example to try it."
-        )
-    if tuple(held.labels) != STARTING.labels:
-        return (
-            f"This challenge is written for the worked example's sources {worked}; yours are "
-            f"{', '.join(held.labels)}. Load the A/B/C example to try it."
-        )
-    if c.get("needs_keys") and tuple(held.keys) != STARTING.keys:
-        keys = ", ".join(fmt.vector(k) for k in STARTING.keys)
-        return (
-            f"This challenge needs the worked example's keys ({keys}); with other keys it may have "
-            "no solution. Load the A/B/C example to try it."
-        )
-    return None
+    fit = worked_fit(held)  # the page shows the same sentences by the challenge
+    why = next((fit[need] for need in needs(c) if fit[need] is not None), None)
+    return None if why is None else f"{why['text']} Load the A/B/C example to try it."
 
 
 # --- words that point without telling ----------------------------------------------
@@ -423,8 +437,8 @@ def _allowed(held: Held, r: int) -> str:
     return ", ".join(_allowed_labels(held, r))
 
 
-# Each challenge's check (held, response -> feedback) and its answer (held, challenge -> words).
-GOALS: dict[str, tuple[Callable[[Held, object], dict], Callable[[Held, dict], str]]] = {
+# Each challenge's check (held, response -> feedback) and its answer (held, challenge -> said words).
+GOALS: dict[str, tuple[Callable[[Held, object], dict], Callable[[Held, dict], dict]]] = {
     live.CHALLENGE_ID: (_second_over_90, answers.second_over_90),
     "equal-ac": (_equal_ac, answers.equal_ac),
     "near-vb": (_near_vb, answers.near_vb),
@@ -448,10 +462,11 @@ def check(challenge_id: object, held: Held, response: object = None) -> dict:
     return GOALS[c["id"]][0](held, response)
 
 
-def answer(challenge_id: object, held: Held) -> str:
-    """The challenge's answer for ``held``, with the engine's numbers (the page's "Show answer")."""
+def answer(challenge_id: object, held: Held) -> dict:
+    """The challenge's answer for ``held`` with the engine's numbers (the page's "Show answer"),
+    as ``{"text", "claims"}``; when ``held`` does not fit the challenge, why (``fits`` false)."""
     c = challenge(challenge_id)
     why = misfit(c, held)
     if why is not None:
-        return why
+        return said(why, fits=False)
     return GOALS[c["id"]][1](held, c)

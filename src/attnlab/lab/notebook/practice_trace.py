@@ -1,18 +1,19 @@
 """Row 0's trace and its shares in words, read off the learner's held example.
 
-The notebook's challenge checks (``lab.practice``) and their answers
-(``lab.answers``) both speak of row 0's *unmasked projection* (the explorer's
-default view), optionally with another q or other values, and list its shares
-as the page does ("A 33%, B blocked, ...").
+The notebook's challenge checks (``lab.notebook.practice``) and their answers
+(``lab.notebook.answers``) both speak of row 0's *unmasked projection* (the
+explorer's default view), optionally with another q or other values, and list
+its shares as the page does ("A 33%, B blocked, ...").
 """
 
 from __future__ import annotations
 
 from attnlab.engine.single import QueryTrace, trace_query
 from attnlab.lab import numbers as fmt
-from attnlab.lab.explorer.sequence import STARTING, Held
+from attnlab.lab.explorer.examples import WORKED
+from attnlab.lab.explorer.sequence import Held
 
-REFERENCE_Q = STARTING.queries[0]  # the worked example's starting q, [2, 1]
+REFERENCE_Q = WORKED.q  # the worked example's starting q, [2, 1]
 
 
 def row0(held: Held, q=None, values=None) -> QueryTrace:

@@ -1,43 +1,47 @@
 """The bridge's strings: one real row shown in the explorer's terms, every sentence with its claims.
 
 :func:`display` is the explorer's strings (:func:`attnlab.lab.explorer.display.display_strings`)
-trimmed of the per-source vectors, plus every key at full precision; :func:`plane_labels`
-names the ``LABELLED`` largest shares in the plane and says why only those;
-:func:`bridge_words` gives the title, the lede and the disclosures' summaries.
+trimmed to what the bridge draws per source (``KEPT``: no per-source vectors), plus every key at full precision and each token's exact
+text; :func:`plane_labels` names the ``LABELLED`` largest shares in the plane and says why
+only those; :func:`bridge_words` gives the title, the lede, the three steps' headings and the
+disclosures' summaries. The scale is what it is everywhere: the factor each dot product is
+multiplied by (``0.125``, shown as ``1/√64 = 0.125``).
 """
 
 from __future__ import annotations
 
-import math
+from collections.abc import Sequence
 
 from attnlab.engine.single import QueryTrace
 from attnlab.lab import numbers as fmt
 from attnlab.lab.explorer.display import display_strings
-from attnlab.lab.realmodel.neuron import ranked
+from attnlab.lab.realmodel.neuron import ranked, scale_text
 from attnlab.lab.said import said
 
 LABELLED = 5  # keys named in the plane: the largest shares (more would overprint)
-HEAVY = ("key", "value", "carry", "precise")  # per-source vectors: N x d strings the bridge sends once
+# the explorer's per-source strings the bridge draws (its score table and shares strip): the rest are
+# d-number vectors and the explorer's own pictures' labels, N x d strings a real row does not need
+KEPT = ("index", "label", "allowed", "dot", "score", "share", "percent", "share_mark")
 
 
-def scale_text(scale: float, d_k: int) -> str:
-    """The score table's divisor: ``√d_k`` when the model's scale is exactly 1/sqrt(d_k)."""
-    return f"√{d_k}" if scale == 1.0 / math.sqrt(d_k) else fmt.rounded(1.0 / scale)
+def display(row: QueryTrace, tokens: Sequence[str]) -> dict:
+    """The explorer's display strings for ``row``, without the per-source vectors, keys at full precision.
 
-
-def display(row: QueryTrace) -> dict:
-    """The explorer's display strings for ``row``, without the per-source vectors, keys at full precision."""
+    ``tokens``: the trace's token texts (each source's ``exact``, its hover title).
+    """
     d = display_strings(row)
     sources = []
-    for src, key in zip(d["sources"], row.keys):
-        slim = {k: v for k, v in src.items() if k not in HEAVY}
+    for src, key, exact in zip(d["sources"], row.keys, tokens):
+        slim = {k: src[k] for k in KEPT}
+        slim["exact"] = exact
         slim["key_precise"] = fmt.precise_vector(key)
         slim["summary"] = f"k of {src['label']} · score {src['score']} · share {src['percent']}"
         sources.append(slim)
     return {
         "q": d["q"],
         "q_precise": d["q_precise"],
-        "scale": scale_text(row.scale, row.d_k),
+        "scale": fmt.rounded(row.scale),  # multiplied, as the score header says ("q·k × 0.125")
+        "scale_shown": scale_text(row.scale, row.d_k),
         "scale_precise": fmt.precise(row.scale),
         "m": d["m"],
         "z": d["z"],
@@ -45,17 +49,18 @@ def display(row: QueryTrace) -> dict:
         "output_precise": d["output_precise"],
         "sources": sources,
         "labels": {"score_header": d["labels"]["score_header"]},  # the explorer's score table's column
+        "words": d["words"],  # the explorer's pictures' fixed words (the score table's caption, columns)
     }
 
 
-def plane_labels(row: QueryTrace, plane: dict) -> dict:
+def plane_labels(row: QueryTrace, plane: dict, tokens: Sequence[str]) -> dict:
     """Which plane points carry a label (the largest shares), their hover titles and the notes."""
     named = set(ranked(row)[:LABELLED])
     q_len = plane["q"][0]
     keys = []
     for k in plane["keys"]:
         i = k["index"]
-        keys.append({**k, "labelled": i in named, "score": row.scores[i], "title": (
+        keys.append({**k, "labelled": i in named, "score": row.scores[i], "exact": tokens[i], "title": (
             f"{k['label']}: along q {fmt.rounded(k['x'])}, up {fmt.rounded(k['y'])}; "
             f"score {fmt.rounded(row.scores[i])} = |q| {fmt.rounded(q_len)} × {fmt.rounded(k['x'])} "
             f"× scale {fmt.rounded(row.scale)}; share {fmt.percent(row.weights[i])}; "
@@ -104,4 +109,8 @@ def bridge_words(row: QueryTrace, *, layer: int, head: int, query: int) -> dict:
         "output_summary": f"The output: {row.d_v} numbers at full precision",
         "strip_label": "Attention shares as a strip in token order; the numbers are in the table above",
         "no_plane": "This row's plane cannot be drawn.",
+        "match": "1 · Match",
+        "share": "2 · Share",
+        "mix": "3 · Mix",
+        "table_region": "Scores and shares of every key",
     }

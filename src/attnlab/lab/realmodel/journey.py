@@ -2,8 +2,10 @@
 
 ``journey_display(blocks, label=..., norm=..., placement=...)`` takes the numeric
 blocks of :func:`attnlab.models.journey.token_journey` and adds, per block, the
-rounded strings (``display``) and each bar's readout (``says``: "block 3:
-attention adds 1.25"), and for the view its title and the sentence on its norms.
+rounded strings (``display``), the norms' statistics and the MLP units at full
+precision (``precise``, ``value_precise``: the hover titles) and each bar's
+readout (``says``: "block 3: attention adds 1.25"), and for the view its title
+and the sentence on its norms.
 """
 
 from __future__ import annotations
@@ -19,12 +21,13 @@ NORM_NAMES = {"norm_1": "first norm", "norm_2": "second norm"}
 
 def _stats(stats: dict, layer: int, name: str) -> dict:
     display = {k: fmt.rounded(stats[k]) for k in STAT_NAMES}
+    precise = {k: fmt.precise(stats[k]) for k in STAT_NAMES}
     says = {
         k: f"block {layer}: {NORM_NAMES[name]} {STAT_NAMES[k]} = {display[k]} "
-        f"(exactly {fmt.precise(stats[k])})"
+        f"(exactly {precise[k]})"
         for k in STAT_NAMES
     }
-    return {**stats, "display": display, "says": says}
+    return {**stats, "display": display, "precise": precise, "says": says}
 
 
 def journey_display(blocks: list[dict], *, label: str, norm: str, placement: str) -> dict:
@@ -37,11 +40,13 @@ def journey_display(blocks: list[dict], *, label: str, norm: str, placement: str
         norms = {n: _stats(b[n], layer, n) for n in NORM_NAMES}
         for n in NORM_NAMES:
             says[n] = f"block {layer}: {NORM_NAMES[n]}: rms of its input {norms[n]['display']['rms']}"
-        units = [{**u, "value_display": fmt.rounded(u["value"]),
+        units = [{**u, "unit_display": f"{u['unit']:,}", "value_display": fmt.rounded(u["value"]),
+                  "value_precise": fmt.precise(u["value"]),
                   "says": f"block {layer}: MLP unit {u['unit']} = {fmt.rounded(u['value'])} "
                           f"(exactly {fmt.precise(u['value'])})"}
                  for u in b["mlp_top"]]  # fmt: skip
-        shown.append({**b, **norms, "mlp_top": units, "display": display, "says": says})
+        shown.append({**b, **norms, "mlp_top": units, "display": display, "says": says,
+                      "layer_display": f"{layer:,}"})  # fmt: skip
     where = "before" if placement == "pre" else "after"
     return {
         "title": f"Token {label} through {len(blocks)} blocks",

@@ -8,8 +8,10 @@ sharp pattern such as the previous-token diagonal stays visible). ``None``
 where every pair in the block is blocked (a causal model's upper corner).
 
 One head's view (:func:`head_view`) carries its full weights (``None`` where
-blocked) and their two-decimal display strings (``""`` where blocked), so the
-page draws and labels every cell without formatting a number itself. Every
+blocked) and their two-decimal display strings (``""`` where blocked), and up to
+:data:`~attnlab.lab.realmodel.heatmap.PRECISE_UP_TO` tokens every share at full
+precision too, so the page draws and labels every cell without formatting a
+number itself (its readouts: :mod:`attnlab.lab.realmodel.heatmap`). Every
 label, title and sentence of both views is built here, from the head's scores
 (:mod:`attnlab.lab.realmodel.kinds`); the page only places them.
 
@@ -26,6 +28,7 @@ import json
 import numpy as np
 
 from attnlab.lab import numbers as fmt
+from attnlab.lab.realmodel.heatmap import CELL, PRECISE_UP_TO, cell_text, legend
 from attnlab.lab.realmodel.kinds import (
     SCORE_OF,
     SHORT,
@@ -40,11 +43,13 @@ from attnlab.lab.realmodel.kinds import (
     rule_sentence,
     shares_sentence,
 )
+from attnlab.lab.realmodel.tokens import short_label, token_label
 
 THUMB = 32
 
 # fmt.rounded(x, 2) for a share x in [0, 1] is one of 101 strings; index 101: blocked
 _SHARE_TEXT = np.array([fmt.rounded(k / 100, 2) for k in range(101)] + [""])
+_CELLS = {**CELL, "text": cell_text(_SHARE_TEXT[:101].tolist())}  # a head's readout templates, in-cell text
 
 
 def bins(n_tokens: int, size: int) -> list[list[int]]:
@@ -92,6 +97,12 @@ def _weights_json(w: np.ndarray, allowed: np.ndarray) -> list[list[float | None]
     return rows
 
 
+def precise_texts(w: np.ndarray, allowed: np.ndarray) -> list[list[str]]:
+    """``fmt.precise`` of every share in ``w`` (T, T) (the float32 widened exactly), ``""`` where blocked."""
+    return [[fmt.precise(x) if ok else "" for x, ok in zip(row, oks)]
+            for row, oks in zip(w.astype(np.float64).tolist(), allowed.tolist())]  # fmt: skip
+
+
 def packed_weights(w: np.ndarray, allowed: np.ndarray) -> str:
     """``w`` (T, T) as base64 of little-endian float32, row-major; NaN where not allowed.
 
@@ -126,10 +137,19 @@ def score_line(p: dict) -> str:
     )
 
 
+def head_captions(where: str, kind: str) -> dict:
+    """The heatmap's and the lines' labels for a head named ``where`` ("Layer 2, head 5 of minilm")."""
+    return {
+        "caption": f"{where}: {kind_phrase(kind)}.",
+        "lines_label": f"{where}, as lines from each query to its keys: {kind_phrase(kind)}.",
+    }
+
+
 def head_view(trace, layer: int, head: int, *, packed: bool = False) -> dict:
     """JSON-ready: one head's full weights (``None`` = blocked), their display strings, kind and legend.
 
     ``packed``: ``weights_f32`` (see :func:`packed_weights`) instead of ``weights``: the same numbers.
+    Up to ``PRECISE_UP_TO`` tokens, ``precise``: every share at full precision (the cells' readouts).
     """
     w = trace.head_weights(layer, head)  # (T, T)
     n = w.shape[0]
@@ -148,19 +168,15 @@ def head_view(trace, layer: int, head: int, *, packed: bool = False) -> dict:
         "kind_sentence": p["sentence"],
         "about": about,
         "about_text": " ".join(s["text"] for s in about),
-        "caption": f"Layer {layer}, head {head} of {trace.model}: {kind_phrase(kind)}.",
+        **head_captions(f"Layer {layer}, head {head} of {trace.model}", kind),
         **{k: p[k] for k in ("previous", "first", "induction", "duplicate", "self", "breadth")},
         **_displays(p),
         "breadth_words": breadth_words(p["breadth"], n),
         **({"weights_f32": packed_weights(w, allowed)} if packed else {"weights": _weights_json(w, allowed)}),
         "shares": share_texts(w, allowed),
-        "legend": {
-            "low": 0.0,
-            "high": 1.0,
-            "low_display": "0%",
-            "high_display": "100%",
-            "blocked": "a later token it may not see (causal)" if trace.causal else "",
-        },
+        "precise": precise_texts(w, allowed) if n <= PRECISE_UP_TO else None,
+        "cells": _CELLS,
+        "legend": legend(causal=trace.causal),
     }
 
 
@@ -198,6 +214,7 @@ def model_view(trace) -> dict:
                     "kv_head": trace.kv_head(h),
                     **p,
                     **_displays(p),
+                    "kind_short": SHORT[p["kind"]],
                     "label": f"L{layer} H{h} · {SHORT[p['kind']]}",
                     "thumb_text": f"H{h} · {SHORT[p['kind']]}",
                     "title": f"Layer {layer}, head {h}: {line}",
@@ -211,6 +228,8 @@ def model_view(trace) -> dict:
         "n_tokens": n,
         "size": size,
         "bins": bins(n, size),
+        "layers": [{"label": f"Layer {layer}", "short": f"L{layer}"} for layer in range(trace.n_layer)],
+        "legend": legend(causal=trace.causal, binned=size < n),
         "kinds": definitions(),
         "rule": rule_sentence(),
         "heads": heads,
@@ -267,22 +286,35 @@ def head_table_heading(trace, layer: int, head: int) -> str:
     )
 
 
-def named_caption(layer_name: str, head_name: str) -> str:
-    """The heatmap's caption where the layer and head have names of their own (the Jupyter widget)."""
-    return f"Attention of {layer_name}, {head_name}: rows are queries, columns are keys"
+def named_caption(layer_name: str, head_name: str) -> dict:
+    """The heatmap's and the lines' labels where the layer and head have names of their own (the widget)."""
+    return {
+        "caption": f"Attention of {layer_name}, {head_name}: rows are queries, columns are keys",
+        "lines_label": f"Attention of {layer_name}, {head_name}, as lines from each query to its keys",
+    }
+
+
+def widget_tokens(tokens: list[str]) -> list[dict]:
+    """Each token as the widget's toolbar and axes show it: visible label, its short form, exact text."""
+    out = []
+    for t in tokens:
+        shown = token_label(t)
+        out.append({**shown, "short": short_label(shown["label"])})
+    return out
 
 
 def precise_row(trace, layer: int, head: int, query: int) -> dict:
     """JSON-ready: one query's share of each key, in percent and at full precision ("blocked" if not seen)."""
     w = trace.head_weights(layer, head)[query]  # (T,)
     ok = trace.allowed[query]
+    label = token_label(trace.tokens[query])["label"]
     return {
         "query": query,
-        "title": f"Query {query} ({trace.tokens[query]}): its share of each key, at full precision",
+        "title": f"Query {query} ({label}): its share of each key, at full precision",
         "sources": [
             {
                 "index": j,
-                "label": trace.tokens[j],
+                **token_label(trace.tokens[j]),
                 "allowed": bool(ok[j]),
                 "share": fmt.percent(x) if ok[j] else "blocked",
                 "precise": fmt.precise(x) if ok[j] else "",

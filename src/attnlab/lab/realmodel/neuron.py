@@ -15,6 +15,7 @@ from attnlab.lab import numbers as fmt
 from attnlab.lab.said import said
 
 TOP = 5
+BARS = ("q", "k", "products", "running")  # the neuron view's rows of bars, top to bottom
 
 
 def ranked(row: QueryTrace) -> list[int]:
@@ -123,10 +124,27 @@ def key_point_title(row: QueryTrace, i: int, *, x: float, y: float, kept: float)
     )
 
 
+def bar_titles(q, k, products, running) -> dict[str, list[str]]:
+    """Each bar's hover title in the neuron view, its number at full precision: ``"q[3] = 0.25"``."""
+    return {
+        "q": [f"q[{d}] = {fmt.precise(x)}" for d, x in enumerate(q)],
+        "k": [f"k[{d}] = {fmt.precise(x)}" for d, x in enumerate(k)],
+        "products": [f"q[{d}] × k[{d}] = {fmt.precise(x)}" for d, x in enumerate(products)],
+        "running": [f"sum of the products 0..{d} = {fmt.precise(x)}" for d, x in enumerate(running)],
+    }
+
+
 def neuron_words(row: QueryTrace, query: int, key: int, *, layer: int, head: int, dot: float,
                  rank: int | None) -> dict:  # fmt: skip
     """The neuron view's headings, bar names and sentences for (query, key) of ``row``."""
     q_label, k_label = row.labels[query], row.labels[key]
+    bars = {
+        "q": f"q of {q_label} ({row.d_k} numbers)",
+        "k": f"k of {k_label}",
+        "products": "q[d] × k[d]",
+        "running": "running sum, left to right",
+        "region": "Coordinates of q, k and their products",
+    }
     score = dot * row.scale
     allowed = row.allowed[key]
     share = row.weights[key]
@@ -137,13 +155,8 @@ def neuron_words(row: QueryTrace, query: int, key: int, *, layer: int, head: int
         else said(
             f"{q_label} may not see {k_label} (causal), so its share is 0.", blocked=k_label, share=0.0
         ),
-        "bars": {
-            "q": f"q of {q_label} ({row.d_k} numbers)",
-            "k": f"k of {k_label}",
-            "products": "q[d] × k[d]",
-            "running": "running sum, left to right",
-            "region": "Coordinates of q, k and their products",
-        },
+        "bars": bars,
+        "bar_labels": {k: f"{bars[k]}: {row.d_k} coordinates" for k in BARS},
         "sum": said(
             f"q · k = {fmt.rounded(dot)} (the ordered sum of the {row.d_k} products), and times the scale "
             f"{scale_text(row.scale, row.d_k)} it is the score {fmt.rounded(score)}.",

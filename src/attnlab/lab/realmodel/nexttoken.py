@@ -53,9 +53,10 @@ def cut_words(control: str, value: float | int | None, *, count: int, mass: floa
     )
 
 
-def entry_labels(token: str, logit: float, p: float, p_model: float, kept: bool) -> dict:
-    """An entry's visible token, its logit and its two probabilities, as the table shows them."""
+def entry_labels(token: str, logit: float, p: float, p_model: float, kept: bool, rank: int) -> dict:
+    """An entry's rank, visible token, logit and two probabilities, as the table shows them."""
     return {
+        "rank_display": f"{rank:,}",
         **{f"token_{k}": v for k, v in token_label(token).items()},
         "logit_display": fmt.rounded(logit, 2),
         "p_model_display": fmt.percent(p_model),

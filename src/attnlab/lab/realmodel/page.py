@@ -25,10 +25,13 @@ SLOTS = {
     "over_chars": ("chars", "max_chars", "cap"),
     "count_failed": ("message",),
     "row_pending": ("query", "layer", "head"),
+    "bridge_at": ("query", "layer", "head"),
+    "retraced": ("note", "done"),
     "row_title": ("query", "layer", "head", "kv_head"),  # trace_names's; kv_head only where heads share
 }
 
-ROW = "Query {query} · layer {layer}, head {head}"
+ROW = "Query {query} · layer {layer}, head {head}"  # a query row's place: the row panel's, the bridge's
+LINES = "Lines from each query (left) to the keys it attends to (right); thicker = larger share."
 
 
 def page_words() -> dict[str, str]:
@@ -43,13 +46,32 @@ def page_words() -> dict[str, str]:
         "nothing_generated": "Nothing generated: fix the request and try again.",
         "row_pending": ROW,  # while the row is computed (it then gets the trace's row_title)
         "row_computing": "Computing this query's row…",
-        "lines_caption": (
-            "Lines from each query (left) to the keys it attends to (right); thicker = larger share."
-        ),
+        # the bridge's button: which row it opens, or why it cannot
+        "bridge_at": ROW,
+        "bridge_none": "Focus a query token first.",
+        "bridge_empty": "Focus a query token of this text to open its row here.",
+        # a dropped trace traced again: the server's note, then the new trace's done line
+        "retraced": "{note} {done}",
+        "lines_caption": LINES,
         "lines_strongest": (
             "Lines from each query (left) to its strongest key (right): a long text would draw "
             "thousands. Focus a token to see all of its lines; thicker = larger share."
         ),
+    }
+
+
+def widget_words() -> dict[str, str]:
+    """The Jupyter head views' fixed words (``widgets/heads.py``): headings, captions, the row's columns."""
+    return {
+        "head_heading": "One head",
+        "layer": "Layer",
+        "tokens": "Query tokens: use the arrow keys to move between them",
+        "heatmap_caption": "Heatmap: rows are queries, columns are keys. Hover a cell for its share.",
+        "lines_caption": LINES,
+        "key": "key",
+        "share": "share",
+        "precise": "weight (full precision)",
+        "model_heading": "Every head, layer by layer (the model view)",
     }
 
 

@@ -7,6 +7,7 @@ routes and the CLI pass what the job knows; nothing here reads a job.
 from __future__ import annotations
 
 from attnlab.lab import numbers as fmt
+from attnlab.lab.realmodel.tokens import token_labels
 from attnlab.lab.said import said
 
 CONTINUE = "Continue the text"
@@ -118,3 +119,17 @@ def count_words(*, count: int, cap: int, title: str) -> dict:
         cap=cap,
         fits=False,
     )
+
+
+def token_count(*, model: str, tokens: list[str], cap: int, title: str) -> dict:
+    """The count's answer (``TokensOut``): the tokens, each shown visibly, and the sentence under the box."""
+    words = count_words(count=len(tokens), cap=cap, title=title)
+    return {
+        "model": model,
+        "count": len(tokens),
+        "cap": cap,
+        "fits": words["claims"]["fits"],
+        "tokens": tokens,
+        "shown": token_labels(tokens),
+        "message": words["text"],
+    }

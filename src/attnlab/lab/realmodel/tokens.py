@@ -21,6 +21,7 @@ from attnlab.engine.single import MAX_LABEL_LENGTH
 _VISIBLE = {" ": "␣", "\n": "⏎", "\t": "⇥"}
 EMPTY = "⟨empty⟩"
 BASE = "◌"  # U+25CC, the dotted circle a lone combining mark is drawn on
+SHORT = 14  # characters of a label on a picture's axis: longer ones end in "…"
 
 
 def _char(ch: str) -> str:
@@ -51,7 +52,13 @@ def row_label(index: int, text: str) -> str:
     return f"{index} {token_label(text)['label']}"[:MAX_LABEL_LENGTH]
 
 
+def short_label(label: str, width: int = SHORT) -> str:
+    """``label`` cut to ``width`` characters, the last of them "…" when it is longer."""
+    return label if len(label) <= width else label[: width - 1] + "…"
+
+
 def trace_tokens(tokens: list[str], labels: list[str]) -> list[dict]:
-    """Each token of a trace as the page lists it: its row label (``"4 ⏎"``), exact text and picker text."""
-    return [{"index": i, "label": label, "exact": t, "after": f"after {label}"}
+    """Each token of a trace as the page lists it: its row label (``"4 ⏎"``), the label cut for a
+    picture's axis (``short``), its exact text (the hover title) and the next-token picker's text."""
+    return [{"index": i, "label": label, "short": short_label(label), "exact": t, "after": f"after {label}"}
             for i, (t, label) in enumerate(zip(tokens, labels))]  # fmt: skip

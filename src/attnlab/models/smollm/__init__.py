@@ -30,12 +30,14 @@ import numpy as np
 
 from attnlab.engine.block import BlockParams
 from attnlab.engine.cache import KVCache, new_caches
+from attnlab.engine.errors import FieldError
 from attnlab.engine.fast.block import transformer_block
 from attnlab.engine.fast.quant import QuantMatrix, product
 from attnlab.engine.fast.workers import run
 from attnlab.engine.layers import RMSNormParams, rms_norm
 from attnlab.engine.positions import RoPE, embed
 from attnlab.engine.threads import CORES, one_blas_thread
+from attnlab.lab.realmodel import problems
 from attnlab.models import files
 from attnlab.models.sampling import Sampling, pick
 from attnlab.models.smollm.config import SmolLM2Config, config_of  # noqa: F401 (re-exported)
@@ -63,8 +65,7 @@ class Piece:
 class SmolLM2:
     """The decoder's weights (pre-transposed for the engine), tokenizer and generation."""
 
-    name = "smollm2"
-    title = "SmolLM2-135M-Instruct (Q4_1)"
+    name = "smollm2"  # its registry entry (models/registry.py): title, shapes, caps
 
     def __init__(
         self,
@@ -110,7 +111,7 @@ class SmolLM2:
         from attnlab.models.tokens import gguf_bpe_tokenizer
 
         if weights not in ("auto", *sw.PATHS):
-            raise ValueError(f"weights={weights!r}; use 'auto', 'q4_1' or 'float32'")
+            raise FieldError(("weights",), problems.unknown_weights(weights, sw.PATHS))
         dtype = np.dtype(dtype)
         g = GGUFFile(path if path is not None else files.smollm2_gguf())
         config = config_of(g.metadata)
@@ -118,7 +119,7 @@ class SmolLM2:
             weights = "q4_1" if dtype == np.float32 and quant.kernel() is not None else "float32"
         if weights == "q4_1":
             if dtype != np.float32:
-                raise ValueError("the q4_1 path computes in float32; use weights='float32' for another dtype")
+                raise FieldError(("dtype",), problems.blocks_need_float32())
             if quant.kernel() is None:
                 raise RuntimeError(f"the q4_1 path cannot run here: {quant.reason()}")
             w = sw.block_weights(g, config.n_layer, config.eps)
@@ -166,7 +167,7 @@ class SmolLM2:
     def encode(self, text: str) -> list[int]:
         """Token ids of ``text``; control tokens such as ``<|im_start|>`` stay whole. No BOS."""
         if not isinstance(text, str):
-            raise ValueError(f"text must be a string, not {type(text).__name__}")
+            raise FieldError(("text",), problems.not_text(type(text).__name__))
         return list(self.tokenizer.encode(text).ids)
 
     def decode(self, ids: Sequence[int]) -> str:
@@ -215,7 +216,7 @@ class SmolLM2:
         ids = self._check_ids(ids)
         past = cache[0].length if cache else 0
         if past + len(ids) > self.config.context:
-            raise ValueError(f"{past + len(ids)} tokens exceed the model's context of {self.config.context}")
+            raise FieldError(("ids",), problems.over_context(past + len(ids), self.config.context))
         # one BLAS thread: OpenBLAS's threads would split products, and round, by the thread count
         with one_blas_thread():
             return self._forward(ids, past, cache, details, progress, results, last_only)
@@ -272,10 +273,10 @@ class SmolLM2:
     def _check_ids(self, ids: Sequence[int]) -> list[int]:
         ids = [int(i) for i in ids]
         if not ids:
-            raise ValueError("ids is empty: give at least one token")
-        bad = [i for i in ids if not 0 <= i < self.config.vocab]
+            raise FieldError(("ids",), problems.no_tokens())
+        bad = [n for n, i in enumerate(ids) if not 0 <= i < self.config.vocab]
         if bad:
-            raise ValueError(f"token id {bad[0]} is outside the vocabulary 0..{self.config.vocab - 1}")
+            raise FieldError(("ids", bad[0]), problems.outside_vocabulary(ids[bad[0]], self.config.vocab))
         return ids
 
     # -- generation -------------------------------------------------------------
@@ -295,7 +296,7 @@ class SmolLM2:
         token (``<|im_end|>`` or ``<|endoftext|>``, which is yielded last).
         """
         if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int) or max_new_tokens < 1:
-            raise ValueError(f"max_new_tokens must be a whole number >= 1, got {max_new_tokens!r}")
+            raise FieldError(("max_new_tokens",), problems.not_whole(max_new_tokens, 1))
         sampling = sampling or Sampling()
         rng = sampling.generator()
         cache = self.new_cache()
@@ -324,7 +325,7 @@ class SmolLM2:
         character split over two tokens arrives with the second.
         """
         if not isinstance(prompt, str) or not prompt:
-            raise ValueError("prompt is empty: give some text to continue")
+            raise FieldError(("prompt",), problems.empty_prompt())
         ids = self.encode(prompt)
         new: list[int] = []
         shown = ""
@@ -353,7 +354,7 @@ class SmolLM2:
         computed them (causal, bottom-right, GQA): far smaller, the same bits.
         """
         if not isinstance(text, str) or not text.strip():
-            raise ValueError("text is empty: type a sentence to look at")
+            raise FieldError(("text",), problems.empty_text())
         ids = self.encode(text)
         results: list = []
         logits = self.forward(ids, details=details, progress=progress, results=results)

@@ -1,7 +1,7 @@
 """The block section's JSON API: the walk, practice, study history and export.
 
 Everything under ``/api/block`` (contract: ``docs/block-api.md``). Routes are
-thin: validate (``web.block_schema``), call one lab function, return. The
+thin: validate (``web.block.schema``), call one lab function, return. The
 lab's ``FieldError``s are answered 422 at their field by the app's handler.
 """
 
@@ -15,7 +15,7 @@ from attnlab.lab.block import export as block_export
 from attnlab.lab.block import history as block_history
 from attnlab.lab.block import practice as block_practice
 from attnlab.lab.block.page import block_page
-from attnlab.web.block.schema import BlockRequest, BlockResponse, CheckRequest, StudyRequest
+from attnlab.web.block.schema import BlockRequest, BlockResponse, StudyRequest
 from attnlab.web.explorer.schema import ErrorResponse
 
 router = APIRouter(prefix="/api/block", tags=["block"])
@@ -46,19 +46,16 @@ def post_block(body: BlockRequest) -> dict:
 
 @router.get("/practice")
 def get_block_practice() -> dict:
-    """Return the block's challenges: title, prompt, response form and tiered hints."""
+    """Return the block's challenges (title, prompt, response form, tiered hints) and the panel's words."""
     return block_practice.page_data()
-
-
-@router.post("/check", responses=ERRORS)
-def post_block_check(body: CheckRequest) -> dict:
-    """Check one challenge on the learner's block: ``{met, words}``."""
-    return block_practice.check(body.challenge, body.block.lab_args(), body.response)
 
 
 @router.post("/study", responses=ERRORS)
 def post_block_study(body: StudyRequest) -> dict:
-    """Apply one practice or help action to the block part's study; return it with its history."""
+    """Apply one practice or help action to the block part's study; return it with its history.
+
+    A ``submit`` checks its challenge on ``block`` (the learner's block as the page shows it).
+    """
     study = block_history.study_from_dict(body.study.model_dump())
     new, answer = block_history.apply(study, body.action.model_dump(exclude_none=True), body.block.lab_args())
     return {"study": new, "history": block_history.history(new), "answer": answer}

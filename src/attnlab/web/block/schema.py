@@ -16,6 +16,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt
 
 from attnlab.lab.block.data import D_FF, D_HEAD, D_MODEL, MAX_MAGNITUDE, N_HEAD, N_TOKENS
+from attnlab.lab.block.history import MAX_DETAIL
 
 Number = Annotated[float, Field(strict=True, allow_inf_nan=False, ge=-MAX_MAGNITUDE, le=MAX_MAGNITUDE)]
 
@@ -95,17 +96,9 @@ Response_ = (
 )
 
 
-class CheckRequest(Strict):
-    """A practice answer: the learner's block state, the challenge and the typed response."""
-
-    block: BlockRequest = BlockRequest()
-    challenge: ChallengeId
-    response: Response_ = None
-
-
 class HelpIn(Strict):
     kind: Literal["hint", "answer", "stepper", "playback", "python", "explorer"]
-    detail: Annotated[StrictInt, Field(ge=1, le=8)] | None = None
+    detail: Annotated[StrictInt, Field(ge=1, le=MAX_DETAIL)] | None = None
 
 
 class FeedbackIn(Strict):
@@ -151,7 +144,7 @@ class ActionIn(Strict):
     response: Response_ = None
     attempt: Annotated[StrictInt, Field(ge=0)] | None = None
     help: Literal["hint", "answer", "stepper", "playback", "python", "explorer"] | None = None
-    detail: Annotated[StrictInt, Field(ge=1, le=8)] | None = None
+    detail: Annotated[StrictInt, Field(ge=1, le=MAX_DETAIL)] | None = None
 
 
 class StudyRequest(Strict):
@@ -216,7 +209,8 @@ class HeadOut(BaseModel):
     index: int
     name: str
     on: bool
-    pattern: str
+    kind: str  # lab.realmodel.kinds' kind of its weights, whether the head is on or off
+    kind_scores: dict[str, float | None]  # its previous-token, first-token, self and breadth scores
     sentence: Said
     title: str
     switch_label: str
@@ -236,6 +230,7 @@ class HeadOut(BaseModel):
 
 class BlockResponse(BaseModel):
     choices: dict[str, list[Strings]]
+    words: dict[str, Any]  # the section's fixed labels and hints (lab.block.words.section_words)
     inputs: dict[str, Any]
     steps: list[StepOut]
     playback: dict[str, Any]

@@ -13,15 +13,20 @@ does not use it. Display strings are built in ``attnlab.lab``; this module only
 validates and serialises. Errors are 422 at the field (``held.values[2][0]``,
 ``edits[0].q[1]``); an engine ``FieldError`` is answered at its ``loc``
 (``web.errors.field_error_detail``).
+
+The two POSTs are the client's work, in its share of the server's time
+(``attnlab.web.fairness``): run in a worker thread (the answer written there too),
+or 429 with ``Retry-After`` for a client past its budget.
 """
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
+from fastapi.responses import Response
 
-from attnlab.engine.single import trace_query
-from attnlab.lab.explorer.answer import explorer_answer
-from attnlab.lab.explorer.state import example_answer, state_answer
+from attnlab.lab.explorer.state import example_answer
+from attnlab.web import fairness
+from attnlab.web.explorer.messages import state_body, trace_body
 from attnlab.web.explorer.schema import (
     ErrorResponse,
     ExampleOut,
@@ -36,20 +41,26 @@ router = APIRouter(prefix="/api", tags=["lab"])
 ERRORS = {
     413: {"model": ErrorResponse, "description": "The request body is too large"},
     422: {"model": ErrorResponse, "description": "A field the learner has to fix"},
+    429: {
+        "model": ErrorResponse,
+        "description": "This client is past its share of the server's time; Retry-After: when to ask again",
+        "headers": {"Retry-After": {"description": "seconds", "schema": {"type": "integer"}}},
+    },
 }
 
+
 @router.post("/trace", response_model=TraceResponse, responses=ERRORS)
-def post_trace(state: LabState) -> dict:
+async def post_trace(state: LabState, request: Request) -> Response:
     """Trace one query over the sources and return everything the explorer draws.
 
     The engine's ``FieldError`` (e.g. ``keys[2]`` is too wide) escapes to
     ``field_error_handler``, which answers 422 at ``["body", *error.loc]``.
     """
-    return explorer_answer(trace_query(**state.engine_args()))
+    return await fairness.answer(request, trace_body, state)
 
 
 @router.post("/state", response_model=StateAnswer, responses=ERRORS)
-def post_state(body: StateRequest) -> dict:
+async def post_state(body: StateRequest, request: Request) -> Response:
     """Apply the edits to the held example and return everything the page draws, in one answer.
 
     Body ``{"held": HeldIn, "edits": [EditIn, ...]}`` (0 to 4 edits applied in
@@ -57,7 +68,7 @@ def post_state(body: StateRequest) -> dict:
     "stepper": ...}`` (see :func:`state_answer`). Errors are 422 at the field: ``held.values[2][0]``,
     ``edits[0].q[1]``; a mask change that empties a row is ``mask_refused``.
     """
-    return state_answer(*body.args())
+    return await fairness.answer(request, state_body, body)
 
 
 @router.get("/example", response_model=ExampleOut)

@@ -19,11 +19,13 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt
 
 from attnlab.engine.errors import FieldError
 from attnlab.engine.single import MAX_DIM, MAX_LABEL_LENGTH, MAX_SOURCES
+from attnlab.lab import limits
 from attnlab.lab.explorer import sequence as seq
-from attnlab.lab.explorer.sequence import MAX_MAGNITUDE
+from attnlab.lab.explorer.examples import WORKED
+from attnlab.lab.limits import MAX_MAGNITUDE
 
 # strict: a JSON number (int or float), never a string or a boolean; finite and
-# within the lab's one drawing limit (lab.sequence.MAX_MAGNITUDE, ±1,000,000),
+# within the lab's one drawing limit (lab.limits.MAX_MAGNITUDE, ±1,000,000),
 # the same limit the held example applies, so the explorer never accepts a
 # number the held example refuses and the planes can always draw what is typed.
 Number = Annotated[
@@ -44,16 +46,7 @@ class LabState(BaseModel):
 
     model_config = ConfigDict(
         extra="forbid",
-        json_schema_extra={
-            "examples": [
-                {
-                    "q": [2, 1],
-                    "keys": [[-1, 2], [1, 0], [0, 1]],
-                    "values": [[2, 0], [0, 2], [-1, -1]],
-                    "labels": ["A", "B", "C"],
-                }
-            ]
-        },
+        json_schema_extra={"examples": [WORKED.to_dict()]},  # the worked example, declared once
     )
 
     q: Coords
@@ -76,14 +69,14 @@ class LabState(BaseModel):
 
 
 # --- the page's one state: the held example and its edits ----------------------
-# Shapes only (at most seq.MAX_SOURCES sources of seq.WIDTH coordinates); the
+# Shapes only (at most limits.MAX_SOURCES sources of seq.WIDTH coordinates); the
 # cross-field rules (one query or one per source, the mask's rows) are the lab's
 # (``lab.explorer.sequence.held_from_dict``), located at the field.
 
 Pair = Annotated[list[Number], Field(min_length=seq.WIDTH, max_length=seq.WIDTH)]
-Rows = Annotated[list[Pair], Field(min_length=1, max_length=seq.MAX_SOURCES)]
-MaskRow = Annotated[list[StrictBool], Field(min_length=1, max_length=seq.MAX_SOURCES)]
-Index = Annotated[StrictInt, Field(ge=0, le=seq.MAX_SOURCES - 1)]
+Rows = Annotated[list[Pair], Field(min_length=1, max_length=limits.MAX_SOURCES)]
+MaskRow = Annotated[list[StrictBool], Field(min_length=1, max_length=limits.MAX_SOURCES)]
+Index = Annotated[StrictInt, Field(ge=0, le=limits.MAX_SOURCES - 1)]
 
 
 class Strict(BaseModel):
@@ -99,11 +92,11 @@ class HeldIn(Strict):
     """
 
     id: Annotated[str, Field(min_length=1, max_length=64)] = seq.STARTING.id
-    labels: Annotated[list[Label], Field(min_length=1, max_length=seq.MAX_SOURCES)]
+    labels: Annotated[list[Label], Field(min_length=1, max_length=limits.MAX_SOURCES)]
     queries: Rows
     keys: Rows
     values: Rows
-    mask: Annotated[list[MaskRow], Field(min_length=1, max_length=seq.MAX_SOURCES)]
+    mask: Annotated[list[MaskRow], Field(min_length=1, max_length=limits.MAX_SOURCES)]
     row: Index = 0
     masked: StrictBool = False
     scale: Annotated[float, Field(strict=True, allow_inf_nan=False, gt=0, le=MAX_MAGNITUDE)] | None = None
@@ -218,10 +211,11 @@ class CompareOut(BaseModel):
     number differs, which is when the page marks changes.
     """
 
+    title: SaidOut
     available: bool
     message: str
     active: bool
-    summary: str | None
+    summary: SaidOut | None
     reference: TraceOut | None
     changed: ChangedOut | None
     display: ReferenceDisplay | None
@@ -287,6 +281,15 @@ class SourceDisplay(BaseModel):
     label: str
     index: int
     allowed: bool
+    key_mark: str
+    value_mark: str
+    share_mark: str
+    score_mark: str
+    card_title: str
+    card_index: str
+    carry_term: list[list[str]]
+    value_legend: str
+    value_fields: list[str]
     key: str
     value: str
     dot: str
@@ -297,10 +300,25 @@ class SourceDisplay(BaseModel):
     precise: str
 
 
+class OffMarks(BaseModel):
+    """One plane's off-plot markers' labels (in ``geometry``'s order) and its note ("" when none)."""
+
+    marks: list[str]
+    note: str
+
+
 class DisplayOut(BaseModel):
-    """Every number the page shows, already rounded (3 decimals) or at full precision."""
+    """Every number the page shows, already rounded (3 decimals) or at full precision, and the
+    pictures' labels (``q_mark``, each source's marks, ``off``) and fixed words (``words``)."""
 
     q: str
+    q_mark: str
+    output_mark: str
+    precise_q: str
+    precise_output: str
+    query_steps: dict[str, float]
+    words: dict[str, str]
+    off: dict[str, OffMarks]
     q_coords: list[str]
     q_precise: str
     keys_coords: list[list[str]]
@@ -320,6 +338,8 @@ class StripOut(BaseModel):
 
     shares: list[str]
     output: str
+    pie: str
+    mix: str
 
 
 class TraceResponse(BaseModel):

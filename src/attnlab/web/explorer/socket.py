@@ -18,18 +18,23 @@ that arrives while another is being answered replaces any older one still
 waiting, which is never answered. A drag only needs where the pointer is now,
 and the page keeps one message in flight anyway; a client that sends faster
 than answers come costs one thread and one waiting message, however fast it sends.
+
+Each answer is the client's work, in its share of the server's time
+(``attnlab.web.fairness``): past its budget, a socket's next answer waits until
+the budget has refilled, and the states that arrive meanwhile are coalesced into
+the newest.
 """
 
 from __future__ import annotations
 
-import json
+from collections.abc import Awaitable, Callable
 
 import anyio
-from anyio.to_thread import run_sync
 from fastapi import APIRouter, WebSocket, WebSocketDisconnect
 
 from attnlab.web.explorer import messages
 from attnlab.web.explorer.messages import MAX_MESSAGE_CHARS
+from attnlab.web.fairness import Client, Shares, shares_of
 
 router = APIRouter(prefix="/api", tags=["lab"])
 
@@ -51,6 +56,10 @@ class Latest:
         self._text = text
         self._ready.set()
 
+    async def wait(self) -> None:
+        """Wait until a message is waiting (it stays waiting: a newer one may still replace it)."""
+        await self._ready.wait()
+
     async def take(self) -> str:
         await self._ready.wait()
         text, self._text = self._text, None
@@ -59,26 +68,49 @@ class Latest:
         return text
 
 
-ANSWERS = {"state": messages.answer_state, "trace": messages.answer_trace}
-
-
 def answer_text(text: str, kind: str = "state") -> str:
-    """Answer one message's text with the answer's JSON text (run in a worker thread)."""
-    return json.dumps(ANSWERS[kind](text))
+    """Answer one message's text with the answer's JSON text (run in a worker thread).
+
+    ``{"status": 200, "body": ...}`` with the body exactly as the POST's bytes, or 422's.
+    """
+    status, body = messages.reply(text, kind)
+    return f'{{"status": {status}, "body": {body.decode()}}}'
 
 
-async def _answer(socket: WebSocket, latest: Latest, kind: str) -> None:
+async def answer_latest(
+    send: Callable[[str], Awaitable[None]], latest: Latest, kind: str, shares: Shares, client: Client | None
+) -> None:
+    """Answer the newest waiting message, again and again, each in the client's share.
+
+    A client past its budget waits here before its next answer; what it sends
+    meanwhile waits in ``latest``, the newest replacing the rest.
+    """
     while True:
+        await latest.wait()
+        await shares.within_budget(client)
         text = await latest.take()
-        try:
-            await socket.send_text(await run_sync(answer_text, text, kind))
-        except WebSocketDisconnect:  # the client left mid-answer: _read sees it go too
-            return
+        await send(await shares.run(client, answer_text, text, kind))
 
 
-async def _read(socket: WebSocket, latest: Latest) -> tuple[int, str] | None:
-    """Queue each text message; return the close code and reason for a bad one, None when the client left."""
+async def _answer(
+    socket: WebSocket, latest: Latest, kind: str, shares: Shares, client: Client | None
+) -> None:
+    try:
+        await answer_latest(socket.send_text, latest, kind, shares, client)
+    except WebSocketDisconnect:  # the client left mid-answer: _read sees it go too
+        return
+
+
+async def _read(
+    socket: WebSocket, latest: Latest, shares: Shares, client: Client | None
+) -> tuple[int, str] | None:
+    """Queue each text message; return the close code and reason for a bad one, None when the client left.
+
+    A client past its budget is not read from until it has refilled: what it sends meanwhile
+    waits in the server's small queue and then in the network (TCP holds the sender back).
+    """
     while True:
+        await shares.within_budget(client)
         message = await socket.receive()
         if message["type"] == "websocket.disconnect":
             return None
@@ -87,15 +119,18 @@ async def _read(socket: WebSocket, latest: Latest) -> tuple[int, str] | None:
             return BINARY
         if len(text) > MAX_MESSAGE_CHARS:
             return TOO_BIG
+        shares.read(client)
         latest.put(text)
 
 
 async def _serve(socket: WebSocket, kind: str) -> None:
     await socket.accept()
     latest = Latest()
+    shares = shares_of(socket.scope)
+    client = shares.client(socket.scope)
     async with anyio.create_task_group() as tasks:
-        tasks.start_soon(_answer, socket, latest, kind)
-        close = await _read(socket, latest)
+        tasks.start_soon(_answer, socket, latest, kind, shares, client)
+        close = await _read(socket, latest, shares, client)
         tasks.cancel_scope.cancel()  # an answer being computed is dropped: the socket is going
     if close is not None:
         await socket.close(*close)

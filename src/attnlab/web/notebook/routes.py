@@ -20,9 +20,9 @@ from fastapi import APIRouter
 from fastapi.responses import Response
 from pydantic import Field, StrictBool, StrictInt
 
-from attnlab.engine.errors import FieldError
 from attnlab.lab import content as content_data
-from attnlab.lab.explorer.sequence import MAX_MAGNITUDE, Held, sequence_view
+from attnlab.lab.explorer.sequence import Held
+from attnlab.lab.limits import MAX_MAGNITUDE
 from attnlab.lab.notebook import export, practice
 from attnlab.lab.notebook import history as hist
 from attnlab.lab.notebook import playback as playback_data
@@ -125,6 +125,7 @@ class ExportRequest(Strict):
 
 class ImportRequest(Strict):
     text: Annotated[str, Field(max_length=export.MAX_IMPORT_BYTES)]
+    name: Annotated[str, Field(max_length=255)] | None = None  # the file's name, for the page's words
 
 
 # --- helpers --------------------------------------------------------------------
@@ -132,12 +133,6 @@ class ImportRequest(Strict):
 # The lab's FieldErrors are located in the request body (``("edit", "q", 0)``,
 # ``("study", "before", 0, "kind")``, ``("action", "response")``) and escape to the
 # app's field_error_handler; only the held example's are re-located, under "held".
-
-
-class ImportRefused(FieldError):
-    """An import that cannot be read, at ``text`` (the message says why)."""
-
-    type = "import_refused"
 
 
 def _held(model: HeldIn) -> Held:
@@ -225,13 +220,7 @@ def post_import(body: ImportRequest) -> dict:
     """Read an exported JSON file's text back, or 422 and why.
 
     Returns its sequence view and, when the file carries one, its ``study`` and
-    ``history`` (the attempts, checks and help), which the page then restores.
+    ``history`` (the attempts, checks and help), which the page then restores,
+    with the page's ``message`` (``lab.notebook.export.import_answer``).
     """
-    try:
-        held, study = export.read(body.text)
-    except FieldError as err:  # wherever in the file, for the request it is the text that is refused
-        raise ImportRefused("text", f"was not imported: {export.refusal(err)}") from None
-    view = sequence_view(held)
-    if study is not None:
-        view = {**view, "study": study, "history": hist.history(study)}
-    return view
+    return export.import_answer(body.text, body.name)

@@ -4,7 +4,7 @@ One real query row in the explorer's terms (:func:`attnlab.models.bridge.bridge_
 that head's q and keys at full precision, the explorer's Match / Share / Mix
 numbers and words, and the plane of q and its top key, labelled as a projection.
 Answers from the trace kept in this process (no model work); bad layer, head or
-query is a 422 naming the path field.
+query is a 422 at its path field.
 """
 
 from __future__ import annotations
@@ -66,12 +66,5 @@ class BridgeView(RowPlace):
 def job_bridge(job_id: JobId, layer: Index, head: Index, query: Index) -> Response:
     """Query ``query``'s row in ``layer``/``head`` as the explorer computes and shows it."""
     job = kept.done(job_id)
-    t = job.trace
-    kept.in_path("layer", lambda: t.check(layer=layer))
-    kept.in_path("head", lambda: t.check(head=head))
-    n = len(t.tokens)
-    if query >= n:
-        msg = f"query {query} does not exist; the text has tokens 0..{n - 1}"
-        raise kept.error(("query",), msg, where="path")
-    body = {"job": job.id, **bridge_view(t, layer, head, query)}
+    body = {"job": job.id, **kept.checked(lambda: bridge_view(job.trace, layer, head, query))}
     return Response(json.dumps(body, allow_nan=False, separators=(",", ":")), media_type="application/json")

@@ -20,17 +20,19 @@ from __future__ import annotations
 
 import ctypes
 import threading
+from collections.abc import Iterator
 from typing import Annotated
 
 import numpy as np
 from fastapi import APIRouter, HTTPException, Query
-from fastapi.responses import Response
+from fastapi.responses import StreamingResponse
+from pydantic import TypeAdapter
 from starlette.background import BackgroundTask
 
 from attnlab.engine.errors import FieldError, field_text
 from attnlab.lab.fields import details_need_head, job_message
 from attnlab.lab.realmodel.kinds import layer_profiles
-from attnlab.lab.realmodel.modelview import head_numbers
+from attnlab.lab.realmodel.modelview import head_numbers, share_texts
 from attnlab.lab.realmodel.nexttoken import step_display
 from attnlab.lab.realmodel.page import page_words, trace_names
 from attnlab.lab.realmodel.row import row_view
@@ -114,10 +116,6 @@ def _refused(error: Busy | Stopping) -> HTTPException:
     )
 
 
-def _title(model: str) -> str:
-    return registry.SPECS[model].title if model in registry.SPECS else model
-
-
 def _job_out(job: TraceJob) -> JobOut:
     result = None
     done = job.status == "done" and job.trace is not None
@@ -142,7 +140,7 @@ def _job_out(job: TraceJob) -> JobOut:
     place = kept.JOBS.place(job)
     message = job_message(job.loc, job.message)
     words = trace_status(
-        status=job.status, title=_title(job.model), place=place, progress=job.progress,
+        status=job.status, title=registry.title(job.model), place=place, progress=job.progress,
         layers_done=job.layers_done, n_layer=job.n_layer, message=message,
         n_tokens=len(job.trace.tokens) if done else None,
     )  # fmt: skip
@@ -188,7 +186,7 @@ def start_job(body: TraceIn) -> JobOut:
     except (Busy, Stopping) as error:
         raise _refused(error) from None
     except FieldError as error:
-        raise kept.error(error.loc, str(error)) from None
+        raise kept.refused(error) from None
     return _job_out(job)
 
 
@@ -201,9 +199,9 @@ def job_status(job_id: JobId) -> JobOut:
     return _job_out(job)
 
 
-# Whole-layer answers built at once (the largest answer of a kept trace: 21 MB of JSON for a 256-token
-# MiniLM layer, several times that in Python objects while built): more wait their turn.
-_LAYER_TURNS = threading.BoundedSemaphore(2)
+# Whole-layer answers (the largest answer of a kept trace: 21 MB of JSON for a 256-token MiniLM
+# layer) are sent as they are written, a head at a time; two heads are written at once, more wait.
+_HEAD_TURNS = threading.BoundedSemaphore(2)
 HeadQuery = Annotated[int | None, Query(ge=0, le=10_000)]
 
 try:  # glibc: malloc_trim gives freed heap pages back
@@ -220,21 +218,17 @@ def _give_back_memory() -> None:
 
 
 @router.get("/jobs/{job_id}/layers/{layer}", response_model=LayerOut, responses=ERRORS)
-def job_layer(job_id: JobId, layer: Index, details: bool = False, head: HeadQuery = None) -> Response:
+def job_layer(
+    job_id: JobId, layer: Index, details: bool = False, head: HeadQuery = None
+) -> StreamingResponse:
     """Every head's attention weights in ``layer`` (row = query token), with what each head does.
 
     ``head=h``: that head alone (a page of one). ``details=true`` (with ``head``) adds its
-    q, k, v and scaled scores: a whole layer's would be tens of megabytes. Serialised here,
-    two layers at a time, and the memory given back after: 16 clients on the largest answer
-    leave the server's memory where it was (``benchmarks/bench_load.py``, phase 4).
+    q, k, v and scaled scores: a whole layer's would be tens of megabytes. Sent as it is
+    written (:func:`layer_json`), one head at a time, so no answer is ever whole in memory,
+    and the memory given back after: 16 clients on the largest answer leave the server's
+    memory where it was (``benchmarks/bench_load.py``, phase 4).
     """
-    with _LAYER_TURNS:
-        body = _layer_out(job_id, layer, details, head).model_dump_json()
-    _give_back_memory()  # what building it took; once sent, what sending it took
-    return Response(body, media_type="application/json", background=BackgroundTask(_give_back_memory))
-
-
-def _layer_out(job_id: str, layer: int, details: bool, head: int | None) -> LayerOut:
     job = kept.done(job_id)
     t = job.trace
     profiles = kept.in_path("layer", lambda: layer_profiles(t, layer))
@@ -242,32 +236,66 @@ def _layer_out(job_id: str, layer: int, details: bool, head: int | None) -> Laye
         kept.in_path("head", lambda: t.check(head=head))
     elif details:
         raise kept.error(("head",), details_need_head(t.n_head), where="query")
-    heads = []
+    pieces = layer_json(job.id, t, layer, profiles, details=details, head=head)
+    after = BackgroundTask(_give_back_memory)  # what writing it took, once it is sent
+    return StreamingResponse(pieces, media_type="application/json", background=after)
+
+
+def layer_json(
+    job_id: str, t, layer: int, profiles: list[dict], *, details: bool, head: int | None
+) -> Iterator[bytes]:
+    """The ``LayerOut`` of ``layer`` as JSON, in pieces: the bytes of ``LayerOut(...).model_dump_json()``.
+
+    Yields the opening, each head (written row by row, ``_head_json``: only one row's numbers
+    and share texts are Python objects at any time, never a layer's 1.5 million, whose memory
+    Python's small-object allocator would keep after), and the close.
+    """
+    frame = LayerOut(job=job_id, layer=layer, tokens=t.tokens, allowed=t.allowed.tolist(), heads=[])
+    yield _opened(frame.model_dump_json(), '"heads":[]}')
+    first = True
     for h, p in enumerate(profiles):
-        if head is not None and h != head:
-            continue
-        w = t.head_weights(layer, h).astype(float)
-        extra = {}
-        if details:
-            g = t.kv_head(h)
-            scores = np.where(t.allowed, t.head_scores(layer, h).astype(float), np.nan).tolist()
-            extra = {
-                "q": t.q[layer, h].astype(float).tolist(),
-                "k": t.k[layer, g].astype(float).tolist(),
-                "v": t.v[layer, g].astype(float).tolist(),
-                "scores": [[None if x != x else x for x in row] for row in scores],  # NaN: blocked
-            }
-        heads.append(
-            HeadOut(
-                head=h,
-                kv_head=t.kv_head(h),
-                kind=p["kind"],
-                weights=w.tolist(),
-                **head_numbers(p, w, t.allowed),
-                **extra,
-            )
-        )
-    return LayerOut(job=job.id, layer=layer, tokens=t.tokens, allowed=t.allowed.tolist(), heads=heads)
+        if head is None or h == head:
+            with _HEAD_TURNS:  # never held while a piece waits to be sent
+                piece = b"".join(_head_json(t, layer, h, p, details))
+            yield piece if first else b"," + piece
+            first = False
+    yield b"]}"
+
+
+_FLOATS = TypeAdapter(list[float])  # one row, written as HeadOut writes its rows
+_TEXTS = TypeAdapter(list[str])
+_ROWS = '"weights":[],"shares":[]'  # where a head's rows go in its frame (HeadOut's field order)
+
+
+def _opened(frame: str, empty: str) -> bytes:
+    """``frame`` (JSON) cut just inside the empty list that ``empty`` ends it with."""
+    assert frame.endswith(empty)
+    return frame[: -len("]}")].encode()
+
+
+def _head_json(t, layer: int, h: int, p: dict, details: bool) -> list[bytes]:
+    """One head of a layer's answer, in pieces: its frame (``HeadOut`` with no rows) around its rows.
+
+    With ``details`` its q, k, v and scores are in the frame (one head's: the route asks for one).
+    """
+    w = t.head_weights(layer, h).astype(float)
+    extra = {}
+    if details:
+        g = t.kv_head(h)
+        scores = np.where(t.allowed, t.head_scores(layer, h).astype(float), np.nan).tolist()
+        extra = {
+            "q": t.q[layer, h].astype(float).tolist(),
+            "k": t.k[layer, g].astype(float).tolist(),
+            "v": t.v[layer, g].astype(float).tolist(),
+            "scores": [[None if x != x else x for x in row] for row in scores],  # NaN: blocked
+        }
+    numbers = head_numbers(p, w[:0], t.allowed[:0])  # its scores, printed; its shares come row by row
+    frame = HeadOut(head=h, kv_head=t.kv_head(h), kind=p["kind"], weights=[], **numbers, **extra)
+    before, after = frame.model_dump_json().split(_ROWS)  # exactly once: the rows' place
+    weights = [_FLOATS.dump_json(row.tolist()) for row in w]
+    shares = [_TEXTS.dump_json(share_texts(w[i : i + 1], t.allowed[i : i + 1])[0]) for i in range(len(w))]
+    return [before.encode(), b'"weights":[', b",".join(weights), b'],"shares":[', b",".join(shares), b"]",
+            after.encode()]  # fmt: skip
 
 
 @router.get("/jobs/{job_id}/rows/{layer}/{head}/{index}", response_model=RowOut, responses=ERRORS)
@@ -287,7 +315,7 @@ def _generation_out(job: GenerationJob) -> GenerationOut:
     place = kept.JOBS.place(job)
     message = job_message(job.loc, job.message)
     words = generation_words(
-        status=job.status, title=_title(job.model), place=place, tokens=len(pieces),
+        status=job.status, title=registry.title(job.model), place=place, tokens=len(pieces),
         max_new_tokens=job.max_new_tokens, finish=job.finish, chat=job.chat, said_text="".join(pieces),
         message=message,
     )  # fmt: skip
@@ -330,7 +358,7 @@ def start_generation(body: GenerateIn) -> GenerationOut:
     except (Busy, Stopping) as error:
         raise _refused(error) from None
     except FieldError as error:
-        raise kept.error(error.loc, str(error)) from None
+        raise kept.refused(error) from None
     return _generation_out(job)
 
 

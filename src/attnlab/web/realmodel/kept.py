@@ -2,7 +2,9 @@
 
 ``JOBS`` is the server's one job line (``attnlab.models.jobs.JOBS``; tests put
 another here). ``done(job_id)`` is a finished trace job or a 404/409 in the
-page's words; ``in_path`` turns a ValueError about a path parameter into a 422.
+page's words; ``refused`` turns a ``FieldError`` into a 422 at its field, its
+problem passed on as raised (the page names the field: ``attnlab.lab.fields``),
+and ``in_path`` does so for a check on a path parameter.
 Not a route module: ``jobs.py``, ``views.py`` and ``bridge.py`` import it, never
 each other.
 """
@@ -14,13 +16,16 @@ from typing import Annotated
 from fastapi import HTTPException, Path
 from fastapi.exceptions import RequestValidationError
 
-from attnlab.engine.errors import Loc, field_text
+from attnlab.engine.errors import FieldError, Loc
 from attnlab.lab.fields import job_gone, job_message, job_unfinished, trace_dropped, trace_dropped_note
 from attnlab.models.jobkinds import TraceJob
 from attnlab.models.jobs import JOBS
 from attnlab.web.explorer.schema import ErrorResponse
 
-__all__ = ["ERRORS", "JOBS", "Index", "JobId", "at_job", "done", "error", "gone", "in_path", "not_found"]
+__all__ = [
+    "ERRORS", "JOBS", "Index", "JobId", "at_job", "checked", "done", "error", "gone", "in_path", "not_found",
+    "refused",
+]
 
 ERRORS = {
     404: {"model": ErrorResponse, "description": "No such job (finished jobs are kept for a while)"},
@@ -34,19 +39,31 @@ JobId = Annotated[str, Path(max_length=32)]
 Index = Annotated[int, Path(ge=0, le=10_000)]
 
 
-def error(loc: Loc, msg: str, *, where: str = "body") -> RequestValidationError:
-    """A 422 naming the field at ``loc`` (in the body, or the path for layer, head, index)."""
-    field = field_text(loc)
-    text = msg if msg.startswith(field) else f"{field}: {msg}"
-    return RequestValidationError([{"loc": [where, *loc], "msg": text, "type": "value_error"}])
+def refused(error: FieldError, *, where: str = "body") -> RequestValidationError:
+    """A 422 at ``error``'s field, under ``where`` ("body", "path" or "query"), its problem as raised."""
+    item = {"loc": [where, *error.loc], "msg": str(error), "type": "value_error", "ctx": {"error": error}}
+    return RequestValidationError([item])
+
+
+def error(loc: Loc, problem: str, *, where: str = "body") -> RequestValidationError:
+    """A 422 at ``loc`` for ``problem``: words that never name the field (``is needed with …``)."""
+    return refused(FieldError(loc, problem), where=where)
 
 
 def in_path(name: str, check) -> object:
-    """Run ``check()``; a ValueError from it is a 422 on path parameter ``name``."""
+    """Run ``check()``; a ``FieldError`` from it is a 422 on path (or query) parameter ``name``."""
     try:
         return check()
-    except ValueError as problem:
-        raise error((name,), str(problem), where="path") from None
+    except FieldError as problem:
+        raise refused(problem.rebased(problem.loc, (name,)), where="path") from None
+
+
+def checked(compute, *, where: str = "path") -> object:
+    """Run ``compute()`` (a view of a kept trace); a ``FieldError`` from it is a 422 at its own field."""
+    try:
+        return compute()
+    except FieldError as problem:
+        raise refused(problem, where=where) from None
 
 
 def at_job(status: int, msg: str, type_: str) -> HTTPException:

@@ -86,7 +86,9 @@ class TraceSummary(BaseModel):
     has_logits: bool  # next-token views (models that generate)
     has_journey: bool
     labels: list[str]  # the row labels: "4 ⏎" (every token visible)
-    shown: list[dict]  # per token: index, label, exact (its text, for the hover title), after (picker text)
+    # per token: index, label, short (cut for a picture's axis), exact (its text, for the hover title),
+    # after (the next-token picker's text)
+    shown: list[dict]
     n_layer: int
     n_head: int
     n_kv_head: int
@@ -155,6 +157,8 @@ class SourceOut(BaseModel):
     score_display: str
     share: float
     share_display: str
+    share_precise: str  # full precision ("" where blocked)
+    title: str  # its cell in the row's strip: "2 cat: 40%"
 
 
 class TopOut(BaseModel):
@@ -175,6 +179,12 @@ class RowOut(BaseModel):
     scale_display: str
     sources: list[SourceOut]
     top: list[TopOut]
+    # "Top 5 sources: …; 4 more below." with claims {"top", "more"} and parts: {"text"} or
+    # {"token", "exact"} pieces that join to the text (the page marks each token, exact text on hover)
+    top_words: dict
+    more: str  # the table's disclosure: "All 9 keys: scaled scores and shares"
+    table: dict  # caption, columns, region (the scroll box's label)
+    strip_label: str
     summary: str
     match: str
     share: str
@@ -257,12 +267,32 @@ class TokensOut(BaseModel):
     message: str
 
 
+class Mark(BaseModel):
+    share: float
+    text: str
+
+
 class Legend(BaseModel):
+    """The ink legend (``lab/realmodel/heatmap.py``): its marks, label and sentence."""
+
     low: float
     high: float
     low_display: str
     high_display: str
+    blocked: str  # what a blocked cell is ("" without a mask)
+    blocked_mark: str  # the blocked swatch's word ("" without a mask)
+    marks: list[Mark]
+    label: str
+    words: str
+
+
+class CellWords(BaseModel):
+    """A cell's readout: templates with {query}, {key}, {share}, {exact}, and the text inside a cell."""
+
+    share: str
+    exact: str
     blocked: str
+    text: dict[str, str]  # a printed share -> the text inside its cell ("0.12" -> ".12")
 
 
 class HeadView(BaseModel):
@@ -277,7 +307,8 @@ class HeadView(BaseModel):
     kind_sentence: Said  # claims: {"kind", "score", "threshold"}
     about: list[Said]  # the kind, where the attention goes, the breadth
     about_text: str  # about's texts, in order
-    caption: str
+    caption: str  # the heatmap's label
+    lines_label: str  # the lines picture's label
     previous: float
     first: float
     induction: float | None  # null: no token of the text repeats
@@ -294,6 +325,8 @@ class HeadView(BaseModel):
     weights: list[list[float | None]] | None = None  # null: blocked (a later token, causal)
     weights_f32: str | None = None  # ?packed=true: base64 little-endian float32, row-major, NaN = blocked
     shares: list[list[str]]  # weights rounded to 2 decimals for reading; "" where blocked
+    precise: list[list[str]] | None  # up to 64 tokens: every share at full precision ("" where blocked)
+    cells: CellWords
     legend: Legend
 
 
@@ -314,6 +347,7 @@ class Thumb(BaseModel):
     duplicate_display: str
     self_display: str
     breadth_display: str
+    kind_short: str  # the kind as a label: "previous token"
     label: str  # "L18 H6 · induction"
     thumb_text: str  # "H6 · induction": under the thumbnail
     title: str  # "Layer 18, head 6: induction head; induction 90%, …": hover and screen readers
@@ -333,6 +367,8 @@ class ModelView(BaseModel):
     n_tokens: int
     size: int
     bins: list[list[int]]
+    layers: list[dict[str, str]]  # each layer's label ("Layer 3") and short name ("L3")
+    legend: Legend  # binned thumbnails say so
     kinds: list[KindDefinition]  # the legend: each kind's definition and threshold
     rule: Said  # how a head gets its one name
     heads: list[Thumb]
@@ -417,13 +453,16 @@ class NeuronView(RowPlace):
     score: float
     score_display: str
     row: RowView
-    text: dict  # title, bar names; the sum, softmax and blocked sentences (Said; blocked: null if allowed)
+    # title, bar names (bars), their labels (bar_labels) and each bar's hover title at full precision
+    # (bar_titles); the sum, softmax and blocked sentences (Said; blocked: null if allowed)
+    text: dict
     words: Words
     plane: Plane
 
 
 class NextEntry(BaseModel):
     rank: int
+    rank_display: str
     id: int
     token: str
     logit: float
@@ -475,16 +514,20 @@ class NormStats(BaseModel):
     rms: float
     max_abs: float
     display: dict[str, str]  # each statistic rounded for reading
+    precise: dict[str, str]  # each at full precision (the hover title)
 
 
 class Unit(BaseModel):
     unit: int
+    unit_display: str
     value: float
     value_display: str
+    value_precise: str
 
 
 class Block(BaseModel):
     layer: int
+    layer_display: str
     resid_in: float
     attn: float
     mlp: float

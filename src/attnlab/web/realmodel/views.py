@@ -1,6 +1,6 @@
 """The Real model view's views of a kept trace, and token counting as the learner types.
 
-Under ``/api/models`` beside ``api_models.py`` (the contract: docs/real-model-api.md):
+Under ``/api/models`` beside ``jobs.py`` and ``bridge.py`` (the contract: docs/real-model-api.md):
 
 - ``POST /{model}/tokens``: the count by the model's tokenizer alone (no model load);
 - ``GET /probe``: the repeated-run probe text for a seed (``lab/realmodel/probe.py``);
@@ -29,17 +29,14 @@ from attnlab.lab import limits
 from attnlab.lab.fields import no_journey, no_next_tokens
 from attnlab.lab.realmodel.modelview import head_view, model_view_body
 from attnlab.lab.realmodel.probe import MAX_SEED, N_WORDS, new_seed, repeated_run, words
-from attnlab.lab.realmodel.status import count_words
-from attnlab.lab.realmodel.tokens import token_labels
+from attnlab.lab.realmodel.status import token_count
 from attnlab.models import registry
-from attnlab.models.files import ModelNotInstalled
-from attnlab.models.jobkinds import check_chars
+from attnlab.models.jobs import count_text
 from attnlab.models.journey import journey_view
 from attnlab.models.neuron import neuron_view
-from attnlab.models.nexttoken import MAX_TOKENS_SHOWN, next_token
-from attnlab.models.sampling import Sampling
+from attnlab.models.nexttoken import MAX_TOKENS_SHOWN, trace_next
 from attnlab.web.realmodel import kept
-from attnlab.web.realmodel.kept import ERRORS, JobId
+from attnlab.web.realmodel.kept import ERRORS, Index, JobId
 from attnlab.web.realmodel.schema import (
     HeadView,
     JourneyView,
@@ -52,8 +49,6 @@ from attnlab.web.realmodel.schema import (
 )
 
 router = APIRouter(prefix="/api/models", tags=["models"])
-
-Index = Annotated[int, Path(ge=0, le=10_000)]
 
 
 class TokensIn(Strict):
@@ -74,19 +69,12 @@ def _conflict(field: str, msg: str) -> HTTPException:
 @router.post("/{model}/tokens", response_model=TokensOut, responses={422: ERRORS[422]})
 def count_tokens(model: Annotated[str, Path(max_length=40)], body: TokensIn) -> TokensOut:
     """How many tokens ``text`` is for ``model``, counted by its tokenizer alone (the model is not loaded)."""
-    spec = kept.in_path("model", lambda: registry.spec(model))
-    if len(body.text) > spec.max_chars:
-        msg = f"text has {len(body.text)} characters; {spec.title} takes at most {spec.max_chars} here"
-        raise kept.error(("text",), msg)
     try:
-        tokens = registry.token_strings(model, check_chars(body.text)) if body.text else []
-    except ModelNotInstalled as error:
-        raise kept.error(("model",), str(error), where="path") from None
+        tokens = count_text(model, body.text)
     except FieldError as error:
-        raise kept.error(error.loc, str(error)) from None
-    words = count_words(count=len(tokens), cap=spec.max_tokens, title=spec.title)
-    return TokensOut(model=model, count=len(tokens), cap=spec.max_tokens, fits=words["claims"]["fits"],
-                     tokens=tokens, shown=token_labels(tokens), message=words["text"])  # fmt: skip
+        raise kept.refused(error, where="path" if error.loc == ("model",) else "body") from None
+    spec = registry.spec(model)
+    return TokensOut(**token_count(model=model, tokens=tokens, cap=spec.max_tokens, title=spec.title))
 
 
 @router.get("/probe", response_model=ProbeOut, responses={422: ERRORS[422]})
@@ -111,9 +99,7 @@ def job_head(job_id: JobId, layer: Index, head: Index, packed: bool = False) -> 
     costs the server tens of milliseconds).
     """
     job = kept.done(job_id)
-    kept.in_path("layer", lambda: job.trace.check(layer=layer))
-    kept.in_path("head", lambda: job.trace.check(head=head))
-    return _json({"job": job.id, **head_view(job.trace, layer, head, packed=packed)})
+    return _json({"job": job.id, **kept.checked(lambda: head_view(job.trace, layer, head, packed=packed))})
 
 
 @router.get("/jobs/{job_id}/model-view", response_model=None, responses={200: {"model": ModelView}, **ERRORS})
@@ -134,16 +120,7 @@ def job_model_view(job_id: JobId) -> Response:
 def job_neuron(job_id: JobId, layer: Index, head: Index, query: Index, key: Index) -> Response:
     """The q and k coordinates behind one score, their products and ordered sum, then the row's softmax."""
     job = kept.done(job_id)
-    t = job.trace
-    kept.in_path("layer", lambda: t.check(layer=layer))
-    kept.in_path("head", lambda: t.check(head=head))
-    n = len(t.tokens)
-    for name, value in (("query", query), ("key", key)):
-        if value >= n:
-            raise kept.error(
-                (name,), f"{name} {value} does not exist; the text has tokens 0..{n - 1}", where="path"
-            )
-    return _json({"job": job.id, **neuron_view(t, layer, head, query, key)})
+    return _json({"job": job.id, **kept.checked(lambda: neuron_view(job.trace, layer, head, query, key))})
 
 
 @router.get(
@@ -163,29 +140,11 @@ def job_next(
     job = kept.done(job_id)
     t = job.trace
     if t.logits is None:
-        title = registry.SPECS[t.model].title if t.model in registry.SPECS else t.model
-        raise _conflict("model", no_next_tokens(title))
-    n = len(t.tokens)
-    if position >= n:
-        raise kept.error(
-            ("position",), f"position {position} does not exist; the text has tokens 0..{n - 1}", where="path"
-        )
-    sampling = Sampling(temperature=temperature, top_k=top_k or None, top_p=top_p)
-    decode = registry.counter(t.model).text
-    actual = int(t.ids[position + 1]) if position + 1 < n else None
-    context = t.labels()[position]
-    view = next_token(t.logits[position], sampling, decode=decode, top=top, actual=actual, context=context)
-    return _json(
-        {
-            "job": job.id,
-            "position": position,
-            "context_label": context,
-            "temperature": temperature,
-            "top_k": top_k,
-            "top_p": top_p,
-            **view,
-        }
+        raise _conflict("model", no_next_tokens(registry.title(t.model)))
+    view = kept.checked(
+        lambda: trace_next(t, position, temperature=temperature, top_k=top_k, top_p=top_p, top=top)
     )
+    return _json({"job": job.id, **view})
 
 
 @router.get(
@@ -194,14 +153,6 @@ def job_next(
 def job_journey(job_id: JobId, index: Index) -> Response:
     """Token ``index``'s path through the blocks: residual norms, attention and MLP, norms, top MLP units."""
     job = kept.done(job_id)
-    t = job.trace
-    if t.journey is None:
+    if job.trace.journey is None:
         raise _conflict("job_id", no_journey())
-    n = len(t.tokens)
-    if index >= n:
-        raise kept.error(
-            ("index",), f"index {index} does not exist; the text has tokens 0..{n - 1}", where="path"
-        )
-    spec = registry.SPECS.get(t.model)
-    norm = "rms" if spec is not None and spec.architecture == "decoder" else "layer"
-    return _json({"job": job.id, **journey_view(t, index, norm=norm)})
+    return _json({"job": job.id, **kept.checked(lambda: journey_view(job.trace, index))})

@@ -191,12 +191,16 @@ def _joined(*views):
     return base if col == base.shape[1] else base[:, :col]
 
 
-def numpy_decoder_block(x, params, *, n_head, n_kv_head, rope, positions, cache, scale):
+def numpy_decoder_block(x, params, *, n_head, n_kv_head, rope, positions, cache, scale, edits=None):
     """Run the block on x (L, d_model); return ``(output, attention, weights, heads)`` or None.
 
     attention (L, d_model) is the attention sublayer's output (before the
     residual), weights (n_head, L, S), heads (n_head, L, d_v). None (and the cache left
     untouched) when a NaN or inf shows up: the generic path then raises.
+    ``edits`` (:class:`attnlab.engine.block.BlockEdits`, or None) are applied where the
+    generic path applies them, to the same arrays: heads side by side (L, n_head * d_v)
+    before W_O, the residual between the sublayers, the feed-forward output before its
+    residual add; ``heads`` stay as attention made them.
     """
     n_kv_head = n_head if n_kv_head is None else n_kv_head
     a, f = params.attn, params.mlp
@@ -231,8 +235,12 @@ def numpy_decoder_block(x, params, *, n_head, n_kv_head, rope, positions, cache,
     if done is None:
         return None  # pragma: no cover - the generic path names the overflow
     weights, heads, side = done
+    if edits is not None and edits.z is not None:
+        side = edits.z(side)
     attn = _product(side, a.w_o)
     r = x + attn
+    if edits is not None and edits.mid is not None:
+        r = edits.mid(r)
     # 3) SwiGLU feed-forward: one product for gate and up when they sit side by side
     u = steps.rms(r, params.norm_2, k)
     d_ff = f.w_gate.shape[1]
@@ -242,7 +250,10 @@ def numpy_decoder_block(x, params, *, n_head, n_kv_head, rope, positions, cache,
         gate_up = np.concatenate([_product(u, f.w_gate), _product(u, f.w_up)], axis=1)
     act = steps.gated(gate_up, d_ff, k)
     out = _product(act, f.w_down)
-    out += r
+    if edits is not None and edits.mlp is not None:
+        out = edits.mlp(out) + r  # a new array: the edit may keep the one it was given
+    else:
+        out += r
     return out, attn, weights, heads
 
 

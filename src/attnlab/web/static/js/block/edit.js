@@ -27,16 +27,17 @@ function shown(value) {
  * and each cell's name are the lab's (answer.inputs.matrices, named as the walk
  * names them); the numbers are the example's until the accepted request's.
  */
-export function mountEditor(root) {
-  if (getBlock().answer) return build(root);
+export function mountEditor(root, words) {
+  if (getBlock().answer) return build(root, words);
   const stop = subscribeBlock((block) => {
     if (!block.answer) return;
     stop();
-    build(root);
+    build(root, words);
   });
 }
 
-function build(root) {
+/** Build the editor; `words` are the lab's (answer.words.edit): the picker's label, Reset and its hint. */
+function build(root, words) {
   const fields = []; // {input, error, path, field, committed}
   const picker = h("select", { id: "block-edit-pick" });
   const grids = new Map();
@@ -73,15 +74,15 @@ function build(root) {
     grids.set(id, grid);
   }
   picker.addEventListener("change", () => grids.forEach((g, id) => (g.hidden = id !== picker.value)));
-  const reset = h("button", { type: "button", id: "block-reset" }, "Reset the block");
+  const reset = h("button", { type: "button", id: "block-reset" }, words.reset);
   reset.addEventListener("click", () => resetBlock());
   const problem = h("p", { class: "banner problem", id: "block-problem", role: "alert", hidden: true });
   root.append(
-    h("p", { class: "field" }, h("label", { for: "block-edit-pick" }, "Matrix to edit"), picker),
+    h("p", { class: "field" }, h("label", { for: "block-edit-pick" }, words.pick), picker),
     h("p", { class: "hint", id: "block-edit-hint" }, getBlock().limits?.words.block_edit.text ?? ""), // the lab's words, with its limit
     ...grids.values(),
     problem,
-    h("p", { class: "controls" }, reset, h("span", { class: "hint" }, "Reset restores the given X and weights, pre-norm, no positions and both heads on.")),
+    h("p", { class: "controls" }, reset, h("span", { class: "hint" }, words.reset_hint.text)),
   );
 
   function draw(block) {

@@ -56,7 +56,8 @@ function openInExplorer(head, i) {
   }
 }
 
-export function mountHeads(root) {
+/** The two head cards; `words` are the lab's (answer.words.heads), the rest is each head's answer. */
+export function mountHeads(root, words) {
   const cards = [0, 1].map((index) => {
     const toggle = h("input", { type: "checkbox", id: `block-head-on-${index}`, class: "block-switch" });
     toggle.addEventListener("change", () => {
@@ -99,7 +100,7 @@ export function mountHeads(root) {
       fill(c.map, weightMap(head, labels));
       fill(
         c.open,
-        h("span", { class: "hint" }, "Open a row in the explorer:"),
+        h("span", { class: "hint" }, words.open),
         labels.map((label, i) =>
           h("button", { type: "button", "data-open": `${c.index}-${i}`, onclick: () => openInExplorer(head, i) }, head.open_labels[i]),
         ),

@@ -1,12 +1,13 @@
 // Boot the section "From one head to a transformer block": build its parts
 // once, then each redraws from the block state (state.js) on every
-// answer. Every number comes from POST /api/block; nothing is computed here.
+// answer. Every number and every word comes from POST /api/block (the words'
+// table answer.words: headings, labels, hints); nothing is computed or worded here.
 // Its data (~75 KB) loads only when the section is about to be seen (within
 // LOAD_MARGIN of the viewport) or something in it gets focus: the page's first
 // load does not pay for a section far below the explorer.
 
 import { byId, fill, h, text } from "../shared/dom.js";
-import { errorText, request } from "../shared/http.js";
+import { ApiError, postJSON } from "../shared/http.js";
 import { mountWalk } from "./walk.js";
 import { mountNormCompare, mountSwitches } from "./norm.js";
 import { mountHeads } from "./heads.js";
@@ -14,41 +15,40 @@ import { mountRope } from "./rope.js";
 import { mountEditor } from "./edit.js";
 import { mountPlayback } from "./play.js";
 import { mountBlockPractice } from "./practice.js";
-import { blockStudy, getBlock, startBlock, subscribeBlock } from "./state.js";
+import { blockStudy, firstAnswer, getBlock, redrawBlock, startBlock, subscribeBlock } from "./state.js";
 
-function part(id, title, ...intro) {
-  const el = h("section", { class: "nb-panel block-part", id, "aria-labelledby": `${id}-title` }, h("h3", { id: `${id}-title` }, title), intro.map((p) => h("p", { class: "hint" }, p)));
-  return el;
+/** One part of the section: its heading and intro are the lab's (answer.words.parts[key]). */
+function part(id, words) {
+  return h("section", { class: "nb-panel block-part", id, "aria-labelledby": `${id}-title` }, h("h3", { id: `${id}-title` }, words.title), words.intro.map((p) => h("p", { class: "hint" }, p)));
 }
 
-const EXPORT_TYPES = { ipynb: "application/x-ipynb+json", markdown: "text/markdown" };
+const EXPORT_TYPES = { ipynb: "application/x-ipynb+json", markdown: "text/markdown" }; // the downloads' media types
 
-/** The Python program and the two exports (downloads of the server's text). */
-function mountPython(root) {
+/** The Python program and the two exports (downloads of the server's text); every label is the lab's. */
+function mountPython(root, words) {
   const code = h("code", { id: "block-python-code" });
-  const details = h("details", { class: "disclosure", id: "block-python" }, h("summary", null, "Read the whole block in Python"), h("div", { class: "disclosure-body" }, h("p", { class: "note" }, "NumPy-free Python with ordered sums: it prints the numbers of this walk bit for bit."), h("pre", { class: "code", tabindex: "0", "aria-label": "Generated Python program for the block" }, code)));
+  const details = h("details", { class: "disclosure", id: "block-python" }, h("summary", null, words.summary), h("div", { class: "disclosure-body" }, h("p", { class: "note" }, words.note), h("pre", { class: "code", tabindex: "0", "aria-label": words.code_label }, code)));
   details.addEventListener("toggle", () => details.open && blockStudy({ kind: "help", help: "python" }));
   const status = h("span", { id: "block-export-status", class: "hint", role: "status" });
-  const exportButton = (kind, label, file) => {
+  const exportButton = ({ kind, label, file, done }) => {
     const b = h("button", { type: "button", "data-block-export": kind }, label);
     b.addEventListener("click", async () => {
       try {
-        const answer = await request(`/api/block/export/${kind}`, { method: "POST", body: getBlock().request, text: true });
-        if (!answer.ok) return text(status, errorText(answer));
-        const url = URL.createObjectURL(new Blob([answer.body], { type: EXPORT_TYPES[kind] }));
+        const body = await postJSON(`/api/block/export/${kind}`, getBlock().request, { text: true });
+        const url = URL.createObjectURL(new Blob([body], { type: EXPORT_TYPES[kind] }));
         const a = h("a", { href: url, download: file });
         document.body.append(a);
         a.click();
         a.remove();
         setTimeout(() => URL.revokeObjectURL(url), 1000);
-        text(status, `Downloaded ${file}.`);
-      } catch {
-        text(status, "The lab server cannot be reached; nothing was exported.");
+        text(status, done);
+      } catch (error) {
+        text(status, error instanceof ApiError ? error.messages.join(" ") : words.unreachable); // refused, or unreachable
       }
     });
     return b;
   };
-  root.append(details, h("p", { class: "controls" }, exportButton("ipynb", "Export the block as a Jupyter notebook", "attnlab-block.ipynb"), exportButton("markdown", "Export the block as Markdown", "attnlab-block.md"), status));
+  root.append(details, h("p", { class: "controls" }, words.exports.map(exportButton), status));
   subscribeBlock((block) => block.answer && text(code, block.answer.python));
 }
 
@@ -71,36 +71,40 @@ function whenNear(el, go) {
   observer.observe(el);
 }
 
-/** Build the section's parts and load its data (once, when it is about to be seen). */
+/**
+ * Load the section's data; once the first walk is in, build its parts from the lab's words
+ * (answer.words: every heading, label and hint) and show it. If the server cannot be reached
+ * before that, the section stays hidden: it has no words of its own (the page's banner says so).
+ */
 async function load(root, summary) {
-  const offline = h("p", { class: "banner offline", id: "block-offline", role: "alert", hidden: true });
-  const heads = part("block-heads-part", "Two heads, side by side", "Each head is one single-head attention on its own q, k and v. Switch a head off to see what the output loses.");
-  const walk = part("block-walk-part", "The walk, every number shown", "Focus or hover a number of a product to see its ordered sum. Arrow keys move between the numbers of a table.");
-  const norm = part("block-norm-part", "Pre-norm or post-norm, side by side");
-  const rope = part("block-rope-part", "Positions: RoPE is a rotation in the plane");
-  const edit = part("block-edit-part", "Edit the weights");
-  const play = part("block-play-part", "Watch the block");
-  const practice = part("block-practice-part", "Practice: the block");
-  const python = part("block-python-part", "The same block in Python, and export");
-  // Hidden until the first walk is in: no half-drawn part (an unlabelled plane) meanwhile.
-  root.hidden = true;
-  fill(root, offline, heads, walk, norm, rope, edit, play, practice, python);
-  mountSwitches(heads);
-  mountHeads(heads);
-  mountWalk(walk);
-  mountNormCompare(norm);
-  mountRope(rope);
-  mountPlayback(play);
-  mountBlockPractice(practice);
-  mountPython(python);
-  subscribeBlock((block) => {
-    offline.hidden = !block.offline;
-    text(offline, block.offline ? "The lab server cannot be reached; the block keeps its last numbers." : "");
-    if (block.answer) text(summary, block.answer.summary.text);
-    if (block.answer || block.offline) root.hidden = false;
+  const building = firstAnswer().then(() => {
+    const words = getBlock().answer.words;
+    const offline = h("p", { class: "banner offline", id: "block-offline", role: "alert", hidden: true });
+    const parts = {};
+    for (const key of ["heads", "walk", "norm", "rope", "edit", "play", "practice", "python"]) {
+      parts[key] = part(`block-${key}-part`, words.parts[key]);
+    }
+    fill(root, offline, Object.values(parts));
+    mountSwitches(parts.heads, words.switches);
+    mountHeads(parts.heads, words.heads);
+    mountWalk(parts.walk, words.walk);
+    mountNormCompare(parts.norm, words.norm_compare);
+    mountRope(parts.rope, words.rope);
+    mountEditor(parts.edit, words.edit);
+    mountPlayback(parts.play, words.play);
+    mountBlockPractice(parts.practice);
+    mountPython(parts.python, words.python);
+    subscribeBlock((block) => {
+      offline.hidden = !block.offline;
+      text(offline, block.offline ? words.offline : "");
+      if (block.answer) text(summary, block.answer.summary.text);
+    });
+    redrawBlock(); // the parts draw the walk that is already in
+    root.hidden = false;
   });
+  root.hidden = true;
   await startBlock();
-  if (getBlock().example) mountEditor(edit);
+  await building;
 }
 
 whenNear(byId("block"), () => load(byId("block-root"), byId("block-summary")));

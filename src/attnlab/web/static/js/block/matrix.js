@@ -9,7 +9,8 @@ import { h, text } from "../shared/dom.js";
 
 /**
  * @param {object} t a Tensor of docs/block-api.md {name, label, formula_shown, rows, cols, display, precise, sums}
- * @param {{changed?: boolean[][], idPrefix?: string}} options
+ * @param {{changed?: boolean[][], changedNote?: string, idPrefix?: string}} options
+ *   changedNote: the lab's words a screen reader hears after a changed cell
  * @returns {HTMLElement}
  */
 export function tensorView(t, options = {}) {
@@ -36,7 +37,7 @@ export function tensorView(t, options = {}) {
             tabindex: r === 0 && c === 0 ? "0" : "-1",
           },
           shown,
-          isChanged ? h("span", { class: "sr-only" }, " (changes with the other norm placement)") : null,
+          isChanged ? h("span", { class: "sr-only" }, " ", options.changedNote) : null,
         );
         td.addEventListener("focus", () => show(r, c));
         td.addEventListener("mouseenter", () => show(r, c));

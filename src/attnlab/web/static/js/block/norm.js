@@ -2,48 +2,36 @@
 // the side-by-side view of the stepper's current step in both placements.
 // The server sends the other placement's walk and, for every tensor both
 // walks name, which cells differ (|Δ| > 1e-12); this view only marks them.
+// The switches' choices and every label are the lab's (answer.choices, answer.words).
 
 import { fill, h, text } from "../shared/dom.js";
 import { tensorView } from "./matrix.js";
-import { setBlock, subscribeBlock } from "./state.js";
+import { getBlock, setBlock, subscribeBlock } from "./state.js";
 
-// The choices' values; their labels are the server's (answer.choices), placed on each answer.
-const NORMS = ["pre", "post"];
-const POSITIONS = ["none", "sinusoidal", "rope"];
-
-function radios(name, legend, values, onPick) {
+/** A fieldset of radios for `choices` ([[value, label], ...], the server's). */
+function radios(name, legend, choices, onPick) {
   const inputs = new Map();
-  const labels = new Map();
   const set = h(
     "fieldset",
     { class: "block-radios", id: `block-${name}` },
     h("legend", null, legend),
-    values.map((value) => {
+    choices.map(([value, label]) => {
       const input = h("input", { type: "radio", name: `block-${name}`, value, id: `block-${name}-${value}` });
       input.addEventListener("change", () => input.checked && onPick(value));
       inputs.set(value, input);
-      const label = h("label", { for: `block-${name}-${value}` });
-      labels.set(value, label);
-      return h("div", { class: "choice-row" }, input, label);
+      return h("div", { class: "choice-row" }, input, h("label", { for: `block-${name}-${value}` }, label));
     }),
   );
-  return {
-    set,
-    update: (value) => inputs.forEach((input, v) => (input.checked = v === value)),
-    label: (choices) => choices.forEach(([v, words]) => labels.has(v) && text(labels.get(v), words)),
-  };
+  return { set, update: (value) => inputs.forEach((input, v) => (input.checked = v === value)) };
 }
 
-/** The placement and positions switches (mounted once, updated in place). */
-export function mountSwitches(root) {
-  const norm = radios("norm", "Where the norms sit", NORMS, (v) => setBlock({ norm: v }));
-  const pos = radios("positions", "Positions", POSITIONS, (v) => setBlock({ positions: v }));
+/** The placement and positions switches (mounted once the first walk is in, updated in place). */
+export function mountSwitches(root, words) {
+  const choices = getBlock().answer.choices;
+  const norm = radios("norm", words.norm, choices.norm, (v) => setBlock({ norm: v }));
+  const pos = radios("positions", words.positions, choices.positions, (v) => setBlock({ positions: v }));
   root.append(h("div", { class: "block-switches" }, norm.set, pos.set));
   subscribeBlock((block) => {
-    if (block.answer) {
-      norm.label(block.answer.choices.norm);
-      pos.label(block.answer.choices.positions);
-    }
     const shown = block.requested || block.request;
     if (!shown) return;
     norm.update(shown.norm);
@@ -52,15 +40,11 @@ export function mountSwitches(root) {
 }
 
 /** Both placements side by side for the stepper's current step; changed cells marked. */
-export function mountNormCompare(root) {
+export function mountNormCompare(root, words) {
   const summary = h("p", { id: "block-norm-summary", class: "block-caption" });
   const here = h("div", { class: "block-side", id: "block-side-here" });
   const other = h("div", { class: "block-side", id: "block-side-other" });
-  root.append(
-    summary,
-    h("p", { class: "hint" }, "Cells with a solid amber border change when the norms move; the rest are equal within 1e-12. The step follows the stepper above."),
-    h("div", { class: "block-sides" }, here, other),
-  );
+  root.append(summary, h("p", { class: "hint" }, words.hint.text), h("div", { class: "block-sides" }, here, other));
   let drawn = null;
   subscribeBlock((block) => {
     const answer = block.answer;
@@ -75,7 +59,7 @@ export function mountNormCompare(root) {
     const side = (el, s, prefix) =>
       fill(
         el,
-        s ? [h("h4", null, s.side_heading), s.tensors.map((t) => tensorView(t, { changed: cmp.changed[t.name], idPrefix: prefix }))] : h("p", { class: "hint" }, "No such step here."),
+        s ? [h("h4", null, s.side_heading), s.tensors.map((t) => tensorView(t, { changed: cmp.changed[t.name], changedNote: words.changed_cell, idPrefix: prefix }))] : h("p", { class: "hint" }, words.no_step),
       );
     side(here, step, "here");
     side(other, twin, "other");

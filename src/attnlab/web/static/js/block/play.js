@@ -3,13 +3,14 @@
 // rows from box to box; the caption is the server's caption for that step.
 // Under prefers-reduced-motion nothing moves: the same captions become steps
 // with still pictures (Previous / Next). It never changes the learner's block.
+// Its pace and every label are the lab's: each caption's start_s and end_s, and
+// answer.words.play.
 
 import { fill, h, s, text } from "../shared/dom.js";
 import { tensorView } from "./matrix.js";
 import { blockStudy, getBlock, subscribeBlock } from "./state.js";
 
 const reduced = window.matchMedia("(prefers-reduced-motion: reduce)");
-const STEP_MS = 4000;
 const W = 640;
 const BOX_H = 44;
 
@@ -22,12 +23,18 @@ function centre(i, n) {
   return [w * col + w / 2, 40 + row * 80];
 }
 
-export function mountPlayback(root) {
-  const svg = s("svg", { id: "block-play-diagram", class: "block-diagram", viewBox: `0 0 ${W} 150`, role: "img", "aria-label": "The block as boxes, one per step; the current step is outlined" });
+/** How long caption `i` of the playback stays, in milliseconds (the server's timing). */
+function stepMs(i) {
+  const c = getBlock().answer.playback.captions[i];
+  return (c.end_s - c.start_s) * 1000;
+}
+
+export function mountPlayback(root, words) {
+  const svg = s("svg", { id: "block-play-diagram", class: "block-diagram", viewBox: `0 0 ${W} 150`, role: "img", "aria-label": words.diagram });
   const caption = h("p", { id: "block-play-caption", class: "playback-caption", "aria-live": "polite" });
-  const play = h("button", { type: "button", id: "block-play", "aria-pressed": "false" }, "Play");
-  const prev = h("button", { type: "button", id: "block-play-prev" }, "Previous step");
-  const next = h("button", { type: "button", id: "block-play-next" }, "Next step");
+  const play = h("button", { type: "button", id: "block-play", "aria-pressed": "false" }, words.play);
+  const prev = h("button", { type: "button", id: "block-play-prev" }, words.previous);
+  const next = h("button", { type: "button", id: "block-play-next" }, words.next);
   const mode = h("p", { id: "block-play-mode", class: "hint" });
   const stage = h("div", { id: "block-play-stage", class: "block-tensors block-play-stage" });
   root.append(svg, caption, mode, h("p", { class: "controls" }, play, prev, next), stage);
@@ -86,13 +93,14 @@ export function mountPlayback(root) {
     clearTimeout(timer);
     cancelAnimationFrame(raf);
     play.setAttribute("aria-pressed", "false");
-    text(play, "Play");
+    text(play, words.play);
   }
 
   function run() {
     const started = performance.now();
+    const ms = stepMs(at);
     const tick = (now) => {
-      const f = Math.min(1, (now - started) / STEP_MS);
+      const f = Math.min(1, (now - started) / ms);
       if (f > 0.75) place(at, (f - 0.75) / 0.25); // the rows travel to the next box in the last quarter
       if (f < 1) raf = requestAnimationFrame(tick);
     };
@@ -101,7 +109,7 @@ export function mountPlayback(root) {
       if (at >= getBlock().answer.steps.length - 1) return stop();
       show(at + 1);
       run();
-    }, STEP_MS);
+    }, ms);
   }
 
   play.addEventListener("click", () => {
@@ -109,7 +117,7 @@ export function mountPlayback(root) {
     blockStudy({ kind: "help", help: "playback" });
     if (at >= getBlock().answer.steps.length - 1) show(0);
     play.setAttribute("aria-pressed", "true");
-    text(play, "Pause");
+    text(play, words.pause);
     run();
   });
   prev.addEventListener("click", () => (stop(), show(at - 1)));
@@ -118,7 +126,7 @@ export function mountPlayback(root) {
   const applyMotion = () => {
     play.hidden = reduced.matches;
     if (reduced.matches) stop();
-    text(mode, reduced.matches ? "Reduced motion is on, so the playback is shown as steps, each a still picture." : "Play moves through the steps every 4 seconds; Previous and Next step by hand.");
+    text(mode, reduced.matches ? words.reduced : words.moving.text);
   };
   reduced.addEventListener("change", applyMotion);
   applyMotion();

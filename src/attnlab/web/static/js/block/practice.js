@@ -11,7 +11,8 @@
 // never replaces the field being typed in or the button being pressed.
 // Every word shown is the lab's: the challenge data, the feedback's verdict
 // and words, the panel words of the attempt's history group (its "Attempt 2
-// of 3", its next hint's button) and the history's lines.
+// of 3", its next hint's button), the history's lines and the panel's buttons
+// and notes (GET /api/block/practice's words).
 
 import { fill, h, text } from "../shared/dom.js";
 import { toJson } from "../shared/json.js";
@@ -30,9 +31,9 @@ function panelOf(block, c, entry) {
   return group ? group.panel : c.panel;
 }
 
-function responseForm(c, saved) {
+function responseForm(c, saved, words) {
   const spec = c.response;
-  if (!spec) return h("p", { class: "hint" }, "No typed answer: the goal is checked on the block as you have set it above.");
+  if (!spec) return h("p", { class: "hint" }, words.no_response);
   if (spec.type === "choice") {
     return h(
       "fieldset",
@@ -69,23 +70,24 @@ function button(action, label, attrs = {}) {
   return b;
 }
 
-/** One challenge's controls, built once; `draw` updates them from the study. */
-function buildChallenge(c, body) {
+/** One challenge's controls, built once; `draw` updates them from the study. `words`: the panel's. */
+function buildChallenge(c, body, words) {
   const act = (action) => blockStudy({ challenge: c.id, ...action });
   const p = {
+    words,
     prompt: h("p", { class: "prompt" }, c.prompt),
-    prev: button("prev-attempt", "‹ Previous", { "aria-label": "Previous attempt" }),
+    prev: button("prev-attempt", words.previous, { "aria-label": words.previous_label }),
     label: h("span", { class: "attempt-label" }),
-    next: button("next-attempt", "Next ›", { "aria-label": "Next attempt" }),
+    next: button("next-attempt", words.next, { "aria-label": words.next_label }),
     form: h("div", { class: "response" }),
     status: h("p", { class: "form-error", role: "alert" }),
-    check: button("check", "Check"),
-    clear: button("clear", "Clear response"),
-    retry: button("retry", "New attempt"),
+    check: button("check", words.check),
+    clear: button("clear", words.clear),
+    retry: button("retry", words.retry),
     feedback: h("p", { class: "feedback", role: "status", "data-feedback": c.id }),
     hints: h("ol", { class: "hint-list" }),
     hint: button("hint", ""),
-    reveal: button("answer", "Show the answer"),
+    reveal: button("answer", words.reveal),
     answer: h("p", { class: "block-answer", "data-answer": c.id, hidden: true }),
     at: 0,
     shown: 0,
@@ -128,7 +130,7 @@ function drawChallenge(block, c, p) {
   if (formKey !== p.formKey) {
     // another attempt or saved response: mount its form (what the learner types otherwise stays)
     p.formKey = formKey;
-    fill(p.form, responseForm(c, attempt ? attempt.response : null));
+    fill(p.form, responseForm(c, attempt ? attempt.response : null, p.words));
     text(p.status, "");
   }
   const panel = panelOf(block, c, entry);
@@ -146,12 +148,12 @@ function drawChallenge(block, c, p) {
   else fill(p.feedback);
   const revealed = help.some((x) => x.kind === "answer") ? block.revealed[c.id] : null;
   p.answer.hidden = !revealed;
-  if (revealed) fill(p.answer, h("strong", null, "Answer (recorded as help): "), revealed);
+  if (revealed) fill(p.answer, h("strong", null, p.words.answer_lead), " ", revealed);
   else fill(p.answer);
 }
 
 function drawHistory(block, history) {
-  if (!block.history.length) return fill(history, h("p", { class: "hint" }, "No help used yet in the block section."));
+  if (!block.history.length) return fill(history, h("p", { class: "hint" }, block.practice.words.no_help));
   fill(
     history,
     block.history.map((g) => {
@@ -171,18 +173,21 @@ export function mountBlockPractice(root) {
   // The block part's study history joins the page's "Study history for this visit".
   const historyPanel = document.getElementById("history");
   const history = h("div", { id: "block-history", class: "block-history", "aria-live": "polite" });
-  (historyPanel || root).append(h("h4", null, "From one head to a transformer block"), history);
+  const heading = h("h4", { hidden: true });
+  (historyPanel || root).append(heading, history);
 
   subscribeBlock((block) => {
     text(message, block.studyMessage);
     message.hidden = !block.studyMessage;
     if (block.practice && !parts.size) {
       text(note, block.practice.note);
+      text(heading, block.practice.words.history_heading);
+      heading.hidden = false;
       for (const c of block.practice.challenges) {
         const body = h("div", { class: "disclosure-body" });
         const details = h("details", { class: "disclosure block-challenge", id: `block-challenge-${c.id}`, "data-challenge": c.id }, h("summary", null, c.title), body);
         details.addEventListener("toggle", () => details.open && blockStudy({ kind: "open", challenge: c.id }));
-        parts.set(c.id, buildChallenge(c, body));
+        parts.set(c.id, buildChallenge(c, body, block.practice.words));
         list.append(details);
       }
     }

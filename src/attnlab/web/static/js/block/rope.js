@@ -50,7 +50,8 @@ function arc(v, w, px, radius, cls) {
   return s("path", { class: `rope-arc ${cls}`, d: `M ${p0[0]} ${p0[1]} A ${radius} ${radius} 0 ${large} 0 ${p1[0]} ${p1[1]}` });
 }
 
-export function mountRope(root) {
+/** The RoPE part; `words` are the lab's (answer.words.rope): the pickers' labels and the arrows' names. */
+export function mountRope(root, words) {
   const pick = h("select", { id: "block-rope-token" });
   const headPick = h("select", { id: "block-rope-head" });
   const status = h("p", { id: "block-rope-status", class: "block-caption" });
@@ -60,7 +61,7 @@ export function mountRope(root) {
   const table = h("table", { id: "block-rope-pairs", class: "block-matrix" });
   root.append(
     status,
-    h("p", { class: "controls" }, h("span", { class: "field" }, h("label", { for: "block-rope-head" }, "Head"), headPick), h("span", { class: "field" }, h("label", { for: "block-rope-token" }, "Token"), pick)),
+    h("p", { class: "controls" }, h("span", { class: "field" }, h("label", { for: "block-rope-head" }, words.head), headPick), h("span", { class: "field" }, h("label", { for: "block-rope-token" }, words.token), pick)),
     h("figure", { class: "block-rope-figure" }, svg, h("figcaption", null, note)),
     sentence,
     h("div", { class: "matrix-scroll" }, table),
@@ -93,10 +94,10 @@ export function mountRope(root) {
       s("line", { x1: cx, y1: PAD, x2: cx, y2: SIZE - PAD, class: "axis" }),
       arc(r.q, r.q_rotated, px, 28, "amber"),
       arc(r.k, r.k_rotated, px, 40, "ink"),
-      arrow(r.k, px, "rope-vec ink before", "k", true),
-      arrow(r.k_rotated, px, "rope-vec ink", "k rotated", true),
-      arrow(r.q, px, "rope-vec amber before", "q", false),
-      arrow(r.q_rotated, px, "rope-vec amber", "q rotated", false),
+      arrow(r.k, px, "rope-vec ink before", words.vectors.k, true),
+      arrow(r.k_rotated, px, "rope-vec ink", words.vectors.k_rotated, true),
+      arrow(r.q, px, "rope-vec amber before", words.vectors.q, false),
+      arrow(r.q_rotated, px, "rope-vec amber", words.vectors.q_rotated, false),
     );
     place();
     text(note, r.note.text);

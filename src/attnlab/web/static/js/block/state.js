@@ -17,11 +17,11 @@
 // from subscribeBlock(). Walk requests run one at a time; a newer one replaces
 // any that waits, so a slow answer never queues stale states.
 
-import { fieldMessages, request } from "../shared/http.js";
+import { ApiError, fieldMessages, getJSON, postJSON } from "../shared/http.js";
 import { getLimits } from "../shared/limits.js";
 
-/** POST `data` as JSON to /api/block<path> ("" for the walk, "/study"): {ok, status, body}. */
-const post = (path, data) => request(`/api/block${path}`, { method: "POST", body: data });
+/** POST `data` as JSON to /api/block<path> ("" for the walk, "/study"): the answer, or an ApiError. */
+const post = (path, data) => postJSON(`/api/block${path}`, data);
 
 const block = {
   example: null,
@@ -62,6 +62,23 @@ export function getBlock() {
 export function subscribeBlock(fn) {
   subscribers.add(fn);
   return () => subscribers.delete(fn);
+}
+
+/** Call every subscriber with the block as it is (views mounted after an answer draw it). */
+export function redrawBlock() {
+  emit();
+}
+
+/** Resolves once the first walk is in (block.answer holds it, and its words). */
+export function firstAnswer() {
+  if (block.answer) return Promise.resolve();
+  return new Promise((resolve) => {
+    const stop = subscribeBlock((b) => {
+      if (!b.answer) return;
+      stop();
+      resolve();
+    });
+  });
 }
 
 function emit() {
@@ -116,25 +133,29 @@ async function pump() {
     waiting = null;
     inFlight = true;
     emit();
-    let answer;
+    let answer = null;
+    let refused = null;
     try {
       answer = await post("", job);
-    } catch {
-      inFlight = false;
-      block.offline = true;
-      if (!waiting) block.requested = block.request;
-      emit();
-      wakeSettled();
-      return;
+    } catch (error) {
+      if (!(error instanceof ApiError)) {
+        inFlight = false;
+        block.offline = true;
+        if (!waiting) block.requested = block.request;
+        emit();
+        wakeSettled();
+        return;
+      }
+      refused = error;
     }
     inFlight = false;
     block.offline = false;
-    if (answer.ok) {
-      block.request = job;
-      block.answer = answer.body;
-      block.errors = {};
+    if (refused) {
+      block.errors = fieldMessages(refused);
     } else {
-      block.errors = fieldMessages(answer);
+      block.request = job;
+      block.answer = answer;
+      block.errors = {};
     }
     if (!waiting) block.requested = block.request; // refused: the controls show the last good request again
     emit();
@@ -150,14 +171,15 @@ export function blockStudy(action) {
   studyQueue = studyQueue
     .then(async () => {
       await settled();
-      const answer = await post("/study", { block: block.request, study: block.study, action });
-      if (answer.ok) {
-        block.study = answer.body.study;
-        block.history = answer.body.history;
-        if (answer.body.answer && action.challenge) block.revealed = { ...block.revealed, [action.challenge]: answer.body.answer };
+      try {
+        const answer = await post("/study", { block: block.request, study: block.study, action });
+        block.study = answer.study;
+        block.history = answer.history;
+        if (answer.answer && action.challenge) block.revealed = { ...block.revealed, [action.challenge]: answer.answer };
         block.studyMessage = "";
-      } else {
-        block.studyMessage = Object.values(fieldMessages(answer)).join(" ");
+      } catch (error) {
+        if (!(error instanceof ApiError)) throw error; // offline: the catch below says so
+        block.studyMessage = error.message; // the server's messages, one a line
       }
       emit();
     })
@@ -170,18 +192,17 @@ export function blockStudy(action) {
 
 /** Load the example, the practice and the first walk. */
 export async function startBlock() {
-  const [example, limits] = await Promise.all([request("/api/block/example"), getLimits().catch(() => null)]);
+  const [example, limits] = await Promise.all([getJSON("/api/block/example").catch(() => null), getLimits().catch(() => null)]);
   block.limits = limits;
-  if (!example.ok) {
+  if (!example) {
     block.offline = true;
     emit();
     return;
   }
-  block.example = example.body;
-  const ex = example.body;
+  block.example = example;
+  const ex = example;
   block.request = { x: ex.x, weights: ex.weights, norm: ex.norm, positions: ex.positions, heads_on: ex.heads_on };
   setBlock({});
-  const practice = await request("/api/block/practice");
-  if (practice.ok) block.practice = practice.body;
+  block.practice = await getJSON("/api/block/practice").catch(() => block.practice);
   emit();
 }

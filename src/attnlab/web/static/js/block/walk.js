@@ -2,19 +2,20 @@
 // (per head) → Combine → Add & Norm → MLP → Add & Norm. Each step shows its
 // caption and every tensor the server computed for it (matrix.js). The
 // step list, Previous/Next and the Left/Right arrow keys move the stepper;
-// the first visit to each step is recorded in the study history.
+// the first visit to each step is recorded in the study history. Its labels
+// are the lab's (answer.words.walk).
 
 import { fill, h, text } from "../shared/dom.js";
 import { tensorView } from "./matrix.js";
 import { blockStudy, getBlock, setStep, subscribeBlock } from "./state.js";
 
-export function mountWalk(root) {
-  const list = h("ol", { class: "block-steps", "aria-label": "Steps of the block" });
+export function mountWalk(root, words) {
+  const list = h("ol", { class: "block-steps", "aria-label": words.steps_label });
   const title = h("h4", { id: "block-step-title", class: "block-step-title", tabindex: "-1" });
   const caption = h("p", { id: "block-step-caption", class: "block-caption" });
   const tensors = h("div", { id: "block-step-tensors", class: "block-tensors" });
-  const prev = h("button", { type: "button", id: "block-prev" }, "Previous step");
-  const next = h("button", { type: "button", id: "block-next" }, "Next step");
+  const prev = h("button", { type: "button", id: "block-prev" }, words.previous);
+  const next = h("button", { type: "button", id: "block-next" }, words.next);
   const visited = new Set([0]);
   const go = (i) => {
     setStep(i);
@@ -31,7 +32,7 @@ export function mountWalk(root) {
     { class: "block-walk", id: "block-walk" },
     list,
     h("div", { class: "block-step", "aria-live": "polite" }, title, caption),
-    h("p", { class: "controls" }, prev, next, h("span", { class: "hint" }, "Or use the Left and Right arrow keys here.")),
+    h("p", { class: "controls" }, prev, next, h("span", { class: "hint" }, words.keys)),
     tensors,
   );
   panel.addEventListener("keydown", (event) => {

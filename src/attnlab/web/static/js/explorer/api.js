@@ -1,11 +1,13 @@
 // The explorer's link to the server, always the same origin (CSP connect-src
 // 'self'). Each state of the page is one message, {held, edits}: over one
 // WebSocket (/api/state/ws: a few ms less per update than a fetch), or when the
-// socket cannot open or drops, the same body by POST /api/state (shared/http.js).
+// socket cannot open or drops, the same body by POST /api/state. Both answer in
+// shared/http.js's one convention: the answer ({sequence, explorer, stepper}), or
+// an ApiError with the status and the lab's fields and messages.
 // The caller keeps at most one request in flight, so one waiter is enough.
 // Bodies are written by toJson, which keeps a typed -0 (JSON.stringify drops its sign).
 
-import { fieldMessages, getJSON, request } from "../shared/http.js";
+import { ApiError, fieldMessages, getJSON, postJSON } from "../shared/http.js";
 import { toJson } from "../shared/json.js";
 
 let socket = null; // an open WebSocket, or null
@@ -45,37 +47,33 @@ function connect() {
   return opening;
 }
 
-function viaFetch(input) {
-  return request("/api/state", { method: "POST", body: input });
-}
-
 /**
- * One state of the page: the held example and the edits to apply
- * ({held, edits}); resolves to {ok, status, body} with body = {sequence,
- * explorer, stepper}. Rejects only when the server cannot be reached (the
- * caller shows the offline message).
+ * One state of the page: the held example and the edits to apply ({held,
+ * edits}). Resolves to {sequence, explorer, stepper}; throws an ApiError when
+ * the server refuses it, and the browser's error when the server cannot be
+ * reached (the caller shows the offline message).
  */
-export function postState(body) {
-  return send(body);
-}
-
-async function send(input) {
+export async function postState(input) {
   // Until the socket is open, go by HTTP and let the socket connect meanwhile,
   // so the first numbers never wait for the WebSocket handshake.
   const ws = socket;
   if (!ws) connect();
   if (ws) {
+    let answer = null;
     try {
-      const answer = await new Promise((resolve, reject) => {
+      answer = await new Promise((resolve, reject) => {
         waiter = { resolve, reject };
         ws.send(toJson(input));
       });
-      return { ok: answer.status === 200, status: answer.status, body: answer.body };
     } catch {
       // The socket dropped mid-answer: try once over HTTP (which tells us if the server is gone).
     }
+    if (answer) {
+      if (answer.status === 200) return answer.body;
+      throw ApiError.of(answer.status, answer.body);
+    }
   }
-  return viaFetch(input);
+  return postJSON("/api/state", input);
 }
 
 /** GET the page's first answer: the worked example's whole state answer. */
@@ -88,9 +86,9 @@ export function getExample() {
  * the server named no field. A refused held edit made from the explorer's fields
  * ("edits[0].q[1]") is shown next to that field ("q[1]"); the words are the lab's either way.
  */
-export function fieldErrorsOf(answer) {
+export function fieldErrorsOf(error) {
   const errors = {};
-  for (const [field, msg] of Object.entries(fieldMessages(answer))) {
+  for (const [field, msg] of Object.entries(fieldMessages(error))) {
     errors[field.replace(/^edits\[\d+\]\./, "")] = msg;
   }
   return errors;

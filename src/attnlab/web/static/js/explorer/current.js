@@ -1,5 +1,6 @@
 // "Read the current numbers": shapes, notation, the keys table and the
 // editable values (each coordinate of each value), with "Reset example".
+// Every label is the answer's (display).
 
 import { fill, h, srcClass, text } from "../shared/dom.js";
 import { messageFor, numberField } from "./fields.js";
@@ -9,12 +10,12 @@ export function mountCurrent(els, { onValue }) {
   let shape = "";
 
   function buildFields(result) {
-    const { trace } = result;
-    fields = trace.values.map((v, i) =>
-      v.map((_, j) =>
+    const { display } = result;
+    fields = display.sources.map((src, i) =>
+      src.value_fields.map((label, j) =>
         numberField({
           path: `values[${i}][${j}]`,
-          label: `Value ${trace.labels[i]}, ${j === 0 ? "x" : j === 1 ? "y" : `coordinate ${j + 1}`}`,
+          label,
           onValue: (value) => onValue(i, j, value),
         }),
       ),
@@ -22,7 +23,7 @@ export function mountCurrent(els, { onValue }) {
     fill(
       els.values,
       fields.map((row, i) =>
-        h("fieldset", { class: ["value-row", srcClass(i)] }, h("legend", null, `Value v${trace.labels[i]}`), row.map((f) => f.el)),
+        h("fieldset", { class: ["value-row", srcClass(i)] }, h("legend", null, display.sources[i].value_legend), row.map((f) => f.el)),
       ),
     );
   }

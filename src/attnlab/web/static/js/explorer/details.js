@@ -1,9 +1,11 @@
 // "Show every number, the formula and the Python": q's coordinates as
 // inputs, m and Z, the scaled-score strip, the shares strip, one card per
 // source, the output and the comparison with q = [2, 1] (solid amber border:
-// changed; dashed teal border: unchanged within 1e-12).
+// changed; dashed teal border: unchanged within 1e-12). Every word is the lab's:
+// the answer's (display, compare) and the page's (pageWords().details).
 
 import { cmpClass, cmpText, fill, h, s, srcClass, text } from "../shared/dom.js";
+import { pageWords } from "../shared/words.js";
 import { messageFor, numberField } from "./fields.js";
 import { drawStrip } from "./share.js";
 import { placeLabels } from "../shared/plot.js";
@@ -13,7 +15,7 @@ const AXIS_H = 52;
 
 /** A number in a box that carries the comparison border. */
 function num(result, value, changed, field) {
-  return h("span", { class: ["num-box", cmpClass(result, changed)], "data-field": field }, value, cmpText(result, changed));
+  return h("span", { class: ["num-box", cmpClass(result, changed)], "data-field": field }, value, cmpText(result, changed, pageWords().details));
 }
 
 function drawScoreAxis(svg, result) {
@@ -31,33 +33,32 @@ function drawScoreAxis(svg, result) {
       parts.push(s("circle", { class: "ring amber", cx: x(compare.reference.scores[i]), cy: 30, r: 7 }));
     }
     parts.push(s("circle", { class: `dot ${srcClass(i)}`, cx: x(score), cy: 30, r: 5 }));
-    parts.push(s("text", { class: "label", x: x(score), y: i % 2 ? 21 : 11, "text-anchor": "middle" }, `${trace.labels[i]} ${display.sources[i].score}`));
+    parts.push(s("text", { class: "label", x: x(score), y: i % 2 ? 21 : 11, "text-anchor": "middle" }, display.sources[i].score_mark));
   });
   svg.setAttribute("viewBox", `0 0 ${AXIS_W} ${AXIS_H}`);
   fill(svg, ...parts);
   placeLabels(svg, { grow: true }); // close scores would print their labels on each other
 }
 
-function card(result, i) {
-  const { trace, display, compare } = result;
+function card(result, i, words) {
+  const { display, compare } = result;
   const src = display.sources[i];
   const ch = compare.changed;
   const changed = (list) => (ch ? list[i] : false);
-  const label = trace.labels[i];
   return h(
     "li",
     { class: ["card", srcClass(i)] },
-    h("h4", null, h("span", { class: `swatch ${srcClass(i)}`, "aria-hidden": "true" }), `Source ${label}`, h("span", { class: "index" }, ` index ${i}`)),
+    h("h4", null, h("span", { class: `swatch ${srcClass(i)}`, "aria-hidden": "true" }), src.card_title, " ", h("span", { class: "index" }, src.card_index)),
     h(
       "dl",
       null,
-      h("dt", null, "Dot"),
+      h("dt", null, words.dot),
       h("dd", null, num(result, src.dot, changed(ch?.dots || []), `card-dot-${i}`)),
-      h("dt", null, "Scaled"),
+      h("dt", null, words.score),
       h("dd", null, num(result, src.score, changed(ch?.scores || []), `card-score-${i}`)),
-      h("dt", null, "Share"),
+      h("dt", null, words.share),
       h("dd", null, num(result, src.share, changed(ch?.weights || []), `card-share-${i}`)),
-      h("dt", null, "Carry w", h("sub", null, label), "v", h("sub", null, label)),
+      h("dt", null, src.carry_term.map(([term, sub]) => [term, h("sub", null, sub)])),
       h("dd", null, num(result, src.carry, ch ? ch.carries[i].some(Boolean) : false, `card-carry-${i}`)),
     ),
   );
@@ -65,10 +66,11 @@ function card(result, i) {
 
 /** Mount the disclosure's live parts into `els`; returns draw(state). */
 export function mountDetails(els, { onQuery }) {
-  const qFields = [0, 1].map((j) =>
+  const words = pageWords();
+  const qFields = words.query_fields.map((label, j) =>
     numberField({
       path: `q[${j}]`,
-      label: `Query q, ${j === 0 ? "x" : "y"}`,
+      label,
       onValue: (value) => onQuery(j, value),
     }),
   );
@@ -80,29 +82,27 @@ export function mountDetails(els, { onQuery }) {
     const { display, compare } = result;
     qFields.forEach((f, j) => f.update(display.q_coords[j], messageFor(state.fieldErrors, `q[${j}]`)));
     const ch = compare.changed;
+    const [before, between, after] = words.details.normalization;
     fill(
       els.normalization,
-      "Shared normalization: m = ",
+      before,
       num(result, display.m, ch ? ch.m : false, "m"),
-      "; Z = ",
+      between,
       num(result, display.z, ch ? ch.z : false, "z"),
-      ".",
+      after,
     );
     const said = display.labels; // the lab's labels, each {text, claims}
     text(els.scoreTitle, said.score_title.text);
     drawScoreAxis(els.scoreAxis, result);
     text(els.shareTitle, said.share_title.text);
     drawStrip(els.shareStrip, result);
-    fill(els.cards, ...result.trace.labels.map((_, i) => card(result, i)));
-    fill(
-      els.output,
-      "Output o = ",
-      num(result, display.output, ch ? ch.output.some(Boolean) : false, "output"),
-    );
+    fill(els.cards, ...display.sources.map((_, i) => card(result, i, words.details)));
+    fill(els.output, words.details.output, num(result, display.output, ch ? ch.output.some(Boolean) : false, "output"));
     fill(
       els.comparison,
-      h("strong", null, `Compared with q = ${compare.display ? compare.display.q : "[2, 1]"}: `),
-      compare.available ? compare.summary : compare.message,
+      h("strong", null, compare.title.text),
+      " ",
+      compare.available ? compare.summary.text : compare.message,
     );
     els.comparisonBlock.classList.toggle("active", compare.active);
     text(els.formulaScale, said.score_formula.text);

@@ -1,9 +1,11 @@
 // Labelled number inputs with an inline error next to each one.
-// The browser only reads the typed text as a number (or refuses it); the
-// server validates again and its message lands next to the same field.
+// The browser only reads the typed text as a number (or refuses it, in the lab's
+// words: pageWords().number); the server validates again and its message lands
+// next to the same field.
 
 import { clearFieldError, setFieldError } from "./state.js";
 import { h, text } from "../shared/dom.js";
+import { pageWords } from "../shared/words.js";
 
 const NUMBER = /^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i;
 
@@ -12,11 +14,12 @@ const NUMBER = /^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/i;
  * @returns {{value: number} | {error: string}}
  */
 export function parseNumber(raw) {
+  const words = pageWords().number;
   const cleaned = raw.trim().replace(/\u2212/g, "-");
-  if (cleaned === "") return { error: "Enter a number, for example 2 or -0.5." };
-  if (!NUMBER.test(cleaned)) return { error: `“${raw.trim().slice(0, 24)}” is not a number. Use digits, a point and an optional minus sign.` };
+  if (cleaned === "") return { error: words.empty };
+  if (!NUMBER.test(cleaned)) return { error: words.not_a_number };
   const value = Number(cleaned);
-  if (!Number.isFinite(value)) return { error: "That number is too large for a float. Use a smaller one." };
+  if (!Number.isFinite(value)) return { error: words.too_large };
   return { value };
 }
 

@@ -81,7 +81,7 @@ const summaryEls = {
   badge: byId("challenge-badge"),
   eyebrow: byId("explorer-eyebrow"),
   mixHint: byId("mix-hint"),
-  // state.ui.texts keys (lab/explorer_texts.py) -> the elements they fill
+  // state.ui.texts keys (lab/explorer/texts.py) -> the elements they fill
   texts: {
     row: byId("row-explain"),
     given: byId("explorer-given"),

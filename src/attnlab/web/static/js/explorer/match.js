@@ -1,15 +1,12 @@
 // Step 1, Match: the key plane with the keys, q's projection onto each key and
 // the draggable q. Pointer (mouse, pen, touch) anywhere in the plane moves q;
-// the focused q handle moves with the arrow keys (Shift: bigger steps).
-// The browser only turns pointer positions into q coordinates; the
-// projections and everything else come from the server.
+// the focused q handle moves with the arrow keys (Shift: bigger steps, both the
+// answer's display.query_steps). The browser only turns pointer positions into q
+// coordinates; the projections, the labels and everything else come from the server.
 
 import { fill, s, srcClass } from "../shared/dom.js";
 import { mountStrip } from "./strip.js";
 import { arrow, grid, insetPlane, label, offPlot, placeLabels, plane, ring, SIZE } from "../shared/plot.js";
-
-const STEP = 0.1;
-const BIG_STEP = 1;
 
 /** Round a coordinate to 2 decimals so dragged queries stay readable. */
 function tidy(x) {
@@ -27,6 +24,7 @@ export function drawKeyPlane(layer, result, _prefix, options = {}) {
   const { trace, geometry, compare, display } = result;
   const p = plane(geometry.key_view);
   const cls = trace.labels.map((_, i) => srcClass(i));
+  const marks = display.off ? display.off.key : { marks: [], note: "" };
   const off = geometry.key_off || [];
   const offKeys = new Set(off.filter((o) => o.kind === "key").map((o) => o.index));
   const qOff = off.some((o) => o.kind === "q");
@@ -52,20 +50,19 @@ export function drawKeyPlane(layer, result, _prefix, options = {}) {
   }
   if (!qOff) {
     parts.push(arrow(p, [0, 0], trace.q, "amber", {}, 11));
-    parts.push(label(p, trace.q, `q ${display.q}`, "amber-text", 10, -17));
+    parts.push(label(p, trace.q, display.q_mark, "amber-text", 10, -17));
   }
   // Zoomed far out (a q typed far away), the keys shrink to a few pixels
   // around the origin: an inset repeats them at their own scale, labelled.
   const shown = trace.keys.filter((_, i) => !offKeys.has(i));
   // The largest coordinate (not the length) is enough to tell a shrunk picture.
   const longest = Math.max(0, ...shown.map((k) => Math.max(Math.abs(k[0]), Math.abs(k[1]))));
-  const zoom = options.inset !== false && longest > 0 && longest * p.unit < 24 ? keyInset(trace, cls, offKeys, longest) : null;
+  const zoom = options.inset !== false && longest > 0 && longest * p.unit < 24 ? keyInset(trace, cls, offKeys, longest, display.words) : null;
   if (zoom) parts.push(zoom.parts);
   // Labels after the marks, q's first so it keeps its place by the handle.
-  const labels = trace.keys.map((k, i) => (offKeys.has(i) ? null : label(zoom ? zoom.p : p, k, `k${trace.labels[i]}`, `ink ${cls[i]}-text`)));
-  const name = (o) => (o.kind === "q" ? "q" : `k${trace.labels[o.index]}`);
+  const labels = trace.keys.map((k, i) => (offKeys.has(i) ? null : label(zoom ? zoom.p : p, k, display.sources[i].key_mark, `ink ${cls[i]}-text`)));
   const colour = (o) => (o.kind === "q" ? "amber" : cls[o.index]);
-  fill(layer, ...parts, ...offPlot(p, off, name, colour), ...labels);
+  fill(layer, ...parts, ...offPlot(p, off, marks.marks, marks.note, colour), ...labels);
   if (layer.ownerSVGElement) placeLabels(layer.ownerSVGElement);
   return p;
 }
@@ -74,7 +71,7 @@ export function drawKeyPlane(layer, result, _prefix, options = {}) {
  * The keys at their own scale in a corner inset (the corner away from q),
  * with a note of the zoom. Returns {p, parts}: the inset's plane for labels.
  */
-function keyInset(trace, cls, offKeys, longest) {
+function keyInset(trace, cls, offKeys, longest, words) {
   const corner = trace.q[0] > 0 && trace.q[1] > 0 ? "bottom-right" : "top-right";
   const p = insetPlane(longest * 1.6, corner);
   const parts = [s("rect", { class: "inset", ...p.box })];
@@ -83,7 +80,7 @@ function keyInset(trace, cls, offKeys, longest) {
     parts.push(arrow(p, [0, 0], k, "ink", {}, 6));
     parts.push(s("circle", { class: `dot ${cls[i]}`, cx: p.x(k[0]), cy: p.y(k[1]), r: 2.5 }));
   });
-  parts.push(s("text", { class: "tick inset-note", x: p.box.x + p.box.width - 3, y: p.box.y + p.box.height - 4, "text-anchor": "end" }, "keys, zoomed in"));
+  parts.push(s("text", { class: "tick inset-note", x: p.box.x + p.box.width - 3, y: p.box.y + p.box.height - 4, "text-anchor": "end" }, words.keys_zoomed));
   return { p, parts: s("g", { class: "key-inset" }, parts) };
 }
 
@@ -96,13 +93,14 @@ export function mountMatch(svg, { onQuery, getQuery, describe }) {
     r: 11,
     tabindex: 0,
     role: "button",
-    "aria-roledescription": "draggable point",
+
     "aria-describedby": describe,
   });
   svg.append(layer, handle);
   const mini = mountStrip(svg); // the phone strip (shares and output while q is dragged)
   let p = null;
   let q = null;
+  let result = null; // the last answer drawn
 
   function moveTo(u, v, marks) {
     const [lo, hi] = [p.view.xmin, p.view.xmax];
@@ -167,7 +165,9 @@ export function mountMatch(svg, { onQuery, getQuery, describe }) {
     const move = moves[event.key];
     if (!move || !q) return;
     event.preventDefault();
-    const step = event.shiftKey ? BIG_STEP : STEP;
+    const steps = result ? result.display.query_steps : null;
+    if (!steps) return;
+    const step = event.shiftKey ? steps.big : steps.step;
     // Step from the newest requested q, not the last drawn one, so quick key
     // presses add up even while an answer is on its way.
     const from = getQuery();
@@ -175,8 +175,9 @@ export function mountMatch(svg, { onQuery, getQuery, describe }) {
   });
 
   return {
-    draw(result) {
-      if (!result.geometry.key_view) return;
+    draw(answer) {
+      if (!answer.geometry.key_view) return;
+      result = answer;
       p = drawKeyPlane(layer, result, "match");
       q = result.trace.q;
       mini.draw(result);
@@ -186,10 +187,8 @@ export function mountMatch(svg, { onQuery, getQuery, describe }) {
       const at = p.has(q) ? q : ((result.geometry.key_off || []).find((o) => o.kind === "q") || { edge: [0, 0] }).edge || [0, 0];
       handle.setAttribute("cx", p.x(at[0]));
       handle.setAttribute("cy", p.y(at[1]));
-      handle.setAttribute(
-        "aria-label",
-        `Query q at ${result.display.q}. Arrow keys move it by ${STEP}, with Shift by ${BIG_STEP}.`,
-      );
+      handle.setAttribute("aria-label", result.display.labels.handle.text);
+      handle.setAttribute("aria-roledescription", result.display.words.handle_role);
     },
   };
 }

@@ -1,7 +1,7 @@
 // Step 3, Mix: the value plane with the values, the hull of the allowed
 // values (the convex hull o can never leave), the carries w·v added tip to tail
 // and the output o. All positions come from the server (geometry.arrows,
-// geometry.hull, trace.output); this module only draws them.
+// geometry.hull, trace.output) and all labels too (display); this module only draws them.
 
 import { fill, s, srcClass } from "../shared/dom.js";
 import { arrow, grid, label, offPlot, placeLabels, plane, ring, SIZE } from "../shared/plot.js";
@@ -17,7 +17,7 @@ export function drawValuePlane(svg, result, _prefix, options = {}) {
   const { trace, geometry, compare, display } = result;
   svg.setAttribute("viewBox", `0 0 ${SIZE} ${SIZE}`);
   if (!geometry.value_view) {
-    fill(svg, s("text", { x: 10, y: 30, class: "label" }, "The value plane draws 2-D values only."));
+    fill(svg, s("text", { x: 10, y: 30, class: "label" }, display.words.values_2d_only));
     return;
   }
   const p = plane(geometry.value_view);
@@ -25,6 +25,7 @@ export function drawValuePlane(svg, result, _prefix, options = {}) {
   const off = geometry.value_off || [];
   const offValues = new Set(off.filter((o) => o.kind === "value").map((o) => o.index));
   const oOff = off.some((o) => o.kind === "output");
+  const marks = display.off ? display.off.value : { marks: [], note: "" };
   const parts = [grid(p)];
   const labels = [];
   if (geometry.hull && geometry.hull.length >= 2 && geometry.hull.every((pt) => p.has(pt))) {
@@ -35,7 +36,7 @@ export function drawValuePlane(svg, result, _prefix, options = {}) {
     if (offValues.has(i)) return;
     const blocked = !trace.allowed[i];
     parts.push(s("circle", { class: `value ${classes[i]}${blocked ? " blocked" : ""}`, cx: p.x(v[0]), cy: p.y(v[1]), r: 4.5 }));
-    labels.push(label(p, v, `v${trace.labels[i]}${blocked ? " (blocked)" : ""}`, `${classes[i]}-text`));
+    labels.push(label(p, v, display.sources[i].value_mark, `${classes[i]}-text`));
   });
   if (options.arrows !== false) {
     // An arrow is drawn only when both its ends are on the plane; the
@@ -50,10 +51,9 @@ export function drawValuePlane(svg, result, _prefix, options = {}) {
   const o = trace.output;
   if (!oOff) {
     parts.push(s("rect", { class: "output", x: p.x(o[0]) - 5, y: p.y(o[1]) - 5, width: 10, height: 10, transform: `rotate(45 ${p.x(o[0])} ${p.y(o[1])})` }));
-    labels.unshift(label(p, o, `o ${display.output}`, "teal-text", 9, 16));
+    labels.unshift(label(p, o, display.output_mark, "teal-text", 9, 16));
   }
-  const name = (item) => (item.kind === "output" ? "o" : `v${trace.labels[item.index]}`);
   const colour = (item) => (item.kind === "output" ? "teal" : classes[item.index]);
-  fill(svg, ...parts, ...offPlot(p, off, name, colour), ...labels);
+  fill(svg, ...parts, ...offPlot(p, off, marks.marks, marks.note, colour), ...labels);
   placeLabels(svg);
 }

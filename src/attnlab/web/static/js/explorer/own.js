@@ -1,16 +1,17 @@
-// "Make your own example": add or remove sources (1-8), rename them, edit
-// their keys and values (2-D, so the planes can draw them) and the scale, then
-// "Use this example" hands it to loadExample (state.js); the server validates
-// it and its messages land next to the field here. The form is mounted once;
-// it is rebuilt only when a source is added or removed, and typing only
-// updates the draft, so a redraw never loses a draft or the caret.
+// "Make your own example": add or remove sources (1 to the lab's most, GET /api/limits),
+// rename them, edit their keys and values (2-D, so the planes can draw them) and the
+// scale, then "Use this example" hands it to loadExample (state.js); the server
+// validates it and its messages land next to the field here. The form is mounted
+// once; it is rebuilt only when a source is added or removed, and typing only
+// updates the draft, so a redraw never loses a draft or the caret. Its words are
+// the lab's: the page's (pageWords().own) and the limits' (sources_count).
 
 import { h, fill, srcClass, text } from "../shared/dom.js";
+import { getLimits } from "../shared/limits.js";
+import { pageWords } from "../shared/words.js";
 import { parseNumber } from "./fields.js";
-import { MAX_OWN_SOURCES, loadExample } from "./example.js";
+import { loadExample } from "./example.js";
 import { getExplorer, getState, subscribe } from "./state.js";
-
-const NAMES = "ABCDEFGH";
 
 function fromExplorer() {
   const input = getExplorer();
@@ -29,6 +30,8 @@ function fromExplorer() {
 export function mountOwnExample(els) {
   let draft = null;
   let dirty = false;
+  let limits = null; // GET /api/limits: the most sources, a name's longest, the count's words
+  const words = pageWords().own;
   const errors = new Map(); // field path -> {span, input}
 
   function fieldEl(path, label, value, onInput, attrs = {}) {
@@ -46,28 +49,29 @@ export function mountOwnExample(els) {
 
   function build() {
     errors.clear();
+    const n = draft.sources.length;
     fill(
       els.sources,
       draft.sources.map((src, i) =>
         h(
           "fieldset",
           { class: ["own-source", srcClass(i)] },
-          h("legend", null, `Source ${i + 1}`),
-          fieldEl(`labels[${i}]`, "Name", src.label, (v) => (src.label = v), { maxlength: "32" }),
-          ["x", "y"].map((axis, j) => fieldEl(`keys[${i}][${j}]`, `Key ${axis}`, src.key[j], (v) => (src.key[j] = v), { inputmode: "decimal" })),
-          ["x", "y"].map((axis, j) => fieldEl(`values[${i}][${j}]`, `Value ${axis}`, src.value[j], (v) => (src.value[j] = v), { inputmode: "decimal" })),
-          h("button", { type: "button", class: "own-remove", "data-remove": i, disabled: draft.sources.length <= 1 }, `Remove source ${i + 1}`),
+          h("legend", null, words.sources[i].legend),
+          fieldEl(`labels[${i}]`, words.name, src.label, (v) => (src.label = v), { maxlength: String(limits.max_label_length) }),
+          words.key.map((name, j) => fieldEl(`keys[${i}][${j}]`, name, src.key[j], (v) => (src.key[j] = v), { inputmode: "decimal" })),
+          words.value.map((name, j) => fieldEl(`values[${i}][${j}]`, name, src.value[j], (v) => (src.value[j] = v), { inputmode: "decimal" })),
+          h("button", { type: "button", class: "own-remove", "data-remove": i, disabled: n <= limits.min_sources }, words.sources[i].remove),
         ),
       ),
     );
     els.scale.value = draft.scale;
-    els.add.disabled = draft.sources.length >= MAX_OWN_SOURCES;
-    text(els.count, `${draft.sources.length} of at most ${MAX_OWN_SOURCES} sources.`);
+    els.add.disabled = n >= limits.max_sources;
+    text(els.count, limits.words.sources_count[n - limits.min_sources].text);
   }
 
   function sync() {
     const fresh = fromExplorer();
-    if (!fresh) return;
+    if (!fresh || !limits) return;
     draft = fresh;
     dirty = false;
     build();
@@ -75,16 +79,16 @@ export function mountOwnExample(els) {
 
   els.sources.addEventListener("click", (event) => {
     const button = event.target.closest("[data-remove]");
-    if (!button || draft.sources.length <= 1) return;
+    if (!button || draft.sources.length <= limits.min_sources) return;
     draft.sources.splice(Number(button.dataset.remove), 1);
     dirty = true;
     build();
   });
   els.add.addEventListener("click", () => {
-    if (draft.sources.length >= MAX_OWN_SOURCES) return;
+    if (draft.sources.length >= limits.max_sources) return;
     const used = new Set(draft.sources.map((s) => s.label));
-    const label = [...NAMES].find((c) => !used.has(c)) || `S${draft.sources.length + 1}`;
-    draft.sources.push({ label, key: ["1", "1"], value: ["1", "1"] });
+    const label = words.names.find((c) => !used.has(c)); // one is always free: there are as many as sources
+    draft.sources.push({ label, key: [...words.new.key], value: [...words.new.value] });
     dirty = true;
     build();
     errors.get(`labels[${draft.sources.length - 1}]`).input.focus();
@@ -120,7 +124,7 @@ export function mountOwnExample(els) {
   }
   els.use.addEventListener("click", use);
   els.root.addEventListener("toggle", () => {
-    if (els.root.open && (!draft || !dirty)) sync();
+    if (els.root.open && (!draft || !dirty)) withLimits().then(sync, () => {}); // offline: the banner says so
   });
 
   // The server's messages for this form's fields, next to each field.
@@ -141,5 +145,9 @@ export function mountOwnExample(els) {
       if (fresh && fresh.sources.length !== draft.sources.length) sync();
     }
   });
-  if (getState().result) sync();
+  /** The limits, asked once (again after a failure). */
+  function withLimits() {
+    return limits ? Promise.resolve(limits) : getLimits().then((answer) => (limits = answer));
+  }
+  withLimits().then(() => getState().result && sync(), () => {});
 }

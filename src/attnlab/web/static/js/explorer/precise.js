@@ -7,9 +7,9 @@ export function drawPrecise(el, result) {
   const { display } = result;
   fill(
     el,
-    h("li", null, `q = ${display.q_precise}`),
+    h("li", null, display.precise_q),
     display.sources.map((src) => h("li", { "data-field": `precise-${src.index}` }, src.precise)),
     h("li", null, display.m_z_precise),
-    h("li", { "data-field": "precise-output" }, `output=${display.output_precise}`),
+    h("li", { "data-field": "precise-output" }, display.precise_output),
   );
 }

@@ -1,6 +1,7 @@
 // Step 2, Share: the softmax pie, the strip in source order and the score
-// table. Slice boundaries are the server's partial sums (geometry.pie);
-// this module only turns fractions of the whole into angles and widths.
+// table. Slice boundaries are the server's partial sums (geometry.pie) and
+// every label the answer's (display); this module only turns fractions of the
+// whole into angles and widths.
 
 import { fill, h, s, srcClass } from "../shared/dom.js";
 import { placeLabels } from "../shared/plot.js";
@@ -26,7 +27,7 @@ function point(fraction, radius) {
  * moves any label that would touch another.
  */
 export function drawPie(svg, result) {
-  const { trace, display, geometry } = result;
+  const { display, geometry } = result;
   const parts = [];
   const labels = [];
   for (const slice of geometry.pie) {
@@ -42,7 +43,7 @@ export function drawPie(svg, result) {
       parts.push(s("path", { class: cls, d: `M${PIE_W / 2},${PIE_H / 2} L${x0},${y0} A${R},${R} 0 ${large} 1 ${x1},${y1} z` }));
     }
     const mid = (slice.start + slice.end) / 2;
-    const content = `${trace.labels[slice.index]} ${display.sources[slice.index].percent}`;
+    const content = display.sources[slice.index].share_mark;
     if (share >= 0.15) {
       const [lx, ly] = point(mid, share >= 1 ? 0 : R * 0.6);
       labels.push(s("text", { class: "slice-label", x: lx, y: ly, "text-anchor": "middle", "dominant-baseline": "middle" }, content));
@@ -64,7 +65,7 @@ export function drawPie(svg, result) {
  * A slice keeps its label only when the label fits inside it.
  */
 export function drawStrip(svg, result) {
-  const { trace, display, geometry, compare } = result; // compare.active gates the reference lines
+  const { display, geometry, compare } = result; // compare.active gates the reference lines
   const parts = [];
   const labels = [];
   for (const slice of geometry.pie) {
@@ -72,7 +73,7 @@ export function drawStrip(svg, result) {
     const w = (slice.end - slice.start) * STRIP_W;
     parts.push(s("rect", { class: `slice ${srcClass(slice.index)}`, x, y: 4, width: Math.max(w, 0), height: STRIP_H - 8 }));
     if (w >= 20) {
-      const t = s("text", { class: "slice-label", x: x + w / 2, y: STRIP_H / 2, "text-anchor": "middle", "dominant-baseline": "middle" }, `${trace.labels[slice.index]} ${display.sources[slice.index].percent}`);
+      const t = s("text", { class: "slice-label", x: x + w / 2, y: STRIP_H / 2, "text-anchor": "middle", "dominant-baseline": "middle" }, display.sources[slice.index].share_mark);
       t.dataset.room = w - 4;
       labels.push(t);
     }
@@ -95,13 +96,14 @@ export function drawStrip(svg, result) {
 /** The score table: the lab's score header (how the scale was applied) | Share, one row per source. */
 export function drawScoreTable(table, result) {
   const { display } = result;
+  const words = display.words;
   fill(
     table,
-    h("caption", { class: "sr-only" }, "Scores and shares by source"),
+    h("caption", { class: "sr-only" }, words.score_table),
     h(
       "thead",
       null,
-      h("tr", null, h("th", { scope: "col" }, "Source"), h("th", { scope: "col" }, display.labels.score_header.text), h("th", { scope: "col" }, "Share")),
+      h("tr", null, h("th", { scope: "col" }, words.source), h("th", { scope: "col" }, display.labels.score_header.text), h("th", { scope: "col" }, words.share)),
     ),
     h(
       "tbody",

@@ -10,7 +10,8 @@
 //   input:     the explorer's row as inputs {q, keys, values, labels, allowed, scale}, read off `result`
 //   requested: `input` with the edits still on their way (what the next move starts from)
 //   example:   GET /api/example: the worked example's whole answer (the page's first)
-//   heldMessage: why the last held-table edit or the link's example was refused ("" when none)
+//   heldMessages: why the last held-table edit or the link's example was refused ([] when none)
+//   linkMessages: why the address bar's link could not be opened ([] when it could): the banner's
 //   fieldErrors: {"q[0]": "message", ...} inline messages, by field path
 //   connection: "starting" | "ok" | "offline"
 //   ui:        {rowLabel, texts}: the row label and the sentences about the row shown, from `held`
@@ -29,7 +30,7 @@
 import { fieldErrorsOf, postState } from "./api.js";
 import { writeLink } from "./link.js";
 import { save } from "./statesave.js";
-import { errorText } from "../shared/http.js";
+import { ApiError } from "../shared/http.js";
 import { measure } from "./timing.js";
 
 export const HELD_KEY = "attnlab.held.v1";
@@ -44,7 +45,8 @@ const state = {
   input: null,
   requested: null,
   example: null,
-  heldMessage: "",
+  heldMessages: [],
+  linkMessages: [],
   fieldErrors: {},
   connection: "starting",
   ui: { rowLabel: "", texts: null },
@@ -176,40 +178,35 @@ async function pump() {
     if (!held) return;
     inFlight = true;
     markPending();
-    let answer;
+    let answer = null;
     try {
       answer = await postState({ held, edits: job.edits });
-    } catch {
-      inFlight = false;
-      offline(job);
-      return;
+    } catch (error) {
+      answer = error;
     }
     inFlight = false;
+    if (answer instanceof Error && !(answer instanceof ApiError)) return offline(job);
     markPending();
-    if (answer.ok) {
-      takeStateAnswer(answer.body);
-      emit();
-      measure(job.marks);
-    } else {
-      refuse(job, answer);
-      emit();
-    }
+    if (answer instanceof ApiError) refuse(job, answer);
+    else takeStateAnswer(answer);
+    emit();
+    if (!(answer instanceof Error)) measure(job.marks);
   }
 }
 
-/** Say why `job` was refused: by the explorer's (or the own example's) fields, or by the held table. */
-function refuse(job, answer) {
+/** Say why `job` was refused (an ApiError): by the explorer's (or the own example's) fields, or by the held table. */
+function refuse(job, error) {
   state.connection = "ok";
   if (!pending) state.requested = state.input; // keep the last good state
-  const first = answer.body && Array.isArray(answer.body.detail) ? answer.body.detail[0] : null;
+  const first = error.fields[0];
   const loc = first && Array.isArray(first.loc) ? first.loc : [];
   const edit = loc[1] === "edits" && typeof loc[2] === "number" ? job.edits[loc[2]] : null;
   if (edit && FIELD_EDITS.has(edit.kind)) {
-    state.fieldErrors = fieldErrorsOf(answer);
+    state.fieldErrors = fieldErrorsOf(error);
   } else if (!edit && job.base && job.origin === "own") {
-    state.fieldErrors = ownFieldErrors(fieldErrorsOf(answer));
+    state.fieldErrors = ownFieldErrors(fieldErrorsOf(error));
   } else {
-    state.heldMessage = errorText(answer);
+    state.heldMessages = error.messages;
   }
 }
 
@@ -230,8 +227,9 @@ function ownFieldErrors(errors) {
 export function takeStateAnswer(body) {
   state.held = body.sequence;
   state.stepper = body.stepper;
-  state.heldMessage = "";
-  state.ui = { rowLabel: `${body.sequence.explorer.label}.`, texts: body.sequence.explorer.texts };
+  state.heldMessages = [];
+  state.linkMessages = [];
+  state.ui = { rowLabel: body.sequence.explorer.heading.text, texts: body.sequence.explorer.texts };
   const t = body.explorer.trace;
   state.input = { q: t.q, keys: t.keys, values: t.values, labels: t.labels, allowed: t.allowed, scale: t.scale };
   if (!pending) state.requested = state.input;

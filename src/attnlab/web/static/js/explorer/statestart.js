@@ -11,49 +11,60 @@
 
 import { getExample, postState } from "./api.js";
 import { readLink } from "./link.js";
-import { errorText } from "../shared/http.js";
+import { ApiError } from "../shared/http.js";
+import { pageWords } from "../shared/words.js";
 import { restore } from "./statesave.js";
 import { heldOfOne } from "./example.js";
-import { HELD_KEY, emit, getState, setFieldError, takeStateAnswer } from "./state.js";
+import { HELD_KEY, emit, getState, takeStateAnswer } from "./state.js";
 
 const RETRY_MS = 2000;
 
-/** The answer to start from, and why the link's example could not be used ("" if it could). */
+/**
+ * The answer to start from, and why the link's example could not be used: the lab's
+ * sentences, one a line ([] if it could).
+ */
 async function firstAnswer(example, link, own, saved) {
+  const words = pageWords().link;
   const worked = { sequence: example.sequence, explorer: example.explorer, stepper: example.stepper };
   const problems = [];
   const tries = [];
-  if (own && own.damaged) problems.push("This link's own example is damaged, so it is not shown.");
-  else if (own) tries.push([heldOfOne(own.example), "This link's own example cannot be opened:"]);
-  if (link && link.damaged) problems.push("This link is damaged (its example cannot be read), so the worked example is shown instead.");
-  else if (link) tries.push([link.example, "This link's example cannot be opened:"]);
+  if (own && own.damaged) problems.push(words.own_damaged);
+  else if (own) tries.push([heldOfOne(own.example), words.own_refused]);
+  if (link && link.damaged) problems.push(words.damaged);
+  else if (link) tries.push([link.example, words.refused]);
   if (!link && !own && saved) tries.push([saved, null]);
   for (const [held, why] of tries) {
-    const answer = await postState({ held, edits: [] });
-    if (answer.ok) return [answer.body, problems.join(" ")];
-    if (why) problems.push(`${why} ${errorText(answer)} The worked example is shown instead.`);
+    try {
+      return [await postState({ held, edits: [] }), problems];
+    } catch (error) {
+      if (!(error instanceof ApiError)) throw error;
+      if (why) problems.push(why, ...error.messages, words.worked_shown);
+    }
   }
-  return [worked, problems.join(" ")];
+  return [worked, problems];
 }
 
 /** Start the page: see the order above. */
 export async function start(link = readLink(location.hash), own = readLink(location.hash, "own")) {
   const state = getState();
+  const saved = link || own ? null : restore(HELD_KEY);
+  // The server wrote the worked example's sentences into the page; another example's are
+  // only known from its answer, so until then they are hidden (lab.css: .from-answer).
+  if (link || own || saved) document.documentElement.dataset.awaiting = "1";
   let first;
   try {
     state.example = await getExample();
-    first = await firstAnswer(state.example, link, own, link || own ? null : restore(HELD_KEY));
+    first = await firstAnswer(state.example, link, own, saved);
   } catch {
     state.connection = "offline";
     emit();
     setTimeout(() => start(link, own), RETRY_MS); // the link read at first, not the rewritten one
     return;
   }
-  const [answer, problem] = first;
+  const [answer, problems] = first;
   takeStateAnswer(answer);
-  if (problem) {
-    state.heldMessage = problem; // by the held table
-    setFieldError("link", problem); // and in the banner at the top, where the learner starts
-  }
+  state.heldMessages = problems; // by the held table
+  state.linkMessages = problems; // and in the banner at the top, where the learner starts
   emit();
+  delete document.documentElement.dataset.awaiting;
 }

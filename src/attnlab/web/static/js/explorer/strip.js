@@ -3,7 +3,7 @@
 // screen (sticky at the bottom of the explorer; lab.css shows it at narrow
 // widths only) with each source's share and the output, the strings the
 // answer carries for it (lab/explorer/answer.py: "A 14%" as the Share table
-// writes it, "o = [..]"). While a drag lasts it moves to the screen edge away
+// writes it, "o = [..]", and its pictures' names). While a drag lasts it moves to the screen edge away
 // from the finger, so it never covers q, and adds the pie and the value plane,
 // drawn by the panels' own functions from the same answer: it can never
 // disagree with them.
@@ -16,8 +16,8 @@ import { drawPie } from "./share.js";
 export function mountStrip(anchor) {
   const shares = h("span", { class: "strip-shares" });
   const output = h("span", { class: "strip-output" });
-  const pie = s("svg", { class: "mini-pie", role: "img", "aria-label": "Shares while dragging" });
-  const mix = s("svg", { class: "mini-mix", role: "img", "aria-label": "Output while dragging" });
+  const pie = s("svg", { class: "mini-pie", role: "img" });
+  const mix = s("svg", { class: "mini-mix", role: "img" });
   const mini = h("div", { class: "mini-view" }, pie, mix);
   // Hidden from assistive technology: it repeats the panels and the summary.
   // No id: a notebook may hold several.
@@ -35,6 +35,8 @@ export function mountStrip(anchor) {
     }
     items.forEach((item, i) => text(shares.children[i], item));
     text(output, result.strip.output);
+    pie.setAttribute("aria-label", result.strip.pie);
+    mix.setAttribute("aria-label", result.strip.mix);
   }
 
   function paint() {

@@ -10,9 +10,9 @@ export function drawSummary(els, state) {
   const result = state.result;
   if (state.ui.rowLabel) text(els.rowLabel, state.ui.rowLabel);
   // Sentences that say which row is shown (the server words them; until the
-  // held example answers, the page's own unmasked wording stays).
+  // held example answers, the page shows the worked example's, written in by the server).
   for (const [key, el] of Object.entries(els.texts)) {
-    if (state.ui.texts && key in state.ui.texts) text(el, state.ui.texts[key]);
+    if (state.ui.texts && key in state.ui.texts) text(el, state.ui.texts[key].text);
   }
   if (!result) return;
   const said = result.display.labels;

@@ -3,10 +3,11 @@
 // and "Questions to think about" sit above the explorer; the server writes
 // them into the page itself, see web/assets.py.) MathML and
 // prose are parsed as XML and imported node by node (no innerHTML), so text
-// stays text; links get rel="noopener noreferrer".
+// stays text; links get rel="noopener noreferrer". Every line is the lab's
+// (lab/content.py: a paper's byline, the connections' count).
 
 import { fill, h } from "../shared/dom.js";
-import { request } from "../shared/http.js";
+import { getJSON } from "../shared/http.js";
 
 const XHTML = "http://www.w3.org/1999/xhtml";
 
@@ -43,20 +44,19 @@ function drawPapers(el, papers) {
           "li",
           null,
           h("p", { class: "paper-title" }, p.title),
-          h("p", { class: "hint" }, `${p.authors} · ${p.year} · ${p.venue}`),
-          h("a", { href: p.url, rel: "noopener noreferrer", "aria-label": `${p.link.replace(" →", "")}: ${p.title}` }, p.link),
+          h("p", { class: "hint" }, p.byline),
+          h("a", { href: p.url, rel: "noopener noreferrer", "aria-label": p.link_label }, p.link),
         ),
       ),
     ),
   );
 }
 
-function drawConnections(el, connections) {
-  const total = connections.groups.reduce((n, g) => n + g.items.length, 0);
+function drawConnections(el, connections, inAttnlab) {
   fill(
     el,
     h("h2", { id: "connections-title" }, connections.heading),
-    h("h3", null, `Other connections (${total})`),
+    h("h3", null, connections.count_heading.text),
     connections.groups.map((g) =>
       h(
         "section",
@@ -69,9 +69,9 @@ function drawConnections(el, connections) {
             h(
               "li",
               { class: "connection" },
-              h("p", null, h("strong", null, `${item.title}: `), `${item.relation}.`),
+              h("p", null, h("strong", null, item.heading), " ", item.relation_sentence),
               h("p", null, item.text),
-              item.attnlab ? h("p", { class: "in-attnlab" }, h("strong", null, "In attnlab: "), item.attnlab) : null,
+              item.attnlab ? h("p", { class: "in-attnlab" }, h("strong", null, inAttnlab), " ", item.attnlab) : null,
             ),
           ),
         ),
@@ -82,11 +82,14 @@ function drawConnections(el, connections) {
 
 /** Fetch the content once and draw the sections below the demos. */
 export async function mountContent(els) {
-  const answer = await request("/api/notebook/content");
-  if (!answer.ok) return;
-  const c = answer.body;
+  let c;
+  try {
+    c = await getJSON("/api/notebook/content");
+  } catch {
+    return; // the sections below the demos stay empty; the explorer's banner says when offline
+  }
   drawMath(els.math, c.math);
   drawPapers(els.papers, c.papers);
-  drawConnections(els.connections, c.connections);
+  drawConnections(els.connections, c.connections, c.in_attnlab);
   els.footer.textContent = c.footer;
 }

@@ -4,11 +4,13 @@
 // colours, widths and fonts copied onto each element as attributes, so the
 // file stands alone and shows exactly what the page shows (one drawing
 // source). The PNG is that SVG drawn onto a canvas (drawing, not maths).
-// Import sends a JSON file's text to the server, which validates it; a bad
-// file gets its message and changes nothing.
+// Import sends a JSON file's text (and its name, for the words) to the server,
+// which validates it; a bad file gets its message and changes nothing. Every
+// word is the lab's: the answers' and the page's (pageWords().export).
 
-import { text } from "../shared/dom.js";
-import { errorText, request } from "../shared/http.js";
+import { lines, text } from "../shared/dom.js";
+import { ApiError, postJSON } from "../shared/http.js";
+import { pageWords } from "../shared/words.js";
 import { adoptStudy, adoptView, getHeld, getNb, setMessage } from "./state.js";
 
 function save(blob, filename) {
@@ -33,9 +35,7 @@ async function settledNumbers() {
 async function fetchExport(path, withStudy = true) {
   await settledNumbers();
   const body = withStudy ? { held: getHeld(), study: getNb().study } : { held: getHeld() };
-  const answer = await request(`/api/notebook/${path}`, { method: "POST", body, text: true });
-  if (!answer.ok) throw new Error(errorText(answer));
-  return answer.body;
+  return postJSON(`/api/notebook/${path}`, body, { text: true });
 }
 
 function utf8Base64(textValue) {
@@ -73,11 +73,11 @@ const STYLE_PROPS = [
 const DROP = ["tabindex", "role", "aria-roledescription", "aria-describedby", "aria-labelledby", "id"];
 
 /**
- * Serialise the page's SVG `svg` as a standalone document titled `title`:
- * computed styles inlined, a white background, and a viewBox grown to the
- * drawn content so no label is cropped.
+ * Serialise the page's SVG `svg` as a standalone document titled `title` and described
+ * by `description`: computed styles inlined, a white background, and a viewBox grown to
+ * the drawn content so no label is cropped.
  */
-export function standaloneSvg(svg, title) {
+export function standaloneSvg(svg, title, description = "") {
   const clone = svg.cloneNode(true);
   const from = [svg, ...svg.querySelectorAll("*")];
   const to = [clone, ...clone.querySelectorAll("*")];
@@ -109,41 +109,44 @@ export function standaloneSvg(svg, title) {
   for (const [k, v] of Object.entries({ x: x0, y: y0, width: w, height: h, fill: "#ffffff" })) bg.setAttribute(k, String(v));
   const titleEl = document.createElementNS(ns, "title");
   titleEl.textContent = title;
-  clone.prepend(titleEl, bg);
+  const descEl = document.createElementNS(ns, "desc");
+  descEl.textContent = description;
+  clone.prepend(titleEl, descEl, bg);
   return `<?xml version="1.0" encoding="UTF-8"?>\n${new XMLSerializer().serializeToString(clone)}\n`;
 }
 
+/** The page's SVG `id` as a file: the lab's title for it, described by the query caption's words. */
 function pageSvg(id, title) {
-  const svg = document.getElementById(id);
   const caption = document.getElementById("query-caption");
-  return standaloneSvg(svg, `${title} · ${caption ? caption.textContent : ""}`);
+  return standaloneSvg(document.getElementById(id), title, caption ? caption.textContent : "");
 }
 
-const keySvg = () => pageSvg("match-plot", "attnlab key space: q, the keys and q's projections");
-const valueSvg = () => pageSvg("mix-plot", "attnlab value space: the values, the carries and the output o");
+const keySvg = () => pageSvg("match-plot", pageWords().export.titles.key);
+const valueSvg = () => pageSvg("mix-plot", pageWords().export.titles.value);
 
+// Each export's content, by kind; its file's name and words are the lab's (pageWords().export.files).
 const EXPORTS = {
-  json: async () => [new Blob([await fetchExport("export/json")], { type: "application/json" }), "attnlab-study.json"],
-  markdown: async () => [new Blob([await fetchExport("export/markdown")], { type: "text/markdown" }), "attnlab-study.md"],
-  ipynb: async () => [new Blob([await fetchExport("export/ipynb", false)], { type: "application/x-ipynb+json" }), "attnlab-worked-example.ipynb"],
-  "key-svg": async () => [new Blob([keySvg()], { type: "image/svg+xml" }), "attnlab-key-space.svg"],
-  "value-svg": async () => [new Blob([valueSvg()], { type: "image/svg+xml" }), "attnlab-value-space.svg"],
-  "key-png": async () => [await svgToPng(keySvg()), "attnlab-key-space.png"],
-  "value-png": async () => [await svgToPng(valueSvg()), "attnlab-value-space.png"],
+  json: async () => new Blob([await fetchExport("export/json")], { type: "application/json" }),
+  markdown: async () => new Blob([await fetchExport("export/markdown")], { type: "text/markdown" }),
+  ipynb: async () => new Blob([await fetchExport("export/ipynb", false)], { type: "application/x-ipynb+json" }),
+  "key-svg": async () => new Blob([keySvg()], { type: "image/svg+xml" }),
+  "value-svg": async () => new Blob([valueSvg()], { type: "image/svg+xml" }),
+  "key-png": async () => svgToPng(keySvg()),
+  "value-png": async () => svgToPng(valueSvg()),
 };
 
 export function mountExport(els) {
+  const words = pageWords().export;
   for (const button of els.root.querySelectorAll("button[data-export]")) {
     button.addEventListener("click", async () => {
-      const kind = button.dataset.export;
+      const file = words.files[button.dataset.export];
       try {
-        const [blob, filename] = await EXPORTS[kind]();
-        save(blob, filename);
-        setMessage("export", `Saved ${filename}.`);
+        save(await EXPORTS[button.dataset.export](), file.name);
+        setMessage("export", [file.saved]);
       } catch (error) {
-        setMessage("export", `Export failed: ${error.message}`);
+        setMessage("export", [words.failed, ...(error instanceof ApiError ? error.messages : [])]);
       }
-      text(els.status, getNb().messages.export);
+      lines(els.status, getNb().messages.export);
     });
   }
 
@@ -157,16 +160,21 @@ export function mountExport(els) {
       content = null;
     }
     els.file.value = "";
-    if (content === null) return showImport("Import refused: the file could not be read. Nothing changed.", true);
-    const answer = await request("/api/notebook/import", { method: "POST", body: { text: content } });
-    if (!answer.ok) return showImport(`${errorText(answer)} Nothing changed.`, true);
-    await adoptView(answer.body);
-    if (answer.body.study) await adoptStudy(answer.body.study, answer.body.history); // the file's attempts and help
-    showImport(`Imported ${file.name}: the held example now shows its numbers${answer.body.study ? " and the study history is restored" : ""}.`, false);
+    if (content === null) return showImport([words.unreadable], true);
+    let answer;
+    try {
+      answer = await postJSON("/api/notebook/import", { text: content, name: file.name.slice(0, 255) });
+    } catch (error) {
+      if (!(error instanceof ApiError)) throw error;
+      return showImport([...error.messages, words.nothing_changed], true);
+    }
+    await adoptView(answer);
+    if (answer.study) await adoptStudy(answer.study, answer.history); // the file's attempts and help
+    showImport([answer.message.text], false);
   });
 
-  function showImport(message, bad) {
-    text(els.importStatus, message);
+  function showImport(messages, bad) {
+    lines(els.importStatus, messages);
     els.importStatus.classList.toggle("bad", bad);
   }
 }

@@ -5,6 +5,7 @@
 // counts as help for the attempt the learner leaves.
 
 import { fill, h } from "../shared/dom.js";
+import { pageWords } from "../shared/words.js";
 import { getNb, recordHelp, subscribeNb } from "./state.js";
 
 // The explorer's disclosures and the help kind each records.
@@ -27,9 +28,10 @@ export function watchHelp() {
 }
 
 export function mountHistory(els) {
+  const words = pageWords().history;
   function draw(nb) {
     if (!nb.history.length) {
-      fill(els.list, h("p", { class: "hint", id: "history-empty" }, "No checks or help yet in this visit."));
+      fill(els.list, h("p", { class: "hint", id: "history-empty" }, words.empty));
       return;
     }
     fill(
@@ -45,9 +47,9 @@ export function mountHistory(els) {
           },
           h("h4", null, g.heading),
           g.checks && g.checks.length
-            ? h("ul", { class: "history-checks", "aria-label": "Checks" }, g.checks.map((c) => h("li", { class: c.met ? "check-met" : "check-not-met" }, c.label)))
+            ? h("ul", { class: "history-checks", "aria-label": words.checks }, g.checks.map((c) => h("li", { class: c.met ? "check-met" : "check-not-met" }, c.label)))
             : null,
-          h("ul", { class: "history-help", "aria-label": "Help used" }, g.help.map((label) => h("li", null, label))),
+          h("ul", { class: "history-help", "aria-label": words.help }, g.help.map((label) => h("li", null, label))),
         ),
       ),
     );

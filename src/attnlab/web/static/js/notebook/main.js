@@ -21,6 +21,7 @@ mountContent({
 });
 
 mountSequence({
+  title: byId("held-title"),
   table: byId("seq-table"),
   message: byId("seq-message"),
   explorerNote: byId("seq-explorer-note"),

@@ -5,29 +5,39 @@
 // frames a second); this module picks the frame for the clock and draws its
 // pictures and its words together, so they never disagree. It never reads or
 // changes the learner's experiment. Under prefers-reduced-motion there is no
-// animation: the captions become steps, each drawn as a still frame.
+// animation: the captions become steps, each drawn as a still frame. Every word
+// is the lab's: the frames' and captions' (the clock, the step titles) and the
+// page's (pageWords().playback).
 
 import { fill, h, s, text } from "../shared/dom.js";
 import { drawKeyPlane } from "../explorer/match.js";
 import { drawValuePlane } from "../explorer/mix.js";
-import { request } from "../shared/http.js";
+import { getJSON } from "../shared/http.js";
+import { pageWords } from "../shared/words.js";
 import { recordHelp } from "./state.js";
 import { SIZE } from "../shared/plot.js";
 import { drawPie } from "../explorer/share.js";
 
 const reduced = window.matchMedia("(prefers-reduced-motion: reduce)");
 
-/** The explorer's result shape for frame `f` (constants merged in, nothing computed). */
+/** The explorer's result shape for frame `f` (the script's constants merged in, nothing computed). */
 function resultFor(script, f) {
+  const fixed = script.display;
   return {
     trace: { ...f.trace, keys: script.keys, values: script.values, labels: script.labels, allowed: script.allowed },
     geometry: { ...f.geometry, hull: script.hull, key_view: script.key_view, value_view: script.value_view },
-    display: f.display,
+    display: {
+      ...f.display,
+      words: fixed.words,
+      off: fixed.off,
+      sources: f.display.sources.map((src, i) => ({ ...fixed.sources[i], ...src })),
+    },
     compare: { active: false },
   };
 }
 
 export function mountPlayback(els) {
+  const words = pageWords().playback;
   let script = null;
   let t = 0;
   let playing = false;
@@ -58,8 +68,8 @@ export function mountPlayback(els) {
     const f = frameAt(t);
     draw(f, script.captions[f.caption], f.text);
     els.scrub.value = String(t);
-    text(els.time, `${t.toFixed(1)} s of ${script.duration} s`);
-    els.scrub.setAttribute("aria-valuetext", `${t.toFixed(1)} seconds of ${script.duration}`);
+    text(els.time, f.time.text); // the clock of the frame shown, in the lab's words
+    els.scrub.setAttribute("aria-valuetext", f.time.spoken);
   }
 
   function tick(now) {
@@ -77,7 +87,7 @@ export function mountPlayback(els) {
     // the words change with every frame while playing: a screen reader hears them when paused
     els.caption.setAttribute("aria-live", "off");
     startedAt = performance.now() - t * 1000;
-    text(els.play, "Pause");
+    text(els.play, words.pause);
     els.play.setAttribute("aria-pressed", "true");
     recordHelp("playback");
     raf = requestAnimationFrame(tick);
@@ -87,7 +97,7 @@ export function mountPlayback(els) {
     playing = false;
     els.caption.setAttribute("aria-live", "polite");
     cancelAnimationFrame(raf);
-    text(els.play, "Play");
+    text(els.play, words.play);
     els.play.setAttribute("aria-pressed", "false");
   }
 
@@ -95,7 +105,7 @@ export function mountPlayback(els) {
     step = Math.max(0, Math.min(script.captions.length - 1, n));
     const caption = script.captions[step];
     draw(script.frames[caption.anchor_frame], caption, caption.text);
-    text(els.stepTitle, `Step ${step + 1} of ${script.captions.length}`);
+    text(els.stepTitle, caption.title);
     els.stepPrev.disabled = step === 0;
     els.stepNext.disabled = step === script.captions.length - 1;
     for (const li of els.steps.children) li.classList.toggle("current", Number(li.dataset.step) === step);
@@ -121,13 +131,13 @@ export function mountPlayback(els) {
   }
 
   async function fetchScript() {
-    const answer = await request("/api/notebook/playback");
-    if (!answer.ok) {
+    try {
+      script = await getJSON("/api/notebook/playback");
+    } catch {
       loading = null;
-      text(els.caption, "The playback could not be loaded from the attnlab server.");
+      text(els.caption, words.failed);
       return;
     }
-    script = answer.body;
     els.scrub.max = String(script.duration);
     fill(
       els.steps,

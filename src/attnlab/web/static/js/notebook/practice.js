@@ -9,12 +9,17 @@
 //
 // The form is mounted once per (challenge, attempt, saved response) and
 // otherwise updated in place, so what the learner is typing, and the caret,
-// survive every redraw without snapshots.
+// survive every redraw without snapshots. Every word is the lab's: the
+// challenges' data, the study's answers and the page's (pageWords().practice).
 
-import { fill, h, text } from "../shared/dom.js";
+import { fill, h, lines, text } from "../shared/dom.js";
 import { toJson } from "../shared/json.js";
-import { getHeld, getNb, loadWorked, studyAction, subscribeNb } from "./state.js";
+import { pageWords } from "../shared/words.js";
+import { getNb, loadWorked, studyAction, subscribeNb } from "./state.js";
+import { getState } from "../explorer/state.js";
 import { readResponse } from "../shared/response.js";
+
+const WORDS = () => pageWords().practice;
 
 function entryOf(nb, id) {
   return nb.study.challenges[id] || null;
@@ -33,7 +38,7 @@ function panelOf(nb, c, entry) {
 
 function responseForm(c, attempt) {
   const spec = c.response;
-  if (!spec) return h("p", { class: "hint" }, "No typed answer: the goal is checked on the example as it is now.");
+  if (!spec) return h("p", { class: "hint" }, WORDS().no_typed);
   const saved = attempt ? attempt.response : null;
   if (spec.type === "choice") {
     return h(
@@ -60,20 +65,15 @@ function responseForm(c, attempt) {
 }
 
 /**
- * Why the held example cannot try challenge `c` (its sources are not A, B, C,
- * or it needs the worked keys), or "". The server says the same on Check.
+ * Why the held example cannot try challenge `c`: the first of the held view's worked_fit
+ * sentences the challenge needs (an example of one query, other sources, other keys),
+ * or null. The server says the same on Check.
  */
-function misfit(nb, c) {
-  const held = getHeld();
-  const worked = nb.practice.worked_labels;
-  if (!held || c.by_role) return ""; // by role (the second source): any example with two sources fits
-  if (toJson(held.labels) !== toJson(worked)) {
-    return `The challenges are written for the worked example's sources ${worked.join(", ")}; yours are ${held.labels.join(", ")}.`;
-  }
-  if (c.needs_keys && toJson(held.keys) !== toJson(nb.practice.worked_keys)) {
-    return "This challenge needs the worked example's keys; with other keys it may have no solution.";
-  }
-  return "";
+function misfit(c) {
+  const view = getState().held;
+  if (!view) return null;
+  const need = c.needs.find((name) => view.worked_fit[name]);
+  return need ? view.worked_fit[need].text : null;
 }
 
 /** A button whose press keeps it (pointer capture): a redraw that moves it under the pointer loses no click. */
@@ -85,29 +85,30 @@ function button(action, label, attrs = {}) {
 
 /** The one active-challenge panel: built once, its parts updated in place. */
 function buildPanel(onClose) {
+  const words = WORDS();
   const p = {
     root: h("section", { id: "active-challenge", class: "active-challenge", "aria-labelledby": "active-challenge-title", tabindex: "-1" }),
     title: h("h3", { id: "active-challenge-title" }),
     prompt: h("p", { class: "prompt" }),
-    prev: button("prev-attempt", "‹ Previous", { "aria-label": "Previous attempt" }),
+    prev: button("prev-attempt", words.prev, { "aria-label": words.prev_name }),
     label: h("span", { class: "attempt-label" }),
-    next: button("next-attempt", "Next ›", { "aria-label": "Next attempt" }),
+    next: button("next-attempt", words.next, { "aria-label": words.next_name }),
     form: h("div", { class: "response" }),
     error: h("p", { class: "form-error", role: "alert" }),
-    check: button("check", "Check"),
-    clear: button("clear", "Clear response"),
-    retry: button("retry", "New attempt"),
+    check: button("check", words.check),
+    clear: button("clear", words.clear),
+    retry: button("retry", words.retry),
     feedback: h("p", { class: "feedback", role: "status" }),
     offer: h("div", { class: "load-offer", hidden: true }),
-    offerText: h("p"),
-    load: button("load-worked", "Load the A/B/C example"),
+    offerText: h("p", null),
+    load: button("load-worked", words.load),
     hints: h("ol", { class: "hint-list" }),
     hint: button("hint", ""),
-    reveal: button("answer", "Show answer"),
+    reveal: button("answer", words.reveal),
     answer: h("p", { class: "answer", hidden: true }),
-    close: button("close", "Close challenge"),
+    close: button("close", words.close),
   };
-  p.offer.append(p.offerText, h("p", { class: "controls" }, p.load));
+  p.offer.append(p.offerText, h("p", null, words.load_offer), h("p", { class: "controls" }, p.load));
   p.close.addEventListener("click", onClose);
   fill(
     p.root,
@@ -193,8 +194,8 @@ export function mountPractice(els) {
         nb.practice.challenges.map((c) => {
           const opener = h("button", { type: "button", class: "challenge-open", "aria-controls": "active-challenge" }, c.title);
           opener.addEventListener("click", () => open(c.id));
-          const where = c.uses === "held" ? "opens beside the held sequence" : "opens beside the explorer";
-          const li = h("li", { class: "challenge-item", id: `challenge-${c.id}`, "data-challenge": c.id }, opener, h("span", { class: "hint where" }, ` · ${where}`), h("span", { class: "item-status" }));
+          const where = WORDS().where[c.uses === "held" ? "held" : "explorer"];
+          const li = h("li", { class: "challenge-item", id: `challenge-${c.id}`, "data-challenge": c.id }, opener, h("span", { class: "hint where" }, where), h("span", { class: "item-status" }));
           items.set(c.id, li);
           return li;
         }),
@@ -226,9 +227,9 @@ export function mountPractice(els) {
     panel.feedback.className = feedback ? (feedback.met ? "feedback met" : "feedback not-met") : "feedback";
     if (feedback) fill(panel.feedback, h("strong", null, feedback.verdict.text), " ", feedback.words.text);
     else fill(panel.feedback);
-    const why = misfit(nb, c);
+    const why = misfit(c);
     panel.offer.hidden = !why;
-    text(panel.offerText, `${why} Load the worked example to try this challenge; your study history stays.`);
+    text(panel.offerText, why || "");
     const help = attempt ? attempt.help : [];
     const opened = help.filter((x) => x.kind === "hint").map((x) => x.detail);
     const shown = opened.length ? Math.max(...opened) : 0;
@@ -239,14 +240,14 @@ export function mountPractice(els) {
     const answer = attempt && attempt.answer;
     panel.answer.dataset.answer = c.id;
     panel.answer.hidden = !answer;
-    if (answer) fill(panel.answer, h("strong", null, "Answer: "), answer);
+    if (answer) fill(panel.answer, h("strong", null, WORDS().answer), answer);
     else fill(panel.answer);
     panel.reveal.hidden = Boolean(answer);
   }
 
   function draw(nb) {
-    text(els.message, nb.messages.practice);
-    els.message.hidden = !nb.messages.practice;
+    lines(els.message, nb.messages.practice);
+    els.message.hidden = !nb.messages.practice.length;
     if (!nb.practice) return;
     if (!items) buildList(nb);
     for (const [id, li] of items) {
@@ -254,7 +255,7 @@ export function mountPractice(els) {
       const met = entry && entry.attempts.some((a) => a.checks && a.checks.some((x) => x.met));
       li.classList.toggle("is-open", id === active);
       li.querySelector("button").setAttribute("aria-expanded", String(id === active));
-      text(li.querySelector(".item-status"), met ? " · ✓ met" : "");
+      text(li.querySelector(".item-status"), met ? WORDS().met : "");
     }
     if (!active) return;
     const c = byId().get(active);

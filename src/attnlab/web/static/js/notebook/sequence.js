@@ -5,46 +5,47 @@
 // checkbox in a cell is the mask (checked = may attend); a change that would
 // leave a row with nothing allowed is refused by the server, and the message
 // shows here while the previous mask stays. "Show in the explorer" puts a
-// masked row into the explorer above.
+// masked row into the explorer above. Every word is the lab's: the held view's
+// (lab/explorer/view.py) and the page's (pageWords().sequence).
 
-import { fill, h, text } from "../shared/dom.js";
+import { fill, h, lines, text } from "../shared/dom.js";
+import { pageWords } from "../shared/words.js";
 import { subscribeNb } from "./state.js";
 import { editHeld, getState } from "../explorer/state.js";
 
-function cell(view, r, i) {
-  const held = view.example;
+function cell(view, r, i, words) {
   const row = view.rows[r];
-  const label = held.labels[i];
   const blocked = view.blocked[r][i];
   const box = h("input", {
     type: "checkbox",
     id: `mask-${r}-${i}`,
     "data-row": r,
     "data-source": i,
-    "aria-label": `Row ${r} (${held.labels[r]}) may attend to ${label}`,
+    "aria-label": row.mask_labels[i],
   });
   box.checked = !blocked;
   box.addEventListener("change", () => {
     editHeld({ kind: "mask", row: r, source: i, allowed: box.checked });
   });
   const numbers = blocked
-    ? h("span", { class: "seq-blocked-text" }, "blocked")
+    ? h("span", { class: "seq-blocked-text" }, words.blocked)
     : h(
         "span",
         { class: "seq-numbers" },
-        h("span", { class: "seq-score", "data-field": `score-${r}-${i}` }, `s ${row.scores_text[i]}`),
+        h("span", { class: "seq-score", "data-field": `score-${r}-${i}` }, row.score_marks[i]),
         h("span", { class: "seq-share", "data-field": `share-${r}-${i}` }, row.weights_text[i]),
       );
   return h(
     "td",
     { class: blocked ? "seq-cell blocked" : "seq-cell", "data-cell": `${r}-${i}` },
     numbers,
-    h("label", { class: "seq-toggle", for: `mask-${r}-${i}` }, box, h("span", { "aria-hidden": "true" }, "may attend")),
+    h("label", { class: "seq-toggle", for: `mask-${r}-${i}` }, box, h("span", { "aria-hidden": "true" }, words.may_attend)),
   );
 }
 
-function rowHeader(view, r) {
+function rowHeader(view, r, words) {
   const held = view.example;
+  const row = view.rows[r];
   const showing = held.row === r && held.masked;
   const button = h(
     "button",
@@ -55,51 +56,47 @@ function rowHeader(view, r) {
       "data-show-row": r,
       "aria-pressed": showing ? "true" : "false",
     },
-    showing ? "In the explorer" : "Show in the explorer",
+    showing ? words.in_explorer : words.show,
   );
   button.addEventListener("click", () => editHeld({ kind: "select", row: r, masked: true }));
-  return h(
-    "th",
-    { scope: "row" },
-    h("span", { class: "seq-row-name" }, `Row ${r} (${held.labels[r]})`),
-    h("span", { class: "seq-query" }, `q = [${held.queries[r].join(", ")}]`),
-    button,
-  );
+  return h("th", { scope: "row" }, h("span", { class: "seq-row-name" }, row.name), h("span", { class: "seq-query" }, row.query_text), button);
 }
 
 /**
  * Mount the sequence view into its elements. It draws explorer/state.js's held example
- * (state.held, state.heldMessage) when notebook/state.js says it changed: after the
+ * (state.held, state.heldMessages) when notebook/state.js says it changed: after the
  * explorer's frame, so a drag's numbers are never held back by the table.
  */
 export function mountSequence(els) {
+  const words = pageWords().sequence;
   els.unmasked.addEventListener("click", () => editHeld({ kind: "select", row: 0, masked: false }));
 
   let last = null; // what was drawn: study actions also notify, and need no redraw
   function draw() {
     const state = getState();
     const view = state.held;
-    if (last && last.view === view && last.message === state.heldMessage) return;
-    last = { view, message: state.heldMessage };
-    text(els.message, state.heldMessage);
-    els.message.hidden = !state.heldMessage;
+    if (last && last.view === view && last.messages === state.heldMessages) return;
+    last = { view, messages: state.heldMessages };
+    lines(els.message, state.heldMessages);
+    els.message.hidden = !state.heldMessages.length;
     if (!view) return;
     const held = view.example;
-    text(els.explorerNote, view.explorer.line);
+    text(els.title, view.title.text);
+    text(els.explorerNote, view.explorer.line.text);
     els.unmasked.setAttribute("aria-pressed", !held.masked && held.row === 0 ? "true" : "false");
     const focused = els.table.contains(document.activeElement) ? document.activeElement.id : null;
     fill(
       els.table,
-      h("caption", null, view.caption),
+      h("caption", null, view.caption.text),
       h(
         "thead",
         null,
         h(
           "tr",
           null,
-          h("th", { scope: "col" }, "Row (query)"),
-          held.labels.map((label) => h("th", { scope: "col" }, `Source ${label}`)),
-          h("th", { scope: "col" }, "Output o"),
+          h("th", { scope: "col" }, words.row_query),
+          view.sources.map((name) => h("th", { scope: "col" }, name)),
+          h("th", { scope: "col" }, words.output),
         ),
       ),
       h(
@@ -109,15 +106,15 @@ export function mountSequence(els) {
           h(
             "tr",
             { class: held.row === r && held.masked ? "seq-current" : "" },
-            rowHeader(view, r),
-            held.labels.map((_, i) => cell(view, r, i)),
+            rowHeader(view, r, words),
+            held.labels.map((_, i) => cell(view, r, i, words)),
             h("td", { class: "seq-output", "data-field": `output-${r}` }, row.output_text),
           ),
         ),
       ),
     );
     if (focused) document.getElementById(focused)?.focus(); // redraws keep keyboard focus
-    fill(els.summaries, view.rows.map((row) => h("li", null, `Row ${row.row}: ${row.summary}`)));
+    fill(els.summaries, view.rows.map((row) => h("li", null, row.summary.text)));
   }
 
   subscribeNb(draw);

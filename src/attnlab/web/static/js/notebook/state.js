@@ -4,7 +4,7 @@
 // the explorer are the page's one state (explorer/state.js), and this module never
 // holds a copy of them. getHeld() reads explorer/state.js.
 //
-// nb = {study, history, practice, messages: {practice, export}, offline}
+// nb = {study, history, practice, messages: {practice: [lines], export: [lines]}, offline}
 // Views call the exported actions and redraw from subscribeNb(). Study
 // requests run one at a time in order. The study is not saved: reloading clears it.
 //
@@ -13,7 +13,7 @@
 // (subscribeSettled): a drag's frames carry only the explorer, and the held
 // table draws the newest held example once the drag pauses.
 
-import { errorText, request } from "../shared/http.js";
+import { ApiError, getJSON, postJSON } from "../shared/http.js";
 import { getHeld, getState, replaceHeld, subscribeSettled } from "../explorer/state.js";
 
 export { getHeld };
@@ -22,7 +22,7 @@ const nb = {
   study: { version: 1, active: null, before: [], challenges: {} },
   history: [],
   practice: null,
-  messages: { practice: "", export: "" },
+  messages: { practice: [], export: [] },
   offline: false,
 };
 const subscribers = new Set();
@@ -57,11 +57,11 @@ export function setMessage(area, message) {
 
 // --- the held example's changes, drawn once the numbers settle -------------------
 
-let drawn = { held: undefined, message: undefined };
+let drawn = { held: undefined, messages: undefined };
 
 subscribeSettled((state) => {
-  if (state.held === drawn.held && state.heldMessage === drawn.message) return;
-  drawn = { held: state.held, message: state.heldMessage };
+  if (state.held === drawn.held && state.heldMessages === drawn.messages) return;
+  drawn = { held: state.held, messages: state.heldMessages };
   emit();
 });
 
@@ -74,13 +74,14 @@ export function adoptView(view) {
 export function studyAction(action) {
   return enqueue(async () => {
     if (!getHeld()) return;
-    const answer = await request("/api/notebook/study", { method: "POST", body: { held: getHeld(), study: nb.study, action } });
-    if (answer.ok) {
-      nb.study = answer.body.study;
-      nb.history = answer.body.history;
-      nb.messages = { ...nb.messages, practice: "" };
-    } else {
-      nb.messages = { ...nb.messages, practice: errorText(answer) };
+    try {
+      const answer = await postJSON("/api/notebook/study", { held: getHeld(), study: nb.study, action });
+      nb.study = answer.study;
+      nb.history = answer.history;
+      nb.messages = { ...nb.messages, practice: [] };
+    } catch (error) {
+      if (!(error instanceof ApiError)) throw error; // offline: enqueue says so
+      nb.messages = { ...nb.messages, practice: error.messages };
     }
     emit();
   });
@@ -99,7 +100,7 @@ export function adoptStudy(study, history) {
 export function loadWorked() {
   const example = getState().example;
   if (example) replaceHeld(example.sequence.example); // the first answer's: the page keeps no copy
-  nb.messages = { ...nb.messages, practice: "" };
+  nb.messages = { ...nb.messages, practice: [] };
   emit();
 }
 
@@ -113,7 +114,6 @@ export function recordHelp(help, detail = null, challenge = null) {
 
 /** Load the practice data (the held example is explorer/state.js's: explorer/statestart.js loads it). */
 export async function startNotebook() {
-  const practice = await request("/api/notebook/practice");
-  nb.practice = practice.body;
+  nb.practice = await getJSON("/api/notebook/practice");
   emit();
 }

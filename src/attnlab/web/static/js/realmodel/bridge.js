@@ -3,12 +3,15 @@
 // drawing modules (imported, not copied): the score table and the shares
 // strip of explorer/share.js, the plane helpers and label placement of
 // shared/plot.js. q and every key at full precision sit in disclosures; the plane is the server's
-// projection onto the plane of q and its top key, labelled as one.
+// projection onto the plane of q and its top key, labelled as one. Every word
+// is the server's (the answer's, or the view's words: GET /api/models), and each
+// key says its token's exact text on hover.
 // Numbers and strings: GET /api/models/jobs/{id}/bridge/{layer}/{head}/{query}.
 import { byId, fill, h, s, srcClass } from "../shared/dom.js";
 import { arrow, grid, label, placeLabels, plane, SIZE } from "../shared/plot.js";
 import { drawScoreTable, drawStrip } from "../explorer/share.js";
-import { getJSON } from "../shared/http.js";
+import { keptJSON } from "./job.js";
+import { fillIn } from "./words.js";
 
 /** q and every key, each coordinate at full precision, behind disclosures. */
 function vectors(n) {
@@ -21,7 +24,7 @@ function vectors(n) {
       h("summary", {}, n.text.keys_summary),
       h("ol", { class: "rm-bridge-keys", start: 0 }, d.sources.map((src) => h("li", { "data-index": src.index },
         h("details", {},
-          h("summary", {}, src.summary),
+          h("summary", { title: src.exact }, src.summary),
           h("p", { class: "rm-precise", "data-field": `key-precise-${src.index}` }, src.key_precise)))))));
 }
 
@@ -49,7 +52,9 @@ function planeFigure(n) {
     parts.push(s("circle", { class: ["dot rm-bridge-key", cls, k.labelled && "is-labelled"], cx: p.x(k.x), cy: p.y(k.y),
       r: k.labelled ? 4 : 2.5, "data-index": k.index, "data-x": String(k.x), "data-y": String(k.y) },
     s("title", {}, k.title)));
-    if (k.labelled) labels.push(label(p, [k.x, k.y], k.label, `${cls}-text`));
+    // a labelled key says its token's exact text on hover (a group's title: the label's text stays its own)
+    if (k.labelled) labels.push(s("g", { class: "rm-bridge-label" }, s("title", {}, k.exact),
+      label(p, [k.x, k.y], k.label, `${cls}-text`)));
   }
   parts.push(arrow(p, [0, 0], pl.q, "amber", {}, 11));
   labels.unshift(label(p, pl.q, pl.q_display, "amber-text", 10, -14));
@@ -65,17 +70,17 @@ function steps(n) {
   const result = { trace: n.trace, display: n.display, geometry: n.geometry, compare: { active: false } };
   const section = h("div", { class: "rm-bridge-steps" },
     h("section", { class: "rm-bridge-step", "aria-labelledby": "rm-bridge-match" },
-      h("h4", { id: "rm-bridge-match" }, "1 · Match"),
+      h("h4", { id: "rm-bridge-match" }, n.text.match),
       h("p", { "data-words": "match" }, n.words.match.text),
-      h("div", { class: "rm-bridge-scroll", tabindex: "0", role: "region", "aria-label": "Scores and shares of every key" },
+      h("div", { class: "rm-bridge-scroll", tabindex: "0", role: "region", "aria-label": n.text.table_region },
         table)),
     h("section", { class: "rm-bridge-step", "aria-labelledby": "rm-bridge-share" },
-      h("h4", { id: "rm-bridge-share" }, "2 · Share"),
+      h("h4", { id: "rm-bridge-share" }, n.text.share),
       h("p", { "data-words": "share" }, n.words.share.text),
       strip,
       h("p", { class: "rm-precise", "data-field": "m-z" }, n.display.m_z_precise)),
     h("section", { class: "rm-bridge-step", "aria-labelledby": "rm-bridge-mix" },
-      h("h4", { id: "rm-bridge-mix" }, "3 · Mix"),
+      h("h4", { id: "rm-bridge-mix" }, n.text.mix),
       h("p", { "data-words": "mix" }, n.words.mix.text),
       h("details", { class: "rm-bridge-more", "data-part": "output" },
         h("summary", {}, n.text.output_summary),
@@ -97,10 +102,11 @@ function draw(box, n) {
 }
 
 /**
- * Wire the bridge; `getAt()` gives {jobId, layer, head, query, label} or null (no focused query).
+ * Wire the bridge; `getAt()` gives {jobId, layer, head, query, label} or null (no focused query);
+ * `words()` the view's words (GET /api/models' words: bridge_at, bridge_none, bridge_empty).
  * @returns {{show: () => void}} call when the focused query, layer or head changes
  */
-export function setupBridge(getAt) {
+export function setupBridge(getAt, words) {
   const open = byId("rm-bridge-open");
   const note = byId("rm-bridge-note");
   const panel = byId("rm-bridge");
@@ -113,7 +119,7 @@ export function setupBridge(getAt) {
     const mine = ++ticket;
     const where = [at.layer, at.head, at.query].map(encodeURIComponent).join("/");
     try {
-      const n = await getJSON(`/api/models/jobs/${encodeURIComponent(at.jobId)}/bridge/${where}`);
+      const n = await keptJSON(`/api/models/jobs/${encodeURIComponent(at.jobId)}/bridge/${where}`);
       if (mine !== ticket) return;
       draw(out, n);
       // take the focus only if the learner has not moved it meanwhile (a slow answer must not steal it)
@@ -134,12 +140,13 @@ export function setupBridge(getAt) {
     show() {
       const at = getAt();
       open.disabled = !at;
-      fill(note, at ? `Query ${at.label} · layer ${at.layer}, head ${at.head}` : "Focus a query token first.");
+      const w = words();
+      fill(note, at ? fillIn(w.bridge_at, { query: at.label, layer: at.layer, head: at.head }) : w.bridge_none);
       // an open bridge follows the focused query, layer and head; a new trace (no query yet) empties it
       if (at && !panel.hidden) load(false);
       if (!at && !panel.hidden) {
         ticket += 1; // an answer still on its way is for the old text
-        fill(out, h("p", { class: "rm-bridge-empty" }, "Focus a query token of this text to open its row here."));
+        fill(out, h("p", { class: "rm-bridge-empty" }, w.bridge_empty));
       }
     },
   };

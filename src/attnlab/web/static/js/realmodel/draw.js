@@ -1,9 +1,12 @@
 // The Real model view's pictures of one head: the token buttons, the heatmap
 // and the lines. Every number comes from the API (/api/models/jobs/{id}/heads/L/H:
-// weights, null where blocked, and their display strings); this module only
-// maps a share in [0, 1] to ink.
+// weights, null where blocked, and their display strings) and every word too
+// (a token's label, its short form and its exact text; a cell's readout as the
+// head's templates, filled with the head's own strings); this module only maps
+// a share in [0, 1] to ink.
 import { fill, h, s } from "../shared/dom.js";
 import { ink, labelEvery, sharesImage } from "./ink.js";
+import { fillIn } from "./words.js";
 
 const RECTS_UP_TO = 64; // tokens drawn cell by cell (with a title each); longer texts as one image
 const LINES_ALL_UP_TO = 64; // longer texts: without a focused query, each query's strongest line only
@@ -14,26 +17,45 @@ const CELL_MAX = 26; // px per heatmap cell, shrunk for long texts
 const LABEL_W = 96; // room for the query labels on the left
 const LABEL_H = 90; // room for the key labels on top (rotated)
 
-/** A short label for a token: "3 sat"; long ones are cut with an ellipsis. */
-export function tokenLabel(labels, i) {
-  const label = labels[i];
-  return label.length > 14 ? label.slice(0, 13) + "…" : label;
+/**
+ * A token's label on a picture's axis: its short form, with its exact text as the tooltip of a
+ * group around it (a <title> inside the <text> would be part of its text).
+ * @param {{short: string, exact: string}} token
+ */
+function axisLabel(attrs, token) {
+  return s("g", { class: "rm-axis-label" }, s("title", {}, token.exact), s("text", attrs, token.short));
 }
 
 /**
- * Draw the query-token buttons (a roving-tabindex toolbar).
- * @param {HTMLElement} box
- * @param {{labels: string[], focus: number|null, onFocus: (i: number) => void}} opts
+ * What one cell says (its <title>, and the tooltip's line): the head's template, filled with the
+ * tokens' labels and the cell's printed share (at full precision too where the head sent it).
+ * @param {object} head the API's head answer: cells (templates), shares, precise (or null), weights
+ * @param {{label: string}[]} tokens
  */
-export function drawTokens(box, { labels, focus, onFocus }) {
+export function cellWords(head, tokens, i, j) {
+  const slots = { query: tokens[i].label, key: tokens[j].label };
+  if (head.weights[i][j] === null) return fillIn(head.cells.blocked, slots);
+  slots.share = head.shares[i][j];
+  if (!head.precise) return fillIn(head.cells.share, slots);
+  return fillIn(head.cells.exact, { ...slots, exact: head.precise[i][j] });
+}
+
+/**
+ * Draw the query-token buttons (a roving-tabindex toolbar); each says its exact text on hover.
+ * @param {HTMLElement} box
+ * @param {{tokens: {label: string, exact: string}[], focus: number|null, onFocus: (i: number) => void}} opts
+ */
+export function drawTokens(box, { tokens, focus, onFocus }) {
   const current = focus ?? 0;
-  const buttons = labels.map((label, i) =>
+  const last = tokens.length - 1;
+  const buttons = tokens.map(({ label, exact }, i) =>
     h(
       "button",
       {
         type: "button",
         class: ["rm-token", i === focus && "is-focus"],
         "data-index": i,
+        title: exact,
         "aria-pressed": i === focus ? "true" : "false",
         tabindex: i === current ? "0" : "-1",
         onmouseenter: () => onFocus(i),
@@ -41,10 +63,10 @@ export function drawTokens(box, { labels, focus, onFocus }) {
         onclick: () => onFocus(i),
         onkeydown: (event) => {
           const step = { ArrowRight: 1, ArrowDown: 1, ArrowLeft: -1, ArrowUp: -1 }[event.key];
-          const jump = { Home: 0, End: labels.length - 1 }[event.key];
+          const jump = { Home: 0, End: last }[event.key];
           if (step === undefined && jump === undefined) return;
           event.preventDefault();
-          const next = jump ?? Math.min(labels.length - 1, Math.max(0, i + step));
+          const next = jump ?? Math.min(last, Math.max(0, i + step));
           box.querySelector(`[data-index="${next}"]`)?.focus();
         },
       },
@@ -78,12 +100,13 @@ function fitCell(svg, n) {
 /**
  * Draw one head's weights as a grid: row = query, column = key.
  * @param {SVGSVGElement} svg
- * @param {{labels: string[], head: object, focus: number|null, caption: string, zoom: number}} opts
- *   head.weights[i][j] (API floats, null where blocked), head.shares[i][j] (API strings, "" where blocked).
- * @returns {object} the grid drawn (for the cell readout): {labels, weights, shares, cell, x0, y0, width, focus}
+ * @param {{tokens: object[], head: object, focus: number|null, zoom: number}} opts
+ *   head.weights[i][j] (API floats, null where blocked), head.shares[i][j] (API strings, "" where blocked),
+ *   head.caption (the picture's label); tokens: the trace's {label, short, exact}.
+ * @returns {object} the grid drawn (for the cell readout): {tokens, head, cell, x0, y0, width, focus}
  */
-export function drawHeatmap(svg, { labels, head, focus, caption, zoom = 0 }) {
-  const n = labels.length;
+export function drawHeatmap(svg, { tokens, head, focus, zoom = 0 }) {
+  const n = tokens.length;
   // zoom: px per cell the learner picked (0 = fit: about 520 px of cells, less where the box is narrower)
   const cell = zoom > 0 ? zoom : fitCell(svg, n);
   const width = LABEL_W + n * cell + 40; // room for the last key label, rotated
@@ -91,7 +114,7 @@ export function drawHeatmap(svg, { labels, head, focus, caption, zoom = 0 }) {
   svg.setAttribute("viewBox", `0 0 ${width} ${height}`);
   svg.setAttribute("width", String(width));
   svg.setAttribute("height", String(height));
-  svg.setAttribute("aria-label", caption);
+  svg.setAttribute("aria-label", head.caption);
   const showText = cell >= 16;
   const labelled = labelEvery(cell, focus); // thinned labels for long texts, the focused one always
   const parts = [];
@@ -99,15 +122,15 @@ export function drawHeatmap(svg, { labels, head, focus, caption, zoom = 0 }) {
     if (!labelled(j)) continue;
     const x = LABEL_W + j * cell + cell / 2;
     parts.push(
-      s("text", { class: "rm-key-label", x, y: LABEL_H - 4, transform: `rotate(-60 ${x} ${LABEL_H - 4})` },
-        tokenLabel(labels, j)),
+      axisLabel({ class: "rm-key-label", x, y: LABEL_H - 4, transform: `rotate(-60 ${x} ${LABEL_H - 4})` },
+        tokens[j]),
     );
   }
   for (let i = 0; i < n; i++) {
     const y = LABEL_H + i * cell;
     if (labelled(i)) parts.push(
-      s("text", { class: ["rm-query-label", i === focus && "is-focus"], x: LABEL_W - 6, y: y + cell * 0.7 },
-        tokenLabel(labels, i)),
+      axisLabel({ class: ["rm-query-label", i === focus && "is-focus"], x: LABEL_W - 6, y: y + cell * 0.7 },
+        tokens[i]),
     );
     for (let j = 0; n <= RECTS_UP_TO && j < n; j++) {
       const w = head.weights[i][j];
@@ -120,12 +143,11 @@ export function drawHeatmap(svg, { labels, head, focus, caption, zoom = 0 }) {
           "fill-opacity": ok ? String(ink(w)) : "1",
           "data-q": i, "data-k": j, "data-weight": String(w),
         },
-        s("title", {}, ok ? `${labels[i]} → ${labels[j]}: share ${head.shares[i][j]} (exactly ${w})`
-          : `${labels[i]} may not see ${labels[j]}`)),
+        s("title", {}, cellWords(head, tokens, i, j))),
       );
       if (showText && ok && w >= 0.1) {
         parts.push(s("text", { class: ["rm-cell-text", w > 0.55 && "is-dark"], x: x + cell / 2, y: y + cell * 0.68 },
-          head.shares[i][j].replace(/^0\./, ".")));
+          head.cells.text[head.shares[i][j]]));
       }
     }
   }
@@ -143,7 +165,7 @@ export function drawHeatmap(svg, { labels, head, focus, caption, zoom = 0 }) {
     }));
   }
   fill(svg, parts);
-  return { labels, weights: head.weights, shares: head.shares, cell, x0: LABEL_W, y0: LABEL_H, width, focus };
+  return { tokens, head, cell, x0: LABEL_W, y0: LABEL_H, width, focus };
 }
 
 function imageOf(head) {
@@ -155,10 +177,11 @@ function imageOf(head) {
  * Draw lines from queries (left column) to keys (right column), ink = share.
  * With a focused query only its lines are drawn. Above LINES_ALL_UP_TO tokens and
  * without a focus, each query's strongest key only (tens of thousands of lines
- * would take seconds and draw a grey blur); the caption says so.
+ * would take seconds and draw a grey blur); the caption says so. The picture's label is the
+ * head's `lines_label`.
  */
-export function drawLines(svg, { labels, head, focus, caption }) {
-  const n = labels.length;
+export function drawLines(svg, { tokens, head, focus }) {
+  const n = tokens.length;
   const row = Math.max(9, Math.min(20, Math.floor(560 / n)));
   const width = 360;
   const height = n * row + 12;
@@ -167,7 +190,7 @@ export function drawLines(svg, { labels, head, focus, caption }) {
   svg.setAttribute("viewBox", `0 0 ${width} ${height}`);
   svg.setAttribute("width", String(width));
   svg.setAttribute("height", String(height));
-  svg.setAttribute("aria-label", caption);
+  svg.setAttribute("aria-label", head.lines_label);
   const y = (i) => 6 + i * row + row / 2;
   const lines = [];
   const focused = focus !== null && focus !== undefined;
@@ -187,9 +210,9 @@ export function drawLines(svg, { labels, head, focus, caption }) {
       }));
     }
   }
-  const text = labels.map((_, i) => [
-    s("text", { class: ["rm-line-label", "is-left", i === focus && "is-focus"], x: left - 6, y: y(i) + 4 }, tokenLabel(labels, i)),
-    s("text", { class: "rm-line-label", x: right + 6, y: y(i) + 4 }, tokenLabel(labels, i)),
+  const text = tokens.map((token, i) => [
+    axisLabel({ class: ["rm-line-label", "is-left", i === focus && "is-focus"], x: left - 6, y: y(i) + 4 }, token),
+    axisLabel({ class: "rm-line-label", x: right + 6, y: y(i) + 4 }, token),
   ]);
   fill(svg, lines, text);
 }

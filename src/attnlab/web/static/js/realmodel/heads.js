@@ -1,12 +1,11 @@
 // The layer overview (small multiples of every head, grouped by the KV head
 // they read) and the focused query's row in the explorer's terms. Numbers and
-// words come pre-formatted from the API. The overview draws the model view's
+// words come from the API as they are shown: this module places them (a token's
+// exact text as its title) and computes nothing. The overview draws the model view's
 // thumbnails (GET /api/models/jobs/{id}/model-view: at most 32 x 32 cells, each
 // the largest share of its block of tokens), so switching layer fetches nothing.
 import { fill, h, s } from "../shared/dom.js";
 import { ink } from "./ink.js";
-
-const TOP = 5; // sources named before "more"
 
 const MINI = 72; // px per small heatmap
 
@@ -35,7 +34,7 @@ export function drawHeads(box, { heads, image, kvGroups, selected, headNames, gr
     },
     miniHeatmap(image(hd)),
     h("span", { class: "rm-head-name" }, headNames[hd.head]),
-    h("span", { class: ["rm-kind", `kind-${hd.kind}`] }, hd.kind));
+    h("span", { class: ["rm-kind", `kind-${hd.kind}`] }, hd.kind_short));
   if (!shared) {
     fill(box, h("div", { class: "rm-group" }, heads.map(button)));
     return;
@@ -62,6 +61,14 @@ export function rowPending(box, title, computing) {
 }
 
 /**
+ * A sentence the server sent in parts ({text} as written, {token, exact} a token's label): each
+ * token marked, its exact text as its title.
+ */
+function parts(said) {
+  return said.parts.map((p) => ("token" in p ? h("strong", { title: p.exact }, p.token) : p.text));
+}
+
+/**
  * Draw one query's row: scaled scores and shares per key, the top sources, and the explorer's words.
  * @param {HTMLElement} box
  * @param {object} row the API's RowOut
@@ -70,29 +77,22 @@ export function rowPending(box, title, computing) {
 export function drawRow(box, row, title) {
   const body = row.sources.map((src) =>
     h("tr", { class: src.allowed ? "" : "is-blocked", "data-index": src.index },
-      h("th", { scope: "row" }, src.label),
+      h("th", { scope: "row", title: src.exact }, src.label),
       h("td", { class: "num" }, src.score_display),
       h("td", { class: "num" }, src.share_display),
+      h("td", { class: "num", "data-field": "precise" }, src.share_precise),
     ));
-  // the five largest shares (the server's numbers, ordered here), the rest on demand
-  const ranked = row.sources.filter((src) => src.allowed).sort((a, b) => b.share - a.share);
-  const top = ranked.slice(0, TOP);
-  const rest = ranked.length - top.length;
+  const table = row.table;
   fill(box,
     h("h3", { id: "rm-row-title" }, title),
     rowStrip(row),
-    h("p", { class: "rm-top" }, `Top ${top.length} sources: `,
-      top.map((t, i) => [i ? ", " : "", h("strong", {}, t.label), ` ${t.share_display}`]),
-      rest > 0 ? `; ${rest} more below.` : "."),
+    h("p", { class: "rm-top" }, parts(row.top_words)),
     h("details", { class: "rm-more" },
-      h("summary", {}, `All ${row.sources.length} keys: scaled scores and shares`),
-      h("div", { class: "rm-row-scroll", tabindex: "0", role: "region", "aria-label": "Scores and shares of this query" },
+      h("summary", {}, row.more),
+      h("div", { class: "rm-row-scroll", tabindex: "0", role: "region", "aria-label": table.region },
         h("table", { class: "rm-row-table" },
-          h("caption", { class: "sr-only" }, `Scaled scores (scale ${row.scale_display}) and shares of ${row.query}`),
-          h("thead", {}, h("tr", {},
-            h("th", { scope: "col" }, "key"),
-            h("th", { scope: "col" }, `scaled score (× ${row.scale_display})`),
-            h("th", { scope: "col" }, "share"))),
+          h("caption", { class: "sr-only" }, table.caption),
+          h("thead", {}, h("tr", {}, table.columns.map((c) => h("th", { scope: "col" }, c)))),
           h("tbody", {}, body))),
       // The explorer's Share paragraph names every key: kept here, with the table
       h("p", { class: "rm-words" }, row.share)));
@@ -104,9 +104,9 @@ function rowStrip(row) {
   const cell = Math.max(3, Math.min(22, Math.floor(300 / n)));
   return s("svg", {
     class: "rm-strip", viewBox: `0 0 ${n * cell} ${cell}`, width: n * cell, height: cell,
-    role: "img", "aria-label": `The row's shares in colour, key 0 to key ${n - 1}`,
+    role: "img", "aria-label": row.strip_label,
   }, row.sources.map((src, j) => s("rect", {
     class: ["rm-cell", !src.allowed && "is-blocked"], x: j * cell, y: 0, width: cell - 1, height: cell,
     "fill-opacity": src.allowed ? String(ink(src.share)) : "1", "data-k": j,
-  }, s("title", {}, `${src.label}: ${src.share_display}`))));
+  }, s("title", {}, src.title))));
 }

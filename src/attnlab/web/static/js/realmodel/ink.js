@@ -2,7 +2,9 @@
 // heatmap on the Real model page uses this one scale, so one legend reads
 // them all. The scale is a square root: a broad head spreads its attention
 // thinly (51 keys at about 0.02 each), and a linear scale would draw it
-// blank; sqrt(0.02) is 0.14, still visible. The legend shows the mapping.
+// blank; sqrt(0.02) is 0.14, still visible. The legend shows the mapping with
+// the server's marks and words (a head's or the model view's `legend`:
+// lab/realmodel/heatmap.py).
 import { h, s } from "../shared/dom.js";
 
 const FLOOR = 0.04; // a share of 0 is drawn faintly, unlike a blocked cell
@@ -13,60 +15,50 @@ export function ink(w) {
   return FLOOR + (1 - FLOOR) * Math.sqrt(clamped);
 }
 
-// The shares the legend marks (a few small ones: that is where sqrt matters).
-const MARKS = [0, 0.01, 0.05, 0.1, 0.25, 0.5, 1];
-
 // The --src-0 colour of lab.css as RGB, for canvas drawings (which cannot read CSS classes).
 export const INK_RGB = [36, 80, 201];
 export const BLOCKED_RGB = [231, 234, 239]; // --grid
 
 /**
- * A colour legend: swatches for MARKS, a hatched "blocked" swatch when the
- * model is causal, and one sentence on the scale (two for binned thumbnails).
- * @param {{blocked: boolean, binned?: boolean}} opts
+ * A colour legend: a swatch per mark, a hatched "blocked" swatch when the model is causal
+ * (the server says so with `blocked_mark`), and the server's sentence on the scale.
+ * @param {{marks: {share: number, text: string}[], blocked_mark: string, label: string, words: string}} words
  */
-export function legend({ blocked, binned = false }) {
+export function legend(words) {
   const size = 18;
-  const swatches = MARKS.map((w, i) => [
+  const n = words.marks.length;
+  const swatches = words.marks.map((m, i) => [
     s("rect", {
       class: "rm-cell", x: i * 44 + 12, y: 2, width: size, height: size,
-      "fill-opacity": String(ink(w)), "data-share": String(w),
+      "fill-opacity": String(ink(m.share)), "data-share": String(m.share),
     }),
-    s("text", { class: "rm-legend-text", x: i * 44 + 12 + size / 2, y: size + 16 }, String(w)),
+    s("text", { class: "rm-legend-text", x: i * 44 + 12 + size / 2, y: size + 16 }, m.text),
   ]);
-  const width = MARKS.length * 44 + (blocked ? 80 : 8);
-  const extra = blocked
+  const width = n * 44 + (words.blocked_mark ? 80 : 8);
+  const extra = words.blocked_mark
     ? [
-      s("rect", { class: "rm-cell is-blocked", x: MARKS.length * 44 + 16, y: 2, width: size, height: size }),
-      s("text", { class: "rm-legend-text", x: MARKS.length * 44 + 16 + size / 2, y: size + 16 }, "blocked"),
+      s("rect", { class: "rm-cell is-blocked", x: n * 44 + 16, y: 2, width: size, height: size }),
+      s("text", { class: "rm-legend-text", x: n * 44 + 16 + size / 2, y: size + 16 }, words.blocked_mark),
     ]
     : [];
   return h("div", { class: "rm-legend" },
     s("svg", {
       class: "rm-legend-svg", viewBox: `0 0 ${width} ${size + 22}`, width, height: size + 22,
-      role: "img", "aria-label": `Colour legend: shares ${MARKS.join(", ")} from faint to dark`
-        + (blocked ? "; grey cells are blocked (a token may not see later ones)" : ""),
+      role: "img", "aria-label": words.label,
     }, swatches, extra),
-    h("p", { class: "hint rm-legend-words" },
-      "Darker = larger share. The ink grows with the square root of the share, so thin spreads (0.01–0.05) stay visible.",
-      binned ? " Thumbnails of long texts are binned: each cell is the largest share in its block of tokens." : ""));
+    h("p", { class: "hint rm-legend-words" }, words.words));
 }
 
 /**
  * Put one legend just before `box` (a panel of thumbnails), replacing the one put there before.
  * @param {HTMLElement} box
- * @param {{blocked: boolean, binned: boolean}} opts
+ * @param {object} words the model view's legend (it says when thumbnails are binned)
  */
-export function legendBefore(box, opts) {
+export function legendBefore(box, words) {
   const before = box.previousElementSibling;
-  const fresh = h("div", { class: "rm-legend-box is-thumbs" }, legend(opts));
+  const fresh = h("div", { class: "rm-legend-box is-thumbs" }, legend(words));
   if (before?.classList.contains("is-thumbs")) before.replaceWith(fresh);
   else box.before(fresh);
-}
-
-/** A token's label cut to `max` characters with an ellipsis. */
-export function shortLabel(label, max = 14) {
-  return label.length > max ? label.slice(0, max - 1) + "…" : label;
 }
 
 /**

@@ -6,7 +6,7 @@
 // number on hover (title) and keyboard focus (aria-label).
 // Numbers: GET /api/models/jobs/{id}/journey/{index}.
 import { byId, fill, h, s, text } from "../shared/dom.js";
-import { getJSON } from "../shared/http.js";
+import { keptJSON } from "./job.js";
 
 const CLASSES = { resid_in: "is-resid", attn: "is-attn", mlp: "is-mlp", resid_out: "is-resid", norm_1: "is-norm", norm_2: "is-norm" };
 const W = 14; // px per block
@@ -50,21 +50,21 @@ function draw(box, j) {
         h("table", { class: "rm-row-table" },
           h("thead", {}, h("tr", {}, j.columns.map((c) => h("th", { scope: "col" }, c)))),
           h("tbody", {}, j.blocks.map((b) => h("tr", {},
-            h("th", { scope: "row" }, String(b.layer)),
+            h("th", { scope: "row" }, b.layer_display),
             ["norm_1", "norm_2"].map((n) => h("td", { "data-norm": n }, STATS.map((k, i) => [i ? " / " : "",
-              exact(readout, b[n].says[k], b[n].display[k], b[n][k])]))),
-            h("td", { "data-mlp": "" }, b.mlp_top.map((u, i) => [i ? ", " : "", h("span", {}, String(u.unit)), ": ",
-              exact(readout, u.says, u.value_display, u.value)])))))))));
+              exact(readout, b[n].says[k], b[n].display[k], b[n].precise[k], b[n][k])]))),
+            h("td", { "data-mlp": "" }, b.mlp_top.map((u, i) => [i ? ", " : "", h("span", {}, u.unit_display), ": ",
+              exact(readout, u.says, u.value_display, u.value_precise, u.value)])))))))));
 }
 
 const STATS = ["mean", "rms", "max_abs"];
 
 /**
- * The server's rounded string; its full-precision number on hover (title) and on
+ * The server's rounded string; its full-precision string on hover (title) and on
  * hover or keyboard focus in the readout line (aria-live), in the server's words.
  */
-function exact(readout, say, display, value) {
-  return h("span", { class: "rm-exact", tabindex: "0", title: String(value), "data-value": String(value),
+function exact(readout, say, display, precise, value) {
+  return h("span", { class: "rm-exact", tabindex: "0", title: precise, "data-value": String(value),
     onfocus: () => text(readout, say), onmouseenter: () => text(readout, say) }, display);
 }
 
@@ -85,7 +85,7 @@ export function setupJourney(getAt) {
       shown = `${at.jobId}/${at.index}`;
       const mine = ++ticket;
       try {
-        const j = await getJSON(`/api/models/jobs/${encodeURIComponent(at.jobId)}/journey/${at.index}`);
+        const j = await keptJSON(`/api/models/jobs/${encodeURIComponent(at.jobId)}/journey/${at.index}`);
         if (mine === ticket) draw(out, j);
       } catch (problem) {
         if (mine === ticket) fill(out, h("p", { class: "rm-error" }, problem.message));

@@ -1,13 +1,15 @@
 // The Real model view: type a text, trace it with a real model (a job the
 // server's model worker runs in turn, polled for its place in line and its
-// progress), then look at one layer and head. One state object; draw() is a
+// progress: job.js), then look at one layer and head. One state object; draw() is a
 // function of it. Switching layer or head fetches that one head
 // (GET .../heads/{layer}/{head}); the layer's overview draws the model view's
-// thumbnails, fetched once per trace; hovering a token fetches its row.
+// thumbnails, fetched once per trace; hovering a token fetches its row. Every view of
+// the kept trace is fetched with job.js's keptJSON, which traces the text again if the
+// server dropped it.
 import { byId, fill, h, text } from "../shared/dom.js";
 import { drawHeatmap, drawLines, drawTokens, markToken } from "./draw.js";
 import { legend, legendBefore } from "./ink.js";
-import { ApiError, getJSON, postJSONInTurn } from "../shared/http.js";
+import { getJSON } from "../shared/http.js";
 import { bound, getLimits } from "../shared/limits.js";
 import { unpackRows } from "./packed.js";
 import { setupCount } from "./count.js";
@@ -19,16 +21,14 @@ import { setupJourney } from "./journey.js";
 import { drawHeads, drawRow, markHead, rowPending } from "./heads.js";
 import { setupCellTip } from "./tip.js";
 import { setupProbe } from "./probe.js";
+import { keptJSON, setupJob, trace } from "./job.js";
 import { fillIn } from "./words.js";
-
-const POLL_MS = 150;
 
 const state = {
   models: [], maxChars: 400, maxTokens: 64,
   words: {}, // the view's fixed sentences and templates (GET /api/models' words: lab/realmodel/page.py)
-  job: null, // the API's JobOut while running, then done
-  asked: null, // the {model, text} the shown trace was made of (traced again if the server drops it)
-  result: null, // job.result (tokens, labels, kv_groups ...)
+  job: null, // the API's JobOut of the trace shown (done)
+  result: null, // job.result (tokens, labels, shown, kv_groups ...)
   layer: 0, head: 0, focus: null,
   headData: null, // the API's answer for the opened head (heads/{layer}/{head})
   view: null, // the model view (every head's thumbnail and kind), once per trace
@@ -73,46 +73,9 @@ function start() {
   return trace({ model: els.model.value, text: els.text.value });
 }
 
-/** Trace `asked` ({model, text}); `note`: the server's sentence shown with the result (a re-trace). */
-async function trace(asked, note = "") {
-  showError("");
-  els.run.disabled = true;
-  try {
-    const job = await postJSONInTurn(
-      "/api/models/jobs",
-      asked,
-      (message, left) => text(els.status, fillIn(state.words.retry, { message, seconds: left })),
-    );
-    state.asked = asked;
-    await poll(job, note);
-  } catch (error) {
-    showError(error.message);
-    text(els.status, state.words.nothing_traced);
-  } finally {
-    els.run.disabled = false;
-  }
-}
-
-/**
- * A kept trace's answer was 410 trace_dropped (the server dropped it to make room): trace the
- * same text again, saying so with the server's note. True when it did.
- */
-function retraced(error) {
-  if (!(error instanceof ApiError) || error.status !== 410 || !state.asked || els.run.disabled) return false;
-  trace(state.asked, error.detail[0]?.note ?? "");
-  return true;
-}
-
-async function poll(job, note = "") {
-  for (;;) {
-    state.job = job;
-    els.progress.value = job.progress;
-    if (job.status === "done") break;
-    if (job.status === "error" || job.status === "cancelled") throw new Error(job.message);
-    text(els.status, job.stage_display); // the server's words, never "layer 31 of 30"
-    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
-    job = await getJSON(`/api/models/jobs/${encodeURIComponent(job.id)}`);
-  }
+/** Draw a finished trace job (job.js calls it once the job is done, its status line said). */
+async function showTrace(job) {
+  state.job = job;
   state.result = job.result;
   state.layer = Math.min(state.layer, job.result.n_layer - 1);
   state.head = Math.min(state.head, job.result.n_head - 1);
@@ -122,7 +85,6 @@ async function poll(job, note = "") {
   delete els.heatmap.dataset.drawn; // these markers say what is on screen: nothing of this trace yet
   delete els.row.dataset.drawn;
   delete els.heads.dataset.layer;
-  text(els.status, note ? `${note} ${job.done.text}` : job.done.text);
   refreshModels().catch(() => {});  // only the note waits for it
   fillPickers();
   next.show();
@@ -131,13 +93,12 @@ async function poll(job, note = "") {
   modelView.load(id).then((view) => {
     if (state.job.id !== id) return; // another text was traced meanwhile
     state.view = view;
-    // the thumbnails' legend, beside the layer's heads and the whole model's
-    const opts = { blocked: state.result.causal, binned: view.size < view.n_tokens };
-    legendBefore(els.heads, opts);
-    legendBefore(byId("rm-model-grid"), opts);
+    // the thumbnails' legend (it says when they are binned), beside the layer's heads and the whole model's
+    legendBefore(els.heads, view.legend);
+    legendBefore(byId("rm-model-grid"), view.legend);
     drawLayerHeads();
     modelView.select(state.layer, state.head);
-  }).catch((error) => retraced(error) || showError(error.message));
+  }).catch((error) => showError(error.message));
   await loadHead();
 }
 
@@ -155,7 +116,7 @@ function fillPickers() {
 async function loadHead() {
   const ticket = ++headRequest;
   const { layer, head } = state;
-  const data = await getJSON(`/api/models/jobs/${encodeURIComponent(state.job.id)}/heads/${layer}/${head}?packed=true`);
+  const data = await keptJSON(`/api/models/jobs/${encodeURIComponent(state.job.id)}/heads/${layer}/${head}?packed=true`);
   if (ticket !== headRequest) return; // a newer layer or head was picked meanwhile
   data.weights = unpackRows(data.weights_f32, data.n_tokens); // the same numbers as ?packed=false's JSON
   state.headData = data;
@@ -168,19 +129,16 @@ function drawAll() {
   const r = state.result;
   const head = state.headData;
   if (!r || !head) return;
-  const opts = {
-    labels: r.labels, head, focus: state.focus,
-    caption: head.caption,
-    zoom: Number(els.zoom.value),
-  };
-  if (tokensOf !== r) drawTokens(els.tokens, { labels: r.labels, focus: state.focus, onFocus: setFocus });
+  // each token as the server shows it: its label, its short form on an axis, its exact text on hover
+  const opts = { tokens: r.shown, head, focus: state.focus, zoom: Number(els.zoom.value) };
+  if (tokensOf !== r) drawTokens(els.tokens, { tokens: r.shown, focus: state.focus, onFocus: setFocus });
   else markToken(els.tokens, state.focus);
   tokensOf = r;
   tip.update(drawHeatmap(els.heatmap, opts));
   drawLines(els.lines, opts);
   text(els.linesCap, state.words[els.lines.dataset.strongestOnly === "true" ? "lines_strongest" : "lines_caption"]);
   text(els.kind, head.about_text); // the server's sentences (lab/realmodel/kinds.py), with their claims
-  fill(els.legend, legend({ blocked: r.causal }));
+  fill(els.legend, legend(head.legend));
   els.heatmap.dataset.drawn = `${head.layer}/${head.head}`; // what is on screen (tests and benchmarks wait for it)
 }
 
@@ -204,13 +162,13 @@ async function loadRow() {
   rowPending(els.row, fillIn(state.words.row_pending, { query: state.result.labels[focus], layer, head }),
     state.words.row_computing);
   try {
-    const row = await getJSON(`/api/models/jobs/${encodeURIComponent(state.job.id)}/rows/${layer}/${head}/${focus}`);
+    const row = await keptJSON(`/api/models/jobs/${encodeURIComponent(state.job.id)}/rows/${layer}/${head}/${focus}`);
     if (ticket !== rowRequest) return; // the pointer moved on: the newer hover asks for its own panels
     // the trace's row_title says which KV head the row reads only where heads share them
     drawRow(els.row, row, fillIn(state.result.row_title, { query: row.query, layer, head, kv_head: row.kv_head }));
     els.row.dataset.drawn = `${layer}/${head}/${focus}`;
   } catch (error) {
-    if (ticket === rowRequest && !retraced(error)) showError(error.message);
+    if (ticket === rowRequest) showError(error.message);
   }
   // then the panels below: asked after the row, they never slow the row the hover is for
   if (ticket !== rowRequest) return;
@@ -230,7 +188,7 @@ function pickHead(hd, { reveal = false } = {}) {
   state.head = hd;
   els.head.value = String(hd);
   markHead(els.heads, hd);
-  loadHead().catch((error) => retraced(error) || showError(error.message));
+  loadHead().catch((error) => showError(error.message));
   loadRow();
   modelView.select(state.layer, hd);
   // a thumbnail far below opened this head: bring the opened head into view
@@ -253,6 +211,17 @@ async function init() {
     els[id.replace(/-(\w)/g, (_, c) => c.toUpperCase())] = byId(`rm-${id}`);
   }
   els.kind = els.headKind;
+  setupJob({
+    status: els.status, progress: els.progress, words: () => state.words, done: showTrace,
+    busy(on) {
+      if (on) showError("");
+      els.run.disabled = on;
+    },
+    failed(error) {
+      showError(error.message);
+      text(els.status, state.words.nothing_traced);
+    },
+  });
   tip = setupCellTip(els.heatmap.closest("figure"), els.heatmap);
   updateCount = setupCount(els, () => ({
     cap: modelInfo()?.max_tokens ?? state.maxTokens, maxChars: state.maxChars, words: state.words,
@@ -272,7 +241,7 @@ async function init() {
   journey = setupJourney(() => state.focus === null || !state.result ? null : { jobId: state.job.id, index: state.focus });
   neuron = setupNeuron(() => state.focus === null || !state.result ? null : {
     jobId: state.job.id, layer: state.layer, head: state.head, query: state.focus, labels: state.result.labels,
-  });
+  }, () => state.words);
   next = setupNext(() => state.result && {
     id: state.job.id, labels: state.result.shown, hasLogits: Boolean(state.result.has_logits),
   });
@@ -282,7 +251,7 @@ async function init() {
     state.layer = Number(els.layer.value);
     drawLayerHeads();
     modelView.select(state.layer, state.head);
-    loadHead().catch((error) => retraced(error) || showError(error.message));
+    loadHead().catch((error) => showError(error.message));
     loadRow();
   });
   els.head.addEventListener("change", () => pickHead(Number(els.head.value)));

@@ -2,11 +2,11 @@
 // trace at once, each thumbnail labelled with its kind, its scores on hover.
 // The server bins long texts into at most 32 x 32 blocks (GET
 // /api/models/jobs/{id}/model-view, a block = its largest share) and writes
-// every label, title and definition; hovering or focusing a token highlights
+// every label, title, layer name and definition; hovering or focusing a token highlights
 // its bin, as a row (its query) and a column (its key), in every thumbnail.
 import { byId, fill, h, s } from "../shared/dom.js";
-import { getJSON } from "../shared/http.js";
 import { sharesImage } from "./ink.js";
+import { keptJSON } from "./job.js";
 
 const THUMB = 56; // px per thumbnail
 
@@ -53,13 +53,14 @@ export function setupModelView(onOpen) {
 
   return {
     async load(jobId) {
-      view = await getJSON(`/api/models/jobs/${encodeURIComponent(jobId)}/model-view`);
+      view = await keptJSON(`/api/models/jobs/${encodeURIComponent(jobId)}/model-view`);
       images = view.heads.map((hd) => sharesImage(hd.thumb));
       const rows = [];
       for (let l = 0; l < view.n_layer; l++) {
         const heads = view.heads.slice(l * view.n_head, (l + 1) * view.n_head);
-        rows.push(h("div", { class: "rm-model-row", role: "group", "aria-label": `Layer ${l}` },
-          h("span", { class: "rm-model-layer", "aria-hidden": "true" }, `L${l}`), heads.map(thumbnail)));
+        const name = view.layers[l];
+        rows.push(h("div", { class: "rm-model-row", role: "group", "aria-label": name.label },
+          h("span", { class: "rm-model-layer", "aria-hidden": "true" }, name.short), heads.map(thumbnail)));
       }
       fill(grid, rows);
       grid.querySelector(".rm-thumb")?.setAttribute("tabindex", "0");

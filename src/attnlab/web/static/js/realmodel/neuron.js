@@ -2,27 +2,31 @@
 // d_k coordinates of q and k as bars, their products, the ordered running sum,
 // the scale and the score; then the row's softmax, the explorer's words and
 // the honest 2-D plane (a projection; the server says what it leaves out).
+// Every word and printed number is the server's (each bar's title at full precision).
 // Numbers: GET /api/models/jobs/{id}/neuron/{layer}/{head}/{query}/{key}.
 import { byId, fill, h, s } from "../shared/dom.js";
-import { getJSON } from "../shared/http.js";
 import { setupBridge } from "./bridge.js";
+import { keptJSON } from "./job.js";
 
 const BAR_W = 6; // px per coordinate
 const BAR_H = 34; // px from the axis to the largest bar
 
-/** One row of signed bars (q, k or products); every value full precision on hover. */
-function bars(values, name, cls) {
+/**
+ * One row of signed bars (q, k, products or the running sum); each says its number at full
+ * precision on hover (`titles`: the server's, one per bar).
+ */
+function bars(values, { name, label, titles }, cls) {
   const top = Math.max(...values.map(Math.abs)) || 1;
   const width = values.length * BAR_W;
   return h("figure", { class: "rm-neuron-fig" },
     s("svg", { class: "rm-neuron-bars", viewBox: `0 0 ${width} ${2 * BAR_H}`, width, height: 2 * BAR_H, role: "img",
-      "aria-label": `${name}: ${values.length} coordinates` },
+      "aria-label": label },
     s("line", { class: "rm-axis", x1: 0, y1: BAR_H, x2: width, y2: BAR_H }),
     values.map((v, d) => {
       const len = (Math.abs(v) / top) * BAR_H;
       return s("rect", { class: ["rm-bar", cls, v < 0 && "is-negative"], x: d * BAR_W, y: v >= 0 ? BAR_H - len : BAR_H,
         width: BAR_W - 1, height: Math.max(0.5, len), "data-d": d, "data-value": String(v) },
-      s("title", {}, `${name}[${d}] = ${v}`));
+      s("title", {}, titles[d]));
     })),
     h("figcaption", {}, name));
 }
@@ -49,16 +53,16 @@ function plane(p) {
     h("figcaption", {}, h("strong", {}, p.heading), " ", p.caption.text, " ", p.leaves_out.text));
 }
 
+const SERIES = { q: "is-q", k: "is-k", products: "is-product", running: "is-running" };
+
 function draw(box, n) {
   const t = n.text;
+  const series = Object.entries(SERIES).map(([key, cls]) =>
+    bars(n[key], { name: t.bars[key], label: t.bar_labels[key], titles: t.bar_titles[key] }, cls));
   fill(box,
     h("h3", { id: "rm-neuron-title" }, t.title),
     t.blocked ? h("p", { class: "rm-error" }, t.blocked.text) : null,
-    h("div", { class: "rm-neuron-scroll", tabindex: "0", role: "region", "aria-label": t.bars.region },
-      bars(n.q, t.bars.q, "is-q"),
-      bars(n.k, t.bars.k, "is-k"),
-      bars(n.products, t.bars.products, "is-product"),
-      bars(n.running, t.bars.running, "is-running")),
+    h("div", { class: "rm-neuron-scroll", tabindex: "0", role: "region", "aria-label": t.bars.region }, series),
     h("p", { class: "rm-neuron-sum", "data-value": n.score_display }, t.sum.text),
     h("p", { "data-words": "softmax" }, t.softmax.text),
     h("div", { class: "rm-words" }, ["summary", "match", "share", "mix"].map((w) => h("p", { "data-words": w }, n.words[w].text))),
@@ -67,10 +71,10 @@ function draw(box, n) {
 
 /**
  * Wire the neuron panel and the bridge to the explorer; `getAt()` gives
- * {jobId, layer, head, query, labels} or null.
+ * {jobId, layer, head, query, labels} or null; `words()` the view's words (for the bridge).
  * @returns {{show: () => void}} call when the focused query, layer or head changes
  */
-export function setupNeuron(getAt) {
+export function setupNeuron(getAt, words) {
   const panel = byId("rm-neuron");
   const key = byId("rm-neuron-key");
   const out = byId("rm-neuron-out");
@@ -80,7 +84,7 @@ export function setupNeuron(getAt) {
   const bridge = setupBridge(() => {
     const at = getAt();
     return at && { ...at, label: at.labels[at.query] };
-  });
+  }, words);
 
   async function load() {
     const at = getAt();
@@ -88,7 +92,7 @@ export function setupNeuron(getAt) {
     const mine = ++ticket;
     const where = [at.layer, at.head, at.query, key.value].map(encodeURIComponent).join("/");
     try {
-      const n = await getJSON(`/api/models/jobs/${encodeURIComponent(at.jobId)}/neuron/${where}`);
+      const n = await keptJSON(`/api/models/jobs/${encodeURIComponent(at.jobId)}/neuron/${where}`);
       if (mine === ticket) draw(out, n);
     } catch (problem) {
       if (mine === ticket) fill(out, h("p", { class: "rm-error" }, problem.message));

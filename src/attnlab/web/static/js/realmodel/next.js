@@ -3,7 +3,7 @@
 // distribution from the kept logits (GET /api/models/jobs/{id}/next/{position});
 // this module only draws the entries and says what each control removed.
 import { byId, fill, h, text } from "../shared/dom.js";
-import { getJSON } from "../shared/http.js";
+import { keptJSON } from "./job.js";
 
 const FETCH = 20; // entries asked for
 
@@ -16,7 +16,7 @@ function bar(p, cls) {
 
 function entryRow(e) {
   return h("tr", { class: e.kept ? "" : "is-removed", "data-id": e.id },
-    h("td", { class: "num" }, String(e.rank)),
+    h("td", { class: "num" }, e.rank_display),
     h("th", { scope: "row" }, h("code", { class: "rm-token-text", title: e.token_exact }, e.token_label)),
     h("td", { class: "num" }, e.logit_display),
     h("td", { class: "num" }, e.p_model_display),
@@ -63,7 +63,7 @@ export function setupNext(getJob) {
     const [temperature, topK, topP] = controls.map((c) => c.value);
     const query = new URLSearchParams({ temperature, top_k: topK, top_p: topP, top: String(FETCH) });
     try {
-      const answer = await getJSON(
+      const answer = await keptJSON(
         `/api/models/jobs/${encodeURIComponent(job.id)}/next/${encodeURIComponent(position.value)}?${query}`);
       if (mine !== ticket) return;
       text(error, "");

@@ -1,12 +1,14 @@
 // The heatmap's cell readout, at any number of tokens: hovering a cell, or
 // moving a cell cursor with the arrow keys while the heatmap's figure has
 // keyboard focus, outlines that cell and shows one tooltip beside it with
-// the share the server sent (its display string and the full-precision
-// number, e.g. "share 0.12 (exactly 0.1234567)"). A visually hidden live
-// line says the same to screen readers. Above 64 tokens the cells are one
-// image, so the cell is found from the pointer's position (pixel layout only:
-// the numbers are the API's, looked up, never computed).
+// the cell's words as the server wrote them (the head's readout template,
+// filled with its printed share, and its full-precision one where the head
+// sent it: "share 0.12 (exactly 0.1234567)"). A visually hidden live line
+// says the same to screen readers. Above 64 tokens the cells are one image,
+// so the cell is found from the pointer's position (pixel layout only: the
+// strings are the API's, looked up, never computed).
 import { h, s, text } from "../shared/dom.js";
+import { cellWords } from "./draw.js";
 
 const PAD = 4; // px around the tooltip's text
 
@@ -15,7 +17,7 @@ const PAD = 4; // px around the tooltip's text
  * @param {HTMLElement} figure
  * @param {SVGSVGElement} svg
  * @returns {{update: (grid: object|null) => void}} call after each draw with its grid:
- *   {labels, weights: (number|null)[][], shares: string[][], cell, x0, y0, width, focus}
+ *   {tokens, head, cell, x0, y0, width, focus} (drawHeatmap's)
  */
 export function setupCellTip(figure, svg) {
   const live = h("p", { class: "sr-only rm-cell-readout", "aria-live": "polite" });
@@ -25,10 +27,7 @@ export function setupCellTip(figure, svg) {
   let keyboard = false; // the cursor was moved with the keys (kept while the figure has focus)
 
   function words([i, j]) {
-    const { labels, weights, shares } = grid;
-    const w = weights[i][j];
-    if (w === null) return `${labels[i]} → ${labels[j]}: blocked (a later token it may not see)`;
-    return `${labels[i]} → ${labels[j]}: share ${shares[i][j]} (exactly ${w})`;
+    return cellWords(grid.head, grid.tokens, i, j);
   }
 
   function draw() {
@@ -69,7 +68,7 @@ export function setupCellTip(figure, svg) {
     const ctm = svg.getScreenCTM();
     if (!grid || !ctm) return null;
     const p = new DOMPoint(event.clientX, event.clientY).matrixTransform(ctm.inverse());
-    const n = grid.labels.length;
+    const n = grid.tokens.length;
     const i = Math.floor((p.y - grid.y0) / grid.cell);
     const j = Math.floor((p.x - grid.x0) / grid.cell);
     return i >= 0 && j >= 0 && i < n && j < n ? [i, j] : null;
@@ -86,7 +85,7 @@ export function setupCellTip(figure, svg) {
     const d = { ArrowRight: [0, 1], ArrowLeft: [0, -1], ArrowDown: [1, 0], ArrowUp: [-1, 0] }[event.key];
     if (!grid || !d) return;
     event.preventDefault(); // the keys move the cursor, not the scroll
-    const n = grid.labels.length;
+    const n = grid.tokens.length;
     const [i, j] = at ?? [grid.focus ?? 0, 0];
     keyboard = true;
     show(at ? [Math.min(n - 1, Math.max(0, i + d[0])), Math.min(n - 1, Math.max(0, j + d[1]))] : [i, j]);
@@ -101,7 +100,7 @@ export function setupCellTip(figure, svg) {
 
   return {
     update(next) {
-      const same = grid && next && grid.labels === next.labels;
+      const same = grid && next && grid.tokens === next.tokens;
       grid = next;
       if (!same) at = null; // another text: the old cell means nothing
       draw();

@@ -48,6 +48,13 @@ export function text(el, value) {
   if (el.textContent !== value) el.textContent = value;
 }
 
+/** Place `messages` in `el`, one line each (a span.line per message); unchanged lines stay as they are. */
+export function lines(el, messages) {
+  const now = Array.from(el.children, (c) => c.textContent);
+  if (now.length === messages.length && now.every((m, i) => m === messages[i]) && el.childNodes.length === now.length) return;
+  fill(el, messages.map((m) => h("span", { class: "line" }, m)));
+}
+
 export function byId(id) {
   const el = document.getElementById(id);
   if (!el) throw new Error(`missing #${id}`);
@@ -68,8 +75,8 @@ export function cmpClass(result, changed) {
   return changed ? "cmp-changed" : "cmp-same";
 }
 
-/** Visually hidden text for screen readers ("changed" / "same as q = [2, 1]"). */
-export function cmpText(result, changed) {
+/** Visually hidden text for screen readers: `words.changed` or `words.same` (the lab's words). */
+export function cmpText(result, changed, words) {
   if (!result.compare.active) return null;
-  return h("span", { class: "sr-only" }, changed ? " (changed)" : " (same as reference)");
+  return h("span", { class: "sr-only" }, changed ? words.changed : words.same);
 }

@@ -1,32 +1,48 @@
-// The page's one HTTP convention (same origin, CSP connect-src 'self'):
-// getJSON / postJSON resolve to the parsed answer, or throw an ApiError with
-// the status and the API's detail [{loc, field, msg}]. `msg` is already the
-// sentence the page shows (the lab names the field as its control reads);
-// `field` (e.g. "values[1][1]") says which control to show it next to.
+// The page's one HTTP convention (same origin, CSP connect-src 'self'): every call
+// resolves with the answer, or throws an ApiError carrying the status, the API's fields
+// [{loc, field, msg}] and the page's messages (each field's `msg`, already the sentence the
+// page shows next to that control: the lab names the field as its control reads). A
+// refusal that names no field gets the lab's sentence for it (words.http, served inside
+// the page). The explorer's socket answers in the same convention (ApiError.of).
 // A fetch that cannot reach the server rejects with the browser's TypeError.
-// Bodies go through toJson, which keeps a typed -0. postJSONInTurn waits out a
-// full line of model jobs (429 with Retry-After). This is the page's only fetch
-// (the explorer's socket is its other transport).
+// Bodies go through toJson, which keeps a typed -0. postJSONInTurn waits out a full line
+// of model jobs (429 with Retry-After). This is the page's only fetch.
 
 import { toJson } from "./json.js";
+import { pageWords } from "./words.js";
+
+/** The API's error items in `body` (an empty list when it named none). */
+function fieldsOf(body) {
+  const detail = body && Array.isArray(body.detail) ? body.detail : [];
+  return detail.filter((d) => d && typeof d.msg === "string");
+}
 
 export class ApiError extends Error {
   /**
    * @param {number} status
-   * @param {{loc: (string|number)[], field: string, msg: string, type?: string}[]} detail
+   * @param {{loc: (string|number)[], field: string, msg: string, type?: string}[]} fields
    * @param {number|null} retryAfter seconds, from a 429's Retry-After
    */
-  constructor(status, detail, retryAfter = null) {
-    super(detail.length ? detail.map((d) => d.msg).join(" ") : `The server refused this (HTTP ${status}).`);
+  constructor(status, fields, retryAfter = null) {
+    const http = pageWords().http || {};
+    const messages = fields.length ? fields.map((d) => d.msg) : [(status >= 500 ? http.failed : http.refused) || ""];
+    super(messages.join("\n")); // one message per line; views place `messages` one by one
     this.name = "ApiError";
     this.status = status;
-    this.detail = detail;
+    this.fields = fields;
+    this.detail = fields; // the API's name for them
+    this.messages = messages;
     this.retryAfter = retryAfter;
+  }
+
+  /** The error for a refused answer with status `status` and JSON body `body`. */
+  static of(status, body, retryAfter = null) {
+    return new ApiError(status, fieldsOf(body), retryAfter);
   }
 }
 
-/** The answer as {ok, status, body, retryAfter}; never throws for an HTTP status. */
-export async function request(url, { method = "GET", body, signal, text = false } = {}) {
+/** The answer of `url`, parsed (`text`: a successful answer as text); throws ApiError for an HTTP error. */
+async function call(url, { method = "GET", body, signal, text = false } = {}) {
   const options = { method, signal };
   if (body !== undefined) {
     options.headers = { "content-type": "application/json" };
@@ -40,29 +56,19 @@ export async function request(url, { method = "GET", body, signal, text = false 
   } catch {
     parsed = null;
   }
+  if (response.ok) return parsed;
   const retry = Number.parseInt(response.headers.get("retry-after") ?? "", 10);
-  return { ok: response.ok, status: response.status, body: parsed, retryAfter: retry >= 1 ? retry : null };
-}
-
-/** The API's error items of a refused answer (an empty list when it named none). */
-export function detailOf(answer) {
-  const detail = answer && answer.body && Array.isArray(answer.body.detail) ? answer.body.detail : [];
-  return detail.filter((d) => d && typeof d.msg === "string");
-}
-
-function orThrow(answer) {
-  if (answer.ok) return answer.body;
-  throw new ApiError(answer.status, detailOf(answer), answer.retryAfter);
+  throw ApiError.of(response.status, parsed, retry >= 1 ? retry : null);
 }
 
 /** GET JSON; resolve to the answer or throw ApiError. */
-export async function getJSON(url, { signal } = {}) {
-  return orThrow(await request(url, { signal }));
+export function getJSON(url, { signal } = {}) {
+  return call(url, { signal });
 }
 
 /** POST `body` as JSON; resolve to the answer (`text`: a successful answer as text) or throw ApiError. */
-export async function postJSON(url, body, { signal, text = false } = {}) {
-  return orThrow(await request(url, { method: "POST", body, signal, text }));
+export function postJSON(url, body, { signal, text = false } = {}) {
+  return call(url, { method: "POST", body, signal, text });
 }
 
 const FALLBACK_RETRY_S = 5; // only if a 429 came without a usable Retry-After
@@ -92,28 +98,16 @@ export async function postJSONInTurn(url, body, onWait) {
 }
 
 /**
- * A refused answer's (or an ApiError's) messages by field ({"values[1][1]": "Source B · value y must be …"}),
- * or {body: message} when the server named no field; shown next to the control with that field.
+ * An ApiError's messages by field ({"values[1][1]": "Source B · value y must be …"}), the first
+ * for each field, or {body: its message} when the server named no field; each is shown next to
+ * the control with that field.
  */
-export function fieldMessages(refused) {
-  const status = refused.status;
-  const detail = refused instanceof ApiError ? refused.detail : detailOf(refused);
+export function fieldMessages(error) {
   const errors = {};
-  for (const d of detail) {
+  for (const d of error.fields) {
     const field = String(d.field || "body");
-    errors[field] = errors[field] ? `${errors[field]} ${sentence(d.msg)}` : d.msg;
+    if (!(field in errors)) errors[field] = d.msg;
   }
-  if (!detail.length) errors.body = `The server refused this (HTTP ${status}).`;
+  if (!error.fields.length) errors.body = error.messages[0];
   return errors;
-}
-
-function sentence(m) {
-  return /[.!?]$/.test(m) ? m : `${m}.`;
-}
-
-/** A refused answer's (or an ApiError's) messages as one text: each a sentence. */
-export function errorText(refused) {
-  const detail = refused instanceof ApiError ? refused.detail : detailOf(refused);
-  if (!detail.length) return `The server refused this (HTTP ${refused.status}).`;
-  return detail.map((d) => sentence(d.msg)).join(" ");
 }

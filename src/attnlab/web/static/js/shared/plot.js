@@ -116,19 +116,19 @@ export function ring(p, at, cls) {
 /**
  * Off-plot markers: for each point the plane cannot hold (the server's
  * geometry.*_off), an arrow from the origin to the edge where the point
- * lies beyond, a label naming it, and one note under the plane's top edge.
- * `name(item)` gives the label ("q", "vA", ...), `cls(item)` its colour class.
+ * lies beyond, its label (`marks[i]`, "kB →") and the plane's `note` under its
+ * top edge ("Off this plane: q, kB (see numbers)"); both are the answer's
+ * (display.off). `cls(item)` gives an item's colour class.
  */
-export function offPlot(p, items, name, cls) {
+export function offPlot(p, items, marks, note, cls) {
   if (!items || !items.length) return [];
   const parts = [];
-  for (const item of items) {
-    if (!item.edge) continue;
+  items.forEach((item, i) => {
+    if (!item.edge) return;
     parts.push(arrow(p, [0, 0], item.edge, `off ${cls(item)}`, { "stroke-dasharray": "4 3" }));
-    parts.push(label(p, item.edge, `${name(item)} →`, `${cls(item)}-text`, 4, 14));
-  }
-  const names = items.map(name).join(", ");
-  parts.push(s("text", { class: "label off-note", x: SIZE / 2, y: PAD - 6, "text-anchor": "middle" }, `Off this plane: ${names} (see numbers)`));
+    parts.push(label(p, item.edge, marks[i], `${cls(item)}-text`, 4, 14));
+  });
+  parts.push(s("text", { class: "label off-note", x: SIZE / 2, y: PAD - 6, "text-anchor": "middle" }, note));
   return parts;
 }
 

@@ -3,6 +3,8 @@
 // caption and every tensor drawn by the page's own tensorView (block/matrix.js)
 // from `_page.steps` (the kernel's block_page answer). Moving the stepper or
 // changing the norm placement / positions sets a trait; the kernel answers.
+// Every word is the answer's: the menus' choices (`_page.choices`), the heading
+// and the controls (`_page.words`: its widget and walk labels).
 
 import { fill, h, text } from "../shared/dom.js";
 import { tensorView } from "../block/matrix.js";
@@ -19,20 +21,22 @@ export function mount(el, model) {
   const id = (name) => `attnlab-b${count}-${name}`;
   const prefix = `attnlab-b${count}`;
   count += 1;
-  const select = (name, label, options) => {
-    const box = h("select", { id: id(name) }, options.map((o) => h("option", { value: o }, o)));
+  const first = model.get("_page");
+  const words = first.words;
+  const select = (name, label, choices) => {
+    const box = h("select", { id: id(name) }, choices.map(([value, shown]) => h("option", { value }, shown)));
     box.addEventListener("change", () => save(model, name, box.value));
-    return [h("label", { for: id(name) }, label), box];
+    return { box, field: h("span", { class: "field" }, h("label", { for: id(name) }, label), box) };
   };
-  const [normLabel, norm] = select("norm", "Norm placement ", ["pre", "post"]);
-  const [posLabel, positions] = select("positions", " Positions ", ["none", "sinusoidal", "rope"]);
+  const { box: norm, field: normField } = select("norm", words.widget.norm, first.choices.norm);
+  const { box: positions, field: posField } = select("positions", words.widget.positions, first.choices.positions);
   const summary = h("p", { class: "block-summary" });
-  const list = h("ol", { class: "block-steps", "aria-label": "Steps of the block" });
+  const list = h("ol", { class: "block-steps", "aria-label": words.walk.steps_label });
   const title = h("h3", { class: "block-step-title", tabindex: "-1" });
   const caption = h("p", { class: "block-caption" });
   const tensors = h("div", { class: "block-tensors" });
-  const prev = h("button", { type: "button" }, "Previous step");
-  const next = h("button", { type: "button" }, "Next step");
+  const prev = h("button", { type: "button" }, words.walk.previous);
+  const next = h("button", { type: "button" }, words.walk.next);
   const go = (i) => {
     const n = model.get("_page").steps.length;
     save(model, "step", Math.min(n - 1, Math.max(0, i)));
@@ -42,7 +46,7 @@ export function mount(el, model) {
   const panel = h("div", { class: "block-walk" },
     list,
     h("div", { class: "block-step", "aria-live": "polite" }, title, caption),
-    h("p", { class: "controls" }, prev, next, h("span", { class: "hint" }, " Or use the Left and Right arrow keys here.")),
+    h("p", { class: "controls" }, prev, next, h("span", { class: "hint" }, words.walk.keys)),
     tensors);
   panel.addEventListener("keydown", (event) => {
     if (event.target.closest("td, input, select")) return; // cells use the arrows to move between numbers
@@ -50,8 +54,8 @@ export function mount(el, model) {
     else if (event.key === "ArrowLeft") go(model.get("step") - 1);
   });
   el.replaceChildren(h("section", { class: "block", "aria-labelledby": id("title") },
-    h("h2", { id: id("title") }, "One transformer block, step by step"),
-    h("p", { class: "controls" }, normLabel, norm, posLabel, positions), summary, panel));
+    h("h2", { id: id("title") }, words.widget.title),
+    h("p", { class: "controls" }, normField, posField), summary, panel));
 
   function draw() {
     const page = model.get("_page");

@@ -2,7 +2,9 @@
 // words and every number, drawn by the page's own modules from `_result`
 // (the kernel's answer, the shape of POST /api/trace). A drag or an arrow key
 // sets the `q` trait; the kernel traces it and sends the new `_result`.
-// Ids are prefixed per widget, so several explorers can share a notebook.
+// Every word is the lab's: the fixed ones in `_words` (lab/explorer/page.py,
+// sent once), the rest in the answer. Ids are prefixed per widget, so several
+// explorers can share a notebook.
 
 import { h, s, text } from "../shared/dom.js";
 import { mountMatch } from "../explorer/match.js";
@@ -17,29 +19,31 @@ let count = 0;
 export function mount(el, model) {
   const id = (name) => `attnlab-x${count}-${name}`;
   count += 1;
-  const step = (name, title, ...body) =>
+  const words = model.get("_words");
+  const [first, second, third] = words.steps;
+  const step = (name, { number, title }, ...body) =>
     h("section", { class: "step", id: id(`step-${name}`), "aria-labelledby": id(`${name}-title`) },
-      h("h3", { id: id(`${name}-title`) }, title), ...body);
+      h("h3", { id: id(`${name}-title`) }, h("span", { class: "step-num", "aria-hidden": "true" }, number), title), ...body);
   const match = s("svg", { class: "plane draggable", role: "group", "aria-labelledby": id("match-title"), "aria-describedby": id("match-help") });
-  const pie = s("svg", { class: "pie", role: "img", "aria-label": "Attention shares as a pie; the numbers are in the table below" });
-  const strip = s("svg", { class: "strip", role: "img", "aria-label": "Attention shares as a strip in source order; the numbers are in the table below" });
+  const pie = s("svg", { class: "pie", role: "img", "aria-label": words.pie });
+  const strip = s("svg", { class: "strip", role: "img", "aria-label": words.strip });
   const table = h("table", { class: "score-table" });
-  const mix = s("svg", { class: "plane", role: "img", "aria-label": "Value plane: the values, the carries w·v added tip to tail, the hull of the values and the output o" });
+  const mix = s("svg", { class: "plane", role: "img", "aria-label": words.mix_plot });
   const caption = h("p", { class: "caption" });
+  const help = h("p", { id: id("match-help"), class: "hint" });
   const summary = h("p", { class: "summary", "aria-live": "polite", "data-field": "summary" });
-  const words = { match: h("p"), share: h("p"), mix: h("p") };
+  const paragraphs = { match: h("p"), share: h("p"), mix: h("p") };
   const precise = h("ul", { class: "precise-list" });
   const box = h("section", { class: "explorer", "aria-labelledby": id("title") },
-    h("h2", { id: id("title") }, "Follow one query through attention"),
+    h("h2", { id: id("title") }, words.title),
     caption,
     h("div", { class: "steps" },
-      step("match", "1 Match: how far does q reach along each key?", match,
-        h("p", { id: id("match-help"), class: "hint" }, "Drag anywhere in the plane, or focus q and use the arrow keys (Shift for steps of 1).")),
-      step("share", "2 Share: softmax turns scores into one pie", pie, strip, table),
-      step("mix", "3 Mix: the output is the shares’ blend of the values", mix)),
+      step("match", first, match, help),
+      step("share", second, pie, strip, table),
+      step("mix", third, mix)),
     summary,
-    h("div", { class: "words" }, words.match, words.share, words.mix),
-    h("details", { class: "disclosure" }, h("summary", {}, "Every number at full precision"), precise));
+    h("div", { class: "words" }, paragraphs.match, paragraphs.share, paragraphs.mix),
+    h("details", { class: "disclosure" }, h("summary", {}, words.precise), precise));
   el.replaceChildren(box);
 
   const plot = mountMatch(match, {
@@ -59,9 +63,10 @@ export function mount(el, model) {
     drawStrip(strip, result);
     drawScoreTable(table, result);
     drawValuePlane(mix, result, "mix");
-    drawWords(words, result);
+    drawWords(paragraphs, result);
     drawPrecise(precise, result);
-    text(caption, `q = ${result.display.q} · Compare the query with each key.`);
+    text(caption, result.display.labels.caption.text);
+    text(help, result.display.words.match_help);
     text(summary, result.words.summary);
   }
   model.on("change:_result", draw);

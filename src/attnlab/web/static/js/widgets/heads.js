@@ -2,9 +2,11 @@
 // pictures (one head's heatmap and lines, the token toolbar, the ink legend,
 // every head's thumbnail, layer by layer) drawn from what the kernel sends:
 // `_model` (the model view), `_head` (one head, as /real-model's head answer)
-// and `_row` (the focused query's shares at full precision). Picking
-// a layer, a head or a query sets the `layer`, `head` or `focus` trait; the
-// kernel answers with new JSON. Ids are prefixed per widget.
+// and `_row` (the focused query's shares at full precision), with every word
+// (`_names.words`: lab/realmodel/page.py's widget_words; `_tokens`: each token's
+// label, short form and exact text). Picking a layer, a head or a query sets the
+// `layer`, `head` or `focus` trait; the kernel answers with new JSON. Ids are
+// prefixed per widget.
 
 import { fill, h, s, text } from "../shared/dom.js";
 import { drawHeatmap, drawLines, drawTokens, markToken } from "../realmodel/draw.js";
@@ -24,10 +26,11 @@ export function mount(el, model) {
   const id = (name) => `attnlab-h${count}-${name}`;
   count += 1;
   const names = model.get("_names");
+  const words = names.words;
   const layerSelect = h("select", { id: id("layer") },
     names.layers.map((name, i) => h("option", { value: String(i) }, name)));
   layerSelect.addEventListener("change", () => pick(model, "layer", Number(layerSelect.value)));
-  const tokens = h("div", { class: "rm-tokens", role: "toolbar", "aria-label": "Query tokens: use the arrow keys to move between them" });
+  const tokens = h("div", { class: "rm-tokens", role: "toolbar", "aria-label": words.tokens });
   const heatmap = s("svg", { class: "rm-heatmap", role: "img" });
   const lines = s("svg", { class: "rm-lines", role: "img" });
   const kind = h("p", { class: "rm-head-kind" });
@@ -40,42 +43,40 @@ export function mount(el, model) {
   const rowBody = h("tbody");
   const box = h("div", { class: "rm-main" },
     h("section", { class: "rm-panel", "aria-labelledby": id("head-title") },
-      h("h2", { id: id("head-title") }, "One head"),
-      h("p", { class: "rm-field" }, h("label", { for: id("layer") }, "Layer "), layerSelect),
+      h("h2", { id: id("head-title") }, words.head_heading),
+      h("p", { class: "rm-field" }, h("label", { for: id("layer") }, words.layer), layerSelect),
       tokens,
       h("div", { class: "rm-pictures" },
-        h("figure", { class: "rm-figure" }, heatmap,
-          h("figcaption", {}, "Heatmap: rows are queries, columns are keys. Hover a cell for its share.")),
-        h("figure", { class: "rm-figure" }, lines,
-          h("figcaption", {}, "Lines from each query (left) to the keys it attends to (right); thicker = larger share."))),
-      legend({ blocked: Boolean(model.get("_head").legend?.blocked) }), // a mask: the grey swatch too
+        h("figure", { class: "rm-figure" }, heatmap, h("figcaption", {}, words.heatmap_caption)),
+        h("figure", { class: "rm-figure" }, lines, h("figcaption", {}, words.lines_caption))),
+      legend(model.get("_head").legend), // a mask: the grey swatch too
       kind, breadth,
       h("div", { class: "rm-row" }, rowTitle,
         h("div", { class: "rm-row-scroll", tabindex: "0", role: "region", "aria-labelledby": id("row-title") },
           h("table", { class: "rm-row-table" },
             h("thead", {}, h("tr", {},
-              h("th", { scope: "col" }, "key"), h("th", { scope: "col" }, "share"),
-              h("th", { scope: "col" }, "weight (full precision)"))),
+              h("th", { scope: "col" }, words.key), h("th", { scope: "col" }, words.share),
+              h("th", { scope: "col" }, words.precise))),
             rowBody)))),
     h("section", { class: "rm-panel", "aria-labelledby": id("heads-title") },
-      h("h2", { id: id("heads-title") }, "Every head, layer by layer (the model view)"),
+      h("h2", { id: id("heads-title") }, words.model_heading),
       layerBoxes.map((box, l) => h("div", { class: "rm-model-row", role: "group", "aria-labelledby": id(`layer-${l}`) },
         h("h3", { id: id(`layer-${l}`) }, names.layers[l]), box))));
   el.replaceChildren(box);
 
   function drawTokenBar() {
-    drawTokens(tokens, { labels: model.get("_tokens"), focus: model.get("focus"), onFocus: (i) => pick(model, "focus", i) });
+    drawTokens(tokens, { tokens: model.get("_tokens"), focus: model.get("focus"), onFocus: (i) => pick(model, "focus", i) });
   }
 
   function draw() {
-    const labels = model.get("_tokens");
+    const shown = model.get("_tokens");
     const head = model.get("_head");
     const row = model.get("_row");
     const focus = model.get("focus");
     layerSelect.value = String(model.get("layer"));
     markToken(tokens, focus);
-    drawHeatmap(heatmap, { labels, head, focus, caption: head.caption });
-    drawLines(lines, { labels, head, focus, caption: `${head.caption}, as lines` });
+    drawHeatmap(heatmap, { tokens: shown, head, focus });
+    drawLines(lines, { tokens: shown, head, focus });
     text(kind, head.kind_words);
     text(breadth, head.breadth_words);
     const [layer, selected] = [model.get("layer"), model.get("head")];
@@ -94,7 +95,7 @@ export function mount(el, model) {
     text(rowTitle, row.title);
     fill(rowBody, row.sources.map((src) =>
       h("tr", { class: src.allowed ? "" : "is-blocked", "data-index": src.index },
-        h("th", { scope: "row" }, src.label),
+        h("th", { scope: "row", title: src.exact }, src.label),
         h("td", { class: "num" }, src.share),
         h("td", { class: "num", "data-field": "precise" }, src.precise))));
   }

@@ -6,7 +6,8 @@ built here from the explorer's trace, so they always show the current numbers.
 The parts of the words that depend on the example (``{names}``,
 ``{scale_why}``, ``{scale_notation}``, ``{hull}``) are filled here too, and
 each step carries the facts they assert as ``claims``. Steps are numbered 1
-to 4 as on the page.
+to 4 as on the page. The page's state answer (``lab.explorer.state``) carries the
+steps for the explorer's row, so the notebook's stepper never asks for them.
 """
 
 from __future__ import annotations

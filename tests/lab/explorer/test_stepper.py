@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from attnlab.engine import trace_query
+from attnlab.lab.explorer import stepper
 from attnlab.lab.explorer.sequence import STARTING, set_mask_cell
-from attnlab.lab.notebook import stepper
 
 
 def test_four_steps_in_order_with_questions():

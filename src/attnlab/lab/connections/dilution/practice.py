@@ -1,0 +1,71 @@
+"""The dilution lab's practice: goals checked on the learner's input.
+
+Words: ``lab/data/connections/dilution.json``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from attnlab.lab import numbers as fmt
+from attnlab.lab.challenge_set import ChallengeSet, feedback, validate_response
+from attnlab.lab.connections.dilution.walk import DilutionWalk, walk
+
+CHALLENGES = ChallengeSet("connections/dilution.json")
+GOAL = 0.1  # "below-10": the largest share under 10%
+
+
+def _below_10(w: DilutionWalk, response) -> dict:
+    now = w.largest(w.keys)
+    before = w.largest(w.keys - 1) if w.keys > 2 else 1.0
+    claims = {"keys": w.keys, "largest": now, "largest_one_fewer": before, "goal": GOAL, "scaling": w.scaling}
+    if now < GOAL <= before:
+        return feedback(
+            True,
+            f"At {w.keys:,} keys the largest share is {fmt.percent(now)}; at {w.keys - 1:,} it was "
+            f"{fmt.percent(before)}.",
+            **claims,
+        )
+    if now >= GOAL:
+        return feedback(
+            False, f"At {w.keys:,} keys the largest share is {fmt.percent(now)}: add keys.", **claims
+        )
+    return feedback(
+        False,
+        f"At {w.keys:,} keys the largest share is {fmt.percent(now)}, under {fmt.percent(GOAL)}, but it "
+        "already "
+        f"was at {w.keys - 1:,}: find the fewest keys.",
+        **claims,
+    )
+
+
+def _scaling(w: DilutionWalk, response) -> dict:
+    on, off = w.largest(w.keys, True), w.largest(w.keys, False)
+    claims = {"largest_on": on, "largest_off": off, "d_k": w.d_k, "choice": response}
+    if w.d_k == 1:
+        return feedback(
+            False, "With d_k = 1 the scaling divides by 1; set d_k larger to see it act.", **claims
+        )
+    right = "sharper" if off > on else "flatter"
+    if response == right:
+        return feedback(
+            True,
+            f"Without the scaling the largest share is {fmt.percent(off)}, with it {fmt.percent(on)}: "
+            "larger scores "
+            "make a sharper softmax.",
+            **claims,
+        )
+    return feedback(
+        False,
+        "Turn the scaling off and on and watch the largest share. What does multiplying every score do?",
+        **claims,
+    )
+
+
+CHECKS: dict[str, Callable[[DilutionWalk, object], dict]] = {"below-10": _below_10, "scaling": _scaling}
+
+
+def check(challenge_id: object, values: dict, response: object = None) -> dict:
+    c = CHALLENGES.find(challenge_id)
+    response = validate_response(c, response)
+    return CHECKS[c["id"]](walk(**values), response)

@@ -1,0 +1,54 @@
+"""FlashAttention: the online softmax walked tile by tile, equal to full attention; memory; a sliding window.
+
+``walk.py`` computes (the engine's ``tiled_steps``, ``attention``, ``sliding_window_mask``),
+``words.py`` says it with claims, ``answer.py`` draws it, ``program.py`` writes it as
+Python, ``practice.py`` checks the challenges of ``lab/data/connections/flash.json``.
+"""
+
+from __future__ import annotations
+
+from attnlab.lab.connections.controls import Control
+from attnlab.lab.connections.flash import practice
+from attnlab.lab.connections.flash.answer import answer
+from attnlab.lab.connections.flash.program import to_python
+from attnlab.lab.connections.shape import ConnectionLab
+
+CONTROLS = (
+    Control("n", "Sequence length n", "whole", 64, lo=4, hi=256),
+    Control(
+        "tile",
+        "Tile size",
+        "whole",
+        lambda v: min(16, v["n"]),
+        lo=1,
+        hi_from="n",
+        hint="Query blocks and key tiles are this many positions wide.",
+    ),
+    Control("row", "Query row", "whole", 0, lo=0, hi_from="n", hi_offset=-1),
+    Control(
+        "keys",
+        "Keys walked so far",
+        "whole",
+        lambda v: v["n"],
+        lo=1,
+        hi_from="n",
+        hint="The walk stops after the tile holding this many keys.",
+    ),
+    Control("window", "Sliding window (keys)", "whole", lambda v: min(8, v["n"]), lo=1, hi_from="n"),
+    Control("seed", "Random seed", "whole", 0, lo=0, hi=9999, hint="q, k and v are drawn from it."),
+)
+
+LAB = ConnectionLab(
+    controls=CONTROLS,
+    answer=answer,
+    program=to_python,
+    challenges=practice.CHALLENGES,
+    check=practice.check,
+    lede=(
+        "FlashAttention computes exactly the attention you know, without ever holding the n × n matrix of "
+        "weights: it walks the keys in tiles, keeping for each query a running maximum m, a running sum l "
+        "and an output O that it rescales whenever m rises, and divides by l once at the end. Below, one "
+        "query block is walked on random q, k and v (d_k = d_v = 4), beside full attention and a sliding "
+        "window, which, unlike tiling, changes what is computed."
+    ),
+)

@@ -1,0 +1,40 @@
+"""The one shape every connection lab has: what its folder's ``LAB`` provides.
+
+A lab is a folder ``lab/connections/<name>/`` whose ``__init__.py`` sets
+``LAB = ConnectionLab(...)`` from its modules:
+
+- ``controls``: its inputs (:mod:`attnlab.lab.connections.controls`);
+- ``answer(values)``: ``{"pictures", "words", "numbers", "data"}`` for those
+  values: the pictures' data (:mod:`attnlab.lab.connections.pictures`), the
+  sentences with their claims (``lab.said``), the tables "Show every number"
+  lists (display strings from ``lab.numbers``) and every number at full
+  precision (plain JSON: what the export and the tests read);
+- ``program(values)``: a runnable Python program that prints ``data``'s numbers
+  as ``name = value`` lines;
+- ``challenges`` (a ``ChallengeSet`` of ``lab/data/connections/<name>.json``) and
+  ``check(challenge_id, values, response)``: a check's feedback
+  (``lab.challenge_set.feedback``), computed on the learner's values;
+- ``lede``: the paragraph under the lab's title.
+
+The shared modules do the rest the same way for every lab: the page's answer
+(``page.py``), practice and its study history (``study.py``), export
+(``export.py``), the routes and the page.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from attnlab.lab.challenge_set import ChallengeSet
+from attnlab.lab.connections.controls import Control
+
+
+@dataclass(frozen=True)
+class ConnectionLab:
+    controls: tuple[Control, ...]
+    answer: Callable[[dict], dict]
+    program: Callable[[dict], str]
+    challenges: ChallengeSet
+    check: Callable[[str, dict, object], dict]
+    lede: str

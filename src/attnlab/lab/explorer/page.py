@@ -1,0 +1,152 @@
+"""The explorer's words on the page: the fixed ones its modules place, and the first answer's.
+
+:func:`page_words` is served once inside the page (``web/assets.py`` writes it
+into index.html as a JSON data block): the words ``js/explorer`` places that
+never depend on the numbers (a card's "Dot", the offline note, the own-example
+form's names, a refused link's sentences). Number-dependent words come in
+every answer instead (``lab.explorer.display``, ``lab.explorer.texts``).
+
+:func:`first_sentences` is what index.html shows before the page's first answer
+arrives: the worked example's own sentences, from that very answer
+(``lab.explorer.state.example_answer``), written in by the server at the
+page's ``<!-- fill:name -->`` markers, so the page never holds a copy that can
+drift (a "shaded triangle" for four sources, a "/ √2" for a scale of 0.5).
+"""
+
+from __future__ import annotations
+
+from attnlab.lab import numbers as fmt
+from attnlab.lab.explorer.examples import WORKED
+from attnlab.lab.explorer.state import example_answer
+from attnlab.lab.limits import MAX_SOURCES, limit_words
+from attnlab.lab.said import said
+
+OWN_NAMES = "ABCDEFGH"  # a new source's name: the first of these its example does not use yet
+
+
+def page_words() -> dict:
+    """The explorer's fixed words, by the module that places them."""
+    return {
+        "offline": (
+            "The attnlab server is not answering. Your numbers are kept in this tab; start attnlab "
+            "again and the page will pick up where you left off."
+        ),
+        "link": {
+            "own_damaged": "This link's own example is damaged, so it is not shown.",
+            "damaged": (
+                "This link is damaged (its example cannot be read), so the worked example is shown instead."
+            ),
+            "own_refused": "This link's own example cannot be opened:",
+            "refused": "This link's example cannot be opened:",
+            "worked_shown": "The worked example is shown instead.",
+        },
+        # a typed number the browser cannot read (the server checks every number again)
+        "number": {
+            "empty": "Enter a number, for example 2 or -0.5.",
+            "not_a_number": "This is not a number. Use digits, a point and an optional minus sign.",
+            "too_large": "That number is too large for a float. Use a smaller one.",
+        },
+        "query_fields": ["Query q, x", "Query q, y"],
+        "details": {
+            "dot": "Dot",
+            "score": "Scaled",
+            "share": "Share",
+            "normalization": ["Shared normalization: m = ", "; Z = ", "."],  # around the m and Z boxes
+            "output": "Output o = ",
+            # for a screen reader, after a number the comparison marks (changed, or the same as q = [2, 1])
+            "changed": " (changed)",
+            "same": " (same as reference)",
+        },
+        "python": {
+            "filename": "attention_one_query.py",
+            "copied": "Copied the program to the clipboard.",
+            "no_clipboard": "The clipboard is not available here; the code is selected, press Ctrl+C.",
+            "downloaded": "Downloaded attention_one_query.py.",
+        },
+        "own": {
+            "sources": [
+                {"legend": f"Source {n}", "remove": f"Remove source {n}"} for n in range(1, MAX_SOURCES + 1)
+            ],
+            "names": list(OWN_NAMES[:MAX_SOURCES]),
+            "name": "Name",
+            "key": ["Key x", "Key y"],
+            "value": ["Value x", "Value y"],
+            "new": {"key": ["1", "1"], "value": ["1", "1"]},  # a new source's key and value, as typed
+        },
+    }
+
+
+# The explorer's three steps, as the page and the Explorer widget title them.
+STEPS = {
+    "match": "Match: how far does q reach along each key?",
+    "share": "Share: softmax turns scores into one pie",
+    "mix": "Mix: the output is the shares’ blend of the values",
+}
+
+
+def widget_words() -> dict:
+    """The Explorer widget's fixed words (``widgets/explorer.py`` sends them once, in ``_words``)."""
+    return {
+        "title": "Follow one query through attention",
+        "steps": [{"number": str(n), "title": title} for n, title in enumerate(STEPS.values(), start=1)],
+        "pie": "Attention shares as a pie; the numbers are in the table below",
+        "strip": "Attention shares as a strip in source order; the numbers are in the table below",
+        "mix_plot": (
+            "Value plane: the values, the carries w·v added tip to tail, the hull of the values and "
+            "the output o"
+        ),
+        "precise": "Every number at full precision",
+    }
+
+
+def reference_words() -> dict[str, dict]:
+    """The fixed sentences that name the comparison's reference, the worked example's q."""
+    q = fmt.vector(WORKED.q)
+    return {
+        "legend": said(
+            f"Solid dot or edge: current q. Hollow ring or dashed line: same current keys and values "
+            f"with q = {q}.",
+            q=list(WORKED.q),
+        ),
+        "reference_note": said(
+            f"The reference uses the same current keys and values, with q = {q}. Not every query edit "
+            "changes the mixture. Solid amber borders mark numerical changes; dashed teal borders mark "
+            "values unchanged within 1e-12. Labels round to three decimals, not the calculation.",
+            q=list(WORKED.q), tolerance=1e-12,
+        ),
+    }
+
+
+def first_sentences() -> dict[str, str]:
+    """The explorer's sentences for index.html's markers (``<!-- fill:name -->``), from the first answer."""
+    answer = example_answer()
+    explorer = answer["sequence"]["explorer"]
+    labels = answer["explorer"]["display"]["labels"]
+    texts = explorer["texts"]
+    challenge = answer["explorer"]["challenge"]
+    said_ = {
+        "row_label": explorer["heading"],
+        "row_explain": texts["row"],
+        "explorer_given": texts["given"],
+        "q_legend": texts["q_legend"],
+        "current_allowed": texts["allowed"],
+        "words_example": texts["example"],
+        "eyebrow": labels["eyebrow"],
+        "caption": labels["caption"],
+        "mix_hint": labels["mix_hint"],
+        "score_title": labels["score_title"],
+        "share_title": labels["share_title"],
+        "score_formula": labels["score_formula"],
+        "score_code": labels["score_code"],
+        "scale_note": labels["scale_note"],
+        "own_hint": limit_words()["own_example"],
+        **reference_words(),
+    }
+    return {
+        **{name: s["text"] for name, s in said_.items()},
+        "challenge_goal": challenge["goal"],
+        **{f"step_{name}": title for name, title in STEPS.items()},
+        "match_help": answer["explorer"]["display"]["words"]["match_help"]
+        + " The coloured segment along each key shows how far q reaches along it; the thin dashed "
+        "line drops from q onto the key.",
+    }

@@ -1,0 +1,90 @@
+"""Every line ``attnlab heads``, ``attnlab logits`` and ``attnlab generate`` print, and their refusals.
+
+Tables come as rows of cells (strings, every number printed by ``attnlab.lab.numbers``);
+the command only lines them up. A token is named as the page shows it, whitespace
+visible (:func:`attnlab.lab.realmodel.tokens.token_label`: ␣, ⏎, ⇥), with its index:
+``3:␣sat``. The refusals are the command's own checks on its arguments (the model's
+and the lab's checks raise ``FieldError`` with :mod:`attnlab.lab.realmodel.problems`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from attnlab.lab import numbers as fmt
+from attnlab.lab.realmodel.kinds import top_sources
+from attnlab.lab.realmodel.modelview import head_table_heading, layer_table
+from attnlab.lab.realmodel.tokens import short_label, token_label
+
+WIDTH = 8  # characters of a token's label in a table's header
+LOGITS_HEADER = ["rank", "token", "id", "logit", "p (model)", "p"]
+
+
+def token_name(index: int, text: str) -> str:
+    """``"3:␣sat"``: a token's index and visible label, cut to ``WIDTH`` characters."""
+    return f"{index}:{short_label(token_label(text)['label'], WIDTH)}"
+
+
+def heads_heading(*, title: str, n_tokens: int, layer: int, n_layer: int) -> str:
+    """The first line of ``attnlab heads``: the model, the text's tokens, the layer shown."""
+    return f"{title}: {n_tokens} tokens, layer {layer} of 0..{n_layer - 1}"
+
+
+def head_rows(trace, layer: int, head: int) -> tuple[str, list[list[str]]]:
+    """One head as the command prints it: its heading and the rows of its share table.
+
+    Row = query token, column = key token, each share to two decimals ("." where blocked),
+    and the query's top source with its share.
+    """
+    w = trace.head_weights(layer, head)  # (T, T)
+    names = [token_name(i, t) for i, t in enumerate(trace.tokens)]
+    rows = [["query \\ key", *names, "top source"]]
+    for i, name in enumerate(names):
+        cells = [fmt.rounded(float(w[i, j]), 2) if trace.allowed[i, j] else "." for j in range(len(names))]
+        label, share = top_sources(w[i], names, k=1)[0]
+        rows.append([name, *cells, f"{label} {fmt.percent(share)}"])
+    return head_table_heading(trace, layer, head), rows
+
+
+def layer_rows(trace, layer: int) -> tuple[list[list[str]], str]:
+    """Every head of a layer as the command prints it: the table's rows (header first) and its note."""
+    table = layer_table(trace, layer, token_name(0, trace.tokens[0]))
+    return [table["header"], *table["rows"]], table["note"]
+
+
+def logits_row(entry: dict) -> list[str]:
+    """One entry of the next-token view (``models.nexttoken.next_token``) as a row of ``LOGITS_HEADER``."""
+    cells = [entry["token_label"], str(entry["id"]), entry["logit_display"], entry["p_model_display"]]
+    return [str(entry["rank"]), *cells, entry["p_display"]]
+
+
+def finished(finish: str | None) -> str:
+    """Why a generation stopped, on its own line: ``[end_of_turn]`` or ``[length]``."""
+    return f"[{finish or 'length'}]"
+
+
+# -- the command's refusals (one line on stderr each) ---------------------------------
+
+
+def empty(field: str) -> str:
+    return f"{field} is empty: give some text"
+
+
+def too_long(field: str, n_chars: int, limit: int) -> str:
+    return f"{field} has {n_chars} characters; the limit is {limit}"
+
+
+def top_out_of_range(top: int, most: int) -> str:
+    return f"--top {top} is out of range; use 1..{most}"
+
+
+def no_position(position: int, n_tokens: int) -> str:
+    return f"--position {position} does not exist; the text has tokens 0..{n_tokens - 1}"
+
+
+def encoder(name: str, decoders: Sequence[str]) -> str:
+    return f"{name} is an encoder: it does not predict text; use --model {' or '.join(decoders)}"
+
+
+def new_tokens_out_of_range(value: int, low: int, high: int) -> str:
+    return f"--max-new-tokens must be from {low} to {high}, not {value}"

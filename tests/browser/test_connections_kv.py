@@ -1,0 +1,43 @@
+"""The KV-cache lab in a real browser: its link, the growth marker moving with the tokens, the precision
+choice, practice, axe and a phone."""
+
+from __future__ import annotations
+
+import pytest
+from connectionskit import PHONE, assert_fits, lab_page, practise, serious, settle, slide
+
+pytestmark = pytest.mark.browser
+
+
+def test_tokens_and_precision_move_the_picture_and_the_words(browser, live_server):
+    with lab_page(browser, live_server, "connections/kv?tokens=1024") as (page, _):
+        marker = page.locator("#cx-pic-growth .cx-marker")
+        before = marker.get_attribute("x1")
+        slide(page, "tokens", "End")
+        assert marker.get_attribute("x1") != before and "tokens=8192" in page.url
+        assert (
+            page.locator("#cx-words li")
+            .nth(1)
+            .inner_text()
+            .startswith("At 8,192 tokens the cache holds 188.7 MB")
+        )
+        page.locator("#cx-in-precision").select_option("4")
+        settle(page)
+        assert (
+            page.locator("#cx-words li")
+            .nth(1)
+            .inner_text()
+            .startswith("At 8,192 tokens the cache holds 377.5 MB")
+        )
+        assert page.locator("#cx-pic-pool text.cx-cell-text").first.text_content() in "ABCD"
+
+
+def test_practice_on_a_phone(browser, live_server):
+    with lab_page(browser, live_server, "connections/kv", **PHONE) as (page, _):
+        page.locator("#cx-challenge-waste-bound summary").click()
+        settle(page)
+        page.locator("#cx-resp-waste-bound-15").check()
+        text, headings = practise(page, "waste-bound")
+        assert text.startswith("✓ Goal met.") and headings == ["The most a paged request wastes · attempt 1"]
+        assert_fits(page, PHONE["width"])
+        assert serious(page) == []

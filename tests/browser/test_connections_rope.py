@@ -1,0 +1,28 @@
+"""The RoPE lab in a real browser: its link, the marker moving with the offset, practice, axe and a phone."""
+
+from __future__ import annotations
+
+import pytest
+from connectionskit import PHONE, assert_fits, lab_page, practise, serious, settle, slide
+
+pytestmark = pytest.mark.browser
+
+
+def test_the_offset_moves_the_marker_and_the_words(browser, live_server):
+    with lab_page(browser, live_server, "connections/rope?offset=700") as (page, _):
+        marker = page.locator("#cx-pic-score .cx-marker")
+        before = marker.get_attribute("x1")
+        slide(page, "offset", "Home")
+        assert marker.get_attribute("x1") != before and "offset=0" in page.url
+        assert "at offset 0 it has turned 0, inside" in page.locator("#cx-words li").nth(1).inner_text()
+
+
+def test_practice_on_a_phone(browser, live_server):
+    with lab_page(browser, live_server, "connections/rope", **PHONE) as (page, _):
+        page.locator("#cx-challenge-depends summary").click()
+        settle(page)
+        page.locator("#cx-resp-depends-offset").check()
+        text, _ = practise(page, "depends")
+        assert text.startswith("✓ Goal met.")
+        assert_fits(page, PHONE["width"])
+        assert serious(page) == []

@@ -1,0 +1,25 @@
+"""The dilution lab's challenges."""
+
+from __future__ import annotations
+
+from attnlab.lab.connections.controls import read
+from attnlab.lab.connections.dilution import CONTROLS, LAB
+from attnlab.lab.connections.dilution.walk import walk
+
+
+def check(cid: str, response=None, **given) -> dict:
+    return LAB.check(cid, read(CONTROLS, given, "inputs"), response)
+
+
+def test_below_10_is_the_fewest_keys():
+    w = walk(keys=2, d_k=64, scaling="on", seed=0)
+    fewest = next(n for n in range(3, 4097) if w.largest(n) < 0.1 <= w.largest(n - 1))
+    assert check("below-10", keys=fewest)["met"]
+    assert "add keys" in check("below-10", keys=2)["words"]["text"]
+
+
+def test_scaling_off_is_sharper_here():
+    met = check("scaling", "sharper", d_k=64, keys=64)
+    assert met["met"] and met["words"]["claims"]["largest_off"] > met["words"]["claims"]["largest_on"]
+    assert not check("scaling", "same", d_k=64)["met"]
+    assert not check("scaling", "sharper", d_k=1)["met"]

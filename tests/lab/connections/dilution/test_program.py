@@ -1,0 +1,19 @@
+"""The dilution lab's program prints the lab's numbers (run in a subprocess)."""
+
+from __future__ import annotations
+
+import pytest
+from labtools import printed, same_numbers
+
+from attnlab.lab.connections.controls import read
+from attnlab.lab.connections.dilution import CONTROLS, LAB
+
+
+@pytest.mark.parametrize("given", [{}, {"keys": 3000, "d_k": 3, "scaling": "off", "seed": 9}])
+def test_the_program_prints_the_answers_numbers(given):
+    values = read(CONTROLS, given, "inputs")
+    data = LAB.answer(values)["data"]
+    out = printed(LAB.program(values))
+    assert list(out) == list(data)
+    for name, value in data.items():
+        assert same_numbers(out[name], value), name

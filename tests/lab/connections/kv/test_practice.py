@@ -1,0 +1,18 @@
+"""The KV-cache lab's challenges."""
+
+from __future__ import annotations
+
+from attnlab.lab.connections.controls import read
+from attnlab.lab.connections.kv import CONTROLS, LAB
+
+
+def check(cid: str, response=None, **given) -> dict:
+    return LAB.check(cid, read(CONTROLS, given, "inputs"), response)
+
+
+def test_mha_ratio_and_waste_bound():
+    assert check("mha-ratio", "3")["met"] and check("mha-ratio", "3")["words"]["claims"]["ratio"] == 3
+    assert not check("mha-ratio", "9")["met"]
+    met = check("waste-bound", "15", requests=8)
+    assert met["met"] and 0 <= met["words"]["claims"]["here"] <= 15
+    assert not check("waste-bound", "16")["met"]

@@ -1,0 +1,135 @@
+"""The connection labs' API and pages: exact answers, 4xx at the field in the page's words, exports."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from fastapi.testclient import TestClient
+
+from attnlab.lab.connections import registry
+from attnlab.lab.connections.export import to_json, to_markdown
+from attnlab.lab.connections.page import lab_page
+from attnlab.web.app import create_app
+
+
+@pytest.fixture(scope="module")
+def client():
+    with TestClient(create_app()) as c:
+        yield c
+
+
+def test_the_labs_are_listed(client):
+    assert client.get("/api/connections").json() == registry.listing()
+
+
+@pytest.mark.parametrize("name", registry.NAMES)
+def test_a_labs_answer_is_the_labs_own(client, name):
+    r = client.get(f"/api/connections/{name}")
+    assert r.status_code == 200
+    assert r.json() == json.loads(json.dumps(lab_page(name, {}, "query")))
+
+
+def test_the_query_is_the_links_inputs(client):
+    answer = client.get("/api/connections/flash?n=32&tile=8&row=9&keys=12&window=3&seed=5").json()
+    assert answer["inputs"] == {"n": 32, "tile": 8, "row": 9, "keys": 12, "window": 3, "seed": 5}
+    assert answer["link"] == "/connections/flash?n=32&tile=8&row=9&keys=12&window=3&seed=5"
+    assert answer["data"]["block"] == [8, 16] and len(answer["data"]["m"]) == 4
+
+
+@pytest.mark.parametrize(
+    "query,loc,msg",
+    [
+        ("n=3", ["query", "n"], "Sequence length n must be at least 4"),
+        ("n=16&tile=17", ["query", "tile"], "Tile size must be at most 16, the sequence length n"),
+        ("n=16&row=16", ["query", "row"], "Query row must be at most 15, the sequence length n minus 1"),
+        ("seed=one", ["query", "seed"], "Random seed must be a whole number, such as 16"),
+        ("colour=red", ["query", "colour"], "colour is not something this lab knows; remove it"),
+    ],
+)
+def test_a_refused_input_is_422_at_its_field_in_the_controls_words(client, query, loc, msg):
+    r = client.get(f"/api/connections/flash?{query}")
+    assert r.status_code == 422
+    assert r.json() == {"detail": [{"loc": loc, "field": loc[1], "msg": msg, "type": "value_error"}]}
+
+
+def test_an_unknown_lab_is_404(client):
+    r = client.get("/api/connections/nope")
+    assert r.status_code == 404
+    assert r.json()["detail"][0]["loc"] == ["path", "name"]
+    assert client.get("/connections/nope").status_code == 404
+
+
+def test_study_records_a_check_on_the_inputs(client):
+    body = {"inputs": {"n": 16, "window": 4}, "action": {"kind": "submit", "challenge": "window-four"}}
+    r = client.post("/api/connections/flash/study", json=body)
+    assert r.status_code == 200
+    out = r.json()
+    assert out["study"]["challenges"]["window-four"]["attempts"][0]["feedback"]["met"] is True
+    assert out["history"][0]["checked"]["text"] == "✓ Checked: goal met" and out["answer"] is None
+
+
+@pytest.mark.parametrize(
+    "body,loc,msg",
+    [
+        (
+            {"inputs": {"k": 99}, "action": {"kind": "open", "challenge": "keep-90"}},
+            ["body", "inputs", "k"],
+            "Top k must be at most 8, the experts E",
+        ),
+        (
+            {"action": {"kind": "jump"}},
+            ["body", "action", "kind"],
+            "Action · kind must be one of open, submit, clear, retry, goto, help",
+        ),
+        ({"action": {"kind": "open", "challenge": "nope"}}, ["body", "action", "challenge"], None),
+        (
+            {"study": {"version": 3}, "action": {"kind": "open", "challenge": "keep-90"}},
+            ["body", "study"],
+            None,
+        ),
+    ],
+)
+def test_a_refused_study_is_422_at_its_field(client, body, loc, msg):
+    r = client.post("/api/connections/moe/study", json=body)
+    assert r.status_code == 422
+    (item,) = r.json()["detail"]
+    assert item["loc"] == loc
+    if msg is not None:
+        assert item["msg"] == msg
+
+
+def test_a_body_with_an_unknown_field_is_422(client):
+    r = client.post("/api/connections/moe/study", json={"action": {"kind": "open"}, "extra": 1})
+    assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["body", "extra"]
+
+
+def test_exports_are_the_labs_documents(client):
+    study = {"version": 1}
+    r = client.post("/api/connections/ssm/export/json", json={"inputs": {"n": 5}, "study": study})
+    assert r.status_code == 200 and r.headers["content-type"].startswith("application/json")
+    assert r.headers["content-disposition"] == 'attachment; filename="attnlab-ssm.json"'
+    assert r.text == to_json("ssm", {"n": 5}, study)
+    r = client.post("/api/connections/ssm/export/markdown", json={"inputs": {"n": 5}})
+    assert r.headers["content-disposition"] == 'attachment; filename="attnlab-ssm.md"'
+    assert r.text == to_markdown("ssm", {"n": 5}, study)
+    r = client.post("/api/connections/ssm/export/markdown", json={"inputs": {"n": 99}})
+    assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["body", "inputs", "n"]
+
+
+@pytest.mark.parametrize("name", registry.NAMES)
+def test_each_lab_has_its_page_with_versioned_assets_and_the_labs_words(client, name):
+    r = client.get(f"/connections/{name}?n=8")
+    assert r.status_code == 200 and r.headers["content-type"].startswith("text/html")
+    page = r.text
+    assert f'<h1 id="cx-title">{registry.entry(name).title}</h1>' in page
+    assert "<!--" not in page.split("</head>", 1)[1]  # every fill marker is filled
+    assert re.search(r'<script type="module" src="/static/v/[0-9a-f]{16}/js/connections/main.js">', page)
+    preloads = set(re.findall(r'rel="modulepreload" href="/static/v/[0-9a-f]{16}/js/([\w./-]+)"', page))
+    assert {"connections/main.js", "connections/state.js", "shared/http.js"} <= preloads
+    assert not {p for p in preloads if p.startswith(("explorer/", "notebook/", "realmodel/", "block/"))}
+    words = json.loads(
+        re.search(r'<script type="application/json" id="attnlab-words">(.*?)</script>', page).group(1)
+    )
+    assert words["connections"]["back_href"] == "/#connections"
