@@ -18,8 +18,9 @@
 - A residual sweep of 30 layers x 16 positions (the stream entering each block):
   ``circuits.patching.residual_sweep``; the peer hooks each layer's input. Target: <= 0.5x.
 
-Each sweep runs once a side, ours first, then the peer, in the same process (``--repeats``
-alternates more rounds; the medians are printed). Wall and CPU seconds are printed. The
+Each sweep runs once a side in the same process: ours on each path, then the peer once
+(transformers has one float32 path; its figure serves both rows). ``--repeats`` alternates
+more rounds; the medians are printed. Wall and CPU seconds are printed. The
 machine's floor for a sweep: the multiply-adds it cannot avoid (each patch's layers from
 the patched one on, every weight once per token: 2 x T x weights) over the thread count
 times one thread's best float32 rate here (``bench_models.fma_rate``/``sgemm_rate``); for
@@ -165,25 +166,28 @@ def bench_census(model, hf, tokens: int, repeats: int) -> list[tuple]:
 # -- the sweeps ---------------------------------------------------------------------------
 
 
-def bench_sweeps(model, hf, repeats: int):
-    """Yield each sweep's row as it finishes."""
+def bench_sweeps(models: dict, hf, repeats: int):
+    """Yield (path, row) as each sweep finishes: every path's, then the peer's once (HF has no paths)."""
     from hfpeer import HFDecoder
 
     from attnlab.models.circuits import patching
     from attnlab.models.circuits.edits import SetHead, SetResid
 
-    clean_ids, corrupt_ids = model.encode(CLEAN), model.encode(CORRUPT)
-    right, other = (model.encode(a)[0] for a in ANSWERS)
+    first = next(iter(models.values()))
+    clean_ids, corrupt_ids = first.encode(CLEAN), first.encode(CORRUPT)
+    right, other = (first.encode(a)[0] for a in ANSWERS)
     T = len(clean_ids)
     peer = HFDecoder(hf)
-    p = patching.pair(model, clean_ids, corrupt_ids, answers=(right, other))
+    pairs = {path: patching.pair(m, clean_ids, corrupt_ids, answers=(right, other))
+             for path, m in models.items()}  # fmt: skip
     hf_clean = peer.run(clean_ids)
 
     def ld(logits):
         return logits[right] - logits[other]
 
     def peer_heads():
-        return np.array([[ld(peer.patched_logits(corrupt_ids, SetHead(layer, h, hf_clean["z"][layer, :, h])))
+        z = hf_clean["z"]
+        return np.array([[ld(peer.patched_logits(corrupt_ids, SetHead(layer, h, z[layer, :, h])))
                           for h in range(9)] for layer in range(30)])  # fmt: skip
 
     def peer_resid():
@@ -192,24 +196,28 @@ def bench_sweeps(model, hf, repeats: int):
                           for t in range(T)] for layer in range(30)])  # fmt: skip
 
     sweeps = [
-        ("270-head patching sweep", lambda: patching.head_sweep(model, p), peer_heads),
-        (f"residual sweep 30 x {T}", lambda: patching.residual_sweep(model, p, site="pre"), peer_resid),
+        ("270-head patching sweep", lambda m, p: patching.head_sweep(m, p), peer_heads),
+        (f"residual sweep 30 x {T}", lambda m, p: patching.residual_sweep(m, p, site="pre"), peer_resid),
     ]
-    per_layer = layer_weight_count(model) // 30
+    per_layer = layer_weight_count(first) // 30
     for name, ours, theirs in sweeps:
-        rows = {"ours": [], "peer": []}
+        times: dict = {path: [] for path in models}
+        peer_times = []
         for _ in range(repeats):
-            sweep, wall, cpu = timed(ours)
-            rows["ours"].append((wall, cpu))
+            done = {}
+            for path, m in models.items():
+                done[path], wall, cpu = timed(lambda m=m, p=pairs[path], sweep=ours: sweep(m, p))
+                times[path].append((wall, cpu))
             values, wall, cpu = timed(theirs)
-            rows["peer"].append((wall, cpu))
-        recomputed = sum(30 - layer for i, layer in enumerate(sweep.layers) for j in range(len(sweep.columns))
-                         if not sweep.skipped[i, j])  # fmt: skip
-        flops = 2 * T * per_layer * recomputed
-        diff = float(np.max(np.abs(sweep.values - values)))
-        note = (f"{sweep.values.size} patches ({int(sweep.skipped.sum())} equal to the corrupted run's), "
-                f"{recomputed} layer runs; max |LD ours - peer| {diff:.1e}")  # fmt: skip
-        yield name, rows, {}, (flops, 0), note
+            peer_times.append((wall, cpu))
+        for path, sweep in done.items():
+            recomputed = sum(30 - layer for i, layer in enumerate(sweep.layers)
+                             for j in range(len(sweep.columns)) if not sweep.skipped[i, j])  # fmt: skip
+            flops = 2 * T * per_layer * recomputed
+            diff = float(np.max(np.abs(sweep.values - values)))
+            note = (f"{sweep.values.size} patches ({int(sweep.skipped.sum())} equal to the corrupted run's), "
+                    f"{recomputed} layer runs; max |LD ours - peer| {diff:.1e}")  # fmt: skip
+            yield path, (name, {"ours": times[path], "peer": peer_times}, {}, (flops, 0), note)
 
 
 def layer_weight_count(model) -> int:
@@ -238,14 +246,13 @@ def main() -> None:
     print(f"machine: {threads} threads, float32 {rate / 1e9:.0f} GFLOP/s, read {bandwidth / 1e9:.1f} GB/s")
     print("| path | what | attnlab wall (CPU) | HF peer wall (CPU) | ratio | floor | notes |")
     print("|---|---|---:|---:|---:|---:|---|")
-    for path in args.paths.split(","):
-        model = shared if path == "q4_1" else shared.with_dtype(np.float32)
-        if path == "q4_1":
-            for row in bench_census(model, hf, args.tokens, max(3, args.repeats)):
-                print_row(path, row, rate, bandwidth)
-        for row in bench_sweeps(model, hf, args.repeats):
-            print_row(path, row, rate, bandwidth)
-
+    paths = args.paths.split(",")
+    models = {path: shared if path == "q4_1" else shared.with_dtype(np.float32) for path in paths}
+    if "q4_1" in models:
+        for row in bench_census(models["q4_1"], hf, args.tokens, max(3, args.repeats)):
+            print_row("q4_1", row, rate, bandwidth)
+    for path, row in bench_sweeps(models, hf, args.repeats):
+        print_row(path, row, rate, bandwidth)
 
 def print_row(path: str, row: tuple, rate: float, bandwidth: float) -> None:
     name, times, extra, (flops, bytes_read), note = row
@@ -254,8 +261,9 @@ def print_row(path: str, row: tuple, rate: float, bandwidth: float) -> None:
     peer = [statistics.median(x) for x in zip(*times["peer"], strict=True)]
     unit, scale = ("ms", 1e3) if ours[0] < 10 else ("s", 1.0)
     more = "".join(f"; {k} {v[0] * 1e3:.0f} ms" for k, v in extra.items())
-    if "ours scores" in times:
-        more += f"; scores alone {statistics.median(w for w, _ in times['ours scores']) * 1e3:.0f} ms"
+    if "ours scores" in times:  # the scores alone, from weights already made: what the peer times
+        alone = statistics.median(w for w, _ in times["ours scores"])
+        more += f"; scores alone {alone * 1e3:.0f} ms, {alone / peer[0]:.2f} x the peer"
     print(f"| {path} | {name} | {ours[0] * scale:.2f} {unit} ({ours[1] * scale:.2f}) "
           f"| {peer[0] * scale:.2f} {unit} ({peer[1] * scale:.2f}) | {ours[0] / peer[0]:.2f} "
           f"| {floor * scale:.3f} {unit} | {note}{more} |", flush=True)  # fmt: skip

@@ -31,3 +31,15 @@ def test_practice_on_a_phone(browser, live_server):
         assert text.startswith("✓ Goal met.")
         assert_fits(page, PHONE["width"])
         assert serious(page) == []
+
+
+@pytest.mark.models
+def test_the_needle_in_smollm2(browser, live_server):
+    from playwright.sync_api import expect
+
+    with lab_page(browser, live_server, "connections/dilution?needle=on") as (page, _):
+        expect(page.locator("html")).to_have_attribute("data-cx-live", "done", timeout=300_000)
+        settle(page)
+        assert page.locator("#cx-pic-needle polyline").count() == 3
+        kept = page.locator("#cx-words li").nth(4).inner_text()
+        assert kept.startswith("From 16 to 256 tokens that head's share")

@@ -41,3 +41,16 @@ def test_practice_on_a_phone(browser, live_server):
         assert text.startswith("✓ Goal met.") and headings == ["The most a paged request wastes · attempt 1"]
         assert_fits(page, PHONE["width"])
         assert serious(page) == []
+
+
+@pytest.mark.models
+def test_a_live_generations_caches_are_measured(browser, live_server):
+    from playwright.sync_api import expect
+
+    with lab_page(browser, live_server, "connections/kv?live=on&new=4") as (page, _):
+        expect(page.locator("html")).to_have_attribute("data-cx-live", "done", timeout=240_000)
+        settle(page)
+        words = page.locator("#cx-words li")
+        assert words.nth(2).inner_text().startswith("Live: SmolLM2 read your prompt (5 tokens) and, greedily")
+        assert "equal to the count at every one of the 5 steps" in words.nth(3).inner_text()
+        assert page.locator("#cx-pic-live circle.cx-dot").count() == 5

@@ -26,3 +26,19 @@ def test_practice_on_a_phone(browser, live_server):
         assert text.startswith("✓ Goal met.")
         assert_fits(page, PHONE["width"])
         assert serious(page) == []
+
+
+@pytest.mark.models
+def test_smollm2s_own_rope(browser, live_server):
+    from playwright.sync_api import expect
+
+    with lab_page(browser, live_server, "connections/rope?own=on") as (page, _):
+        expect(page.locator("html")).to_have_attribute("data-cx-live", "done", timeout=60_000)
+        assert page.locator("#cx-pic-smollm2-score polyline").count() == 2
+        own = page.locator("#cx-words li").nth(3).inner_text()
+        assert own.startswith("SmolLM2's own RoPE, as its GGUF states it")
+        page.locator("#cx-in-own").select_option("off")
+        settle(page)
+        assert page.locator("#cx-words li").count() == 3
+        assert page.locator("html").get_attribute("data-cx-live") == "off"
+        assert page.locator("#cx-pic-smollm2-score").count() == 0  # its pictures go with it

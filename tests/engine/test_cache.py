@@ -59,3 +59,20 @@ def test_non_numpy_cache_concatenates():
     keys, _ = cache.append(xs.zeros((1, 1, 3)), xs.zeros((1, 1, 3)))
     assert keys.shape == (1, 3, 3) and isinstance(keys, type(xs.ones(1)))
     np.testing.assert_array_equal(np.from_dlpack(keys)[0, :, 0], [1.0, 1.0, 0.0])
+
+
+def test_truncate_drops_the_last_tokens_and_the_next_append_writes_after_the_rest(rng):
+    cache, fresh = KVCache(), KVCache()
+    k, v = rng.standard_normal((2, 9, 4)), rng.standard_normal((2, 9, 4))
+    cache.append(k, v)
+    cache.truncate(6)  # three rejected drafts go
+    assert cache.length == 6 and np.array_equal(cache.keys, k[:, :6])
+    fresh.append(k[:, :6], v[:, :6])
+    k2, v2 = rng.standard_normal((2, 1, 4)), rng.standard_normal((2, 1, 4))
+    keys, values = cache.append(k2, v2)
+    want_k, want_v = fresh.append(k2, v2)
+    assert np.array_equal(keys, want_k) and np.array_equal(values, want_v) and cache.length == 7
+    cache.truncate(0)
+    assert cache.length == 0
+    with pytest.raises(ValueError, match="length is 1; the cache holds 0 tokens"):
+        cache.truncate(1)

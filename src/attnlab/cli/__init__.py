@@ -128,6 +128,16 @@ def build_parser() -> argparse.ArgumentParser:
     fl = sub.add_parser("flash", help=FLASH_HELP)
     add_flash_arguments(fl)
     fl.set_defaults(func=run_flash)
+    from attnlab.cli.connections import SPECULATE_HELP, add_speculate_arguments, run_speculate
+
+    sp = sub.add_parser("speculate", help=SPECULATE_HELP)
+    add_speculate_arguments(sp)
+    sp.set_defaults(func=run_speculate)
+    from attnlab.cli.connections import KV_CACHE_HELP, add_kv_cache_arguments, run_kv_cache
+
+    kv = sub.add_parser("kv-cache", help=KV_CACHE_HELP)
+    add_kv_cache_arguments(kv)
+    kv.set_defaults(func=run_kv_cache)
 
     # --- attnlab serve (owned by the web part) ---
     s = sub.add_parser("serve", help="serve the lab on 127.0.0.1 and open the browser")

@@ -1,4 +1,5 @@
-"""``attnlab flash``: the FlashAttention lab on the command line, the page's words and numbers.
+"""``attnlab flash`` and ``attnlab speculate``: connection labs on the command line, the page's words
+and numbers.
 
 Without options it prints the lab's sentences and its tables (``lab.connections``'s
 answer, as the page shows them); ``--json`` prints the input and every number at
@@ -6,6 +7,12 @@ full precision; ``--python`` prints the generated program. ``--n``, ``--tile``,
 ``--row``, ``--keys``, ``--window`` and ``--seed`` are the page's controls (a
 missing one takes the page's default); a value the lab refuses is one line on
 stderr and status 2.
+
+``attnlab speculate TEXT`` runs the speculative-decoding lab's SmolLM2 part here, in
+this process (plain greedy decoding, then speculative decoding of TEXT, timed in the
+same run), and prints the lab's sentences and tables for it; ``--json`` prints the
+input and the run's numbers. ``--max-new-tokens``, ``--ngram`` and ``--draft`` are
+the page's "New tokens", "Look-up length n" and "Draft length k".
 """
 
 from __future__ import annotations
@@ -13,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 
+from attnlab.lab.connections import live
 from attnlab.lab.connections.controls import ControlError
 from attnlab.lab.connections.page import lab_page
 
@@ -43,7 +51,12 @@ def print_page(page: dict) -> None:
     print()
     for sentence in page["words"]:
         print(sentence["text"])
-    for table in page["numbers"]:
+    print_tables(page["numbers"])
+
+
+def print_tables(tables: list[dict]) -> None:
+    """Print tables as the page's "Show every number" lists them: a blank line, the title, the rows."""
+    for table in tables:
         print()
         print(table["title"])
         rows = [table["columns"], *table["rows"]]
@@ -64,4 +77,111 @@ def run_flash(args: argparse.Namespace) -> int:
         print(page["python"], end="")
     else:
         print_page(page)
+    return 0
+
+
+SPECULATE_HELP = "speculative decoding on SmolLM2: the same tokens as greedy decoding, in fewer passes"
+SPECULATE_FLAGS = {"prompt": "TEXT", "tokens": "--max-new-tokens", "ngram": "--ngram", "draft": "--draft"}
+
+
+def add_speculate_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("text", metavar="TEXT", help="the prompt SmolLM2 continues; text that repeats itself "
+                        "gives the draft something to copy")  # fmt: skip
+    parser.add_argument("--max-new-tokens", type=int, help="tokens to make (default 24; 4 to 64)")
+    parser.add_argument("--ngram", type=int, help="tokens looked up in the context (default 2; 1 to 4)")
+    parser.add_argument("--draft", type=int, help="tokens drafted a pass (default 4; 1 to 8)")
+    parser.add_argument("--json", action="store_true", help="the input and the run's numbers, as JSON")
+
+
+def _here(a: live.Ask) -> live.Measured:
+    """Run a lab's ask in this process (the page's server runs it as a job of its model worker)."""
+    from attnlab.models import registry
+    from attnlab.models.files import ModelNotInstalled
+    from attnlab.models.jobs import check_tokens
+    from attnlab.models.labs import speculate
+
+    check_tokens(a.model, a.args["prompt"])
+    try:
+        model = registry.get_model(a.model)
+    except ModelNotInstalled as error:
+        raise ValueError(str(error)) from None
+    data = speculate.compare(model, lambda *message: None, **a.args)
+    return live.Measured("done", data=data, title=registry.title(a.model))
+
+
+def run_speculate(args: argparse.Namespace) -> int:
+    given = {"prompt": args.text, "tokens": args.max_new_tokens, "ngram": args.ngram, "draft": args.draft}
+    given = {k: v for k, v in given.items() if v is not None}
+    try:
+        measured = live.measured("speculate", given, "inputs", _here)
+        page = lab_page("speculate", given, "inputs", measured)
+    except ControlError as err:
+        raise ValueError(f"{SPECULATE_FLAGS.get(err.loc[-1], err.loc[-1])} {err.problem}") from None
+    if args.json:
+        print(json.dumps({"inputs": page["inputs"], "data": page["data"]}, indent=2, ensure_ascii=False))
+    else:
+        print_page(page)
+    return 0
+
+
+KV_CACHE_HELP = "a model's KV cache at N tokens, or measured live as SmolLM2 writes after TEXT"
+
+
+def add_kv_cache_arguments(parser: argparse.ArgumentParser) -> None:
+    from attnlab.models import registry
+
+    first = registry.decoders()[0]
+    parser.add_argument("text", metavar="TEXT", nargs="?", help="a prompt: the model writes --tokens new "
+                        "tokens after it, and its caches are measured after each one")  # fmt: skip
+    parser.add_argument("--model", default=first, help=f"one of {', '.join(registry.names())} (default "
+                        f"{first}; with TEXT, a model that writes)")  # fmt: skip
+    parser.add_argument("--tokens", type=int, help="tokens in the cache (default 1024; 1 to 1,000,000), or "
+                        "with TEXT the new tokens to write (default 8; 1 to 64)")  # fmt: skip
+    parser.add_argument("--bytes", type=int, choices=(1, 2, 4), default=2, help="bytes a number (default 2)")
+    parser.add_argument("--json", action="store_true", help="every number, as JSON")
+
+
+def run_kv_cache(args: argparse.Namespace) -> int:
+    """Print a model's KV cache size at --tokens tokens; with TEXT, a live generation's caches."""
+    from attnlab.lab.connections.kv import command as words
+    from attnlab.lab.realmodel import command as model_words
+    from attnlab.models import registry
+    from attnlab.models.files import ModelNotInstalled
+    from attnlab.models.labs import facts, kv
+
+    try:
+        shapes = facts.shapes(args.model)
+    except ValueError as error:  # a FieldError at model: the registry's words
+        raise ValueError(f"--model {getattr(error, 'problem', error)}") from None
+    if args.text is None:
+        tokens = 1024 if args.tokens is None else args.tokens
+        if (refused := words.tokens_refused(tokens, new=False)) is not None:
+            raise ValueError(refused)
+        if args.json:
+            print(json.dumps({"model": shapes, **words.sizes(shapes, tokens, args.bytes)}, indent=2))
+            return 0
+        for sentence in words.size_words(shapes, tokens, args.bytes):
+            print(sentence["text"])
+        print_tables([words.size_table(shapes, tokens, args.bytes)])
+        return 0
+    new = 8 if args.tokens is None else args.tokens
+    if (refused := words.tokens_refused(new, new=True)) is not None:
+        raise ValueError(refused)
+    if not registry.spec(args.model).generates:
+        raise ValueError(model_words.encoder(args.model, registry.decoders()))
+    from attnlab.models.jobs import check_tokens
+
+    check_tokens(args.model, args.text)
+    try:
+        model = registry.get_model(args.model)
+    except ModelNotInstalled as error:
+        raise ValueError(str(error)) from None
+    run = kv.generation_cache(model, lambda *message: None, prompt=args.text, new_tokens=new)
+    g = words.live(shapes, run)
+    if args.json:
+        print(json.dumps({"model": shapes, "run": g.run, "counted": g.data()}, indent=2, ensure_ascii=False))
+        return 0
+    for sentence in g.sentences():
+        print(sentence["text"])
+    print_tables([g.table()])
     return 0

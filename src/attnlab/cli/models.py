@@ -35,45 +35,33 @@ from attnlab.models.sampling import Sampling
 MAX_TEXT_CHARS = 2000  # the command's cap; the lab's own cap is lower
 
 
+def _help(command: str) -> dict[str, str]:
+    """The lab's help for each of ``command``'s arguments."""
+    most = {"most_new_tokens": limits.CLI_MAX_NEW_TOKENS, "most_shown": MAX_TOKENS_SHOWN}
+    return words.help_texts(models=registry.names(), decoders=registry.decoders(), **most)[command]
+
+
 def add_heads_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("text", help='the text to look at, e.g. "The cat sat on the mat."')
-    names = ", ".join(registry.names())
-    p.add_argument(
-        "--model", default=registry.names()[0], help=f"one of {names} (default {registry.names()[0]})"
-    )
-    p.add_argument("--layer", type=int, default=0, help="layer index, from 0 (default 0)")
-    p.add_argument("--head", type=int, help="head index, from 0 (default: a summary of every head)")
-    p.add_argument("--json", action="store_true", help="full-precision numbers as JSON")
-    p.add_argument("--details", action="store_true", help="with --json: add q, k, v and scores")
+    said = _help("heads")
+    p.add_argument("text", help=said["text"])
+    p.add_argument("--model", default=registry.names()[0], help=said["--model"])
+    p.add_argument("--layer", type=int, default=0, help=said["--layer"])
+    p.add_argument("--head", type=int, help=said["--head"])
+    p.add_argument("--json", action="store_true", help=said["--json"])
+    p.add_argument("--details", action="store_true", help=said["--details"])
 
 
 def add_generate_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("prompt", help='the text to continue, e.g. "Once upon a time"')
-    _decoder_argument(p)
-    p.add_argument(
-        "--max-new-tokens",
-        type=int,
-        default=64,
-        help=f"stop after this many (default 64; at most {limits.CLI_MAX_NEW_TOKENS})",
-    )
-    p.add_argument(
-        "--chat",
-        action=argparse.BooleanOptionalAction,
-        default=False,
-        help="answer the prompt as the assistant, in the chat template (default: continue the text as it is)",
-    )
-    p.add_argument("--temperature", type=float, default=0.0, help="0 = greedy (default)")
-    p.add_argument("--top-k", type=int, default=None, help="sample among the k likeliest tokens")
-    p.add_argument("--top-p", type=float, default=1.0, help="sample within this share of mass")
-    p.add_argument("--seed", type=int, default=None, help="make sampling repeatable")
-    p.add_argument("--json", action="store_true", help="print the tokens and timings as one JSON object")
-
-
-def _decoder_argument(p: argparse.ArgumentParser) -> None:
-    decoders = registry.decoders()
-    p.add_argument(
-        "--model", default=decoders[0], help=f"one of {', '.join(decoders)} (default {decoders[0]})"
-    )
+    said = _help("generate")
+    p.add_argument("prompt", help=said["prompt"])
+    p.add_argument("--model", default=registry.decoders()[0], help=said["--model"])
+    p.add_argument("--max-new-tokens", type=int, default=64, help=said["--max-new-tokens"])
+    p.add_argument("--chat", action=argparse.BooleanOptionalAction, default=False, help=said["--chat"])
+    p.add_argument("--temperature", type=float, default=0.0, help=said["--temperature"])
+    p.add_argument("--top-k", type=int, default=None, help=said["--top-k"])
+    p.add_argument("--top-p", type=float, default=1.0, help=said["--top-p"])
+    p.add_argument("--seed", type=int, default=None, help=said["--seed"])
+    p.add_argument("--json", action="store_true", help=said["--json"])
 
 
 def _decoder(name: str):
@@ -84,22 +72,15 @@ def _decoder(name: str):
 
 
 def add_logits_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("text", help='the text, e.g. "The capital of France is"')
-    _decoder_argument(p)
-    p.add_argument(
-        "--top", type=int, default=10, help=f"how many tokens to list, 1..{MAX_TOKENS_SHOWN} (default 10)"
-    )
-    p.add_argument(
-        "--position", type=int, default=None, help="the token after which to predict (default: the last)"
-    )
-    p.add_argument(
-        "--temperature", type=float, default=1.0, help="divide the logits by this (0 = greedy; default 1)"
-    )
-    p.add_argument("--top-k", type=int, default=None, help="keep the k likeliest tokens")
-    p.add_argument(
-        "--top-p", type=float, default=1.0, help="keep the likeliest tokens up to this share of mass"
-    )
-    p.add_argument("--json", action="store_true", help="the entries (token, id, logit, p) as JSON")
+    said = _help("logits")
+    p.add_argument("text", help=said["text"])
+    p.add_argument("--model", default=registry.decoders()[0], help=said["--model"])
+    p.add_argument("--top", type=int, default=10, help=said["--top"])
+    p.add_argument("--position", type=int, default=None, help=said["--position"])
+    p.add_argument("--temperature", type=float, default=1.0, help=said["--temperature"])
+    p.add_argument("--top-k", type=int, default=None, help=said["--top-k"])
+    p.add_argument("--top-p", type=float, default=1.0, help=said["--top-p"])
+    p.add_argument("--json", action="store_true", help=said["--json"])
 
 
 def run_logits(args: argparse.Namespace) -> int:

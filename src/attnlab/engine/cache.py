@@ -81,6 +81,15 @@ class KVCache:
         self.values = xp.concat([self.values, v], axis=-2)
         return self.keys, self.values
 
+    def truncate(self, length: int) -> None:
+        """Keep the first ``length`` cached tokens (0 <= length <= :attr:`length`); the next
+        :meth:`append` writes after them. A speculative step's rejected tokens go this way."""
+        if not 0 <= length <= self.length:
+            raise FieldError("length", f"is {length}; the cache holds {self.length} tokens")
+        if self.keys is not None:
+            self.keys = self.keys[..., :length, :]
+            self.values = self.values[..., :length, :]
+
     def _write(self, k: np.ndarray, v: np.ndarray, past: int) -> tuple[np.ndarray, np.ndarray]:
         """Copy ``k``, ``v`` into the buffers after ``past`` tokens (growing them first if needed)."""
         end = past + k.shape[-2]

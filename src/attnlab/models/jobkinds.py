@@ -1,4 +1,4 @@
-"""The two kinds of model job the server keeps: a trace and a generation.
+"""The kinds of model job the server keeps: a trace, a generation and a lab's run.
 
 Each starts ``queued``, becomes ``loading`` (the worker loads the model, once
 per worker) and ``running``, and ends ``done``, ``error`` or ``cancelled``
@@ -151,4 +151,37 @@ class GenerationJob(_Job):
             (step,) = payload
             self.steps.append(step)
         elif kind == "done":
+            self.status = "done"
+
+
+@dataclass(kw_only=True, eq=False)
+class RunJob(_Job):
+    """A lab's model run: ``function(model, say, **arguments)`` in the worker; ``result`` once done.
+
+    ``function`` is ``"module:attribute"`` of a function in ``attnlab.models`` (the worker
+    refuses others); ``arguments`` are ``(name, value)`` pairs of plain, hashable values and the
+    run is deterministic, so identical runs share one job. The function may report
+    ``say("running", total)`` and ``say("progress", done)``; ``result`` is what it returns
+    (plain data: it crosses the pipe).
+    """
+
+    model: str
+    function: str
+    arguments: tuple = ()
+    done_count: int = 0
+    total: int = 0
+    result: object = field(default=None, repr=False)
+
+    @property
+    def share_key(self) -> tuple:
+        return ("run", self.model, self.function, self.arguments)
+
+    def _apply(self, kind: str, *payload) -> None:
+        if kind == "running":
+            (self.total,) = payload
+            self.status = "running"
+        elif kind == "progress":
+            (self.done_count,) = payload
+        elif kind == "done":
+            (self.result,) = payload  # before the status: a reader that sees "done" finds the result
             self.status = "done"

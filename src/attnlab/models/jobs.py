@@ -47,6 +47,7 @@ from attnlab.models.jobkinds import (
     MAX_CHARS,
     MAX_TOKENS,
     GenerationJob,
+    RunJob,
     TraceJob,
     check_chars,
     check_text,
@@ -55,7 +56,7 @@ from attnlab.models.jobkinds import (
 from attnlab.models.registry import get_model
 from attnlab.models.sampling import Sampling
 from attnlab.models.shelf import SPILL_CAP, TraceShelf
-from attnlab.models.work import GenerationTask, TraceTask
+from attnlab.models.work import GenerationTask, RunTask, TraceTask
 from attnlab.models.worker import Worker
 
 __all__ = [
@@ -71,7 +72,7 @@ RETRY_AFTER_S = 5  # the estimate before any job has finished
 MAX_RETRY_AFTER_S = 60
 ID_BYTES = 12  # 16 URL-safe characters
 
-Job = TraceJob | GenerationJob
+Job = TraceJob | GenerationJob | RunJob
 
 
 class Busy(Exception):
@@ -126,7 +127,9 @@ def count_text(model: str, text: str) -> list[str]:
         raise FieldError(("model",), problems.cannot_load(str(error))) from None
 
 
-def _task(job: Job) -> TraceTask | GenerationTask:
+def _task(job: Job) -> TraceTask | GenerationTask | RunTask:
+    if isinstance(job, RunJob):
+        return RunTask(job.id, job.model, job.function, job.arguments)
     if isinstance(job, TraceJob):
         return TraceTask(job.id, job.model, job.text)
     return GenerationTask(job.id, job.model, job.prompt, job.max_new_tokens, job.sampling, job.chat)
@@ -216,6 +219,12 @@ class Jobs:
             chat=bool(chat),
         )
         return self._submit(job)
+
+    def run(self, model: str, function: str, arguments: tuple = ()) -> RunJob:
+        """A lab's run of ``function`` on ``model`` (``jobkinds.RunJob``): a new job, or the identical one
+        already here (queued, running or kept)."""
+        check_model(model)
+        return self._submit(RunJob(id=self._new_id(), model=model, function=function, arguments=arguments))
 
     @staticmethod
     def _new_id() -> str:

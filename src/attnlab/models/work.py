@@ -2,7 +2,7 @@
 
 ``main(tasks, out, loader)`` is the worker process's entry point (it also runs
 in a thread where no process can start). ``tasks.recv()`` gives a
-``TraceTask`` or ``GenerationTask`` (``None`` or a closed pipe: stop);
+``TraceTask``, ``GenerationTask`` or ``RunTask`` (``None`` or a closed pipe: stop);
 ``loader(name)`` gives a model, kept for the next tasks. ``READY`` is sent
 once, first. Then each task's messages are tuples that start with its job id:
 
@@ -11,13 +11,15 @@ once, first. Then each task's messages are tuples that start with its job id:
   ("q4_1": the file's blocks, "float32": float weights), when the model says;
 - ``(id, "running", n)``: ``n`` layers (trace) or at most ``n`` tokens (generation);
 - ``(id, "layers", done)``: a trace's layers done so far;
+- ``(id, "progress", done)``: a lab's run (``RunTask``): its steps done so far (``running`` gave the total);
 - ``(id, "step", step)``: a generation's next token with the distribution it was drawn from
   (sent just before its piece; a dict, see :func:`step_of`);
 - ``(id, "piece", text, finish)``: a generation's next piece;
 - ``(id, "views", {name: json_body})``: a trace's views computed once with it
   (the model view), sent just before its "done";
-- ``(id, "done", trace)`` (``None`` for a generation) or ``(id, "error", loc, message)``:
-  exactly one of these ends each task. ``loc`` is a ``FieldError``'s, or ``None``.
+- ``(id, "done", trace)`` (``None`` for a generation, the result for a lab's run) or
+  ``(id, "error", loc, message)``: exactly one of these ends each task. ``loc`` is a
+  ``FieldError``'s, or ``None``.
 
 Exceptions never cross the pipe (a ``FieldError`` does not unpickle); their
 field and message do.
@@ -51,6 +53,16 @@ class TraceTask:
     job_id: str
     model: str
     text: str
+
+
+@dataclass(frozen=True)
+class RunTask:
+    """A lab's run (``jobkinds.RunJob``): ``function(model, say, **dict(arguments))``."""
+
+    job_id: str
+    model: str
+    function: str
+    arguments: tuple
 
 
 @dataclass(frozen=True)
@@ -109,6 +121,16 @@ def _generate(task: GenerationTask, model, say) -> None:
         say("piece", piece.text, piece.finish)
 
 
+def run_function(task: RunTask, model, say):
+    """Call a lab's run: a function of ``attnlab.models`` named ``"module:attribute"``, never another."""
+    import importlib
+
+    module, _, attribute = task.function.partition(":")
+    if not module.startswith("attnlab.models."):
+        raise ValueError(f"{task.function!r} is not a model run")
+    return getattr(importlib.import_module(module), attribute)(model, say, **dict(task.arguments))
+
+
 def step_of(model, index: int, logits, drawn: int, sampling: Sampling) -> dict:
     """One generation step: the token drawn and the top of the distribution it was drawn from.
 
@@ -124,7 +146,7 @@ def step_of(model, index: int, logits, drawn: int, sampling: Sampling) -> dict:
     return {"index": index, **entry(int(drawn)), "top": [entry(int(i)) for i in order]}
 
 
-def run(task: TraceTask | GenerationTask, models: dict, loader, send: Send) -> None:
+def run(task: TraceTask | GenerationTask | RunTask, models: dict, loader, send: Send) -> None:
     """Do one task, sending its messages; a failure ends it with an "error" message."""
 
     def say(*message) -> None:
@@ -132,7 +154,12 @@ def run(task: TraceTask | GenerationTask, models: dict, loader, send: Send) -> N
 
     try:
         model = _model(task.model, models, loader, say)
-        result = trace_text(task, model, say) if isinstance(task, TraceTask) else _generate(task, model, say)
+        if isinstance(task, RunTask):
+            result = run_function(task, model, say)
+        elif isinstance(task, TraceTask):
+            result = trace_text(task, model, say)
+        else:
+            result = _generate(task, model, say)
         if isinstance(task, TraceTask):
             # here, not in the server: its first model-view request is then answered from the kept body
             say("views", kept_views(task.job_id, result))

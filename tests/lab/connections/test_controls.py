@@ -98,3 +98,52 @@ def test_views_and_link():
         )
         == values
     )
+
+
+TEXTS = (
+    Control("sentences", "Sentences", "text", "a cat\na dog", lo=2, hi=4, max_chars=60),
+    Control("matches", "Their matches", "text", "a kitten\na puppy", lo=2, hi=4, max_chars=60,
+            lines_from="sentences"),
+    Control("prompt", "Prompt", "text", "Hello", max_chars=20),
+)  # fmt: skip
+
+
+def test_a_text_and_a_list_of_lines():
+    values = read(TEXTS, {"sentences": " one \r\n\n two \n three", "matches": "1\n2\n3"}, "inputs")
+    assert values == {"sentences": "one\ntwo\nthree", "matches": "1\n2\n3", "prompt": "Hello"}
+    shown = views(TEXTS, values)
+    assert shown[0]["value_text"] == "one / two / three" and shown[0]["lines"] == 4
+    assert shown[2] | {} == {
+        "name": "prompt", "label": "Prompt", "kind": "text", "hint": "", "max_chars": 20, "lines": 1,
+        "value_text": "Hello", "value": "Hello",
+    }  # fmt: skip
+    assert read(TEXTS, {"prompt": " spaced "}, "inputs")["prompt"] == " spaced "  # a text is kept as typed
+
+
+def test_a_texts_link_reads_back_the_same_values():
+    from urllib.parse import parse_qsl
+
+    values = read(TEXTS, {"sentences": "a & b\nc=d?", "matches": "x\ny", "prompt": "50% #1"}, "inputs")
+    shared = link("/x", TEXTS, values)
+    assert shared == "/x?sentences=a%20%26%20b%0Ac%3Dd%3F&matches=x%0Ay&prompt=50%25%20%231"
+    assert read(TEXTS, dict(parse_qsl(shared.split("?", 1)[1])), "query") == values
+
+
+@pytest.mark.parametrize(
+    "given,loc,msg",
+    [
+        ({"prompt": "   "}, "prompt", "Prompt is empty: type a sentence to look at"),
+        ({"prompt": 5}, "prompt", "Prompt must be text, such as a sentence"),
+        ({"prompt": "x" * 21}, "prompt", "Prompt has 21 characters; it takes at most 20"),
+        ({"prompt": "a\ud800"}, "prompt",
+         "Prompt holds half of a character (a lone surrogate): paste the text again"),
+        ({"sentences": "only one"}, "sentences", "Sentences has 1 line; write at least 2, one on each line"),
+        ({"sentences": "1\n2\n3\n4\n5"}, "sentences", "Sentences has 5 lines; it takes at most 4"),
+        ({"sentences": "1\n2\n3"}, "matches",
+         "Their matches has 2 lines; it needs 3, one for each line of sentences"),
+    ],
+)  # fmt: skip
+def test_a_refused_text_names_its_control(given, loc, msg):
+    with pytest.raises(ControlError) as err:
+        read(TEXTS, given, "inputs")
+    assert err.value.loc == ("inputs", loc) and err.value.item()["msg"] == msg

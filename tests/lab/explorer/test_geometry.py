@@ -163,7 +163,7 @@ def test_edge_point_and_off_plot_for_infinities_and_nan():
 def test_the_drawing_limit_is_the_labs_input_limit():
     """What the lab accepts (±1,000,000) is drawn in full; only traces past it get markers."""
     from attnlab.lab.explorer.geometry import DRAW_LIMIT
-    from attnlab.lab.explorer.sequence import MAX_MAGNITUDE
+    from attnlab.lab.limits import MAX_MAGNITUDE
 
     assert DRAW_LIMIT == MAX_MAGNITUDE
     g = geometry(trace_query((1e6, -1e6), WORKED.keys, [(1e6, 0.0), (0.0, 1e6), (-1e6, -1e6)]))

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
+from fractions import Fraction
 
 import pytest
 from hypothesis import event, given, settings
@@ -356,8 +357,15 @@ def notebook_answer(cid: str, held: Held, answer: dict) -> None:
     if cid == "near-vb":
         t = unmasked(held, q=claims["q"])
         assert claims["share_b"] == t.weights[1] and claims["output"] == list(t.output)
-        assert claims["distance"] == math.dist(t.output, t.values[1]) and claims["distance"] > 0.0
+        assert claims["distance"] == math.dist(t.output, t.values[1])
         assert f"B takes {fmt.percent(t.weights[1])}" in text
+        (ax, ay), (bx, by), (cx, cy) = ([Fraction(x) for x in v] for v in t.values)  # exactly
+        on_segment = (cx - ax) * (by - ay) == (cy - ay) * (bx - ax) and min(ax, cx) <= bx <= max(ax, cx) \
+            and min(ay, cy) <= by <= max(ay, cy)
+        assert claims["reachable"] is on_segment
+        if not on_segment:  # with A and C pulling, the output is never v_B in exact arithmetic
+            assert "never gets there" in text
+            assert claims["distance"] > 0.0 or "only in floating point" in text
         return
     if cid == "zero-q":
         t = unmasked(held, q=[0.0, 0.0])

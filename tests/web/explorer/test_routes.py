@@ -236,7 +236,7 @@ def test_challenge_met_far_along_b(client):
 
 
 def test_numbers_the_planes_cannot_draw_are_refused_at_their_coordinate(client):
-    # One limit for the explorer and the held example (lab.sequence.MAX_MAGNITUDE):
+    # One limit for the explorer and the held example (lab.limits.MAX_MAGNITUDE):
     # keys this large once made the comparison overflow; now they never reach the engine.
     body = {"q": [1e-300, 0], "keys": [[1e308, 1e308], [0, 1]], "values": [[1, 0], [0, 1]]}
     r = post(client, body)

@@ -1,11 +1,11 @@
 """A connection lab's controls: what the learner may set, read from a link or a request, in the page's words.
 
 Each lab declares its inputs once as :class:`Control`\\ s (a slider of whole
-numbers or of numbers, or a choice). :func:`read` turns what arrived (a page
-link's query, ``?n=64&tile=16``, or a request's ``inputs`` object) into the
-lab's values, every missing one at its default, and refuses the rest with a
-:class:`ControlError` located at the field (``("query", "tile")``) whose
-problem never names it: the page names it with the control's own label
+numbers or of numbers, a choice, or a text: one line, or several, one item a
+line). :func:`read` turns what arrived (a page link's query, ``?n=64&tile=16``,
+or a request's ``inputs`` object) into the lab's values, every missing one at
+its default, and refuses the rest with a :class:`ControlError` located at the
+field (``("query", "tile")``) whose problem never names it: the page names it with the control's own label
 (``Tile size must be at most 64, the sequence length n``). :func:`views`
 describes the controls for the page, :func:`link` writes the shareable link.
 
@@ -22,10 +22,13 @@ import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import quote
 
 from attnlab.engine.errors import FieldError, Loc
 from attnlab.lab import numbers as fmt
+from attnlab.lab.fields import half_character
 from attnlab.lab.limits import bound
+from attnlab.lab.realmodel.problems import empty_text
 
 Value = int | float | str
 
@@ -57,11 +60,14 @@ class ControlError(FieldError):
 class Control:
     """One input of a lab.
 
-    ``kind``: ``"whole"`` (a slider of integers), ``"number"`` (a slider of floats) or
-    ``"choice"`` (one of ``options``, each ``(value, text)``). ``lo``/``hi`` bound a
-    slider; ``hi_from`` names the control whose value (plus ``hi_offset``) is the
-    largest this one may take. ``default`` is a value or a function of the values
-    read before it (controls are read in order).
+    ``kind``: ``"whole"`` (a slider of integers), ``"number"`` (a slider of floats),
+    ``"choice"`` (one of ``options``, each ``(value, text)``) or ``"text"`` (at most
+    ``max_chars`` characters, not blank; with ``hi`` it is a list, one item a line, of
+    ``lo`` to ``hi`` lines, blank lines left out, and ``lines_from`` names a text control
+    it must have as many lines as). ``lo``/``hi`` bound a slider; ``hi_from`` names the
+    control whose value (plus ``hi_offset``) is the largest this one may take.
+    ``default`` is a value or a function of the values read before it (controls are read
+    in order).
     """
 
     name: str
@@ -75,6 +81,8 @@ class Control:
     hi_offset: int = 0
     options: tuple[tuple[str, str], ...] = ()
     hint: str = ""
+    max_chars: int = 0
+    lines_from: str | None = None
 
     def default_for(self, values: dict) -> Value:
         return self.default(values) if callable(self.default) else self.default
@@ -114,7 +122,45 @@ def _number(control: Control, raw: object, loc: Loc) -> int | float:
     return raw
 
 
+def lines(text: str) -> list[str]:
+    """A list control's items: its lines, each stripped, blank ones left out."""
+    return [line.strip() for line in text.split("\n") if line.strip()]
+
+
+def _text(control: Control, raw: object, values: dict, loc: Loc, controls: Mapping[str, Control]) -> str:
+    def refuse(problem: str) -> ControlError:
+        return ControlError(loc, problem, label=control.label)
+
+    if not isinstance(raw, str):
+        raise refuse("must be text, such as a sentence")
+    if any("\ud800" <= ch <= "\udfff" for ch in raw):
+        raise refuse(half_character())
+    text = raw.replace("\r\n", "\n").replace("\r", "\n")
+    if len(text) > control.max_chars:
+        raise refuse(f"has {len(text):,} characters; it takes at most {control.max_chars:,}")
+    if control.hi is None:
+        if not text.strip():
+            raise refuse(empty_text())
+        return text
+    items = lines(text)
+    n = len(items)
+    said_n = f"{n} line{'s' if n != 1 else ''}"
+    if n < control.lo:
+        raise refuse(f"has {said_n}; write at least {bound(control.lo)}, one on each line")
+    if n > control.hi:
+        raise refuse(f"has {said_n}; it takes at most {bound(control.hi)}")
+    if control.lines_from is not None:
+        other = controls[control.lines_from]
+        need = len(lines(values[other.name]))
+        if n != need:
+            what = other.label[:1].lower() + other.label[1:]
+            raise refuse(f"has {said_n}; it needs {need}, one for each line of {what}")
+    return "\n".join(items)
+
+
 def _check(control: Control, raw: object, values: dict, loc: Loc, controls: Mapping[str, Control]) -> Value:
+    if control.kind == "text":
+        return _text(control, raw, values, loc, controls)
     if control.kind == "choice":
         allowed = [value for value, _ in control.options]
         if raw not in allowed:
@@ -166,6 +212,9 @@ def views(controls: tuple[Control, ...], values: dict) -> list[dict]:
         if c.kind == "choice":
             view["options"] = [{"value": v, "text": t} for v, t in c.options]
             view["value_text"] = dict(c.options)[value]
+        elif c.kind == "text":
+            view |= {"max_chars": c.max_chars, "lines": int(c.hi) if c.hi is not None else 1}
+            view["value_text"] = " / ".join(lines(value)) if c.hi is not None else value
         else:
             view |= {"min": c.lo, "max": c.high(values), "step": c.step, "hi_from": c.hi_from}
             view["hi_offset"] = c.hi_offset
@@ -181,5 +230,8 @@ def link(route: str, controls: tuple[Control, ...], values: dict) -> str:
     parts = []
     for c in controls:
         value = values[c.name]
+        if c.kind == "text":
+            parts.append(f"{c.name}={quote(value, safe='')}")
+            continue
         parts.append(f"{c.name}={value if c.kind != 'number' else fmt.precise(value)}")
     return route + "?" + "&".join(parts)

@@ -16,8 +16,8 @@ FORMAT = "attnlab-connection"
 VERSION = 1
 
 
-def to_json(name: str, given: dict, study: object) -> str:
-    page = lab_page(name, given, "inputs")
+def to_json(name: str, given: dict, study: object, measured: dict | None = None) -> str:
+    page = lab_page(name, given, "inputs", measured)
     doc = {
         "format": FORMAT,
         "version": VERSION,
@@ -44,8 +44,8 @@ def _table(t: dict) -> list[str]:
     return [*lines, ""]
 
 
-def to_markdown(name: str, given: dict, study: object) -> str:
-    page = lab_page(name, given, "inputs")
+def to_markdown(name: str, given: dict, study: object, measured: dict | None = None) -> str:
+    page = lab_page(name, given, "inputs", measured)
     lines = [f"# {page['lab']['title']}", "", page["lede"], "", f"Link: `{page['link']}`", "", "## Input", ""]
     lines += [f"- {c['label']}: {c['value_text']}" for c in page["controls"]]
     lines += ["", f"## {WORDS['words']}", ""]

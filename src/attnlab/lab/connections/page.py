@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from attnlab.lab.connections import registry
 from attnlab.lab.connections.controls import link, read, views
+from attnlab.lab.connections.live import live
 from attnlab.lab.page import shared_words
 from attnlab.lab.said import said
 
@@ -106,12 +107,16 @@ def files(name: str) -> dict:
     return {kind: {"name": file, "done": f"Downloaded {file}."} for kind, file in names.items()}
 
 
-def lab_page(name: str, given: dict, where: str = "query") -> dict:
-    """Return what the page draws for lab ``name`` on input ``given`` (see the module docstring)."""
+def lab_page(name: str, given: dict, where: str = "query", measured: dict | None = None) -> dict:
+    """Return what the page draws for lab ``name`` on input ``given`` (see the module docstring).
+
+    ``measured``: a lab's model numbers by run (``live.measured``), for a lab with a model part;
+    ``live`` then says whether they are all in (the page asks again while one is waiting).
+    """
     entry = registry.entry(name)
     lab = registry.lab(name)
     values = read(lab.controls, given, where)
-    parts = lab.answer(values)
+    parts = lab.answer_for(values, measured)
     return {
         "lab": {
             "name": entry.name,
@@ -127,7 +132,8 @@ def lab_page(name: str, given: dict, where: str = "query") -> dict:
         "words": parts["words"],
         "numbers": parts["numbers"],
         "data": parts["data"],
-        "python": lab.program(values),
+        "python": lab.program_for(values, measured),
+        "live": None if lab.ask is None else live(measured or {}, lab.ask(values)),
         "files": files(entry.name),
         "practice": practice(name),
     }

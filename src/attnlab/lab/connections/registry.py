@@ -39,6 +39,8 @@ class Entry:
 ENTRIES = (
     Entry("rope", "RoPE: scores by offset, and past the training length", ("Position encoding",)),
     Entry("kv", "The KV cache: its size, GQA and paged blocks", ("KV cache memory",)),
+    Entry("speculate", "Speculative decoding: the same tokens in fewer passes", ("Autoregressive latency",)),
+    Entry("serving", "Serving: continuous batching against one request at a time", ("Production serving",)),
     Entry("flash", "FlashAttention: exact attention in tiles", ("O(n²) memory", "Attention costs")),
     Entry("dilution", "Long context: attention dilutes", ("Attention dilution",)),
     Entry(
@@ -52,6 +54,8 @@ ENTRIES = (
         "Cross-attention: image patches ask the text",
         ("Cross-attention", "Cross-attention fusion", "Shared attention"),
     ),
+    Entry("embeddings", "Embeddings: dot products over a temperature", ("Dot-product logits",)),
+    Entry("sampling", "Decoding and sampling: a temperature on the softmax", ("Softmax selection",)),
 )
 NAMES = tuple(e.name for e in ENTRIES)
 ROUTES = tuple(e.route for e in ENTRIES)

@@ -14,7 +14,12 @@ A lab is a folder ``lab/connections/<name>/`` whose ``__init__.py`` sets
 - ``challenges`` (a ``ChallengeSet`` of ``lab/data/connections/<name>.json``) and
   ``check(challenge_id, values, response)``: a check's feedback
   (``lab.challenge_set.feedback``), computed on the learner's values;
-- ``lede``: the paragraph under the lab's title.
+- ``lede``: the paragraph under the lab's title;
+- ``ask`` (a lab with a model part only): ``ask(values)``, the model numbers those
+  values call for (``live.Ask`` objects). Its ``answer``,
+  ``program`` and ``check`` then take one more argument, ``measured``: what came
+  back, by run name (:mod:`attnlab.lab.connections.live`; empty where nobody
+  passed the numbers in, as when a lab function is called on its own).
 
 The shared modules do the rest the same way for every lab: the page's answer
 (``page.py``), practice and its study history (``study.py``), export
@@ -38,3 +43,17 @@ class ConnectionLab:
     challenges: ChallengeSet
     check: Callable[[str, dict, object], dict]
     lede: str
+    ask: Callable[[dict], tuple] | None = None
+
+    def answer_for(self, values: dict, measured: dict | None = None) -> dict:
+        return self.answer(values) if self.ask is None else self.answer(values, measured or {})
+
+    def program_for(self, values: dict, measured: dict | None = None) -> str:
+        return self.program(values) if self.ask is None else self.program(values, measured or {})
+
+    def check_for(
+        self, challenge_id: str, values: dict, response: object, measured: dict | None = None
+    ) -> dict:
+        if self.ask is None:
+            return self.check(challenge_id, values, response)
+        return self.check(challenge_id, values, response, measured or {})

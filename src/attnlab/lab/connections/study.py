@@ -32,11 +32,12 @@ def rules(name: str) -> StudyRules:
     )
 
 
-def apply(name: str, given: dict, study: object, action: object) -> dict:
+def apply(name: str, given: dict, study: object, action: object, measured: dict | None = None) -> dict:
     """Apply ``action`` to ``study`` for lab ``name`` on input ``given``: ``{"study", "history", "answer"}``.
 
     ``answer`` is the answer's words when the action shows it, else None. Errors are
     ``FieldError``\\ s at ``("study", ...)``, ``("action", ...)`` or ``("inputs", ...)``.
+    ``measured``: the lab's model numbers (``live.measured``), which a check may read.
     """
     lab = registry.lab(name)
     values = read(lab.controls, given, "inputs")
@@ -44,7 +45,7 @@ def apply(name: str, given: dict, study: object, action: object) -> dict:
     new, answer = r.apply(
         r.from_dict(study),
         action,
-        lambda cid, response: lab.check(cid, values, response),
+        lambda cid, response: lab.check_for(cid, values, response, measured),
         lambda cid: lab.challenges.find(cid)["answer"],
     )
     return {"study": new, "history": r.history(new), "answer": answer}

@@ -16,6 +16,7 @@ a shown answer as help.
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 from attnlab.engine.errors import FieldError
 from attnlab.engine.single import trace_query
@@ -85,15 +86,38 @@ def equal_ac(held: Held, c: dict) -> dict:
     )
 
 
+def between(p, a, b) -> bool:
+    """Whether point ``p`` lies on the closed segment from ``a`` to ``b``, in exact arithmetic."""
+    p, a, b = ([Fraction(x) for x in v] for v in (p, a, b))
+    cross = (b[0] - a[0]) * (p[1] - a[1]) - (b[1] - a[1]) * (p[0] - a[0])
+    along = (p[0] - a[0]) * (b[0] - a[0]) + (p[1] - a[1]) * (b[1] - a[1])
+    length = (b[0] - a[0]) ** 2 + (b[1] - a[1]) ** 2
+    if length == 0:  # a single point
+        return p == a
+    return cross == 0 and 0 <= along <= length
+
+
 def near_vb(held: Held, c: dict) -> dict:
+    # The output is v_B only where A's and C's pulls cancel: w_A (v_A − v_B) + w_C (v_C − v_B) = 0
+    # with both shares positive, so only when v_B lies between v_A and v_C.
     q = [6.0, -3.0]
     t = row0(held, q=q)
     dist = math.dist(t.output, t.values[1])
+    reachable = between(t.values[1], t.values[0], t.values[2])
+    if reachable:
+        why = "Here v_B lies between v_A and v_C, so the output can reach it where A's and C's pulls cancel."
+    elif dist == 0.0:
+        why = (
+            "It equals v_B here only in floating point: A's and C's shares are too small to move it. "
+            f"In exact arithmetic it never gets there: {_option(c, 'positive')}"
+        )
+    else:
+        why = f"Why it never gets there: {_option(c, 'positive')}"
     return said(
         f"At q = {fmt.vector(q)} B takes {fmt.percent(t.weights[1])} and the output "
-        f"{fmt.vector(t.output)} is {fmt.rounded(dist)} from v_B. "
-        f"Why it never gets there: {_option(c, 'positive')}",
+        f"{fmt.vector(t.output)} is {fmt.rounded(dist)} from v_B. {why}",
         q=q, share_b=t.weights[1], output=list(t.output), distance=dist, choice="positive",
+        reachable=reachable,
     )
 
 

@@ -1,4 +1,4 @@
-"""Every line ``attnlab heads``, ``attnlab logits`` and ``attnlab generate`` print, and their refusals.
+"""Every line ``attnlab heads``, ``logits`` and ``generate`` print: help, tables, lines and refusals.
 
 Tables come as rows of cells (strings, every number printed by ``attnlab.lab.numbers``);
 the command only lines them up. A token is named as the page shows it, whitespace
@@ -88,3 +88,47 @@ def encoder(name: str, decoders: Sequence[str]) -> str:
 
 def new_tokens_out_of_range(value: int, low: int, high: int) -> str:
     return f"--max-new-tokens must be from {low} to {high}, not {value}"
+
+
+# -- each argument's help (argparse prints it) --------------------------------------------
+
+
+def _one_of(names: Sequence[str]) -> str:
+    return f"one of {', '.join(names)} (default {names[0]})"
+
+
+def help_texts(*, models: Sequence[str], decoders: Sequence[str], most_new_tokens: int,
+               most_shown: int) -> dict[str, dict[str, str]]:  # fmt: skip
+    """Each command's arguments' help, by command and argument (``models``: the registry's names)."""
+    return {
+        "heads": {
+            "text": 'the text to look at, e.g. "The cat sat on the mat."',
+            "--model": _one_of(models),
+            "--layer": "layer index, from 0 (default 0)",
+            "--head": "head index, from 0 (default: a summary of every head)",
+            "--json": "full-precision numbers as JSON",
+            "--details": "with --json: add q, k, v and scores",
+        },
+        "generate": {
+            "prompt": 'the text to continue, e.g. "Once upon a time"',
+            "--model": _one_of(decoders),
+            "--max-new-tokens": f"stop after this many (default 64; at most {most_new_tokens})",
+            "--chat": "answer the prompt as the assistant, in the chat template (default: continue the text "
+            "as it is)",
+            "--temperature": "0 = greedy (default)",
+            "--top-k": "sample among the k likeliest tokens",
+            "--top-p": "sample within this share of mass",
+            "--seed": "make sampling repeatable",
+            "--json": "print the tokens and timings as one JSON object",
+        },
+        "logits": {
+            "text": 'the text, e.g. "The capital of France is"',
+            "--model": _one_of(decoders),
+            "--top": f"how many tokens to list, 1..{most_shown} (default 10)",
+            "--position": "the token after which to predict (default: the last)",
+            "--temperature": "divide the logits by this (0 = greedy; default 1)",
+            "--top-k": "keep the k likeliest tokens",
+            "--top-p": "keep the likeliest tokens up to this share of mass",
+            "--json": "the entries (token, id, logit, p) as JSON",
+        },
+    }

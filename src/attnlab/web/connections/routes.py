@@ -8,6 +8,10 @@ Everything under ``/api/connections`` (the labs: ``lab/connections/registry.py``
 - ``POST /api/connections/{name}/study``: ``{inputs, study, action}`` → ``{study, history, answer}``;
 - ``POST /api/connections/{name}/export/json`` and ``/export/markdown``: ``{inputs, study}``.
 
+A lab with a model part (``LAB.ask``) gets its model numbers first (``live.measured`` with
+``models.labs.runs.measure`` on the server's job line: a run that takes a while is a job, and
+the answer says so until it is done; the page asks again).
+
 Routes validate, call one lab function and return. An input the lab refuses is
 422 at its field (``["query", "tile"]``, ``["body", "inputs", "tile"]``) with
 the control's own label in the message; an unknown lab is 404 at ``["path",
@@ -23,11 +27,13 @@ from fastapi import APIRouter, Path, Request
 from fastapi.responses import JSONResponse, Response
 from pydantic import Field
 
-from attnlab.lab.connections import export, registry
+from attnlab.lab.connections import export, live, registry
 from attnlab.lab.connections.controls import ControlError
 from attnlab.lab.connections.page import files, lab_page
 from attnlab.lab.connections.study import apply
+from attnlab.models.labs.runs import measure
 from attnlab.web.explorer.schema import ErrorResponse, Strict
+from attnlab.web.realmodel import kept
 
 router = APIRouter(prefix="/api/connections", tags=["connections"])
 
@@ -61,6 +67,11 @@ def _answer(call: Callable[[], Any], prefix: tuple[str, ...]) -> Any:
         return JSONResponse({"detail": [err.item(prefix)]}, status_code=422)
 
 
+def _measured(name: str, given: dict, where: str) -> dict:
+    """Lab ``name``'s model numbers for ``given`` (``{}`` for a lab without a model part)."""
+    return live.measured(name, given, where, lambda a: measure(a, kept.JOBS))
+
+
 def _attachment(body: str, media_type: str, filename: str) -> Response:
     return Response(
         body, media_type=media_type, headers={"Content-Disposition": f'attachment; filename="{filename}"'}
@@ -76,13 +87,17 @@ def get_labs() -> list[dict]:
 @router.get("/{name}", responses=ERRORS)
 def get_lab(name: Name, request: Request) -> Any:
     """Everything lab ``name`` draws for the input in the query (missing inputs at their defaults)."""
-    return _answer(lambda: lab_page(name, dict(request.query_params), "query"), ())
+    given = dict(request.query_params)
+    return _answer(lambda: lab_page(name, given, "query", _measured(name, given, "query")), ())
 
 
 @router.post("/{name}/study", responses=ERRORS)
 def post_study(name: Name, body: StudyRequest) -> Any:
     """Apply one practice or help action to the lab's study, checked on the learner's input."""
-    return _answer(lambda: apply(name, body.inputs, body.study, body.action), ("body",))
+    return _answer(
+        lambda: apply(name, body.inputs, body.study, body.action, _measured(name, body.inputs, "inputs")),
+        ("body",),
+    )
 
 
 @router.post(
@@ -94,7 +109,9 @@ def post_export_json(name: Name, body: ExportRequest) -> Any:
     """The lab's input, every number at full precision, its words and the study, as JSON."""
     return _answer(
         lambda: _attachment(
-            export.to_json(name, body.inputs, body.study), "application/json", files(name)["json"]["name"]
+            export.to_json(name, body.inputs, body.study, _measured(name, body.inputs, "inputs")),
+            "application/json",
+            files(name)["json"]["name"],
         ),
         ("body",),
     )
@@ -109,7 +126,7 @@ def post_export_markdown(name: Name, body: ExportRequest) -> Any:
     """The lab's input, sentences, tables, study history and program, as Markdown."""
     return _answer(
         lambda: _attachment(
-            export.to_markdown(name, body.inputs, body.study),
+            export.to_markdown(name, body.inputs, body.study, _measured(name, body.inputs, "inputs")),
             "text/markdown",
             files(name)["markdown"]["name"],
         ),

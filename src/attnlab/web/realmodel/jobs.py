@@ -18,9 +18,10 @@ explorer's own requests never wait for a model.
 
 from __future__ import annotations
 
+import asyncio
 import ctypes
-import threading
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Annotated
 
 import numpy as np
@@ -200,8 +201,10 @@ def job_status(job_id: JobId) -> JobOut:
 
 
 # Whole-layer answers (the largest answer of a kept trace: 21 MB of JSON for a 256-token MiniLM
-# layer) are sent as they are written, a head at a time; two heads are written at once, more wait.
-_HEAD_TURNS = threading.BoundedSemaphore(2)
+# layer) are sent as they are written, a head at a time, by two threads of their own: two heads
+# are written at once (more wait), and what writing takes stays in those two threads' malloc arenas
+# instead of spreading over every worker thread's (glibc keeps each arena's freed top).
+_WRITERS = ThreadPoolExecutor(max_workers=2, thread_name_prefix="attnlab-layers")
 HeadQuery = Annotated[int | None, Query(ge=0, le=10_000)]
 
 try:  # glibc: malloc_trim gives freed heap pages back
@@ -236,9 +239,16 @@ def job_layer(
         kept.in_path("head", lambda: t.check(head=head))
     elif details:
         raise kept.error(("head",), details_need_head(t.n_head), where="query")
-    pieces = layer_json(job.id, t, layer, profiles, details=details, head=head)
+    pieces = _written(layer_json(job.id, t, layer, profiles, details=details, head=head))
     after = BackgroundTask(_give_back_memory)  # what writing it took, once it is sent
     return StreamingResponse(pieces, media_type="application/json", background=after)
+
+
+async def _written(pieces: Iterator[bytes]) -> AsyncIterator[bytes]:
+    """Each piece as one of the writers' threads writes it (the next one only once this one is sent)."""
+    loop = asyncio.get_running_loop()
+    while (piece := await loop.run_in_executor(_WRITERS, next, pieces, None)) is not None:
+        yield piece
 
 
 def layer_json(
@@ -246,22 +256,24 @@ def layer_json(
 ) -> Iterator[bytes]:
     """The ``LayerOut`` of ``layer`` as JSON, in pieces: the bytes of ``LayerOut(...).model_dump_json()``.
 
-    Yields the opening, each head (written row by row, ``_head_json``: only one row's numbers
-    and share texts are Python objects at any time, never a layer's 1.5 million, whose memory
-    Python's small-object allocator would keep after), and the close.
+    Each head is written ``ROWS_PER_PIECE`` rows at a time (:func:`_head_json`): only those
+    rows' numbers and share texts are Python objects at any time, never a layer's 1.5
+    million (whose memory Python's small-object allocator would keep after), and no piece is
+    large (large ones would stay in the allocator's arenas after).
     """
     frame = LayerOut(job=job_id, layer=layer, tokens=t.tokens, allowed=t.allowed.tolist(), heads=[])
     yield _opened(frame.model_dump_json(), '"heads":[]}')
     first = True
     for h, p in enumerate(profiles):
         if head is None or h == head:
-            with _HEAD_TURNS:  # never held while a piece waits to be sent
-                piece = b"".join(_head_json(t, layer, h, p, details))
-            yield piece if first else b"," + piece
+            if not first:
+                yield b","
+            yield from _head_json(t, layer, h, p, details)
             first = False
     yield b"]}"
 
 
+ROWS_PER_PIECE = 32  # a piece of a head: 32 rows of 256 numbers or share texts, ~70 kB of JSON
 _FLOATS = TypeAdapter(list[float])  # one row, written as HeadOut writes its rows
 _TEXTS = TypeAdapter(list[str])
 _ROWS = '"weights":[],"shares":[]'  # where a head's rows go in its frame (HeadOut's field order)
@@ -273,7 +285,7 @@ def _opened(frame: str, empty: str) -> bytes:
     return frame[: -len("]}")].encode()
 
 
-def _head_json(t, layer: int, h: int, p: dict, details: bool) -> list[bytes]:
+def _head_json(t, layer: int, h: int, p: dict, details: bool) -> Iterator[bytes]:
     """One head of a layer's answer, in pieces: its frame (``HeadOut`` with no rows) around its rows.
 
     With ``details`` its q, k, v and scores are in the frame (one head's: the route asks for one).
@@ -292,10 +304,18 @@ def _head_json(t, layer: int, h: int, p: dict, details: bool) -> list[bytes]:
     numbers = head_numbers(p, w[:0], t.allowed[:0])  # its scores, printed; its shares come row by row
     frame = HeadOut(head=h, kv_head=t.kv_head(h), kind=p["kind"], weights=[], **numbers, **extra)
     before, after = frame.model_dump_json().split(_ROWS)  # exactly once: the rows' place
-    weights = [_FLOATS.dump_json(row.tolist()) for row in w]
-    shares = [_TEXTS.dump_json(share_texts(w[i : i + 1], t.allowed[i : i + 1])[0]) for i in range(len(w))]
-    return [before.encode(), b'"weights":[', b",".join(weights), b'],"shares":[', b",".join(shares), b"]",
-            after.encode()]  # fmt: skip
+    yield before.encode() + b'"weights":['
+    yield from _pieces(len(w), lambda i: _FLOATS.dump_json(w[i].tolist()))
+    yield b'],"shares":['
+    yield from _pieces(len(w), lambda i: _TEXTS.dump_json(share_texts(w[i : i + 1], t.allowed[i : i + 1])[0]))
+    yield b"]" + after.encode()
+
+
+def _pieces(n: int, row) -> Iterator[bytes]:
+    """Rows ``row(0)`` .. ``row(n - 1)`` (JSON), comma-separated, ``ROWS_PER_PIECE`` to a piece."""
+    for start in range(0, n, ROWS_PER_PIECE):
+        rows = b",".join(row(i) for i in range(start, min(n, start + ROWS_PER_PIECE)))
+        yield b"," + rows if start else rows
 
 
 @router.get("/jobs/{job_id}/rows/{layer}/{head}/{index}", response_model=RowOut, responses=ERRORS)

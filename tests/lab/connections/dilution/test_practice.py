@@ -23,3 +23,14 @@ def test_scaling_off_is_sharper_here():
     assert met["met"] and met["words"]["claims"]["largest_off"] > met["words"]["claims"]["largest_on"]
     assert not check("scaling", "same", d_k=64)["met"]
     assert not check("scaling", "sharper", d_k=1)["met"]
+
+
+def test_the_needle_is_read_from_the_traces():
+    from synthetic import needle_measured
+
+    values = read(CONTROLS, {"needle": "on"}, "inputs")
+    kept = LAB.check("needle", values, "keeps", needle_measured(2, boost=8.0))
+    assert kept["met"] and kept["words"]["claims"]["right"] == "keeps"
+    diluted = LAB.check("needle", values, "keeps", needle_measured(2, boost=0.0))
+    assert not diluted["met"] and diluted["words"]["claims"]["right"] == "dilutes"
+    assert not LAB.check("needle", values, "keeps", {})["met"]

@@ -4,16 +4,25 @@ from __future__ import annotations
 
 import pytest
 from labtools import printed, same_numbers
+from synthetic import needle_measured
 
 from attnlab.lab.connections.controls import read
 from attnlab.lab.connections.dilution import CONTROLS, LAB
 
 
-@pytest.mark.parametrize("given", [{}, {"keys": 3000, "d_k": 3, "scaling": "off", "seed": 9}])
-def test_the_program_prints_the_answers_numbers(given):
+@pytest.mark.parametrize(
+    "given,m",
+    [
+        ({}, {}),
+        ({"keys": 3000, "d_k": 3, "scaling": "off", "seed": 9}, {}),
+        ({"needle": "on"}, needle_measured(4)),
+    ],
+)
+def test_the_program_prints_the_answers_numbers(given, m):
     values = read(CONTROLS, given, "inputs")
-    data = LAB.answer(values)["data"]
-    out = printed(LAB.program(values))
+    data = LAB.answer(values, m)["data"]
+    assert ("needle" in data) == bool(m)
+    out = printed(LAB.program(values, m))
     assert list(out) == list(data)
     for name, value in data.items():
         assert same_numbers(out[name], value), name

@@ -1,5 +1,5 @@
-"""Every sentence of the KV-cache lab is true of its numbers (hypothesis), and its SmolLM2 shapes are the
-registry's."""
+"""Every sentence of the KV-cache lab is true of its numbers (hypothesis), on the registry's SmolLM2 shapes
+as the server passes them in; without them, the paged cache alone."""
 
 from __future__ import annotations
 
@@ -9,21 +9,11 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from labtools import assert_page_words
+from synthetic import shapes_measured
 
 from attnlab.lab.connections.controls import read
 from attnlab.lab.connections.kv import CONTROLS, LAB
-from attnlab.lab.connections.kv.walk import MAX_LEN, SMOLLM2
-from attnlab.models import registry
-
-
-def test_the_shapes_are_smollm2s_own():
-    spec = registry.spec("smollm2")
-    assert (spec.n_layer, spec.n_head, spec.n_kv_head, spec.d_head) == (
-        SMOLLM2.layers,
-        SMOLLM2.query_heads,
-        SMOLLM2.kv_heads,
-        SMOLLM2.head_dim,
-    )
+from attnlab.lab.connections.kv.walk import MAX_LEN
 
 
 @st.composite
@@ -40,7 +30,7 @@ def inputs(draw) -> dict:
 @settings(max_examples=40, deadline=None)
 @given(inputs())
 def test_every_claim(v):
-    answer = LAB.answer(v)
+    answer = LAB.answer(v, shapes_measured())
     json.dumps(answer, allow_nan=False)
     for w in answer["words"]:
         assert_page_words(w["text"])
@@ -63,3 +53,17 @@ def test_every_claim(v):
     assert waste["paged"] == [len(t) * 16 - n for t, n in zip(tables, lengths)]
     assert all(0 <= x <= waste["bound"] == 15 for x in waste["paged"])
     assert waste["contiguous"] == [256 - n for n in lengths]
+
+
+def test_without_the_registrys_shapes_only_the_paged_cache():
+    v = read(CONTROLS, {}, "inputs")
+    answer = LAB.answer(v, {})
+    assert [p["id"] for p in answer["pictures"]] == ["pool", "waste"]
+    assert answer["words"][0]["text"] == (
+        "The cache's size uses SmolLM2's shapes from the model registry: this runs where the lab is served "
+        "(attnlab serve); called on its own, the lab has no model to ask."
+    )
+    assert (
+        "sizes" not in answer["data"]
+        and answer["data"]["lengths"] == LAB.answer(v, shapes_measured())["data"]["lengths"]
+    )

@@ -23,3 +23,13 @@ def test_depends_on_the_offset():
     met = check("depends", "offset")
     assert met["met"] and met["words"]["claims"]["same"] is True
     assert not check("depends", "positions")["met"]
+
+
+def test_smollm2s_slowest_pair():
+    from synthetic import rope_measured
+
+    values = read(CONTROLS, {"own": "on"}, "inputs")
+    met = LAB.check("slowest", values, "440k", rope_measured())
+    assert met["met"] and round(met["words"]["claims"]["slowest"]) == 438_460
+    assert not LAB.check("slowest", values, "100k", rope_measured())["met"]
+    assert not LAB.check("slowest", values, "440k", {})["met"]

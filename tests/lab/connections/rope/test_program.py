@@ -4,18 +4,25 @@ from __future__ import annotations
 
 import pytest
 from labtools import printed, same_numbers
+from synthetic import rope_measured
 
 from attnlab.lab.connections.controls import read
 from attnlab.lab.connections.rope import CONTROLS, LAB
 
 
 @pytest.mark.parametrize(
-    "given", [{}, {"head_dim": "16", "base": "100000", "train": 128, "factor": 7, "offset": 3}]
+    "given,m",
+    [
+        ({}, {}),
+        ({"head_dim": "16", "base": "100000", "train": 128, "factor": 7, "offset": 3}, {}),
+        ({"own": "on", "factor": 3, "seed": 5}, rope_measured()),
+    ],
 )
-def test_the_program_prints_the_answers_numbers(given):
+def test_the_program_prints_the_answers_numbers(given, m):
     values = read(CONTROLS, given, "inputs")
-    data = LAB.answer(values)["data"]
-    out = printed(LAB.program(values))
+    data = LAB.answer(values, m)["data"]
+    assert ("smollm2" in data) == bool(m)
+    out = printed(LAB.program(values, m))
     assert list(out) == list(data)
     for name, value in data.items():
         assert same_numbers(out[name], value, rel=1e-9), (

@@ -1,17 +1,20 @@
 """Long context: dilution. One query's largest share and entropy over more and more random keys,
-with the √d_k scaling on and off. (A needle row in SmolLM2 is a model-backed part for later.)
+with the √d_k scaling on and off; and a needle row in SmolLM2 at 16 to 256 tokens (``needle.py``).
 
 ``walk.py`` computes (``engine.attention``), ``words.py`` says it, ``answer.py`` draws it,
-``program.py`` writes it, ``practice.py`` checks ``lab/data/connections/dilution.json``.
+``program.py`` writes it, ``practice.py`` checks ``lab/data/connections/dilution.json``. The needle's
+rows come from trace jobs (``models.labs``), passed in as ``measured["needle"]``.
 """
 
 from __future__ import annotations
 
 from attnlab.lab.connections.controls import Control
 from attnlab.lab.connections.dilution import practice
-from attnlab.lab.connections.dilution.answer import answer
+from attnlab.lab.connections.dilution.answer import RUN, answer
+from attnlab.lab.connections.dilution.needle import MODEL, WORDS, arguments
 from attnlab.lab.connections.dilution.program import to_python
 from attnlab.lab.connections.dilution.walk import MAX_KEYS
+from attnlab.lab.connections.live import ask
 from attnlab.lab.connections.shape import ConnectionLab
 
 CONTROLS = (
@@ -21,7 +24,21 @@ CONTROLS = (
         "scaling", "√d_k scaling", "choice", "on", options=(("on", "on (divide by √d_k)"), ("off", "off"))
     ),
     Control("seed", "Random seed", "whole", 0, lo=0, hi=9999, hint="The query and the keys."),
+    Control(
+        "needle",
+        "Needle in SmolLM2",
+        "choice",
+        "off",
+        options=(("off", "off"), ("on", "on: trace texts of 16 to 256 tokens")),
+    ),
+    Control("word", "Needle word", "choice", WORDS[0], options=tuple((w, w) for w in WORDS)),
 )
+
+
+def asks(values: dict) -> tuple:
+    if values["needle"] != "on":
+        return ()
+    return (ask(RUN, MODEL, **arguments(values["word"])),)
 
 LAB = ConnectionLab(
     controls=CONTROLS,
@@ -29,6 +46,7 @@ LAB = ConnectionLab(
     program=to_python,
     challenges=practice.CHALLENGES,
     check=practice.check,
+    ask=asks,
     lede=(
         "Softmax must give every key some weight, so the more keys a query faces, the harder it is for one "
         "of "

@@ -7,7 +7,9 @@ import math
 from attnlab.lab import numbers as fmt
 from attnlab.lab.connections import pictures as pic
 from attnlab.lab.connections.dilution import words
+from attnlab.lab.connections.dilution.needle import Needle
 from attnlab.lab.connections.dilution.walk import MAX_KEYS, DilutionWalk, walk
+from attnlab.lab.connections.live import Measured, status_words
 
 SHOWN = 8  # the largest shares drawn as bars
 
@@ -121,6 +123,26 @@ def data(w: DilutionWalk) -> dict:
     }
 
 
-def answer(values: dict) -> dict:
-    w = walk(**values)
-    return {"pictures": _pictures(w), "words": words.sentences(w), "numbers": _numbers(w), "data": data(w)}
+RUN = "needle"
+DOING = "SmolLM2 traces the needle texts"
+
+
+def current(values: dict, measured: dict) -> tuple[DilutionWalk, Needle | None, Measured | None]:
+    """The random-key walk, the needle (when asked and in) and the needle run's state."""
+    w = walk(keys=values["keys"], d_k=values["d_k"], scaling=values["scaling"], seed=values["seed"])
+    m = measured.get(RUN) if values["needle"] == "on" else None
+    needle = Needle(values["word"], m.data["rows"]) if m is not None and m.status == "done" else None
+    return w, needle, m
+
+
+def answer(values: dict, measured: dict) -> dict:
+    w, needle, m = current(values, measured)
+    pictures, said, numbers, out = _pictures(w), words.sentences(w), _numbers(w), data(w)
+    if needle is not None:
+        pictures.append(needle.picture())
+        said += needle.sentences()
+        numbers.insert(1, needle.table())
+        out["needle"] = needle.data()
+    elif values["needle"] == "on":
+        said.append(status_words(m, DOING))
+    return {"pictures": pictures, "words": said, "numbers": numbers, "data": out}

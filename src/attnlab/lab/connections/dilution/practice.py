@@ -9,7 +9,9 @@ from collections.abc import Callable
 
 from attnlab.lab import numbers as fmt
 from attnlab.lab.challenge_set import ChallengeSet, feedback, validate_response
-from attnlab.lab.connections.dilution.walk import DilutionWalk, walk
+from attnlab.lab.connections.dilution.answer import current
+from attnlab.lab.connections.dilution.needle import Needle
+from attnlab.lab.connections.dilution.walk import DilutionWalk
 
 CHALLENGES = ChallengeSet("connections/dilution.json")
 GOAL = 0.1  # "below-10": the largest share under 10%
@@ -65,7 +67,27 @@ def _scaling(w: DilutionWalk, response) -> dict:
 CHECKS: dict[str, Callable[[DilutionWalk, object], dict]] = {"below-10": _below_10, "scaling": _scaling}
 
 
-def check(challenge_id: object, values: dict, response: object = None) -> dict:
+def _needle(needle: Needle | None, response) -> dict:
+    if needle is None:
+        words = "Turn the needle on and wait for SmolLM2's traces, then check."
+        return feedback(False, words, choice=response)
+    s = needle.shares
+    right = "keeps" if s[-1] >= s[0] / 2 else "dilutes"
+    claims = {"first": s[0], "last": s[-1], "right": right, "choice": response}
+    if response == right:
+        return feedback(
+            True,
+            f"The head's share on the needle is {fmt.percent(s[0])} at {needle.tokens[0]} tokens and "
+            f"{fmt.percent(s[-1])} at {needle.tokens[-1]}.",
+            **claims,
+        )
+    return feedback(False, "Read the head's line in the needle picture against the even spread's.", **claims)
+
+
+def check(challenge_id: object, values: dict, response: object = None, measured: dict | None = None) -> dict:
     c = CHALLENGES.find(challenge_id)
     response = validate_response(c, response)
-    return CHECKS[c["id"]](walk(**values), response)
+    w, needle, _ = current(values, measured or {})
+    if c["id"] == "needle":
+        return _needle(needle, response)
+    return CHECKS[c["id"]](w, response)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from attnlab.lab.connections.dilution.answer import current
+from attnlab.lab.connections.dilution.needle import HEAD
 from attnlab.lab.connections.dilution.walk import MAX_KEYS, SWEEP
 
 _PROGRAM = '''\
@@ -34,7 +36,38 @@ print("entropy_unscaled =", [entropy(row(n, False)) for n in sweep])
 '''
 
 
-def to_python(values: dict) -> str:
-    return _PROGRAM.format(
+_NEEDLE = '''
+
+# The needle in SmolLM2, as recorded: for each text, the last token's scaled scores in layer {layer},
+# head {head}, which tokens hold the needle word, and the mean share on it over all heads.
+needle_rows = {rows}
+needle_shares = [softmax_share(r) for r in needle_rows]
+print("needle =", {{
+    "tokens": [len(r["scores"]) for r in needle_rows],
+    "head_share": [float(w[r["needle"]].sum()) for w, r in needle_shares],
+    "largest": [float(w.max()) for w, _ in needle_shares],
+    "entropy": [entropy(w) for w, _ in needle_shares],
+    "even": [len(r["needle"]) / len(r["scores"]) for r in needle_rows],
+    "mean_share": [r["mean_share"] for r in needle_rows],
+}})
+'''
+
+_SOFTMAX = '''
+
+def softmax_share(r):
+    s = np.array(r["scores"])
+    e = np.exp(s - s.max())
+    return e / e.sum(), r
+'''
+
+
+def to_python(values: dict, measured: dict) -> str:
+    out = _PROGRAM.format(
         keys=values["keys"], d_k=values["d_k"], seed=values["seed"], max_keys=MAX_KEYS, sweep=SWEEP
     )
+    _, needle, _ = current(values, measured)
+    if needle is None:
+        return out
+    keep = ("scores", "needle", "mean_share")
+    rows = [{k: r[k] for k in keep} for r in needle.rows]
+    return out + _SOFTMAX + _NEEDLE.format(layer=HEAD[0], head=HEAD[1], rows=rows)

@@ -2,18 +2,25 @@
 paged cache (blocks of 16, a block table, the waste of contiguous allocation) that reads back the
 same keys and values.
 
+Live: during a SmolLM2 generation after the learner's prompt, its caches measured step by step
+against their count from the registry's shapes (``generation.py``).
+
 ``walk.py`` computes (``engine.paged``), ``words.py`` says it, ``answer.py`` draws it, ``program.py``
-writes it, ``practice.py`` checks ``lab/data/connections/kv.json``. Live during a real SmolLM2
-generation is a model-backed part for later (it belongs with ``models``).
+writes it, ``practice.py`` checks ``lab/data/connections/kv.json``. The model's shapes and the live
+run come from ``models.labs``, passed in as ``measured["shapes"]`` and ``measured["kv"]``.
 """
 
 from __future__ import annotations
 
 from attnlab.lab.connections.controls import Control
 from attnlab.lab.connections.kv import practice
-from attnlab.lab.connections.kv.answer import answer
+from attnlab.lab.connections.kv.answer import LIVE, SHAPES, answer
 from attnlab.lab.connections.kv.program import to_python
+from attnlab.lab.connections.live import ask
 from attnlab.lab.connections.shape import ConnectionLab
+
+MODEL = "smollm2"
+MAX_NEW = 16
 
 CONTROLS = (
     Control("tokens", "Tokens in the cache", "whole", 1024, lo=1, hi=8192, step=1),
@@ -28,7 +35,31 @@ CONTROLS = (
     Control(
         "seed", "Random seed", "whole", 0, lo=0, hi=9999, hint="The requests' lengths (1 to 256 tokens)."
     ),
+    Control(
+        "live",
+        "Live SmolLM2 generation",
+        "choice",
+        "off",
+        options=(("off", "off"), ("on", "on: measure its caches as it writes")),
+    ),
+    Control(
+        "prompt",
+        "Prompt",
+        "text",
+        "The capital of France is",
+        max_chars=400,
+        hint="SmolLM2 continues it when the live generation is on. Press Enter to use it.",
+    ),
+    Control("new", "New tokens", "whole", 8, lo=1, hi=MAX_NEW),
 )
+
+
+def asks(values: dict) -> tuple:
+    shapes = ask(SHAPES, MODEL)
+    if values["live"] != "on":
+        return (shapes,)
+    return (shapes, ask(LIVE, MODEL, field="prompt", prompt=values["prompt"], new_tokens=values["new"]))
+
 
 LAB = ConnectionLab(
     controls=CONTROLS,
@@ -36,6 +67,7 @@ LAB = ConnectionLab(
     program=to_python,
     challenges=practice.CHALLENGES,
     check=practice.check,
+    ask=asks,
     lede=(
         "During generation every layer keeps the keys and values of every token so far, so the cache grows "
         "with "

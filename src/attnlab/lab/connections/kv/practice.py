@@ -8,13 +8,19 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from attnlab.lab.challenge_set import ChallengeSet, feedback, validate_response
-from attnlab.lab.connections.kv.walk import BLOCK, SMOLLM2, KVWalk, per_token, walk
+from attnlab.lab.connections.kv.answer import current
+from attnlab.lab.connections.kv.walk import BLOCK, KVWalk, per_token
 
 CHALLENGES = ChallengeSet("connections/kv.json")
 
 
 def _mha_ratio(w: KVWalk, response) -> dict:
-    b = per_token(SMOLLM2, w.bytes_each)
+    if w.shapes is None:
+        return feedback(
+            False, "The model's shapes are not in: this runs where the lab is served.", choice=response
+        )
+    s = w.shapes
+    b = per_token(s, w.bytes_each)
     ratio = b["mha"] // b["gqa"]
     claims = {"mha": b["mha"], "gqa": b["gqa"], "ratio": ratio, "choice": response}
     if response == str(ratio):
@@ -22,7 +28,7 @@ def _mha_ratio(w: KVWalk, response) -> dict:
             True,
             f"{b['mha']:,} bytes per token against {b['gqa']:,}: {ratio} times, one key/value head per "
             "query head "
-            f"instead of one per group of {SMOLLM2.query_heads // SMOLLM2.kv_heads}.",
+            f"instead of one per group of {s.query_heads // s.kv_heads}.",
             **claims,
         )
     return feedback(False, "Count the key/value heads each layer caches, with and without sharing.", **claims)
@@ -45,7 +51,8 @@ def _waste_bound(w: KVWalk, response) -> dict:
 CHECKS: dict[str, Callable[[KVWalk, object], dict]] = {"mha-ratio": _mha_ratio, "waste-bound": _waste_bound}
 
 
-def check(challenge_id: object, values: dict, response: object = None) -> dict:
+def check(challenge_id: object, values: dict, response: object = None, measured: dict | None = None) -> dict:
     c = CHALLENGES.find(challenge_id)
     response = validate_response(c, response)
-    return CHECKS[c["id"]](walk(**values), response)
+    w, _ = current(values, measured or {})
+    return CHECKS[c["id"]](w, response)

@@ -1,10 +1,11 @@
 """The KV-cache lab's numbers: the cache's size for MHA, GQA and MQA on SmolLM2's shapes, and a paged cache.
 
 Sizes count K and V: ``2 × layers × key/value heads × head size × bytes`` per
-token. SmolLM2's shapes (:data:`SMOLLM2`) are the ones ``models/registry.py``
-declares for it (``tests/lab/connections/kv`` holds the two equal): its 9
-query heads share 3 key/value heads (GQA); MHA would give each query head its
-own, MQA one for all. The paged cache (``engine.paged``, blocks of
+token. SmolLM2's shapes are the model registry's (``models/registry.py``, the one
+definition), passed in by whoever serves the lab (``measured["shapes"]``,
+:func:`shapes_of`): its 9 query heads share 3 key/value heads (GQA); MHA would
+give each query head its own, MQA one for all. Without them only the paged cache
+is computed. The paged cache (``engine.paged``, blocks of
 :data:`BLOCK` positions) holds ``requests`` requests whose lengths are drawn
 from ``numpy.random.default_rng(seed)`` (1 to :data:`MAX_LEN`); they grow in
 turn, :data:`CHUNK` positions at a time, so their blocks interleave in the
@@ -30,7 +31,16 @@ class Shapes:
     head_dim: int
 
 
-SMOLLM2 = Shapes(layers=30, query_heads=9, kv_heads=3, head_dim=64)
+def shapes_of(facts: dict) -> Shapes:
+    """The shapes of a model as the registry states them (``models.labs.facts.shapes``)."""
+    return Shapes(
+        layers=facts["layers"],
+        query_heads=facts["query_heads"],
+        kv_heads=facts["kv_heads"],
+        head_dim=facts["head_dim"],
+    )
+
+
 BLOCK = 16  # positions per block, as vLLM
 MAX_LEN = 256  # what contiguous allocation reserves for each request
 CHUNK = 8  # positions a request appends per turn
@@ -52,9 +62,11 @@ class KVWalk:
     lengths: list[int]
     cache: PagedKVCache
     written: dict[int, tuple[np.ndarray, np.ndarray]]
+    shapes: Shapes | None = None  # the model's, when passed in
 
     def sizes(self) -> dict[str, int]:
-        return {kind: b * self.tokens for kind, b in per_token(SMOLLM2, self.bytes_each).items()}
+        assert self.shapes is not None
+        return {kind: b * self.tokens for kind, b in per_token(self.shapes, self.bytes_each).items()}
 
     def read_back_identical(self) -> list[bool]:
         out = []
@@ -70,7 +82,7 @@ class KVWalk:
         return [MAX_LEN - n for n in self.lengths]
 
 
-def walk(*, tokens: int, precision: str, requests: int, seed: int) -> KVWalk:
+def walk(*, tokens: int, precision: str, requests: int, seed: int, shapes: Shapes | None = None) -> KVWalk:
     rng = np.random.default_rng(seed)
     lengths = [int(n) for n in rng.integers(1, MAX_LEN + 1, requests)]
     written = {r: rng.standard_normal((2, n, 1, 2)) for r, n in enumerate(lengths)}
@@ -90,4 +102,5 @@ def walk(*, tokens: int, precision: str, requests: int, seed: int) -> KVWalk:
         lengths=lengths,
         cache=cache,
         written={r: (kv[0], kv[1]) for r, kv in written.items()},
+        shapes=shapes,
     )

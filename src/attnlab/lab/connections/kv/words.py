@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from attnlab.lab import numbers as fmt
-from attnlab.lab.connections.kv.walk import BLOCK, LETTERS, MAX_LEN, SMOLLM2, KVWalk, per_token
+from attnlab.lab.connections.kv.walk import BLOCK, LETTERS, MAX_LEN, KVWalk, per_token
 from attnlab.lab.said import said
 
 MB = 1e6
@@ -15,7 +15,8 @@ def size(b: int) -> str:
 
 
 def per_token_words(w: KVWalk) -> dict:
-    s, b = SMOLLM2, per_token(SMOLLM2, w.bytes_each)
+    assert w.shapes is not None
+    s, b = w.shapes, per_token(w.shapes, w.bytes_each)
     byte_word = "byte" if w.bytes_each == 1 else "bytes"
     return said(
         f"SmolLM2 caches K and V in {s.layers} layers for {s.kv_heads} key/value heads of {s.head_dim} "
@@ -64,7 +65,8 @@ def paged(w: KVWalk) -> dict:
 def waste(w: KVWalk) -> dict:
     paged_, contiguous = w.paged_waste(), w.contiguous_waste()
     return said(
-        f"Paged allocation leaves {sum(paged_)} positions unused in all, at most {BLOCK - 1} per request "
+        f"Paged allocation leaves {sum(paged_)} position{'s' if sum(paged_) != 1 else ''} unused in all, at "
+        f"most {BLOCK - 1} per request "
         "(in its "
         f"last block; here at most {max(paged_)}); reserving {MAX_LEN} positions per request leaves "
         f"{sum(contiguous)}.",
@@ -75,4 +77,5 @@ def waste(w: KVWalk) -> dict:
 
 
 def sentences(w: KVWalk) -> list[dict]:
-    return [per_token_words(w), at_tokens(w), paged(w), waste(w)]
+    sizes = [per_token_words(w), at_tokens(w)] if w.shapes is not None else []
+    return [*sizes, paged(w), waste(w)]

@@ -1,18 +1,22 @@
 """RoPE, further: a q, k pair's score against their offset (which alone enters), what lies past the
 training length, and position interpolation's rescaling, computed with the engine's RoPE.
-(SmolLM2's own frequencies are a model-backed part for later.)
+SmolLM2's own RoPE (``smollm2.py``): its frequencies from its GGUF, the score against offset past its
+context length, and interpolation.
 
 ``walk.py`` computes (``engine.positions.RoPE``, ``engine.interpolation``), ``words.py`` says it,
 ``answer.py`` draws it, ``program.py`` writes it, ``practice.py`` checks
-``lab/data/connections/rope.json``.
+``lab/data/connections/rope.json``. SmolLM2's RoPE facts come from ``models.labs``, passed in as
+``measured["rope"]``.
 """
 
 from __future__ import annotations
 
 from attnlab.lab.connections.controls import Control
+from attnlab.lab.connections.live import ask
 from attnlab.lab.connections.rope import practice
-from attnlab.lab.connections.rope.answer import answer
+from attnlab.lab.connections.rope.answer import RUN, answer
 from attnlab.lab.connections.rope.program import to_python
+from attnlab.lab.connections.rope.smollm2 import MODEL
 from attnlab.lab.connections.shape import ConnectionLab
 
 CONTROLS = (
@@ -24,7 +28,18 @@ CONTROLS = (
     Control("factor", "Interpolation s", "whole", 2, lo=1, hi=8, hint="Positions are divided by s."),
     Control("offset", "Offset of q from k", "whole", 700, lo=0, hi=8192),
     Control("seed", "Random seed", "whole", 0, lo=0, hi=9999, hint="q and k."),
+    Control(
+        "own",
+        "SmolLM2's own RoPE",
+        "choice",
+        "off",
+        options=(("off", "off"), ("on", "on: its frequencies, from its GGUF file")),
+    ),
 )
+
+
+def asks(values: dict) -> tuple:
+    return (ask(RUN, MODEL),) if values["own"] == "on" else ()
 
 LAB = ConnectionLab(
     controls=CONTROLS,
@@ -32,6 +47,7 @@ LAB = ConnectionLab(
     program=to_python,
     challenges=practice.CHALLENGES,
     check=practice.check,
+    ask=asks,
     lede=(
         "RoPE rotates each pair of a query's and a key's coordinates by an angle proportional to its "
         "position, so "

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from attnlab.lab import numbers as fmt
 from attnlab.lab.connections import pictures as pic
+from attnlab.lab.connections.live import Measured, status_words
 from attnlab.lab.connections.rope import words
+from attnlab.lab.connections.rope.smollm2 import OwnRope
 from attnlab.lab.connections.rope.walk import SPAN, RopeWalk, walk
 
 
@@ -92,6 +94,29 @@ def data(w: RopeWalk) -> dict:
     }
 
 
-def answer(values: dict) -> dict:
-    w = walk(**values)
-    return {"pictures": _pictures(w), "words": words.sentences(w), "numbers": _numbers(w), "data": data(w)}
+RUN = "rope"
+DOING = "SmolLM2's RoPE comes from its GGUF file"
+
+
+def current(values: dict, measured: dict) -> tuple[RopeWalk, OwnRope | None, Measured | None]:
+    """The controls' walk, SmolLM2's own RoPE (when asked and in) and its run's state."""
+    w = walk(
+        head_dim=values["head_dim"], base=values["base"], train=values["train"], factor=values["factor"],
+        offset=values["offset"], seed=values["seed"],
+    )  # fmt: skip
+    m = measured.get(RUN) if values["own"] == "on" else None
+    own = OwnRope(m.data, values["seed"], values["factor"]) if m is not None and m.status == "done" else None
+    return w, own, m
+
+
+def answer(values: dict, measured: dict) -> dict:
+    w, own, m = current(values, measured)
+    pictures, said, numbers, out = _pictures(w), words.sentences(w), _numbers(w), data(w)
+    if own is not None:
+        pictures += own.pictures()
+        said += own.sentences()
+        numbers.insert(1, own.table())
+        out["smollm2"] = own.data()
+    elif values["own"] == "on":
+        said.append(status_words(m, DOING))
+    return {"pictures": pictures, "words": said, "numbers": numbers, "data": out}

@@ -5,11 +5,14 @@ Words: ``lab/data/connections/rope.json``.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 from attnlab.lab import numbers as fmt
 from attnlab.lab.challenge_set import ChallengeSet, feedback, validate_response
-from attnlab.lab.connections.rope.walk import SHIFT, RopeWalk, walk
+from attnlab.lab.connections.rope.answer import current
+from attnlab.lab.connections.rope.smollm2 import OwnRope
+from attnlab.lab.connections.rope.walk import SHIFT, RopeWalk
 from attnlab.lab.connections.rope.words import SAME
 
 CHALLENGES = ChallengeSet("connections/rope.json")
@@ -63,7 +66,28 @@ def _depends(w: RopeWalk, response) -> dict:
 CHECKS: dict[str, Callable[[RopeWalk, object], dict]] = {"fit": _fit, "depends": _depends}
 
 
-def check(challenge_id: object, values: dict, response: object = None) -> dict:
+def _slowest(own: OwnRope | None, response) -> dict:
+    if own is None:
+        words = "Turn on SmolLM2's own RoPE and read its pairs, then check."
+        return feedback(False, words, choice=response)
+    slowest = own.wavelengths[-1]
+    options = {"8k": 8192.0, "100k": 100_000.0, "440k": 440_000.0}
+    right = min(options, key=lambda o: abs(math.log(options[o] / slowest)))
+    claims = {"slowest": slowest, "right": right, "choice": response}
+    if response == right:
+        return feedback(
+            True,
+            f"2π × {own.facts['base']:,.0f}^({own.d - 2}/{own.d}) = {slowest:,.0f} positions: far longer "
+            f"than its {own.context:,}-position context.",
+            **claims,
+        )
+    return feedback(False, "Read the last row of SmolLM2's pairs: positions per turn.", **claims)
+
+
+def check(challenge_id: object, values: dict, response: object = None, measured: dict | None = None) -> dict:
     c = CHALLENGES.find(challenge_id)
     response = validate_response(c, response)
-    return CHECKS[c["id"]](walk(**values), response)
+    w, own, _ = current(values, measured or {})
+    if c["id"] == "slowest":
+        return _slowest(own, response)
+    return CHECKS[c["id"]](w, response)

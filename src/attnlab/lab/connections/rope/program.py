@@ -33,7 +33,50 @@ print("turns =", [float(offset * f / (2 * math.pi)) for f in freq])
 '''
 
 
-def to_python(values: dict) -> str:
+_OWN = '''
+
+# SmolLM2's own RoPE, as its GGUF file states it (llama.rope.freq_base, the head size, llama.context_length);
+# it turns coordinates 2i and 2i + 1 together ("interleaved"). The same seed's q, k, drawn at its head size.
+own_base, own_d, context = {base}, {head_dim}, {context}
+oq, ok = np.random.default_rng(seed).standard_normal((2, own_d))
+own_freq = own_base ** (-2.0 * np.arange(own_d // 2) / own_d)
+
+
+def rotate_interleaved(x, position):
+    angle = position * own_freq
+    a, b = x[0::2], x[1::2]
+    pairs = [a * np.cos(angle) - b * np.sin(angle), a * np.sin(angle) + b * np.cos(angle)]
+    return np.stack(pairs, -1).ravel()
+
+
+def own_score(i, s=1.0):
+    return float(rotate_interleaved(oq, i / s) @ rotate_interleaved(ok, 0 / s)) / math.sqrt(own_d)
+
+
+own_offsets = sorted({{round({span} * context * t / ({samples} - 1)) for t in range({samples})}})
+wavelengths = [float(2 * math.pi / f) for f in own_freq]
+print("smollm2 =", {{
+    "base": own_base, "head_dim": own_d, "context": context,
+    "frequencies": [float(f) for f in own_freq], "wavelengths": wavelengths,
+    "unturned": [i for i, w in enumerate(wavelengths) if w > context],
+    "offsets": own_offsets,
+    "score": [own_score(x) for x in own_offsets],
+    "interpolated": [own_score(x, factor) for x in own_offsets],
+}})
+'''
+
+
+def to_python(values: dict, measured: dict) -> str:
+    from attnlab.lab.connections.rope.answer import current
+    from attnlab.lab.connections.rope.smollm2 import SAMPLES as OWN_SAMPLES
+    from attnlab.lab.connections.rope.smollm2 import SPAN as OWN_SPAN
     from attnlab.lab.connections.rope.walk import SAMPLES, SPAN
 
-    return _PROGRAM.format(**values, span=SPAN, samples=SAMPLES)
+    out = _PROGRAM.format(**values, span=SPAN, samples=SAMPLES)
+    _, own, _ = current(values, measured)
+    if own is None:
+        return out
+    f = own.facts
+    return out + _OWN.format(
+        base=repr(f["base"]), head_dim=f["head_dim"], context=f["context"], span=OWN_SPAN, samples=OWN_SAMPLES
+    )

@@ -1,6 +1,7 @@
 // The lab's pictures: one figure per picture the answer lists, built once per id and redrawn
 // in place from each answer (so a moved slider moves the picture without rebuilding the page).
-// Each figure is an SVG role="img" named by its title and described by the server's caption.
+// Each figure is an SVG role="img" named by its title and described by the server's caption. A
+// picture the answer no longer lists is taken away.
 
 import { fill, h, s, text } from "../shared/dom.js";
 import { drawBars, drawLines } from "./charts.js";
@@ -36,6 +37,13 @@ export function mountFigures(root) {
       text(f.title, p.title);
       text(f.caption, p.caption);
       fill(f.legend, legend(p));
+    }
+    // a picture the answer no longer lists (a model part turned off) goes
+    const listed = new Set(answer.pictures.map((p) => p.id));
+    for (const [id, f] of figures) {
+      if (listed.has(id)) continue;
+      f.title.parentElement.remove();
+      figures.delete(id);
     }
   };
 }

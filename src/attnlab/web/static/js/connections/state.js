@@ -3,7 +3,8 @@
 // changes collapse into the newest inputs. Every answer replaces the address bar's link with
 // the lab's own (shareable). The study goes to POST …/study, which applies the action with
 // lab.study's rules and answers the new study and its history. <html data-cx-pending> counts
-// the requests outstanding (tests wait for "0").
+// the requests outstanding (tests wait for "0"). A lab with a model part says whether its model
+// numbers are in (answer.live; <html data-cx-live>): while a run waits, the page asks again.
 
 import { ApiError, fieldMessages, getJSON, postJSON } from "../shared/http.js";
 import { pageWords } from "../shared/words.js";
@@ -22,6 +23,7 @@ const state = {
 const listeners = [];
 let inFlight = false;
 let waiting = false;
+let poll = null; // a model run the answer waits for: ask again after the answer's poll_ms
 
 function pending(delta) {
   const root = document.documentElement;
@@ -58,6 +60,9 @@ async function fetchAnswer() {
     state.problem = "";
     if (!waiting) state.inputs = { ...answer.inputs };
     history.replaceState(null, "", answer.link);
+    document.documentElement.dataset.cxLive = answer.live ? answer.live.status : "none";
+    clearTimeout(poll);
+    if (answer.live && answer.live.poll_ms) poll = setTimeout(fetchAnswer, answer.live.poll_ms);
   } catch (error) {
     if (error instanceof ApiError) {
       state.errors = fieldMessages(error);

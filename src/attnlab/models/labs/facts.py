@@ -1,0 +1,54 @@
+"""What the labs ask of a model without running it: its shapes (the registry's) and its RoPE (its GGUF's).
+
+Plain data, no display strings. ``shapes(model)`` is the registry's ``ModelSpec``
+(``models/registry.py``, the one definition of a model's shapes); ``rope(model)`` reads a
+llama-architecture GGUF's metadata (``models/smollm/config.py``): its RoPE base, head size,
+trained context and the pairing its stored weights use.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+
+from attnlab.models import registry
+
+
+def shapes(model: str) -> dict:
+    """Layers, query heads, key/value heads and head size of ``model``, as its registry entry says."""
+    s = registry.spec(model)
+    return {
+        "model": s.name,
+        "title": s.title,
+        "architecture": s.architecture,
+        "layers": s.n_layer,
+        "query_heads": s.n_head,
+        "kv_heads": s.n_kv_head,
+        "head_dim": s.d_head,
+    }
+
+
+ROPE_FILES = {"smollm2": "smollm2_gguf"}  # the models whose RoPE a GGUF file states
+
+
+@cache
+def rope(model: str) -> dict:
+    """``model``'s RoPE as its GGUF file states it: base, head size, trained context, pairing.
+
+    SmolLM2's GGUF stores W_Q and W_K in interleaved pairs (``models/smollm``), so its
+    RoPE turns coordinates 2i and 2i + 1 together.
+    """
+    from attnlab.models import files
+    from attnlab.models.gguf_file import GGUFFile
+    from attnlab.models.smollm.config import config_of
+
+    spec = registry.spec(model)
+    path = getattr(files, ROPE_FILES[spec.name])()
+    config = config_of(GGUFFile(path).metadata)
+    return {
+        "model": spec.name,
+        "title": spec.title,
+        "base": float(config.rope_base),
+        "head_dim": int(config.d_head),
+        "context": int(config.context),
+        "convention": "interleaved",
+    }

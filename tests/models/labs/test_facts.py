@@ -1,0 +1,44 @@
+"""What the labs ask of a model without running it: the registry's shapes, and SmolLM2's RoPE from its GGUF,
+which is the RoPE the loaded model runs."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from attnlab.engine.errors import FieldError
+from attnlab.models import registry
+from attnlab.models.labs.facts import rope, shapes
+
+
+@pytest.mark.parametrize("name", ["smollm2", "minilm"])
+def test_shapes_are_the_registrys(name):
+    s = registry.spec(name)
+    assert shapes(name) == {
+        "model": name, "title": s.title, "architecture": s.architecture, "layers": s.n_layer,
+        "query_heads": s.n_head, "kv_heads": s.n_kv_head, "head_dim": s.d_head,
+    }  # fmt: skip
+
+
+def test_an_unknown_model_is_refused_at_model():
+    with pytest.raises(FieldError) as err:
+        shapes("nope")
+    assert err.value.loc == ("model",)
+
+
+@pytest.mark.models
+def test_smollm2s_rope_is_the_one_the_model_runs(smollm2):
+    facts = rope("smollm2")
+    assert facts == {
+        "model": "smollm2", "title": "SmolLM2-135M-Instruct", "base": 100000.0, "head_dim": 64,
+        "context": 8192, "convention": "interleaved",
+    }  # fmt: skip
+    assert (smollm2.rope.base, smollm2.rope.head_dim, smollm2.rope.convention) == (
+        facts["base"],
+        facts["head_dim"],
+        facts["convention"],
+    )
+    assert smollm2.config.context == facts["context"] and facts["head_dim"] == registry.spec("smollm2").d_head
+    np.testing.assert_array_equal(
+        smollm2.rope.inverse_frequencies, facts["base"] ** (-2.0 * np.arange(32) / 64)
+    )
