@@ -204,24 +204,37 @@ async def flood(port: int, deadline: float, sent: list[int]) -> None:
 async def paced_flood(
     port: int, deadline: float, states: list[str], counts: list[int], *, per_s: float
 ) -> None:
-    """Send ``states`` in turn at ``per_s`` messages a second without waiting for answers; count both."""
+    """Send ``states`` in turn at ``per_s`` messages a second without waiting for answers.
+
+    ``counts``: [sent, answered, closed by the server]. A socket past its budget is not read
+    from, so its sends wait (TCP) and the server's keep-alive pings may go unanswered: the
+    server may close it (1011), which ends this flood.
+    """
     from websockets.asyncio.client import connect
+    from websockets.exceptions import ConnectionClosed
 
     async with connect(
-        f"ws://127.0.0.1:{port}/api/trace/ws", origin=f"http://127.0.0.1:{port}", max_size=None
-    ) as ws:
+        f"ws://127.0.0.1:{port}/api/trace/ws", origin=f"http://127.0.0.1:{port}", max_size=None,
+        ping_interval=None,  # the flood's own pings would go unread too
+    ) as ws:  # fmt: skip
 
         async def drain() -> None:
-            async for _ in ws:
-                counts[1] += 1
+            try:
+                async for _ in ws:
+                    counts[1] += 1
+            except ConnectionClosed:
+                pass
 
         reader = asyncio.create_task(drain())
         i, start = 0, time.perf_counter()
-        while time.perf_counter() < deadline:
-            await ws.send(states[i % len(states)])
-            counts[0] += 1
-            i += 1
-            await asyncio.sleep(max(0.0, start + i / per_s - time.perf_counter()))
+        try:
+            while time.perf_counter() < deadline:
+                await ws.send(states[i % len(states)])
+                counts[0] += 1
+                i += 1
+                await asyncio.sleep(max(0.0, start + i / per_s - time.perf_counter()))
+        except ConnectionClosed:
+            counts[2] += 1
         reader.cancel()
 
 
@@ -273,9 +286,12 @@ FLOOD_RATE = 50.0  # messages a second from each
 
 
 async def floods(port: int, n: int, seconds: float) -> list[int]:
-    """``n`` sockets sending 64 x 64 states at ``FLOOD_RATE`` each for ``seconds``: [sent, answered]."""
+    """``n`` sockets sending 64 x 64 states at ``FLOOD_RATE`` each for ``seconds``.
+
+    Returns [states sent, answers read, sockets the server closed].
+    """
     states = [big_state(i) for i in range(8)]  # made once: the flood's own CPU goes to sending
-    counts = [0, 0]
+    counts = [0, 0, 0]
     deadline = time.perf_counter() + seconds
     await asyncio.gather(*[paced_flood(port, deadline, states, counts, per_s=FLOOD_RATE) for _ in range(n)])
     return counts
@@ -304,7 +320,7 @@ def phase_fair(args, lab_port: int) -> None:
         p95 = pct(tally.times, 95) if tally.times else float("nan")
         idle = p95 if n == 0 else idle
         ratio = p95 / idle
-        extra = f"  ({counts[0]} states sent, {counts[1]} answered)" if counts else ""
+        extra = f"  ({counts[0]} states sent, {counts[1]} answered, {counts[2]} closed)" if counts else ""
         print(tally.line(f"{n:>2} flooding: other client", took) + f"  {ratio:5.2f}x idle p95" + extra)
     verdict = "PASS" if ratio <= 3 else "FAIL"
     print(f"other client's p95: idle {idle:.2f} ms, with {FLOODS[-1]} flooding sockets {p95:.2f} ms: "

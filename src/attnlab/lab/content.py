@@ -15,6 +15,7 @@ import re
 from functools import cache
 from importlib import resources
 
+from attnlab.lab.connections import registry
 from attnlab.lab.explorer.examples import WORKED_SEQUENCE
 from attnlab.lab.said import said
 
@@ -94,12 +95,15 @@ def content() -> dict:
         paper["byline"] = f"{paper['authors']} · {paper['year']} · {paper['venue']}"
         paper["link_label"] = f"{paper['link'].removesuffix(' →')}: {paper['title']}"
     connections = data["connections"]
+    opens = {title: e.route for e in registry.ENTRIES for title in e.opens_from}
     total = sum(len(g["items"]) for g in connections["groups"])
     connections["count_heading"] = said(f"Other connections ({total})", count=total)
     for group in connections["groups"]:
         for item in group["items"]:
             item["heading"] = f"{item['title']}:"
             item["relation_sentence"] = f"{item['relation']}."
+            route = opens.get(item["title"])  # the lab this connection opens (lab/connections/registry.py)
+            item["open"] = {"text": f"Open {item['target']}", "href": route} if route else None
     data["in_attnlab"] = "In attnlab:"
     data["footer"] = data["footer"].format(example=WORKED_SEQUENCE.id)
     return data

@@ -230,16 +230,17 @@ def job_layer(
     q, k, v and scaled scores: a whole layer's would be tens of megabytes. Sent as it is
     written (:func:`layer_json`), one head at a time, so no answer is ever whole in memory,
     and the memory given back after: 16 clients on the largest answer leave the server's
-    memory where it was (``benchmarks/bench_load.py``, phase 4).
+    memory where it was (``benchmarks/bench_load.py``, phase 4). The writers' threads do all
+    the work of it, the head kinds included: the thread answering here only checks the request.
     """
     job = kept.done(job_id)
     t = job.trace
-    profiles = kept.in_path("layer", lambda: layer_profiles(t, layer))
+    kept.in_path("layer", lambda: t.check(layer=layer))
     if head is not None:
         kept.in_path("head", lambda: t.check(head=head))
     elif details:
         raise kept.error(("head",), details_need_head(t.n_head), where="query")
-    pieces = _written(layer_json(job.id, t, layer, profiles, details=details, head=head))
+    pieces = _written(layer_json(job.id, t, layer, details=details, head=head))
     after = BackgroundTask(_give_back_memory)  # what writing it took, once it is sent
     return StreamingResponse(pieces, media_type="application/json", background=after)
 
@@ -251,9 +252,7 @@ async def _written(pieces: Iterator[bytes]) -> AsyncIterator[bytes]:
         yield piece
 
 
-def layer_json(
-    job_id: str, t, layer: int, profiles: list[dict], *, details: bool, head: int | None
-) -> Iterator[bytes]:
+def layer_json(job_id: str, t, layer: int, *, details: bool, head: int | None) -> Iterator[bytes]:
     """The ``LayerOut`` of ``layer`` as JSON, in pieces: the bytes of ``LayerOut(...).model_dump_json()``.
 
     Each head is written ``ROWS_PER_PIECE`` rows at a time (:func:`_head_json`): only those
@@ -264,7 +263,7 @@ def layer_json(
     frame = LayerOut(job=job_id, layer=layer, tokens=t.tokens, allowed=t.allowed.tolist(), heads=[])
     yield _opened(frame.model_dump_json(), '"heads":[]}')
     first = True
-    for h, p in enumerate(profiles):
+    for h, p in enumerate(layer_profiles(t, layer)):  # what each head does (the layer is checked)
         if head is None or h == head:
             if not first:
                 yield b","

@@ -69,7 +69,8 @@ function drawConnections(el, connections, inAttnlab) {
             h(
               "li",
               { class: "connection" },
-              h("p", null, h("strong", null, item.heading), " ", item.relation_sentence),
+              h("p", null, h("strong", null, item.heading), " ", item.relation_sentence,
+                item.open ? [" ", h("a", { class: "connection-open", href: item.open.href }, item.open.text)] : null),
               h("p", null, item.text),
               item.attnlab ? h("p", { class: "in-attnlab" }, h("strong", null, inAttnlab), " ", item.attnlab) : null,
             ),
