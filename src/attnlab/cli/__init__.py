@@ -139,6 +139,10 @@ def build_parser() -> argparse.ArgumentParser:
     add_kv_cache_arguments(kv)
     kv.set_defaults(func=run_kv_cache)
 
+    from attnlab.cli import circuits
+
+    circuits.add_commands(sub)
+
     # --- attnlab serve (owned by the web part) ---
     s = sub.add_parser("serve", help="serve the lab on 127.0.0.1 and open the browser")
     add_serve_arguments(s)

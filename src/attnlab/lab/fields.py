@@ -11,7 +11,8 @@ page's own controls, per request shape (:func:`shape_of_route`):
 - ``held`` (``/api/state``, ``/api/notebook/…``): the held example's tokens, the
   explorer row's query, the edits the page sends for its fields;
 - ``block`` (``/api/block…``): each matrix as its editor lists it, row and column;
-- ``realmodel`` (``/api/models…``): the view's controls (Text, Top-k, Temperature…).
+- ``realmodel`` (``/api/models…``, and the Circuits page's ``/api/circuits…``): the view's
+  controls (Text, Top-k, Temperature…; Clean prompt, Heads to switch off…).
 
 A location the page has no control for is written plainly (``Study record ·
 item 2 · kind``): never a bracketed path or an internal name. The problems
@@ -62,6 +63,19 @@ WORDS = {
     "job_id": "This trace",
     "details": "Details",
     "packed": "Packed",
+    # the Circuits page (/api/circuits): its controls' labels
+    "score": "Score",
+    "heads": "Heads to switch off",
+    "how": "How",
+    "clean": "Clean prompt",
+    "corrupt": "Corrupted prompt",
+    "right": "Right answer",
+    "other": "Other answer",
+    "sweep": "What to patch",
+    "site": "Where in the block",
+    "first_layer": "First layer",
+    "last_layer": "Last layer",
+    "per_position": "Token by token",
     # practice and the study record
     "challenge": "Challenge",
     "response": "Your answer",
@@ -131,7 +145,7 @@ def shape_of_route(path: str) -> str:
         return "explorer"
     if path.startswith("/api/block"):
         return "block"
-    if path.startswith("/api/models"):
+    if path.startswith(("/api/models", "/api/circuits")):
         return "realmodel"
     if path.startswith("/api/notebook/import"):
         return "import"

@@ -1,8 +1,9 @@
-"""The kinds of model job the server keeps: a trace, a generation and a lab's run.
+"""The kinds of model job the server keeps: a trace, a generation, a lab's run and a circuits run.
 
 Each starts ``queued``, becomes ``loading`` (the worker loads the model, once
 per worker) and ``running``, and ends ``done``, ``error`` or ``cancelled``
-(the server stopped). An error's ``loc`` is the field to fix, as a
+(the server stopped; or, for a circuits run, the learner pressed Cancel: it then
+keeps what it had done as its ``result``). An error's ``loc`` is the field to fix, as a
 ``FieldError``'s (``("text",)``); ``None`` when nothing the learner typed is at
 fault. ``apply`` takes the worker's messages (their shapes: ``work.py``).
 The view's caps on text live here too: the API and the worker both use them.
@@ -185,3 +186,41 @@ class RunJob(_Job):
         elif kind == "done":
             (self.result,) = payload  # before the status: a reader that sees "done" finds the result
             self.status = "done"
+
+
+@dataclass(kw_only=True, eq=False)
+class CircuitJob(_Job):
+    """A circuits run: ``function(model, say, cancelled, job=id, **arguments)`` in the worker.
+
+    Like :class:`RunJob` (``"module:attribute"`` of ``attnlab.models``, plain hashable
+    ``arguments``, deterministic, so identical runs share one job; ``say("running", total)``,
+    ``say("progress", done)``; ``result`` once done), and it can be stopped: ``cancelled()``
+    turns True in the worker once the learner asks (``Jobs.cancel``), the run stops at its next
+    check and ends ``cancelled`` with what it had done as ``result`` (a partial sweep). A
+    cancelled job is never shared: the next identical request runs in full.
+    """
+
+    model: str
+    function: str
+    arguments: tuple = ()
+    done_count: int = 0
+    total: int = 0
+    cancel_asked: bool = False
+    result: object = field(default=None, repr=False)
+
+    @property
+    def share_key(self) -> tuple:
+        return ("circuit", self.model, self.function, self.arguments)
+
+    def _apply(self, kind: str, *payload) -> None:
+        if kind == "running":
+            (self.total,) = payload
+            self.status = "running"
+        elif kind == "progress":
+            (self.done_count,) = payload
+        elif kind == "done":
+            (self.result,) = payload  # before the status: a reader that sees "done" finds the result
+            self.status = "done"
+        elif kind == "cancelled":
+            (self.result,) = payload  # what the run had done when it stopped (None: it never started)
+            self.status = "cancelled"

@@ -28,6 +28,11 @@ run of the server is unknown (ids are random, ``secrets.token_urlsafe``, never r
 
 ``shutdown()`` (also run at exit) cancels every waiting job and kills the
 worker without waiting for a forward pass.
+
+Circuits runs (``circuit()``, ``jobkinds.CircuitJob``) can be stopped by the learner:
+``cancel(id)`` takes a waiting one out of the line, and asks the worker to stop a running
+one at its next check (the worker's cancel cell, ``worker.Worker.cancel``); it then ends
+``cancelled`` with what it had done.
 """
 
 from __future__ import annotations
@@ -46,6 +51,7 @@ from attnlab.models import registry
 from attnlab.models.jobkinds import (
     MAX_CHARS,
     MAX_TOKENS,
+    CircuitJob,
     GenerationJob,
     RunJob,
     TraceJob,
@@ -56,7 +62,7 @@ from attnlab.models.jobkinds import (
 from attnlab.models.registry import get_model
 from attnlab.models.sampling import Sampling
 from attnlab.models.shelf import SPILL_CAP, TraceShelf
-from attnlab.models.work import GenerationTask, RunTask, TraceTask
+from attnlab.models.work import CircuitTask, GenerationTask, RunTask, TraceTask
 from attnlab.models.worker import Worker
 
 __all__ = [
@@ -72,7 +78,7 @@ RETRY_AFTER_S = 5  # the estimate before any job has finished
 MAX_RETRY_AFTER_S = 60
 ID_BYTES = 12  # 16 URL-safe characters
 
-Job = TraceJob | GenerationJob | RunJob
+Job = TraceJob | GenerationJob | RunJob | CircuitJob
 
 
 class Busy(Exception):
@@ -127,7 +133,9 @@ def count_text(model: str, text: str) -> list[str]:
         raise FieldError(("model",), problems.cannot_load(str(error))) from None
 
 
-def _task(job: Job) -> TraceTask | GenerationTask | RunTask:
+def _task(job: Job) -> TraceTask | GenerationTask | RunTask | CircuitTask:
+    if isinstance(job, CircuitJob):
+        return CircuitTask(job.id, job.model, job.function, job.arguments)
     if isinstance(job, RunJob):
         return RunTask(job.id, job.model, job.function, job.arguments)
     if isinstance(job, TraceJob):
@@ -226,6 +234,33 @@ class Jobs:
         check_model(model)
         return self._submit(RunJob(id=self._new_id(), model=model, function=function, arguments=arguments))
 
+    def circuit(self, model: str, function: str, arguments: tuple = ()) -> CircuitJob:
+        """A circuits run of ``function`` on ``model`` (``jobkinds.CircuitJob``): a new job, or the identical
+        one already here (queued, running or kept; a cancelled one is not)."""
+        check_model(model)
+        job = CircuitJob(id=self._new_id(), model=model, function=function, arguments=arguments)
+        return self._submit(job)
+
+    def cancel(self, job_id: str) -> CircuitJob | None:
+        """Stop circuits job ``job_id``: out of the line if it waits (ended ``cancelled``, no result), or
+        asked to stop at its next check if it runs. ``None`` for an id that is no circuits job here."""
+        with self._lock:
+            job = self._by_id.get(job_id)
+            if not isinstance(job, CircuitJob):
+                return None
+            if job.finished or job.cancel_asked:
+                return job
+            job.cancel_asked = True
+            if job is self._running:
+                if self._worker is not None:
+                    self._worker.cancel(job.id)
+                return job
+            self._waiting.remove(job)
+            job.apply("cancelled", None)
+            self._end(job)
+            self._changed.notify_all()
+            return job
+
     @staticmethod
     def _new_id() -> str:
         return secrets.token_urlsafe(ID_BYTES)
@@ -270,6 +305,12 @@ class Jobs:
         """Whether ``job_id`` was a finished trace dropped to make room (not an id never kept)."""
         with self._lock:
             return self._shelf.was_dropped(job_id)
+
+    def circuit_job(self, job_id: str) -> CircuitJob | None:
+        """The circuits job ``job_id``, or ``None``; another kind's id gives ``None``."""
+        with self._lock:
+            job = self._by_id.get(job_id)
+            return job if isinstance(job, CircuitJob) else None
 
     def generation(self, job_id: str) -> GenerationJob | None:
         """The generation job ``job_id``, or ``None``; a trace's id gives ``None``."""

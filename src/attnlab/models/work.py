@@ -1,8 +1,8 @@
 """The model work as the worker does it: tasks in, messages out, one task at a time.
 
-``main(tasks, out, loader)`` is the worker process's entry point (it also runs
+``main(tasks, out, loader, cancel)`` is the worker process's entry point (it also runs
 in a thread where no process can start). ``tasks.recv()`` gives a
-``TraceTask``, ``GenerationTask`` or ``RunTask`` (``None`` or a closed pipe: stop);
+``TraceTask``, ``GenerationTask``, ``RunTask`` or ``CircuitTask`` (``None`` or a closed pipe: stop);
 ``loader(name)`` gives a model, kept for the next tasks. ``READY`` is sent
 once, first. Then each task's messages are tuples that start with its job id:
 
@@ -16,10 +16,16 @@ once, first. Then each task's messages are tuples that start with its job id:
   (sent just before its piece; a dict, see :func:`step_of`);
 - ``(id, "piece", text, finish)``: a generation's next piece;
 - ``(id, "views", {name: json_body})``: a trace's views computed once with it
-  (the model view), sent just before its "done";
-- ``(id, "done", trace)`` (``None`` for a generation, the result for a lab's run) or
+  (the model view, and the head census of each score from its scores), sent just before its "done";
+- ``(id, "done", trace)`` (``None`` for a generation, the result for a lab's or a circuits run),
+  ``(id, "cancelled", result)`` (a circuits run stopped by its cancel check: what it had done) or
   ``(id, "error", loc, message)``: exactly one of these ends each task. ``loc`` is a
   ``FieldError``'s, or ``None``.
+
+``cancel`` is the server's channel into a running task: an object whose ``value`` is the
+id (ASCII bytes) of the job to stop (a ``multiprocessing.Array`` of chars shared with a
+worker process, or :class:`CancelCell` in a thread). A circuits run checks it between its
+steps (``cancelled()``); ids are never reused, so a request to stop one job never stops the next.
 
 Exceptions never cross the pipe (a ``FieldError`` does not unpickle); their
 field and message do.
@@ -37,6 +43,7 @@ import numpy as np
 from attnlab.engine.errors import FieldError
 from attnlab.lab.realmodel import problems
 from attnlab.lab.realmodel.modelview import kept_views
+from attnlab.models.circuitviews.census import census_bodies
 from attnlab.models.files import ModelNotInstalled
 from attnlab.models.jobkinds import MAX_TOKENS, token_cap_message
 from attnlab.models.sampling import Sampling, cut
@@ -63,6 +70,31 @@ class RunTask:
     model: str
     function: str
     arguments: tuple
+
+
+@dataclass(frozen=True)
+class CircuitTask:
+    """A circuits run (``jobkinds.CircuitJob``): ``function(model, say, cancelled, job=id, **arguments)``."""
+
+    job_id: str
+    model: str
+    function: str
+    arguments: tuple
+
+
+class CancelCell:
+    """The thread worker's cancel channel: ``value``, the id of the job asked to stop (b"": none)."""
+
+    def __init__(self) -> None:
+        self.value = b""
+
+
+class Stopped(Exception):  # noqa: N818 - a run that stopped when asked, not a failure
+    """Raised by a circuits run that stopped at its cancel check; ``result``: what it had done."""
+
+    def __init__(self, result) -> None:
+        super().__init__("stopped when asked")
+        self.result = result
 
 
 @dataclass(frozen=True)
@@ -121,14 +153,29 @@ def _generate(task: GenerationTask, model, say) -> None:
         say("piece", piece.text, piece.finish)
 
 
-def run_function(task: RunTask, model, say):
-    """Call a lab's run: a function of ``attnlab.models`` named ``"module:attribute"``, never another."""
+def _named(function: str):
+    """A function of ``attnlab.models`` named ``"module:attribute"``, never another."""
     import importlib
 
-    module, _, attribute = task.function.partition(":")
+    module, _, attribute = function.partition(":")
     if not module.startswith("attnlab.models."):
-        raise ValueError(f"{task.function!r} is not a model run")
-    return getattr(importlib.import_module(module), attribute)(model, say, **dict(task.arguments))
+        raise ValueError(f"{function!r} is not a model run")
+    return getattr(importlib.import_module(module), attribute)
+
+
+def run_function(task: RunTask, model, say):
+    """Call a lab's run: a function of ``attnlab.models`` named ``"module:attribute"``, never another."""
+    return _named(task.function)(model, say, **dict(task.arguments))
+
+
+def run_circuit(task: CircuitTask, model, say, cancel=None):
+    """Call a circuits run with its cancel check: True once the server asked to stop this job."""
+    mine = task.job_id.encode("ascii")
+
+    def cancelled() -> bool:
+        return cancel is not None and cancel.value == mine
+
+    return _named(task.function)(model, say, cancelled, job=task.job_id, **dict(task.arguments))
 
 
 def step_of(model, index: int, logits, drawn: int, sampling: Sampling) -> dict:
@@ -146,7 +193,8 @@ def step_of(model, index: int, logits, drawn: int, sampling: Sampling) -> dict:
     return {"index": index, **entry(int(drawn)), "top": [entry(int(i)) for i in order]}
 
 
-def run(task: TraceTask | GenerationTask | RunTask, models: dict, loader, send: Send) -> None:
+def run(task: TraceTask | GenerationTask | RunTask | CircuitTask, models: dict, loader, send: Send,
+        cancel=None) -> None:  # fmt: skip
     """Do one task, sending its messages; a failure ends it with an "error" message."""
 
     def say(*message) -> None:
@@ -156,13 +204,19 @@ def run(task: TraceTask | GenerationTask | RunTask, models: dict, loader, send: 
         model = _model(task.model, models, loader, say)
         if isinstance(task, RunTask):
             result = run_function(task, model, say)
+        elif isinstance(task, CircuitTask):
+            result = run_circuit(task, model, say, cancel)
         elif isinstance(task, TraceTask):
             result = trace_text(task, model, say)
         else:
             result = _generate(task, model, say)
         if isinstance(task, TraceTask):
             # here, not in the server: its first model-view request is then answered from the kept body
-            say("views", kept_views(task.job_id, result))
+            views = kept_views(task.job_id, result)
+            views.update(census_bodies(task.job_id, result, views["model-view"]))
+            say("views", views)
+    except Stopped as stop:
+        say("cancelled", stop.result)
     except FieldError as error:
         say("error", error.loc, str(error))
     except Exception as error:  # noqa: BLE001 - report it; the worker goes on with the next task
@@ -171,7 +225,7 @@ def run(task: TraceTask | GenerationTask | RunTask, models: dict, loader, send: 
         say("done", result)
 
 
-def main(tasks, out, loader) -> None:
+def main(tasks, out, loader, cancel=None) -> None:
     """Run tasks until told to stop; the server kills the process rather than wait for a task."""
     if threading.current_thread() is threading.main_thread():
         # Ctrl-C reaches the whole process group; the server stops this process itself.
@@ -186,7 +240,7 @@ def main(tasks, out, loader) -> None:
                 return
             if task is None:
                 return
-            run(task, models, loader, out.send)
+            run(task, models, loader, out.send, cancel)
     except OSError:  # the server is gone: nobody to tell
         return
     finally:

@@ -11,7 +11,10 @@ a line on stderr says so, ``fallback`` says why (as data), and the server's
 own requests slow down while a model runs, but nothing fails. The server tries
 a process again later (``models.jobs``). ``on_lost(worker)``
 is called when a working process dies. ``stop()`` ends the process at once
-(SIGTERM, then SIGKILL): it never waits for a forward pass.
+(SIGTERM, then SIGKILL): it never waits for a forward pass. ``cancel(job_id)``
+asks the running task to stop at its next check (a circuits run): the id goes
+into a cell the worker reads (shared memory with a process, an attribute in a
+thread; ``work.main``'s ``cancel``).
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from attnlab.models import work
 STOP_GRACE_S = 0.5  # after SIGTERM, before SIGKILL
 KILLED_WAIT_S = 5.0  # a bound, in case the kernel is slow to end it
 RESPAWNS = 3  # new processes after an early death, before falling back to a thread
+CANCEL_BYTES = 64  # the cancel cell: a job id (16 characters) and room to spare
 BACKOFF_S = 0.25  # the wait before the first of them; each next one waits twice as long
 
 _CLOSED = object()
@@ -78,6 +82,7 @@ class Worker:
         self._stopped = False
         self._proc = None
         self._tasks = None
+        self._cancel = None  # the cell the running task's cancel check reads
         self.mode = ""
         if not process:
             self._start_thread()
@@ -95,18 +100,18 @@ class Worker:
 
     def _start_process(self) -> None:
         ctx = multiprocessing.get_context("spawn")
+        cancel = ctx.Array("c", CANCEL_BYTES)  # shared memory: read by the process, written here
         tasks_in, tasks = ctx.Pipe(duplex=False)
         out, out_end = ctx.Pipe(duplex=False)
-        proc = ctx.Process(
-            target=work.main, args=(tasks_in, out_end, self._loader), name="attnlab-model", daemon=True
-        )
+        args = (tasks_in, out_end, self._loader, cancel)
+        proc = ctx.Process(target=work.main, args=args, name="attnlab-model", daemon=True)
         try:
             proc.start()
         finally:
             # our copies of the child's ends: closed, so each side sees EOF when the other goes
             tasks_in.close()
             out_end.close()
-        self._proc, self._tasks, self.mode = proc, tasks, "process"
+        self._proc, self._tasks, self._cancel, self.mode = proc, tasks, cancel, "process"
         self._start_reader(out, proc)
 
     def _start_thread(self, reason: str | None = None) -> None:
@@ -117,11 +122,11 @@ class Worker:
                 "other requests may slow down while a model runs.",
                 file=sys.stderr,
             )
-        tasks, out = ThreadPipe(), ThreadPipe()
+        tasks, out, cancel = ThreadPipe(), ThreadPipe(), work.CancelCell()
         threading.Thread(
-            target=work.main, args=(tasks, out, self._loader), name="attnlab-model", daemon=True
+            target=work.main, args=(tasks, out, self._loader, cancel), name="attnlab-model", daemon=True
         ).start()
-        self._proc, self._tasks, self.mode = None, tasks, "thread"
+        self._proc, self._tasks, self._cancel, self.mode = None, tasks, cancel, "thread"
         self._start_reader(out, None)
 
     def _start_reader(self, conn, proc) -> None:
@@ -137,6 +142,13 @@ class Worker:
             except OSError:
                 pass  # the process is gone: its reader reports it
 
+    def cancel(self, job_id: str) -> None:
+        """Ask job ``job_id``'s task to stop at its next cancel check (a task that never checks goes on)."""
+        with self._lock:
+            cell = self._cancel
+        if cell is not None:
+            cell.value = job_id.encode("ascii")[: CANCEL_BYTES - 1]
+
     def _read(self, conn, proc) -> None:
         ready = False
         while True:
@@ -148,7 +160,7 @@ class Worker:
                 ready = True
                 self.early_deaths = 0
                 continue
-            if message[1] in ("done", "error"):
+            if message[1] in ("done", "error", "cancelled"):
                 with self._lock:
                     self._pending = None
             self._on_message(self, message)

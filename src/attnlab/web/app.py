@@ -26,6 +26,7 @@ from attnlab import __version__
 from attnlab.lab.fields import TOO_DEEP, shape_of_route
 from attnlab.web.assets import PAGES, Assets
 from attnlab.web.block import routes as api_block
+from attnlab.web.circuits import routes as api_circuits
 from attnlab.web.connections import routes as api_connections
 from attnlab.web.errors import (
     FieldError,
@@ -58,6 +59,7 @@ ROUTERS = [
     api_models.router,
     api_views.router,
     api_bridge.router,
+    api_circuits.router,
     api_block.router,
     api_connections.router,
     limits_router,

@@ -44,6 +44,7 @@ from pathlib import Path
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 
+from attnlab.lab.circuits.page import circuits_page
 from attnlab.lab.connections.page import connections_page
 from attnlab.lab.connections.registry import ENTRIES as CONNECTION_LABS
 from attnlab.lab.content import intro_html
@@ -59,9 +60,10 @@ TYPES = {
 }
 PRELOAD_MARKER = "<!-- modulepreload -->"
 INTRO_MARKERS = {"why": "<!-- why -->", "questions": "<!-- questions -->"}
-PAGES = {"/": "index.html", "/real-model": "real-model.html"}  # route -> file under the static root
+PAGES = {"/": "index.html", "/real-model": "real-model.html", "/circuits": "circuits.html"}  # route -> file
 PAGES |= {lab.route: "connections.html" for lab in CONNECTION_LABS}  # one page for every connection lab
-FILLS = {"/": index_page, "/real-model": real_model_page}  # route -> {"words", "fills"} from the lab
+# route -> {"words", "fills"} from the lab
+FILLS = {"/": index_page, "/real-model": real_model_page, "/circuits": circuits_page}
 FILLS |= {lab.route: partial(connections_page, lab.name) for lab in CONNECTION_LABS}
 WORDS_ID = "attnlab-words"
 _FILL = re.compile(r"<!-- fill:([a-z_]+) -->")

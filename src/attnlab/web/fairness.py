@@ -51,10 +51,11 @@ class Budget:
     burst: float
 
 
-# A learner's page dragging costs ~0.2 CPU s/s at 60 updates a second (a 2 ms state answer and
-# its reading), a 64 x 64 trace ~60 ms: a script gets a few a second; a flood is held to its share.
-CONNECTION = Budget(rate=0.2, burst=1.0)
-ADDRESS = Budget(rate=0.25, burst=2.0)
+# A learner's page dragging costs ~0.17 CPU s/s at 60 updates a second (a ~2 ms state answer and
+# its reading), less at the page's usual pace; a 64 x 64 trace ~60 ms: a script gets two or three a
+# second. What one computer may take is a fifth of the server's time (its GIL), at most.
+CONNECTION = Budget(rate=0.15, burst=1.0)
+ADDRESS = Budget(rate=0.2, burst=2.0)
 ADDRESS_SLOTS = 1  # calls of one address at once: its backlog never holds more than one worker thread
 MESSAGE_S = 0.001  # the event loop's reading of one request or message, charged as CPU seconds
 KEPT_CLIENTS = 4096  # buckets kept before the full (idle) ones are forgotten

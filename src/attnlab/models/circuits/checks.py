@@ -1,8 +1,10 @@
 """Refuse a circuits request the model cannot answer: ``FieldError`` at the field, never a traceback.
 
 Layers, heads and positions use the Real model view's problems
-(:mod:`attnlab.lab.realmodel.problems`); the few problems only circuits have are
-below, in words that never name their field (the page names it).
+(:mod:`attnlab.lab.realmodel.problems`); the few problems only circuits have are the
+lab's (:mod:`attnlab.lab.circuits.problems`: words that never name their field; the
+page names it). They are named here too (``checks.lengths_differ``), for this package's
+callers.
 """
 
 from __future__ import annotations
@@ -12,57 +14,23 @@ from collections.abc import Sequence
 import numpy as np
 
 from attnlab.engine.errors import FieldError
+from attnlab.lab.circuits.problems import (  # noqa: F401 - the package's callers name them as checks.*
+    already_edited,
+    edits_below,
+    lengths_differ,
+    no_unembedding,
+    not_a_head,
+    not_an_index,
+    not_two_answers,
+    same_answers,
+    too_long,
+    unknown_choice,
+    wrong_shape,
+)
 from attnlab.lab.realmodel import problems
 
 HOWS = ("zero", "mean")
 SITES = ("pre", "mid", "post")
-
-
-def not_an_index(value: object) -> str:
-    return f"{value!r} is not a whole number"
-
-
-def too_long(n_tokens: int, limit: int) -> str:
-    return f"is {n_tokens} tokens long; the model reads at most {limit}"
-
-
-def lengths_differ(n_clean: int, n_corrupt: int) -> str:
-    return (
-        f"is {n_corrupt} tokens long and the clean prompt {n_clean}; patching needs two prompts "
-        "of the same token length"
-    )
-
-
-def same_answers(token: int) -> str:
-    return f"name token {token} twice; give two different tokens"
-
-
-def not_two_answers(value: object) -> str:
-    return f"{value!r:.40} is not two token ids"
-
-
-def unknown_choice(value: object, choices: Sequence[str]) -> str:
-    return f"{value!r:.40} is unknown; use one of {', '.join(choices)}"
-
-
-def edits_below(first: int, layer: int) -> str:
-    return f"is {layer}, above an edit in layer {first}; run again from layer {first} or lower"
-
-
-def already_edited() -> str:
-    return "is a run with interventions already; ablate a run of the text as it is"
-
-
-def not_a_head(value: object) -> str:
-    return f"{value!r:.40} is not a (layer, head) pair"
-
-
-def no_unembedding(model: str) -> str:
-    return f"{model} is an encoder: it has no next token and no unembedding"
-
-
-def wrong_shape(shape: tuple, expected: tuple) -> str:
-    return f"has shape {shape}; expected {expected}"
 
 
 def index(value: object, size: int, *, loc: tuple, model: str, what: str) -> int:

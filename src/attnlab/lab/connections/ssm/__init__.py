@@ -1,7 +1,7 @@
 """State-space models: causal linear attention as a matrix and as a recurrence, a selective scan and its
 lower-triangular "dual" matrix, and what a fixed-size state cannot copy, against softmax attention.
 
-``walk.py`` computes (``engine.linear``, ``engine.scan``, ``engine.attention``), ``words.py`` says
+``walk.py`` computes (``engine.recurrence``, ``engine.scan``, ``engine.attention``), ``words.py`` says
 it, ``answer.py`` draws it, ``program.py`` writes it, ``practice.py`` checks
 ``lab/data/connections/ssm.json``.
 """

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from attnlab.engine.linear import multiply_adds
+from attnlab.engine.recurrence import multiply_adds
 from attnlab.lab import numbers as fmt
 from attnlab.lab.connections import pictures as pic
 from attnlab.lab.connections.ssm import words

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from attnlab.engine.attention import attention
-from attnlab.engine.linear import (
+from attnlab.engine.recurrence import (
     LinearMatrix,
     LinearRecurrence,
     linear_attention_matrix,

@@ -247,6 +247,13 @@ async function init() {
   });
   setupGenerate(els.text, () => state.words, () => refreshModels().catch(() => {}));
   els.model.addEventListener("change", () => { showModelNote(); updateCount(); });
+  // the Circuits page opens on this page's text and model
+  const circuits = byId("rm-circuits");
+  const linkCircuits = () => {
+    circuits.href = `/circuits?${new URLSearchParams({ model: els.model.value, text: els.text.value })}`;
+  };
+  els.text.addEventListener("input", linkCircuits);
+  els.model.addEventListener("change", linkCircuits);
   els.layer.addEventListener("change", () => {
     state.layer = Number(els.layer.value);
     drawLayerHeads();
@@ -265,6 +272,7 @@ async function init() {
   fill(els.model, info.models.map((m) => h("option", { value: m.name }, m.title)));
   showModelNote();
   updateCount();
+  linkCircuits();
   document.body.dataset.ready = "true";
 }
 

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from attnlab.engine.errors import FieldError
-from attnlab.engine.linear import (
+from attnlab.engine.recurrence import (
     feature_map,
     linear_attention_matrix,
     linear_attention_recurrent,

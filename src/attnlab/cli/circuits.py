@@ -1,0 +1,313 @@
+"""``attnlab census``, ``ablate``, ``patch`` and ``lens``: circuits in real models on the command line.
+
+``census --texts FILE.jsonl`` scores every head over many texts (``models.census``: a local
+process pool, or Ray with ``--ray``) and prints each score's best heads with their means
+and 95% intervals (``lab.realmodel.census``: the numbers and every line); ``--json``
+prints every head's mean and interval per score. A progress bar on stderr counts the
+texts done.
+
+``ablate``, ``patch`` and ``lens`` run the page's circuits views in this process
+(``models/circuitviews``: the model's run, then the lab's words) and print them
+(``lab.circuits.terminal``: the lines, in order); ``--json`` prints the view itself, the
+same JSON the page draws. A patching sweep draws its progress bar on stderr. Bad input is
+one line on stderr and status 2, the field named as the command line names it (``--texts
+line 3: …``, ``--heads …``, ``CORRUPT …``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from attnlab.engine.errors import FieldError
+from attnlab.lab.circuits import terminal
+from attnlab.lab.realmodel import census as census_words
+from attnlab.models import registry
+
+# -- reading the texts -----------------------------------------------------------------------
+
+
+def read_texts(path: str, model: str) -> list[str]:
+    """The texts of a JSON Lines file (blank lines skipped), each checked against the model's token cap."""
+    from attnlab.models.jobs import check_tokens
+
+    try:
+        with open(path, "rb") as f:
+            raw = f.read()
+    except OSError as error:
+        raise ValueError(census_words.cannot_read(path, error.strerror or type(error).__name__)) from None
+    texts = []
+    for number, line in enumerate(raw.split(b"\n"), 1):
+        try:
+            line_text = line.decode("utf-8")
+        except UnicodeDecodeError:
+            raise ValueError(census_words.not_utf8(path, number)) from None
+        if not line_text.strip():
+            continue
+        text = _line_text(line_text, number)
+        try:
+            check_tokens(model, text)
+        except FieldError as error:
+            if error.loc != ("text",):
+                raise
+            raise ValueError(census_words.bad_line(number, f"text {error.problem}")) from None
+        texts.append(text)
+    if not texts:
+        raise ValueError(census_words.no_texts(path))
+    return texts
+
+
+def _line_text(line: str, number: int) -> str:
+    try:
+        item = json.loads(line)
+    except json.JSONDecodeError as error:
+        raise ValueError(census_words.bad_line(number, census_words.not_json(error.msg))) from None
+    if not isinstance(item, dict):
+        raise ValueError(census_words.bad_line(number, census_words.not_an_object(_json_kind(item))))
+    if "text" not in item:
+        raise ValueError(census_words.bad_line(number, census_words.no_text_field()))
+    text = item["text"]
+    if not isinstance(text, str):
+        raise ValueError(census_words.bad_line(number, census_words.text_not_a_string(_json_kind(text))))
+    if not text.strip():
+        raise ValueError(census_words.bad_line(number, census_words.empty_text()))
+    return text
+
+
+def _json_kind(value: object) -> str:
+    kinds = {list: "array", str: "string", bool: "boolean", int: "number", float: "number", dict: "object"}
+    return "null" if value is None else kinds.get(type(value), type(value).__name__)
+
+
+# -- the progress bar -------------------------------------------------------------------------
+
+
+class Bar:
+    """The lab's progress line on stderr: redrawn in place on a terminal, one line per update elsewhere."""
+
+    def __init__(self, line=census_words.progress_line, stream=None) -> None:
+        self.line = line
+        self.stream = stream or sys.stderr
+        self.tty = self.stream.isatty()
+
+    def __call__(self, done: int, total: int) -> None:
+        line = self.line(done, total)
+        if self.tty:
+            self.stream.write("\r" + line + ("\n" if done == total else ""))
+        else:
+            self.stream.write(line + "\n")
+        self.stream.flush()
+
+
+# -- attnlab census ---------------------------------------------------------------------------
+
+
+def add_census_arguments(p: argparse.ArgumentParser) -> None:
+    said = census_words.help_texts(registry.names())
+    p.add_argument("--model", default=registry.names()[0], help=said["--model"])
+    p.add_argument("--texts", required=True, metavar="FILE.jsonl", help=said["--texts"])
+    p.add_argument("--ray", action="store_true", help=said["--ray"])
+    p.add_argument("--workers", type=int, help=said["--workers"])
+    p.add_argument("--top", type=int, default=census_words.TOP, help=said["--top"])
+    p.add_argument("--json", action="store_true", help=said["--json"])
+
+
+def run_census(args: argparse.Namespace) -> int:
+    from attnlab.models import census
+
+    model = _model_name(args.model)
+    if args.workers is not None and not 1 <= args.workers <= 64:
+        raise ValueError(census_words.workers_out_of_range(args.workers))
+    if not 1 <= args.top <= census_words.MOST_TOP:
+        raise ValueError(census_words.top_out_of_range(args.top))
+    if args.ray:
+        try:
+            import ray  # noqa: F401
+        except ImportError:
+            raise ValueError(census_words.no_ray()) from None
+    texts = read_texts(args.texts, model)
+    per_text = census.score_texts(model, texts, ray=args.ray, workers=args.workers, progress=Bar())
+    c = census_words.summary(per_text, model=model, title=registry.title(model))
+    if args.json:
+        print(json.dumps(census_words.data(c), ensure_ascii=False))
+        return 0
+    print(census_words.heading(c)["text"])
+    print(census_words.method()["text"])
+    for name in census_words.SCORES:
+        print()
+        print(census_words.score_sentence(c, name)["text"])
+        if c.scores[name].n:
+            print(census_words.table_title(name))
+            print(grid(census_words.top_rows(c, name, args.top)))
+    return 0
+
+
+# -- attnlab ablate, patch, lens --------------------------------------------------------------
+
+ABLATE_FLAGS = {"text": "TEXT", "heads": "--heads", "model": "--model", "how": "--mean"}
+PATCH_FLAGS = {"clean": "CLEAN", "corrupt": "CORRUPT", "right": "--answers", "other": "--answers",
+               "answers": "--answers", "sweep": "--sweep", "model": "--model"}  # fmt: skip
+LENS_FLAGS = {"text": "TEXT", "position": "--position", "model": "--model"}
+
+
+def _help(command: str) -> dict[str, str]:
+    return terminal.help_texts(models=registry.names(), decoders=registry.decoders())[command]
+
+
+def add_ablate_arguments(p: argparse.ArgumentParser) -> None:
+    said = _help("ablate")
+    p.add_argument("text", metavar="TEXT", help=said["text"])
+    p.add_argument("--heads", required=True, help=said["--heads"])
+    p.add_argument("--mean", action="store_true", help=said["--mean"])
+    p.add_argument("--model", default=registry.decoders()[0], help=said["--model"])
+    p.add_argument("--json", action="store_true", help=said["--json"])
+
+
+def add_patch_arguments(p: argparse.ArgumentParser) -> None:
+    from attnlab.lab.circuits.patching import KINDS
+
+    said = _help("patch")
+    p.add_argument("clean", metavar="CLEAN", help=said["clean"])
+    p.add_argument("corrupt", metavar="CORRUPT", help=said["corrupt"])
+    p.add_argument("--answers", help=said["--answers"])
+    p.add_argument("--sweep", choices=KINDS, default="residual", help=said["--sweep"])
+    p.add_argument("--model", default=registry.decoders()[0], help=said["--model"])
+    p.add_argument("--json", action="store_true", help=said["--json"])
+
+
+def add_lens_arguments(p: argparse.ArgumentParser) -> None:
+    said = _help("lens")
+    p.add_argument("text", metavar="TEXT", help=said["text"])
+    p.add_argument("--position", type=int, default=-1, help=said["--position"])
+    p.add_argument("--model", default=registry.decoders()[0], help=said["--model"])
+    p.add_argument("--json", action="store_true", help=said["--json"])
+
+
+def run_ablate(args: argparse.Namespace) -> int:
+    from attnlab.lab.circuits.ablation import parse_heads
+    from attnlab.models.circuitviews.ablation import ablation_view
+    from attnlab.models.circuitviews.texts import tokenize
+
+    with _named(ABLATE_FLAGS):
+        name = registry.check_name(args.model)
+        heads = parse_heads(args.heads)
+        model = _load(name)
+        ids, tokens = tokenize(model, args.text)
+        view = ablation_view(model, ids, heads, how="mean" if args.mean else "zero", tokens=tokens)
+    return _show(view, terminal.ablation_lines, args.json)
+
+
+def run_patch(args: argparse.Namespace) -> int:
+    from attnlab.models.circuits.patching import pair
+    from attnlab.models.circuitviews.patching import patching_view
+    from attnlab.models.circuitviews.texts import answer_id, is_encoder, tokenize
+
+    with _named(PATCH_FLAGS):
+        name = registry.check_name(args.model)
+        decoder = registry.spec(name).generates
+        answers = _answers(args.answers, name, decoder)
+        model = _load(name)
+        clean, _ = tokenize(model, args.clean, field="clean")
+        corrupt, _ = tokenize(model, args.corrupt, field="corrupt")
+        ids = None
+        if not is_encoder(model):
+            ids = (answer_id(model, answers[0], field="right"), answer_id(model, answers[1], field="other"))
+        p = pair(model, clean, corrupt, answers=ids)
+        bar = Bar(terminal.progress_line)
+        view = patching_view(model, p, sweep=args.sweep, progress=bar, answers=answers)
+    return _show(view, terminal.patching_lines, args.json)
+
+
+def run_lens(args: argparse.Namespace) -> int:
+    from attnlab.models.circuits.runs import run
+    from attnlab.models.circuitviews.lens import lens_view
+    from attnlab.models.circuitviews.texts import tokenize
+
+    with _named(LENS_FLAGS):
+        name = registry.check_name(args.model)
+        model = _load(name)
+        ids, tokens = tokenize(model, args.text)
+        view = lens_view(model, run(model, ids), args.position, tokens=tokens)
+    return _show(view, terminal.lens_lines, args.json)
+
+
+def _answers(text: str | None, name: str, decoder: bool) -> tuple[str, str] | None:
+    """``" Paris"," Rome"`` (the shell hands it over as `` Paris, Rome``) as two answers."""
+    title = registry.title(name)
+    if not decoder:
+        if text is not None:
+            raise ValueError(terminal.no_answers_for_an_encoder(title))
+        return None
+    if text is None:
+        raise ValueError(terminal.needs_answers(title))
+    parts = text.split(",")
+    if len(parts) != 2 or not all(parts):
+        raise ValueError(terminal.answers_not_two(text))
+    return parts[0], parts[1]
+
+
+class _named:
+    """Turn a ``FieldError`` raised inside into one line naming the field as the command line does."""
+
+    def __init__(self, flags: dict[str, str]) -> None:
+        self.flags = flags
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind, error, tb) -> bool:
+        if isinstance(error, FieldError) and error.loc and error.loc[0] in self.flags:
+            raise ValueError(f"{self.flags[error.loc[0]]} {error.problem}") from None
+        return False
+
+
+def _load(name: str):
+    from attnlab.models.files import ModelNotInstalled
+
+    try:
+        return registry.get_model(name)
+    except ModelNotInstalled as error:
+        raise ValueError(str(error)) from None
+
+
+def _show(view: dict, lines, as_json: bool) -> int:
+    if as_json:
+        print(json.dumps(view, ensure_ascii=False, allow_nan=False))
+        return 0
+    for item in lines(view):
+        print(item if isinstance(item, str) else grid(item))
+    return 0
+
+
+# -- shared ------------------------------------------------------------------------------------
+
+
+def _model_name(name: str) -> str:
+    try:
+        return registry.check_name(name)
+    except FieldError as error:
+        raise ValueError(f"--model {error.problem}") from None
+
+
+def grid(rows: list[list[str]]) -> str:
+    """Rows of cells lined up: the first column left, the others right, two spaces between."""
+    widths = [max(len(r[c]) for r in rows) for c in range(len(rows[0]))]
+    lines = []
+    for r in rows:
+        cells = [cell.ljust(w) if c == 0 else cell.rjust(w) for c, (cell, w) in enumerate(zip(r, widths))]
+        lines.append("  " + "  ".join(cells).rstrip())
+    return "\n".join(lines)
+
+
+def add_commands(sub) -> None:
+    """Add ``census``, ``ablate``, ``patch`` and ``lens`` to the ``attnlab`` command's subparsers ``sub``."""
+    c = sub.add_parser("census", help=census_words.help_texts(registry.names())["command"])
+    add_census_arguments(c)
+    c.set_defaults(func=run_census)
+    for command, add, run in (("ablate", add_ablate_arguments, run_ablate),
+                              ("patch", add_patch_arguments, run_patch),
+                              ("lens", add_lens_arguments, run_lens)):  # fmt: skip
+        p = sub.add_parser(command, help=_help(command)["command"])
+        add(p)
+        p.set_defaults(func=run)

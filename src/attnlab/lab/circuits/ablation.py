@@ -1,0 +1,247 @@
+"""Ablation in words: which heads were switched off and how, and what changed at each position.
+
+Numbers in (``models/circuits/ablation``: :func:`next_token_change`'s arrays for a decoder,
+:func:`layer_change`'s for the encoder), JSON out: every position's numbers before and after
+with their display strings, the biggest changes named in sentences with their claims.
+
+:func:`parse_heads` reads the page's heads field: ``"L18H6, L17H4"``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from attnlab.engine.errors import FieldError
+from attnlab.lab import numbers as fmt
+from attnlab.lab.circuits import problems
+from attnlab.lab.circuits.heatmap import signed
+from attnlab.lab.realmodel.tokens import row_label, token_label
+from attnlab.lab.said import said
+
+MAX_HEADS = 64  # heads switched off at once
+BIGGEST = 3  # positions named in words
+_HEAD = re.compile(r"\s*L\s*(\d{1,4})\s*H\s*(\d{1,4})\s*", re.IGNORECASE)
+_SEPARATORS = re.compile(r"[,;]|\s{1,}(?=L)", re.IGNORECASE)
+
+HOWS = {
+    "zero": "set to 0",
+    "mean": "set to its mean over this text's positions",
+}
+
+
+def _how(job: str | None, **indices) -> dict:
+    """The 'How is this computed?' descriptor of one number of the ablation."""
+    return {"kind": "ablation", "job": job, "indices": indices}
+
+
+def parse_heads(text: object) -> list[tuple[int, int]]:
+    """``"L18H6, L17H4"`` as ``[(18, 6), (17, 4)]`` (in order, each once); ``FieldError`` at ``heads``."""
+    if not isinstance(text, str) or not text.strip():
+        raise FieldError(("heads",), problems.no_heads())
+    out: list[tuple[int, int]] = []
+    for piece in _SEPARATORS.split(text):
+        if not piece.strip():
+            continue
+        m = _HEAD.fullmatch(piece)
+        if m is None:
+            raise FieldError(("heads",), problems.unreadable_head(piece.strip()))
+        pair = (int(m.group(1)), int(m.group(2)))
+        if pair not in out:
+            out.append(pair)
+    if not out:
+        raise FieldError(("heads",), problems.no_heads())
+    if len(out) > MAX_HEADS:
+        raise FieldError(("heads",), problems.too_many_heads(len(out), MAX_HEADS))
+    return out
+
+
+def check_heads(heads: Sequence[tuple[int, int]], *, model: str, n_layer: int, n_head: int) -> None:
+    """Refuse a head the model does not have, at ``heads``, as the learner wrote it."""
+    for layer, head in heads:
+        if not (0 <= layer < n_layer and 0 <= head < n_head):
+            raise FieldError(("heads",), problems.no_such_head(f"L{layer}H{head}", model, n_layer, n_head))
+
+
+def heads_label(heads: Sequence[tuple[int, int]]) -> str:
+    """``"L18 H6, L17 H4"``."""
+    return ", ".join(f"L{layer} H{head}" for layer, head in heads)
+
+
+def lede(heads: Sequence[tuple[int, int]], how: str, first: int) -> dict:
+    """What was switched off, and how (claims ``heads``, ``how``, ``first``: the first layer run again)."""
+    return said(
+        f"{how.capitalize()} ablation of {heads_label(heads)}: each head's output before W_O is "
+        f"{HOWS[how]} at every position, its attention pattern left alone, and every block from layer "
+        f"{first} on runs again.",
+        heads=[list(h) for h in heads], how=how, first=first,
+    )  # fmt: skip
+
+
+def prob(p: float, other: float | None = None) -> str:
+    """A probability in percent; with decimals when its whole percent would read the same as ``other``'s."""
+    if other is None or p == other or fmt.percent(p) != fmt.percent(other):
+        return fmt.percent(p)
+    for digits in (1, 2, 4, 6):
+        if fmt.rounded(100 * p, digits) != fmt.rounded(100 * other, digits):
+            break
+    return f"{fmt.rounded(100 * p, digits)}%"
+
+
+def _tops(ids: np.ndarray, ps: np.ndarray, texts: Mapping[int, str]) -> list[dict]:
+    return [{"id": int(i), **token_label(texts[int(i)]), "p": float(p), "display": fmt.percent(float(p))}
+            for i, p in zip(ids, ps)]  # fmt: skip
+
+
+def next_token_view(change: Mapping[str, np.ndarray], *, heads: Sequence[tuple[int, int]], how: str,
+                    tokens: list[str], texts: Mapping[int, str], job: str | None = None) -> dict:  # fmt: skip
+    """JSON-ready: a decoder's ablation, position by position (see the module).
+
+    ``change``: ``next_token_change``'s arrays; ``tokens`` the text's tokens; ``texts``: id ->
+    token text for every id in ``change``'s top lists.
+    """
+    n = len(tokens)
+    labels = [row_label(i, t) for i, t in enumerate(tokens)]
+    pb, pa = change["p_next_before"], change["p_next_after"]
+    lb, la = change["loss_before"], change["loss_after"]
+    positions = []
+    for i in range(n):
+        entry = {
+            "index": i,
+            "label": labels[i],
+            "exact": tokens[i],
+            "top_before": _tops(change["top_ids_before"][i], change["top_p_before"][i], texts),
+            "top_after": _tops(change["top_ids_after"][i], change["top_p_after"][i], texts),
+            "kl": float(change["kl"][i]),
+            "kl_display": fmt.significant(float(change["kl"][i])),
+        }
+        if i < n - 1:
+            b, a = float(pb[i]), float(pa[i])
+            entry |= {
+                "next": {"label": labels[i + 1], "exact": tokens[i + 1]},
+                "p_before": b, "p_after": a, "p_before_display": prob(b, a), "p_after_display": prob(a, b),
+                "loss_before": float(lb[i]), "loss_after": float(la[i]),
+                "loss_before_display": fmt.rounded(lb[i]), "loss_after_display": fmt.rounded(la[i]),
+                "title": f"After {labels[i]}, p({labels[i + 1]}): {fmt.precise(b)} before, "
+                f"{fmt.precise(a)} after",
+                "how": _how(job, position=i, token=int(change["next_ids"][i])),
+            }  # fmt: skip
+        positions.append(entry)
+    first = min((layer for layer, _ in heads), default=0)
+    return {
+        "kind": "next_token",
+        "heads": [list(h) for h in heads],
+        "heads_label": heads_label(heads),
+        "how": how,
+        "lede": lede(heads, how, first),
+        "positions": positions,
+        "columns": ["Position", "Next token", "p before", "p after", "Loss before", "Loss after"],
+        "top_columns": ["Top 5 before", "Top 5 after"],
+        "mean_loss": mean_loss(lb, la),
+        "biggest": biggest(labels, pb, pa, lb, la),
+    }
+
+
+def mean_loss(before: np.ndarray, after: np.ndarray) -> dict:
+    """The mean loss over the text's next tokens, before and after (claims: count, before, after)."""
+    n = len(before)
+    if n == 0:
+        text = "The text is one token long: it has no next token to score."
+        return said(text, count=0, before=None, after=None)
+    b, a = float(np.mean(before)), float(np.mean(after))
+    return said(
+        f"Mean loss over the {n} next tokens of the text: {fmt.rounded(b)} before, {fmt.rounded(a)} after "
+        f"({signed(a - b)} nats).",
+        count=n, before=b, after=a,
+    )  # fmt: skip
+
+
+def biggest(labels: list[str], pb, pa, lb, la) -> list[dict]:
+    """The ``BIGGEST`` positions whose loss changed most (ties: earlier), each in one sentence.
+
+    Claims: ``position``, ``p_before``, ``p_after``, ``loss_before``, ``loss_after``, ``direction``
+    ("falls", "rises" or "stays", of the next token's probability).
+    """
+    delta = np.abs(np.asarray(la, dtype=np.float64) - np.asarray(lb, dtype=np.float64))
+    order = [i for i in sorted(range(len(delta)), key=lambda i: (-delta[i], i)) if delta[i] > 0][:BIGGEST]
+    if not order:
+        return [said("Switching these heads off changes no next token's probability in this text.",
+                     position=None, changed=0)]  # fmt: skip
+    out = []
+    for i in order:
+        b, a = float(pb[i]), float(pa[i])
+        direction = "falls" if a < b else "rises" if a > b else "stays"
+        move = f"stays at {prob(b)}" if direction == "stays" else f"{direction} from {prob(b, a)}"
+        move += "" if direction == "stays" else f" to {prob(a, b)}"
+        out.append(said(
+            f"After {labels[i]}, the probability of the text's next token {labels[i + 1]} {move} "
+            f"(loss {fmt.rounded(lb[i])} → {fmt.rounded(la[i])} nats).",
+            position=i, p_before=b, p_after=a, loss_before=float(lb[i]), loss_after=float(la[i]),
+            direction=direction,
+        ))  # fmt: skip
+    return out
+
+
+def layer_view(change: Mapping, *, heads: Sequence[tuple[int, int]], how: str, tokens: list[str],
+               job: str | None = None) -> dict:  # fmt: skip
+    """JSON-ready: the encoder's ablation, as how the residual stream leaving ``change["layer"]`` moved.
+
+    ``change``: ``layer_change``'s ``norm_before``, ``change``, ``cosine`` (T,) and ``pooled_cosine``.
+    """
+    layer = int(change["layer"])
+    labels = [row_label(i, t) for i, t in enumerate(tokens)]
+    norm, moved, cos = (np.asarray(change[k], dtype=np.float64) for k in ("norm_before", "change", "cosine"))
+    relative = np.divide(moved, norm, out=np.zeros_like(moved), where=norm > 0)
+    positions = [
+        {
+            "index": i, "label": labels[i], "exact": tokens[i],
+            "norm_before": float(norm[i]), "change": float(moved[i]), "relative": float(relative[i]),
+            "cosine": float(cos[i]),
+            "norm_display": fmt.rounded(norm[i]), "change_display": fmt.rounded(moved[i]),
+            "relative_display": fmt.percent(relative[i]), "cosine_display": fmt.rounded(cos[i], 4),
+            "title": f"{labels[i]}: moved by {fmt.precise(moved[i])} (length {fmt.precise(norm[i])}), "
+            f"cosine {fmt.precise(cos[i])}",
+            "how": _how(job, position=i, layer=layer),
+        }
+        for i in range(len(tokens))
+    ]  # fmt: skip
+    order = [i for i in sorted(range(len(tokens)), key=lambda i: (-relative[i], i)) if moved[i] > 0][:BIGGEST]
+    moved_words = [
+        said(
+            f"{labels[i]}: its vector leaving layer {layer} moved by {fmt.percent(relative[i])} of its "
+            f"length (cosine with the unablated one {fmt.rounded(cos[i], 4)}).",
+            position=i, relative=float(relative[i]), cosine=float(cos[i]),
+        )
+        for i in order
+    ] or [said(f"Switching these heads off moves no token's vector leaving layer {layer}.", position=None,
+               changed=0)]  # fmt: skip
+    pooled = change.get("pooled_cosine")
+    first = min((layer for layer, _ in heads), default=0)
+    out = {
+        "kind": "layer",
+        "layer": layer,
+        "heads": [list(h) for h in heads],
+        "heads_label": heads_label(heads),
+        "how": how,
+        "lede": lede(heads, how, first),
+        "positions": positions,
+        "columns": ["Token", f"Length leaving layer {layer}", "Moved by", "Moved (share of length)",
+                    "Cosine"],
+        "biggest": moved_words,
+        "pooled": None,
+    }
+    if pooled is not None:
+        out["pooled"] = said(
+            f"The sentence embedding's cosine with the unablated one: {fmt.rounded(pooled, 6)} "
+            "(1 = unchanged).",
+            cosine=float(pooled),
+        )
+    if first > layer:
+        out["note"] = said(
+            f"Every head switched off is above layer {layer}, so the stream leaving layer {layer} "
+            "cannot change.",
+            first=first, layer=layer,
+        )  # fmt: skip
+    return out

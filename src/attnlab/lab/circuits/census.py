@@ -1,0 +1,351 @@
+"""The head census: every head's five scores as a layers × heads map, the heads ranked by one
+score, and the evidence behind a head's score.
+
+The scores are the Real model view's (:mod:`attnlab.lab.realmodel.kinds`: previous token,
+first token, induction, duplicate token, breadth), computed once per trace where the trace is
+made (the model view's heads, ``modelview.kept_views``): :func:`census_view` only reads them,
+so the census of 270 heads answers without recomputing any head's weights.
+
+:func:`evidence` opens one head: the value each query contributes to the score (the row of
+numbers the score averages: ``queries``), and the query rows where the score comes from (the
+``ROWS`` queries contributing most, each with the keys the score counts and its strongest
+keys). Per query i (weights ``w`` (T, T), row i = query i):
+
+- previous: ``w[i, i-1]``, queries 1..T-1;
+- first: ``w[i, 0]``, queries 1..T-1;
+- induction: the sum of ``w[i, k]`` over i's targets (keys k <= i-1 with ``t[k-1] == t[i]``),
+  over the queries that have one;
+- duplicate: the sum of ``w[i, j]`` over the earlier occurrences j < i of i's token;
+- breadth: row i's entropy over that of an even split over the keys it may see, over the rows
+  that may see two keys or more.
+
+The mean of ``queries``' counted values is the head's score (to float rounding: a mean of
+per-query sums against ``kinds``' sum over every pair).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from attnlab.lab import numbers as fmt
+from attnlab.lab.circuits.heatmap import grid, share_legend
+from attnlab.lab.realmodel.kinds import SHORT, THRESHOLDS, kind_phrase
+from attnlab.lab.realmodel.tokens import row_label
+from attnlab.lab.said import said
+
+SCORES = ("induction", "previous", "first", "duplicate", "breadth")  # the picker's order
+NAMES = {
+    "induction": "induction",
+    "previous": "previous token",
+    "first": "first token",
+    "duplicate": "duplicate token",
+    "breadth": "breadth",
+}
+THRESHOLD = {  # the threshold at which a score names a head (kinds.THRESHOLDS by kind)
+    "induction": THRESHOLDS["induction"],
+    "previous": THRESHOLDS["previous-token"],
+    "first": THRESHOLDS["first-token"],
+    "duplicate": THRESHOLDS["duplicate-token"],
+    "breadth": THRESHOLDS["broad"],
+}
+NAMED = {"induction": "induction", "previous": "previous-token", "first": "first-token",
+         "duplicate": "duplicate-token", "breadth": "broad"}  # fmt: skip
+RANKED = 20  # heads in the ranked list
+TOP = 3  # heads named in the summary sentence
+ROWS = 3  # query rows opened as a head's evidence
+ROW_KEYS = 3  # a row's strongest keys shown besides the keys its score counts
+
+DEFINITIONS = {
+    "induction": "Induction: the share a token that repeats an earlier token gives the token right "
+    "after that earlier occurrence (what came next last time), averaged over the tokens that "
+    "repeat one.",
+    "previous": "Previous token: the share each token gives the token just before it, averaged over "
+    "every token but the first.",
+    "first": "First token: the share each token gives the first token (a resting place, the "
+    "attention sink), averaged over every token but the first.",
+    "duplicate": "Duplicate token: the share a token that repeats an earlier token gives its earlier "
+    "occurrences, averaged over the tokens that repeat one.",
+    "breadth": "Breadth: each row's entropy divided by that of an even split over the keys it may "
+    "see (0 = all on one key, 1 = perfectly even), averaged over the rows that may see two keys "
+    "or more.",
+}
+UNITS = {  # what one counted value is
+    "induction": "token that repeats an earlier one",
+    "previous": "token but the first",
+    "first": "token but the first",
+    "duplicate": "token that repeats an earlier one",
+    "breadth": "row that may see two keys or more",
+}
+
+
+def display(score: str, value: float | None) -> str:
+    """A score as the page prints it: shares in percent, breadth to two decimals, "—" for none."""
+    if value is None:
+        return "—"
+    return fmt.rounded(value, 2) if score == "breadth" else fmt.percent(value)
+
+
+def score_choices() -> list[dict]:
+    """The score picker's options: ``{"score", "label"}``."""
+    return [{"score": s, "label": NAMES[s].capitalize()} for s in SCORES]
+
+
+def head_label(layer: int, head: int) -> str:
+    return f"L{layer} H{head}"
+
+
+def _how(job: str | None, score: str, layer: int, head: int) -> dict:
+    """The 'How is this computed?' descriptor of one head's score."""
+    return {"kind": "census", "job": job, "indices": {"score": score, "layer": layer, "head": head}}
+
+
+def census_view(heads: list[dict], *, score: str, n_layer: int, n_head: int, n_tokens: int, model: str,
+                job: str | None = None) -> dict:  # fmt: skip
+    """JSON-ready census of one score from the model view's ``heads`` (layer-major dicts with
+    ``layer``, ``head``, ``kv_head``, ``kind`` and each score; ``induction`` and ``duplicate``
+    None when no token repeats)."""
+    name = NAMES[score]
+    values = np.full((n_layer, n_head), np.nan)
+    for h in heads:
+        if h[score] is not None:
+            values[h["layer"], h["head"]] = h[score]
+    kind_of = {(h["layer"], h["head"]): h["kind"] for h in heads}
+    kv_of = {(h["layer"], h["head"]): h["kv_head"] for h in heads}
+    scored = [h for h in heads if h[score] is not None]
+    order = sorted(scored, key=lambda h: (-h[score], h["layer"], h["head"]))
+    ranked = [
+        {
+            "rank": r + 1,
+            "layer": h["layer"],
+            "head": h["head"],
+            "kv_head": h["kv_head"],
+            "value": h[score],
+            "display": display(score, h[score]),
+            "label": head_label(h["layer"], h["head"]),
+            "kind": h["kind"],
+            "kind_name": SHORT[h["kind"]],
+            "title": f"Layer {h['layer']}, head {h['head']}: {name} {display(score, h[score])}; "
+            f"{kind_phrase(h['kind'])}",
+            "how": _how(job, score, h["layer"], h["head"]),
+        }
+        for r, h in enumerate(order[:RANKED])
+    ]
+
+    def cell(i: int, j: int, v: float | None) -> str:
+        return "" if v is None else display(score, v)
+
+    def title(i: int, j: int, v: float | None) -> str:
+        where = f"Layer {i}, head {j} (KV head {kv_of[(i, j)]})"
+        if v is None:
+            return f"{where}: no {name} score (no token of this text repeats an earlier one)"
+        return f"{where}: {name} {display(score, v)}; {kind_phrase(kind_of[(i, j)])}"
+
+    blank = "no score (no token repeats)" if score in ("induction", "duplicate") else None
+    return {
+        "job": job,
+        "model": model,
+        "score": score,
+        "name": name,
+        "n_layer": n_layer,
+        "n_head": n_head,
+        "n_tokens": n_tokens,
+        "scores": score_choices(),
+        "definition": said(DEFINITIONS[score], score=score, threshold=THRESHOLD[score]),
+        "map": grid(
+            values, rows=[f"L{i}" for i in range(n_layer)], columns=[f"H{j}" for j in range(n_head)],
+            cell=cell, title=title, scale="share", legend=share_legend(f"{name} score", blank=blank),
+            label=f"Every head's {name} score: rows are layers 0 to {n_layer - 1}, columns heads 0 to "
+            f"{n_head - 1}",
+        ),  # fmt: skip
+        "ranked": ranked,
+        "ranked_title": f"Heads by {name} score, highest first (the top {len(ranked)})",
+        "summary": summary(score, order),
+        "reach": reach(score, [h[score] for h in heads], len(heads)),
+    }
+
+
+def summary(score: str, order: list[dict]) -> dict:
+    """The heads with the highest score, named with their scores (claims: ``top`` [[layer, head, score]])."""
+    name = NAMES[score]
+    if not order:
+        return said(
+            f"No token of this text repeats an earlier one, so no head has a {name} score: repeat a "
+            "random run to find one.",
+            top=[],
+        )
+    top = order[:TOP]
+    parts = [f"{head_label(h['layer'], h['head'])} ({display(score, h[score])})" for h in top]
+    listed = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + f" and {parts[-1]}"
+    return said(f"Highest {name} score: {listed}.", top=[[h["layer"], h["head"], h[score]] for h in top])
+
+
+def reach(score: str, values: list[float | None], total: int) -> dict:
+    """How many heads reach the score's naming threshold (claims ``count``, ``total``, ``threshold``)."""
+    threshold = THRESHOLD[score]
+    count = sum(1 for v in values if v is not None and v >= threshold)
+    at = display(score, threshold)
+    noun = "head scores" if count == 1 else "heads score"
+    return said(
+        f"{count} of {total} {noun} {at} or more, the threshold at which a head's {NAMES[score]} score "
+        f"can name it {kind_phrase(NAMED[score])}.",
+        count=count,
+        total=total,
+        threshold=threshold,
+    )
+
+
+# -- one head's evidence ------------------------------------------------------------------------
+
+
+def _targets(ids: np.ndarray, allowed: np.ndarray, score: str) -> np.ndarray:
+    """(T, T) bool: ``[i, k]`` = key k is counted by query i's ``score`` (not for breadth)."""
+    n = len(ids)
+    earlier = np.tri(n, k=-1, dtype=bool)
+    if score == "previous":
+        out = np.eye(n, k=-1, dtype=bool)
+    elif score == "first":
+        out = np.zeros((n, n), dtype=bool)
+        out[1:, 0] = True
+    elif score == "duplicate":
+        out = (ids[:, None] == ids[None, :]) & earlier
+    else:  # induction: the token right after an earlier occurrence of i's own token
+        out = np.zeros((n, n), dtype=bool)
+        out[:, 1:] = ids[:, None] == ids[None, :-1]
+        out &= earlier
+    return out & allowed
+
+
+def query_values(weights: np.ndarray, allowed: np.ndarray, ids, score: str) -> np.ndarray:
+    """(T,) float64: what each query contributes to ``score`` (see the module); NaN where not counted."""
+    w = np.asarray(weights)
+    ok = np.asarray(allowed, dtype=bool)
+    n = w.shape[-1]
+    if score == "breadth":
+        seen = ok.sum(axis=1)
+        plogp = np.maximum(w, np.finfo(w.dtype).tiny)  # in the weights' dtype, as kinds computes it
+        np.log(plogp, out=plogp)
+        plogp *= w
+        entropy = -plogp.sum(axis=-1, dtype=np.float64)
+        out = np.full(n, np.nan)
+        wide = seen > 1
+        out[wide] = entropy[wide] / np.log(seen[wide])
+        return out
+    targets = _targets(np.asarray(ids), ok, score)
+    sums = np.where(targets, w, 0).sum(axis=1, dtype=np.float64)
+    return np.where(targets.any(axis=1), sums, np.nan)
+
+
+def _target_phrase(score: str) -> str:
+    return {
+        "previous": "the token just before it",
+        "first": "the first token",
+        "induction": "the token after its earlier occurrences",
+        "duplicate": "its earlier occurrences",
+    }[score]
+
+
+def evidence(weights: np.ndarray, allowed: np.ndarray, ids, tokens: list[str], *, layer: int, head: int,
+             kv_head: int, score: str, model: str, job: str | None = None) -> dict:  # fmt: skip
+    """JSON-ready: where head (``layer``, ``head``)'s ``score`` comes from (see the module).
+
+    ``weights`` (T, T) the head's (float32 as the trace's), ``allowed`` (T, T) (True = may
+    attend), ``ids`` (T,) the token ids, ``tokens`` (T,) their texts.
+    """
+    w = np.asarray(weights)
+    ok = np.asarray(allowed, dtype=bool)
+    values = query_values(w, ok, ids, score)
+    counted = ~np.isnan(values)
+    n = int(counted.sum())
+    name = NAMES[score]
+    labels = [row_label(i, t) for i, t in enumerate(tokens)]
+    queries = [
+        {
+            "index": i,
+            "label": labels[i],
+            "exact": tokens[i],
+            "counted": bool(counted[i]),
+            "value": float(values[i]) if counted[i] else None,
+            "display": display(score, float(values[i])) if counted[i] else "",
+            "title": f"{labels[i]}: {display(score, float(values[i]))}" if counted[i]
+            else f"{labels[i]}: not counted ({_not_counted(score)})",
+        }
+        for i in range(len(tokens))
+    ]  # fmt: skip
+    mean = float(values[counted].mean()) if n else None
+    where = f"Layer {layer}, head {head}"
+    if n:
+        averaged = said(
+            f"The score is the mean of these {n} values, one per {UNITS[score]}: {display(score, mean)}.",
+            count=n, mean=mean,
+        )  # fmt: skip
+    else:
+        averaged = said(f"No query counts here ({_not_counted(score)}), so this head has no {name} score.",
+                        count=0, mean=None)  # fmt: skip
+    order = sorted(np.flatnonzero(counted).tolist(), key=lambda i: (-values[i], i))[:ROWS]
+    targets = None if score == "breadth" else _targets(np.asarray(ids), ok, score)
+    rows = [_row(w[i], ok[i], targets[i] if targets is not None else None, i, labels, tokens, score,
+                 float(values[i])) for i in order]  # fmt: skip
+    return {
+        "job": job,
+        "model": model,
+        "layer": layer,
+        "head": head,
+        "kv_head": kv_head,
+        "score": score,
+        "name": name,
+        "value": mean,
+        "display": display(score, mean),
+        "title": f"{where}: where its {name} score comes from",
+        "definition": said(DEFINITIONS[score], score=score, threshold=THRESHOLD[score]),
+        "queries": queries,
+        "queries_label": f"Each query's {name} value ({n} counted; blank = not counted)",
+        "averaged": averaged,
+        "rows": rows,
+        "rows_title": f"The {len(rows)} query rows contributing most",
+        "how": _how(job, score, layer, head),
+    }
+
+
+def _not_counted(score: str) -> str:
+    return {
+        "previous": "the first token has no token before it",
+        "first": "the first token is left out",
+        "induction": "its token has not appeared before",
+        "duplicate": "its token has not appeared before",
+        "breadth": "it may see one key only",
+    }[score]
+
+
+def _row(row: np.ndarray, ok: np.ndarray, targets: np.ndarray | None, i: int, labels: list[str],
+         tokens: list[str], score: str, value: float) -> dict:  # fmt: skip
+    """One query's row as evidence: the keys its score counts and its strongest keys, by position."""
+    seen = np.flatnonzero(ok)
+    strongest = sorted(seen.tolist(), key=lambda j: (-float(row[j]), j))[:ROW_KEYS]
+    counted = [] if targets is None else np.flatnonzero(targets).tolist()
+    keys = sorted(set(strongest) | set(counted))
+    shown = [
+        {
+            "index": j,
+            "label": labels[j],
+            "exact": tokens[j],
+            "share": float(row[j]),
+            "display": fmt.percent(float(row[j])),
+            "counted": j in counted,
+            "title": f"{labels[j]}: {fmt.percent(float(row[j]))} (exactly {fmt.precise(float(row[j]))})"
+            + ("; counted by the score" if j in counted else ""),
+        }
+        for j in keys
+    ]
+    if score == "breadth":
+        words = said(
+            f"Query {labels[i]} spreads its attention over {len(seen)} keys with breadth "
+            f"{display(score, value)}; its strongest keys are listed.",
+            query=i, value=value, keys=int(len(seen)),
+        )  # fmt: skip
+    else:
+        words = said(
+            f"Query {labels[i]} puts {fmt.percent(value)} of its attention on {_target_phrase(score)}.",
+            query=i, value=value, counted=counted,
+        )  # fmt: skip
+    return {"query": i, "label": labels[i], "exact": tokens[i], "value": value,
+            "display": display(score, value), "keys": shown, "words": words}  # fmt: skip

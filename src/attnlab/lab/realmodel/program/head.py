@@ -1,0 +1,146 @@
+"""The head view's numbers: a share in the heatmap, and the head's scores (its kind).
+
+- ``weight``: fields ``layer``, ``head``, ``query``, ``key``: the share query i gives key j,
+  as the model's attention computed it (float32; 0 where the key is blocked);
+- ``head_score``: fields ``layer``, ``head``, ``score`` (previous, first, induction,
+  duplicate, self, breadth): :mod:`attnlab.lab.realmodel.kinds`' score of the head's
+  weights, float64 sums over the float32 shares.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from attnlab.engine.errors import FieldError
+from attnlab.lab.realmodel.program import number as n
+from attnlab.lab.realmodel.program import trace
+from attnlab.lab.realmodel.program.number import Source
+from attnlab.lab.realmodel.program.text import Steps
+
+SCORES = ("previous", "first", "induction", "duplicate", "self", "breadth")
+SCORE_NAMES = {
+    "previous": "the previous-token score",
+    "first": "the first-token score",
+    "induction": "the induction score",
+    "duplicate": "the duplicate-token score",
+    "self": "the self score",
+    "breadth": "the breadth",
+}
+
+
+def check_weight(src: Source, raw: Mapping) -> dict:
+    kind = "weight"
+    return {"layer": n.layer(raw, kind, src), "head": n.head(raw, kind, src),
+            "query": n.token(raw, "query", kind, src), "key": n.token(raw, "key", kind, src)}  # fmt: skip
+
+
+def check_score(src: Source, raw: Mapping) -> dict:
+    kind = "head_score"
+    return {"layer": n.layer(raw, kind, src), "head": n.head(raw, kind, src),
+            "score": n.choice(raw, "score", kind, SCORES)}  # fmt: skip
+
+
+def _weights(src: Source) -> str:
+    return (
+        "# 1) embed the tokens and run the blocks up to LAYER (each block as a trace runs it)\n"
+        "traces = run_trace(LAYER)\n"
+        "# 2) that block's attention weights: (H, T, T), row = query token, column = key token\n"
+        f"weights = traces[LAYER][\"attn\"][\"weights\"][{trace.batch(src)}HEAD]  # (T, T)\n"
+    )
+
+
+def weight(src: Source, p: dict) -> Steps:
+    where = f"layer {p['layer']}, head {p['head']}"
+    body = _weights(src) + "value = weights[QUERY, KEY]  # float32; 0 where the key is blocked\n"
+    return Steps(
+        what=f"The share token {p['query']} gives token {p['key']} in {where}",
+        runs="trace",
+        inputs=[f"LAYER, HEAD, QUERY, KEY = {p['layer']}, {p['head']}, {p['query']}, {p['key']}"],
+        pieces=trace.pieces_for(src),
+        body=body,
+        name=f"{src.model}_weight_L{p['layer']}_H{p['head']}_{p['query']}_{p['key']}.py",
+    )
+
+
+# The scores as lab/realmodel/kinds.py computes them for one head's (T, T) weights.
+_ALLOWED = {
+    True: "allowed = np.tril(np.ones((T, T), dtype=bool))  # causal: query i may see keys j <= i\n",
+    False: "allowed = np.ones((T, T), dtype=bool)  # an encoder: every token sees every token\n",
+}
+
+_SCORE = {
+    "previous": (
+        "# 3) the previous-token score: the mean of w[i, i-1] over queries i = 1..T-1 (float64 sum)\n"
+        "value = np.diagonal(weights, offset=-1).mean(axis=-1, dtype=np.float64) if T > 1 else 0.0\n"
+    ),
+    "first": (
+        "# 3) the first-token score: the mean of w[i, 0] over queries i = 1..T-1 (float64 sum)\n"
+        "value = weights[1:, 0].mean(axis=-1, dtype=np.float64) if T > 1 else weights[0, 0]\n"
+    ),
+    "self": (
+        "# 3) the self score: the mean of w[i, i] over queries i = 1..T-1 (float64 sum)\n"
+        "value = np.diagonal(weights)[1:].mean(axis=-1, dtype=np.float64) if T > 1 else weights[0, 0]\n"
+    ),
+    "breadth": (
+        "# 3) the breadth: each row's entropy over the entropy of an even split of the keys it may see,\n"
+        "#    averaged over the rows that may see two keys or more\n"
+        "seen = allowed.sum(axis=1)\n"
+        "wide = seen > 1\n"
+        "plogp = np.maximum(weights, np.finfo(weights.dtype).tiny)  # 0 · log(tiny) = 0, as 0 log 0 = 0\n"
+        "np.log(plogp, out=plogp)\n"
+        "plogp *= weights\n"
+        "entropy = -plogp.sum(axis=-1, dtype=np.float64)  # (T,)\n"
+        "value = (entropy[..., wide] / np.log(seen[wide])).mean(axis=-1) if wide.any() else 0.0\n"
+    ),
+}
+
+_TARGETS = (
+    "ids = np.asarray(IDS)\n"
+    "same = ids[:, None] == ids[None, :]  # t[i] == t[j]\n"
+    "earlier = np.tri(T, k=-1, dtype=bool)  # j < i\n"
+)
+_MEAN_SHARE = (
+    "queries = int(targets.any(axis=1).sum())  # the queries that have a target\n"
+    "i, k = np.nonzero(targets)\n"
+    "value = weights[..., i, k].sum(axis=-1, dtype=np.float64) / queries  # None on the page when 0\n"
+)
+_SCORE["induction"] = (
+    "# 3) the induction score: query i's targets are the keys k, 1 <= k <= i-1, with t[k-1] == t[i]\n"
+    "#    (the token right after an earlier occurrence of its own token); the mean over the queries\n"
+    "#    with a target of the share they put on their targets\n"
+    + _TARGETS
+    + "targets = np.zeros((T, T), dtype=bool)\n"
+    "targets[:, 1:] = same[:, :-1]  # t[k-1] == t[i]\n"
+    "targets &= earlier & allowed\n"
+    + _MEAN_SHARE
+)
+_SCORE["duplicate"] = (
+    "# 3) the duplicate-token score: query i's targets are the earlier keys j < i with t[j] == t[i];\n"
+    "#    the mean over the queries with a target of the share they put on their targets\n"
+    + _TARGETS
+    + "targets = same & earlier & allowed\n"
+    + _MEAN_SHARE
+)
+
+
+def score(src: Source, p: dict) -> Steps:
+    name = p["score"]
+    if name in ("induction", "duplicate") and not _repeats(src.ids):
+        raise FieldError(("score",), no_repeat(name))
+    body = _weights(src) + "T = weights.shape[0]\n" + _ALLOWED[src.decoder] + _SCORE[name]
+    return Steps(
+        what=f"{SCORE_NAMES[name].capitalize()} of layer {p['layer']}, head {p['head']}",
+        runs="trace",
+        inputs=[f"LAYER, HEAD = {p['layer']}, {p['head']}"],
+        pieces=trace.pieces_for(src),
+        body=body,
+        name=f"{src.model}_{name}_L{p['layer']}_H{p['head']}.py",
+    )
+
+
+def _repeats(ids) -> bool:
+    return len(set(ids)) < len(ids)
+
+
+def no_repeat(name: str) -> str:
+    return f"{name!r} has no value here: no token of the text repeats"

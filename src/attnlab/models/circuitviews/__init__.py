@@ -1,0 +1,13 @@
+"""The circuits views of a real model: the numbers (``models/circuits``) with the lab's words
+(``lab/circuits``), as JSON-ready dicts the page, the CLI and the widgets show alike.
+
+Each view takes a loaded model and a run of a text (:class:`~attnlab.models.circuits.runs.Cache`)
+or two (:class:`~attnlab.models.circuits.patching.Pair`):
+
+- :mod:`.texts`: a text's token ids and tokens as the model reads them, an answer's one token;
+- :mod:`.kept`: the runs a worker keeps between jobs (by model and token ids), so a second
+  view of the same text, or a second sweep of the same two prompts, runs nothing again;
+- :mod:`.ablation`, :mod:`.attribution`, :mod:`.patching`, :mod:`.lens`, :mod:`.head`: the views;
+- :mod:`.work`: the same views as model-worker jobs (``jobkinds.CircuitJob``): a text in, the
+  view out, with progress and Cancel for a patching sweep.
+"""

@@ -1,0 +1,32 @@
+"""'Which heads matter here' as the page shows it: direct logit attribution at one position.
+
+:func:`attribution_view`: the logit of ``token`` (default the model's top token there) at
+``position`` of a decoder's run, as a sum of the embedding's, each head's and each MLP's
+terms (``models/circuits/attribution``), in the lab's words (``lab/circuits/attribution``).
+An encoder has no logits: ``FieldError`` at ``model``.
+"""
+
+from __future__ import annotations
+
+from attnlab.engine.errors import FieldError
+from attnlab.lab.circuits.attribution import attribution_view as words
+from attnlab.lab.circuits.problems import encoder_has_no
+from attnlab.models import registry
+from attnlab.models.circuits.attribution import logit_attribution
+from attnlab.models.circuits.runs import Cache
+from attnlab.models.circuits.stack import stack_of
+from attnlab.models.circuitviews.texts import token_texts
+
+
+def attribution_view(model, cache: Cache, position: int = -1, token: int | None = None, *,
+                     tokens: list[str] | None = None, job: str | None = None) -> dict:  # fmt: skip
+    """JSON-ready attribution of ``cache``'s logit of ``token`` at ``position`` (-1: the last token)."""
+    stack = stack_of(model)
+    if stack.kind != "decoder":
+        raise FieldError(("model",), encoder_has_no("logit attribution", registry.title(stack.name)))
+    a = logit_attribution(model, cache, position, token)
+    if tokens is None:
+        texts = token_texts(model, cache.ids)
+        tokens = [texts[int(i)] for i in cache.ids]
+    token_text = token_texts(model, [a.token])[a.token]
+    return words(a, tokens=tokens, token_text=token_text, path=stack.path, job=job)

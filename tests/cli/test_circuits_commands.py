@@ -1,0 +1,124 @@
+"""`attnlab ablate`, `patch` and `lens` through the real entry point: the page's views, as text and JSON."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from attnlab.lab.circuits import terminal
+
+ATTNLAB = shutil.which("attnlab", path=str(Path(sys.executable).parent))
+CLEAN = "The Eiffel Tower is in the city of"
+CORRUPT = "The Colosseum is in the city of"
+
+
+def run(*args: str) -> subprocess.CompletedProcess:
+    assert ATTNLAB, "the attnlab console script is not installed in this environment"
+    return subprocess.run([ATTNLAB, *args], capture_output=True, text=True, timeout=300)
+
+
+def refused(done: subprocess.CompletedProcess) -> str:
+    assert done.returncode == 2 and done.stdout == "", done.stdout
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1, lines
+    return lines[0].removeprefix("attnlab: error: ")
+
+
+def printed(lines: list) -> list[str]:
+    """What the command prints for ``terminal``'s lines: sentences as they are, tables lined up."""
+    from attnlab.cli.circuits import grid
+
+    return "\n".join(x if isinstance(x, str) else grid(x) for x in lines).splitlines()
+
+
+@pytest.mark.parametrize(
+    "args,error",
+    [
+        (("ablate", "Hi", "--heads", "L18X6"),
+         "--heads has 'L18X6', which is not a head: write each as L<layer>H<head>, such as L18H6"),
+        (("ablate", "Hi", "--heads", "L1H1", "--model", "nope"),
+         "--model 'nope' is unknown; use one of minilm, smollm2"),
+        (("patch", CLEAN, CORRUPT, "--answers", " Paris"),
+         "--answers ' Paris' is not two answers; write them as \" Paris\",\" Rome\""),
+        (("patch", CLEAN, CORRUPT),
+         "--answers is needed: SmolLM2-135M-Instruct is a decoder; give two answers as \" Paris\",\" Rome\""),
+        (("patch", CLEAN, CORRUPT, "--model", "minilm", "--answers", "a,b"),
+         "--answers is not for all-MiniLM-L6-v2: an encoder's patching reads the cosine with the clean "
+         "embedding"),
+    ],
+)  # fmt: skip
+def test_refusals_before_any_model_loads(args, error):
+    assert refused(run(*args)) == error
+
+
+@pytest.mark.models
+def test_ablate_prints_the_pages_view_and_its_json(smollm2):
+    from attnlab.models.circuitviews.ablation import ablation_view
+    from attnlab.models.circuitviews.texts import tokenize
+
+    text = "The Eiffel Tower is in the city of Paris"
+    ids, tokens = tokenize(smollm2, text)
+    view = ablation_view(smollm2, ids, [(18, 6), (17, 4)], how="mean", tokens=tokens)
+    done = run("ablate", text, "--heads", "L18H6,L17H4", "--mean")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == printed(terminal.ablation_lines(view))
+    assert done.stdout.startswith("Mean ablation of L18 H6, L17 H4: each head's output before W_O")
+    out = json.loads(run("ablate", text, "--heads", "L18H6,L17H4", "--mean", "--json").stdout)
+    assert out == json.loads(json.dumps(view))
+    assert refused(run("ablate", text, "--heads", "L30H0")) == (
+        "--heads has L30H0, which smollm2 does not have: its layers are 0..29 and its heads 0..8"
+    )
+
+
+@pytest.mark.models
+def test_patch_sweeps_the_mlps_with_a_progress_bar(smollm2):
+    from attnlab.models.circuits.patching import pair
+    from attnlab.models.circuitviews.patching import patching_view
+    from attnlab.models.circuitviews.texts import tokenize
+
+    (clean, _), (corrupt, _) = tokenize(smollm2, CLEAN), tokenize(smollm2, CORRUPT)
+    paris, rome = smollm2.encode(" Paris")[0], smollm2.encode(" Rome")[0]
+    p = pair(smollm2, clean, corrupt, answers=(paris, rome))
+    view = patching_view(smollm2, p, sweep="mlp", answers=(" Paris", " Rome"))
+    done = run("patch", CLEAN, CORRUPT, "--answers", " Paris, Rome", "--sweep", "mlp")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == printed(terminal.patching_lines(view))
+    assert done.stderr.splitlines() == [terminal.progress_line(i, 30) for i in range(1, 31)]
+    out = json.loads(run("patch", CLEAN, CORRUPT, "--answers", " Paris, Rome", "--sweep", "mlp", "--json")
+                     .stdout)
+    assert out == json.loads(json.dumps(view)) and out["sweep"]["done"] == 30
+    shorter = refused(run("patch", CLEAN, "The Colosseum is in the city", "--answers", " Paris, Rome"))
+    assert shorter == (
+        "CORRUPT is 8 tokens long and the clean prompt 9; patching needs two prompts of the same token length"
+    )
+    assert refused(run("patch", CLEAN, CORRUPT, "--answers", " Parisian, Rome")).startswith(
+        "--answers is 2 tokens for SmolLM2-135M-Instruct"
+    )
+
+
+@pytest.mark.models
+def test_lens_names_the_block_where_the_answer_comes_first(smollm2):
+    from attnlab.models.circuits.runs import run as run_model
+    from attnlab.models.circuitviews.lens import lens_view
+    from attnlab.models.circuitviews.texts import tokenize
+
+    ids, tokens = tokenize(smollm2, CLEAN)
+    view = lens_view(smollm2, run_model(smollm2, ids), -1, tokens=tokens)
+    done = run("lens", CLEAN, "--position", "-1")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines == printed(terminal.lens_lines(view))
+    assert lines[-1] == view["named"]["text"]
+    assert lines[-1].startswith("After 8 ␣of, the model's answer is ␣Paris.")
+    assert json.loads(run("lens", CLEAN, "--json").stdout) == json.loads(json.dumps(view))
+    said = "--position 9 does not exist; the text has tokens 0..8"
+    assert refused(run("lens", CLEAN, "--position", "9")) == said
+    assert refused(run("lens", CLEAN, "--model", "minilm")) == (
+        "--model cannot show a logit lens: all-MiniLM-L6-v2 is an encoder, with no next token and no "
+        "unembedding"
+    )
