@@ -1,21 +1,26 @@
 """A class on one server: the lab under many clients, against the machine's floor in the same run.
 
     python benchmarks/bench_load.py [--seconds 60] [--clients 32] [--skip-models]
+    python benchmarks/bench_load.py --fair-only | --answers-only [--seconds 15]
 
 Phases (each server is its own process on loopback; the clients are asyncio
-tasks in this process, the same clients for the lab and for the peer):
+tasks in this process, the same clients for the lab and for the peer, each from
+a loopback address of its own where it stands for a learner's computer: the lab
+budgets each address, ``web/fairness.py``):
 
-1. HTTP: ``--clients`` keep-alive connections, each alternating a drag update
-   (POST /api/trace) and a static GET, for ``--seconds``. Then as many
-   WebSockets sending drag states, one in flight each. req/s, p50/p95/p99,
-   errors (target 0), the server's RSS at start and end. Peer: the minimal
-   ASGI app of ``floor_app.py`` (served the way the lab is) under the same load.
+1. HTTP: ``--clients`` keep-alive connections (127.0.2.1, 127.0.2.2...: a class),
+   each alternating a drag update (POST /api/trace) and a static GET, for
+   ``--seconds``. Then as many WebSockets sending drag states, one in flight each.
+   req/s, p50/p95/p99, errors (target 0), the server's RSS at start and end. Peer:
+   the minimal ASGI app of ``floor_app.py`` (served the way the lab is) under the
+   same load.
 2. Flood: one WebSocket sends 64 x 64 states as fast as it can while another
-   client makes drag updates over HTTP: that client's p95, with and without
-   the flood. Then fair shares: none, 1, 4 and 16 sockets sending 64 x 64 states
-   at 50 messages/s each (from 127.0.0.1) while another client (from its own
-   address, 127.0.0.2: another learner's computer) makes drag updates over HTTP:
-   its p95 against its p95 with no flood (target: <= 3x with 16 sockets).
+   client (127.0.0.2) makes drag updates over HTTP: that client's p95, with and
+   without the flood.
+2b. Fair shares (``--fair-only`` runs this phase alone): none, 1, 4 and 16 sockets
+   sending 64 x 64 states at 50 messages/s each (from 127.0.0.1, in a process of
+   their own) while another client (127.0.0.2) makes drag updates over HTTP: its
+   p95 against its p95 with no flood (target: <= 3x with 16 sockets, PASS or FAIL).
 3. Models (skipped without the model packages or with ``--skip-models``):
    8 dragging WebSocket clients, idle and then while a SmolLM2 trace and a
    64-token generation run: drag p95 during vs idle (target <= 2x). Then 100
@@ -271,7 +276,7 @@ def phase_flood(args, lab_port: int) -> None:
         tally, sent = Tally(), [0]
 
         def tasks(deadline, tally=tally, sent=sent, flooding=flooding):
-            out = [http_only_drags(lab_port, deadline, tally)]
+            out = [http_only_drags(lab_port, deadline, tally, source="127.0.0.2")]  # another computer
             if flooding:
                 out.append(flood(lab_port, deadline, sent))
             return out

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from attnlab.lab.circuits import terminal
+from attnlab.lab.realmodel.program.answer import program_answer
 
 ATTNLAB = shutil.which("attnlab", path=str(Path(sys.executable).parent))
 CLEAN = "The Eiffel Tower is in the city of"
@@ -27,6 +28,19 @@ def refused(done: subprocess.CompletedProcess) -> str:
     lines = done.stderr.splitlines()
     assert len(lines) == 1, lines
     return lines[0].removeprefix("attnlab: error: ")
+
+
+def source(model, ids, corrupt=None):
+    """The program's source for a text of ``model`` (as the command builds it)."""
+    from attnlab.lab.realmodel.program.number import Source
+    from attnlab.models import registry
+
+    c = registry.counter(model.name)
+    spec = registry.spec(model.name)
+    return Source(model=spec.name, title=spec.title, ids=tuple(ids), tokens=tuple(c.text(i) for i in ids),
+                  path=model.path, n_layer=spec.n_layer, n_head=spec.n_head, d_head=spec.d_head,
+                  vocab=model.config.vocab, corrupt_ids=None if corrupt is None else tuple(corrupt),
+                  corrupt_tokens=None if corrupt is None else tuple(c.text(i) for i in corrupt))  # fmt: skip
 
 
 def printed(lines: list) -> list[str]:
@@ -70,6 +84,12 @@ def test_ablate_prints_the_pages_view_and_its_json(smollm2):
     assert done.stdout.startswith("Mean ablation of L18 H6, L17 H4: each head's output before W_O")
     out = json.loads(run("ablate", text, "--heads", "L18H6,L17H4", "--mean", "--json").stdout)
     assert out == json.loads(json.dumps(view))
+    number = terminal.ablation_number(view, [(18, 6), (17, 4)], "mean", len(ids))
+    assert number == {"kind": "ablation", "heads": "18.6,17.4", "how": "mean", "quantity": "p_next_after",
+                      "position": view["biggest"][0]["claims"]["position"],
+                      "value": view["positions"][number["position"]]["p_after"]}  # fmt: skip
+    python = run("ablate", text, "--heads", "L18H6,L17H4", "--mean", "--python").stdout
+    assert python == program_answer(source(smollm2, ids), number)["program"]
     assert refused(run("ablate", text, "--heads", "L30H0")) == (
         "--heads has L30H0, which smollm2 does not have: its layers are 0..29 and its heads 0..8"
     )
@@ -92,6 +112,10 @@ def test_patch_sweeps_the_mlps_with_a_progress_bar(smollm2):
     out = json.loads(run("patch", CLEAN, CORRUPT, "--answers", " Paris, Rome", "--sweep", "mlp", "--json")
                      .stdout)
     assert out == json.loads(json.dumps(view)) and out["sweep"]["done"] == 30
+    number = terminal.patch_number(view, (paris, rome), p.position)
+    assert (number["target"], number["layer"], number["quantity"]) == ("mlp", 0, "recovered")
+    python = run("patch", CLEAN, CORRUPT, "--answers", " Paris, Rome", "--sweep", "mlp", "--python").stdout
+    assert python == program_answer(source(smollm2, clean, corrupt), number)["program"]
     shorter = refused(run("patch", CLEAN, "The Colosseum is in the city", "--answers", " Paris, Rome"))
     assert shorter == (
         "CORRUPT is 8 tokens long and the clean prompt 9; patching needs two prompts of the same token length"
@@ -116,6 +140,16 @@ def test_lens_names_the_block_where_the_answer_comes_first(smollm2):
     assert lines[-1] == view["named"]["text"]
     assert lines[-1].startswith("After 8 ␣of, the model's answer is ␣Paris.")
     assert json.loads(run("lens", CLEAN, "--json").stdout) == json.loads(json.dumps(view))
+    number = terminal.lens_number(view)
+    first = view["named"]["claims"]["first_top1"]
+    assert number == {"kind": "lens", "position": 8, "layer": first, "quantity": "token_p",
+                      "value": view["layers"][first]["token_p"]}  # fmt: skip
+    python = run("lens", CLEAN, "--python").stdout
+    assert python == program_answer(source(smollm2, ids), number)["program"]
+    ran = subprocess.run([sys.executable, "-c", python], capture_output=True, text=True, timeout=300)
+    assert ran.returncode == 0, ran.stderr
+    # the q4_1 path sums its products in another order than the program's float32 ones
+    assert abs(float(ran.stdout.splitlines()[-1]) - number["value"]) < 1e-5
     said = "--position 9 does not exist; the text has tokens 0..8"
     assert refused(run("lens", CLEAN, "--position", "9")) == said
     assert refused(run("lens", CLEAN, "--model", "minilm")) == (

@@ -47,7 +47,8 @@ class Costs:
 def shares(*, connection: Budget, address: Budget, clock: Clock | None = None, **kw) -> Shares:
     """Budgets under which every call costs 2 CPU seconds and reading costs nothing."""
     clock = clock or Clock()
-    return Shares(connection=connection, address=address, clock=clock, cpu=Costs(2.0), message_s=0.0, **kw)
+    free = {"message_s": 0.0, "byte_s": 0.0}
+    return Shares(connection=connection, address=address, clock=clock, cpu=Costs(2.0), **free, **kw)
 
 
 def client_at(app, host: str, port: int) -> TestClient:
@@ -97,7 +98,7 @@ def test_budgets_are_per_connection_and_per_address():
 def test_the_state_route_is_budgeted_too_and_a_refusal_calls_no_lab():
     meter = Costs(2.0)
     app = create_app(shares=Shares(connection=Budget(rate=1, burst=1), address=Budget(rate=1, burst=9),
-                                   clock=Clock(), cpu=meter, message_s=0.0))  # fmt: skip
+                                   clock=Clock(), cpu=meter, message_s=0.0, byte_s=0.0))  # fmt: skip
     c = client_at(app, "10.0.0.1", 1)
     body = {"held": STARTING.to_dict()}
     assert c.post("/api/state", json=body).status_code == 200
@@ -189,7 +190,7 @@ def test_nothing_is_read_from_a_socket_past_its_budget(run_async):
         clock.now += seconds
 
     budget = Shares(connection=Budget(rate=1, burst=1), address=Budget(rate=1, burst=1), clock=clock,
-                    sleep=sleep, message_s=0.75)  # fmt: skip
+                    sleep=sleep, message_s=0.5, byte_s=0.25)  # fmt: skip
     client = Client(address="10.0.0.1", connection=("10.0.0.1", 1))
 
     async def main() -> tuple[int, int]:
@@ -198,7 +199,7 @@ def test_nothing_is_read_from_a_socket_past_its_budget(run_async):
             tasks.start_soon(_read, socket, latest, budget, client)
             while not sleeps:
                 await anyio.sleep(0)
-            held = socket.calls  # two read (0.75 s each): 0.5 s in debt, so no third
+            held = socket.calls  # two read (0.5 s and 0.25 s a byte each): 0.5 s in debt, so no third
             gate.set()
         return held, socket.calls
 
@@ -235,6 +236,16 @@ def test_one_address_runs_one_call_at_a_time_and_another_address_is_not_held(run
 
     seen = run_async(main)
     assert seen == ["b"] and done == ["b", "a1", "a2"]
+
+
+def test_reading_is_charged_by_the_message_and_its_bytes():
+    budget = Shares(connection=Budget(rate=1, burst=1), address=Budget(rate=2, burst=1), clock=Clock(),
+                    message_s=0.5, byte_s=0.001)  # fmt: skip
+    client = Client(address="10.0.0.1", connection=("10.0.0.1", 1))
+    budget.read(client, 1_500)  # 0.5 s + 1.5 s: 1 s in debt on both
+    assert budget.wait(client) == (1.0, False)  # the connection's debt is the longer wait (1 s a second)
+    budget.read(None, 10**9)  # an in-process caller: nothing charged
+    assert budget.wait(client) == (1.0, False)
 
 
 @pytest.mark.parametrize("seconds", [0.2, 1.0, 2.5])

@@ -6,7 +6,8 @@ no tokenizer takes). Model jobs run on toy models (``models.toy``) with the real
 tokenizers counting first, so the text checks are the real ones and nothing heavy runs.
 Every route whose body takes a string is here (``test_every_text_taking_route_is_fuzzed``
 checks that against the app's own OpenAPI document), the drag sockets too, and part of it
-runs over one real keep-alive connection, which must stay usable after every answer.
+runs over one real keep-alive connection, which must stay usable after every answer. Jobs a
+valid text starts (traces, generations, circuits) run on the toy models, or wait their turn.
 """
 
 from __future__ import annotations
@@ -114,21 +115,44 @@ def bodies(client) -> dict[str, tuple[dict, list[tuple]]]:
                                           [("action", "challenge"), ("action", "kind")]),
         f"/api/connections/{lab}/export/json": ({}, [("inputs", "n")]),
         f"/api/connections/{lab}/export/markdown": ({"inputs": {}}, [("inputs", "tile")]),
+        "/api/circuits/smollm2/tokens": ({"text": "a"}, [("text",)]),
+        "/api/models/program": (
+            {"model": "smollm2", "ids": [1, 2], "tokens": ["a", "b"], "kind": "weight", "layer": 0, "head": 0,
+             "query": 1, "key": 0},
+            [("tokens", 0), ("kind",), ("model",)],
+        ),
+        "/api/circuits/ablation": (
+            {"model": "minilm", "text": "a b", "heads": "L0H1"}, [("text",), ("heads",)]
+        ),
+        "/api/circuits/attribution": ({"model": "smollm2", "text": "a b"}, [("text",)]),
+        "/api/circuits/lens": ({"model": "smollm2", "text": "a b"}, [("text",)]),
+        "/api/circuits/head": ({"model": "smollm2", "text": "a b", "layer": 0, "head": 0}, [("text",)]),
+        "/api/circuits/patching": (
+            {"model": "smollm2", "clean": "a b", "corrupt": "a c", "right": " b", "other": " c"},
+            [("clean",), ("corrupt",), ("right",)],
+        ),
     }
 
 
+# a field whose text a refusal may name another field for: the two prompts of a patching are
+# compared with each other (their token lengths); a circuits view's position is checked against
+# its text's tokens (but see test_a_text_of_no_tokens_is_refused_at_the_text)
+PAIRED = {"clean": {"clean", "corrupt"}, "corrupt": {"clean", "corrupt"}, "text": {"text", "position"}}
+
+
 def posts(bodies, text: str):
-    """(path, body, the field the text is in) for every text of every route."""
+    """(path, body, the fields a refusal may name) for every text of every route."""
     for path, (good, places) in bodies.items():
         for place in places:
-            yield path, put(good, place, text), next(p for p in reversed(place) if isinstance(p, str))
+            field = next(p for p in reversed(place) if isinstance(p, str))
+            yield path, put(good, place, text), PAIRED.get(field, {field})
 
 
-def check(path: str, text: str, status: int, answer: bytes, field: str) -> None:
+def check(path: str, text: str, status: int, answer: bytes, fields: set[str]) -> None:
     assert status < 500, (path, text, answer[:300])
     if 400 <= status < 500 and status not in (413, 429):
         detail = json.loads(answer)["detail"]
-        assert any(field in d["loc"] for d in detail), (path, text, detail)
+        assert any(fields & set(map(str, d["loc"])) for d in detail), (path, text, detail)
         assert all(d["msg"] for d in detail)
 
 
@@ -155,7 +179,7 @@ def test_every_text_taking_route_is_fuzzed(client, bodies):
         for op in ops.values()
         if "requestBody" in op and takes_text(op["requestBody"]["content"]["application/json"]["schema"])
     }
-    fuzzed = {p.replace("minilm", "{model}").replace("smollm2", "{model}") for p in bodies}
+    fuzzed = {p.replace("/minilm/", "/{model}/").replace("/smollm2/", "/{model}/") for p in bodies}
     lab = next(p for p in bodies if p.startswith("/api/connections/")).split("/")[3]
     assert text_routes == {p.replace(f"/{lab}/", "/{name}/") for p in fuzzed}
 
@@ -169,9 +193,9 @@ def test_each_routes_body_is_answered_as_it_is(client, bodies):
 @SLOW
 @given(text=TEXTS)
 def test_any_text_gets_an_answer_or_a_4xx_naming_its_field(client, bodies, text):
-    for path, body, field in posts(bodies, text):
+    for path, body, fields in posts(bodies, text):
         r = client.post(path, content=raw(body), headers={"content-type": "application/json"})
-        check(path, text, r.status_code, r.content, field)
+        check(path, text, r.status_code, r.content, fields)
 
 
 @pytest.mark.parametrize("text", ["a \ud800 b", "\udc00", "\ud800\ud800"])
@@ -201,6 +225,15 @@ def test_every_route_says_a_lone_surrogate_in_the_same_words(client, path, body,
     assert r.status_code == 422
     (item,) = r.json()["detail"]
     assert (item["loc"], item["msg"]) == (loc, f"{name} {half_character()}")
+
+
+@pytest.mark.xfail(reason="circuits: a text of no SmolLM2 tokens ('\\x16') is refused at position, "
+                          "'Position -1 does not exist; the text has tokens 0..-1'")
+@pytest.mark.parametrize("path", ["/api/circuits/attribution", "/api/circuits/lens", "/api/circuits/head"])
+def test_a_text_of_no_tokens_is_refused_at_the_text(client, bodies, path):
+    r = client.post(path, content=raw(put(bodies[path][0], ("text",), "\x16")),
+                    headers={"content-type": "application/json"})  # fmt: skip
+    assert r.status_code == 422 and [d["loc"] for d in r.json()["detail"]] == [["body", "text"]]
 
 
 def test_the_connection_survives_a_refused_text(toy_jobs):
@@ -235,13 +268,13 @@ KEEP_ALIVE_ROUTES = ("/api/state", "/api/notebook/import", "/api/models/jobs", "
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(text=TEXTS)
 def test_any_text_over_one_keep_alive_connection_never_drops_it(keep_alive, bodies, text):
-    for path, body, field in posts(bodies, text):
+    for path, body, fields in posts(bodies, text):
         if path not in KEEP_ALIVE_ROUTES:
             continue
         keep_alive.request("POST", path, raw(body), {"content-type": "application/json"})
         answer = keep_alive.getresponse()  # on the same connection as every request before it
         data = answer.read()
-        check(path, text, answer.status, data, field)
+        check(path, text, answer.status, data, fields)
         assert answer.getheader("connection") != "close", (path, text)
 
 

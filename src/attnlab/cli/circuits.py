@@ -9,7 +9,11 @@ texts done.
 ``ablate``, ``patch`` and ``lens`` run the page's circuits views in this process
 (``models/circuitviews``: the model's run, then the lab's words) and print them
 (``lab.circuits.terminal``: the lines, in order); ``--json`` prints the view itself, the
-same JSON the page draws. A patching sweep draws its progress bar on stderr. Bad input is
+same JSON the page draws; ``--python`` prints the runnable NumPy program behind the view's
+headline number (``lab.realmodel.program``: it reads the model file and prints that number):
+ablate, the next token's probability after the ablation where it changed most; patch, the
+fraction recovered of the most recovered patch; lens, the answer's probability after the
+block where it first comes top. A patching sweep draws its progress bar on stderr. Bad input is
 one line on stderr and status 2, the field named as the command line names it (``--texts
 line 3: …``, ``--heads …``, ``CORRUPT …``).
 """
@@ -104,7 +108,7 @@ class Bar:
 
 
 def add_census_arguments(p: argparse.ArgumentParser) -> None:
-    said = census_words.help_texts(registry.names())
+    said = _escaped(census_words.help_texts(registry.names()))
     p.add_argument("--model", default=registry.names()[0], help=said["--model"])
     p.add_argument("--texts", required=True, metavar="FILE.jsonl", help=said["--texts"])
     p.add_argument("--ray", action="store_true", help=said["--ray"])
@@ -152,7 +156,12 @@ LENS_FLAGS = {"text": "TEXT", "position": "--position", "model": "--model"}
 
 
 def _help(command: str) -> dict[str, str]:
-    return terminal.help_texts(models=registry.names(), decoders=registry.decoders())[command]
+    return _escaped(terminal.help_texts(models=registry.names(), decoders=registry.decoders())[command])
+
+
+def _escaped(said: dict[str, str]) -> dict[str, str]:
+    """The lab's help as argparse takes it: a literal % written %%."""
+    return {key: text.replace("%", "%%") for key, text in said.items()}
 
 
 def add_ablate_arguments(p: argparse.ArgumentParser) -> None:
@@ -161,7 +170,7 @@ def add_ablate_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--heads", required=True, help=said["--heads"])
     p.add_argument("--mean", action="store_true", help=said["--mean"])
     p.add_argument("--model", default=registry.decoders()[0], help=said["--model"])
-    p.add_argument("--json", action="store_true", help=said["--json"])
+    _outputs(p, said)
 
 
 def add_patch_arguments(p: argparse.ArgumentParser) -> None:
@@ -173,7 +182,7 @@ def add_patch_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--answers", help=said["--answers"])
     p.add_argument("--sweep", choices=KINDS, default="residual", help=said["--sweep"])
     p.add_argument("--model", default=registry.decoders()[0], help=said["--model"])
-    p.add_argument("--json", action="store_true", help=said["--json"])
+    _outputs(p, said)
 
 
 def add_lens_arguments(p: argparse.ArgumentParser) -> None:
@@ -181,7 +190,13 @@ def add_lens_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("text", metavar="TEXT", help=said["text"])
     p.add_argument("--position", type=int, default=-1, help=said["--position"])
     p.add_argument("--model", default=registry.decoders()[0], help=said["--model"])
-    p.add_argument("--json", action="store_true", help=said["--json"])
+    _outputs(p, said)
+
+
+def _outputs(p: argparse.ArgumentParser, said: dict[str, str]) -> None:
+    out = p.add_mutually_exclusive_group()
+    out.add_argument("--json", action="store_true", help=said["--json"])
+    out.add_argument("--python", action="store_true", help=said["--python"])
 
 
 def run_ablate(args: argparse.Namespace) -> int:
@@ -194,7 +209,10 @@ def run_ablate(args: argparse.Namespace) -> int:
         heads = parse_heads(args.heads)
         model = _load(name)
         ids, tokens = tokenize(model, args.text)
-        view = ablation_view(model, ids, heads, how="mean" if args.mean else "zero", tokens=tokens)
+        how = "mean" if args.mean else "zero"
+        view = ablation_view(model, ids, heads, how=how, tokens=tokens)
+    if args.python:
+        return _program(model, ids, tokens, terminal.ablation_number(view, heads, how, len(ids)))
     return _show(view, terminal.ablation_lines, args.json)
 
 
@@ -216,6 +234,9 @@ def run_patch(args: argparse.Namespace) -> int:
         p = pair(model, clean, corrupt, answers=ids)
         bar = Bar(terminal.progress_line)
         view = patching_view(model, p, sweep=args.sweep, progress=bar, answers=answers)
+    if args.python:
+        number = terminal.patch_number(view, ids, p.position)
+        return _program(model, clean, None, number, corrupt=corrupt)
     return _show(view, terminal.patching_lines, args.json)
 
 
@@ -229,6 +250,8 @@ def run_lens(args: argparse.Namespace) -> int:
         model = _load(name)
         ids, tokens = tokenize(model, args.text)
         view = lens_view(model, run(model, ids), args.position, tokens=tokens)
+    if args.python:
+        return _program(model, ids, tokens, terminal.lens_number(view))
     return _show(view, terminal.lens_lines, args.json)
 
 
@@ -269,6 +292,26 @@ def _load(name: str):
         return registry.get_model(name)
     except ModelNotInstalled as error:
         raise ValueError(str(error)) from None
+
+
+def _program(model, ids, tokens, number: dict, *, corrupt=None) -> int:
+    """Print the program behind ``number`` (a descriptor) on the text ``ids`` (and a patch's ``corrupt``)."""
+    from attnlab.lab.realmodel.program.answer import program_answer
+    from attnlab.lab.realmodel.program.number import Source
+    from attnlab.models.circuits.stack import stack_of
+
+    stack = stack_of(model)
+    spec = registry.spec(stack.name)
+    counter = registry.counter(stack.name)
+    texts = tokens if tokens is not None else [counter.text(i) for i in ids]
+    src = Source(
+        model=spec.name, title=spec.title, ids=tuple(ids), tokens=tuple(texts), path=stack.path,
+        n_layer=stack.n_layer, n_head=stack.n_head, d_head=stack.d_head, vocab=stack.vocab,
+        corrupt_ids=None if corrupt is None else tuple(corrupt),
+        corrupt_tokens=None if corrupt is None else tuple(counter.text(i) for i in corrupt),
+    )  # fmt: skip
+    print(program_answer(src, number)["program"], end="")
+    return 0
 
 
 def _show(view: dict, lines, as_json: bool) -> int:

@@ -15,7 +15,7 @@ it obeys only one "controlling" thread, see :func:`_process_wide_setter`.)
 Code outside every hold that calls BLAS meanwhile is held to one thread too.
 
 One ``threadpoolctl`` controller serves the process (building one scans the
-loaded libraries, ~1 ms); the compiled attention kernel finds NumPy's sgemm
+loaded libraries: docs/performance.md); the compiled attention kernel finds NumPy's sgemm
 through it, so the hold covers its direct calls as well.
 """
 

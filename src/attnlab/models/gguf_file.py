@@ -4,10 +4,10 @@ Nothing is dequantized or copied on opening: :meth:`GGUFFile.raw` is a read-only
 view of a tensor's bytes in the map (a Q4_1 or Q8_0 matrix as its blocks,
 ``(n_out, bytes per row)``), :meth:`GGUFFile.array` a float32 tensor as it is
 stored. :meth:`GGUFFile.dequantized` gives a tensor's float32 values through
-``gguf.quants`` (the reference dequantizer; ~10 s for all of SmolLM2).
+``gguf.quants`` (the reference dequantizer).
 
 The header is parsed here, not by ``gguf.GGUFReader``, which builds a NumPy
-view per field part and took ~2.3 s on SmolLM2's 49152-token vocabulary; the
+view per field part, slow on SmolLM2's 49152-token vocabulary (docs/performance.md); the
 values are the same as its ``field.contents()`` (tested).
 
 GGUF lists a matrix's shape innermost-first (``[n_in, n_out]``); :meth:`shape`

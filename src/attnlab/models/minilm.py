@@ -91,7 +91,7 @@ class MiniLM:
         The file is opened with ``safe_open`` (memory-mapped) and each tensor read
         from the map once. Vectors and embeddings are used as read; the matrices,
         which ``nn.Linear`` stores (out, in), are transposed into a copy once:
-        BLAS encoded ~6% fewer sentences a second on transposed views.
+        BLAS encoded fewer sentences a second on transposed views (docs/performance.md).
         """
         from safetensors import safe_open
 

@@ -46,6 +46,7 @@ from attnlab.web.limits import router as limits_router
 from attnlab.web.notebook import routes as api_notebook
 from attnlab.web.realmodel import bridge as api_bridge
 from attnlab.web.realmodel import jobs as api_models
+from attnlab.web.realmodel import programs as api_programs
 from attnlab.web.realmodel import views as api_views
 
 __all__ = ["BODY_TIMEOUT_S", "CSP", "MAX_BODY_BYTES", "ROUTERS", "create_app", "field_path"]
@@ -59,6 +60,7 @@ ROUTERS = [
     api_models.router,
     api_views.router,
     api_bridge.router,
+    api_programs.router,
     api_circuits.router,
     api_block.router,
     api_connections.router,

@@ -4,12 +4,13 @@ The explorer's work (``POST /api/trace``, ``POST /api/state`` and their drag soc
 ``/api/trace/ws`` and ``/api/state/ws``) runs in worker threads, and each call is
 measured: the CPU seconds its own thread spent (``time.thread_time``: its work, not
 the time it waited for the GIL). Reading each request or message costs the event
-loop too, where it cannot be measured apart: each is charged ``MESSAGE_S``. The cost
-is charged twice, to the connection the request came on and to the address it came
-from (a learner's computer), each a token bucket of CPU seconds that fills at
-``rate`` seconds per second up to ``burst``. A call is charged when it ends, so a
-bucket can go below zero; a client whose connection or address is below zero is past
-its budget until it has refilled, and only that client is slowed:
+loop too, where it cannot be measured apart: each is charged ``MESSAGE_S`` and
+``BYTE_S`` a byte (a 64 x 64 state, 160 kB: 1 ms). The cost is charged twice, to the
+connection the request came on and to the address it came from (a learner's
+computer), each a token bucket of CPU seconds that fills at ``rate`` seconds per
+second up to ``burst``. A call is charged when it ends, so a bucket can go below
+zero; a client whose connection or address is below zero is past its budget until
+it has refilled, and only that client is slowed:
 
 - over HTTP it is answered 429 with ``Retry-After`` (whole seconds until it is back),
   the page's sentence at ``body`` (``lab.fields.over_share``), and the lab is not called;
@@ -57,7 +58,8 @@ class Budget:
 CONNECTION = Budget(rate=0.15, burst=1.0)
 ADDRESS = Budget(rate=0.2, burst=2.0)
 ADDRESS_SLOTS = 1  # calls of one address at once: its backlog never holds more than one worker thread
-MESSAGE_S = 0.001  # the event loop's reading of one request or message, charged as CPU seconds
+MESSAGE_S = 0.0002  # the event loop's reading of one request or message, charged as CPU seconds...
+BYTE_S = 5e-9  # ...and of each of its bytes (5 ms a megabyte)
 KEPT_CLIENTS = 4096  # buckets kept before the full (idle) ones are forgotten
 
 
@@ -96,8 +98,8 @@ class Shares:
     """The server's budgets: one bucket per connection and one per address, and each address's slots.
 
     ``clock`` (seconds), ``cpu`` (a thread's CPU seconds) and ``sleep`` are the real ones
-    unless a test gives its own; ``message_s`` is what reading one request or message is
-    charged. Used from the event loop only (the calls run in threads).
+    unless a test gives its own; reading a request or message of n bytes is charged
+    ``message_s + n * byte_s``. Used from the event loop only (the calls run in threads).
     """
 
     def __init__(
@@ -110,8 +112,10 @@ class Shares:
         cpu: Callable[[], float] = time.thread_time,
         sleep: Callable[[float], Awaitable[None]] = anyio.sleep,
         message_s: float = MESSAGE_S,
+        byte_s: float = BYTE_S,
     ) -> None:
-        self.connection, self.address, self.slots, self.message_s = connection, address, slots, message_s
+        self.connection, self.address, self.slots = connection, address, slots
+        self.message_s, self.byte_s = message_s, byte_s
         self.clock, self.cpu, self.sleep = clock, cpu, sleep
         self._connections: dict[tuple[str, int], Bucket] = {}
         self._addresses: dict[str, Bucket] = {}
@@ -154,10 +158,10 @@ class Shares:
             raise error
         return result
 
-    def read(self, client: Client | None) -> None:
-        """Charge the reading of one request or message (the event loop's part of the work)."""
+    def read(self, client: Client | None, size: int) -> None:
+        """Charge the reading of one request or message of ``size`` bytes (the event loop's part)."""
         if client is not None:
-            self.charge(client, self.message_s)
+            self.charge(client, self.message_s + size * self.byte_s)
 
     def charge(self, client: Client, seconds: float) -> None:
         """Take ``seconds`` of CPU from the client's connection and address."""
@@ -215,5 +219,5 @@ async def answer(request: Request, fn: Callable[..., bytes], *args) -> Response:
         seconds, computer = shares.wait(client)
         if seconds > 0:
             return refusal(seconds, computer=computer)
-    shares.read(client)
+    shares.read(client, len(await request.body()))  # read already: FastAPI keeps it
     return Response(await shares.run(client, fn, *args), media_type="application/json")

@@ -193,7 +193,7 @@ def _exp2_rows(s, n_rows, cols, limit0, weights, weighted, sums, first):
     _wide_vectors()
     for r in range(n_rows):
         # a row slice indexed from 0: with s[r * cols + c] the index might be negative to
-        # numba, and its wrap-around check kept LLVM from vectorizing the loop (~12x slower)
+        # numba, and its wrap-around check kept LLVM from vectorizing the loop
         row = s[r * cols : (r + 1) * cols]
         lim = min(cols, max(0, limit0 + r))
         acc = np.float32(0.0)
@@ -330,7 +330,7 @@ def _attend(fn, qs, k, v, weights, *args):
 
     numba compiles once per argument type, and read-only is part of the type
     (NumPy hands the kernel read-only k and v whenever they were broadcast):
-    one type instead of several spares a compilation of ~1-2 s each.
+    one type instead of several spares a compilation each (docs/performance.md).
     """
     return attend_block(fn, _read_only(qs), _read_only(k), _read_only(v), _read_only(weights), *args)
 

@@ -65,7 +65,7 @@ from attnlab.engine.threads import one_blas_thread
 _LOG2_E = 1.0 / math.log(2.0)
 _LN_2 = math.log(2.0)
 # Exponents below this (natural units) are raised to it: exp stays a normal number, since
-# NumPy's exp2 takes a scalar path ~10x slower for results that underflow. A raised term
+# NumPy's exp2 takes a much slower scalar path for results that underflow. A raised term
 # is <= exp(FLOOR) while a row that is not rescued has a term >= exp(-30) / S, so the S
 # raised terms together weigh <= S^2 exp(FLOOR + 30): < 1e-12 of the row in float32
 # (floor -80, S <= 65536) and far below float64 rounding (floor -700).

@@ -32,9 +32,14 @@ HOWS = {
 }
 
 
-def _how(job: str | None, **indices) -> dict:
-    """The 'How is this computed?' descriptor of one number of the ablation."""
-    return {"kind": "ablation", "job": job, "indices": indices}
+def program_heads(heads: Sequence[tuple[int, int]]) -> str:
+    """The heads as "How is this computed?" names them: ``"18.6,17.4"``."""
+    return ",".join(f"{layer}.{head}" for layer, head in heads)
+
+
+def _how(heads: Sequence[tuple[int, int]], how: str, quantity: str, **fields) -> dict:
+    """One number of the ablation as "How is this computed?" names it (``lab/realmodel/program``)."""
+    return {"kind": "ablation", "heads": program_heads(heads), "how": how, "quantity": quantity, **fields}
 
 
 def parse_heads(text: object) -> list[tuple[int, int]]:
@@ -90,9 +95,10 @@ def prob(p: float, other: float | None = None) -> str:
     return f"{fmt.rounded(100 * p, digits)}%"
 
 
-def _tops(ids: np.ndarray, ps: np.ndarray, texts: Mapping[int, str]) -> list[dict]:
-    return [{"id": int(i), **token_label(texts[int(i)]), "p": float(p), "display": fmt.percent(float(p))}
-            for i, p in zip(ids, ps)]  # fmt: skip
+def _tops(ids: np.ndarray, ps: np.ndarray, texts: Mapping[int, str], how=None) -> list[dict]:
+    return [{"id": int(i), **token_label(texts[int(i)]), "p": float(p), "display": fmt.percent(float(p)),
+             **({"how": how(r)} if how else {})}
+            for r, (i, p) in enumerate(zip(ids, ps))]  # fmt: skip
 
 
 def next_token_view(change: Mapping[str, np.ndarray], *, heads: Sequence[tuple[int, int]], how: str,
@@ -112,10 +118,13 @@ def next_token_view(change: Mapping[str, np.ndarray], *, heads: Sequence[tuple[i
             "index": i,
             "label": labels[i],
             "exact": tokens[i],
-            "top_before": _tops(change["top_ids_before"][i], change["top_p_before"][i], texts),
-            "top_after": _tops(change["top_ids_after"][i], change["top_p_after"][i], texts),
+            "top_before": _tops(change["top_ids_before"][i], change["top_p_before"][i], texts,
+                                lambda r, i=i: _how(heads, how, "top_p_before", position=i, rank=r)),
+            "top_after": _tops(change["top_ids_after"][i], change["top_p_after"][i], texts,
+                               lambda r, i=i: _how(heads, how, "top_p_after", position=i, rank=r)),
             "kl": float(change["kl"][i]),
             "kl_display": fmt.significant(float(change["kl"][i])),
+            "how": {"kl": _how(heads, how, "kl", position=i)},
         }
         if i < n - 1:
             b, a = float(pb[i]), float(pa[i])
@@ -126,12 +135,16 @@ def next_token_view(change: Mapping[str, np.ndarray], *, heads: Sequence[tuple[i
                 "loss_before_display": fmt.rounded(lb[i]), "loss_after_display": fmt.rounded(la[i]),
                 "title": f"After {labels[i]}, p({labels[i + 1]}): {fmt.precise(b)} before, "
                 f"{fmt.precise(a)} after",
-                "how": _how(job, position=i, token=int(change["next_ids"][i])),
+                "how": {"kl": _how(heads, how, "kl", position=i),
+                        **{k: _how(heads, how, q, position=i) for k, q in (
+                            ("p_before", "p_next_before"), ("p_after", "p_next_after"),
+                            ("loss_before", "loss_before"), ("loss_after", "loss_after"))}},
             }  # fmt: skip
         positions.append(entry)
     first = min((layer for layer, _ in heads), default=0)
     return {
         "kind": "next_token",
+        "job": job,
         "heads": [list(h) for h in heads],
         "heads_label": heads_label(heads),
         "how": how,
@@ -203,7 +216,8 @@ def layer_view(change: Mapping, *, heads: Sequence[tuple[int, int]], how: str, t
             "relative_display": fmt.percent(relative[i]), "cosine_display": fmt.rounded(cos[i], 4),
             "title": f"{labels[i]}: moved by {fmt.precise(moved[i])} (length {fmt.precise(norm[i])}), "
             f"cosine {fmt.precise(cos[i])}",
-            "how": _how(job, position=i, layer=layer),
+            "how": {q: _how(heads, how, q, position=i, layer=layer)
+                    for q in ("norm_before", "change", "cosine")},
         }
         for i in range(len(tokens))
     ]  # fmt: skip
@@ -221,6 +235,7 @@ def layer_view(change: Mapping, *, heads: Sequence[tuple[int, int]], how: str, t
     first = min((layer for layer, _ in heads), default=0)
     out = {
         "kind": "layer",
+        "job": job,
         "layer": layer,
         "heads": [list(h) for h in heads],
         "heads_label": heads_label(heads),
@@ -238,6 +253,7 @@ def layer_view(change: Mapping, *, heads: Sequence[tuple[int, int]], how: str, t
             "(1 = unchanged).",
             cosine=float(pooled),
         )
+        out["pooled_how"] = _how(heads, how, "pooled_cosine")
     if first > layer:
         out["note"] = said(
             f"Every head switched off is above layer {layer}, so the stream leaving layer {layer} "

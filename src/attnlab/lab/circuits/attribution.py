@@ -75,12 +75,22 @@ def attribution_view(a, *, tokens: list[str], token_text: str, path: str, job: s
     def title(i: int, j: int, v: float | None) -> str:
         return f"{name(i, j)}: {signed(v)} to logit({shown['label']}) (exactly {fmt.precise(v)})"
 
-    terms = [("embedding", float(a.embedding))]
+    def how(term: str, **fields) -> dict:
+        at = {"position": int(a.position), "token": int(a.token)}
+        return {"kind": "attribution", **at, "term": term, **fields}
+
+    def cell_how(i: int, j: int) -> dict | None:
+        if j < n_head:
+            return how("head", layer=i, head=j)
+        return how("mlp", layer=i) if columns[j] == "MLP" else None  # W_O's bias: no program of its own
+
+    terms = [("embedding", float(a.embedding), how("embedding"))]
     for i in range(n_layer):
-        terms += [(name(i, j), float(values[i, j])) for j in range(values.shape[1])]
+        terms += [(name(i, j), float(values[i, j]), cell_how(i, j)) for j in range(values.shape[1])]
     order = sorted(range(len(terms)), key=lambda k: (-abs(terms[k][1]), k))
     top = [{"name": terms[k][0], "value": terms[k][1], "display": signed(terms[k][1]),
-            "title": f"{terms[k][0]}: {fmt.precise(terms[k][1])}"} for k in order[:TOP]]  # fmt: skip
+            "title": f"{terms[k][0]}: {fmt.precise(terms[k][1])}", "how": terms[k][2]}
+           for k in order[:TOP]]  # fmt: skip
     count = 1 + n_layer * (n_head + 1 + int(has_bias))
     parts = [f"{terms[k][0]} {signed(terms[k][1])}" for k in order[:NAMED]]
     return {
@@ -104,15 +114,16 @@ def attribution_view(a, *, tokens: list[str], token_text: str, path: str, job: s
                           top=[[terms[k][0], terms[k][1]] for k in order[:NAMED]]),  # fmt: skip
         "top": top,
         "embedding": {"value": float(a.embedding), "display": signed(a.embedding),
-                      "title": f"embedding: {fmt.precise(a.embedding)}"},  # fmt: skip
+                      "title": f"embedding: {fmt.precise(a.embedding)}",
+                      "how": how("embedding")},  # fmt: skip
         "map": grid(
             values, rows=[f"L{i}" for i in range(n_layer)], columns=columns, cell=cell, title=title,
             scale="signed", limit=limit,
             legend=signed_legend(limit, above=f"raises logit({shown['label']})",
                                  below=f"lowers logit({shown['label']})"),
             label=f"Each head's and MLP's term in logit({shown['label']}): rows are layers, columns heads "
-            "and the MLP",
+            "and the MLP", how=cell_how,
         ),  # fmt: skip
-        "how": {"kind": "attribution", "job": job,
-                "indices": {"position": int(a.position), "token": int(a.token)}},
+        "how": {"logit": how("logit"), "total": how("total"), "scale": how("scale")},
+        "job": job,
     }

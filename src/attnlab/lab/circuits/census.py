@@ -94,9 +94,9 @@ def head_label(layer: int, head: int) -> str:
     return f"L{layer} H{head}"
 
 
-def _how(job: str | None, score: str, layer: int, head: int) -> dict:
-    """The 'How is this computed?' descriptor of one head's score."""
-    return {"kind": "census", "job": job, "indices": {"score": score, "layer": layer, "head": head}}
+def _how(score: str, layer: int, head: int) -> dict:
+    """One head's score as "How is this computed?" names it (``lab/realmodel/program``, on the trace)."""
+    return {"kind": "head_score", "layer": layer, "head": head, "score": score}
 
 
 def census_view(heads: list[dict], *, score: str, n_layer: int, n_head: int, n_tokens: int, model: str,
@@ -126,7 +126,7 @@ def census_view(heads: list[dict], *, score: str, n_layer: int, n_head: int, n_t
             "kind_name": SHORT[h["kind"]],
             "title": f"Layer {h['layer']}, head {h['head']}: {name} {display(score, h[score])}; "
             f"{kind_phrase(h['kind'])}",
-            "how": _how(job, score, h["layer"], h["head"]),
+            "how": _how(score, h["layer"], h["head"]),
         }
         for r, h in enumerate(order[:RANKED])
     ]
@@ -154,6 +154,7 @@ def census_view(heads: list[dict], *, score: str, n_layer: int, n_head: int, n_t
         "map": grid(
             values, rows=[f"L{i}" for i in range(n_layer)], columns=[f"H{j}" for j in range(n_head)],
             cell=cell, title=title, scale="share", legend=share_legend(f"{name} score", blank=blank),
+            how=lambda i, j: _how(score, i, j),
             label=f"Every head's {name} score: rows are layers 0 to {n_layer - 1}, columns heads 0 to "
             f"{n_head - 1}",
         ),  # fmt: skip
@@ -164,13 +165,17 @@ def census_view(heads: list[dict], *, score: str, n_layer: int, n_head: int, n_t
     }
 
 
+def _article(word: str) -> str:
+    return "an" if word[0] in "aeiou" else "a"
+
+
 def summary(score: str, order: list[dict]) -> dict:
     """The heads with the highest score, named with their scores (claims: ``top`` [[layer, head, score]])."""
     name = NAMES[score]
     if not order:
         return said(
-            f"No token of this text repeats an earlier one, so no head has a {name} score: repeat a "
-            "random run to find one.",
+            f"No token of this text repeats an earlier one, so no head has {_article(name)} {name} score: "
+            "repeat a random run to find one.",
             top=[],
         )
     top = order[:TOP]
@@ -302,7 +307,7 @@ def evidence(weights: np.ndarray, allowed: np.ndarray, ids, tokens: list[str], *
         "averaged": averaged,
         "rows": rows,
         "rows_title": f"The {len(rows)} query rows contributing most",
-        "how": _how(job, score, layer, head),
+        "how": _how(score, layer, head),
     }
 
 

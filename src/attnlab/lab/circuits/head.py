@@ -47,10 +47,13 @@ def rope_words(before: np.ndarray, after: np.ndarray, keys: list[int], labels: l
             f"and after. The largest is with {labels[ta]}.",
             top_before=tb, top_after=ta, rope=False,
         )  # fmt: skip
-    same = "the same key" if tb == ta else f"{labels[ta]} after"
+    where = (
+        f"with {labels[tb]} both before and after RoPE"
+        if tb == ta
+        else f"with {labels[tb]} before RoPE and with {labels[ta]} after"
+    )
     return said(
-        f"RoPE rotates each q and k by its position before the product: the largest product is with "
-        f"{labels[tb]} before RoPE and {same}.",
+        f"RoPE rotates each q and k by its position before the product: the largest product is {where}.",
         top_before=tb, top_after=ta, rope=True,
     )  # fmt: skip
 
@@ -71,12 +74,13 @@ def head_view(reads, writes, *, query: int, tokens: list[str], texts: Mapping[in
             "weight_display": fmt.percent(weights[j]),
             "title": f"{labels[query]} · {labels[j]}: q·k = {fmt.precise(before[j])} before RoPE, "
             f"{fmt.precise(after[j])} after; share {fmt.precise(weights[j])}",
-            "how": {"kind": "head", "job": job, "indices": {"layer": reads.layer, "head": reads.head,
-                                                            "query": query, "key": j}},
+            "how": {q: {"kind": "head_qk", "layer": int(reads.layer), "head": int(reads.head), "query": query,
+                        "key": j, "quantity": q} for q in ("before", "after", "weight")},
         }
         for j in seen
     ]  # fmt: skip
     out = {
+        "job": job,
         "layer": int(reads.layer),
         "head": int(reads.head),
         "kv_head": int(reads.kv_head),
@@ -105,20 +109,25 @@ def head_view(reads, writes, *, query: int, tokens: list[str], texts: Mapping[in
         )
         return out
 
-    def promoted(ids, logits) -> list[dict]:
+    ov = {"kind": "head_ov", "layer": int(reads.layer), "head": int(reads.head), "position": query}
+
+    def promoted(ids, logits, **fields) -> list[dict]:
         out = []
-        for i, v in zip(ids, logits):
+        for r, (i, v) in enumerate(zip(ids, logits)):
             shown = token_label(texts[int(i)])
             out.append({"id": int(i), **shown, "logit": float(v), "display": signed(float(v), 2),
-                        "title": f"{shown['label']}: {fmt.precise(float(v))}"})  # fmt: skip
+                        "title": f"{shown['label']}: {fmt.precise(float(v))}",
+                        "how": {**ov, **fields, "rank": r}})  # fmt: skip
         return out
 
     sources = [
         {"index": int(j), "label": labels[int(j)], "exact": tokens[int(j)], "weight": float(w),
-         "weight_display": fmt.percent(float(w)), "promoted": promoted(ids, lg)}
-        for j, w, ids, lg in zip(writes.sources, writes.weights, writes.promoted_ids, writes.promoted_logits)
+         "weight_display": fmt.percent(float(w)), "how": {**ov, "quantity": "source_weight", "source": s},
+         "promoted": promoted(ids, lg, quantity="promoted", source=s)}
+        for s, (j, w, ids, lg) in enumerate(zip(writes.sources, writes.weights, writes.promoted_ids,
+                                                 writes.promoted_logits))
     ]  # fmt: skip
-    written = promoted(writes.written_ids, writes.written_logits)
+    written = promoted(writes.written_ids, writes.written_logits, quantity="written")
     named = _listed([w["label"] for w in written[:3]])
     out["writes"] = {
         "sources": sources,

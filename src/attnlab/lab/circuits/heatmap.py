@@ -8,7 +8,9 @@ computed, a score a head does not have). ``scale`` says how the page colours a v
 - ``"signed"``: a signed number; ``limit`` is the value drawn at full colour, blue above 0,
   red below (beyond ±limit drawn as ±limit).
 
-The page maps a value to a colour and places the strings; it formats nothing.
+The page maps a value to a colour and places the strings; it formats nothing. ``hows`` (when
+given) holds each cell's number descriptor for "How is this computed?" (``lab/realmodel/program``'s
+``{"kind", ...fields}``), ``None`` where the cell has no number.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ def grid(
     limit: float = 1.0,
     legend: dict,
     label: str,
+    how: Callable[[int, int], dict | None] | None = None,
 ) -> dict:
     """JSON-ready grid: per cell the value (``None`` where NaN), the text it shows and its hover title.
 
@@ -53,7 +56,7 @@ def grid(
         out_values.append(row)
         cells.append([cell(i, j, x) for j, x in enumerate(row)])
         titles.append([title(i, j, x) for j, x in enumerate(row)])
-    return {
+    out = {
         "rows": list(rows),
         "columns": list(columns),
         "values": out_values,
@@ -64,6 +67,10 @@ def grid(
         "legend": legend,
         "label": label,
     }
+    if how is not None:
+        out["hows"] = [[how(i, j) if out_values[i][j] is not None else None for j in range(v.shape[1])]
+                       for i in range(v.shape[0])]  # fmt: skip
+    return out
 
 
 def signed(x: float, digits: int = 3) -> str:

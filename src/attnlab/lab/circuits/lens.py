@@ -23,6 +23,19 @@ LENS_WORDS = (
 )
 
 
+def rank_words(rank: int) -> str:
+    """A 0-based rank as the page prints it: ``"1st"``, ``"13,673rd"``."""
+    n = rank + 1
+    return ordinal(n).replace(str(n), f"{n:,}", 1)
+
+
+def probability(p: float) -> str:
+    """A probability in percent, with two significant digits below 1% (``"0.0012%"``)."""
+    if p == 0 or p >= 0.01:
+        return fmt.percent(p)
+    return f"{fmt.significant(100 * p, 2)}%"
+
+
 def named(answer: str, first: int, settled: int, n_layer: int, label: str) -> dict:
     """The block where the answer first becomes top-1, and from which it stays (claims ``first_top1``,
     ``settled``, ``answer``)."""
@@ -48,22 +61,24 @@ def lens_view(lens, *, tokens: list[str], texts: Mapping[int, str], job: str | N
     for layer in range(n_layer):
         p = float(lens.token_p[layer])
         rank = int(lens.token_rank[layer])
-        top = [{"id": int(i), **token_label(texts[int(i)]), "p": float(q), "display": fmt.percent(float(q))}
-               for i, q in zip(lens.top_ids[layer], lens.top_p[layer])]  # fmt: skip
+        at = {"kind": "lens", "position": int(lens.position), "layer": layer}
+        top = [{"id": int(i), **token_label(texts[int(i)]), "p": float(q), "display": fmt.percent(float(q)),
+                "how": {**at, "quantity": "top_p", "rank": r}}
+               for r, (i, q) in enumerate(zip(lens.top_ids[layer], lens.top_p[layer]))]  # fmt: skip
         layers.append({
             "layer": layer,
             "label": f"after block {layer}",
             "top": top,
             "token_p": p,
-            "token_p_display": fmt.percent(p),
+            "token_p_display": probability(p),
             "token_rank": rank,
-            "rank_display": ordinal(rank + 1),
+            "rank_display": rank_words(rank),
             "is_top": rank == 0,
             "title": f"After block {layer}: p({token['label']}) = {fmt.precise(p)}, rank {rank + 1}",
-            "how": {"kind": "lens", "job": job, "indices": {"position": int(lens.position), "layer": layer,
-                                                            "token": int(lens.token)}},
+            "how": {q: {**at, "quantity": q, "token": int(lens.token)} for q in ("token_p", "logit")},
         })  # fmt: skip
     out = {
+        "job": job,
         "position": int(lens.position),
         "label": label,
         "answer": {"id": int(lens.answer), **answer},
@@ -77,8 +92,8 @@ def lens_view(lens, *, tokens: list[str], texts: Mapping[int, str], job: str | N
     if int(lens.token) != int(lens.answer):
         p, rank = float(lens.token_p[-1]), int(lens.token_rank[-1])
         out["followed"] = said(
-            f"The token followed, {token['label']}, has probability {fmt.percent(p)} after the last block "
-            f"({ordinal(rank + 1)} of the vocabulary).",
+            f"The token followed, {token['label']}, has probability {probability(p)} after the last block "
+            f"({rank_words(rank)} of the vocabulary).",
             token=token["label"], p=p, rank=rank,
         )  # fmt: skip
     return out

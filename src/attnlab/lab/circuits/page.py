@@ -46,7 +46,6 @@ FILLS = {
     "query rows they come from.",
     "score_label": "Score",
     "census_run": "Score every head",
-    "ranked_title": "Heads, highest first",
     "evidence_hint": "Choose a head in the list or the map to see where its score comes from.",
     "ablation_title": "Ablation: switch heads off",
     "ablation_hint": "Switch off any heads and run the text again: zero sets a head's output (before W_O) "
@@ -79,6 +78,10 @@ FILLS = {
     "sweep_residual": "the residual stream, each layer × token",
     "sweep_heads": "each query head's output, each layer × head",
     "sweep_mlp": "each layer's MLP output",
+    "site_label": "Where in the block (residual stream)",
+    "site_pre": "entering the block",
+    "site_mid": "between attention and the MLP",
+    "site_post": "leaving the block",
     "first_layer_label": "First layer",
     "last_layer_label": "Last layer",
     "patch_run": "Run the sweep",
@@ -111,11 +114,6 @@ WORDS = {
     "retraced": "{note} {done}",
     "count_failed": "Could not count the tokens: {message}",
     "nothing_traced": "Nothing traced: fix the text and try again.",
-    "top_before": "Top 5 before",
-    "top_after": "Top 5 after",
-    "promoted": "Tokens its value promotes",
-    "written": "What its real output writes",
-    "queries": "Each query's value",
 }
 
 

@@ -55,9 +55,18 @@ def meaning(kind: str, site: str | None, *, decoder: bool, per_position: bool = 
     return said(text, kind=kind, site=site if kind == "residual" else None)
 
 
+def patch_how(quantity: str, *, position: int | None, answer_ids: Sequence[int] | None, **fields) -> dict:
+    """One number of a patch as "How is this computed?" names it (``lab/realmodel/program``)."""
+    out = {"kind": "patch", "quantity": quantity, **fields}
+    if answer_ids is not None:  # a decoder's metric: the logit difference of two answers at a position
+        out |= {"position": position, "answers": f"{answer_ids[0]},{answer_ids[1]}"}
+    return out
+
+
 def pair_view(*, metric: str, clean_value: float, corrupt_value: float, clean_ids: Sequence[int],
               corrupt_ids: Sequence[int], clean_tokens: list[str], corrupt_tokens: list[str],
-              answers: tuple[str, str] | None, position: int | None) -> dict:  # fmt: skip
+              answers: tuple[str, str] | None, position: int | None,
+              answer_ids: Sequence[int] | None = None) -> dict:  # fmt: skip
     """JSON-ready: the two runs' metric, where the prompts differ, and what 'recovered' measures."""
     differ = [i for i, (a, b) in enumerate(zip(clean_ids, corrupt_ids)) if a != b]
     gap = clean_value - corrupt_value
@@ -70,6 +79,7 @@ def pair_view(*, metric: str, clean_value: float, corrupt_value: float, clean_id
         "corrupt_display": fmt.rounded(corrupt_value, 4 if metric == "cosine" else 3),
         "n_tokens": len(clean_ids),
         "differ": differ,
+        "how": {q: patch_how(q, position=position, answer_ids=answer_ids) for q in ("clean", "corrupt")},
     }
     if metric == "logit_difference":
         right, other = (token_label(t)["label"] for t in answers)
@@ -129,12 +139,14 @@ def _columns(sweep, clean_tokens: list[str], kv_heads: Sequence[int] | None) -> 
 
 
 def sweep_view(sweep, *, total: int, cancelled: bool, metric: str, clean_tokens: list[str],
-               kv_heads: Sequence[int] | None = None, job: str | None = None) -> dict:  # fmt: skip
+               kv_heads: Sequence[int] | None = None, position: int | None = None,
+               answer_ids: Sequence[int] | None = None, job: str | None = None) -> dict:  # fmt: skip
     """JSON-ready: a sweep's map of fractions recovered, its most recovered cells and its status.
 
     ``sweep``: the numerics' ``Sweep`` (``kind``, ``site``, ``layers``, ``columns``, ``values``,
     ``recovered``, ``skipped``, ``done``); ``total``: the patches it was asked for; ``kv_heads``:
-    each query head's KV head (heads sweeps).
+    each query head's KV head (heads sweeps); ``position`` and ``answer_ids``: a decoder's metric
+    (for each cell's "How is this computed?" descriptor).
     """
     values = np.asarray(sweep.values, dtype=np.float64)
     recovered = np.asarray(sweep.recovered, dtype=np.float64)
@@ -156,6 +168,13 @@ def sweep_view(sweep, *, total: int, cancelled: bool, metric: str, clean_tokens:
         same = "; the clean and corrupted activations are the same bits, so not rerun" * bool(skipped[i, j])
         exact = f"{name} {fmt.rounded(v, 4)}, exactly {fmt.precise(v)}"
         return f"{where}: recovered {fmt.rounded(r, 3)} ({exact}){same}"
+
+    target = {"residual": f"resid_{sweep.site}", "heads": "head", "mlp": "mlp"}[sweep.kind]
+
+    def how(i: int, j: int) -> dict:
+        column = {} if sweep.columns[j] is None else {"column": int(sweep.columns[j])}
+        return patch_how("recovered", position=position, answer_ids=answer_ids, target=target,
+                         layer=int(sweep.layers[i]), **column)  # fmt: skip
 
     finite = [tuple(c) for c in np.argwhere(np.isfinite(recovered)).tolist()]
     order = sorted(finite, key=lambda c: (-recovered[c], c))[:TOP]
@@ -193,6 +212,7 @@ def sweep_view(sweep, *, total: int, cancelled: bool, metric: str, clean_tokens:
                                  blank="not computed, or no fraction"),
             label=f"Patching the {kind_name}: rows are layers, columns "
             + ("query heads" if sweep.kind == "heads" else "tokens" if short != ["all"] else "every token"),
+            how=how,
         ),  # fmt: skip
         "top": top,
         "status": status,
@@ -201,5 +221,5 @@ def sweep_view(sweep, *, total: int, cancelled: bool, metric: str, clean_tokens:
             "give its value without a rerun.",
             skipped=n_skipped,
         ) if n_skipped else None,  # fmt: skip
-        "how": {"kind": "patching", "job": job, "indices": {"sweep": sweep.kind, "site": sweep.site}},
+        "job": job,
     }

@@ -81,6 +81,46 @@ def lens_lines(view: dict) -> Printed:
     return out
 
 
+# -- the number each command's --python prints the program of ------------------------------------
+
+
+def ablation_number(view: dict, heads, how: str, n_tokens: int) -> dict:
+    """The ablation's headline number: the next token's probability after it, where it changed most
+    (the text's last next token when nothing changed); an encoder's pooled embedding's cosine."""
+    pairs = ",".join(f"{layer}.{head}" for layer, head in heads)
+    if view["kind"] != "next_token":
+        value = view["pooled"]["claims"]["cosine"] if view.get("pooled") else None
+        return {"kind": "ablation", "heads": pairs, "how": how, "quantity": "pooled_cosine", "value": value}
+    at = view["biggest"][0]["claims"]["position"]
+    at = max(0, n_tokens - 2) if at is None else at
+    value = view["positions"][at].get("p_after")
+    return {"kind": "ablation", "heads": pairs, "how": how, "quantity": "p_next_after", "position": at,
+            "value": value}  # fmt: skip
+
+
+def patch_number(view: dict, answers: tuple[int, int] | None, position: int | None) -> dict:
+    """The sweep's headline number: the fraction recovered of its most recovered patch (the clean
+    run's metric when no patch recovers anything)."""
+    sweep = view["sweep"]
+    top = sweep["top"]["claims"]["top"]
+    number: dict = {"kind": "patch"}
+    if answers is not None:
+        number |= {"answers": f"{answers[0]},{answers[1]}", "position": position}
+    if not top:
+        return number | {"quantity": "clean", "value": view["pair"]["clean_value"]}
+    layer, column, value = top[0]
+    target = {"residual": f"resid_{sweep['site']}", "heads": "head", "mlp": "mlp"}[sweep["kind"]]
+    number |= {"quantity": "recovered", "target": target, "layer": layer, "value": value}
+    return number if column is None else number | {"column": column}
+
+
+def lens_number(view: dict) -> dict:
+    """The lens's headline number: the answer's probability after the block where it first comes top."""
+    layer = view["named"]["claims"]["first_top1"]
+    return {"kind": "lens", "position": view["position"], "layer": layer, "quantity": "token_p",
+            "value": view["layers"][layer]["token_p"]}  # fmt: skip
+
+
 def progress_line(done: int, total: int) -> str:
     """``[######------------------] 30 of 120 patches``: a sweep's bar on stderr."""
     filled = BAR * done // total if total else BAR
@@ -95,9 +135,10 @@ def help_texts(*, models: Sequence[str], decoders: Sequence[str]) -> dict[str, d
     """Each command's help and its arguments', by command (``models``: the registry's names)."""
 
     def one_of(names: Sequence[str]) -> str:
-        return f"one of {', '.join(names)} (default {names[0]})"
+        return f"one of {', '.join(names)} (default {decoders[0]})"
 
     json_help = "the view's every number at full precision, with the words, as JSON"
+    python = "the runnable NumPy program that reads the model file and prints "
     return {
         "ablate": {
             "command": "switch heads off (zero or mean ablation) and see what changes",
@@ -106,6 +147,7 @@ def help_texts(*, models: Sequence[str], decoders: Sequence[str]) -> dict[str, d
             "--mean": "set each head's output to its mean over the text (default: to 0)",
             "--model": one_of(models),
             "--json": json_help,
+            "--python": python + "the next token's probability after the ablation where it changed most",
         },
         "patch": {
             "command": "patch the clean prompt's activations into the corrupted run, one at a time",
@@ -117,6 +159,7 @@ def help_texts(*, models: Sequence[str], decoders: Sequence[str]) -> dict[str, d
             "query head's output, or each MLP's output",
             "--model": one_of(models),
             "--json": json_help,
+            "--python": python + "the fraction recovered of the most recovered patch",
         },
         "lens": {
             "command": "the logit lens: each block's output read as if it were the last",
@@ -124,6 +167,7 @@ def help_texts(*, models: Sequence[str], decoders: Sequence[str]) -> dict[str, d
             "--position": "the token read, from 0; negative counts from the end (default -1, the last)",
             "--model": one_of(decoders),
             "--json": json_help,
+            "--python": python + "the answer's probability after the block where it first comes top",
         },
     }
 

@@ -56,6 +56,9 @@ ENTRIES = (
     ),
     Entry("embeddings", "Embeddings: dot products over a temperature", ("Dot-product logits",)),
     Entry("sampling", "Decoding and sampling: a temperature on the softmax", ("Softmax selection",)),
+    Entry(
+        "circuits", "Circuits: the previous-token head that feeds an induction head", ("Copy via attention",)
+    ),
 )
 NAMES = tuple(e.name for e in ENTRIES)
 ROUTES = tuple(e.route for e in ENTRIES)

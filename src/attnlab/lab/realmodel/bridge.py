@@ -1,11 +1,11 @@
 """The bridge's strings: one real row shown in the explorer's terms, every sentence with its claims.
 
 :func:`display` is the explorer's strings (:func:`attnlab.lab.explorer.display.display_strings`)
-trimmed to what the bridge draws per source (``KEPT``: no per-source vectors), plus every key at full precision and each token's exact
-text; :func:`plane_labels` names the ``LABELLED`` largest shares in the plane and says why
-only those; :func:`bridge_words` gives the title, the lede, the three steps' headings and the
-disclosures' summaries. The scale is what it is everywhere: the factor each dot product is
-multiplied by (``0.125``, shown as ``1/√64 = 0.125``).
+trimmed to what the bridge draws per source (``KEPT``: no per-source vectors), plus every key at
+full precision and each token's exact text; :func:`plane_labels` names the ``LABELLED`` largest
+shares in the plane and says why only those; :func:`bridge_words` gives the title, the lede, the
+three steps' headings and the disclosures' summaries. The scale is what it is everywhere: the factor
+each dot product is multiplied by (``0.125``, shown as ``1/√64 = 0.125``).
 """
 
 from __future__ import annotations

@@ -36,8 +36,8 @@ queries while its induction score counts only those where copying is
 possible. Naming it by its resting place would hide what it does.
 
 :func:`head_scores` computes every score of every head at once (NumPy, no loop
-over heads or queries): 270 heads at 256 tokens in well under a second
-(``benchmarks/bench_head_kinds.py``).
+over heads or queries; timed by
+``benchmarks/bench_head_kinds.py``, figures in docs/performance.md).
 """
 
 from __future__ import annotations

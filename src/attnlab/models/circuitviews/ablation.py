@@ -15,7 +15,7 @@ from attnlab.lab.circuits.ablation import check_heads, layer_view, next_token_vi
 from attnlab.models.circuits.ablation import ablate, layer_change, next_token_change
 from attnlab.models.circuits.runs import Cache, run
 from attnlab.models.circuits.stack import stack_of
-from attnlab.models.circuitviews.texts import token_texts
+from attnlab.models.circuitviews.texts import program_source, token_texts
 
 TOP = 5  # tokens shown before and after at each position
 
@@ -36,9 +36,10 @@ def ablation_view(model, ids_or_cache, heads: Sequence[tuple[int, int]], *, how:
         texts = token_texts(model, cache.ids)
         tokens = [texts[int(i)] for i in cache.ids]
     a = ablate(model, cache, heads, how=how)
+    source = {"program_source": program_source(model, cache.ids, tokens)}
     if stack.kind == "decoder":
         change = next_token_change(a, top=TOP)
         texts = token_texts(model, [*change["top_ids_before"].ravel(), *change["top_ids_after"].ravel()])
-        return next_token_view(change, heads=a.heads, how=how, tokens=tokens, texts=texts, job=job)
+        return next_token_view(change, heads=a.heads, how=how, tokens=tokens, texts=texts, job=job) | source
     change = layer_change(a, stack.n_layer - 1 if layer is None else layer)
-    return layer_view(change, heads=a.heads, how=how, tokens=tokens, job=job)
+    return layer_view(change, heads=a.heads, how=how, tokens=tokens, job=job) | source

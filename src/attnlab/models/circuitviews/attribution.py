@@ -15,7 +15,7 @@ from attnlab.models import registry
 from attnlab.models.circuits.attribution import logit_attribution
 from attnlab.models.circuits.runs import Cache
 from attnlab.models.circuits.stack import stack_of
-from attnlab.models.circuitviews.texts import token_texts
+from attnlab.models.circuitviews.texts import program_source, token_texts
 
 
 def attribution_view(model, cache: Cache, position: int = -1, token: int | None = None, *,
@@ -29,4 +29,5 @@ def attribution_view(model, cache: Cache, position: int = -1, token: int | None 
         texts = token_texts(model, cache.ids)
         tokens = [texts[int(i)] for i in cache.ids]
     token_text = token_texts(model, [a.token])[a.token]
-    return words(a, tokens=tokens, token_text=token_text, path=stack.path, job=job)
+    view = words(a, tokens=tokens, token_text=token_text, path=stack.path, job=job)
+    return view | {"program_source": program_source(model, cache.ids, tokens)}

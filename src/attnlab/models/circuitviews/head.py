@@ -11,7 +11,7 @@ from attnlab.models.circuits import checks
 from attnlab.models.circuits.heads import head_reads, head_writes
 from attnlab.models.circuits.runs import Cache
 from attnlab.models.circuits.stack import stack_of
-from attnlab.models.circuitviews.texts import token_texts
+from attnlab.models.circuitviews.texts import program_source, token_texts
 
 SOURCES = 5  # keys the head attends to most, each with the tokens its value promotes
 TOP = 5
@@ -33,4 +33,5 @@ def head_view(model, cache: Cache, layer: int, head: int, position: int = -1, *,
     if writes is not None:
         texts = token_texts(model, [*writes.promoted_ids.ravel(), *writes.written_ids])
     rotated = stack.kind == "decoder"
-    return words(reads, writes, query=query, tokens=tokens, texts=texts, rotated=rotated, job=job)
+    view = words(reads, writes, query=query, tokens=tokens, texts=texts, rotated=rotated, job=job)
+    return view | {"program_source": program_source(model, cache.ids, tokens)}

@@ -17,7 +17,7 @@ from attnlab.models.circuits.patching import Pair, pair
 from attnlab.models.circuits.runs import Cache, run
 from attnlab.models.circuits.stack import stack_of
 
-CAP_BYTES = 768 * 2**20
+CAP_BYTES = 512 * 2**20
 
 
 def cache_bytes(c: Cache) -> int:

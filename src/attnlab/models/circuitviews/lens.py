@@ -13,7 +13,7 @@ from attnlab.models import registry
 from attnlab.models.circuits.lens import logit_lens
 from attnlab.models.circuits.runs import Cache
 from attnlab.models.circuits.stack import stack_of
-from attnlab.models.circuitviews.texts import token_texts
+from attnlab.models.circuitviews.texts import program_source, token_texts
 
 TOP = 5
 
@@ -30,4 +30,5 @@ def lens_view(model, cache: Cache, position: int = -1, token: int | None = None,
         texts = token_texts(model, cache.ids)
         tokens = [texts[int(i)] for i in cache.ids]
     texts = token_texts(model, [*lens.top_ids.ravel(), lens.answer, lens.token])
-    return words(lens, tokens=tokens, texts=texts, job=job)
+    view = words(lens, tokens=tokens, texts=texts, job=job)
+    return view | {"program_source": program_source(model, cache.ids, tokens)}

@@ -18,7 +18,7 @@ from attnlab.lab.circuits.problems import layers_reversed, unknown_choice
 from attnlab.models.circuits import checks
 from attnlab.models.circuits.patching import Cancelled, Pair, head_sweep, mlp_sweep, residual_sweep
 from attnlab.models.circuits.stack import stack_of
-from attnlab.models.circuitviews.texts import token_texts
+from attnlab.models.circuitviews.texts import program_source, token_texts
 
 
 def sweep_layers(model, first: int | None, last: int | None) -> list[int]:
@@ -79,10 +79,12 @@ def patching_view(model, p: Pair, *, sweep: str = "residual", site: str = "pre",
         "pair": pair_view(
             metric=p.metric, clean_value=p.clean_value, corrupt_value=p.corrupt_value,
             clean_ids=p.clean.ids, corrupt_ids=p.corrupt.ids, clean_tokens=clean_tokens,
-            corrupt_tokens=corrupt_tokens, answers=answers, position=p.position,
+            corrupt_tokens=corrupt_tokens, answers=answers, position=p.position, answer_ids=p.answers,
         ),  # fmt: skip
         "sweep": sweep_view(
             done, total=total, cancelled=cancelled, metric=p.metric, clean_tokens=clean_tokens,
-            kv_heads=[h // group for h in range(stack.n_head)] if group > 1 else None, job=job,
+            kv_heads=[h // group for h in range(stack.n_head)] if group > 1 else None, position=p.position,
+            answer_ids=p.answers, job=job,
         ),  # fmt: skip
+        "program_source": program_source(model, p.clean.ids, clean_tokens, p.corrupt.ids),
     }

@@ -9,6 +9,8 @@
 - ``speculate``, ``serving``: timed comparisons in the worker (``Jobs.run`` of
   ``speculate.compare``: plain greedy against speculative decoding; ``serving.compare``: one
   request at a time against continuous batching).
+- ``copying``: the circuits lab's run in the worker (``Jobs.run`` of ``circuits.copying``: the
+  census on the probe, then the previous-token heads switched off one by one).
 
 A job not done yet is ``waiting`` (its stage, its place in line, what is done of how
 much); a job that ended in an error is ``failed`` with the job's message; a text the
@@ -33,6 +35,7 @@ from attnlab.models.labs import embeddings, facts, logits, needle
 KV_RUN = "attnlab.models.labs.kv:generation_cache"
 SPECULATE_RUN = "attnlab.models.labs.speculate:compare"
 SERVING_RUN = "attnlab.models.labs.serving:compare"
+COPYING_RUN = "attnlab.models.labs.circuits:copying"
 KEEP_READ = 32  # numbers read from finished traces, kept by job id
 
 _read: OrderedDict[tuple, object] = OrderedDict()
@@ -110,6 +113,14 @@ def _kv(ask: Ask, jobs) -> Measured:
     return Measured("done", data=job.result, title=registry.title(ask.model))
 
 
+def _copying(ask: Ask, jobs) -> Measured:
+    check_tokens(ask.model, ask.args["text"])
+    job = jobs.run(ask.model, COPYING_RUN, ask.arguments)
+    if job.status != "done":
+        return _ended(job) or _waiting(job, jobs, done=job.done_count, total=job.total, unit="step")
+    return Measured("done", data=job.result, title=registry.title(ask.model))
+
+
 def _timed(function: str, field: str) -> Callable[[Ask, object], Measured]:
     """A lab's timed comparison in the worker (``speculate.py``, ``serving.py``): its texts checked
     against the token cap first, its progress counted in tokens."""
@@ -141,6 +152,7 @@ RUNS: dict[str, Callable[[Ask, object], Measured]] = {
     "kv": _kv,
     "speculate": _timed(SPECULATE_RUN, "prompt"),
     "serving": _timed(SERVING_RUN, "prompts"),
+    "copying": _copying,
 }
 
 

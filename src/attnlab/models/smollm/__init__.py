@@ -100,7 +100,7 @@ class SmolLM2:
 
         ``weights``: "q4_1" (products on the stored blocks: loads in well under a
         second), "float32" (the reference: gguf's dequantized values, from the
-        weight cache; ~10-15 s the first time) or "auto": q4_1 when ``dtype`` is
+        weight cache, built the first time: docs/performance.md) or "auto": q4_1 when ``dtype`` is
         float32 and the compiled kernels passed their self-check here
         (:func:`attnlab.engine.fast.quant.kernel`), else float32. ``cache_dir``: the
         weight cache's folder (default :func:`attnlab.models.weight_cache.cache_dir`).

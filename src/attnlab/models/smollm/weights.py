@@ -14,7 +14,7 @@ the output layer) as Q8_0 blocks and the norms as float32.
   ``gguf.quants`` (the reference: it does not use our kernels, so it stays
   right where they cannot run), laid out for the engine (transposed,
   q|k|v and gate|up side by side) and kept in the weight cache
-  (:mod:`attnlab.models.weight_cache`): ~10-15 s once, then memory-mapped.
+  (:mod:`attnlab.models.weight_cache`): built once, then memory-mapped.
 
 Both give every weight the same float32 value (tested block by block).
 """

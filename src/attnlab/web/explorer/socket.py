@@ -20,9 +20,9 @@ and the page keeps one message in flight anyway; a client that sends faster
 than answers come costs one thread and one waiting message, however fast it sends.
 
 Each answer is the client's work, in its share of the server's time
-(``attnlab.web.fairness``): past its budget, a socket's next answer waits until
-the budget has refilled, and the states that arrive meanwhile are coalesced into
-the newest.
+(``attnlab.web.fairness``): past its budget, nothing more is read from a socket and
+its next answer waits until the budget has refilled; the states read before then
+are coalesced into the newest, the rest wait in the network.
 """
 
 from __future__ import annotations
@@ -107,7 +107,7 @@ async def _read(
     """Queue each text message; return the close code and reason for a bad one, None when the client left.
 
     A client past its budget is not read from until it has refilled: what it sends meanwhile
-    waits in the server's small queue and then in the network (TCP holds the sender back).
+    waits in the network (TCP holds the sender back). Each message read is charged.
     """
     while True:
         await shares.within_budget(client)
@@ -119,7 +119,7 @@ async def _read(
             return BINARY
         if len(text) > MAX_MESSAGE_CHARS:
             return TOO_BIG
-        shares.read(client)
+        shares.read(client, len(text))
         latest.put(text)
 
 

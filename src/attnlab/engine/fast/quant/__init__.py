@@ -89,7 +89,7 @@ class QuantMatrix:
         self.n_out = sum(p.shape[0] for p in parts)
         self.shape = (self.n_in, self.n_out)
         # each part's first byte and row count, for one kernel call over all the parts (a decoding
-        # step makes ~200 products: a call per part adds up); the parts keep the bytes alive
+        # step makes hundreds of products: a call per part adds up); the parts keep the bytes alive
         self._at = _read_only(np.array([p.ctypes.data for p in self.parts], np.int64))
         self._rows = _read_only(np.array([p.shape[0] for p in self.parts], np.int64))
 

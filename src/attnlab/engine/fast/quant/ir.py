@@ -247,7 +247,7 @@ def _tile_codegen(width: int):
     ``n_in``, ``xp`` the packed tile (width float32 per k), ``c`` TILE_ROWS x width float32.
     """
     # 16-lane vectors, or 8-lane ones throughout when the width is not a multiple of 16: a width of 24
-    # as 16 + 8 ran at ~88% of the 16-lane rate here, as 8 + 8 + 8 (one broadcast a row) at ~98%
+    # as 16 + 8 ran slower than as 8 + 8 + 8 (one broadcast a row): docs/performance.md
     pieces = [16] * (width // 16) if width % 16 == 0 else [8] * (width // 8)
 
     def codegen(context, builder, signature, args):

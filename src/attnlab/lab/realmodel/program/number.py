@@ -62,7 +62,7 @@ def needed(kind: str) -> str:
 
 
 def not_for(kind: str, model: str) -> str:
-    return f"is not a number {model} has: {kind} needs a model that predicts the next token"
+    return f"{kind!r} is not a number {model} shows: it needs a model that predicts the next token"
 
 
 def not_two_prompts() -> str:
@@ -71,6 +71,14 @@ def not_two_prompts() -> str:
 
 def lengths_differ(n_clean: int, n_corrupt: int) -> str:
     return f"is {n_corrupt} tokens long and the clean prompt {n_clean}; patching needs the same length"
+
+
+def other_model(title: str) -> str:
+    return f"is a trace of {title}; patching needs two texts of the same model"
+
+
+def tokens_differ(n_tokens: int, n_ids: int) -> str:
+    return f"has {n_tokens} tokens for {n_ids} ids; give one per id"
 
 
 def same_answers(token: int) -> str:

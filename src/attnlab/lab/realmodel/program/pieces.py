@@ -36,20 +36,20 @@ import os
 os.environ["OPENBLAS_NUM_THREADS"] = "1"
 os.environ["OMP_NUM_THREADS"] = "1"
 
-import importlib.util  # noqa: E402
-import json  # noqa: E402,F401
-import math  # noqa: E402,F401
-import sys  # noqa: E402
-from pathlib import Path  # noqa: E402
+import importlib.util
+import json
+import math
+import sys
+from pathlib import Path
 
-import numpy as np  # noqa: E402
+import numpy as np
 '''
 
 # -- SmolLM2: its GGUF file and the float32 path's layout ------------------------------------------
 
 GGUF = '''
-from gguf import GGUFReader  # noqa: E402
-from gguf.quants import dequantize  # noqa: E402
+from gguf import GGUFReader
+from gguf.quants import dequantize
 
 
 def model_file():
@@ -79,7 +79,7 @@ ROPE_BASE = float(meta("llama.rope.freq_base"))  # 100000
 GROUP = N_HEAD // N_KV_HEAD
 
 
-def values(name):
+def dequantized(name):
     """A tensor's float32 values as gguf dequantizes them, in NumPy's order ((out, in) for a matrix)."""
     t = TENSORS[name]
     shape = tuple(int(n) for n in reversed(t.shape))  # GGUF lists the innermost dimension first
@@ -93,21 +93,22 @@ def layer(i):
     (the weight cache's layout); w_q, w_k, w_v, w_gate, w_up are views of them.
     """
     p = f"blk.{i}."
-    qkv = np.hstack([values(p + f"attn_{n}.weight").T for n in "qkv"])  # (d_model, 960)
-    gate_up = np.hstack([values(p + "ffn_gate.weight").T, values(p + "ffn_up.weight").T])
+    # C order, as the cache stores them: a product's sums depend on whether W is stored by rows or columns
+    qkv = np.ascontiguousarray(np.hstack([dequantized(p + f"attn_{n}.weight").T for n in "qkv"]))  # (576, 960)
+    gate_up = np.ascontiguousarray(np.hstack([dequantized(p + f"ffn_{n}.weight").T for n in ("gate", "up")]))
     n_q, n_kv = N_HEAD * D_HEAD, N_KV_HEAD * D_HEAD
     return {
         "qkv": qkv,
         "w_q": qkv[:, :n_q],
         "w_k": qkv[:, n_q : n_q + n_kv],
         "w_v": qkv[:, n_q + n_kv :],
-        "w_o": np.ascontiguousarray(values(p + "attn_output.weight").T),  # (n_head * d_head, d_model)
+        "w_o": np.ascontiguousarray(dequantized(p + "attn_output.weight").T),  # (n_head * d_head, d_model)
         "gate_up": gate_up,
         "w_gate": gate_up[:, :D_FF],
         "w_up": gate_up[:, D_FF:],
-        "w_down": np.ascontiguousarray(values(p + "ffn_down.weight").T),  # (d_ff, d_model)
-        "norm_1": values(p + "attn_norm.weight"),  # (d_model,) float32, as stored
-        "norm_2": values(p + "ffn_norm.weight"),
+        "w_down": np.ascontiguousarray(dequantized(p + "ffn_down.weight").T),  # (d_ff, d_model)
+        "norm_1": dequantized(p + "attn_norm.weight"),  # (d_model,) float32, as stored
+        "norm_2": dequantized(p + "ffn_norm.weight"),
     }
 
 
@@ -218,7 +219,7 @@ def block(x, w):
 OUTPUT = '''
 
 def output_norm():
-    return values("output_norm.weight")  # the final RMSNorm's gain γ (d_model,)
+    return dequantized("output_norm.weight")  # the final RMSNorm's gain γ (d_model,)
 
 
 def embedding():
@@ -432,21 +433,15 @@ def fast_block(x, w, edit_z=None, edit_mid=None, edit_mlp=None):
         mid = edit_mid(mid)
     # 3) the gated feed-forward: gate|up in one product
     ff = product(silu_up(product(RMS(mid, w["norm_2"]), w["gate_up"])), w["w_down"])
-    out = (edit_mlp(ff) if edit_mlp is not None else ff) + mid
-    return out, z, attn, mid, ff
-
-
-def replace(a, rows, cols, value):
-    """A copy of a with a[rows, cols] := value[rows] (an intervention never writes into its argument)."""
-    out = np.array(a, dtype=a.dtype, order="C", copy=True)
-    out[..., rows, cols] = value[rows]
-    return out
+    if edit_mlp is not None:
+        ff = edit_mlp(ff)
+    return ff + mid, z, attn, mid, ff
 '''
 
 # -- MiniLM: its safetensors file and the post-norm encoder ---------------------------------------------
 
 SAFETENSORS = '''
-from safetensors.numpy import load_file  # noqa: E402
+from safetensors.numpy import load_file
 
 
 def model_folder():

@@ -28,7 +28,7 @@ export function setupPatching(page) {
   const cancel = byId("ci-patch-cancel");
   const fields = {
     clean: byId("ci-clean"), corrupt: byId("ci-corrupt"), right: byId("ci-right"), other: byId("ci-other"),
-    sweep: byId("ci-sweep"), first_layer: byId("ci-first-layer"), last_layer: byId("ci-last-layer"),
+    sweep: byId("ci-sweep"), site: byId("ci-site"), first_layer: byId("ci-first-layer"), last_layer: byId("ci-last-layer"),
   };
   let running = null; // the id of the sweep under way
 
@@ -50,7 +50,7 @@ export function setupPatching(page) {
     const body = {
       model: page.model(), clean: fields.clean.value, corrupt: fields.corrupt.value,
       right: decoder ? fields.right.value : null, other: decoder ? fields.other.value : null,
-      sweep: fields.sweep.value, first_layer: Number(fields.first_layer.value), last_layer: Number(fields.last_layer.value),
+      sweep: fields.sweep.value, site: fields.site.value, first_layer: Number(fields.first_layer.value), last_layer: Number(fields.last_layer.value),
     };
     try {
       const job = await runJob("/api/circuits/patching", body, {

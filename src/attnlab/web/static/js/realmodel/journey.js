@@ -6,6 +6,7 @@
 // number on hover (title) and keyboard focus (aria-label).
 // Numbers: GET /api/models/jobs/{id}/journey/{index}.
 import { byId, fill, h, s, text } from "../shared/dom.js";
+import { setupHow } from "./how.js";
 import { keptJSON } from "./job.js";
 
 const CLASSES = { resid_in: "is-resid", attn: "is-attn", mlp: "is-mlp", resid_out: "is-resid", norm_1: "is-norm", norm_2: "is-norm" };
@@ -77,6 +78,26 @@ export function setupJourney(getAt) {
   const out = byId("rm-journey-out");
   let shown = "";
   let ticket = 0;
+  let journey = null; // the answer on screen, and its blocks as a picker's options
+  // "How is this computed?" for a block's norm, a norm's statistics or an MLP unit of the focused token
+  const how = setupHow("journey", () => {
+    const at = getAt();
+    if (!at || !journey) return null;
+    const { answer, options } = journey;
+    return {
+      jobId: at.jobId,
+      fields: { index: answer.index },
+      pickers: { layer: { options, value: null } },
+      valueOf(choice, picked) { // the number this view holds for the choice, as the API sent it
+        const b = answer.blocks[Number(picked.layer)];
+        if (!b) return undefined;
+        if (choice === "mlp_unit") return b.mlp_top[Number(picked.rank)]?.value;
+        const [name, stat] = choice.split(".");
+        return stat ? b[name][stat] : b[name];
+      },
+    };
+  });
+  panel.append(how.element);
   return {
     async show() {
       const at = getAt();
@@ -86,7 +107,10 @@ export function setupJourney(getAt) {
       const mine = ++ticket;
       try {
         const j = await keptJSON(`/api/models/jobs/${encodeURIComponent(at.jobId)}/journey/${at.index}`);
-        if (mine === ticket) draw(out, j);
+        if (mine !== ticket) return;
+        draw(out, j);
+        journey = { answer: j, options: j.blocks.map((b) => ({ value: b.layer, label: b.layer_display })) };
+        how.refresh();
       } catch (problem) {
         if (mine === ticket) fill(out, h("p", { class: "rm-error" }, problem.message));
       }

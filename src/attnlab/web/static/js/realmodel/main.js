@@ -23,6 +23,7 @@ import { setupCellTip } from "./tip.js";
 import { setupProbe } from "./probe.js";
 import { keptJSON, setupJob, trace } from "./job.js";
 import { fillIn } from "./words.js";
+import { setupHow } from "./how.js";
 
 const state = {
   models: [], maxChars: 400, maxTokens: 64,
@@ -32,6 +33,7 @@ const state = {
   layer: 0, head: 0, focus: null,
   headData: null, // the API's answer for the opened head (heads/{layer}/{head})
   view: null, // the model view (every head's thumbnail and kind), once per trace
+  row: null, // the focused query's row as the API answered it (RowOut), for "How is this computed?"
 };
 let rowRequest = 0; // only the newest row answer is drawn
 let headRequest = 0; // only the newest head answer is drawn
@@ -41,6 +43,7 @@ const els = {};
 let next = { show() {} };
 let neuron = { show() {} };
 let journey = { show() {} };
+let how = { refresh() {} };
 let modelView = { load: async () => {}, highlight() {}, select() {} };
 
 function showError(message) {
@@ -140,6 +143,7 @@ function drawAll() {
   text(els.kind, head.about_text); // the server's sentences (lab/realmodel/kinds.py), with their claims
   fill(els.legend, legend(head.legend));
   els.heatmap.dataset.drawn = `${head.layer}/${head.head}`; // what is on screen (tests and benchmarks wait for it)
+  how.refresh();
 }
 
 /** The opened layer's heads as the model view's thumbnails (no request: fetched once per trace). */
@@ -167,6 +171,8 @@ async function loadRow() {
     // the trace's row_title says which KV head the row reads only where heads share them
     drawRow(els.row, row, fillIn(state.result.row_title, { query: row.query, layer, head, kv_head: row.kv_head }));
     els.row.dataset.drawn = `${layer}/${head}/${focus}`;
+    state.row = row;
+    how.refresh();
   } catch (error) {
     if (ticket === rowRequest) showError(error.message);
   }
@@ -193,6 +199,40 @@ function pickHead(hd, { reveal = false } = {}) {
   modelView.select(state.layer, hd);
   // a thumbnail far below opened this head: bring the opened head into view
   if (reveal) els.view.scrollIntoView({ block: "start" });
+}
+
+let tokenChoices = { of: null, options: [] };
+
+/** The trace's tokens as a picker's options (the same list while the trace is the same). */
+function tokenOptions() {
+  if (tokenChoices.of !== state.result) {
+    tokenChoices = { of: state.result, options: state.result.labels.map((label, i) => ({ value: i, label })) };
+  }
+  return tokenChoices.options;
+}
+
+/** The head view's numbers for "How is this computed?": its layer and head, a query and key to pick. */
+function howContext() {
+  const head = state.headData;
+  if (!state.job || !head) return null;
+  return {
+    jobId: state.job.id,
+    fields: { layer: state.layer, head: state.head },
+    pickers: {
+      query: { options: tokenOptions(), value: state.focus ?? state.result.labels.length - 1 },
+      key: { options: tokenOptions(), value: null },
+    },
+    valueOf(choice, picked) { // the number this view holds for the choice, as the API sent it
+      const [q, k] = [Number(picked.query), Number(picked.key)];
+      if (choice === "weight") return head.weights[q]?.[k] ?? undefined;
+      if (choice in head && choice !== "weights") return head[choice] ?? undefined;
+      const row = state.row;
+      if (!row || row.layer !== state.layer || row.head !== state.head || row.index !== q || !row.sources[k]) {
+        return undefined;
+      }
+      return { row_score: row.sources[k].score, row_share: row.sources[k].share }[choice] ?? undefined;
+    },
+  };
 }
 
 /** The controls' ranges and the words that state them, as the server declares them (GET /api/limits). */
@@ -245,6 +285,8 @@ async function init() {
   next = setupNext(() => state.result && {
     id: state.job.id, labels: state.result.shown, hasLogits: Boolean(state.result.has_logits),
   });
+  how = setupHow("head", howContext);
+  byId("rm-bridge-open").parentElement.before(how.element);
   setupGenerate(els.text, () => state.words, () => refreshModels().catch(() => {}));
   els.model.addEventListener("change", () => { showModelNote(); updateCount(); });
   // the Circuits page opens on this page's text and model

@@ -6,6 +6,7 @@
 // Numbers: GET /api/models/jobs/{id}/neuron/{layer}/{head}/{query}/{key}.
 import { byId, fill, h, s } from "../shared/dom.js";
 import { setupBridge } from "./bridge.js";
+import { setupHow } from "./how.js";
 import { keptJSON } from "./job.js";
 
 const BAR_W = 6; // px per coordinate
@@ -80,6 +81,29 @@ export function setupNeuron(getAt, words) {
   const out = byId("rm-neuron-out");
   let ticket = 0;
   let labelsShown = null;
+  let shown = null; // the neuron answer on screen
+  let coordinates = { of: 0, options: [] }; // the picker's coordinates 0..d_k-1, made once per d_k
+  // "How is this computed?" for this view's numbers: q, k, products, sums, the score, the row's softmax
+  const how = setupHow("neuron", () => {
+    const at = getAt();
+    if (!at || !shown) return null;
+    if (coordinates.of !== shown.d_k) {
+      coordinates = { of: shown.d_k, options: shown.q.map((_, d) => ({ value: d, label: String(d) })) };
+    }
+    return {
+      jobId: at.jobId,
+      fields: { layer: shown.layer, head: shown.head, query: shown.query, key: shown.key },
+      pickers: { coordinate: { options: coordinates.options, value: null } },
+      valueOf(choice, picked) { // the number this view holds for the choice, as the API sent it
+        const d = Number(picked.coordinate);
+        const r = shown.row;
+        const held = { q: shown.q[d], k: shown.k[d], product: shown.products[d], running: shown.running[d],
+          dot: shown.dot, score: shown.score, share: r.key_share, m: r.m, z: r.z };
+        return held[choice];
+      },
+    };
+  });
+  panel.append(how.element);
   // the bridge ("Open this head in the explorer") follows the same focused query, layer and head
   const bridge = setupBridge(() => {
     const at = getAt();
@@ -93,7 +117,10 @@ export function setupNeuron(getAt, words) {
     const where = [at.layer, at.head, at.query, key.value].map(encodeURIComponent).join("/");
     try {
       const n = await keptJSON(`/api/models/jobs/${encodeURIComponent(at.jobId)}/neuron/${where}`);
-      if (mine === ticket) draw(out, n);
+      if (mine !== ticket) return;
+      draw(out, n);
+      shown = n;
+      how.refresh();
     } catch (problem) {
       if (mine === ticket) fill(out, h("p", { class: "rm-error" }, problem.message));
     }

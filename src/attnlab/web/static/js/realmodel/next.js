@@ -3,6 +3,7 @@
 // distribution from the kept logits (GET /api/models/jobs/{id}/next/{position});
 // this module only draws the entries and says what each control removed.
 import { byId, fill, h, text } from "../shared/dom.js";
+import { setupHow } from "./how.js";
 import { keptJSON } from "./job.js";
 
 const FETCH = 20; // entries asked for
@@ -55,6 +56,24 @@ export function setupNext(getJob) {
   const out = byId("rm-next-out");
   const error = byId("rm-next-error");
   const controls = ["temperature", "top-k", "top-p"].map((id) => byId(`rm-next-${id}`));
+  let shown = null; // the answer on screen, and its tokens as a picker's options
+  // "How is this computed?" for a token's logit and probabilities, at the answer's position and controls
+  const how = setupHow("next", () => {
+    const job = getJob();
+    if (!job || !shown) return null;
+    const { answer, options } = shown;
+    return {
+      jobId: job.id,
+      fields: { position: answer.position, temperature: answer.temperature, top_k: answer.top_k, top_p: answer.top_p },
+      pickers: { token: { options, value: null } },
+      valueOf(choice, picked) { // the number this view holds for the choice, as the API sent it
+        const id = Number(picked.token);
+        const e = answer.entries.find((x) => x.id === id) ?? (answer.actual?.id === id ? answer.actual : null);
+        return e?.[choice];
+      },
+    };
+  });
+  panel.append(how.element);
 
   async function load() {
     const job = getJob();
@@ -69,6 +88,12 @@ export function setupNext(getJob) {
       text(error, "");
       error.hidden = true;
       draw(out, answer);
+      // the tokens listed, and the one that really follows when it is not among them
+      const listed = answer.entries.map((e) => ({ value: e.id, label: e.token_label }));
+      const actual = answer.actual;
+      if (actual && !answer.entries.some((e) => e.id === actual.id)) listed.push({ value: actual.id, label: actual.token_label });
+      shown = { answer, options: listed };
+      how.refresh();
     } catch (problem) {
       if (mine !== ticket) return;
       text(error, problem.message);

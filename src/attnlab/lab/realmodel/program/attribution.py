@@ -1,0 +1,96 @@
+"""Direct logit attribution's numbers: a logit as a sum of what each component wrote.
+
+Kind ``attribution`` (SmolLM2), fields ``position``, ``token`` (the token whose logit is
+split) and ``term``: ``embedding``, ``head`` (with ``layer``, ``head``: that query head's z
+through its rows of W_O), ``mlp`` (with ``layer``), ``total`` (every term added: the
+embedding, then per layer its heads 0..H-1 and its MLP), ``logit`` (the model's own) or
+``scale`` (1 / rms, the final norm's scale frozen at the position).
+(models/circuits/attribution.py: float64 sums over the model's float32 numbers.)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from attnlab.lab.realmodel.program import circuits
+from attnlab.lab.realmodel.program import number as n
+from attnlab.lab.realmodel.program.number import Source
+from attnlab.lab.realmodel.program.text import Steps
+
+TERMS = ("embedding", "head", "mlp", "total", "logit", "scale")
+
+_BODY = '''
+# 1) the run as it is (the circuits' run), keeping what each component wrote
+kept = run(embed(IDS))
+x = kept["resid"][N_LAYER]  # (T, d): the residual stream leaving the last block
+# 2) the final RMSNorm's scale at POSITION, frozen: s = 1 / sqrt(mean(x²) + eps)
+rms = np.float64(final_rms(x)[POSITION])
+scale = 1.0 / rms
+# 3) then logit = x · u with u = s · γ ⊙ E[TOKEN]: each component's term is its vector · u
+u = scale * (output_norm().astype(np.float64) * embedding_rows([TOKEN])[0].astype(np.float64))  # (d,)
+'''
+
+_TERM = {
+    "embedding": "value = kept[\"resid\"][0][POSITION].astype(np.float64) @ u  # the token's embedding\n",
+    "head": (
+        "w_o = layer(LAYER)[\"w_o\"].astype(np.float64)  # (H · d_head, d)\n"
+        "z = kept[\"z\"][LAYER][POSITION].astype(np.float64)  # the heads side by side, (H · d_head,)\n"
+        "per_head = (z * (w_o @ u)).reshape(N_HEAD, D_HEAD).sum(axis=1)  # each query head's z through W_O, · u\n"
+        "value = per_head[HEAD]\n"
+    ),
+    "mlp": (
+        "mlps = np.stack([kept[\"mlp\"][i][POSITION] for i in range(N_LAYER)]).astype(np.float64) @ u  # (L,)\n"
+        "value = mlps[LAYER]\n"
+    ),
+    "total": (
+        "mlps = np.stack([kept[\"mlp\"][i][POSITION] for i in range(N_LAYER)]).astype(np.float64) @ u  # (L,)\n"
+        "total = float(kept[\"resid\"][0][POSITION].astype(np.float64) @ u)  # the embedding's term\n"
+        "for i in range(N_LAYER):  # then per layer: its heads 0..H-1, W_O's bias (none here: 0), its MLP\n"
+        "    z = kept[\"z\"][i][POSITION].astype(np.float64)\n"
+        "    per_head = (z * (layer(i)[\"w_o\"].astype(np.float64) @ u)).reshape(N_HEAD, D_HEAD).sum(axis=1)\n"
+        "    for h in range(N_HEAD):\n"
+        "        total += per_head[h]\n"
+        "    total += 0.0 + mlps[i]\n"
+        "value = total\n"
+    ),
+    "logit": (
+        "# the model's own logit: the final norm and the output layer, as its forward pass computes them\n"
+        "value = logits(x, embedding())[POSITION, TOKEN]\n"
+    ),
+    "scale": "value = scale\n",
+}
+
+_WORDS = {
+    "embedding": "the embedding's term",
+    "head": "layer {layer}, head {head}'s term",
+    "mlp": "layer {layer}'s MLP term",
+    "total": "the sum of every term",
+    "logit": "the model's logit",
+    "scale": "the final norm's frozen scale",
+}
+
+
+def check(src: Source, raw: Mapping) -> dict:
+    kind = "attribution"
+    n.decoder_only(src, kind)
+    p = {"position": n.token(raw, "position", kind, src), "token": n.token_id(raw, "token", kind, src),
+         "term": n.choice(raw, "term", kind, TERMS)}  # fmt: skip
+    if p["term"] in ("head", "mlp"):
+        p["layer"] = n.layer(raw, kind, src)
+    if p["term"] == "head":
+        p["head"] = n.head(raw, kind, src)
+    return p
+
+
+def steps(src: Source, p: dict) -> Steps:
+    inputs = [f"POSITION, TOKEN = {p['position']}, {p['token']}"]
+    inputs += [f"{k.upper()} = {p[k]}" for k in ("layer", "head") if k in p]
+    what = _WORDS[p["term"]].format(**p)
+    return Steps(
+        what=f"Logit attribution of token {p['token']} after token {p['position']}: {what}",
+        runs="circuits",
+        inputs=inputs,
+        pieces=circuits.pieces_for(src),
+        body=_BODY + "# 4) " + what + "\n" + _TERM[p["term"]],
+        name=f"smollm2_attribution_{p['term']}_{p['position']}_{p['token']}.py",
+    )

@@ -1,0 +1,147 @@
+"""'How is this computed?': the program behind a number of the real-model views (docs/real-model-api.md, "Programs").
+
+Under ``/api/models``, beside ``jobs.py``, ``views.py`` and ``bridge.py``:
+
+- ``GET /programs/words``: the control's words and each view's numbers (no model, no trace);
+- ``GET /jobs/{id}/program?kind=...&layer=...``: the program behind one number of a kept trace
+  (``corrupt_job``: a second kept trace, the corrupted prompt of a patch);
+- ``POST /program``: the same for token ids the caller holds (the circuits views' texts).
+
+Each validates, calls ``lab/realmodel/program``'s ``program_answer`` and returns
+``{kind, title, program, file_name, path, program_path, says}``. A descriptor the text or the
+model cannot answer is a 422 at its field (``query.layer``; ``body.kind`` for the POST).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query
+from pydantic import Field
+
+from attnlab.engine.errors import FieldError
+from attnlab.lab.realmodel.program.answer import program_answer
+from attnlab.lab.realmodel.program.number import Source, other_model, tokens_differ
+from attnlab.lab.realmodel.program.words import control_words
+from attnlab.models import registry
+from attnlab.web.realmodel import kept
+from attnlab.web.realmodel.kept import ERRORS, JobId
+from attnlab.web.realmodel.schema import Strict
+
+router = APIRouter(prefix="/api/models", tags=["models"])
+
+Count = Annotated[int | None, Field(ge=0, le=100_000)]
+Word = Annotated[str | None, Field(max_length=24)]
+Real = Annotated[float | None, Field(allow_inf_nan=False)]
+
+
+class Number(Strict):
+    """A number's descriptor: its kind and the fields that kind reads (lab/realmodel/program)."""
+
+    kind: Annotated[str, Field(max_length=24)]
+    layer: Count = None
+    head: Count = None
+    query: Count = None
+    key: Count = None
+    position: Count = None
+    index: Count = None
+    coordinate: Count = None
+    rank: Count = None
+    source: Count = None
+    column: Count = None
+    token: Count = None
+    top_k: Count = None
+    score: Word = None
+    quantity: Word = None
+    how: Word = None
+    term: Word = None
+    target: Word = None
+    heads: Annotated[str | None, Field(max_length=600)] = None
+    answers: Annotated[str | None, Field(max_length=40)] = None
+    temperature: Real = None
+    top_p: Real = None
+    value: Real = None  # the number as the page shows it: named in the program
+
+
+class NumberOfTrace(Number):
+    corrupt_job: Annotated[str | None, Field(max_length=32)] = None
+
+
+class NumberOfIds(Number):
+    model: Annotated[str, Field(max_length=40)]
+    ids: Annotated[list[Annotated[int, Field(ge=0)]], Field(min_length=1, max_length=512)]
+    tokens: Annotated[list[Annotated[str, Field(max_length=200)]] | None, Field(max_length=512)] = None
+    corrupt_ids: Annotated[list[Annotated[int, Field(ge=0)]] | None, Field(min_length=1, max_length=512)] = None
+    path: Annotated[str | None, Field(max_length=16)] = None
+
+
+class ProgramOut(Strict):
+    kind: str
+    title: str
+    program: str
+    file_name: str
+    path: str
+    program_path: str
+    says: dict
+
+
+def _path(model: str) -> str:
+    """What the model's products ran on, as its worker said ("q4_1", "float32"); "unknown" once forgotten."""
+    return kept.JOBS.weights_path(model) or "unknown"
+
+
+def _of_trace(job, corrupt=None) -> Source:
+    t = job.trace
+    spec = registry.spec(t.model)
+    return Source(
+        model=t.model, title=spec.title, ids=tuple(int(i) for i in t.ids), tokens=tuple(t.tokens), path=_path(t.model),
+        n_layer=t.n_layer, n_head=t.n_head, d_head=spec.d_head,
+        vocab=None if t.logits is None else int(t.logits.shape[-1]),
+        corrupt_ids=None if corrupt is None else tuple(int(i) for i in corrupt.trace.ids),
+        corrupt_tokens=None if corrupt is None else tuple(corrupt.trace.tokens),
+    )  # fmt: skip
+
+
+def _descriptor(number: Number) -> dict:
+    return number.model_dump(exclude={"corrupt_job", "model", "ids", "tokens", "corrupt_ids", "path"}, exclude_none=True)
+
+
+@router.get("/programs/words")
+def program_words() -> dict:
+    """The 'How is this computed?' control's words and each view's numbers."""
+    return control_words()
+
+
+@router.get("/jobs/{job_id}/program", response_model=ProgramOut, responses=ERRORS)
+def job_program(job_id: JobId, number: Annotated[NumberOfTrace, Query()]) -> dict:
+    """The NumPy program behind one number of a kept trace: it reads the model file and prints the number."""
+    job = kept.done(job_id)
+    corrupt = None if number.corrupt_job is None else kept.done(number.corrupt_job)
+    if corrupt is not None and corrupt.trace.model != job.trace.model:
+        raise kept.error(("corrupt_job",), other_model(registry.title(corrupt.trace.model)), where="query")
+    src = _of_trace(job, corrupt)
+    try:
+        return program_answer(src, _descriptor(number))
+    except FieldError as error:
+        raise kept.refused(error, where="query") from None
+
+
+@router.post("/program", response_model=ProgramOut, responses={422: ERRORS[422]})
+def ids_program(number: NumberOfIds) -> dict:
+    """The same for token ids the caller holds (a circuits view's text and, for a patch, its corrupted one)."""
+    try:
+        spec = registry.spec(number.model)
+        counter = registry.counter(spec.name)
+        tokens = number.tokens if number.tokens is not None else [counter.text(i) for i in number.ids]
+        if len(tokens) != len(number.ids):
+            raise FieldError(("tokens",), tokens_differ(len(tokens), len(number.ids)))
+        corrupt = number.corrupt_ids
+        src = Source(
+            model=spec.name, title=spec.title, ids=tuple(number.ids), tokens=tuple(tokens),
+            path=number.path or _path(spec.name), n_layer=spec.n_layer, n_head=spec.n_head, d_head=spec.d_head,
+            corrupt_ids=None if corrupt is None else tuple(corrupt),
+            corrupt_tokens=None if corrupt is None else tuple(counter.text(i) for i in corrupt),
+        )  # fmt: skip
+        return program_answer(src, _descriptor(number))
+    except FieldError as error:
+        raise kept.refused(error) from None

@@ -1,0 +1,44 @@
+"""Ablation's numbers: a program switches the heads off as the circuits' run does and prints its number."""
+
+from __future__ import annotations
+
+import pytest
+
+from attnlab.engine.errors import FieldError
+from attnlab.lab.realmodel.program.answer import program_answer
+from attnlab.models.circuits.ablation import ablate, layer_change, next_token_change
+
+pytestmark = pytest.mark.models
+
+HEADS = [(2, 3), (4, 1), (2, 5)]
+
+
+@pytest.mark.parametrize(("how", "quantity", "at"), [("zero", "p_next_after", None), ("mean", "loss_after", None),
+                                                     ("mean", "top_p_after", 1), ("zero", "kl", None)])  # fmt: skip
+def test_a_decoders_ablation_is_printed_bit_for_bit(smollm2_f32, f32_trace, source, run_program, how, quantity, at):
+    t = f32_trace("smollm2")
+    change = next_token_change(ablate(smollm2_f32, list(t.ids), HEADS, how=how))
+    page = change[quantity][5] if at is None else change[quantity][5, at]
+    fields = {"kind": "ablation", "heads": "2.3,4.1,2.5", "how": how, "quantity": quantity, "position": 5, "rank": at}
+    assert run_program(program_answer(source(t), fields)) == float(page)
+
+
+@pytest.mark.parametrize("quantity", ["change", "cosine", "pooled_cosine"])
+def test_an_encoders_ablation_is_printed_bit_for_bit(minilm, f32_trace, source, run_program, quantity):
+    t = f32_trace("minilm")
+    moved = layer_change(ablate(minilm, list(t.ids), HEADS, how="mean"), 4)
+    page = moved[quantity] if quantity == "pooled_cosine" else moved[quantity][3]
+    fields = {"kind": "ablation", "heads": [[2, 3], [4, 1], [2, 5]], "how": "mean", "quantity": quantity,
+              "position": 3, "layer": 4}  # fmt: skip
+    assert run_program(program_answer(source(t), fields)) == float(page)
+
+
+def test_heads_are_named_layer_dot_head(f32_trace, source):
+    src = source(f32_trace("minilm"))
+    for heads in ("2-3", "", "2.3.4"):
+        with pytest.raises(FieldError) as refused:
+            program_answer(src, {"kind": "ablation", "heads": heads, "how": "zero", "quantity": "change"})
+        assert refused.value.loc == ("heads",)
+    with pytest.raises(FieldError) as refused:
+        program_answer(src, {"kind": "ablation", "heads": "2.12", "how": "zero", "quantity": "change"})
+    assert str(refused.value) == "head 12 does not exist; minilm has heads 0..11"

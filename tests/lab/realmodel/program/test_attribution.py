@@ -1,0 +1,21 @@
+"""Direct logit attribution's numbers: each term, their sum and the logit, printed bit for bit."""
+
+from __future__ import annotations
+
+import pytest
+
+from attnlab.lab.realmodel.program.answer import program_answer
+from attnlab.models.circuits.attribution import logit_attribution
+from attnlab.models.circuits.runs import run
+
+pytestmark = pytest.mark.models
+
+
+@pytest.mark.parametrize(("term", "where"), [("head", {"layer": 20, "head": 4}), ("mlp", {"layer": 27}),
+                                             ("total", {}), ("logit", {})])  # fmt: skip
+def test_a_term_of_a_logit_is_printed_bit_for_bit(smollm2_f32, f32_trace, source, run_program, term, where):
+    t = f32_trace("smollm2")
+    a = logit_attribution(smollm2_f32, run(smollm2_f32, list(t.ids)), 8)
+    page = {"head": a.heads[20, 4], "mlp": a.mlps[27], "total": a.total, "logit": a.logit}[term]
+    fields = {"kind": "attribution", "position": 8, "token": a.token, "term": term, **where}
+    assert run_program(program_answer(source(t), fields)) == float(page)

@@ -1,0 +1,45 @@
+"""The head view's numbers: a program for a share and for each score prints the page's number bit for bit."""
+
+from __future__ import annotations
+
+import pytest
+
+from attnlab.engine.errors import FieldError
+from attnlab.lab.realmodel.modelview import head_view
+from attnlab.lab.realmodel.program import head
+from attnlab.lab.realmodel.program.answer import program_answer
+
+pytestmark = pytest.mark.models
+
+
+@pytest.mark.parametrize(("model", "layer", "h", "query", "key"), [("minilm", 3, 4, 9, 3), ("smollm2", 17, 4, 13, 2)])
+def test_a_share_of_the_heatmap_is_printed_bit_for_bit(f32_trace, source, run_program, model, layer, h, query, key):
+    t = f32_trace(model)
+    shown = head_view(t, layer, h)["weights"][query][key]  # the page's number
+    answer = program_answer(source(t), {"kind": "weight", "layer": layer, "head": h, "query": query, "key": key})
+    assert answer["file_name"] == f"{model}_weight_L{layer}_H{h}_{query}_{key}.py"
+    assert run_program(answer) == shown
+
+
+@pytest.mark.parametrize("score", head.SCORES)
+def test_every_score_of_an_encoders_head_is_printed_bit_for_bit(f32_trace, source, run_program, score):
+    t = f32_trace("minilm")
+    page = head_view(t, 2, 7)
+    answer = program_answer(source(t), {"kind": "head_score", "layer": 2, "head": 7, "score": score})
+    assert run_program(answer) == page[score]
+
+
+@pytest.mark.parametrize("score", ["induction", "breadth"])
+def test_a_decoders_head_scores_are_printed_bit_for_bit(f32_trace, source, run_program, score):
+    t = f32_trace("smollm2")
+    page = head_view(t, 25, 6)
+    answer = program_answer(source(t), {"kind": "head_score", "layer": 25, "head": 6, "score": score})
+    assert run_program(answer) == page[score]
+
+
+def test_a_score_the_text_cannot_have_is_refused(minilm, source):
+    t = minilm.trace("The cat sat on a mat.", details=True)  # no token repeats
+    with pytest.raises(FieldError) as refused:
+        program_answer(source(t), {"kind": "head_score", "layer": 0, "head": 0, "score": "induction"})
+    assert refused.value.loc == ("score",)
+    assert str(refused.value) == "score 'induction' has no value here: no token of the text repeats"
