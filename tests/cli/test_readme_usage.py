@@ -22,7 +22,10 @@ def readme_command_lines() -> list[str]:
 
 def test_readme_documents_each_subcommand():
     documented = {shlex.split(line)[1] for line in readme_command_lines()}
-    assert {"trace", "heads", "generate", "block", "logits"} <= documented
+    assert {
+        "trace", "heads", "generate", "block", "logits", "census", "ablate", "patch", "lens", "flash",
+        "speculate", "kv-cache",
+    } <= documented
 
 
 def test_every_readme_command_line_parses():

@@ -57,4 +57,5 @@ def test_patching_needs_two_prompts_of_one_length(f32_trace, source):
     assert refused.value.loc == ("corrupt",)
     with pytest.raises(FieldError) as refused:
         program_answer(source(t, corrupt_ids=(101, 102)), {"kind": "patch", "quantity": "clean"})
-    assert str(refused.value) == "corrupt is 2 tokens long and the clean prompt 14; patching needs the same length"
+    n = len(t.ids)
+    assert str(refused.value) == f"corrupt is 2 tokens long and the clean prompt {n}; patching needs the same length"
