@@ -227,8 +227,6 @@ def test_every_route_says_a_lone_surrogate_in_the_same_words(client, path, body,
     assert (item["loc"], item["msg"]) == (loc, f"{name} {half_character()}")
 
 
-@pytest.mark.xfail(reason="circuits: a text of no SmolLM2 tokens ('\\x16') is refused at position, "
-                          "'Position -1 does not exist; the text has tokens 0..-1'")
 @pytest.mark.parametrize("path", ["/api/circuits/attribution", "/api/circuits/lens", "/api/circuits/head"])
 def test_a_text_of_no_tokens_is_refused_at_the_text(client, bodies, path):
     r = client.post(path, content=raw(put(bodies[path][0], ("text",), "\x16")),

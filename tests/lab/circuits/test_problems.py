@@ -18,7 +18,7 @@ SAMPLES = {
     "no_heads": (), "unreadable_head": ("x",), "too_many_heads": (65, 64),
     "not_one_token": (" Parisian", ["␣Paris", "ian"], "SmolLM2"), "layers_reversed": (5, 3),
     "encoder_has_no": ("logit lens", "MiniLM"), "no_such_job": (), "no_such_head": ("L31H6", "m", 30, 9),
-    "same_answer": ("␣Paris",),
+    "same_answer": ("␣Paris",), "no_tokens": ("SmolLM2",),
 }  # fmt: skip
 
 FIELDS = ("heads", "corrupt", "clean", "right", "other", "layer", "position", "answers", "model", "sweep")

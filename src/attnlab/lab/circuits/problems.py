@@ -77,6 +77,11 @@ def too_many_heads(n: int, limit: int) -> str:
     return f"names {n} heads; at most {limit} at a time"
 
 
+def no_tokens(title: str) -> str:
+    """A text the model reads as no token at all (a lone control character, say)."""
+    return f"makes no token for {title}: give a text with a word in it"
+
+
 def not_one_token(text: str, pieces: Sequence[str], title: str) -> str:
     """An answer that is not one token of the model (``pieces``: its tokens' labels)."""
     if not pieces:

@@ -18,6 +18,7 @@ from attnlab.lab.circuits.problems import (
     encoder_has_no,
     layers_reversed,
     lengths_differ,
+    no_tokens,
     not_one_token,
     same_answer,
 )
@@ -44,9 +45,12 @@ def _layer(spec, value: int | None, field: str) -> int | None:
 
 
 def _text(spec, text: object, field: str = "text") -> int:
-    """The text's token count, by the tokenizer alone; ``FieldError`` at ``field`` over the cap."""
+    """The text's token count, by the tokenizer alone; ``FieldError`` at ``field``: none, or over the cap."""
     check_text(text, field=field, max_chars=spec.max_chars)
-    return check_tokens(spec.name, text, field=field)
+    n = check_tokens(spec.name, text, field=field)
+    if n == 0:
+        raise FieldError((field,), no_tokens(spec.title))
+    return n
 
 
 def _decoder(spec, what: str) -> None:

@@ -28,8 +28,8 @@ def is_encoder(model) -> bool:
 
 
 def tokenize(model, text: object, *, field: str = "text") -> tuple[list[int], list[str]]:
-    """``text``'s token ids and their texts, or ``FieldError`` at ``field`` (empty, half a character,
-    over the cap)."""
+    """``text``'s token ids and their texts, or ``FieldError`` at ``field`` (empty, half a character, no
+    token, over the cap)."""
     text = check_text(text, field=field)
     if is_encoder(model):
         batch = model.tokenize([text], max_length=512)  # counted whole, then refused over the cap
@@ -37,6 +37,8 @@ def tokenize(model, text: object, *, field: str = "text") -> tuple[list[int], li
     else:
         ids = model.encode(text)
         tokens = model.token_labels(ids)
+    if not ids:
+        raise FieldError((field,), problems.no_tokens(registry.title(model.name)))
     cap = _cap(model)
     if len(ids) > cap:
         raise FieldError((field,), token_cap_message(model.name, len(ids), cap))

@@ -66,7 +66,7 @@ def not_for(kind: str, model: str) -> str:
 
 
 def not_two_prompts() -> str:
-    return "needs a corrupted prompt: patching compares two prompts"
+    return "is missing: patching compares the clean prompt with a corrupted one"
 
 
 def lengths_differ(n_clean: int, n_corrupt: int) -> str:

@@ -110,3 +110,40 @@ function rowStrip(row) {
     "fill-opacity": src.allowed ? String(ink(src.share)) : "1", "data-k": j,
   }, s("title", {}, src.title))));
 }
+
+/**
+ * The head panel's numbers for "How is this computed?" (how.js): the opened layer and head, a query and a
+ * key to pick (the query defaults to the focused token), and the number the panel holds for each choice.
+ * @param {() => {job: object|null, result: object|null, headData: object|null, row: object|null,
+ *   layer: number, head: number, focus: number|null}} getState the page's state
+ * @returns {() => object|null} the context setupHow asks for
+ */
+export function headNumbers(getState) {
+  let tokens = { of: null, options: [] }; // the trace's tokens as a picker's options, once per trace
+  return () => {
+    const state = getState();
+    const head = state.headData;
+    if (!state.job || !head) return null;
+    if (tokens.of !== state.result) {
+      tokens = { of: state.result, options: state.result.labels.map((label, i) => ({ value: i, label })) };
+    }
+    return {
+      jobId: state.job.id,
+      fields: { layer: state.layer, head: state.head },
+      pickers: {
+        query: { options: tokens.options, value: state.focus ?? state.result.labels.length - 1 },
+        key: { options: tokens.options, value: null },
+      },
+      valueOf(choice, picked) { // the number this panel holds for the choice, as the API sent it
+        const [q, k] = [Number(picked.query), Number(picked.key)];
+        if (choice === "weight") return head.weights[q]?.[k] ?? undefined;
+        if (choice in head && choice !== "weights") return head[choice] ?? undefined;
+        const row = state.row; // the focused query's row: its scaled scores and shares
+        if (!row || row.layer !== state.layer || row.head !== state.head || row.index !== q || !row.sources[k]) {
+          return undefined;
+        }
+        return { row_score: row.sources[k].score, row_share: row.sources[k].share }[choice] ?? undefined;
+      },
+    };
+  };
+}

@@ -18,7 +18,7 @@ import { setupNext } from "./next.js";
 import { setupModelView } from "./modelview.js";
 import { setupNeuron } from "./neuron.js";
 import { setupJourney } from "./journey.js";
-import { drawHeads, drawRow, markHead, rowPending } from "./heads.js";
+import { drawHeads, drawRow, headNumbers, markHead, rowPending } from "./heads.js";
 import { setupCellTip } from "./tip.js";
 import { setupProbe } from "./probe.js";
 import { keptJSON, setupJob, trace } from "./job.js";
@@ -201,40 +201,6 @@ function pickHead(hd, { reveal = false } = {}) {
   if (reveal) els.view.scrollIntoView({ block: "start" });
 }
 
-let tokenChoices = { of: null, options: [] };
-
-/** The trace's tokens as a picker's options (the same list while the trace is the same). */
-function tokenOptions() {
-  if (tokenChoices.of !== state.result) {
-    tokenChoices = { of: state.result, options: state.result.labels.map((label, i) => ({ value: i, label })) };
-  }
-  return tokenChoices.options;
-}
-
-/** The head view's numbers for "How is this computed?": its layer and head, a query and key to pick. */
-function howContext() {
-  const head = state.headData;
-  if (!state.job || !head) return null;
-  return {
-    jobId: state.job.id,
-    fields: { layer: state.layer, head: state.head },
-    pickers: {
-      query: { options: tokenOptions(), value: state.focus ?? state.result.labels.length - 1 },
-      key: { options: tokenOptions(), value: null },
-    },
-    valueOf(choice, picked) { // the number this view holds for the choice, as the API sent it
-      const [q, k] = [Number(picked.query), Number(picked.key)];
-      if (choice === "weight") return head.weights[q]?.[k] ?? undefined;
-      if (choice in head && choice !== "weights") return head[choice] ?? undefined;
-      const row = state.row;
-      if (!row || row.layer !== state.layer || row.head !== state.head || row.index !== q || !row.sources[k]) {
-        return undefined;
-      }
-      return { row_score: row.sources[k].score, row_share: row.sources[k].share }[choice] ?? undefined;
-    },
-  };
-}
-
 /** The controls' ranges and the words that state them, as the server declares them (GET /api/limits). */
 function applyLimits(limits) {
   bound(byId("rm-next-temperature"), limits.temperature_min, limits.temperature_max);
@@ -285,7 +251,7 @@ async function init() {
   next = setupNext(() => state.result && {
     id: state.job.id, labels: state.result.shown, hasLogits: Boolean(state.result.has_logits),
   });
-  how = setupHow("head", howContext);
+  how = setupHow("head", headNumbers(() => state));
   byId("rm-bridge-open").parentElement.before(how.element);
   setupGenerate(els.text, () => state.words, () => refreshModels().catch(() => {}));
   els.model.addEventListener("change", () => { showModelNote(); updateCount(); });
