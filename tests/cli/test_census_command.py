@@ -98,3 +98,38 @@ def test_the_census_prints_the_labs_lines_and_json_every_heads_numbers(tmp_path,
     assert out == json.loads(json.dumps(words.data(c)))
     cell = out["scores"]["induction"]["heads"][18 * 9 + 6]
     assert (cell["layer"], cell["head"]) == (18, 6) and cell["low"] <= cell["mean"] <= cell["high"]
+
+
+@pytest.mark.models
+def test_python_prints_the_program_of_the_top_heads_score_on_the_first_text_which_prints_it(tmp_path):
+    from attnlab.models.census import score_text
+    from attnlab.models.registry import get_model
+
+    path = jsonl(tmp_path, *(json.dumps({"text": t}) for t in TEXTS))
+    census = json.loads(run("--model", "minilm", "--texts", path, "--json").stdout)
+    heads = census["scores"]["previous"]["heads"]
+    top = min(heads, key=lambda h: (-h["mean"], h["layer"], h["head"]))  # the highest mean; ties: the first
+    layer, head = top["layer"], top["head"]
+    done = run("--model", "minilm", "--texts", path, "--python")
+    assert done.returncode == 0, done.stderr
+    first, program = done.stdout.split("\n", 1)
+    assert first == words.program_comment("previous", layer, head, 2)
+    assert first == (
+        f"# attnlab census --python: this program prints the previous-token score of L{layer} H{head} on the "
+        f"first text of the file, as the census computes it (L{layer} H{head} has the highest mean "
+        "previous-token score over its 2 texts)."
+    )
+    assert program.startswith('"""How is this computed? The previous-token score of layer')
+    # the census's own number for the first text, printed bit for bit (MiniLM: float32 weights)
+    shown = float(score_text(get_model("minilm"), "minilm", TEXTS[0])["scores"]["previous"][layer, head])
+    assert f"# The page shows {shown!r} (float32 path)." in program
+    ran = subprocess.run([sys.executable, "-I", "-c", done.stdout], capture_output=True, text=True,
+                         timeout=300)  # fmt: skip
+    assert ran.returncode == 0, ran.stderr[-2000:]
+    assert float(ran.stdout.splitlines()[-1]) == shown
+
+
+def test_json_and_python_are_one_or_the_other(tmp_path):
+    done = run("--texts", jsonl(tmp_path, '{"text": "a"}'), "--json", "--python")
+    assert done.returncode == 2 and "not allowed with argument" in done.stderr
+

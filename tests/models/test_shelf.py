@@ -6,6 +6,7 @@ Toy traces (the toy model's arrays, with logits for a decoder); a real folder un
 
 from __future__ import annotations
 
+import dataclasses
 import os
 
 import numpy as np
@@ -65,6 +66,20 @@ def test_a_kept_traces_logits_go_to_disk_at_once(tmp_path):
     assert isinstance(a.trace.logits, np.memmap) and not isinstance(a.trace.q, np.memmap)
     assert (shelf.kept_bytes, shelf.spilled_bytes) == (memory, cold)
     assert same_arrays(a.trace, before)
+
+
+def test_a_spilled_trace_keeps_the_path_it_ran_on(tmp_path):
+    """The path ("q4_1" or "float32") travels with the trace: its logits spilled at once, then the rest."""
+    shelf = TraceShelf(1, spill_dir=tmp_path)
+    a, b = job(1), job(2)
+    a.trace = dataclasses.replace(a.trace, path="q4_1")
+    b.trace = dataclasses.replace(b.trace, path="float32")
+    shelf.add(a)
+    assert isinstance(a.trace.logits, np.memmap) and a.trace.path == "q4_1"
+    shelf.add(b)  # a goes to disk whole
+    assert isinstance(a.trace.q, np.memmap) and (a.trace.path, b.trace.path) == ("q4_1", "float32")
+    assert spill_trace(b.trace, tmp_path / "b.bin").path == "float32"
+    assert job(3).trace.path is None  # the toy model does not say
 
 
 def test_beyond_the_memory_cap_the_least_recently_used_are_spilled_not_dropped(tmp_path):

@@ -107,3 +107,14 @@ def test_a_memory_mapped_trace_recomputes_the_same_bits(model, tmp_path):
         assert np.array_equal(mapped.head_weights(layer, head), trace.head_weights(layer, head))
         assert np.array_equal(mapped.head_scores(layer, head), trace.head_scores(layer, head))
     assert mapped.query_row(2, 1, 3) == trace.query_row(2, 1, 3)
+
+
+def test_a_trace_records_the_path_it_ran_on_and_keeps_it_through_a_spill(model, tmp_path):
+    from attnlab.models.shelf import spill_trace
+
+    trace = model.trace(TEXT, details=True)
+    assert trace.path == model.path and trace.path in ("q4_1", "float32")
+    assert model.name != "minilm" or trace.path == "float32"  # the encoder's products: float32 weights
+    assert model.trace(TEXT).path == trace.path  # without details too
+    assert spill_trace(trace, tmp_path / "t").path == trace.path
+

@@ -35,7 +35,7 @@ def test_example_notebook_runs_and_shows_the_engines_numbers(tmp_path):
     # every widget cell displayed a widget view (anywidget's mime type), not a repr
     mime = "application/vnd.jupyter.widget-view+json"
     widgets = [c for c in code if any(mime in o.get("data", {}) for o in c.outputs)]
-    assert len(widgets) == 4
+    assert len(widgets) == 5  # Explorer, AttentionView, Block, ModelView, CensusView
     # the worked example's q and output, as the engine computes them
     printed = code[1].outputs[0]["text"]
     worked = trace_query(**WORKED.to_dict())

@@ -3,8 +3,9 @@
 ``census --texts FILE.jsonl`` scores every head over many texts (``models.census``: a local
 process pool, or Ray with ``--ray``) and prints each score's best heads with their means
 and 95% intervals (``lab.realmodel.census``: the numbers and every line); ``--json``
-prints every head's mean and interval per score. A progress bar on stderr counts the
-texts done.
+prints every head's mean and interval per score; ``--python`` the program behind one head's
+score on the first text (the head with the highest mean previous-token score: its first
+line says which), as the census computes it. A progress bar on stderr counts the texts done.
 
 ``ablate``, ``patch`` and ``lens`` run the page's circuits views in this process
 (``models/circuitviews``: the model's run, then the lab's words) and print them
@@ -114,7 +115,7 @@ def add_census_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--ray", action="store_true", help=said["--ray"])
     p.add_argument("--workers", type=int, help=said["--workers"])
     p.add_argument("--top", type=int, default=census_words.TOP, help=said["--top"])
-    p.add_argument("--json", action="store_true", help=said["--json"])
+    _outputs(p, said)
 
 
 def run_census(args: argparse.Namespace) -> int:
@@ -133,6 +134,8 @@ def run_census(args: argparse.Namespace) -> int:
     texts = read_texts(args.texts, model)
     per_text = census.score_texts(model, texts, ray=args.ray, workers=args.workers, progress=Bar())
     c = census_words.summary(per_text, model=model, title=registry.title(model))
+    if args.python:
+        return _census_program(model, texts[0], per_text[0]["scores"], c)
     if args.json:
         print(json.dumps(census_words.data(c), ensure_ascii=False))
         return 0
@@ -145,6 +148,21 @@ def run_census(args: argparse.Namespace) -> int:
             print(census_words.table_title(name))
             print(grid(census_words.top_rows(c, name, args.top)))
     return 0
+
+
+def _census_program(name: str, text: str, scores: dict, c) -> int:
+    """Print the program behind one head's score on the first text (``scores``: that text's census):
+    the previous-token score (every text has one) of the head with the highest mean, named first."""
+    from attnlab.models.circuitviews.texts import tokenize
+
+    score = "previous"
+    ((layer, head),) = census_words.ranked(c.scores[score], 1)
+    value = float(scores[score][layer, head])
+    model = _load(name)
+    ids, tokens = tokenize(model, text)
+    print(census_words.program_comment(score, layer, head, c.texts))
+    number = {"kind": "census", "layer": layer, "head": head, "score": score, "value": value}
+    return _program(model, ids, tokens, number)
 
 
 # -- attnlab ablate, patch, lens --------------------------------------------------------------

@@ -278,5 +278,6 @@ class MiniLM:
             allowed=np.ones((n_tok, n_tok), dtype=bool),
             scale=1.0 / float(np.sqrt(d_head)),
             kv_groups=[[h] for h in range(self.config.n_head)],
+            path=self.path,
             **extra,
         )

@@ -17,6 +17,10 @@ recompute from); a model may also give ``weights`` and ``scores`` with details
 With details, a model that generates also keeps ``logits`` ``(T, vocab)``
 (row i: the next-token logits after token i), and every model keeps
 ``journey`` (:mod:`attnlab.models.journey`: each token's path through the blocks).
+``path`` is what the model's products ran on, said where the trace is made: ``"q4_1"``
+(SmolLM2 on the file's blocks) or ``"float32"`` (float weights); ``None`` where the
+model does not say (the toy). A trace keeps it wherever it goes (the worker's pipe, a
+spill to disk), so "How is this computed?" says which path the page shows.
 """
 
 from __future__ import annotations
@@ -95,6 +99,7 @@ class ModelTrace:
     logits: np.ndarray | None = None
     journey: dict[str, np.ndarray] | None = None
     attend_options: dict = field(default_factory=dict)
+    path: str | None = None  # what the products ran on: "q4_1" or "float32" (None: not said)
     key: str = field(default_factory=lambda: uuid.uuid4().hex)  # its layers in the recompute cache
 
     def arrays(self) -> dict[str, np.ndarray]:

@@ -1,4 +1,5 @@
-"""The lab's views as notebook widgets (anywidget): ``Explorer``, ``AttentionView``, ``ModelView``, ``Block``.
+"""The lab's views as notebook widgets (anywidget): ``Explorer``, ``AttentionView``, ``ModelView``, ``Block``,
+and the Circuits page's ``CensusView``, ``PatchView``, ``LensView``.
 
 Python computes, the widget draws: every number comes from attnlab's engine
 and lab code in the kernel, and the widgets draw with the page's own ES
@@ -15,6 +16,9 @@ _WHERE = {
     "AttentionView": "attnlab.widgets.heads",
     "ModelView": "attnlab.widgets.modelview",
     "Block": "attnlab.widgets.block",
+    "CensusView": "attnlab.widgets.circuits",
+    "PatchView": "attnlab.widgets.circuits",
+    "LensView": "attnlab.widgets.circuits",
 }
 
 __all__ = sorted(_WHERE)

@@ -122,6 +122,17 @@ def test_the_printed_table_and_sentence_on_a_worked_case():
     assert census.top_rows(one, "first", 1)[1][3] == "—"
 
 
+def test_the_python_programs_first_line_names_its_head_and_its_score():
+    assert census.program_comment("previous", 3, 0, 1) == (
+        "# attnlab census --python: this program prints the previous-token score of L3 H0 on the first text "
+        "of the file, as the census computes it (L3 H0 has the highest mean previous-token score over its "
+        "text)."
+    )
+    said = census.program_comment("induction", 18, 6, 1200)
+    assert said.startswith("# ") and "\n" not in said
+    assert said.endswith("induction score over its 1,200 texts).")
+
+
 def test_the_progress_line():
     assert census.progress_line(0, 4) == "[------------------------] 0 of 4 texts scored"
     assert census.progress_line(3, 4) == "[##################------] 3 of 4 texts scored"

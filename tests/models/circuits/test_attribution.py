@@ -59,3 +59,31 @@ def test_each_term_equals_transformers_on_its_hooked_activations(decoder, hf_dec
     for name, value in theirs.items():
         assert np.abs(getattr(ours, name) - value).max() <= tol, name
     assert abs(ours.total - hf["logits"][-1, 7042]) <= tol
+
+
+def test_the_same_bits_on_one_blas_thread_or_two(smollm2, monkeypatch):
+    """Its float64 products (W_O's rows and the MLP outputs with u) run inside one BLAS thread, so the
+    terms never depend on the thread count the process was given."""
+    from threadpoolctl import threadpool_limits
+
+    from attnlab.engine.threads import blas_threads
+    from attnlab.models.circuits import attribution
+
+    c = run(smollm2, smollm2.encode(CLEAN))
+    seen = []
+    real = attribution._values
+
+    def watched(w):
+        seen.append(blas_threads())  # w_o @ u comes next
+        return real(w)
+
+    monkeypatch.setattr(attribution, "_values", watched)
+    got = {}
+    for n in (1, 2):
+        with threadpool_limits(limits=n, user_api="blas"):
+            a = logit_attribution(smollm2, c, 8)
+            assert blas_threads() == {n}  # restored afterwards
+        got[n] = np.concatenate([a.terms(), [a.total, a.bound]])
+    assert len(seen) == 2 * 30 and all(s == {1} for s in seen)
+    assert got[1].tobytes() == got[2].tobytes()
+

@@ -84,3 +84,33 @@ def test_qk_products_before_and_after_rope_equal_transformers(decoder, hf_decode
         after = (qr[0, head] @ kr[0, r.kv_head].T).double().numpy()
         for ours, theirs in ((r.dots_before, before), (r.dots_after, after)):
             assert np.abs(ours - theirs).max() <= 1e-5 * np.abs(theirs).max()
+
+
+def test_the_same_bits_on_one_blas_thread_or_two(smollm2, monkeypatch):
+    """The dots (float64, after the attention trace) and what the head writes are computed inside one
+    BLAS thread, so their sums never depend on the thread count the process was given."""
+    from threadpoolctl import threadpool_limits
+
+    from attnlab.engine.threads import blas_threads
+    from attnlab.models.circuits import heads
+
+    c = run(smollm2, smollm2.encode(CLEAN))
+    seen = []
+    real = heads._attention_trace
+
+    def watched(*args):
+        out = real(*args)
+        seen.append(blas_threads())  # the dots come next: the hold must still be on
+        return out
+
+    monkeypatch.setattr(heads, "_attention_trace", watched)
+    got = {}
+    for n in (1, 2):
+        with threadpool_limits(limits=n, user_api="blas"):
+            r, w = head_reads(smollm2, c, 18, 6), head_writes(smollm2, c, 18, 6)
+            assert blas_threads() == {n}  # restored afterwards
+        got[n] = [r.dots_before, r.dots_after, w.promoted_logits, w.written_logits]
+    assert seen and all(s == {1} for s in seen)
+    for one, two in zip(got[1], got[2], strict=True):
+        assert one.dtype == two.dtype and one.tobytes() == two.tobytes()
+

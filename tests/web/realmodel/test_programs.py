@@ -37,7 +37,8 @@ def test_an_encoders_program_prints_the_apis_number_bit_for_bit(client, traced, 
     head = client.get(f"/api/models/jobs/{job}/heads/3/4").json()
     shown = head["weights"][9][3]
     got = client.get(f"/api/models/jobs/{job}/program",
-                     params={"kind": "weight", "layer": 3, "head": 4, "query": 9, "key": 3, "value": shown})  # fmt: skip
+                     params={"kind": "weight", "layer": 3, "head": 4, "query": 9, "key": 3,
+                             "value": shown})  # fmt: skip
     assert got.status_code == 200
     answer = got.json()
     assert (answer["path"], answer["program_path"], answer["says"]["claims"]["bit_for_bit"]) == (
@@ -51,21 +52,22 @@ def test_a_decoders_q4_1_numbers_are_printed_up_to_its_rounding(client, traced, 
     assert smollm2.path == "q4_1"
     share = client.get(f"/api/models/jobs/{job}/heads/17/4").json()["weights"][13][2]
     answer = client.get(f"/api/models/jobs/{job}/program",
-                        params={"kind": "weight", "layer": 17, "head": 4, "query": 13, "key": 2}).json()  # fmt: skip
+                        params={"kind": "weight", "layer": 17, "head": 4, "query": 13,
+                                "key": 2}).json()  # fmt: skip
     assert answer["path"] == "q4_1" and answer["says"]["claims"]["bit_for_bit"] is False
     assert abs(run(answer, tmp_path) - share) <= 1e-5
     entry = client.get(f"/api/models/jobs/{job}/next/5").json()["entries"][0]
     answer = client.get(f"/api/models/jobs/{job}/program",
-                        params={"kind": "next", "position": 5, "token": entry["id"], "quantity": "logit"}).json()  # fmt: skip
+                        params={"kind": "next", "position": 5, "token": entry["id"],
+                                "quantity": "logit"}).json()  # fmt: skip
     assert abs(run(answer, tmp_path) - entry["logit"]) <= 5e-4
 
 
 def test_a_patch_takes_its_corrupted_prompt_from_a_second_trace(client, traced, minilm):
     clean = traced("minilm", "The cat sat on the mat.")["id"]
     corrupt = traced("minilm", "The dog sat on the rug.")["id"]
-    got = client.get(f"/api/models/jobs/{clean}/program",
-                     params={"kind": "patch", "quantity": "recovered", "target": "head", "layer": 2, "column": 3,
-                             "corrupt_job": corrupt})  # fmt: skip
+    params = {"kind": "patch", "quantity": "recovered", "target": "head", "layer": 2, "column": 3}
+    got = client.get(f"/api/models/jobs/{clean}/program", params={**params, "corrupt_job": corrupt})
     assert got.status_code == 200
     program = got.json()["program"]
     assert "CORRUPT_IDS = [" in program and "    3899,  # 2 'dog'" in program
@@ -101,3 +103,20 @@ def test_token_ids_the_caller_holds_get_their_program(client, minilm):
     bad = client.post("/api/models/program", json={**body, "tokens": ["[CLS]"]})
     assert bad.status_code == 422
     assert bad.json()["detail"][0]["loc"] == ["body", "tokens"]
+
+
+def test_the_path_is_the_traces_own_not_the_job_lines(client, traced, minilm, monkeypatch):
+    from attnlab.web.realmodel import kept
+
+    job = traced("minilm", TEXT)["id"]
+    monkeypatch.setattr(kept.JOBS, "weights_path", lambda name: None)  # a worker started again forgets
+    params = {"kind": "weight", "layer": 0, "head": 0, "query": 1, "key": 0}
+    answer = client.get(f"/api/models/jobs/{job}/program", params=params).json()
+    assert (answer["path"], answer["says"]["claims"]["bit_for_bit"]) == ("float32", True)
+    # token ids the caller holds: the path it says, else the job line's (forgotten here)
+    body = {"model": "minilm", "ids": [101, 1996, 4937, 102], **params}
+    assert client.post("/api/models/program", json=body).json()["path"] == "unknown"
+    assert client.post("/api/models/program", json={**body, "path": "float32"}).json()["path"] == "float32"
+    bad = client.post("/api/models/program", json={**body, "path": "fast"})
+    assert bad.status_code == 422 and bad.json()["detail"][0]["loc"] == ["body", "path"]
+

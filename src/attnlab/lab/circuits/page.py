@@ -114,6 +114,9 @@ WORDS = {
     "retraced": "{note} {done}",
     "count_failed": "Could not count the tokens: {message}",
     "nothing_traced": "Nothing traced: fix the text and try again.",
+    # "How is this computed?" under each view (js/circuits/numbers.js)
+    "how_pick": "Pick a number in this view: click it, or Tab to the view's numbers and move with the arrow "
+    "keys (on a map, press Enter on a cell). Its program is shown here.",
 }
 
 

@@ -278,7 +278,20 @@ def help_texts(models: Sequence[str]) -> dict[str, str]:
         "--workers": "processes of the local pool (default: one per CPU, at most 4)",
         "--top": f"heads listed for each score (default {TOP}; 1 to {MOST_TOP})",
         "--json": "every head's mean and 95% interval per score, as JSON",
+        "--python": "instead, the runnable NumPy program behind one head's score on the first text (the head "
+        "with the highest mean previous-token score; its first line says which)",
     }
+
+
+def program_comment(name: str, layer: int, head: int, texts: int) -> str:
+    """``attnlab census --python``'s first line: which number the program after it prints."""
+    over = "its text" if texts == 1 else f"its {texts:,} texts"
+    score = NAMES[name].replace(" ", "-") + " score"  # "previous-token score"
+    return (
+        f"# attnlab census --python: this program prints the {score} of {head_name(layer, head)} on the "
+        f"first text of the file, as the census computes it ({head_name(layer, head)} has the highest mean "
+        f"{score} over {over})."
+    )
 
 
 def bad_line(number: int, problem: str) -> str:

@@ -34,6 +34,7 @@ import numpy as np
 
 from attnlab.engine.errors import FieldError
 from attnlab.engine.fast.quant import QuantMatrix
+from attnlab.engine.threads import holds_one_blas_thread
 from attnlab.models.circuits import checks
 from attnlab.models.circuits.runs import Cache
 from attnlab.models.circuits.stack import stack_of
@@ -66,6 +67,7 @@ class Attribution:
         return np.concatenate([[self.embedding], per_layer.ravel()])
 
 
+@holds_one_blas_thread  # its float64 products sum alike whatever the BLAS thread count
 def logit_attribution(model, cache: Cache, position: int = -1, token: int | None = None) -> Attribution:
     """Attribute the logit of ``token`` (default: the model's top token there) at ``position``."""
     stack = stack_of(model)

@@ -25,7 +25,7 @@ from attnlab.engine.errors import FieldError
 from attnlab.engine.fast.quant import with_values
 from attnlab.engine.layers import rms_norm
 from attnlab.engine.multihead import multi_head_attention
-from attnlab.engine.threads import one_blas_thread
+from attnlab.engine.threads import holds_one_blas_thread, one_blas_thread
 from attnlab.models.circuits import checks, metrics
 from attnlab.models.circuits.runs import Cache
 from attnlab.models.circuits.stack import stack_of
@@ -75,6 +75,7 @@ class HeadWrites:
     written_logits: np.ndarray
 
 
+@holds_one_blas_thread  # its products (the dots too) sum alike whatever the BLAS thread count
 def head_reads(model, cache: Cache, layer: int, head: int) -> HeadReads:
     """The q, k and QK products of query head ``head`` in ``layer`` on ``cache``'s text."""
     stack = stack_of(model)
@@ -107,6 +108,7 @@ def head_reads(model, cache: Cache, layer: int, head: int) -> HeadReads:
     )
 
 
+@holds_one_blas_thread
 def head_writes(
     model, cache: Cache, layer: int, head: int, position: int = -1, *, sources: int = 5, top: int = 5
 ) -> HeadWrites:

@@ -380,5 +380,6 @@ class SmolLM2:
             allowed=np.tril(np.ones((n, n), dtype=bool)),
             scale=1.0 / float(np.sqrt(c.d_head)),
             kv_groups=[list(range(g * group, (g + 1) * group)) for g in range(c.n_kv_head)],
+            path=self.path,
             **extra,
         )

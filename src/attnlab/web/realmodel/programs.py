@@ -1,4 +1,6 @@
-"""'How is this computed?': the program behind a number of the real-model views (docs/real-model-api.md, "Programs").
+"""'How is this computed?': the program behind a number of the real-model views.
+
+The contract: docs/real-model-api.md, "Programs".
 
 Under ``/api/models``, beside ``jobs.py``, ``views.py`` and ``bridge.py``:
 
@@ -7,6 +9,10 @@ Under ``/api/models``, beside ``jobs.py``, ``views.py`` and ``bridge.py``:
   (``corrupt_job``: a second kept trace, the corrupted prompt of a patch);
 - ``POST /program``: the same for token ids the caller holds (the circuits views' texts).
 
+The path a number ran on ("q4_1" or "float32") is the kept trace's own (``ModelTrace.path``,
+said where the trace was made); a POST's is the caller's (a circuits view's ``program_source``),
+else what the model's worker said, "unknown" once that worker has gone.
+
 Each validates, calls ``lab/realmodel/program``'s ``program_answer`` and returns
 ``{kind, title, program, file_name, path, program_path, says}``. A descriptor the text or the
 model cannot answer is a 422 at its field (``query.layer``; ``body.kind`` for the POST).
@@ -14,7 +20,7 @@ model cannot answer is a 422 at its field (``query.layer``; ``body.kind`` for th
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 from fastapi import APIRouter, Query
 from pydantic import Field
@@ -71,8 +77,10 @@ class NumberOfIds(Number):
     model: Annotated[str, Field(max_length=40)]
     ids: Annotated[list[Annotated[int, Field(ge=0)]], Field(min_length=1, max_length=512)]
     tokens: Annotated[list[Annotated[str, Field(max_length=200)]] | None, Field(max_length=512)] = None
-    corrupt_ids: Annotated[list[Annotated[int, Field(ge=0)]] | None, Field(min_length=1, max_length=512)] = None
-    path: Annotated[str | None, Field(max_length=16)] = None
+    corrupt_ids: Annotated[list[Annotated[int, Field(ge=0)]] | None, Field(min_length=1, max_length=512)] = (
+        None
+    )
+    path: Literal["q4_1", "float32"] | None = None
 
 
 class ProgramOut(Strict):
@@ -85,16 +93,20 @@ class ProgramOut(Strict):
     says: dict
 
 
+UNKNOWN = "unknown"  # a path no one said (lab/realmodel/program/words.path_said words it)
+
+
 def _path(model: str) -> str:
-    """What the model's products ran on, as its worker said ("q4_1", "float32"); "unknown" once forgotten."""
-    return kept.JOBS.weights_path(model) or "unknown"
+    """What the model's products run on, as its worker said ("q4_1", "float32"); "unknown" once forgotten."""
+    return kept.JOBS.weights_path(model) or UNKNOWN
 
 
 def _of_trace(job, corrupt=None) -> Source:
     t = job.trace
     spec = registry.spec(t.model)
     return Source(
-        model=t.model, title=spec.title, ids=tuple(int(i) for i in t.ids), tokens=tuple(t.tokens), path=_path(t.model),
+        model=t.model, title=spec.title, ids=tuple(int(i) for i in t.ids), tokens=tuple(t.tokens),
+        path=t.path or UNKNOWN,  # the trace's own: a restarted worker forgets what it said
         n_layer=t.n_layer, n_head=t.n_head, d_head=spec.d_head,
         vocab=None if t.logits is None else int(t.logits.shape[-1]),
         corrupt_ids=None if corrupt is None else tuple(int(i) for i in corrupt.trace.ids),
@@ -103,7 +115,9 @@ def _of_trace(job, corrupt=None) -> Source:
 
 
 def _descriptor(number: Number) -> dict:
-    return number.model_dump(exclude={"corrupt_job", "model", "ids", "tokens", "corrupt_ids", "path"}, exclude_none=True)
+    return number.model_dump(
+        exclude={"corrupt_job", "model", "ids", "tokens", "corrupt_ids", "path"}, exclude_none=True
+    )
 
 
 @router.get("/programs/words")
@@ -128,7 +142,7 @@ def job_program(job_id: JobId, number: Annotated[NumberOfTrace, Query()]) -> dic
 
 @router.post("/program", response_model=ProgramOut, responses={422: ERRORS[422]})
 def ids_program(number: NumberOfIds) -> dict:
-    """The same for token ids the caller holds (a circuits view's text and, for a patch, its corrupted one)."""
+    """The same for token ids the caller holds (a circuits view's text; a patch's corrupted one too)."""
     try:
         spec = registry.spec(number.model)
         counter = registry.counter(spec.name)
@@ -138,7 +152,8 @@ def ids_program(number: NumberOfIds) -> dict:
         corrupt = number.corrupt_ids
         src = Source(
             model=spec.name, title=spec.title, ids=tuple(number.ids), tokens=tuple(tokens),
-            path=number.path or _path(spec.name), n_layer=spec.n_layer, n_head=spec.n_head, d_head=spec.d_head,
+            path=number.path or _path(spec.name), n_layer=spec.n_layer, n_head=spec.n_head,
+            d_head=spec.d_head,
             corrupt_ids=None if corrupt is None else tuple(corrupt),
             corrupt_tokens=None if corrupt is None else tuple(counter.text(i) for i in corrupt),
         )  # fmt: skip

@@ -45,7 +45,9 @@ def run_program(tmp_path):
         done = subprocess.run([sys.executable, "-I", "-X", "importtime", str(path)], capture_output=True,
                               text=True, timeout=900)  # fmt: skip
         assert done.returncode == 0, done.stderr[-4000:]
-        imported = [line.split("|")[-1].strip() for line in done.stderr.splitlines() if "import time:" in line]
+        imported = [
+            line.split("|")[-1].strip() for line in done.stderr.splitlines() if "import time:" in line
+        ]
         assert imported and not [m for m in imported if m.split(".")[0] == "attnlab"]
         return float(done.stdout.strip().splitlines()[-1])
 
@@ -73,7 +75,8 @@ def f32_trace(request):
 
 
 def source_of(trace, *, path: str = "float32", **more) -> Source:
-    return Source(model=trace.model, title=TITLES[trace.model], ids=tuple(trace.ids), tokens=tuple(trace.tokens),
+    return Source(model=trace.model, title=TITLES[trace.model], ids=tuple(trace.ids),
+                  tokens=tuple(trace.tokens),
                   path=path, n_layer=trace.n_layer, n_head=trace.n_head, d_head=int(trace.q.shape[-1]),
                   vocab=None if trace.logits is None else int(trace.logits.shape[-1]), **more)  # fmt: skip
 

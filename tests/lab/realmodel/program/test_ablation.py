@@ -13,13 +13,25 @@ pytestmark = pytest.mark.models
 HEADS = [(2, 3), (4, 1), (2, 5)]
 
 
-@pytest.mark.parametrize(("how", "quantity", "at"), [("zero", "p_next_after", None), ("mean", "loss_after", None),
-                                                     ("mean", "top_p_after", 1), ("zero", "kl", None)])  # fmt: skip
-def test_a_decoders_ablation_is_printed_bit_for_bit(smollm2_f32, f32_trace, source, run_program, how, quantity, at):
+CASES = [("zero", "p_next_after", None), ("mean", "loss_after", None), ("mean", "top_p_after", 1),
+         ("zero", "kl", None)]  # fmt: skip
+
+
+@pytest.mark.parametrize(("how", "quantity", "at"), CASES)
+def test_a_decoders_ablation_is_printed_bit_for_bit(
+    smollm2_f32, f32_trace, source, run_program, how, quantity, at
+):
     t = f32_trace("smollm2")
     change = next_token_change(ablate(smollm2_f32, list(t.ids), HEADS, how=how))
     page = change[quantity][5] if at is None else change[quantity][5, at]
-    fields = {"kind": "ablation", "heads": "2.3,4.1,2.5", "how": how, "quantity": quantity, "position": 5, "rank": at}
+    fields = {
+        "kind": "ablation",
+        "heads": "2.3,4.1,2.5",
+        "how": how,
+        "quantity": quantity,
+        "position": 5,
+        "rank": at,
+    }
     assert run_program(program_answer(source(t), fields)) == float(page)
 
 

@@ -19,3 +19,12 @@ def test_a_term_of_a_logit_is_printed_bit_for_bit(smollm2_f32, f32_trace, source
     page = {"head": a.heads[20, 4], "mlp": a.mlps[27], "total": a.total, "logit": a.logit}[term]
     fields = {"kind": "attribution", "position": 8, "token": a.token, "term": term, **where}
     assert run_program(program_answer(source(t), fields)) == float(page)
+
+
+def test_on_the_q4_1_path_the_logit_agrees_within_the_q4_oracles_tolerance(
+    smollm2, f32_trace, source, run_program
+):
+    t = f32_trace("smollm2")
+    a = logit_attribution(smollm2, run(smollm2, list(t.ids)), 8)
+    fields = {"kind": "attribution", "position": 8, "token": a.token, "term": "logit"}
+    assert abs(run_program(program_answer(source(t, path="q4_1"), fields)) - a.logit) <= 5e-4

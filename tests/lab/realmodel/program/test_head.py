@@ -5,18 +5,24 @@ from __future__ import annotations
 import pytest
 
 from attnlab.engine.errors import FieldError
-from attnlab.lab.realmodel.modelview import head_view
+from attnlab.lab.realmodel.modelview import head_view, model_view
 from attnlab.lab.realmodel.program import head
 from attnlab.lab.realmodel.program.answer import program_answer
 
 pytestmark = pytest.mark.models
 
 
-@pytest.mark.parametrize(("model", "layer", "h", "query", "key"), [("minilm", 3, 4, 9, 3), ("smollm2", 17, 4, 13, 2)])
-def test_a_share_of_the_heatmap_is_printed_bit_for_bit(f32_trace, source, run_program, model, layer, h, query, key):
+@pytest.mark.parametrize(
+    ("model", "layer", "h", "query", "key"), [("minilm", 3, 4, 9, 3), ("smollm2", 17, 4, 13, 2)]
+)
+def test_a_share_of_the_heatmap_is_printed_bit_for_bit(
+    f32_trace, source, run_program, model, layer, h, query, key
+):
     t = f32_trace(model)
     shown = head_view(t, layer, h)["weights"][query][key]  # the page's number
-    answer = program_answer(source(t), {"kind": "weight", "layer": layer, "head": h, "query": query, "key": key})
+    answer = program_answer(
+        source(t), {"kind": "weight", "layer": layer, "head": h, "query": query, "key": key}
+    )
     assert answer["file_name"] == f"{model}_weight_L{layer}_H{h}_{query}_{key}.py"
     assert run_program(answer) == shown
 
@@ -43,3 +49,17 @@ def test_a_score_the_text_cannot_have_is_refused(minilm, source):
         program_answer(source(t), {"kind": "head_score", "layer": 0, "head": 0, "score": "induction"})
     assert refused.value.loc == ("score",)
     assert str(refused.value) == "score 'induction' has no value here: no token of the text repeats"
+
+
+@pytest.mark.parametrize(("model", "layer", "h", "score"), [("minilm", 1, 3, "breadth"),
+                                                      ("smollm2", 3, 3, "breadth"),
+                                                      ("minilm", 3, 5, "induction")])  # fmt: skip
+def test_a_census_score_is_printed_bit_for_bit(f32_trace, source, run_program, model, layer, h, score):
+    """The model view's and the census's score: every head's weights at once. Its float64 sums group
+    otherwise than one head's, and for these breadths the last bits differ from the head view's."""
+    t = f32_trace(model)
+    page = model_view(t)["heads"][layer * t.n_head + h][score]
+    assert (head_view(t, layer, h)[score] != page) == (score == "breadth")
+    answer = program_answer(source(t), {"kind": "census", "layer": layer, "head": h, "score": score})
+    assert answer["file_name"] == f"{model}_census_{score}_L{layer}_H{h}.py"
+    assert run_program(answer) == page

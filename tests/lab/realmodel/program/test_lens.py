@@ -11,11 +11,15 @@ from attnlab.models.circuits.runs import run
 pytestmark = pytest.mark.models
 
 
-def test_the_answers_probability_after_a_block_is_printed_bit_for_bit(smollm2_f32, f32_trace, source, run_program):
+def test_the_answers_probability_after_a_block_is_printed_bit_for_bit(
+    smollm2_f32, f32_trace, source, run_program
+):
     t = f32_trace("smollm2")
     lens = logit_lens(smollm2_f32, run(smollm2_f32, list(t.ids)), 4)
     answer = program_answer(source(t), {"kind": "lens", "position": 4, "layer": 20, "quantity": "token_p"})
-    assert "TOKEN = int(ranked(lens[-1], 1)[0])" in answer["program"]  # the model's answer, found as the lens does
+    assert (
+        "TOKEN = int(ranked(lens[-1], 1)[0])" in answer["program"]
+    )  # the model's answer, found as the lens does
     assert run_program(answer) == float(lens.token_p[20])
 
 
@@ -24,3 +28,16 @@ def test_a_top_tokens_probability_is_printed_bit_for_bit(smollm2_f32, f32_trace,
     lens = logit_lens(smollm2_f32, run(smollm2_f32, list(t.ids)), 11)
     fields = {"kind": "lens", "position": 11, "layer": 18, "quantity": "top_p", "rank": 2}
     assert run_program(program_answer(source(t), fields)) == float(lens.top_p[18, 2])
+
+
+def test_on_the_q4_1_path_the_program_agrees_up_to_its_rounding(smollm2, f32_trace, source, run_program):
+    """The shared model runs on the file's Q4_1 blocks: the program (float32 path) agrees within the
+    circuits oracle's 1e-5 for a probability, and says the two differ by rounding."""
+    t = f32_trace("smollm2")
+    assert smollm2.path == "q4_1"
+    lens = logit_lens(smollm2, run(smollm2, list(t.ids)), 4)
+    answer = program_answer(
+        source(t, path="q4_1"), {"kind": "lens", "position": 4, "layer": 20, "quantity": "token_p"}
+    )
+    assert answer["says"]["claims"] == {"page_path": "q4_1", "program_path": "float32", "bit_for_bit": False}
+    assert abs(run_program(answer) - float(lens.token_p[20])) <= 1e-5

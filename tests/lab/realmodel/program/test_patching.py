@@ -26,11 +26,16 @@ def eiffel(smollm2_f32, source):
 def test_the_two_runs_metrics_are_printed_bit_for_bit(eiffel, run_program):
     pair, src, answers = eiffel
     for quantity, page in (("clean", pair.clean_value), ("corrupt", pair.corrupt_value)):
-        assert run_program(program_answer(src, {"kind": "patch", "quantity": quantity, "answers": answers})) == page
+        assert (
+            run_program(program_answer(src, {"kind": "patch", "quantity": quantity, "answers": answers}))
+            == page
+        )
 
 
 @pytest.mark.parametrize(("target", "layer", "column"), [("resid_pre", 5, 3), ("head", 14, 6), ("mlp", 2, 3)])
-def test_a_patchs_fraction_recovered_is_printed_bit_for_bit(smollm2_f32, eiffel, run_program, target, layer, column):
+def test_a_patchs_fraction_recovered_is_printed_bit_for_bit(
+    smollm2_f32, eiffel, run_program, target, layer, column
+):
     pair, src, answers = eiffel
     edit = {"resid_pre": lambda: cp.residual_patch(pair, layer, column, "pre"),
             "head": lambda: cp.head_patch(pair, layer, column),
@@ -42,7 +47,9 @@ def test_a_patchs_fraction_recovered_is_printed_bit_for_bit(smollm2_f32, eiffel,
 
 
 def test_an_encoders_patch_is_printed_bit_for_bit(minilm, source, run_program):
-    clean, corrupt = (minilm.trace(t, details=True) for t in ("The cat sat on the mat.", "The dog sat on the rug."))
+    clean, corrupt = (
+        minilm.trace(t, details=True) for t in ("The cat sat on the mat.", "The dog sat on the rug.")
+    )
     pair = cp.pair(minilm, list(clean.ids), list(corrupt.ids))
     src = source(clean, corrupt_ids=tuple(corrupt.ids), corrupt_tokens=tuple(corrupt.tokens))
     page = cp.patch_value(minilm, pair, [cp.residual_patch(pair, 1, 5, "mid")])
@@ -58,4 +65,7 @@ def test_patching_needs_two_prompts_of_one_length(f32_trace, source):
     with pytest.raises(FieldError) as refused:
         program_answer(source(t, corrupt_ids=(101, 102)), {"kind": "patch", "quantity": "clean"})
     n = len(t.ids)
-    assert str(refused.value) == f"corrupt is 2 tokens long and the clean prompt {n}; patching needs the same length"
+    assert (
+        str(refused.value)
+        == f"corrupt is 2 tokens long and the clean prompt {n}; patching needs the same length"
+    )

@@ -69,7 +69,8 @@ def test_fma32_is_not_a_product_then_a_sum():
 
 def test_fma32_does_not_round_twice():
     """a · b + c = 1 + 2^-23 + 2^-24 - 2^-70: just below a float32 midpoint, so it rounds down to 1 + 2^-23.
-    Rounded to float64 first, it lands on the midpoint, whose tie goes up to 1 + 2^-22: round to odd avoids it."""
+    Rounded to float64 first, it lands on the midpoint, whose tie goes up to 1 + 2^-22: round to odd
+    avoids it."""
     fma32 = run(pieces.FMA)["fma32"]
     a, b, c = np.float32([2**-24 * (1 + 2**-23)]), np.float32([1 - 2**-23]), np.float32([1 + 2**-23])
     assert float(fma32(a, b, c)[0]) == 1 + 2**-23

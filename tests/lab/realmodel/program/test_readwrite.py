@@ -12,7 +12,9 @@ pytestmark = pytest.mark.models
 
 
 @pytest.mark.parametrize("quantity", ["after", "weight"])
-def test_a_decoders_qk_products_are_printed_bit_for_bit(smollm2_f32, f32_trace, source, run_program, quantity):
+def test_a_decoders_qk_products_are_printed_bit_for_bit(
+    smollm2_f32, f32_trace, source, run_program, quantity
+):
     t = f32_trace("smollm2")
     reads = head_reads(smollm2_f32, run(smollm2_f32, list(t.ids)), 9, 4)
     page = {"after": reads.dots_after, "weight": reads.weights}[quantity][6, 2]
@@ -27,8 +29,11 @@ def test_an_encoders_qk_product_is_printed_bit_for_bit(minilm, f32_trace, source
     assert run_program(program_answer(source(t), fields)) == float(reads.dots_before[2, 5])
 
 
-@pytest.mark.parametrize(("quantity", "where"), [("promoted", {"source": 1, "rank": 2}), ("written", {"rank": 0})])
-def test_the_logits_a_heads_output_promotes_are_printed_bit_for_bit(smollm2_f32, f32_trace, source, run_program,
+@pytest.mark.parametrize(
+    ("quantity", "where"), [("promoted", {"source": 1, "rank": 2}), ("written", {"rank": 0})]
+)
+def test_the_logits_a_heads_output_promotes_are_printed_bit_for_bit(smollm2_f32, f32_trace, source,
+                                                                    run_program,
                                                                     quantity, where):  # fmt: skip
     t = f32_trace("smollm2")
     writes = head_writes(smollm2_f32, run(smollm2_f32, list(t.ids)), 15, 7, 6)

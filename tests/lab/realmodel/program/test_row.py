@@ -19,7 +19,8 @@ def page_numbers(t, layer, head, query, key, coordinate) -> dict:
     r = row_view(t.query_row(layer, head, query), query, t.tokens)["sources"][key]
     assert (r["score"], r["share"]) == (n["score"], n["row"]["key_share"])  # the two views agree
     return {"q": n["q"][coordinate], "k": n["k"][coordinate], "product": n["products"][coordinate],
-            "running": n["running"][coordinate], "dot": n["dot"], "score": r["score"], "exp": n["row"]["exps"][key],
+            "running": n["running"][coordinate], "dot": n["dot"], "score": r["score"],
+            "exp": n["row"]["exps"][key],
             "share": r["share"], "m": n["row"]["m"], "z": n["row"]["z"]}  # fmt: skip
 
 
@@ -27,7 +28,15 @@ def page_numbers(t, layer, head, query, key, coordinate) -> dict:
 def test_every_number_of_an_encoders_row_is_printed_bit_for_bit(f32_trace, source, run_program, quantity):
     t = f32_trace("minilm")
     page = page_numbers(t, 4, 7, 10, 4, 5)
-    fields = {"kind": "row", "layer": 4, "head": 7, "query": 10, "key": 4, "coordinate": 5, "quantity": quantity}
+    fields = {
+        "kind": "row",
+        "layer": 4,
+        "head": 7,
+        "query": 10,
+        "key": 4,
+        "coordinate": 5,
+        "quantity": quantity,
+    }
     assert run_program(program_answer(source(t), fields)) == page[quantity]
 
 
@@ -35,7 +44,15 @@ def test_every_number_of_an_encoders_row_is_printed_bit_for_bit(f32_trace, sourc
 def test_a_decoders_row_after_rope_is_printed_bit_for_bit(f32_trace, source, run_program, quantity):
     t = f32_trace("smollm2")
     page = page_numbers(t, 21, 8, 12, 5, 37)
-    fields = {"kind": "row", "layer": 21, "head": 8, "query": 12, "key": 5, "coordinate": 37, "quantity": quantity}
+    fields = {
+        "kind": "row",
+        "layer": 21,
+        "head": 8,
+        "query": 12,
+        "key": 5,
+        "coordinate": 37,
+        "quantity": quantity,
+    }
     assert run_program(program_answer(source(t), fields)) == page[quantity]
 
 

@@ -21,11 +21,16 @@ def test_the_ids_read_back_whatever_the_tokens_hold():
 
 def test_a_program_is_valid_python_that_prints_its_number_last():
     src = Source(model="minilm", title="all-MiniLM-L6-v2", ids=(101, 7, 8, 9, 10, 11, 12, 102),
-                 tokens=("[CLS]", *AWKWARD, "[SEP]"), path="float32", n_layer=6, n_head=12, d_head=32)  # fmt: skip
-    answer = program_answer(src, {"kind": "weight", "layer": 1, "head": 2, "query": 3, "key": 4, "value": 0.5})
+                 tokens=("[CLS]", *AWKWARD, "[SEP]"), path="float32", n_layer=6, n_head=12,
+                 d_head=32)  # fmt: skip
+    answer = program_answer(
+        src, {"kind": "weight", "layer": 1, "head": 2, "query": 3, "key": 4, "value": 0.5}
+    )
     tree = ast.parse(answer["program"])
     last = tree.body[-1]
     assert ast.unparse(last) == "print(repr(float(value)))"
-    assert ast.get_docstring(tree).startswith("How is this computed? The share token 3 gives token 4 in layer 1")
+    assert ast.get_docstring(tree).startswith(
+        "How is this computed? The share token 3 gives token 4 in layer 1"
+    )
     assert "# The page shows 0.5 (float32 path)." in answer["program"]
     assert 'os.environ["OPENBLAS_NUM_THREADS"] = "1"' in answer["program"].split("import numpy")[0]

@@ -1,4 +1,4 @@
-"""The control's words: what a program says it reproduces is true, and every number a view lists has a program."""
+"""The control's words: what a program says it reproduces is true; every number a view lists has a program."""
 
 from __future__ import annotations
 
@@ -35,7 +35,12 @@ def test_every_number_a_view_lists_has_a_program(view):
     fixed = {"layer": 3, "head": 5, "query": 4, "key": 1, "index": 2, "position": 3}  # what the views fix
     for choice in VIEWS[view]:
         assert choice["kind"] in KINDS
-        fields = {"kind": choice["kind"], **fixed, **choice["fixed"], **{n: PICKED[n] for n in choice["needs"]}}
+        fields = {
+            "kind": choice["kind"],
+            **fixed,
+            **choice["fixed"],
+            **{n: PICKED[n] for n in choice["needs"]},
+        }
         answer = program_answer(SMOLLM2, fields)
         assert answer["kind"] == choice["kind"] and answer["program"].endswith("print(repr(float(value)))\n")
 

@@ -14,6 +14,7 @@ A number is named by a descriptor: ``kind`` and its fields (integers, or the str
 
     weight       layer, head, query, key
     head_score   layer, head, score (previous | first | induction | duplicate | self | breadth)
+    census       layer, head, score: as the model view and the census compute it (every head at once)
     row          layer, head, query, quantity (q | k | product | running | dot | score | exp | share
                  | m | z), key (all but q, m, z), coordinate (q, k, product, running)
     next         position, token, quantity (logit | p_model | p), temperature, top_k, top_p (p)
@@ -41,4 +42,3 @@ one module per kind of number (:mod:`.head`, :mod:`.row`, :mod:`.nexttoken`, :mo
 :mod:`.ablation`, :mod:`.attribution`, :mod:`.patching`, :mod:`.lens`, :mod:`.readwrite`),
 and :mod:`.words` (the control's words and what a program reproduces).
 """
-

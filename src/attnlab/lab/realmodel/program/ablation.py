@@ -43,7 +43,7 @@ def heads_of(src: Source, raw: Mapping, name: str = "heads") -> tuple[tuple[int,
     except (TypeError, ValueError):
         raise FieldError((name,), not_heads(value)) from None
     out: list[tuple[int, int]] = []
-    for i, (layer, head) in enumerate(pairs):
+    for layer, head in pairs:
         n.whole({"layer": layer}, "layer", "ablation", src.n_layer, model=src.model, what="layer")
         n.whole({"head": head}, "head", "ablation", src.n_head, model=src.model, what="head")
         if (layer, head) not in out:
@@ -60,7 +60,11 @@ def check(src: Source, raw: Mapping) -> dict:
     q = p["quantity"]
     if q != "pooled_cosine":
         # the loss and the next token's probability are known up to the second-to-last token
-        last = src.n_tokens - 1 if q in ("p_next_before", "p_next_after", "loss_before", "loss_after") else src.n_tokens
+        last = (
+            src.n_tokens - 1
+            if q in ("p_next_before", "p_next_after", "loss_before", "loss_after")
+            else src.n_tokens
+        )
         p["position"] = n.whole(raw, "position", kind, max(last, 1))
     if q in ("top_p_before", "top_p_after"):
         p["rank"] = n.whole(raw, "rank", kind, TOP, model="the list", what="rank")
@@ -96,12 +100,12 @@ start = min(at for at, _ in HEADS)
 after = run({resume}, start, hooks)
 '''
 
-_DECODER = '''
+_DECODER = """
 # 4) both runs' next-token distributions: the final norm and the output layer, then a float64 softmax
 E = embedding()
 z_before = logits(before["resid"][N_LAYER], E).astype(np.float64)  # (T, vocab)
 z_after = logits(after["resid"][N_LAYER], E).astype(np.float64)
-'''
+"""
 
 _DECODER_VALUE = {
     "p_next_before": "value = probabilities(z_before)[POSITION, IDS[POSITION + 1]]  # the text's next token",
@@ -126,16 +130,19 @@ def log_probabilities(z):
 '''
 
 _ENCODER_VALUE = {
-    "norm_before": "xb = before[\"resid\"][LAYER + 1].astype(np.float64)\nvalue = np.sqrt((xb * xb).sum(axis=-1))[POSITION]",
+    "norm_before": (
+        'xb = before["resid"][LAYER + 1].astype(np.float64)\n'
+        "value = np.sqrt((xb * xb).sum(axis=-1))[POSITION]"
+    ),
     "change": (
-        "xb, xa = (r[\"resid\"][LAYER + 1].astype(np.float64) for r in (before, after))\n"
+        'xb, xa = (r["resid"][LAYER + 1].astype(np.float64) for r in (before, after))\n'
         "value = np.sqrt(((xa - xb) ** 2).sum(axis=-1))[POSITION]"
     ),
     "cosine": (
-        "xb, xa = (r[\"resid\"][LAYER + 1].astype(np.float64) for r in (before, after))\n"
+        'xb, xa = (r["resid"][LAYER + 1].astype(np.float64) for r in (before, after))\n'
         "value = cosine(xb, xa)[POSITION]"
     ),
-    "pooled_cosine": "value = cosine(pooled(before[\"x\"]), pooled(after[\"x\"]))",
+    "pooled_cosine": 'value = cosine(pooled(before["x"]), pooled(after["x"]))',
 }
 
 _WORDS = {
@@ -158,7 +165,10 @@ def steps(src: Source, p: dict) -> Steps:
 
     q = p["quantity"]
     heads = ", ".join(f"({layer}, {head})" for layer, head in p["heads"])
-    inputs = [f"HEADS = [{heads}]  # (layer, head) pairs: query heads, never a shared KV head", f"HOW = {p['how']!r}"]
+    inputs = [
+        f"HEADS = [{heads}]  # (layer, head) pairs: query heads, never a shared KV head",
+        f"HOW = {p['how']!r}",
+    ]
     inputs += [f"{k.upper()} = {p[k]}" for k in ("position", "layer", "rank") if k in p]
     resume = 'before["resid"][start]' if src.decoder else 'before["resid"][start][None]'
     body = _BEFORE_AFTER.format(embedded=circuits.embedded(src), resume=resume)

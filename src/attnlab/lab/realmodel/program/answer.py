@@ -33,6 +33,7 @@ from attnlab.lab.realmodel.program.words import PROGRAM_PATH, path_said
 KINDS = {
     "weight": (head.check_weight, head.weight),
     "head_score": (head.check_score, head.score),
+    "census": (head.check_census, head.census),
     "row": (row.check, row.steps),
     "next": (nexttoken.check, nexttoken.steps),
     "journey": (journey.check, journey.steps),
@@ -56,7 +57,9 @@ def compiled_steps_ran() -> bool:
 
 def program_answer(src: Source, descriptor: Mapping) -> dict:
     """The program behind the number ``descriptor`` names, on ``src`` (see the folder's docstring)."""
-    kind = n.choice(descriptor, "kind", "a number", tuple(KINDS))
+    if descriptor.get("kind") is None:
+        raise FieldError(("kind",), n.no_kind())
+    kind = n.choice(descriptor, "kind", "", tuple(KINDS))
     check, build = KINDS[kind]
     fields = check(src, descriptor)
     if kind in CIRCUITS and src.decoder and src.n_tokens**2 < 64 * 64:

@@ -19,7 +19,7 @@ from attnlab.lab.realmodel.program.text import Steps
 
 TERMS = ("embedding", "head", "mlp", "total", "logit", "scale")
 
-_BODY = '''
+_BODY = """
 # 1) the run as it is (the circuits' run), keeping what each component wrote
 kept = run(embed(IDS))
 x = kept["resid"][N_LAYER]  # (T, d): the residual stream leaving the last block
@@ -28,26 +28,27 @@ rms = np.float64(final_rms(x)[POSITION])
 scale = 1.0 / rms
 # 3) then logit = x · u with u = s · γ ⊙ E[TOKEN]: each component's term is its vector · u
 u = scale * (output_norm().astype(np.float64) * embedding_rows([TOKEN])[0].astype(np.float64))  # (d,)
-'''
+"""
 
 _TERM = {
-    "embedding": "value = kept[\"resid\"][0][POSITION].astype(np.float64) @ u  # the token's embedding\n",
+    "embedding": 'value = kept["resid"][0][POSITION].astype(np.float64) @ u  # the token\'s embedding\n',
     "head": (
-        "w_o = layer(LAYER)[\"w_o\"].astype(np.float64)  # (H · d_head, d)\n"
-        "z = kept[\"z\"][LAYER][POSITION].astype(np.float64)  # the heads side by side, (H · d_head,)\n"
-        "per_head = (z * (w_o @ u)).reshape(N_HEAD, D_HEAD).sum(axis=1)  # each query head's z through W_O, · u\n"
+        'w_o = layer(LAYER)["w_o"].astype(np.float64)  # (H · d_head, d)\n'
+        'z = kept["z"][LAYER][POSITION].astype(np.float64)  # the heads side by side, (H · d_head,)\n'
+        "# each query head's z through its rows of W_O, then · u\n"
+        "per_head = (z * (w_o @ u)).reshape(N_HEAD, D_HEAD).sum(axis=1)\n"
         "value = per_head[HEAD]\n"
     ),
     "mlp": (
-        "mlps = np.stack([kept[\"mlp\"][i][POSITION] for i in range(N_LAYER)]).astype(np.float64) @ u  # (L,)\n"
+        'mlps = np.stack([kept["mlp"][i][POSITION] for i in range(N_LAYER)]).astype(np.float64) @ u  # (L,)\n'
         "value = mlps[LAYER]\n"
     ),
     "total": (
-        "mlps = np.stack([kept[\"mlp\"][i][POSITION] for i in range(N_LAYER)]).astype(np.float64) @ u  # (L,)\n"
-        "total = float(kept[\"resid\"][0][POSITION].astype(np.float64) @ u)  # the embedding's term\n"
+        'mlps = np.stack([kept["mlp"][i][POSITION] for i in range(N_LAYER)]).astype(np.float64) @ u  # (L,)\n'
+        'total = float(kept["resid"][0][POSITION].astype(np.float64) @ u)  # the embedding\'s term\n'
         "for i in range(N_LAYER):  # then per layer: its heads 0..H-1, W_O's bias (none here: 0), its MLP\n"
-        "    z = kept[\"z\"][i][POSITION].astype(np.float64)\n"
-        "    per_head = (z * (layer(i)[\"w_o\"].astype(np.float64) @ u)).reshape(N_HEAD, D_HEAD).sum(axis=1)\n"
+        '    z = kept["z"][i][POSITION].astype(np.float64)\n'
+        '    per_head = (z * (layer(i)["w_o"].astype(np.float64) @ u)).reshape(N_HEAD, D_HEAD).sum(axis=1)\n'
         "    for h in range(N_HEAD):\n"
         "        total += per_head[h]\n"
         "    total += 0.0 + mlps[i]\n"

@@ -4,7 +4,10 @@
   as the model's attention computed it (float32; 0 where the key is blocked);
 - ``head_score``: fields ``layer``, ``head``, ``score`` (previous, first, induction,
   duplicate, self, breadth): :mod:`attnlab.lab.realmodel.kinds`' score of the head's
-  weights, float64 sums over the float32 shares.
+  weights, float64 sums over the float32 shares, as the head view computes it;
+- ``census``: the same fields: the score as the model view and the circuits' census compute
+  it, every head's weights (L, H, T, T) at once (float64 sums in another grouping: the last
+  bits can differ from the head view's).
 """
 
 from __future__ import annotations
@@ -45,7 +48,7 @@ def _weights(src: Source) -> str:
         "# 1) embed the tokens and run the blocks up to LAYER (each block as a trace runs it)\n"
         "traces = run_trace(LAYER)\n"
         "# 2) that block's attention weights: (H, T, T), row = query token, column = key token\n"
-        f"weights = traces[LAYER][\"attn\"][\"weights\"][{trace.batch(src)}HEAD]  # (T, T)\n"
+        f'weights = traces[LAYER]["attn"]["weights"][{trace.batch(src)}HEAD]  # (T, T)\n'
     )
 
 
@@ -62,7 +65,8 @@ def weight(src: Source, p: dict) -> Steps:
     )
 
 
-# The scores as lab/realmodel/kinds.py computes them for one head's (T, T) weights.
+# The scores as lab/realmodel/kinds.py's head_scores computes them, for one head's weights (T, T) or
+# for every head's at once (L, H, T, T): the same formulas, written for any leading axes.
 _ALLOWED = {
     True: "allowed = np.tril(np.ones((T, T), dtype=bool))  # causal: query i may see keys j <= i\n",
     False: "allowed = np.ones((T, T), dtype=bool)  # an encoder: every token sees every token\n",
@@ -71,26 +75,38 @@ _ALLOWED = {
 _SCORE = {
     "previous": (
         "# 3) the previous-token score: the mean of w[i, i-1] over queries i = 1..T-1 (float64 sum)\n"
-        "value = np.diagonal(weights, offset=-1).mean(axis=-1, dtype=np.float64) if T > 1 else 0.0\n"
+        "if T > 1:\n"
+        "    value = np.diagonal(weights, offset=-1, axis1=-2, axis2=-1).mean(axis=-1, dtype=np.float64)\n"
+        "else:\n"
+        "    value = np.zeros(weights.shape[:-2])\n"
     ),
     "first": (
         "# 3) the first-token score: the mean of w[i, 0] over queries i = 1..T-1 (float64 sum)\n"
-        "value = weights[1:, 0].mean(axis=-1, dtype=np.float64) if T > 1 else weights[0, 0]\n"
+        "if T > 1:\n"
+        "    value = weights[..., 1:, 0].mean(axis=-1, dtype=np.float64)\n"
+        "else:\n"
+        "    value = weights[..., 0, 0].astype(np.float64)\n"
     ),
     "self": (
         "# 3) the self score: the mean of w[i, i] over queries i = 1..T-1 (float64 sum)\n"
-        "value = np.diagonal(weights)[1:].mean(axis=-1, dtype=np.float64) if T > 1 else weights[0, 0]\n"
+        "if T > 1:\n"
+        "    value = np.diagonal(weights, axis1=-2, axis2=-1)[..., 1:].mean(axis=-1, dtype=np.float64)\n"
+        "else:\n"
+        "    value = weights[..., 0, 0].astype(np.float64)\n"
     ),
     "breadth": (
         "# 3) the breadth: each row's entropy over the entropy of an even split of the keys it may see,\n"
         "#    averaged over the rows that may see two keys or more\n"
         "seen = allowed.sum(axis=1)\n"
         "wide = seen > 1\n"
-        "plogp = np.maximum(weights, np.finfo(weights.dtype).tiny)  # 0 · log(tiny) = 0, as 0 log 0 = 0\n"
-        "np.log(plogp, out=plogp)\n"
-        "plogp *= weights\n"
-        "entropy = -plogp.sum(axis=-1, dtype=np.float64)  # (T,)\n"
-        "value = (entropy[..., wide] / np.log(seen[wide])).mean(axis=-1) if wide.any() else 0.0\n"
+        "if wide.any():\n"
+        "    plogp = np.maximum(weights, np.finfo(weights.dtype).tiny)  # 0 · log(tiny) = 0, as 0 log 0 = 0\n"
+        "    np.log(plogp, out=plogp)\n"
+        "    plogp *= weights\n"
+        "    entropy = -plogp.sum(axis=-1, dtype=np.float64)  # (..., T)\n"
+        "    value = (entropy[..., wide] / np.log(seen[wide])).mean(axis=-1)\n"
+        "else:\n"
+        "    value = np.zeros(weights.shape[:-2])\n"
     ),
 }
 
@@ -102,7 +118,7 @@ _TARGETS = (
 _MEAN_SHARE = (
     "queries = int(targets.any(axis=1).sum())  # the queries that have a target\n"
     "i, k = np.nonzero(targets)\n"
-    "value = weights[..., i, k].sum(axis=-1, dtype=np.float64) / queries  # None on the page when 0\n"
+    "value = weights[..., i, k].sum(axis=-1, dtype=np.float64) / queries\n"
 )
 _SCORE["induction"] = (
     "# 3) the induction score: query i's targets are the keys k, 1 <= k <= i-1, with t[k-1] == t[i]\n"
@@ -111,8 +127,7 @@ _SCORE["induction"] = (
     + _TARGETS
     + "targets = np.zeros((T, T), dtype=bool)\n"
     "targets[:, 1:] = same[:, :-1]  # t[k-1] == t[i]\n"
-    "targets &= earlier & allowed\n"
-    + _MEAN_SHARE
+    "targets &= earlier & allowed\n" + _MEAN_SHARE
 )
 _SCORE["duplicate"] = (
     "# 3) the duplicate-token score: query i's targets are the earlier keys j < i with t[j] == t[i];\n"
@@ -122,19 +137,50 @@ _SCORE["duplicate"] = (
     + _MEAN_SHARE
 )
 
+_EVERY_HEAD = (
+    "# 1) embed the tokens and run every block (each block as a trace runs it)\n"
+    "traces = run_trace(N_LAYER - 1)\n"
+    "# 2) every head's weights at once, as the model view and the census take them: (L, H, T, T)\n"
+    'weights = np.stack([t["attn"]["weights"]{b} for t in traces])\n'
+)
+
 
 def score(src: Source, p: dict) -> Steps:
+    """One head's score as the head view computes it, from that head's (T, T) weights."""
+    return _score(src, p, census=False)
+
+
+def check_census(src: Source, raw: Mapping) -> dict:
+    kind = "census"
+    return {"layer": n.layer(raw, kind, src), "head": n.head(raw, kind, src),
+            "score": n.choice(raw, "score", kind, SCORES)}  # fmt: skip
+
+
+def census(src: Source, p: dict) -> Steps:
+    """A head's score as the model view and the census compute it: every head's at once (another
+    reduction than one head's alone, so its last bits may differ from the head view's)."""
+    return _score(src, p, census=True)
+
+
+def _score(src: Source, p: dict, *, census: bool) -> Steps:
     name = p["score"]
     if name in ("induction", "duplicate") and not _repeats(src.ids):
         raise FieldError(("score",), no_repeat(name))
-    body = _weights(src) + "T = weights.shape[0]\n" + _ALLOWED[src.decoder] + _SCORE[name]
+    if census:
+        start = _EVERY_HEAD.format(b="" if src.decoder else "[0]")
+        end = "value = value[LAYER, HEAD]  # this head's, of every head's scores\n"
+    else:
+        start, end = _weights(src), ""
+    body = start + "T = weights.shape[-1]\n" + _ALLOWED[src.decoder] + _SCORE[name] + end
+    where = f"layer {p['layer']}, head {p['head']}"
     return Steps(
-        what=f"{SCORE_NAMES[name].capitalize()} of layer {p['layer']}, head {p['head']}",
+        what=f"{SCORE_NAMES[name].capitalize()} of {where}"
+        + (", as the census computes it" if census else ""),
         runs="trace",
         inputs=[f"LAYER, HEAD = {p['layer']}, {p['head']}"],
         pieces=trace.pieces_for(src),
         body=body,
-        name=f"{src.model}_{name}_L{p['layer']}_H{p['head']}.py",
+        name=f"{src.model}_{'census_' if census else ''}{name}_L{p['layer']}_H{p['head']}.py",
     )
 
 

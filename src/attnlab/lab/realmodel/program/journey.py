@@ -72,7 +72,7 @@ def steps(src: Source, p: dict) -> Steps:
     elif q == "mlp_unit":
         body += (
             "# 3) the units by |activation|, largest first, ties to the lower unit\n"
-            "order = np.argsort(-np.abs(x[INDEX]), kind=\"stable\")\n"
+            'order = np.argsort(-np.abs(x[INDEX]), kind="stable")\n'
             "unit = int(order[RANK])\n"
             "value = x[INDEX, unit]\n"
         )

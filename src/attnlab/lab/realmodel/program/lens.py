@@ -12,23 +12,22 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from attnlab.lab.realmodel.program import circuits
+from attnlab.lab.realmodel.program import circuits, pieces
 from attnlab.lab.realmodel.program import number as n
-from attnlab.lab.realmodel.program import pieces
 from attnlab.lab.realmodel.program.number import Source
 from attnlab.lab.realmodel.program.text import Steps
 
 QUANTITIES = ("token_p", "logit", "top_p")
 TOP = 5
 
-_BODY = '''
+_BODY = """
 # 1) the run as it is (the circuits' run)
 kept = run(embed(IDS))
 # 2) the residual stream leaving each block, at POSITION: (L, d)
 rows = np.ascontiguousarray(np.stack([kept["resid"][i + 1][POSITION] for i in range(N_LAYER)]))
 # 3) each through the final RMSNorm and the tied output layer, as if it were the last: (L, vocab)
 lens = logits(rows, embedding())
-'''
+"""
 
 
 def check(src: Source, raw: Mapping) -> dict:
@@ -56,7 +55,7 @@ def steps(src: Source, p: dict) -> Steps:
             chosen = ""
             what = f"token {p['token']}'s {'probability' if q == 'token_p' else 'logit'}"
         else:
-            chosen = "TOKEN = int(ranked(lens[-1], 1)[0])  # the model's answer: its top token after the last block\n"
+            chosen = "TOKEN = int(ranked(lens[-1], 1)[0])  # the model's answer: its top token at the end\n"
             what = f"the model's answer's {'probability' if q == 'token_p' else 'logit'}"
         pick = "probabilities(lens)[LAYER, TOKEN]" if q == "token_p" else "lens[LAYER, TOKEN]"
         value = chosen + f"value = {pick}\n"

@@ -23,13 +23,13 @@ from attnlab.lab.realmodel.program.text import Steps
 
 QUANTITIES = ("logit", "p_model", "p")
 
-_LOGITS = '''
+_LOGITS = """
 # 1) embed the tokens and run every block (each block as a trace runs it)
 traces = run_trace(N_LAYER - 1)
 # 2) the final RMSNorm and the tied output layer, on every position (as the trace keeps its logits)
 all_logits = logits(traces[-1]["output"], embedding())  # (T, vocab) float32
 row = np.asarray(all_logits[POSITION], dtype=np.float64)  # the logits after token POSITION
-'''
+"""
 
 _SOFTMAX = '''
 
@@ -42,7 +42,7 @@ def softmax(z):
     return p / p.sum()
 '''
 
-_CUT = '''
+_CUT = """
 # 3) what sampling draws from: temperature, then top-k, then top-p (Hugging Face's order)
 if TEMPERATURE == 0.0:  # greedy: everything on the arg-max
     p = np.zeros(row.shape)
@@ -64,7 +64,7 @@ else:
         p = np.where(keep, p, 0.0)
         p /= p.sum()
 value = p[TOKEN]
-'''
+"""
 
 
 def check(src: Source, raw: Mapping) -> dict:
@@ -73,7 +73,9 @@ def check(src: Source, raw: Mapping) -> dict:
     p = {"position": n.token(raw, "position", kind, src), "token": n.token_id(raw, "token", kind, src),
          "quantity": n.choice(raw, "quantity", kind, QUANTITIES)}  # fmt: skip
     if p["quantity"] == "p":
-        p["temperature"] = n.number(raw, "temperature", 1.0, low=limits.TEMPERATURE_MIN, high=limits.TEMPERATURE_MAX)
+        p["temperature"] = n.number(
+            raw, "temperature", 1.0, low=limits.TEMPERATURE_MIN, high=limits.TEMPERATURE_MAX
+        )
         p["top_p"] = n.number(raw, "top_p", 1.0, low=0.0, high=limits.TOP_P_MAX, above=True)
         top_k = raw.get("top_k") or 0
         if isinstance(top_k, bool) or not isinstance(top_k, int) or not 0 <= top_k <= limits.TOP_K_MAX:

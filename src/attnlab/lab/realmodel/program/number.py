@@ -57,6 +57,10 @@ def unknown(value: object, choices: Sequence[str]) -> str:
     return f"{value!r:.40} is unknown; use one of {', '.join(choices)}"
 
 
+def no_kind() -> str:
+    return "is needed: it says which kind of number the program is for"
+
+
 def needed(kind: str) -> str:
     return f"is needed for a number of kind {kind}"
 
@@ -71,6 +75,10 @@ def not_two_prompts() -> str:
 
 def lengths_differ(n_clean: int, n_corrupt: int) -> str:
     return f"is {n_corrupt} tokens long and the clean prompt {n_clean}; patching needs the same length"
+
+
+def outside(value: object, low: float, high: float) -> str:
+    return f"must be between {low:g} and {high:g}, got {value!r}"
 
 
 def other_model(title: str) -> str:
@@ -99,7 +107,9 @@ def whole(raw: Mapping, name: str, kind: str, size: int, *, model: str = "", wha
     if isinstance(value, bool) or not isinstance(value, int):
         raise FieldError((name,), problems.not_whole(value))
     if not 0 <= value < size:
-        problem = problems.no_such_index(value, model, what, size) if what else problems.no_such_token(value, size)
+        problem = (
+            problems.no_such_index(value, model, what, size) if what else problems.no_such_token(value, size)
+        )
         raise FieldError((name,), problem)
     return value
 
@@ -142,7 +152,7 @@ def number(raw: Mapping, name: str, default: float, *, low: float, high: float, 
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         raise FieldError((name,), problems.not_finite(value))
     if value > high or value < low or (above and value == low):
-        raise FieldError((name,), problems.not_a_share(value) if above else problems.below_zero(value))
+        raise FieldError((name,), problems.not_a_share(value) if above else outside(value, low, high))
     return float(value)
 
 

@@ -22,9 +22,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from attnlab.engine.errors import FieldError
-from attnlab.lab.realmodel.program import circuits
+from attnlab.lab.realmodel.program import circuits, pieces
 from attnlab.lab.realmodel.program import number as n
-from attnlab.lab.realmodel.program import pieces
 from attnlab.lab.realmodel.program.number import Source
 from attnlab.lab.realmodel.program.text import Steps
 
@@ -54,7 +53,7 @@ def check(src: Source, raw: Mapping) -> dict:
             right, other = (int(a) for a in (answers.split(",") if isinstance(answers, str) else answers))
         except (TypeError, ValueError):
             raise FieldError(("answers",), n.problems.not_whole(answers)) from None
-        for i, a in enumerate((right, other)):
+        for a in (right, other):
             n.token_id({"answers": a}, "answers", kind, src)
         if right == other:
             raise FieldError(("answers",), n.same_answers(right))
@@ -62,11 +61,11 @@ def check(src: Source, raw: Mapping) -> dict:
     return p
 
 
-_RUNS = '''
+_RUNS = """
 # 1) both prompts run as they are (the circuits' run)
 clean = run(embed(IDS))
 corrupt = run(embed(CORRUPT_IDS))
-'''
+"""
 
 _METRIC_DECODER = '''
 
@@ -87,26 +86,26 @@ def metric(x_final):
 # the patch: where the clean value goes, and the first block recomputed
 _PATCH = {
     "resid_pre": (
-        "points = {LAYER: replacing([COLUMN], slice(None), clean[\"resid\"][LAYER])}\n"
+        'points = {LAYER: replacing([COLUMN], slice(None), clean["resid"][LAYER])}\n'
         "start, hooks = LAYER, {}\n"
     ),
     "resid_post": (
-        "points = {LAYER + 1: replacing([COLUMN], slice(None), clean[\"resid\"][LAYER + 1])}\n"
+        'points = {LAYER + 1: replacing([COLUMN], slice(None), clean["resid"][LAYER + 1])}\n'
         "start, hooks = LAYER + 1, {}\n"
     ),
     "resid_mid": (
         "points = {}\n"
-        "start, hooks = LAYER, {LAYER: {\"mid\": replacing([COLUMN], slice(None), clean[\"mid\"][LAYER])}}\n"
+        'start, hooks = LAYER, {LAYER: {"mid": replacing([COLUMN], slice(None), clean["mid"][LAYER])}}\n'
     ),
     "head": (
         "points = {}\n"
         "columns = slice(COLUMN * D_HEAD, (COLUMN + 1) * D_HEAD)  # query head COLUMN's z, before W_O\n"
-        "value_z = clean[\"z\"][LAYER][:, columns]\n"
-        "start, hooks = LAYER, {LAYER: {\"z\": replacing(slice(None), columns, value_z)}}\n"
+        'value_z = clean["z"][LAYER][:, columns]\n'
+        'start, hooks = LAYER, {LAYER: {"z": replacing(slice(None), columns, value_z)}}\n'
     ),
     "mlp": (
         "points = {}\n"
-        "start, hooks = LAYER, {LAYER: {\"mlp\": replacing(WHERE, slice(None), clean[\"mlp\"][LAYER])}}\n"
+        'start, hooks = LAYER, {LAYER: {"mlp": replacing(WHERE, slice(None), clean["mlp"][LAYER])}}\n'
     ),
 }
 
@@ -125,12 +124,12 @@ def steps(src: Source, p: dict) -> Steps:
     body = _RUNS
     if src.decoder:
         body += "ANSWER_ROWS = embedding_rows(ANSWERS)  # (2, d): the answers' rows of E\n"
-        body += "x_clean, x_corrupt = clean[\"resid\"][N_LAYER], corrupt[\"resid\"][N_LAYER]\n"
+        body += 'x_clean, x_corrupt = clean["resid"][N_LAYER], corrupt["resid"][N_LAYER]\n'
         metric = [_METRIC_DECODER]
         resume = 'corrupt["resid"][start]'
     else:
-        body += "CLEAN_POOLED = pooled(clean[\"x\"])\n"
-        body += "x_clean, x_corrupt = clean[\"x\"], corrupt[\"x\"]\n"
+        body += 'CLEAN_POOLED = pooled(clean["x"])\n'
+        body += 'x_clean, x_corrupt = clean["x"], corrupt["x"]\n'
         metric = [pieces.COSINE, _METRIC_ENCODER]
         resume = 'corrupt["resid"][start][None]'
     body += "clean_value, corrupt_value = metric(x_clean), metric(x_corrupt)\n"
@@ -142,11 +141,18 @@ def steps(src: Source, p: dict) -> Steps:
             "# 2) the patch: the clean run's value in the corrupted run, recomputed from there on\n"
             + patch
             + f"patched = run({resume}, start, hooks, points)\n"
-            + ("patched_value = metric(patched[\"resid\"][N_LAYER])\n" if src.decoder else "patched_value = metric(patched[\"x\"])\n")
+            + (
+                'patched_value = metric(patched["resid"][N_LAYER])\n'
+                if src.decoder
+                else 'patched_value = metric(patched["x"])\n'
+            )
         )
     body += {
         "value": "value = patched_value\n",
-        "recovered": "value = (patched_value - corrupt_value) / (clean_value - corrupt_value)  # 0: corrupt, 1: clean\n",
+        "recovered": (
+            "# 0: the corrupted run's metric, 1: the clean run's\n"
+            "value = (patched_value - corrupt_value) / (clean_value - corrupt_value)\n"
+        ),
         "clean": "value = clean_value\n",
         "corrupt": "value = corrupt_value\n",
     }[q]

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 # -- the start of every program: one BLAS thread before NumPy loads ------------------------------
 
-START = '''\
+START = """\
 import os
 
 # One BLAS thread, set before NumPy loads: a threaded product splits its sums by the thread
@@ -43,7 +43,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
-'''
+"""
 
 # -- SmolLM2: its GGUF file and the float32 path's layout ------------------------------------------
 
@@ -94,7 +94,7 @@ def layer(i):
     """
     p = f"blk.{i}."
     # C order, as the cache stores them: a product's sums depend on whether W is stored by rows or columns
-    qkv = np.ascontiguousarray(np.hstack([dequantized(p + f"attn_{n}.weight").T for n in "qkv"]))  # (576, 960)
+    qkv = np.ascontiguousarray(np.hstack([dequantized(p + f"attn_{n}.weight").T for n in "qkv"]))  # (576,960)
     gate_up = np.ascontiguousarray(np.hstack([dequantized(p + f"ffn_{n}.weight").T for n in ("gate", "up")]))
     n_q, n_kv = N_HEAD * D_HEAD, N_KV_HEAD * D_HEAD
     return {
@@ -144,7 +144,8 @@ def rope_cos_sin(n_tokens):
 
 
 def rotate(x, cos, sin):
-    """Turn each interleaved pair of x (..., T, d_head) by its angle: (a, b) -> (a·cos - b·sin, a·sin + b·cos)."""
+    """Turn each interleaved pair of x (..., T, d_head) by its angle:
+    (a, b) -> (a·cos - b·sin, a·sin + b·cos)."""
     a, b = x[..., 0::2], x[..., 1::2]
     pairs = np.stack([a * cos - b * sin, a * sin + b * cos], axis=-1)  # (..., T, d_head/2, 2)
     return pairs.reshape(pairs.shape[:-2] + (D_HEAD,))
@@ -266,7 +267,8 @@ def fma32(a, b, c):
 
 def lanes16(a, b):
     """a · b over the last axis as attnlab's compiled dot16 sums it: lane l adds the products of
-    coordinates l, l + 16, l + 32, ... with fused multiply-adds, then lanes l and l + 8, l + 4, l + 2, l + 1."""
+    coordinates l, l + 16, l + 32, ... with fused multiply-adds, then lanes l and l + 8, l + 4, l + 2,
+    l + 1."""
     shape = np.broadcast_shapes(a.shape[:-1], b.shape[:-1])
     acc = np.zeros(shape + (16,), np.float32)
     for c in range(0, a.shape[-1], 16):
@@ -303,7 +305,8 @@ def rms16_numpy(x, weight):
 
 def product(x, w):
     """x @ w as the fast path multiplies (engine/fast/decode): one product below 16 rows; from 16 rows
-    on, fixed column blocks of w (at most 512 wide, an even count, whole 16-column lines), one product each."""
+    on, fixed column blocks of w (at most 512 wide, an even count, whole 16-column lines), one product
+    each."""
     if x.shape[0] < 16:
         return x @ w
     n = w.shape[1]
@@ -474,7 +477,8 @@ def layer(i):
         "w_q": linear_weight(p + "attention.self.query.weight"), "b_q": W[p + "attention.self.query.bias"],
         "w_k": linear_weight(p + "attention.self.key.weight"), "b_k": W[p + "attention.self.key.bias"],
         "w_v": linear_weight(p + "attention.self.value.weight"), "b_v": W[p + "attention.self.value.bias"],
-        "w_o": linear_weight(p + "attention.output.dense.weight"), "b_o": W[p + "attention.output.dense.bias"],
+        "w_o": linear_weight(p + "attention.output.dense.weight"),
+        "b_o": W[p + "attention.output.dense.bias"],
         "w_1": linear_weight(p + "intermediate.dense.weight"), "b_1": W[p + "intermediate.dense.bias"],
         "w_2": linear_weight(p + "output.dense.weight"), "b_2": W[p + "output.dense.bias"],
         "norm_1": (W[p + "attention.output.LayerNorm.weight"], W[p + "attention.output.LayerNorm.bias"]),
@@ -535,7 +539,8 @@ def split_heads(y):
 
 
 def attention(x, w, edit_z=None):
-    """Multi-head attention, every token real (engine/multihead.py on a batch of one, its key padding all True)."""
+    """Multi-head attention, every token real (engine/multihead.py on a batch of one, its key padding
+    all True)."""
     T = x.shape[1]
     # 1) project and split into heads
     q = split_heads(linear(x, w["w_q"], w["b_q"]))  # (1, H, T, d_head)

@@ -15,9 +15,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from attnlab.lab.realmodel.program import circuits
+from attnlab.lab.realmodel.program import circuits, pieces
 from attnlab.lab.realmodel.program import number as n
-from attnlab.lab.realmodel.program import pieces
 from attnlab.lab.realmodel.program.number import Source
 from attnlab.lab.realmodel.program.text import Steps
 
@@ -26,7 +25,7 @@ OV = ("promoted", "written", "source_weight")
 SOURCES = 5
 TOP = 5
 
-_READS_DECODER = '''
+_READS_DECODER = """
 # 1) the circuits' run up to LAYER
 kept = run(embed(IDS))
 x = np.array(kept["resid"][LAYER])  # (T, d): the residual stream entering block LAYER
@@ -35,9 +34,9 @@ w = layer(LAYER)
 attn = attention(rms_norm(x, w["norm_1"]), w)
 q, k = attn["q"][HEAD], attn["k"][HEAD // GROUP]  # before RoPE, (T, d_head); its KV head's keys
 q_rotated, k_rotated = attn["q_rotated"][HEAD], attn["k_rotated"][HEAD // GROUP]
-'''
+"""
 
-_READS_ENCODER = '''
+_READS_ENCODER = """
 # 1) the circuits' run up to LAYER
 kept = run(embed(IDS))
 x = np.array(kept["resid"][LAYER])  # (T, d): the residual stream entering block LAYER
@@ -45,15 +44,15 @@ x = np.array(kept["resid"][LAYER])  # (T, d): the residual stream entering block
 attn = attention(x[None], layer(LAYER))
 q = q_rotated = attn["q"][0, HEAD]  # (T, d_head): no RoPE in an encoder
 k = k_rotated = attn["k"][0, HEAD]
-'''
+"""
 
 _QK_VALUE = {
-    "before": "value = (q.astype(np.float64) @ k.astype(np.float64).T)[QUERY, KEY]  # q_i · k_j before RoPE\n",
-    "after": "value = (q_rotated.astype(np.float64) @ k_rotated.astype(np.float64).T)[QUERY, KEY]  # after RoPE\n",
-    "weight": "value = attn[\"weights\"][{b}HEAD][QUERY, KEY]\n",
+    "before": "value = (q.astype(np.float64) @ k.astype(np.float64).T)[QUERY, KEY]  # before RoPE\n",
+    "after": "value = (q_rotated.astype(np.float64) @ k_rotated.astype(np.float64).T)[QUERY, KEY]\n",
+    "weight": 'value = attn["weights"][{b}HEAD][QUERY, KEY]\n',
 }
 
-_WRITES = '''
+_WRITES = """
 # 3) the keys the head attends to most at POSITION (ties: the earlier key)
 row = attn["weights"][HEAD][POSITION].astype(np.float64)
 order = np.lexsort((np.arange(row.size), -row))[: min(SOURCES, POSITION + 1)]
@@ -65,22 +64,26 @@ z = kept["z"][LAYER][POSITION, HEAD * D_HEAD : (HEAD + 1) * D_HEAD]  # the head'
 vectors = np.vstack([attn["v"][HEAD // GROUP][order], z[None]]) @ w_o  # (n + 1, d)
 vectors = vectors * output_norm()
 promoted = unembed(np.ascontiguousarray(vectors * scale, dtype=np.float32), embedding())  # (n + 1, vocab)
-'''
+"""
 
 
 def check_qk(src: Source, raw: Mapping) -> dict:
     kind = "head_qk"
-    return {"layer": n.layer(raw, kind, src), "head": n.head(raw, kind, src), "query": n.token(raw, "query", kind, src),
-            "key": n.token(raw, "key", kind, src), "quantity": n.choice(raw, "quantity", kind, QK)}  # fmt: skip
+    return {"layer": n.layer(raw, kind, src), "head": n.head(raw, kind, src),
+            "query": n.token(raw, "query", kind, src), "key": n.token(raw, "key", kind, src),
+            "quantity": n.choice(raw, "quantity", kind, QK)}  # fmt: skip
 
 
 def check_ov(src: Source, raw: Mapping) -> dict:
     kind = "head_ov"
     n.decoder_only(src, kind)
     p = {"layer": n.layer(raw, kind, src), "head": n.head(raw, kind, src),
-         "position": n.token(raw, "position", kind, src), "quantity": n.choice(raw, "quantity", kind, OV)}  # fmt: skip
+         "position": n.token(raw, "position", kind, src),
+         "quantity": n.choice(raw, "quantity", kind, OV)}  # fmt: skip
     if p["quantity"] != "written":
-        p["source"] = n.whole(raw, "source", kind, min(SOURCES, p["position"] + 1), model="the keys", what="source")
+        p["source"] = n.whole(
+            raw, "source", kind, min(SOURCES, p["position"] + 1), model="the keys", what="source"
+        )
     if p["quantity"] != "source_weight":
         p["rank"] = n.whole(raw, "rank", kind, TOP, model="the list", what="rank")
     return p
@@ -108,7 +111,10 @@ def qk(src: Source, p: dict) -> Steps:
 
 def ov(src: Source, p: dict) -> Steps:
     q = p["quantity"]
-    inputs = [f"LAYER, HEAD, POSITION = {p['layer']}, {p['head']}, {p['position']}", f"SOURCES, TOP = {SOURCES}, {TOP}"]
+    inputs = [
+        f"LAYER, HEAD, POSITION = {p['layer']}, {p['head']}, {p['position']}",
+        f"SOURCES, TOP = {SOURCES}, {TOP}",
+    ]
     inputs += [f"{k.upper()} = {p[k]}" for k in ("source", "rank") if k in p]
     if q == "source_weight":
         body = _READS_DECODER + _WRITES.split("# 4)")[0] + "value = row[order[SOURCE]]\n"

@@ -53,7 +53,7 @@ _WORDS = {
 }
 
 # engine/single.py trace_query, step for step
-_ROW = '''
+_ROW = """
 # 3) the explorer's calculation of this row (engine/single.py trace_query): plain Python floats,
 #    every sum left to right from 0.0, the scale multiplied, one maximum over the allowed scores
 q = q.astype(float).tolist()
@@ -73,12 +73,13 @@ m = max(s for s, ok in zip(scores, allowed) if ok)
 exps = [math.exp(s - m) if ok else 0.0 for s, ok in zip(scores, allowed)]
 z = ordered_sum(e for e, ok in zip(exps, allowed) if ok)
 weights = [e / z if ok else 0.0 for e, ok in zip(exps, allowed)]
-'''
+"""
 
 
 def check(src: Source, raw: Mapping) -> dict:
     kind = "row"
-    p = {"layer": n.layer(raw, kind, src), "head": n.head(raw, kind, src), "query": n.token(raw, "query", kind, src),
+    p = {"layer": n.layer(raw, kind, src), "head": n.head(raw, kind, src),
+         "query": n.token(raw, "query", kind, src),
          "quantity": n.choice(raw, "quantity", kind, QUANTITIES)}  # fmt: skip
     if p["quantity"] in _WITH_KEY:
         p["key"] = n.token(raw, "key", kind, src)

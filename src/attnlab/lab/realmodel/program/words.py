@@ -26,29 +26,40 @@ def _scores() -> list[dict]:
 
 
 def _journey() -> list[dict]:
-    norms = {"resid_in": "The norm of the residual stream entering a block", "attn": "The norm of what attention adds",
-             "mlp": "The norm of what the MLP adds", "resid_out": "The norm of the residual stream leaving a block"}
+    norms = {
+        "resid_in": "The norm of the residual stream entering a block",
+        "attn": "The norm of what attention adds",
+        "mlp": "The norm of what the MLP adds",
+        "resid_out": "The norm of the residual stream leaving a block",
+    }
     out = [_choice(q, label, "journey", ("layer",), quantity=q) for q, label in norms.items()]
     for i, which in ((1, "first"), (2, "second")):
         for stat, words in (("mean", "mean"), ("rms", "root mean square"), ("max_abs", "largest magnitude")):
             q = f"norm_{i}.{stat}"
             label = f"The {words} of what the {which} norm normalises"
             out.append(_choice(q, label, "journey", ("layer",), quantity=q))
-    out.append(_choice("mlp_unit", "A strongest MLP unit's value", "journey", ("layer", "rank"), quantity="mlp_unit"))
+    out.append(
+        _choice("mlp_unit", "A strongest MLP unit's value", "journey", ("layer", "rank"), quantity="mlp_unit")
+    )
     return out
 
 
 _ROW = [
     _choice("row_score", "A row's scaled score (query → key)", "row", ("query", "key"), quantity="score"),
-    _choice("row_share", "A row's share, as the explorer computes it", "row", ("query", "key"), quantity="share"),
+    _choice(
+        "row_share", "A row's share, as the explorer computes it", "row", ("query", "key"), quantity="share"
+    ),
     _choice("row_exp", "A row's exp(score − m)", "row", ("query", "key"), quantity="exp"),
     _choice("row_m", "A row's largest allowed score m", "row", ("query",), quantity="m"),
     _choice("row_z", "A row's softmax denominator", "row", ("query",), quantity="z"),
 ]
 
 VIEWS = {
-    "head": [_choice("weight", "A share in the heatmap (query → key)", "weight", ("query", "key")),
-             *_scores(), *_ROW],
+    "head": [
+        _choice("weight", "A share in the heatmap (query → key)", "weight", ("query", "key")),
+        *_scores(),
+        *_ROW,
+    ],
     "neuron": [
         _choice("q", "A coordinate of q", "row", ("coordinate",), quantity="q"),
         _choice("k", "A coordinate of k", "row", ("coordinate",), quantity="k"),
@@ -63,8 +74,9 @@ VIEWS = {
     "next": [
         _choice("logit", "A token's logit", "next", ("token",), quantity="logit"),
         _choice("p_model", "A token's probability (the model's)", "next", ("token",), quantity="p_model"),
-        _choice("p", "A token's probability after temperature, top-k and top-p", "next", ("token",),
-                quantity="p"),
+        _choice(
+            "p", "A token's probability after temperature, top-k and top-p", "next", ("token",), quantity="p"
+        ),
     ],
     "journey": _journey(),
 }
@@ -85,8 +97,8 @@ def control_words() -> dict:
     return {
         "summary": "How is this computed?",
         "lede": (
-            "A NumPy program that reads the model file itself and runs the same operations, in the same order, "
-            "up to the number you choose, then prints it. It imports nothing of attnlab."
+            "A NumPy program that reads the model file itself and runs the same operations, in the same "
+            "order, up to the number you choose, then prints it. It imports nothing of attnlab."
         ),
         "fields": FIELDS,
         "views": VIEWS,
@@ -122,8 +134,8 @@ def path_said(page_path: str) -> dict:
         )
     else:
         text = (
-            f"This page shows the {page_path} path: the same weights, kept as the file's blocks, with products "
-            "that add in another order. This program follows the float32 path, gguf's values of those weights: "
-            "the two agree up to rounding."
+            f"This page shows the {page_path} path: the same weights, kept as the file's blocks, with "
+            "products that add in another order. This program follows the float32 path, gguf's values of "
+            "those weights: the two agree up to rounding."
         )
     return said(text, page_path=page_path, program_path=PROGRAM_PATH, bit_for_bit=same)

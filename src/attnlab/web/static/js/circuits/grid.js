@@ -4,9 +4,11 @@
 // "share" grids with the Real model view's ink (darker = larger, square root), "signed"
 // grids blue above 0 and red below, full at ±limit. The picture is keyboard operable: with
 // the figure focused the arrow keys move a cell cursor, whose words a live line reads out;
-// Enter (or a click) picks the cell.
+// Enter (or a click) picks the cell. A grid whose cells have programs (`hows`) marks each cell as
+// a number (numbers.js) and sends "ci-pick" from the cell picked, for "How is this computed?".
 import { fill, h, s, text } from "../shared/dom.js";
 import { ink } from "../realmodel/ink.js";
+import { markNumber } from "./place.js";
 
 const BLUE = "#2450c9"; // --src-0
 const RED = "#b3261e"; // --bad
@@ -25,7 +27,8 @@ function colour(grid, v) {
  * Draw `grid` into `box` (replacing what was there).
  * @param {HTMLElement} box
  * @param {{rows: string[], columns: string[], values: (number|null)[][], cells: string[][],
- *   titles: string[][], scale: "share"|"signed", limit: number, legend: {text: string}, label: string}} grid
+ *   titles: string[][], scale: "share"|"signed", limit: number, legend: {text: string}, label: string,
+ *   hows?: (object|null)[][]}} grid hows: each cell's descriptor for "How is this computed?"
  * @param {{onPick?: (i: number, j: number) => void, picked?: [number, number]|null, name?: string}} opts
  */
 export function drawGrid(box, grid, { onPick = null, picked = null, name = "" } = {}) {
@@ -53,6 +56,7 @@ export function drawGrid(box, grid, { onPick = null, picked = null, name = "" } 
         fill: c ? c[0] : null, "fill-opacity": c ? String(c[1]) : null, "data-i": i, "data-j": j,
         "data-value": v === null ? null : String(v),
       }, s("title", {}, grid.titles[i][j]));
+      if (v !== null) markNumber(rect, grid.hows?.[i][j], v);
       rects.push(rect);
       svg.append(rect);
       if (cell >= 26 && grid.cells[i][j]) {
@@ -76,7 +80,9 @@ export function drawGrid(box, grid, { onPick = null, picked = null, name = "" } 
     at = cellAt;
     for (const r of rects) r.classList.toggle("is-at", at !== null && Number(r.dataset.i) === at[0] && Number(r.dataset.j) === at[1]);
     text(readout, at ? grid.titles[at[0]][at[1]] : "");
-    if (pick && at && onPick) onPick(at[0], at[1]);
+    if (!pick || !at) return;
+    rects[at[0] * nCols + at[1]].dispatchEvent(new CustomEvent("ci-pick", { bubbles: true }));
+    onPick?.(at[0], at[1]);
   }
 
   svg.addEventListener("pointerover", (event) => {

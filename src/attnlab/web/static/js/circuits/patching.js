@@ -2,17 +2,22 @@
 // sweep (the residual stream at each layer × token, each query head's output, or each MLP's)
 // run by the model worker, its progress followed and Cancel offered while it runs. A cancelled
 // sweep comes back with what it had done: its cells not computed are drawn blank. Every number
-// and word is the server's (the map's hover gives each metric at full precision).
+// and word is the server's (the map's hover gives each metric at full precision). drawPatching only
+// draws an answer: the PatchView notebook widget (widgets/circuits.js) draws the kernel's with it.
 import { byId, fill, h } from "../shared/dom.js";
 import { ApiError } from "../shared/http.js";
 import { drawGrid } from "./grid.js";
+import { setupNumbers } from "./numbers.js";
 import { cancelJob, runJob } from "./run.js";
 import { said, showError } from "./place.js";
 import { panel } from "./ablation.js";
 
-function draw(out, v) {
+/** Draw a patching answer (models/circuitviews/patching.patching_view), partial or whole, into `out`. */
+export function drawPatching(out, v) {
   const map = h("div", { class: "ci-map" });
-  fill(out, said(v.meaning), said(v.pair.values), said(v.pair.recovered), said(v.pair.differ_words),
+  const values = [{ display: v.pair.clean_display, how: v.pair.how?.clean, value: v.pair.clean_value },
+    { display: v.pair.corrupt_display, how: v.pair.how?.corrupt, value: v.pair.corrupt_value }];
+  fill(out, said(v.meaning), said(v.pair.values, "", values), said(v.pair.recovered), said(v.pair.differ_words),
     said(v.sweep.status, "ci-sweep-status"), said(v.sweep.top), said(v.sweep.skipped), map);
   drawGrid(map, v.sweep.map, { name: "patching" });
   out.dataset.done = String(v.sweep.done);
@@ -25,6 +30,7 @@ function draw(out, v) {
  */
 export function setupPatching(page) {
   const els = panel("patch");
+  const numbers = setupNumbers(els.out, "patching", page);
   const cancel = byId("ci-patch-cancel");
   const fields = {
     clean: byId("ci-clean"), corrupt: byId("ci-corrupt"), right: byId("ci-right"), other: byId("ci-other"),
@@ -58,7 +64,10 @@ export function setupPatching(page) {
         started(j) { running = j.id; cancel.disabled = false; },
       });
       if (job.status === "error") showError(els.error, job.message, fields[job.field] ?? null);
-      else if (job.result) draw(els.out, job.result);
+      else if (job.result) {
+        drawPatching(els.out, job.result);
+        numbers.drawn({ source: job.result.program_source });
+      }
     } catch (error) {
       const field = error instanceof ApiError ? fields[error.fields[0]?.field] : null;
       showError(els.error, error.message, field ?? null);

@@ -139,9 +139,8 @@ export function headNumbers(getState) {
         if (choice === "weight") return head.weights[q]?.[k] ?? undefined;
         if (choice in head && choice !== "weights") return head[choice] ?? undefined;
         const row = state.row; // the focused query's row: its scaled scores and shares
-        if (!row || row.layer !== state.layer || row.head !== state.head || row.index !== q || !row.sources[k]) {
-          return undefined;
-        }
+        const same = row && row.job === state.job.id && row.layer === state.layer && row.head === state.head;
+        if (!same || row.index !== q || !row.sources[k]) return undefined;
         return { row_score: row.sources[k].score, row_share: row.sources[k].share }[choice] ?? undefined;
       },
     };

@@ -2,10 +2,13 @@
 // disclosure per view: the view's numbers (the server's list, GET /api/models/programs/words),
 // pickers for the fields a number needs (a key token, a coordinate, a block…), and, once open,
 // the server's program for the chosen number (GET /api/models/jobs/{id}/program?kind=…), with
-// what it reproduces, a copy button and a download. Every word and the program are the server's;
-// this module places them and builds the request from the view's state (no sentence, no maths).
+// what it reproduces, a copy button and a download. A view that names its number itself (the
+// Circuits page: the number picked in the view, with the text it ran on) gives no choice list,
+// and the program is asked for with the text (POST /api/models/program). Every word and the
+// program are the server's; this module places them and builds the request from the view's
+// state (no sentence, no maths).
 import { fill, h, text } from "../shared/dom.js";
-import { getJSON } from "../shared/http.js";
+import { getJSON, postJSON } from "../shared/http.js";
 import { keptJSON } from "./job.js";
 import { fillIn } from "./words.js";
 
@@ -28,13 +31,17 @@ function download(body, name) {
 
 /**
  * Add a "How is this computed?" disclosure for one view's numbers.
- * @param {string} view "head", "neuron", "next" or "journey": which numbers it offers (the server's list)
- * @param {() => ({jobId: string, fields: Record<string, string|number>,
- *   pickers: Record<string, {options: {value: string|number, label: string}[], value: string|number}>,
+ * @param {string|null} view "head", "neuron", "next" or "journey": which numbers it offers (the server's
+ *   list); null: the context names the number itself (`number`), and no choice or picker is shown
+ * @param {() => ({jobId?: string, source?: object, number?: object, fields?: Record<string, string|number>,
+ *   pickers?: Record<string, {options: {value: string|number, label: string}[], value: string|number}>,
  *   valueOf?: (choice: string, picked: Record<string, string>) => number|undefined}|null)} context
  *   the view's state now: `fields` it fixes (layer, head, position…), `pickers` for the fields a number
  *   may need (their options and the view's current value), `valueOf` the number the view holds for a choice
- *   (sent so the program names it); null while the view shows nothing
+ *   (sent so the program names it); or `number`, the whole descriptor of the number the view picked (its
+ *   `value` included). `jobId`: the kept trace the number is of; or `source`, the text it ran on
+ *   (`{model, ids, tokens, path, corrupt_ids?}`, a circuits view's `program_source`). Null while the view
+ *   shows nothing
  * @returns {{element: HTMLDetailsElement, refresh: () => void}} place `element`; call `refresh()` when
  *   the view's state changes
  */
@@ -54,7 +61,7 @@ export function setupHow(view, context) {
   const out = h("div", { class: "rm-how-out", hidden: true }, says, title, pre,
     h("div", { class: "rm-how-buttons" }, copy, save), status);
   const element = h("details", { class: "rm-how", "data-view": view }, summary, lede,
-    h("div", { class: "rm-controls" }, chooseLabel, pickers), out);
+    h("div", { class: "rm-controls", hidden: !view }, chooseLabel, pickers), out);
 
   let words = null;
   let answer = null;
@@ -67,10 +74,11 @@ export function setupHow(view, context) {
     text(summary, w.summary);
     text(lede, w.lede);
     text(chooseLabel.firstChild, w.fields.choice);
-    fill(choose, w.views[view].map((c) => h("option", { value: c.value }, c.label)));
+    if (view) fill(choose, w.views[view].map((c) => h("option", { value: c.value }, c.label)));
     text(copy, w.copy);
     pre.setAttribute("aria-label", w.program_label);
     drawPickers();
+    load(); // opened before the words came
   }).catch(() => {});
 
   let ranks = null;
@@ -83,7 +91,7 @@ export function setupHow(view, context) {
   }
 
   function choice() {
-    return words?.views[view].find((c) => c.value === choose.value) ?? null;
+    return view ? words?.views[view].find((c) => c.value === choose.value) ?? null : null;
   }
 
   /** One <select> per field the chosen number needs, its options the view's. */
@@ -108,19 +116,29 @@ export function setupHow(view, context) {
     fill(pickers, boxes);
   }
 
-  /** Fetch and show the chosen number's program (only while the disclosure is open). */
-  async function load() {
+  /** The descriptor of the number to show: the view's own, or the chosen one with the pickers' fields. */
+  function descriptor(at) {
+    if (at.number) return at.number;
     const c = choice();
-    const at = context();
-    if (!element.open || !c || !at) return;
-    const mine = ++ticket;
+    if (!c) return null;
     const picked = Object.fromEntries(c.needs.filter((n) => selects[n]).map((n) => [n, selects[n].value]));
     const query = { kind: c.kind, ...at.fields, ...c.fixed, ...picked };
     const value = at.valueOf?.(c.value, picked);
-    if (typeof value === "number" && Number.isFinite(value)) query.value = String(value);
+    if (typeof value === "number" && Number.isFinite(value)) query.value = value;
+    return query;
+  }
+
+  /** Fetch and show the chosen number's program (only while the disclosure is open). */
+  async function load() {
+    const at = context();
+    const query = element.open && words && at ? descriptor(at) : null;
+    if (!query) return;
+    const mine = ++ticket;
     text(status, words.writing);
     try {
-      const a = await keptJSON(`/api/models/jobs/${encodeURIComponent(at.jobId)}/program?${new URLSearchParams(query)}`);
+      const a = at.source
+        ? await postJSON("/api/models/program", { ...at.source, ...query })
+        : await keptJSON(`/api/models/jobs/${encodeURIComponent(at.jobId)}/program?${new URLSearchParams(query)}`);
       if (mine !== ticket) return;
       answer = a;
       text(says, a.says.text);

@@ -82,7 +82,7 @@ export function setupJourney(getAt) {
   // "How is this computed?" for a block's norm, a norm's statistics or an MLP unit of the focused token
   const how = setupHow("journey", () => {
     const at = getAt();
-    if (!at || !journey) return null;
+    if (!at || !journey || journey.answer.job !== at.jobId) return null; // nothing of this trace on screen yet
     const { answer, options } = journey;
     return {
       jobId: at.jobId,

@@ -86,7 +86,7 @@ export function setupNeuron(getAt, words) {
   // "How is this computed?" for this view's numbers: q, k, products, sums, the score, the row's softmax
   const how = setupHow("neuron", () => {
     const at = getAt();
-    if (!at || !shown) return null;
+    if (!at || !shown || shown.job !== at.jobId) return null; // nothing of this trace on screen yet
     if (coordinates.of !== shown.d_k) {
       coordinates = { of: shown.d_k, options: shown.q.map((_, d) => ({ value: d, label: String(d) })) };
     }

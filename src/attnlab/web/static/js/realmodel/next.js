@@ -60,7 +60,7 @@ export function setupNext(getJob) {
   // "How is this computed?" for a token's logit and probabilities, at the answer's position and controls
   const how = setupHow("next", () => {
     const job = getJob();
-    if (!job || !shown) return null;
+    if (!job || !shown || shown.answer.job !== job.id) return null; // nothing of this trace on screen yet
     const { answer, options } = shown;
     return {
       jobId: job.id,

@@ -11,7 +11,10 @@
 // frozen model. No numbers are computed here.
 
 const IMPORT = /(\bfrom\s*|\bimport\s*)(["'])(\.\.?\/[\w./-]+\.js)\2/g;
-const made = new Map(); // source text -> Blob URL, shared by every widget on the page
+// source text -> Blob URL, shared by every widget on the page: the host loads this entry module
+// afresh for each widget (a Blob URL of its own), so the map lives on the window, and a page
+// module runs once for all the widgets (its per-widget id counter counts them all).
+const made = typeof window !== "undefined" ? (window.attnlabModules ??= new Map()) : new Map();
 
 /** The module path that `specifier` ("./x.js", "../shared/x.js") names from module `name`. */
 function resolve(name, specifier) {
