@@ -70,7 +70,7 @@ def test_a_lens_probability_and_a_patching_value_each_show_their_program(page):
     p.press("ArrowRight")
     chip = out.locator("tbody tr").nth(28).locator("li.ci-chip").first
     expect(chip).to_be_focused()
-    expect(how).to_have_attribute("data-drawn", "smollm2_lens_top_p_8_L28.py")
+    expect(how).to_have_attribute("data-drawn", "smollm2_lens_top_p_8_L28_rank0.py")  # the first of the top 5
     expect(program).to_contain_text(shown(chip))
 
     # patching: the last two blocks' outputs, each position; a cell picked with Enter on the map
@@ -96,7 +96,7 @@ def test_a_lens_probability_and_a_patching_value_each_show_their_program(page):
         figure.press(key)
     cell = figure.locator('rect[data-i="0"][data-j="5"]')
     expect(cell).to_have_class(re.compile(r"\bis-at is-how\b"))
-    expect(how).to_have_attribute("data-drawn", "smollm2_patch_recovered.py")
+    expect(how).to_have_attribute("data-drawn", "smollm2_patch_recovered_resid_post_L28_5.py")
     expect(program).to_contain_text(shown(cell))
     expect(how.locator(".rm-how-title")).to_contain_text("patching layer 28 resid post, position 5")
     assert_no_sideways_scroll(page)

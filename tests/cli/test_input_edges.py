@@ -5,6 +5,7 @@ Through the real entry point (the installed ``attnlab`` script), with raw bytes 
 
 from __future__ import annotations
 
+import argparse
 import os
 import shutil
 import socket
@@ -108,3 +109,24 @@ def test_logits_into_a_pipe_closed_early_ends_quietly(smollm2):
     _, err = proc.communicate(timeout=300)
     assert b"Traceback" not in err and b"BrokenPipe" not in err, err.decode()
     assert err == b"" and proc.returncode in (0, 1)
+
+
+def _commands() -> list[str]:
+    from attnlab.cli import build_parser
+
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    return list(sub.choices)
+
+
+@pytest.mark.parametrize("argv", [[], *([c] for c in _commands())])
+def test_every_help_prints_and_exits_0(argv, capsys):
+    # Before: `attnlab --help` raised TypeError: "95% interval" in the census's help read as a % format.
+    from attnlab.cli import build_parser
+
+    with pytest.raises(SystemExit) as stop:
+        build_parser().parse_args([*argv, "--help"])
+    assert stop.value.code == 0
+    out = capsys.readouterr().out
+    assert out.startswith("usage: attnlab") and "%%" not in out
+    if argv == []:
+        assert "with a 95% interval" in " ".join(out.split())

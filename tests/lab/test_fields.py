@@ -63,3 +63,13 @@ def test_one_sentence_for_a_lone_surrogate_wherever_it_is():
 )
 def test_over_share_says_who_and_when(seconds, computer, text):
     assert over_share(seconds, computer=computer) == text
+
+
+def test_an_error_names_a_block_matrix_as_the_editor_labels_it():
+    """W₂ in the editor's picker is W₂ in an error about one of its cells, never W_2."""
+    from attnlab.lab.block.view import matrices
+    from attnlab.lab.fields import BLOCK_MATRICES
+
+    editor = {tuple(m["path"]): m["label"].split(" (")[0] for m in matrices()}
+    named = {path: label.split(" (")[0] for path, label in BLOCK_MATRICES.items() if path != ("x",)}
+    assert named == {path: label for path, label in editor.items() if path != ("x",)}

@@ -65,3 +65,12 @@ def test_significant_never_shows_a_small_factor_as_zero(x, text):
 )  # fmt: skip
 def test_scientific_keeps_the_significant_digits(x, digits, text):
     assert fmt.scientific(x, digits) == text
+
+
+@pytest.mark.parametrize(
+    ("x", "text"),
+    [(-3.0, "−3"), (0.0, "0"), (4.5, "4.5"), (-7.5, "−7.5"), (99999.0, "99999"), (1e5, "1e5"),
+     (-2e5, "−2e5"), (2.5e6, "2.5e6"), (5e149, "5e149"), (3 * 10.0**23, "3e23")],
+)  # fmt: skip
+def test_a_tick_has_a_true_minus_and_short_exponents(x, text):
+    assert fmt.tick(x) == text

@@ -6,6 +6,7 @@ import json
 import os
 import posixpath
 import re
+from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
@@ -204,3 +205,55 @@ def test_each_page_gets_its_modules_words_and_no_text_can_close_the_block(client
     assert "<p>1 &lt; 2 &amp; &lt;b&gt;</p>" in page
     with pytest.raises(KeyError):  # a marker the lab gives no sentence for would show nothing
         fill_page("<head></head><!-- fill:missing -->", {"words": {}, "fills": {}})
+
+
+class _Shown(HTMLParser):
+    """A page's visible text nodes (outside script and style) and its word-carrying attributes."""
+
+    WORDS = ("aria-label", "title", "alt", "placeholder")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.hidden = 0
+        self.texts: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        self.hidden += tag in ("script", "style")
+        self.texts += [value for name, value in attrs if name in self.WORDS and value]
+
+    def handle_endtag(self, tag):
+        self.hidden -= tag in ("script", "style")
+
+    def handle_data(self, data):
+        if not self.hidden and data.strip():
+            self.texts.append(data.strip())
+
+
+def shown_texts(page: str) -> list[str]:
+    parser = _Shown()
+    parser.feed(page)
+    return parser.texts
+
+
+@pytest.mark.parametrize("name", ["index.html", "real-model.html", "circuits.html", "connections.html"])
+def test_no_page_file_holds_a_word_only_the_labs_markers_do(name):
+    """Every word a page shows comes from the lab at a ``<!-- fill:name -->`` marker; the file itself
+    keeps only marks with no letter in them (a step's "1", a "✓", the " · " between two markers)."""
+    raw = (STATIC / name).read_text(encoding="utf-8")
+    assert re.findall(r"<!-- fill:[a-z0-9_]+ -->", raw)
+    shown = shown_texts(re.sub(r"<!-- fill:[a-z0-9_]+ -->", "", raw))
+    assert [text for text in shown if any(c.isalpha() for c in text)] == []
+
+
+def test_every_served_page_has_every_marker_filled_and_its_words_shown(client):
+    from attnlab.web.assets import FILLS, PAGES
+
+    for route, name in PAGES.items():
+        page = client.get(route).text
+        raw = (STATIC / name).read_text(encoding="utf-8")
+        assert "<!-- fill:" not in page, route
+        fills = FILLS[route]()["fills"]
+        for marker in set(re.findall(r"<!-- fill:([a-z0-9_]+) -->", raw)):
+            assert html.escape(fills[marker], quote=False) in page, (route, marker)
+            if f'="<!-- fill:{marker} -->"' in raw:  # placed in an attribute: no quote can end it early
+                assert '"' not in fills[marker], (route, marker)

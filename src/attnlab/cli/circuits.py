@@ -363,7 +363,7 @@ def grid(rows: list[list[str]]) -> str:
 
 def add_commands(sub) -> None:
     """Add ``census``, ``ablate``, ``patch`` and ``lens`` to the ``attnlab`` command's subparsers ``sub``."""
-    c = sub.add_parser("census", help=census_words.help_texts(registry.names())["command"])
+    c = sub.add_parser("census", help=_escaped(census_words.help_texts(registry.names()))["command"])
     add_census_arguments(c)
     c.set_defaults(func=run_census)
     for command, add, run in (("ablate", add_ablate_arguments, run_ablate),

@@ -32,6 +32,17 @@ from attnlab.lab.said import said
 
 VERDICTS = {True: "✓ Goal met.", False: "Not yet."}
 NOT_PICKED = "Pick one answer first."  # a choice checked with nothing picked
+# The buttons of a challenge's panel on every page (the notebook's, the block's, the labs'), with
+# the names a screen reader gives the moves between attempts.
+PANEL_BUTTONS = {
+    "check": "Check",
+    "clear": "Clear response",
+    "retry": "New attempt",
+    "previous": "‹ Previous",
+    "previous_label": "Previous attempt",
+    "next": "Next ›",
+    "next_label": "Next attempt",
+}
 
 
 def verdict(met: bool) -> dict:

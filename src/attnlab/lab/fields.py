@@ -132,10 +132,10 @@ BLOCK_MATRICES = {
     ("weights", "norm_1", "beta"): "LN₁ β",
     ("weights", "norm_2", "gamma"): "LN₂ γ",
     ("weights", "norm_2", "beta"): "LN₂ β",
-    ("weights", "w_1"): "W_1",
-    ("weights", "b_1"): "b_1",
-    ("weights", "w_2"): "W_2",
-    ("weights", "b_2"): "b_2",
+    ("weights", "w_1"): "W₁",
+    ("weights", "b_1"): "b₁",
+    ("weights", "w_2"): "W₂",
+    ("weights", "b_2"): "b₂",
 }
 
 

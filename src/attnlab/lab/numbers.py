@@ -71,6 +71,18 @@ def point(xs: Iterable[float], digits: int = 3) -> str:
     return "(" + ", ".join(rounded(x, digits).replace("-", MINUS) for x in xs) + ")"
 
 
+def tick(x: float) -> str:
+    """Return a grid line's or an axis end's number: ``−3``, ``4.5``, ``2e5`` (e-notation from 1e5,
+    its mantissa shortest), with a true minus sign."""
+    x = float(x)
+    if abs(x) >= 1e5 and math.isfinite(x):
+        mantissa, _, exponent = f"{x:.15e}".partition("e")
+        text = f"{mantissa.rstrip('0').rstrip('.')}e{int(exponent)}"
+    else:
+        text = rounded(x)
+    return text.replace("-", MINUS)
+
+
 def scientific(x: float, digits: int = 2) -> str:
     """Return ``x`` with ``digits`` significant digits in scientific notation: ``2.2e-16``, ``1e-15``.
 

@@ -6,7 +6,8 @@ them at once and never writes a sentence of its own; a feature's page adds
 its own words (``lab.explorer.page``, ``lab.notebook.page``). These are the
 HTTP module's (``js/shared/http.js``): what the page says when the server
 answers an error without naming a field (a 404, a 500), which no request of
-the page's own should meet.
+the page's own should meet. :func:`shared_fills` is what every page's markup
+shows the same way (the brand in its title and header).
 """
 
 from __future__ import annotations
@@ -22,7 +23,11 @@ def shared_words() -> dict:
     }
 
 
-def real_model_page() -> dict:
-    """What the server writes into the Real model page: the shared words (its own come with
-    ``GET /api/models``)."""
-    return {"words": shared_words(), "fills": {}}
+def shared_fills() -> dict[str, str]:
+    """The words every page shows the same way, at its ``<!-- fill:name -->`` markers: the brand."""
+    return {"brand": "attnlab"}
+
+
+def fill_texts(fixed: dict[str, str | dict]) -> dict[str, str]:
+    """Each marker's words: a plain string as it is, a :func:`~attnlab.lab.said.said`'s text."""
+    return {name: words if isinstance(words, str) else words["text"] for name, words in fixed.items()}

@@ -12,6 +12,7 @@ The view's caps on text live here too: the API and the worker both use them.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 from attnlab.engine.errors import FieldError, Loc
 from attnlab.lab.fields import half_character
@@ -156,8 +157,8 @@ class GenerationJob(_Job):
 
 
 @dataclass(kw_only=True, eq=False)
-class RunJob(_Job):
-    """A lab's model run: ``function(model, say, **arguments)`` in the worker; ``result`` once done.
+class _Run(_Job):
+    """A run of ``function(model, say, ...)`` in the worker; ``result`` once done.
 
     ``function`` is ``"module:attribute"`` of a function in ``attnlab.models`` (the worker
     refuses others); ``arguments`` are ``(name, value)`` pairs of plain, hashable values and the
@@ -166,6 +167,7 @@ class RunJob(_Job):
     (plain data: it crosses the pipe).
     """
 
+    shared_as: ClassVar[str]  # the kind's word in its share key
     model: str
     function: str
     arguments: tuple = ()
@@ -175,7 +177,7 @@ class RunJob(_Job):
 
     @property
     def share_key(self) -> tuple:
-        return ("run", self.model, self.function, self.arguments)
+        return (self.shared_as, self.model, self.function, self.arguments)
 
     def _apply(self, kind: str, *payload) -> None:
         if kind == "running":
@@ -189,38 +191,28 @@ class RunJob(_Job):
 
 
 @dataclass(kw_only=True, eq=False)
-class CircuitJob(_Job):
+class RunJob(_Run):
+    """A lab's model run: ``function(model, say, **arguments)`` in the worker (see :class:`_Run`)."""
+
+    shared_as: ClassVar[str] = "run"
+
+
+@dataclass(kw_only=True, eq=False)
+class CircuitJob(_Run):
     """A circuits run: ``function(model, say, cancelled, job=id, **arguments)`` in the worker.
 
-    Like :class:`RunJob` (``"module:attribute"`` of ``attnlab.models``, plain hashable
-    ``arguments``, deterministic, so identical runs share one job; ``say("running", total)``,
-    ``say("progress", done)``; ``result`` once done), and it can be stopped: ``cancelled()``
-    turns True in the worker once the learner asks (``Jobs.cancel``), the run stops at its next
-    check and ends ``cancelled`` with what it had done as ``result`` (a partial sweep). A
-    cancelled job is never shared: the next identical request runs in full.
+    A run as a lab's (:class:`_Run`), and it can be stopped: ``cancelled()`` turns True in the
+    worker once the learner asks (``Jobs.cancel``), the run stops at its next check and ends
+    ``cancelled`` with what it had done as ``result`` (a partial sweep). A cancelled job is never
+    shared: the next identical request runs in full.
     """
 
-    model: str
-    function: str
-    arguments: tuple = ()
-    done_count: int = 0
-    total: int = 0
+    shared_as: ClassVar[str] = "circuit"
     cancel_asked: bool = False
-    result: object = field(default=None, repr=False)
-
-    @property
-    def share_key(self) -> tuple:
-        return ("circuit", self.model, self.function, self.arguments)
 
     def _apply(self, kind: str, *payload) -> None:
-        if kind == "running":
-            (self.total,) = payload
-            self.status = "running"
-        elif kind == "progress":
-            (self.done_count,) = payload
-        elif kind == "done":
-            (self.result,) = payload  # before the status: a reader that sees "done" finds the result
-            self.status = "done"
-        elif kind == "cancelled":
+        if kind == "cancelled":
             (self.result,) = payload  # what the run had done when it stopped (None: it never started)
             self.status = "cancelled"
+        else:
+            super()._apply(kind, *payload)

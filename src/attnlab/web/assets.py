@@ -49,7 +49,7 @@ from attnlab.lab.connections.page import connections_page
 from attnlab.lab.connections.registry import ENTRIES as CONNECTION_LABS
 from attnlab.lab.content import intro_html
 from attnlab.lab.notebook.page import index_page
-from attnlab.lab.page import real_model_page
+from attnlab.lab.realmodel.page import real_model_page
 
 TYPES = {
     ".js": "text/javascript; charset=utf-8",
@@ -66,7 +66,7 @@ PAGES |= {lab.route: "connections.html" for lab in CONNECTION_LABS}  # one page 
 FILLS = {"/": index_page, "/real-model": real_model_page, "/circuits": circuits_page}
 FILLS |= {lab.route: partial(connections_page, lab.name) for lab in CONNECTION_LABS}
 WORDS_ID = "attnlab-words"
-_FILL = re.compile(r"<!-- fill:([a-z_]+) -->")
+_FILL = re.compile(r"<!-- fill:([a-z][a-z0-9_]*) -->")
 IMMUTABLE = "public, max-age=31536000, immutable"
 _ENTRY = re.compile(r'<script type="module" src="/static/js/([\w./-]+\.js)"')
 # A static import or re-export of a relative module: "./x.js", "../folder/x.js".

@@ -28,6 +28,13 @@ SETTINGS = settings(max_examples=150, deadline=None)
 share = st.floats(0, 1, allow_nan=False)
 
 
+def numbers_of(sentence: dict) -> list[tuple]:
+    """The numbers a sentence marks, ``(display, how, value)`` in order; its pieces join to its text."""
+    pieces = sentence.get("pieces", [sentence["text"]])  # a sentence with no number: its text
+    assert "".join(p if isinstance(p, str) else p["display"] for p in pieces) == sentence["text"]
+    return [(p["display"], p["how"], p["value"]) for p in pieces if not isinstance(p, str)]
+
+
 @st.composite
 def heads(draw):
     n_layer, n_head = draw(st.integers(1, 6)), draw(st.integers(1, 5))
@@ -58,12 +65,14 @@ def test_the_map_the_ranking_and_their_sentences_say_the_scores(drawn, score):
     assert values == sorted((h[score] for h in scored), reverse=True)[:RANKED]
     for r in v["ranked"]:
         assert r["display"] == display(score, r["value"]) and r["label"] == f"L{r['layer']} H{r['head']}"
-        assert r["how"] == {"kind": "head_score", "layer": r["layer"], "head": r["head"], "score": score}
+        # the score as the census computes it: every head at once, as the model view does
+        assert r["how"] == {"kind": "census", "layer": r["layer"], "head": r["head"], "score": score}
         assert v["map"]["hows"][r["layer"]][r["head"]] == r["how"]
     top = v["summary"]["claims"]["top"]
     assert top == [[r["layer"], r["head"], r["value"]] for r in v["ranked"][:3]]
     for layer, head, value in top:
         assert f"L{layer} H{head} ({display(score, value)})" in v["summary"]["text"]
+    assert numbers_of(v["summary"]) == [(r["display"], r["how"], r["value"]) for r in v["ranked"][:3]]
     reach = v["reach"]["claims"]
     assert reach["count"] == sum(1 for h in scored if h[score] >= THRESHOLD[score])
     assert reach["total"] == len(hs) and reach["threshold"] == THRESHOLD[score]
@@ -116,6 +125,10 @@ def test_the_evidence_averages_to_the_heads_score(drawn, score):
     assert mean == float(np.mean([q["value"] for q in counted]))  # the sentence's mean is these values'
     assert math.isclose(mean, float(expected), rel_tol=1e-9, abs_tol=1e-12)  # and it is the head's score
     assert display(score, mean) in e["averaged"]["text"]
+    head = {"kind": "evidence", "layer": 2, "head": 1, "score": score}
+    assert numbers_of(e["averaged"]) == [(display(score, mean), head, mean)] and e["how"] == head
+    for q in e["queries"]:  # each counted query's value is a number of its own; the others have none
+        assert q["how"] == ({**head, "query": q["index"]} if q["counted"] else None)
     order = sorted((q["index"] for q in counted), key=lambda i: (-e["queries"][i]["value"], i))
     assert [r["query"] for r in e["rows"]] == order[:ROWS]
     for r in e["rows"]:
@@ -127,6 +140,13 @@ def test_the_evidence_averages_to_the_heads_score(drawn, score):
             assert fmt.percent(r["value"]) in r["words"]["text"]
         shares = [k["share"] for k in r["keys"]]
         assert shares == [float(w[r["query"], k["index"]]) for k in r["keys"]]
+        assert [k["how"] for k in r["keys"]] == [
+            {"kind": "weight", "layer": 2, "head": 1, "query": r["query"], "key": k["index"]}
+            for k in r["keys"]
+        ]
+        own = {**head, "query": r["query"]}
+        shown = r["display"] if score == "breadth" else fmt.percent(r["value"])
+        assert r["how"] == own and numbers_of(r["words"]) == [(shown, own, r["value"])]
 
 
 def test_each_scores_query_values_on_a_made_up_head():

@@ -7,15 +7,16 @@ from pathlib import Path
 
 import attnlab.web
 from attnlab.lab.circuits.page import FILLS, circuits_page, model_choices, text_positions
+from attnlab.lab.page import shared_fills
 
 PAGE = Path(attnlab.web.__file__).parent / "static" / "circuits.html"
 
 
 def test_every_marker_of_the_page_has_its_words_and_every_word_a_marker():
     markers = set(re.findall(r"<!-- fill:([a-z_]+) -->", PAGE.read_text(encoding="utf-8")))
-    assert markers == set(FILLS)
+    assert markers == set(FILLS) | set(shared_fills())
     served = circuits_page()
-    assert served["fills"] == FILLS
+    assert served["fills"] == {**shared_fills(), **FILLS}
     assert {"http", "circuits"} <= set(served["words"])
     assert served["words"]["circuits"]["retry"] == "{message} Trying again in {seconds} s…"
 

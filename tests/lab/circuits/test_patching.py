@@ -38,7 +38,8 @@ def test_a_sweeps_map_status_and_top_cells_claim_its_numbers(sweep):
     total = sweep.values.size
     cancelled = sweep.done < total
     v = sweep_view(sweep, total=total, cancelled=cancelled, metric="logit_difference",
-                   clean_tokens=[f"w{i}" for i in range(5)], kv_heads=[0, 0, 1, 1, 2], job="j")  # fmt: skip
+                   clean_tokens=[f"w{i}" for i in range(5)], kv_heads=[0, 0, 1, 1, 2], position=4,
+                   answer_ids=(7, 9), job="j")  # fmt: skip
     assert v["status"]["claims"] == {"done": sweep.done, "total": total, "cancelled": cancelled}
     if cancelled:
         assert v["status"]["text"] == (
@@ -54,11 +55,36 @@ def test_a_sweeps_map_status_and_top_cells_claim_its_numbers(sweep):
             elif np.isfinite(sweep.recovered[i, j]):
                 assert f"recovered {fmt.rounded(sweep.recovered[i, j], 3)} (" in title
                 assert f"exactly {fmt.precise(sweep.values[i, j])})" in title
+            pieces = v["map"].get("pieces", [[None] * len(row)] * len(v["map"]["titles"]))[i][j]
+            if np.isnan(sweep.values[i, j]):
+                assert pieces is None  # nothing to pick: not computed
+                continue
+            # the words placed under the map once the cell is picked: the fraction and the metric after
+            # the patch, each with its program; joined, the cell's title
+            assert "".join(p if isinstance(p, str) else p["display"] for p in pieces) == title
+            cell = cell_how(sweep, i, j)
+            after = (fmt.rounded(sweep.values[i, j], 4) if np.isfinite(sweep.recovered[i, j])
+                     else fmt.precise(sweep.values[i, j]), {**cell, "quantity": "value"}, sweep.values[i, j])
+            recovered = [(fmt.rounded(sweep.recovered[i, j], 3), cell, sweep.recovered[i, j])]
+            marked = [(p["display"], p["how"], p["value"]) for p in pieces if not isinstance(p, str)]
+            assert marked == (recovered if np.isfinite(sweep.recovered[i, j]) else []) + [after]
+            assert v["map"]["hows"][i][j] == (cell if np.isfinite(sweep.recovered[i, j]) else None)
     finite = [(i, j) for i in range(len(sweep.layers)) for j in range(len(sweep.columns))
               if np.isfinite(sweep.recovered[i, j])]  # fmt: skip
     best = sorted(finite, key=lambda c: (-sweep.recovered[c], c))[:3]
     assert v["top"]["claims"]["top"] == [[sweep.layers[i], sweep.columns[j], float(sweep.recovered[i, j])]
                                          for i, j in best]  # fmt: skip
+    assert [(p["display"], p["how"]) for p in v["top"]["pieces"] if not isinstance(p, str)] == [
+        (fmt.rounded(sweep.recovered[i, j], 2), cell_how(sweep, i, j)) for i, j in best]
+
+
+def cell_how(sweep, i: int, j: int) -> dict:
+    """A cell's fraction recovered as "How is this computed?" names it
+    (the metric at token 4, answers 7 and 9)."""
+    target = {"residual": "resid_pre", "heads": "head", "mlp": "mlp"}[sweep.kind]
+    column = {} if sweep.columns[j] is None else {"column": sweep.columns[j]}
+    return {"kind": "patch", "quantity": "recovered", "target": target, "layer": sweep.layers[i], **column,
+            "position": 4, "answers": "7,9"}  # fmt: skip
 
 
 def test_the_pair_says_both_runs_where_the_prompts_differ_and_what_recovered_means():
@@ -67,11 +93,15 @@ def test_the_pair_says_both_runs_where_the_prompts_differ_and_what_recovered_mea
                   clean_tokens=["The", " E", "iffel", " of"],
                   corrupt_tokens=["The", " Col", "osse", " of"], answers=(" Paris", " Rome"),
                   position=3)  # fmt: skip
+    clean, corrupt = ({"kind": "patch", "quantity": q} for q in ("clean", "corrupt"))  # no answers given
     assert v["values"] == {
         "text": "After 3 ␣of: logit(␣Paris) − logit(␣Rome) is 2.857 on the clean prompt and -8.704 on the "
         "corrupted one.",
         "claims": {"clean": 2.857, "corrupt": -8.704, "position": 3},
-    }
+        "pieces": ["After 3 ␣of: logit(␣Paris) − logit(␣Rome) is ",
+                   {"display": "2.857", "how": clean, "value": 2.857}, " on the clean prompt and ",
+                   {"display": "-8.704", "how": corrupt, "value": -8.704}, " on the corrupted one."],
+    }  # fmt: skip
     assert v["differ_words"]["claims"] == {"positions": [1, 2], "first": 1}
     assert v["differ_words"]["text"] == (
         "The prompts differ at 2 tokens (1 ␣E / ␣Col, 2 iffel / osse). Before token 1 the two runs are the "

@@ -1,9 +1,10 @@
 """Helpers for the connection labs' tests (``from labtools import ...``; ``conftest.py`` puts this folder
-on ``sys.path``): run a lab's generated program, compare numbers, check a shown sentence."""
+on ``sys.path``): run a lab's generated program, compare numbers, check a shown sentence and answer."""
 
 from __future__ import annotations
 
 import ast
+import json
 import re
 import subprocess
 import sys
@@ -42,6 +43,17 @@ def same_numbers(a, b, rel: float = 1e-12) -> bool:
     return bool(np.all(np.abs(x - y) <= rel * scale))
 
 
+def assert_printed_data(out: dict, data: dict, rel: float = 1e-12) -> None:
+    """A program's lines (``printed``) are an answer's ``data``: the same names in the same order, each
+    text (or None) exactly, each number to ``rel``."""
+    assert list(out) == list(data)
+    for name, value in data.items():
+        if isinstance(value, str) or value is None:
+            assert out[name] == value, name
+        else:
+            assert same_numbers(out[name], value, rel), name
+
+
 PLURAL_ONE = re.compile(
     r"(?<![\d.,])1 (rows|tokens|weights|experts|positions|numbers|keys|tiles|slots|patches|words)\b"
 )
@@ -54,3 +66,17 @@ def assert_page_words(text: str) -> None:
     for bad in WORD_PROBLEMS:
         assert bad not in text, (bad, text)
     assert not PLURAL_ONE.search(text), text
+
+
+def assert_page_answer(answer: dict) -> None:
+    """An answer as the page gets it: plain JSON all through (no NumPy scalar, no NaN), and each of its
+    sentences clean page words."""
+    json.dumps(answer, allow_nan=False)
+    for w in answer["words"]:
+        assert_page_words(w["text"])
+
+
+def page_claims(answer: dict) -> list[dict]:
+    """The claims of ``answer``'s sentences, in order, once the answer is checked as the page gets it."""
+    assert_page_answer(answer)
+    return [w["claims"] for w in answer["words"]]

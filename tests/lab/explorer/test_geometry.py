@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from attnlab.engine.single import trace_query
+from attnlab.lab import numbers as fmt
 from attnlab.lab.explorer.examples import WORKED
 from attnlab.lab.explorer.geometry import (
     convex_hull,
@@ -108,11 +109,33 @@ def test_pie_slices_run_in_source_order_and_reach_the_whole():
 
 def test_plane_view_is_square_on_the_grid_and_holds_the_points():
     view = plane_view([(2, 0), (0, 2), (-1, -1)], min_half=2.0)
-    assert view == {"xmin": -2.0, "xmax": 3.0, "ymin": -2.0, "ymax": 3.0, "step": 1.0}
+    assert {k: v for k, v in view.items() if k != "ticks"} == {
+        "xmin": -2.0, "xmax": 3.0, "ymin": -2.0, "ymax": 3.0, "step": 1.0
+    }  # fmt: skip
     big = plane_view([(300, -10), (0, 40)], min_half=2.0)
     assert big["xmax"] - big["xmin"] == big["ymax"] - big["ymin"]
     assert (big["xmax"] - big["xmin"]) / big["step"] <= 24
     assert big["xmin"] <= 0 and big["xmax"] >= 300 and big["ymin"] <= -10 and big["ymax"] >= 40
+
+
+@given(st.lists(vec2, min_size=1, max_size=8), st.sampled_from([1.0, 4.0]), st.booleans())
+def test_a_window_numbers_at_most_six_grid_lines_per_axis_with_zero_among_them(points, min_half, centered):
+    view = plane_view(points, min_half=min_half, centered=centered)
+    step, ticks = view["step"], view["ticks"]
+    for axis, lo, hi in (("x", view["xmin"], view["xmax"]), ("y", view["ymin"], view["ymax"])):
+        at = [t["at"] for t in ticks[axis]]
+        assert 1 <= len(at) <= 6 and at == sorted(at)
+        assert all(lo <= a <= hi and a / step == round(a / step) for a in at)
+        assert 0.0 in at  # the origin is always inside the window, never on its edge
+        assert [t["text"] for t in ticks[axis]] == [fmt.tick(a) for a in at]
+    assert view["ymin"] not in [t["at"] for t in ticks["y"]]  # the x numbers stand on the bottom line
+
+
+def test_a_wide_window_numbers_its_lines_in_short_exponents():
+    view = plane_view([(3e6, -1e6)], min_half=1.0)
+    texts = [t["text"] for t in view["ticks"]["x"]]
+    assert "0" in texts and any("e6" in t for t in texts)
+    assert all("+" not in t and "-" not in t for t in texts)  # short exponents, true minus signs
 
 
 def test_key_view_holds_still_under_a_drag_and_grows_for_a_far_query():
@@ -130,7 +153,9 @@ def test_score_axis():
 def test_a_huge_q_keeps_the_key_plane_and_is_marked_off_plot():
     """q = [-1e300, 1e300] leaves the window on the keys; q becomes an edge marker."""
     g = geometry(worked(q=(-1e300, 1e300)))
-    assert g["key_view"] == {"xmin": -4.0, "xmax": 4.0, "ymin": -4.0, "ymax": 4.0, "step": 1.0}
+    assert {k: v for k, v in g["key_view"].items() if k != "ticks"} == {
+        "xmin": -4.0, "xmax": 4.0, "ymin": -4.0, "ymax": 4.0, "step": 1.0
+    }  # fmt: skip
     assert g["key_off"] == [{"kind": "q", "index": None, "edge": [-4.0, 4.0]}]
     assert g["value_off"] == []
 

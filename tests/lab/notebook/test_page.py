@@ -3,9 +3,9 @@
 from attnlab.lab import numbers as fmt
 from attnlab.lab.explorer import page as explorer_page
 from attnlab.lab.explorer.examples import WORKED_SEQUENCE
-from attnlab.lab.notebook import playback
+from attnlab.lab.notebook import playback, prose
 from attnlab.lab.notebook.page import EXPORTS, first_sentences, index_page, page_words
-from attnlab.lab.page import shared_words
+from attnlab.lab.page import shared_fills, shared_words
 
 
 def test_the_index_page_gets_every_modules_words_once():
@@ -14,7 +14,10 @@ def test_the_index_page_gets_every_modules_words_once():
     for part in (shared_words(), explorer_page.page_words(), page_words()):
         for key, value in part.items():
             assert words[key] == value
-    assert set(served["fills"]) == set(explorer_page.first_sentences()) | set(first_sentences())
+    assert set(served["fills"]) == set(shared_fills()) | set(explorer_page.first_sentences()) | set(
+        first_sentences()
+    )
+    assert set(prose.page_text()) <= set(first_sentences())
 
 
 def test_the_notebooks_first_sentences_are_the_labs():

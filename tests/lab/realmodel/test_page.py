@@ -3,12 +3,22 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
+import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import attnlab.web
 from attnlab.lab import numbers as fmt
-from attnlab.lab.realmodel.page import SLOTS, page_words, trace_names
+from attnlab.lab.page import fill_texts, shared_fills, shared_words
+from attnlab.lab.realmodel import probe
+from attnlab.lab.realmodel.modelview import thumbnails
+from attnlab.lab.realmodel.page import SLOTS, ZOOMS, page_text, page_words, real_model_page, trace_names
+from attnlab.models import registry, sampling, work
+
+PAGE = (Path(attnlab.web.__file__).parent / "static" / "real-model.html").read_text(encoding="utf-8")
+TEXT = page_text()
 
 SLOT = re.compile(r"\{(\w+)\}")
 
@@ -75,3 +85,49 @@ def test_the_names_claims_are_the_kv_groups(groups, n_layer, scale):
         for m in members:  # each head's option names the KV head whose group holds it, only when shared
             assert names["head_options"][m] == (f"head {m} (KV head {g})" if shared else f"head {m}")
     assert ("{kv_head}" in names["row_title"]) == shared
+
+
+def test_every_marker_of_the_page_has_its_words_and_every_word_a_marker():
+    served = real_model_page()
+    assert served["words"] == shared_words()
+    assert set(re.findall(r"<!-- fill:([a-z0-9_]+) -->", PAGE)) == set(served["fills"])
+    assert served["fills"] == {**shared_fills(), **fill_texts(TEXT)}
+    assert served["fills"]["lines_caption"] == page_words()["lines_caption"]
+    assert served["fills"]["bridge_note"] == page_words()["bridge_none"]
+
+
+def test_each_zoom_option_says_the_px_per_cell_its_value_sets():
+    for px in ZOOMS:
+        assert TEXT[f"zoom_{px}"] == {"text": f"{px} px per cell", "claims": {"px": px}}
+        assert f'<option value="{px}"><!-- fill:zoom_{px} --></option>' in PAGE
+
+
+def test_the_generation_words_name_the_model_that_generates_and_its_blocks():
+    smol = registry.spec("smollm2")
+    for name in ("gen_title", "gen_hint"):
+        assert TEXT[name]["claims"]["model"] == "smollm2" and smol.generates
+    assert TEXT["gen_hint"]["claims"]["layers"] == smol.n_layer == 30
+    assert f"through the {smol.n_layer} blocks" in TEXT["gen_hint"]["text"]
+    assert TEXT["gen_title"]["text"] == "Let SmolLM2 continue the text" and smol.title.startswith("SmolLM2")
+    assert TEXT["gen_steps_hint"]["claims"]["top"] == work.STEP_TOP == 5
+
+
+def test_the_probe_note_says_the_run_is_written_several_times():
+    repeats = TEXT["probe_note"]["claims"]["repeats"]
+    run = probe.repeated_run(7)
+    assert repeats == run["repeats"] == probe.REPEATS >= 2
+    assert run["text"] == " ".join(run["run"] * repeats)
+
+
+def test_top_k_zero_is_off_and_a_binned_cell_is_its_blocks_largest_share():
+    assert TEXT["top_k_label"]["claims"] == {"off": 0}
+    logits = np.array([3.0, 1.0, -2.0, 0.5])
+    cut = sampling.cut(logits, sampling.Sampling(temperature=1.0, top_k=0))
+    assert cut.after_top_k.all() and (cut.p > 0).all()
+    assert (cut.p == sampling.cut(logits, sampling.Sampling(temperature=1.0)).p).all()
+    assert TEXT["model_view_hint"]["claims"] == {"binned": "max"}
+    rng = np.random.default_rng(3)
+    w = rng.random((7, 7))
+    allowed = np.tril(np.ones((7, 7), dtype=bool))
+    cells = thumbnails(w, allowed, 3)
+    assert cells[2, 0] == np.where(allowed, w, -np.inf)[4:7, 0:2].max()

@@ -248,7 +248,7 @@ def test_exports(client):
         (("x", 0, 3), 1000.5, "x[0][3]", "X (inputs) · row 1, column 4 must be at most 1,000"),
         (
             ("weights", "w_2", 7, 0), -5000, "weights.w_2[7][0]",
-            "W_2 · row 8, column 1 must be at least -1,000",
+            "W₂ · row 8, column 1 must be at least -1,000",
         ),
     ],
 )

@@ -195,8 +195,12 @@ def test_worked_example_geometry(client):
     assert geometry["arrows"][-1]["end"] == [-0.00393691965450399, 0.8679552806894639]
     assert [a["index"] for a in geometry["arrows"]] == [0, 1, 2]
     assert geometry["pie"][0] == {"index": 0, "start": 0.0, "end": 0.14002924504337802}
-    assert geometry["key_view"] == {"xmin": -4.0, "xmax": 4.0, "ymin": -4.0, "ymax": 4.0, "step": 1.0}
-    assert geometry["score_axis"] == [-4.5, 4.5]
+    view = geometry["key_view"]
+    assert [view[k] for k in ("xmin", "xmax", "ymin", "ymax", "step")] == [-4.0, 4.0, -4.0, 4.0, 1.0]
+    # nine lines across: every second one numbered, 0 among them; the y axis leaves out its bottom line
+    assert [t["text"] for t in view["ticks"]["x"]] == ["−4", "−2", "0", "2", "4"]
+    assert [t["at"] for t in view["ticks"]["y"]] == [-2.0, 0.0, 2.0, 4.0]
+    assert geometry["score_axis"] == [-4.5, 4.5] and geometry["score_ticks"] == ["−4.5", "4.5"]
 
 
 def test_python_is_the_programs_text_for_the_same_trace(client):

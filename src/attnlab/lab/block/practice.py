@@ -23,7 +23,7 @@ from attnlab.lab.block import compare as block_compare
 from attnlab.lab.block.data import LABELS, MAX_MAGNITUDE
 from attnlab.lab.block.walk import Walk, check_x, walk
 from attnlab.lab.block.words import head_kind
-from attnlab.lab.challenge_set import ChallengeSet, feedback, validate_response
+from attnlab.lab.challenge_set import PANEL_BUTTONS, ChallengeSet, feedback, validate_response
 from attnlab.lab.realmodel import kinds
 
 PREDICTION_TOLERANCE = 0.01  # "to two decimals"
@@ -45,15 +45,9 @@ def answer(challenge_id: object) -> str:
 # The practice panel's fixed words: its buttons (with their screen-reader names) and notes.
 CONTROLS = {
     "no_response": "No typed answer: the goal is checked on the block as you have set it above.",
-    "previous": "‹ Previous",
-    "previous_label": "Previous attempt",
-    "next": "Next ›",
-    "next_label": "Next attempt",
-    "check": "Check",
-    "clear": "Clear response",
-    "retry": "New attempt",
+    **PANEL_BUTTONS,
     "reveal": "Show the answer",
-    "answer_lead": "Answer (recorded as help):",
+    "answer": "Answer (recorded as help):",
     "no_help": "No help used yet in the block section.",
     "history_heading": "From one head to a transformer block",
 }

@@ -10,7 +10,7 @@ with their display strings, the biggest changes named in sentences with their cl
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -18,6 +18,7 @@ from attnlab.engine.errors import FieldError
 from attnlab.lab import numbers as fmt
 from attnlab.lab.circuits import problems
 from attnlab.lab.circuits.heatmap import signed
+from attnlab.lab.circuits.marks import marked, number
 from attnlab.lab.realmodel.tokens import row_label, token_label
 from attnlab.lab.said import said
 
@@ -40,6 +41,13 @@ def program_heads(heads: Sequence[tuple[int, int]]) -> str:
 def _how(heads: Sequence[tuple[int, int]], how: str, quantity: str, **fields) -> dict:
     """One number of the ablation as "How is this computed?" names it (``lab/realmodel/program``)."""
     return {"kind": "ablation", "heads": program_heads(heads), "how": how, "quantity": quantity, **fields}
+
+
+def _no_how(quantity: str, **fields) -> None:
+    return None
+
+
+Hows = Callable[..., dict | None]  # (quantity, **fields) -> a number's descriptor, None: no program
 
 
 def parse_heads(text: object) -> list[tuple[int, int]]:
@@ -142,6 +150,10 @@ def next_token_view(change: Mapping[str, np.ndarray], *, heads: Sequence[tuple[i
             }  # fmt: skip
         positions.append(entry)
     first = min((layer for layer, _ in heads), default=0)
+
+    def numbered(quantity: str, **fields) -> dict:
+        return _how(heads, how, quantity, **fields)
+
     return {
         "kind": "next_token",
         "job": job,
@@ -152,47 +164,56 @@ def next_token_view(change: Mapping[str, np.ndarray], *, heads: Sequence[tuple[i
         "positions": positions,
         "columns": ["Position", "Next token", "p before", "p after", "Loss before", "Loss after"],
         "top_columns": ["Top 5 before", "Top 5 after"],
-        "mean_loss": mean_loss(lb, la),
-        "biggest": biggest(labels, pb, pa, lb, la),
+        "mean_loss": mean_loss(lb, la, numbered),
+        "biggest": biggest(labels, pb, pa, lb, la, numbered),
     }
 
 
-def mean_loss(before: np.ndarray, after: np.ndarray) -> dict:
-    """The mean loss over the text's next tokens, before and after (claims: count, before, after)."""
+def mean_loss(before: np.ndarray, after: np.ndarray, how: Hows = _no_how) -> dict:
+    """The mean loss over the text's next tokens, before and after (claims: count, before, after).
+
+    ``how(quantity)``: each number's descriptor (mean_loss_before, mean_loss_after, mean_loss_change).
+    """
     n = len(before)
     if n == 0:
         text = "The text is one token long: it has no next token to score."
-        return said(text, count=0, before=None, after=None)
+        return marked(text, count=0, before=None, after=None)
     b, a = float(np.mean(before)), float(np.mean(after))
-    return said(
-        f"Mean loss over the {n} next tokens of the text: {fmt.rounded(b)} before, {fmt.rounded(a)} after "
-        f"({signed(a - b)} nats).",
+    return marked(
+        f"Mean loss over the {n} next tokens of the text: ",
+        number(fmt.rounded(b), how("mean_loss_before"), b), " before, ",
+        number(fmt.rounded(a), how("mean_loss_after"), a), " after (",
+        number(signed(a - b), how("mean_loss_change"), a - b), " nats).",
         count=n, before=b, after=a,
     )  # fmt: skip
 
 
-def biggest(labels: list[str], pb, pa, lb, la) -> list[dict]:
+def biggest(labels: list[str], pb, pa, lb, la, how: Hows = _no_how) -> list[dict]:
     """The ``BIGGEST`` positions whose loss changed most (ties: earlier), each in one sentence.
 
     Claims: ``position``, ``p_before``, ``p_after``, ``loss_before``, ``loss_after``, ``direction``
-    ("falls", "rises" or "stays", of the next token's probability).
+    ("falls", "rises" or "stays", of the next token's probability); ``how(quantity, position=)``:
+    each number's descriptor.
     """
     delta = np.abs(np.asarray(la, dtype=np.float64) - np.asarray(lb, dtype=np.float64))
     order = [i for i in sorted(range(len(delta)), key=lambda i: (-delta[i], i)) if delta[i] > 0][:BIGGEST]
     if not order:
-        return [said("Switching these heads off changes no next token's probability in this text.",
-                     position=None, changed=0)]  # fmt: skip
+        return [marked("Switching these heads off changes no next token's probability in this text.",
+                       position=None, changed=0)]  # fmt: skip
     out = []
     for i in order:
         b, a = float(pb[i]), float(pa[i])
+        lb_i, la_i = float(lb[i]), float(la[i])
         direction = "falls" if a < b else "rises" if a > b else "stays"
-        move = f"stays at {prob(b)}" if direction == "stays" else f"{direction} from {prob(b, a)}"
-        move += "" if direction == "stays" else f" to {prob(a, b)}"
-        out.append(said(
-            f"After {labels[i]}, the probability of the text's next token {labels[i + 1]} {move} "
-            f"(loss {fmt.rounded(lb[i])} → {fmt.rounded(la[i])} nats).",
-            position=i, p_before=b, p_after=a, loss_before=float(lb[i]), loss_after=float(la[i]),
-            direction=direction,
+        shown = prob(b) if direction == "stays" else prob(b, a)
+        p_before = number(shown, how("p_next_before", position=i), b)
+        move = ["stays at ", p_before] if direction == "stays" else [
+            f"{direction} from ", p_before, " to ", number(prob(a, b), how("p_next_after", position=i), a)]
+        out.append(marked(
+            f"After {labels[i]}, the probability of the text's next token {labels[i + 1]} ", *move, " (loss ",
+            number(fmt.rounded(lb_i), how("loss_before", position=i), lb_i), " → ",
+            number(fmt.rounded(la_i), how("loss_after", position=i), la_i), " nats).",
+            position=i, p_before=b, p_after=a, loss_before=lb_i, loss_after=la_i, direction=direction,
         ))  # fmt: skip
     return out
 
@@ -217,20 +238,26 @@ def layer_view(change: Mapping, *, heads: Sequence[tuple[int, int]], how: str, t
             "title": f"{labels[i]}: moved by {fmt.precise(moved[i])} (length {fmt.precise(norm[i])}), "
             f"cosine {fmt.precise(cos[i])}",
             "how": {q: _how(heads, how, q, position=i, layer=layer)
-                    for q in ("norm_before", "change", "cosine")},
+                    for q in ("norm_before", "change", "relative", "cosine")},
         }
         for i in range(len(tokens))
     ]  # fmt: skip
     order = [i for i in sorted(range(len(tokens)), key=lambda i: (-relative[i], i)) if moved[i] > 0][:BIGGEST]
+
+    def at(quantity: str, i: int) -> dict:
+        return _how(heads, how, quantity, position=i, layer=layer)
+
     moved_words = [
-        said(
-            f"{labels[i]}: its vector leaving layer {layer} moved by {fmt.percent(relative[i])} of its "
-            f"length (cosine with the unablated one {fmt.rounded(cos[i], 4)}).",
+        marked(
+            f"{labels[i]}: its vector leaving layer {layer} moved by ",
+            number(fmt.percent(relative[i]), at("relative", i), relative[i]),
+            " of its length (cosine with the unablated one ",
+            number(fmt.rounded(cos[i], 4), at("cosine", i), cos[i]), ").",
             position=i, relative=float(relative[i]), cosine=float(cos[i]),
         )
         for i in order
-    ] or [said(f"Switching these heads off moves no token's vector leaving layer {layer}.", position=None,
-               changed=0)]  # fmt: skip
+    ] or [marked(f"Switching these heads off moves no token's vector leaving layer {layer}.", position=None,
+                 changed=0)]  # fmt: skip
     pooled = change.get("pooled_cosine")
     first = min((layer for layer, _ in heads), default=0)
     out = {
@@ -248,11 +275,11 @@ def layer_view(change: Mapping, *, heads: Sequence[tuple[int, int]], how: str, t
         "pooled": None,
     }
     if pooled is not None:
-        out["pooled"] = said(
-            f"The sentence embedding's cosine with the unablated one: {fmt.rounded(pooled, 6)} "
-            "(1 = unchanged).",
+        out["pooled"] = marked(
+            "The sentence embedding's cosine with the unablated one: ",
+            number(fmt.rounded(pooled, 6), _how(heads, how, "pooled_cosine"), pooled), " (1 = unchanged).",
             cosine=float(pooled),
-        )
+        )  # fmt: skip
         out["pooled_how"] = _how(heads, how, "pooled_cosine")
     if first > layer:
         out["note"] = said(

@@ -9,46 +9,65 @@ exact-sum claim checked against its rounding bound: ``within`` is ``|total - log
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from attnlab.lab import numbers as fmt
 from attnlab.lab.circuits.heatmap import grid, signed, signed_legend
+from attnlab.lab.circuits.marks import marked, number
 from attnlab.lab.realmodel.tokens import row_label, token_label
-from attnlab.lab.said import said
+
+How = Callable[[str], dict | None]  # a term's descriptor (lab/realmodel/program's kind attribution)
 
 TOP = 10  # terms in the ranked list
 NAMED = 3  # terms named in the sentence
 
 
-def norm_sentence(scale: float, label: str) -> dict:
-    """How the final RMSNorm is treated (claims ``scale``: 1 / rms at the position, and ``rms``)."""
+def _no_how(term: str) -> None:
+    return None
+
+
+def norm_sentence(scale: float, label: str, how: How = _no_how) -> dict:
+    """How the final RMSNorm is treated (claims ``scale``: 1 / rms at the position, and ``rms``).
+
+    ``how(term)``: a number's descriptor for "How is this computed?" (its ``term``: rms, scale).
+    """
     rms = 1.0 / scale
-    return said(
-        f"The final RMSNorm divides the residual stream at {label} by its rms, {fmt.rounded(rms)}; that "
-        "division is not linear, so it is frozen at its value in the real forward pass (scale 1/rms = "
-        f"{fmt.significant(scale)}). Then the logit is residual · u with u = scale × γ ⊙ E[token], and each "
-        "component's term is its own output · u. RMSNorm has no bias and no centring, so nothing is left "
-        "over: the terms add up to the logit.",
+    return marked(
+        f"The final RMSNorm divides the residual stream at {label} by its rms, ",
+        number(fmt.rounded(rms), how("rms"), rms),
+        "; that division is not linear, so it is frozen at its value in the real forward pass "
+        "(scale 1/rms = ",
+        number(fmt.significant(scale), how("scale"), scale),
+        "). Then the logit is residual · u with u = scale × γ ⊙ E[token], and each component's term is its "
+        "own output · u. RMSNorm has no bias and no centring, so nothing is left over: the terms add up to "
+        "the logit.",
         scale=scale, rms=rms,
     )  # fmt: skip
 
 
-def exact_sentence(total: float, logit: float, bound: float, count: int, path: str) -> dict:
+def exact_sentence(total: float, logit: float, bound: float, count: int, path: str,
+                   how: How = _no_how) -> dict:  # fmt: skip
     """The exact-sum claim: the terms' total beside the model's logit, and the rounding that separates them.
 
-    Claims ``count``, ``total``, ``logit``, ``difference`` (|total - logit|), ``bound``, ``within``.
+    Claims ``count``, ``total``, ``logit``, ``difference`` (|total - logit|), ``bound``, ``within``;
+    ``how(term)`` as for :func:`norm_sentence` (total, logit, difference, bound).
     """
     difference = abs(total - logit)
     within = difference <= bound
     precision = "float64" if path == "float64" else "float32"
-    verdict = (
-        f"within the bound on the {precision} forward pass's own rounding, {fmt.scientific(bound)}"
-        if within
-        else f"more than the bound on the {precision} forward pass's own rounding, {fmt.scientific(bound)}"
-    )
-    return said(
-        f"The {count} terms add up to {fmt.precise(total)} and the model's logit is {fmt.precise(logit)}: "
-        f"they differ by {fmt.scientific(difference)}, {verdict}.",
+    verdict = "within the bound" if within else "more than the bound"
+    return marked(
+        f"The {count} terms add up to ",
+        number(fmt.precise(total), how("total"), total),
+        " and the model's logit is ",
+        number(fmt.precise(logit), how("logit"), logit),
+        ": they differ by ",
+        number(fmt.scientific(difference), how("difference"), difference),
+        f", {verdict} on the {precision} forward pass's own rounding, ",
+        number(fmt.scientific(bound), how("bound"), bound),
+        ".",
         count=count, total=total, logit=logit, difference=difference, bound=bound, within=within,
     )  # fmt: skip
 
@@ -92,7 +111,10 @@ def attribution_view(a, *, tokens: list[str], token_text: str, path: str, job: s
             "title": f"{terms[k][0]}: {fmt.precise(terms[k][1])}", "how": terms[k][2]}
            for k in order[:TOP]]  # fmt: skip
     count = 1 + n_layer * (n_head + 1 + int(has_bias))
-    parts = [f"{terms[k][0]} {signed(terms[k][1])}" for k in order[:NAMED]]
+    named = []
+    for k in order[:NAMED]:
+        name_k, value_k, how_k = terms[k]
+        named += [", " if named else "", f"{name_k} ", number(signed(value_k), how_k, value_k)]
     return {
         "position": int(a.position),
         "label": label,
@@ -102,16 +124,18 @@ def attribution_view(a, *, tokens: list[str], token_text: str, path: str, job: s
         "logit_precise": fmt.precise(a.logit),
         "scale": float(a.scale),
         "title": f"What each component adds to logit({shown['label']}) after {label}",
-        "norm": norm_sentence(float(a.scale), label),
-        "exact": exact_sentence(float(a.total), float(a.logit), float(a.bound), count, path),
-        "sums": said(
-            f"The heads add {signed(heads.sum())} in all, the MLPs {signed(mlps.sum())} and the embedding "
-            f"{signed(a.embedding)}" + (f"; W_O's biases {signed(bias.sum())}." if has_bias else "."),
+        "norm": norm_sentence(float(a.scale), label, how),
+        "exact": exact_sentence(float(a.total), float(a.logit), float(a.bound), count, path, how),
+        "sums": marked(
+            "The heads add ", number(signed(heads.sum()), how("heads"), heads.sum()),
+            " in all, the MLPs ", number(signed(mlps.sum()), how("mlps"), mlps.sum()),
+            " and the embedding ", number(signed(a.embedding), how("embedding"), a.embedding),
+            *(["; W_O's biases ", number(signed(bias.sum()), None, bias.sum()), "."] if has_bias else ["."]),
             heads=float(heads.sum()), mlps=float(mlps.sum()), embedding=float(a.embedding),
             bias=float(bias.sum()),
         ),  # fmt: skip
-        "top_words": said(f"Largest terms: {', '.join(parts)}.",
-                          top=[[terms[k][0], terms[k][1]] for k in order[:NAMED]]),  # fmt: skip
+        "top_words": marked("Largest terms: ", *named, ".",
+                            top=[[terms[k][0], terms[k][1]] for k in order[:NAMED]]),  # fmt: skip
         "top": top,
         "embedding": {"value": float(a.embedding), "display": signed(a.embedding),
                       "title": f"embedding: {fmt.precise(a.embedding)}",

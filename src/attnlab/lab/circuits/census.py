@@ -21,6 +21,10 @@ keys). Per query i (weights ``w`` (T, T), row i = query i):
 
 The mean of ``queries``' counted values is the head's score (to float rounding: a mean of
 per-query sums against ``kinds``' sum over every pair).
+
+Every number carries its descriptor for "How is this computed?" (``lab/realmodel/program``): a
+head's score as the census computes it (kind ``census``: every head at once, as the model view
+does), a query's value and their mean (kind ``evidence``), a key's share (kind ``weight``).
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ import numpy as np
 
 from attnlab.lab import numbers as fmt
 from attnlab.lab.circuits.heatmap import grid, share_legend
+from attnlab.lab.circuits.marks import marked, number
 from attnlab.lab.realmodel.kinds import SHORT, THRESHOLDS, kind_phrase
 from attnlab.lab.realmodel.tokens import row_label
 from attnlab.lab.said import said
@@ -95,8 +100,20 @@ def head_label(layer: int, head: int) -> str:
 
 
 def _how(score: str, layer: int, head: int) -> dict:
-    """One head's score as "How is this computed?" names it (``lab/realmodel/program``, on the trace)."""
-    return {"kind": "head_score", "layer": layer, "head": head, "score": score}
+    """One head's score as "How is this computed?" names it (``lab/realmodel/program``, on the trace):
+    as the census computes it, every head's weights at once (the model view's scores)."""
+    return {"kind": "census", "layer": layer, "head": head, "score": score}
+
+
+def _evidence_how(score: str, layer: int, head: int, query: int | None = None) -> dict:
+    """A number of a head's evidence: query ``query``'s value, or (None) the mean of the counted values."""
+    out = {"kind": "evidence", "layer": layer, "head": head, "score": score}
+    return out if query is None else out | {"query": query}
+
+
+def _share_how(layer: int, head: int, query: int, key: int) -> dict:
+    """The share query ``query`` gives key ``key``: the head view's heatmap number."""
+    return {"kind": "weight", "layer": layer, "head": head, "query": query, "key": key}
 
 
 def census_view(heads: list[dict], *, score: str, n_layer: int, n_head: int, n_tokens: int, model: str,
@@ -179,9 +196,12 @@ def summary(score: str, order: list[dict]) -> dict:
             top=[],
         )
     top = order[:TOP]
-    parts = [f"{head_label(h['layer'], h['head'])} ({display(score, h[score])})" for h in top]
-    listed = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + f" and {parts[-1]}"
-    return said(f"Highest {name} score: {listed}.", top=[[h["layer"], h["head"], h[score]] for h in top])
+    parts: list = [f"Highest {name} score: "]
+    for k, h in enumerate(top):
+        parts.append("" if k == 0 else " and " if k == len(top) - 1 else ", ")
+        shown = number(display(score, h[score]), _how(score, h["layer"], h["head"]), h[score])
+        parts += [f"{head_label(h['layer'], h['head'])} (", shown, ")"]
+    return marked(*parts, ".", top=[[h["layer"], h["head"], h[score]] for h in top])
 
 
 def reach(score: str, values: list[float | None], total: int) -> dict:
@@ -273,23 +293,25 @@ def evidence(weights: np.ndarray, allowed: np.ndarray, ids, tokens: list[str], *
             "display": display(score, float(values[i])) if counted[i] else "",
             "title": f"{labels[i]}: {display(score, float(values[i]))}" if counted[i]
             else f"{labels[i]}: not counted ({_not_counted(score)})",
+            "how": _evidence_how(score, layer, head, i) if counted[i] else None,
         }
         for i in range(len(tokens))
     ]  # fmt: skip
     mean = float(values[counted].mean()) if n else None
     where = f"Layer {layer}, head {head}"
     if n:
-        averaged = said(
-            f"The score is the mean of these {n} values, one per {UNITS[score]}: {display(score, mean)}.",
+        averaged = marked(
+            f"The score is the mean of these {n} values, one per {UNITS[score]}: ",
+            number(display(score, mean), _evidence_how(score, layer, head), mean), ".",
             count=n, mean=mean,
         )  # fmt: skip
     else:
-        averaged = said(f"No query counts here ({_not_counted(score)}), so this head has no {name} score.",
-                        count=0, mean=None)  # fmt: skip
+        averaged = marked(f"No query counts here ({_not_counted(score)}), so this head has no {name} score.",
+                          count=0, mean=None)  # fmt: skip
     order = sorted(np.flatnonzero(counted).tolist(), key=lambda i: (-values[i], i))[:ROWS]
     targets = None if score == "breadth" else _targets(np.asarray(ids), ok, score)
     rows = [_row(w[i], ok[i], targets[i] if targets is not None else None, i, labels, tokens, score,
-                 float(values[i])) for i in order]  # fmt: skip
+                 float(values[i]), (layer, head)) for i in order]  # fmt: skip
     return {
         "job": job,
         "model": model,
@@ -307,7 +329,7 @@ def evidence(weights: np.ndarray, allowed: np.ndarray, ids, tokens: list[str], *
         "averaged": averaged,
         "rows": rows,
         "rows_title": f"The {len(rows)} query rows contributing most",
-        "how": _how(score, layer, head),
+        "how": _evidence_how(score, layer, head) if n else None,
     }
 
 
@@ -322,8 +344,9 @@ def _not_counted(score: str) -> str:
 
 
 def _row(row: np.ndarray, ok: np.ndarray, targets: np.ndarray | None, i: int, labels: list[str],
-         tokens: list[str], score: str, value: float) -> dict:  # fmt: skip
-    """One query's row as evidence: the keys its score counts and its strongest keys, by position."""
+         tokens: list[str], score: str, value: float, head: tuple[int, int]) -> dict:  # fmt: skip
+    """One query's row as evidence: the keys its score counts and its strongest keys, by position;
+    ``head``: (layer, head), for each number's descriptor."""
     seen = np.flatnonzero(ok)
     strongest = sorted(seen.tolist(), key=lambda j: (-float(row[j]), j))[:ROW_KEYS]
     counted = [] if targets is None else np.flatnonzero(targets).tolist()
@@ -338,19 +361,22 @@ def _row(row: np.ndarray, ok: np.ndarray, targets: np.ndarray | None, i: int, la
             "counted": j in counted,
             "title": f"{labels[j]}: {fmt.percent(float(row[j]))} (exactly {fmt.precise(float(row[j]))})"
             + ("; counted by the score" if j in counted else ""),
+            "how": _share_how(*head, i, j),
         }
         for j in keys
     ]
+    own = _evidence_how(score, *head, i)
     if score == "breadth":
-        words = said(
-            f"Query {labels[i]} spreads its attention over {len(seen)} keys with breadth "
-            f"{display(score, value)}; its strongest keys are listed.",
+        words = marked(
+            f"Query {labels[i]} spreads its attention over {len(seen)} keys with breadth ",
+            number(display(score, value), own, value), "; its strongest keys are listed.",
             query=i, value=value, keys=int(len(seen)),
         )  # fmt: skip
     else:
-        words = said(
-            f"Query {labels[i]} puts {fmt.percent(value)} of its attention on {_target_phrase(score)}.",
+        words = marked(
+            f"Query {labels[i]} puts ", number(fmt.percent(value), own, value),
+            f" of its attention on {_target_phrase(score)}.",
             query=i, value=value, counted=counted,
         )  # fmt: skip
     return {"query": i, "label": labels[i], "exact": tokens[i], "value": value,
-            "display": display(score, value), "keys": shown, "words": words}  # fmt: skip
+            "display": display(score, value), "keys": shown, "words": words, "how": own}  # fmt: skip

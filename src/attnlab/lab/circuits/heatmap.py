@@ -10,7 +10,10 @@ computed, a score a head does not have). ``scale`` says how the page colours a v
 
 The page maps a value to a colour and places the strings; it formats nothing. ``hows`` (when
 given) holds each cell's number descriptor for "How is this computed?" (``lab/realmodel/program``'s
-``{"kind", ...fields}``), ``None`` where the cell has no number.
+``{"kind", ...fields}``), ``None`` where the cell has no number. A cell whose words state numbers
+of their own (a patch's metric beside its fraction) writes them as parts (``lab/circuits/marks``):
+``pieces`` then holds each cell's words as the page places them under the map once the cell is
+picked, its numbers marked (``None`` where a cell's words mark none).
 """
 
 from __future__ import annotations
@@ -20,9 +23,11 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from attnlab.lab import numbers as fmt
+from attnlab.lab.circuits.marks import joined, pieces
 from attnlab.lab.said import said
 
 Words = Callable[[int, int, float | None], str]
+Parts = Callable[[int, int, float | None], str | list]  # a string, or parts with marked numbers
 
 
 def finite_or_none(x: float) -> float | None:
@@ -36,7 +41,7 @@ def grid(
     rows: Sequence[str],
     columns: Sequence[str],
     cell: Words,
-    title: Words,
+    title: Parts,
     scale: str,
     limit: float = 1.0,
     legend: dict,
@@ -45,17 +50,21 @@ def grid(
 ) -> dict:
     """JSON-ready grid: per cell the value (``None`` where NaN), the text it shows and its hover title.
 
-    ``cell(i, j, v)`` and ``title(i, j, v)`` write cell (i, j) (``v`` None where NaN);
+    ``cell(i, j, v)`` and ``title(i, j, v)`` write cell (i, j) (``v`` None where NaN); ``title``
+    may answer parts (strings and numbers, ``marks.number``) for words whose numbers are marked;
     ``legend``: a sentence (with claims) saying what the colours mean; ``label``: the
     picture's name for screen readers.
     """
     v = np.asarray(values, dtype=np.float64)
-    out_values, cells, titles = [], [], []
+    out_values, cells, titles, marked = [], [], [], []
     for i in range(v.shape[0]):
         row = [finite_or_none(x) for x in v[i]]
         out_values.append(row)
         cells.append([cell(i, j, x) for j, x in enumerate(row)])
-        titles.append([title(i, j, x) for j, x in enumerate(row)])
+        words = [title(i, j, x) for j, x in enumerate(row)]
+        titles.append([w if isinstance(w, str) else joined(w) for w in words])
+        placed = [None if isinstance(w, str) else pieces(w) for w in words]
+        marked.append([p if p and any(not isinstance(x, str) for x in p) else None for p in placed])
     out = {
         "rows": list(rows),
         "columns": list(columns),
@@ -67,6 +76,8 @@ def grid(
         "legend": legend,
         "label": label,
     }
+    if any(p is not None for row in marked for p in row):
+        out["pieces"] = marked
     if how is not None:
         out["hows"] = [[how(i, j) if out_values[i][j] is not None else None for j in range(v.shape[1])]
                        for i in range(v.shape[0])]  # fmt: skip

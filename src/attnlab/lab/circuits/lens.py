@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from attnlab.lab import numbers as fmt
+from attnlab.lab.circuits.marks import marked, number
 from attnlab.lab.realmodel.status import ordinal
 from attnlab.lab.realmodel.tokens import row_label, token_label
 from attnlab.lab.said import said
@@ -91,9 +92,10 @@ def lens_view(lens, *, tokens: list[str], texts: Mapping[int, str], job: str | N
     }
     if int(lens.token) != int(lens.answer):
         p, rank = float(lens.token_p[-1]), int(lens.token_rank[-1])
-        out["followed"] = said(
-            f"The token followed, {token['label']}, has probability {probability(p)} after the last block "
-            f"({rank_words(rank)} of the vocabulary).",
+        out["followed"] = marked(
+            f"The token followed, {token['label']}, has probability ",
+            number(probability(p), layers[-1]["how"]["token_p"], p),
+            f" after the last block ({rank_words(rank)} of the vocabulary).",
             token=token["label"], p=p, rank=rank,
         )  # fmt: skip
     return out

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from attnlab.lab.circuits.census import score_choices
-from attnlab.lab.page import shared_words
+from attnlab.lab.page import shared_fills, shared_words
 from attnlab.lab.realmodel.status import count_words
 from attnlab.lab.realmodel.tokens import row_label
 
@@ -122,7 +122,7 @@ WORDS = {
 
 def circuits_page() -> dict:
     """What the server writes into the Circuits page: its fixed words and the sentences at its markers."""
-    return {"words": {**shared_words(), "circuits": dict(WORDS)}, "fills": dict(FILLS)}
+    return {"words": {**shared_words(), "circuits": dict(WORDS)}, "fills": {**shared_fills(), **FILLS}}
 
 
 def model_choices(models: Sequence[dict]) -> list[dict]:

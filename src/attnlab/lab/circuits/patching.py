@@ -15,6 +15,7 @@ import numpy as np
 
 from attnlab.lab import numbers as fmt
 from attnlab.lab.circuits.heatmap import grid, signed_legend
+from attnlab.lab.circuits.marks import marked, number
 from attnlab.lab.realmodel.tokens import row_label, token_label
 from attnlab.lab.said import said
 
@@ -81,20 +82,23 @@ def pair_view(*, metric: str, clean_value: float, corrupt_value: float, clean_id
         "differ": differ,
         "how": {q: patch_how(q, position=position, answer_ids=answer_ids) for q in ("clean", "corrupt")},
     }
+    clean = number(fmt.rounded(clean_value, 4 if metric == "cosine" else 3), out["how"]["clean"], clean_value)
+    corrupt = number(fmt.rounded(corrupt_value, 4 if metric == "cosine" else 3), out["how"]["corrupt"],
+                     corrupt_value)  # fmt: skip
     if metric == "logit_difference":
         right, other = (token_label(t)["label"] for t in answers)
         at = row_label(position, clean_tokens[position])
         out["answers"] = [token_label(t) for t in answers]
         out["position_label"] = at
-        out["values"] = said(
-            f"After {at}: logit({right}) − logit({other}) is {fmt.rounded(clean_value)} on the clean prompt "
-            f"and {fmt.rounded(corrupt_value)} on the corrupted one.",
+        out["values"] = marked(
+            f"After {at}: logit({right}) − logit({other}) is ", clean, " on the clean prompt and ", corrupt,
+            " on the corrupted one.",
             clean=clean_value, corrupt=corrupt_value, position=position,
         )  # fmt: skip
     else:
-        out["values"] = said(
-            f"The corrupted prompt's sentence embedding has cosine {fmt.rounded(corrupt_value, 4)} with the "
-            f"clean prompt's (the clean one with itself: {fmt.rounded(clean_value, 4)}).",
+        out["values"] = marked(
+            "The corrupted prompt's sentence embedding has cosine ", corrupt, " with the clean prompt's (the "
+            "clean one with itself: ", clean, ").",
             clean=clean_value, corrupt=corrupt_value,
         )  # fmt: skip
     if gap == 0:
@@ -158,33 +162,39 @@ def sweep_view(sweep, *, total: int, cancelled: bool, metric: str, clean_tokens:
     def cell(i: int, j: int, r: float | None) -> str:
         return "" if r is None else fmt.rounded(r, 2)
 
-    def title(i: int, j: int, r: float | None) -> str:
+    target = {"residual": f"resid_{sweep.site}", "heads": "head", "mlp": "mlp"}[sweep.kind]
+
+    def how(i: int, j: int, quantity: str = "recovered") -> dict:
+        column = {} if sweep.columns[j] is None else {"column": int(sweep.columns[j])}
+        return patch_how(quantity, position=position, answer_ids=answer_ids, target=target,
+                         layer=int(sweep.layers[i]), **column)  # fmt: skip
+
+    def title(i: int, j: int, r: float | None) -> list:
+        """The cell's words, its numbers marked: the fraction recovered and the metric after the patch."""
         where = f"Layer {sweep.layers[i]}, {full[j]}"
         v = values[i, j]
         if np.isnan(v):
-            return f"{where}: not computed (the sweep was cancelled first)"
+            return [f"{where}: not computed (the sweep was cancelled first)"]
+        after = how(i, j, "value")
         if r is None:
-            return f"{where}: {name} {fmt.precise(v)}; no fraction (both prompts give the same value)"
+            return [f"{where}: {name} ", number(fmt.precise(v), after, v),
+                    "; no fraction (both prompts give the same value)"]  # fmt: skip
         same = "; the clean and corrupted activations are the same bits, so not rerun" * bool(skipped[i, j])
-        exact = f"{name} {fmt.rounded(v, 4)}, exactly {fmt.precise(v)}"
-        return f"{where}: recovered {fmt.rounded(r, 3)} ({exact}){same}"
-
-    target = {"residual": f"resid_{sweep.site}", "heads": "head", "mlp": "mlp"}[sweep.kind]
-
-    def how(i: int, j: int) -> dict:
-        column = {} if sweep.columns[j] is None else {"column": int(sweep.columns[j])}
-        return patch_how("recovered", position=position, answer_ids=answer_ids, target=target,
-                         layer=int(sweep.layers[i]), **column)  # fmt: skip
+        return [f"{where}: recovered ", number(fmt.rounded(r, 3), how(i, j), r), f" ({name} ",
+                number(fmt.rounded(v, 4), after, v), f", exactly {fmt.precise(v)}){same}"]  # fmt: skip
 
     finite = [tuple(c) for c in np.argwhere(np.isfinite(recovered)).tolist()]
     order = sorted(finite, key=lambda c: (-recovered[c], c))[:TOP]
     if order:
-        parts = [f"layer {sweep.layers[i]} at {full[j]} ({fmt.rounded(recovered[i, j], 2)})"
-                 for i, j in order]  # fmt: skip
+        parts: list = ["Most recovered: "]
+        for k, (i, j) in enumerate(order):
+            r = float(recovered[i, j])
+            parts += ["; " if k else "", f"layer {sweep.layers[i]} at {full[j]} (",
+                      number(fmt.rounded(r, 2), how(i, j), r), ")"]  # fmt: skip
         claims = [[sweep.layers[i], sweep.columns[j], float(recovered[i, j])] for i, j in order]
-        top = said(f"Most recovered: {'; '.join(parts)}.", top=claims)
+        top = marked(*parts, ".", top=claims)
     else:
-        top = said("No cell has a fraction recovered yet.", top=[])
+        top = marked("No cell has a fraction recovered yet.", top=[])
     done = int(sweep.done)
     if cancelled:
         status = said(

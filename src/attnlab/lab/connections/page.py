@@ -10,10 +10,11 @@ page's own words (:data:`WORDS`: buttons, headings, "Back to Connections").
 
 from __future__ import annotations
 
+from attnlab.lab.challenge_set import PANEL_BUTTONS
 from attnlab.lab.connections import registry
 from attnlab.lab.connections.controls import link, read, views
 from attnlab.lab.connections.live import live
-from attnlab.lab.page import shared_words
+from attnlab.lab.page import shared_fills, shared_words
 from attnlab.lab.said import said
 
 BACK = "/#connections"  # the main page's Connections list
@@ -32,15 +33,9 @@ WORDS = {
     "copied": "Copied the program to the clipboard.",
     "selected": "The clipboard is not available here; the program is selected, press Ctrl+C.",
     "practice": "Practice",
-    "check": "Check",
-    "clear": "Clear response",
-    "retry": "New attempt",
-    "previous": "‹ Previous",
-    "previous_label": "Previous attempt",
-    "next": "Next ›",
-    "next_label": "Next attempt",
+    **PANEL_BUTTONS,
     "reveal": "Show the answer",
-    "answer": "Answer (recorded as help): ",
+    "answer": "Answer (recorded as help):",
     "no_response": "No typed answer: the goal is checked on the inputs as you have set them above.",
     "history": "Study history for this visit",
     "no_history": "No help used and no attempts yet.",
@@ -86,7 +81,7 @@ def connections_page(name: str) -> dict:
     """What the server writes into lab ``name``'s page (``web/assets.py``): the words its modules
     place (``connections``, beside the shared modules') and the page's fixed sentences (``fills``)."""
     entry = registry.entry(name)
-    fills = {key: WORDS[key] for key in FILLED}
+    fills = shared_fills() | {key: WORDS[key] for key in FILLED}
     fills |= {"title": entry.title, "lede": registry.lab(name).lede, "from": opens_from(entry)["text"]}
     return {"words": shared_words() | {"connections": WORDS | {"back_href": BACK}}, "fills": fills}
 

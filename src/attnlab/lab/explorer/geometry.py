@@ -31,11 +31,13 @@ from collections.abc import Iterable, Sequence
 from attnlab.engine.single import QueryTrace, ordered_sum
 from attnlab.lab.explorer.compare import reference_query
 from attnlab.lab.limits import MAX_MAGNITUDE
+from attnlab.lab.numbers import tick
 
 Point = tuple[float, ...]
 
-# A plane never shows more than this many grid intervals across.
+# A plane never shows more than this many grid intervals across, and numbers at most this many per axis.
 MAX_GRID_LINES = 24
+MAX_TICKS = 6
 # The key plane always spans at least -KEY_MIN_HALF..KEY_MIN_HALF so q has room.
 KEY_MIN_HALF = 4.0
 VALUE_MIN_HALF = 2.0
@@ -157,7 +159,30 @@ def plane_view(points: Iterable[Sequence[float]], *, min_half: float, centered: 
     x0 = math.floor((cx - half) / step) * step
     y0 = math.floor((cy - half) / step) * step
     size = math.ceil(max(cx + half - x0, cy + half - y0) / step) * step
-    return {"xmin": x0, "xmax": x0 + size, "ymin": y0, "ymax": y0 + size, "step": step}
+    view = {"xmin": x0, "xmax": x0 + size, "ymin": y0, "ymax": y0 + size, "step": step}
+    return {**view, "ticks": ticks(view)}
+
+
+def ticks(view: dict) -> dict:
+    """Return the numbered grid lines of a window: ``{"x": [...], "y": [...]}``, each
+    ``{"at", "text"}`` (a multiple of ``step`` and its number, :func:`attnlab.lab.numbers.tick`).
+
+    Every n-th line is numbered, so at most ``MAX_TICKS`` per axis and 0 whenever it is on the
+    grid; the y axis leaves out its bottom line (the x numbers stand there).
+    """
+    step = view["step"]
+    count = round((view["xmax"] - view["xmin"]) / step)
+    every = math.ceil((count + 1) / MAX_TICKS)  # count + 1 lines, every n-th numbered
+
+    def numbered(lo: float, skip_first: bool) -> list[dict]:
+        out = []
+        for i in range(1 if skip_first else 0, count + 1):
+            k = round(lo / step) + i  # lo sits on the grid: the line's value is k * step
+            if k % every == 0:
+                out.append({"at": k * step, "text": tick(k * step)})
+        return out
+
+    return {"x": numbered(view["xmin"], False), "y": numbered(view["ymin"], True)}
 
 
 def drawable(p: Sequence[float]) -> bool:
@@ -254,5 +279,6 @@ def geometry(trace: QueryTrace, *, reference: QueryTrace | None = None) -> dict:
         "value_view": vview,
         "key_off": off_plot(kview, key_named),
         "value_off": off_plot(vview, value_named),
-        "score_axis": score_axis(trace.scores),
+        "score_axis": (axis := score_axis(trace.scores)),
+        "score_ticks": [tick(end) for end in axis],
     }

@@ -10,7 +10,9 @@ every answer instead (``lab.explorer.display``, ``lab.explorer.texts``).
 arrives: the worked example's own sentences, from that very answer
 (``lab.explorer.state.example_answer``), written in by the server at the
 page's ``<!-- fill:name -->`` markers, so the page never holds a copy that can
-drift (a "shaded triangle" for four sources, a "/ √2" for a scale of 0.5).
+drift (a "shaded triangle" for four sources, a "/ √2" for a scale of 0.5), and
+:func:`page_text`'s fixed headings, labels and notes (a sentence that states a
+fact about the numbers as a :func:`said`).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from attnlab.lab import numbers as fmt
 from attnlab.lab.explorer.examples import WORKED
 from attnlab.lab.explorer.state import example_answer
 from attnlab.lab.limits import MAX_SOURCES, limit_words
+from attnlab.lab.page import fill_texts
 from attnlab.lab.said import said
 
 OWN_NAMES = "ABCDEFGH"  # a new source's name: the first of these its example does not use yet
@@ -117,6 +120,110 @@ def reference_words() -> dict[str, dict]:
     }
 
 
+# What "Reset example" restores: row 0's query, the first value's x (lab.explorer.sequence.reset).
+RESTORES = {"query_row": 0, "value": (0, 0)}
+RESET_HINT = said(
+    "Reset example restores the query and the first value’s x coordinate only. All other inputs stay "
+    "unchanged.",
+    **RESTORES,
+)
+
+
+def page_text() -> dict[str, str | dict]:
+    """The explorer's fixed headings, labels and notes in index.html, by marker: a string, or a
+    :func:`said` where the words state a fact about the numbers."""
+    widget = widget_words()
+    return {
+        "present": "Present",
+        "explorer_title": widget["title"],
+        "explorer_intro": (
+            "Drag q and watch three steps happen at once: match (how far q reaches along each key), share "
+            "(softmax splits the attention) and mix (the output blends the values). You can explore before "
+            "answering anything; go at your own pace."
+        ),
+        "pie_label": widget["pie"],
+        "strip_label": widget["strip"],
+        "mix_plot_label": widget["mix_plot"] + "; the numbers are in the summary below",
+        "share_hint": said(
+            "Softmax exponentiates each score, then divides by the total. Only differences between scores "
+            "matter.",
+            shift_invariant=True,
+        ),
+        "challenge_badge": "Challenge complete",
+        "challenge_open": "Hints and Check",
+        "challenge_open_hint": "Each Check and hint is kept in the study history below.",
+        "reset": "Reset example",
+        "reset_hint": RESET_HINT,
+        "words_title": "Read the same calculation",
+        "rounding_note": said(
+            "Displayed numbers are rounded to three decimals; the calculation is not.", digits=3
+        ),
+        "every_number": "Show every number, the formula and the Python",
+        "worked_note": said(
+            "Worked example, not a test or model run. Given vectors, not learned meanings. Match the query "
+            "with keys; mix values, not keys.",
+            example="worked", q=list(WORKED.q), keys=[list(k) for k in WORKED.keys],
+            values=[list(v) for v in WORKED.values],
+        ),
+        "formula_match": "Match and scale",
+        "formula_match_math": "q · kᵢ →",
+        "formula_share": "Share one denominator",
+        "formula_share_math": "wᵢ = exp(sᵢ − m) / Z",
+        "formula_share_exps": "exps = [exp(s - max(scores)) for s in scores]",
+        "formula_share_weights": "weights = [e / sum(exps) for e in exps]",
+        "formula_mix": "Carry the values",
+        "formula_mix_math": "cᵢ = wᵢvᵢ; o = Σᵢ cᵢ",
+        "formula_mix_code": "sum(w * v[j] for w, v in zip(weights, values))",
+        "normalization_note": said(
+            "m is the shared maximum scaled score; Z is the sum of exp(sᵢ − m) over the allowed sources. "
+            "Subtracting the same maximum avoids large exponentials without changing the shares. Each "
+            "carry is a weighted source value; sum the contributions coordinate by coordinate for output o.",
+            m="max allowed score", z="sum of allowed exps", shift_invariant=True, output="sum of carries",
+        ),
+        "precise_title": "Inspect precise numbers and input coordinates",
+        "precise_note": said(
+            "Python floats from attnlab's engine before display rounding; −0 is kept where supplied. Tiny "
+            "allowed shares can underflow to zero; that is not a mask.",
+            negative_zero_kept=True, underflow_is_not_mask=True,
+        ),
+        "python_title": "Read the same calculation in Python",
+        "python_intro": (
+            "This runnable Python uses the current controls and the same labels. No NumPy or random inputs "
+            "are needed."
+        ),
+        "python_note": said(
+            "Float operands and left-to-right sums from 0.0 follow attnlab's engine step for step, so the "
+            "program prints exactly the numbers on this page. Cancellation can hide a nonzero exact "
+            "change; exp and sqrt can differ across platforms.",
+            exact=True,
+        ),
+        "copy_python": "Copy the Python",
+        "download_python": "Download the Python",
+        "python_code_label": "Generated Python program",
+        "geometry_title": "Inspect key and value geometry",
+        "geometry_keys": "Key space only.",
+        "geometry_values": "Value space only.",
+        "current_title": "Read the current numbers",
+        "current_notation": (
+            "i names a source. s is a scaled score, w its share, and o the output. Displayed decimals are "
+            "rounded; calculations are not."
+        ),
+        "keys_caption": "Keys in key space",
+        "keys_source": "Source",
+        "keys_key": "Key k",
+        "keys_q": "q",
+        "values_title": "Values (editable)",
+        "values_hint": (
+            "Change any coordinate of any value and press Enter. A value that is not a number is refused "
+            "next to its field and the last good state stays."
+        ),
+        "own_title": "Make your own example: sources, names, keys, values and scale",
+        "own_add": "Add a source",
+        "own_scale": "Scale (blank: divide by √d_k)",
+        "own_use": "Use this example",
+    }
+
+
 def first_sentences() -> dict[str, str]:
     """The explorer's sentences for index.html's markers (``<!-- fill:name -->``), from the first answer."""
     answer = example_answer()
@@ -143,6 +250,7 @@ def first_sentences() -> dict[str, str]:
         **reference_words(),
     }
     return {
+        **fill_texts(page_text()),
         **{name: s["text"] for name, s in said_.items()},
         "challenge_goal": challenge["goal"],
         **{f"step_{name}": title for name, title in STEPS.items()},

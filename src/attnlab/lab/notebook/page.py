@@ -6,16 +6,18 @@ sentences); :func:`index_page` is everything the server writes into
 index.html (``web/assets.py``): the words of every module the page loads
 (shared, explorer, notebook) as one JSON data block, and the sentences of
 the page's ``<!-- fill:name -->`` markers, taken from the lab's first answers
-(the worked example's state, the playback script, the content).
+(the worked example's state, the playback script, the content) and the fixed
+prose (``lab.notebook.prose``, ``lab.explorer.page.page_text``).
 """
 
 from __future__ import annotations
 
 from attnlab.lab import content
+from attnlab.lab.challenge_set import PANEL_BUTTONS
 from attnlab.lab.explorer import page as explorer_page
 from attnlab.lab.explorer.state import example_answer
-from attnlab.lab.notebook import playback
-from attnlab.lab.page import shared_words
+from attnlab.lab.notebook import playback, prose
+from attnlab.lab.page import fill_texts, shared_fills, shared_words
 from attnlab.lab.said import said
 
 # Each export: its file's name and what the page says once it is saved.
@@ -42,14 +44,8 @@ def page_words() -> dict:
             "show": "Show in the explorer",
         },
         "practice": {
-            "no_typed": "No typed answer: the goal is checked on the example as it is now.",
-            "prev": "‹ Previous",
-            "prev_name": "Previous attempt",
-            "next": "Next ›",
-            "next_name": "Next attempt",
-            "check": "Check",
-            "clear": "Clear response",
-            "retry": "New attempt",
+            "no_response": "No typed answer: the goal is checked on the example as it is now.",
+            **PANEL_BUTTONS,
             "load": "Load the A/B/C example",
             "reveal": "Show answer",
             "close": "Close challenge",
@@ -58,7 +54,7 @@ def page_words() -> dict:
                 "explorer": " · opens beside the explorer",
             },
             "met": " · ✓ met",
-            "answer": "Answer: ",
+            "answer": "Answer:",
             "load_offer": "Load the worked example to try this challenge; your study history stays.",
         },
         "history": {
@@ -67,7 +63,7 @@ def page_words() -> dict:
             "help": "Help used",
         },
         "playback": {
-            "play": "Play",
+            "play": prose.playback_text()["playback_play"],
             "pause": "Pause",
             "failed": "The playback could not be loaded from the attnlab server.",
         },
@@ -89,6 +85,7 @@ def first_sentences() -> dict[str, str]:
     script = playback.script_summary()
     description = said(script["description"], duration=script["duration"])
     return {
+        **fill_texts(prose.page_text()),
         "held_title": example_answer()["sequence"]["title"]["text"],
         "playback_hint": description["text"],
         "playback_time": playback.time_words(0.0, script["duration"])["text"],
@@ -100,5 +97,5 @@ def index_page() -> dict:
     """What the server writes into index.html: ``words`` (one JSON data block) and ``fills`` (by marker)."""
     return {
         "words": {**shared_words(), **explorer_page.page_words(), **page_words()},
-        "fills": {**explorer_page.first_sentences(), **first_sentences()},
+        "fills": {**shared_fills(), **explorer_page.first_sentences(), **first_sentences()},
     }

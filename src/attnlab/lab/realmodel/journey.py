@@ -74,5 +74,7 @@ def journey_display(blocks: list[dict], *, label: str, norm: str, placement: str
         "readout": "Hover or focus a bar for its number.",
         "table_label": "Block by block",
         "more": "Every block's norm statistics and strongest MLP units",
+        # what stands between a cell's numbers, as the columns' headings write them
+        "joins": {"stats": " / ", "units": ", ", "unit": ": "},
         "blocks": shown,
     }

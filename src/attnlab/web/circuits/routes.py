@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 from typing import Annotated
 
-from fastapi import APIRouter, HTTPException, Path, Query
+from fastapi import APIRouter, Path, Query
 from fastapi.responses import Response
 
 from attnlab.engine.errors import FieldError
@@ -30,41 +30,20 @@ from attnlab.lab.circuits.problems import no_such_job
 from attnlab.models import registry
 from attnlab.models.circuitviews import asks
 from attnlab.models.circuitviews.census import census_body, evidence_view
-from attnlab.models.jobs import Busy, Stopping, count_text
+from attnlab.models.jobs import count_text
 from attnlab.web.circuits.schema import AblationIn, HeadIn, PatchingIn, PositionIn, Score, TextIn
 from attnlab.web.realmodel import kept
-from attnlab.web.realmodel.kept import ERRORS, Index, JobId
+from attnlab.web.realmodel.kept import ERRORS, STARTING, Index, JobId
 
 router = APIRouter(prefix="/api/circuits", tags=["circuits"])
-
-STARTING = {**ERRORS, 429: ERRORS[422] | {"description": "Too many jobs waiting (Retry-After)"},
-            503: ERRORS[422] | {"description": "The server is stopping"}}  # fmt: skip
-
 
 def _json(data: dict, status: int = 200) -> Response:
     body = json.dumps(data, allow_nan=False, separators=(",", ":"))
     return Response(body, status_code=status, media_type="application/json")
 
 
-def _refused(error: Busy | Stopping) -> HTTPException:
-    """429 with Retry-After when the line is full; 503 when the server is stopping."""
-    if isinstance(error, Busy):
-        return HTTPException(
-            status_code=429, detail=[{"loc": ["body"], "field": "body", "msg": str(error), "type": "busy"}],
-            headers={"Retry-After": str(error.retry_after)},
-        )  # fmt: skip
-    return HTTPException(
-        status_code=503, detail=[{"loc": ["body"], "field": "body", "msg": str(error), "type": "stopping"}]
-    )
-
-
 def _start(kind: str, body) -> Response:
-    try:
-        job = asks.start(kept.JOBS, kind, **body.model_dump())
-    except (Busy, Stopping) as error:
-        raise _refused(error) from None
-    except FieldError as error:
-        raise kept.refused(error) from None
+    job = kept.started(lambda: asks.start(kept.JOBS, kind, **body.model_dump()))
     return _json(asks.answer(kept.JOBS, job), 202)
 
 

@@ -233,12 +233,23 @@ class SliceOut(BaseModel):
     end: float
 
 
+class TickOut(BaseModel):
+    at: float
+    text: str
+
+
+class TicksOut(BaseModel):
+    x: list[TickOut]
+    y: list[TickOut]
+
+
 class ViewOut(BaseModel):
     xmin: float
     xmax: float
     ymin: float
     ymax: float
     step: float
+    ticks: TicksOut
 
 
 class OffPlotOut(BaseModel):
@@ -262,6 +273,7 @@ class GeometryOut(BaseModel):
     key_off: list[OffPlotOut] = []
     value_off: list[OffPlotOut] = []
     score_axis: Floats
+    score_ticks: list[str]
 
 
 class ChallengeOut(BaseModel):

@@ -25,12 +25,12 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Annotated
 
 import numpy as np
-from fastapi import APIRouter, HTTPException, Query
+from fastapi import APIRouter, Query
 from fastapi.responses import StreamingResponse
 from pydantic import TypeAdapter
 from starlette.background import BackgroundTask
 
-from attnlab.engine.errors import FieldError, field_text
+from attnlab.engine.errors import field_text
 from attnlab.lab.fields import details_need_head, job_message
 from attnlab.lab.realmodel.kinds import layer_profiles
 from attnlab.lab.realmodel.modelview import head_numbers, share_texts
@@ -42,11 +42,10 @@ from attnlab.lab.realmodel.status import model_note, trace_status
 from attnlab.lab.realmodel.tokens import trace_tokens
 from attnlab.lab.realmodel.worker import worker_why
 from attnlab.models import registry
-from attnlab.models.jobs import MAX_CHARS, Busy, GenerationJob, Stopping, TraceJob
+from attnlab.models.jobs import MAX_CHARS, GenerationJob, TraceJob
 from attnlab.models.sampling import Sampling
-from attnlab.web.explorer.schema import ErrorResponse
 from attnlab.web.realmodel import kept
-from attnlab.web.realmodel.kept import ERRORS, Index, JobId
+from attnlab.web.realmodel.kept import ERRORS, STARTING, Index, JobId
 from attnlab.web.realmodel.schema import (
     GenerateIn,
     GenerationOut,
@@ -63,17 +62,6 @@ from attnlab.web.realmodel.schema import (
 
 router = APIRouter(prefix="/api/models", tags=["models"])
 # The view's page; its own router so the app adds it with the API (one line in ROUTERS).
-
-STARTING = {
-    **ERRORS,
-    429: {
-        "model": ErrorResponse,
-        "description": "Too many jobs waiting; the Retry-After header says in how many seconds to try again",
-        "headers": {"Retry-After": {"description": "seconds (an estimate)", "schema": {"type": "integer"}}},
-    },
-    503: {"model": ErrorResponse, "description": "The server is stopping"},
-}
-
 
 def _info() -> list[ModelInfo]:
     """Every model in the registry, as the page needs it (no model is loaded to answer)."""
@@ -102,19 +90,6 @@ def _info() -> list[ModelInfo]:
         )
         for spec in registry.SPECS.values()
     ]
-
-
-def _refused(error: Busy | Stopping) -> HTTPException:
-    """429 with Retry-After when the line is full; 503 when the server is stopping."""
-    if isinstance(error, Busy):
-        return HTTPException(
-            status_code=429,
-            detail=[{"loc": ["body"], "field": "body", "msg": str(error), "type": "busy"}],
-            headers={"Retry-After": str(error.retry_after)},
-        )
-    return HTTPException(
-        status_code=503, detail=[{"loc": ["body"], "field": "body", "msg": str(error), "type": "stopping"}]
-    )
 
 
 def _job_out(job: TraceJob) -> JobOut:
@@ -182,13 +157,7 @@ def models() -> ModelsOut:
 @router.post("/jobs", response_model=JobOut, status_code=202, responses=STARTING)
 def start_job(body: TraceIn) -> JobOut:
     """Start tracing ``text`` with ``model`` (or join the identical job); poll it for progress and result."""
-    try:
-        job = kept.JOBS.start(body.model, body.text)
-    except (Busy, Stopping) as error:
-        raise _refused(error) from None
-    except FieldError as error:
-        raise kept.refused(error) from None
-    return _job_out(job)
+    return _job_out(kept.started(lambda: kept.JOBS.start(body.model, body.text)))
 
 
 @router.get("/jobs/{job_id}", response_model=JobOut, responses=ERRORS)
@@ -364,21 +333,19 @@ def start_generation(body: GenerateIn) -> GenerationOut:
 
     A repeatable request (greedy, or with a ``seed``) identical to a kept one gets that job.
     """
-    try:
+
+    def start() -> GenerationJob:
         # pydantic has checked each option's range; Sampling checks them again
         sampling = Sampling(temperature=body.temperature, top_k=body.top_k, top_p=body.top_p, seed=body.seed)
-        job = kept.JOBS.generate(
+        return kept.JOBS.generate(
             body.prompt,
             max_new_tokens=body.max_new_tokens,
             sampling=sampling,
             chat=body.chat,
             model=body.model,
         )
-    except (Busy, Stopping) as error:
-        raise _refused(error) from None
-    except FieldError as error:
-        raise kept.refused(error) from None
-    return _generation_out(job)
+
+    return _generation_out(kept.started(start))
 
 
 @router.get("/generate/{job_id}", response_model=GenerationOut, responses=ERRORS)

@@ -1,12 +1,13 @@
-"""What the Real model view's routes share: the job line, a kept job by id, and their refusals.
+"""What the routes of model jobs share: the job line, a kept job by id, and their refusals.
 
 ``JOBS`` is the server's one job line (``attnlab.models.jobs.JOBS``; tests put
 another here). ``done(job_id)`` is a finished trace job or a 404/409 in the
 page's words; ``refused`` turns a ``FieldError`` into a 422 at its field, its
 problem passed on as raised (the page names the field: ``attnlab.lab.fields``),
-and ``in_path`` does so for a check on a path parameter.
-Not a route module: ``jobs.py``, ``views.py`` and ``bridge.py`` import it, never
-each other.
+and ``in_path`` does so for a check on a path parameter; ``started`` puts a job
+in the line or refuses it (``STARTING``: those answers).
+Not a route module: ``jobs.py``, ``views.py``, ``bridge.py`` and the Circuits page's
+``web/circuits/routes.py`` import it, never each other.
 """
 
 from __future__ import annotations
@@ -19,12 +20,12 @@ from fastapi.exceptions import RequestValidationError
 from attnlab.engine.errors import FieldError, Loc
 from attnlab.lab.fields import job_gone, job_message, job_unfinished, trace_dropped, trace_dropped_note
 from attnlab.models.jobkinds import TraceJob
-from attnlab.models.jobs import JOBS
+from attnlab.models.jobs import JOBS, Busy, Stopping
 from attnlab.web.explorer.schema import ErrorResponse
 
 __all__ = [
-    "ERRORS", "JOBS", "Index", "JobId", "at_job", "checked", "done", "error", "gone", "in_path", "not_found",
-    "refused",
+    "ERRORS", "JOBS", "STARTING", "Index", "JobId", "at_job", "checked", "done", "error", "gone", "in_path",
+    "not_found", "refused", "started",
 ]
 
 ERRORS = {
@@ -33,6 +34,17 @@ ERRORS = {
     410: {"model": ErrorResponse, "description": "The trace was dropped to make room (type trace_dropped)"},
     413: {"model": ErrorResponse, "description": "The request body is too large"},
     422: {"model": ErrorResponse, "description": "A field the learner has to fix"},
+}
+
+# A route that starts a job answers these too (``started``).
+STARTING = {
+    **ERRORS,
+    429: {
+        "model": ErrorResponse,
+        "description": "Too many jobs waiting; the Retry-After header says in how many seconds to try again",
+        "headers": {"Retry-After": {"description": "seconds (an estimate)", "schema": {"type": "integer"}}},
+    },
+    503: {"model": ErrorResponse, "description": "The server is stopping"},
 }
 
 JobId = Annotated[str, Path(max_length=32)]
@@ -64,6 +76,25 @@ def checked(compute, *, where: str = "path") -> object:
         return compute()
     except FieldError as problem:
         raise refused(problem, where=where) from None
+
+
+def _line(status: int, error: Exception, type_: str, headers: dict | None = None) -> HTTPException:
+    """The job line's refusal of a new job, located at the body (nothing in it is at fault)."""
+    item = {"loc": ["body"], "field": "body", "msg": str(error), "type": type_}
+    return HTTPException(status_code=status, detail=[item], headers=headers)
+
+
+def started(start):
+    """Run ``start()`` (it puts a job in the line) and return its job; a full line is a 429 with
+    Retry-After, a stopping server a 503, and a ``FieldError`` a 422 at its field."""
+    try:
+        return start()
+    except Busy as error:
+        raise _line(429, error, "busy", headers={"Retry-After": str(error.retry_after)}) from None
+    except Stopping as error:
+        raise _line(503, error, "stopping") from None
+    except FieldError as error:
+        raise refused(error) from None
 
 
 def at_job(status: int, msg: str, type_: str) -> HTTPException:

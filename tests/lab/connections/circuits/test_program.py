@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 from copykit import measured, run_data
-from labtools import printed, same_numbers
+from labtools import assert_printed_data, printed
 
 from attnlab.lab.connections.circuits import CONTROLS, LAB
 from attnlab.lab.connections.controls import read
@@ -23,9 +23,4 @@ def test_the_program_prints_the_answers_numbers(given, m):
     values = read(CONTROLS, given, "inputs")
     data = LAB.answer(values, m)["data"]
     out = printed(LAB.program(values, m))
-    assert list(out) == list(data)
-    for name, value in data.items():
-        if isinstance(value, str) or value is None:
-            assert out[name] == value, name
-        else:
-            assert same_numbers(out[name], value), name
+    assert_printed_data(out, data)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from labtools import printed, same_numbers
+from labtools import assert_printed_data, printed
 from synthetic import needle_measured
 
 from attnlab.lab.connections.controls import read
@@ -23,6 +23,4 @@ def test_the_program_prints_the_answers_numbers(given, m):
     data = LAB.answer(values, m)["data"]
     assert ("needle" in data) == bool(m)
     out = printed(LAB.program(values, m))
-    assert list(out) == list(data)
-    for name, value in data.items():
-        assert same_numbers(out[name], value), name
+    assert_printed_data(out, data)

@@ -4,7 +4,7 @@ recorded float32 ones written into it."""
 from __future__ import annotations
 
 import pytest
-from labtools import printed, same_numbers
+from labtools import assert_printed_data, printed
 from synthetic import embeddings_measured
 
 from attnlab.lab.connections.controls import read
@@ -23,6 +23,4 @@ def test_the_program_prints_the_answers_numbers(given, m):
     values = read(CONTROLS, given, "inputs")
     data = LAB.answer(values, m)["data"]
     out = printed(LAB.program(values, m))
-    assert list(out) == list(data)
-    for name, value in data.items():
-        assert same_numbers(out[name], value), name
+    assert_printed_data(out, data)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from labtools import printed, same_numbers
+from labtools import assert_printed_data, printed
 
 from attnlab.lab.connections.controls import read
 from attnlab.lab.connections.moe import CONTROLS, LAB
@@ -16,6 +16,4 @@ def test_the_program_prints_the_answers_numbers(given):
     values = read(CONTROLS, given, "inputs")
     data = LAB.answer(values)["data"]
     out = printed(LAB.program(values))
-    assert list(out) == list(data)
-    for name, value in data.items():
-        assert same_numbers(out[name], value), name
+    assert_printed_data(out, data)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from labtools import printed, same_numbers
+from labtools import assert_printed_data, printed
 from synthetic import rope_measured
 
 from attnlab.lab.connections.controls import read
@@ -23,8 +23,4 @@ def test_the_program_prints_the_answers_numbers(given, m):
     data = LAB.answer(values, m)["data"]
     assert ("smollm2" in data) == bool(m)
     out = printed(LAB.program(values, m))
-    assert list(out) == list(data)
-    for name, value in data.items():
-        assert same_numbers(out[name], value, rel=1e-9), (
-            name
-        )  # angles of thousands of radians round at ~1e-12
+    assert_printed_data(out, data, rel=1e-9)  # angles of thousands of radians round at ~1e-12

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from labtools import printed, same_numbers
+from labtools import assert_printed_data, printed
 from synthetic import logits_measured
 
 from attnlab.lab.connections.controls import read
@@ -26,9 +26,7 @@ def test_the_program_prints_the_answers_numbers(given, m):
     values = read(CONTROLS, given, "inputs")
     data = LAB.answer(values, m)["data"]
     out = printed(LAB.program(values, m))
-    assert list(out) == list(data)
-    for name, value in data.items():
-        assert same_numbers(out[name], value), name
+    assert_printed_data(out, data)
 
 
 def test_logits_not_in_yet_print_nothing():

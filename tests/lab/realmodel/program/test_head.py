@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from attnlab.engine.errors import FieldError
+from attnlab.lab.circuits.census import evidence
 from attnlab.lab.realmodel.modelview import head_view, model_view
 from attnlab.lab.realmodel.program import head
 from attnlab.lab.realmodel.program.answer import program_answer
@@ -63,3 +64,37 @@ def test_a_census_score_is_printed_bit_for_bit(f32_trace, source, run_program, m
     answer = program_answer(source(t), {"kind": "census", "layer": layer, "head": h, "score": score})
     assert answer["file_name"] == f"{model}_census_{score}_L{layer}_H{h}.py"
     assert run_program(answer) == page
+
+
+@pytest.mark.parametrize(
+    ("model", "layer", "h", "score", "query"),
+    [("minilm", 3, 5, "induction", 9), ("minilm", 1, 2, "breadth", 4),
+     ("smollm2", 17, 4, "previous", 7), ("smollm2", 18, 6, "duplicate", None)],
+)  # fmt: skip
+def test_a_census_evidence_value_is_printed_bit_for_bit(
+    f32_trace, source, run_program, model, layer, h, score, query
+):
+    """The evidence's numbers (lab/circuits/census.evidence, from the trace's head weights):
+    one query's value, or (query None) the mean of the counted ones its sentence states."""
+    t = f32_trace(model)
+    shown = evidence(t.head_weights(layer, h), t.allowed, t.ids, list(t.tokens),
+                     layer=layer, head=h, kv_head=0, score=score, model=model)  # fmt: skip
+    page = shown["value"] if query is None else shown["queries"][query]["value"]
+    fields = {"kind": "evidence", "layer": layer, "head": h, "score": score, "query": query}
+    answer = program_answer(source(t), fields)
+    tail = "mean" if query is None else f"q{query}"
+    assert answer["file_name"] == f"{model}_evidence_{score}_L{layer}_H{h}_{tail}.py"
+    assert run_program(answer) == page
+
+
+def test_a_query_the_evidence_does_not_count_is_refused(f32_trace, source):
+    src = source(f32_trace("minilm"))  # [CLS] The cat sat on the mat . The cat …: token 2 'cat' is new
+    for score, query in (("induction", 2), ("previous", 0)):
+        with pytest.raises(FieldError) as refused:
+            program_answer(src, {"kind": "evidence", "layer": 0, "head": 0, "score": score, "query": query})
+        assert (refused.value.loc, str(refused.value)) == (
+            ("query",), f"query token {query} is not counted by this score, so it gives it no value"
+        )
+    with pytest.raises(FieldError) as refused:
+        program_answer(src, {"kind": "evidence", "layer": 0, "head": 0, "score": "self"})
+    assert refused.value.loc == ("score",)

@@ -27,7 +27,9 @@ def test_a_top_tokens_probability_is_printed_bit_for_bit(smollm2_f32, f32_trace,
     t = f32_trace("smollm2")
     lens = logit_lens(smollm2_f32, run(smollm2_f32, list(t.ids)), 11)
     fields = {"kind": "lens", "position": 11, "layer": 18, "quantity": "top_p", "rank": 2}
-    assert run_program(program_answer(source(t), fields)) == float(lens.top_p[18, 2])
+    answer = program_answer(source(t), fields)
+    assert answer["file_name"] == "smollm2_lens_top_p_11_L18_rank2.py"  # each rank its own file
+    assert run_program(answer) == float(lens.top_p[18, 2])
 
 
 def test_on_the_q4_1_path_the_program_agrees_up_to_its_rounding(smollm2, f32_trace, source, run_program):

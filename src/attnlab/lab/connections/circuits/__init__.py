@@ -10,12 +10,10 @@ the model worker) comes in as ``measured["copying"]``.
 
 from __future__ import annotations
 
-from attnlab.lab.connections.circuits import practice
-from attnlab.lab.connections.circuits.answer import MODEL, RUN, SCORE_OPTIONS, answer, probe
-from attnlab.lab.connections.circuits.program import to_python
+from attnlab.lab.connections.circuits.answer import MODEL, RUN, SCORE_OPTIONS, probe
 from attnlab.lab.connections.controls import Control
 from attnlab.lab.connections.live import ask
-from attnlab.lab.connections.shape import ConnectionLab
+from attnlab.lab.connections.shape import folder_lab
 from attnlab.lab.realmodel.probe import N_WORDS
 
 CONTROLS = (
@@ -34,12 +32,9 @@ def asks(values: dict) -> tuple:
     return (ask(RUN, MODEL, text=probe(values)["text"], how=values["how"], tested=values["tested"]),)
 
 
-LAB = ConnectionLab(
+LAB = folder_lab(
+    __name__,
     controls=CONTROLS,
-    answer=answer,
-    program=to_python,
-    challenges=practice.CHALLENGES,
-    check=practice.check,
     ask=asks,
     lede=(
         "An induction head copies: at a token that appeared before, it attends to the token that came "

@@ -10,11 +10,8 @@ writes it, ``practice.py`` checks ``lab/data/connections/cross.json``.
 from __future__ import annotations
 
 from attnlab.lab.connections.controls import Control
-from attnlab.lab.connections.cross import practice
-from attnlab.lab.connections.cross.answer import answer
-from attnlab.lab.connections.cross.program import to_python
 from attnlab.lab.connections.cross.walk import PROMPTS
-from attnlab.lab.connections.shape import ConnectionLab
+from attnlab.lab.connections.shape import folder_lab
 
 CONTROLS = (
     Control("grid", "Image grid (patches a side)", "whole", 6, lo=2, hi=8),
@@ -36,12 +33,9 @@ CONTROLS = (
     ),
 )
 
-LAB = ConnectionLab(
+LAB = folder_lab(
+    __name__,
     controls=CONTROLS,
-    answer=answer,
-    program=to_python,
-    challenges=practice.CHALLENGES,
-    check=practice.check,
     lede=(
         "Cross-attention is the same Q·Kᵀ softmax with its queries from one sequence and its keys and values "
         "from another: in Stable Diffusion the image latents ask the text embeddings. Here a toy image of a "

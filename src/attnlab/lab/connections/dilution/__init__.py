@@ -9,13 +9,11 @@ rows come from trace jobs (``models.labs``), passed in as ``measured["needle"]``
 from __future__ import annotations
 
 from attnlab.lab.connections.controls import Control
-from attnlab.lab.connections.dilution import practice
-from attnlab.lab.connections.dilution.answer import RUN, answer
+from attnlab.lab.connections.dilution.answer import RUN
 from attnlab.lab.connections.dilution.needle import MODEL, WORDS, arguments
-from attnlab.lab.connections.dilution.program import to_python
 from attnlab.lab.connections.dilution.walk import MAX_KEYS
 from attnlab.lab.connections.live import ask
-from attnlab.lab.connections.shape import ConnectionLab
+from attnlab.lab.connections.shape import folder_lab
 
 CONTROLS = (
     Control("keys", "Number of keys n", "whole", 64, lo=2, hi=MAX_KEYS),
@@ -40,12 +38,9 @@ def asks(values: dict) -> tuple:
         return ()
     return (ask(RUN, MODEL, **arguments(values["word"])),)
 
-LAB = ConnectionLab(
+LAB = folder_lab(
+    __name__,
     controls=CONTROLS,
-    answer=answer,
-    program=to_python,
-    challenges=practice.CHALLENGES,
-    check=practice.check,
     ask=asks,
     lede=(
         "Softmax must give every key some weight, so the more keys a query faces, the harder it is for one "

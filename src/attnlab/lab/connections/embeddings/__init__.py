@@ -12,12 +12,10 @@ as ``measured["embeddings"]``.
 from __future__ import annotations
 
 from attnlab.lab.connections.controls import Control, lines
-from attnlab.lab.connections.embeddings import practice
-from attnlab.lab.connections.embeddings.answer import RUN, answer
-from attnlab.lab.connections.embeddings.program import to_python
+from attnlab.lab.connections.embeddings.answer import RUN
 from attnlab.lab.connections.embeddings.walk import TAU_MAX, TAU_MIN, TAU_STEP
 from attnlab.lab.connections.live import ask
-from attnlab.lab.connections.shape import ConnectionLab
+from attnlab.lab.connections.shape import folder_lab
 
 MODEL = "minilm"
 MAX_LINES = 6
@@ -70,12 +68,9 @@ def asks(values: dict) -> tuple:
     )  # fmt: skip
 
 
-LAB = ConnectionLab(
+LAB = folder_lab(
+    __name__,
     controls=CONTROLS,
-    answer=answer,
-    program=to_python,
-    challenges=practice.CHALLENGES,
-    check=practice.check,
     ask=asks,
     lede=(
         "Contrastive learning trains an encoder so that a sentence's embedding lands closest to its match's: "

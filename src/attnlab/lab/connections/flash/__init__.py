@@ -8,10 +8,7 @@ Python, ``practice.py`` checks the challenges of ``lab/data/connections/flash.js
 from __future__ import annotations
 
 from attnlab.lab.connections.controls import Control
-from attnlab.lab.connections.flash import practice
-from attnlab.lab.connections.flash.answer import answer
-from attnlab.lab.connections.flash.program import to_python
-from attnlab.lab.connections.shape import ConnectionLab
+from attnlab.lab.connections.shape import folder_lab
 
 CONTROLS = (
     Control("n", "Sequence length n", "whole", 64, lo=4, hi=256),
@@ -38,12 +35,9 @@ CONTROLS = (
     Control("seed", "Random seed", "whole", 0, lo=0, hi=9999, hint="q, k and v are drawn from it."),
 )
 
-LAB = ConnectionLab(
+LAB = folder_lab(
+    __name__,
     controls=CONTROLS,
-    answer=answer,
-    program=to_python,
-    challenges=practice.CHALLENGES,
-    check=practice.check,
     lede=(
         "FlashAttention computes exactly the attention you know, without ever holding the n × n matrix of "
         "weights: it walks the keys in tiles, keeping for each query a running maximum m, a running sum l "

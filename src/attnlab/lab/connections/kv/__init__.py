@@ -13,11 +13,9 @@ run come from ``models.labs``, passed in as ``measured["shapes"]`` and ``measure
 from __future__ import annotations
 
 from attnlab.lab.connections.controls import Control
-from attnlab.lab.connections.kv import practice
-from attnlab.lab.connections.kv.answer import LIVE, SHAPES, answer
-from attnlab.lab.connections.kv.program import to_python
+from attnlab.lab.connections.kv.answer import LIVE, SHAPES
 from attnlab.lab.connections.live import ask
-from attnlab.lab.connections.shape import ConnectionLab
+from attnlab.lab.connections.shape import folder_lab
 
 MODEL = "smollm2"
 MAX_NEW = 16
@@ -61,12 +59,9 @@ def asks(values: dict) -> tuple:
     return (shapes, ask(LIVE, MODEL, field="prompt", prompt=values["prompt"], new_tokens=values["new"]))
 
 
-LAB = ConnectionLab(
+LAB = folder_lab(
+    __name__,
     controls=CONTROLS,
-    answer=answer,
-    program=to_python,
-    challenges=practice.CHALLENGES,
-    check=practice.check,
     ask=asks,
     lede=(
         "During generation every layer keeps the keys and values of every token so far, so the cache grows "

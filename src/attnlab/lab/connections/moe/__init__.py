@@ -9,10 +9,7 @@ expert, beside attention's dense softmax over positions.
 from __future__ import annotations
 
 from attnlab.lab.connections.controls import Control
-from attnlab.lab.connections.moe import practice
-from attnlab.lab.connections.moe.answer import answer
-from attnlab.lab.connections.moe.program import to_python
-from attnlab.lab.connections.shape import ConnectionLab
+from attnlab.lab.connections.shape import folder_lab
 
 CONTROLS = (
     Control("tokens", "Tokens in the batch", "whole", 8, lo=1, hi=32),
@@ -40,12 +37,9 @@ CONTROLS = (
     Control("seed", "Random seed", "whole", 0, lo=0, hi=9999, hint="The tokens and the router's weights."),
 )
 
-LAB = ConnectionLab(
+LAB = folder_lab(
+    __name__,
     controls=CONTROLS,
-    answer=answer,
-    program=to_python,
-    challenges=practice.CHALLENGES,
-    check=practice.check,
     lede=(
         "A mixture-of-experts layer routes each token with a softmax, as attention weighs positions with "
         "one: "

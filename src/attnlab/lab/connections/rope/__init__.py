@@ -13,11 +13,9 @@ from __future__ import annotations
 
 from attnlab.lab.connections.controls import Control
 from attnlab.lab.connections.live import ask
-from attnlab.lab.connections.rope import practice
-from attnlab.lab.connections.rope.answer import RUN, answer
-from attnlab.lab.connections.rope.program import to_python
+from attnlab.lab.connections.rope.answer import RUN
 from attnlab.lab.connections.rope.smollm2 import MODEL
-from attnlab.lab.connections.shape import ConnectionLab
+from attnlab.lab.connections.shape import folder_lab
 
 CONTROLS = (
     Control(
@@ -41,12 +39,9 @@ CONTROLS = (
 def asks(values: dict) -> tuple:
     return (ask(RUN, MODEL),) if values["own"] == "on" else ()
 
-LAB = ConnectionLab(
+LAB = folder_lab(
+    __name__,
     controls=CONTROLS,
-    answer=answer,
-    program=to_python,
-    challenges=practice.CHALLENGES,
-    check=practice.check,
     ask=asks,
     lede=(
         "RoPE rotates each pair of a query's and a key's coordinates by an angle proportional to its "

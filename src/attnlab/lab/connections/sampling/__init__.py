@@ -11,11 +11,9 @@ from __future__ import annotations
 
 from attnlab.lab.connections.controls import Control
 from attnlab.lab.connections.live import ask
-from attnlab.lab.connections.sampling import practice
-from attnlab.lab.connections.sampling.answer import RUN, answer
-from attnlab.lab.connections.sampling.program import to_python
+from attnlab.lab.connections.sampling.answer import RUN
 from attnlab.lab.connections.sampling.walk import MAX_K, T_MAX, T_MIN, T_STEP
-from attnlab.lab.connections.shape import ConnectionLab
+from attnlab.lab.connections.shape import folder_lab
 
 MODEL = "smollm2"
 TEXT_CHARS = 400
@@ -48,12 +46,9 @@ def asks(values: dict) -> tuple:
     return (ask(RUN, MODEL, field="text", text=values["text"], top=MAX_K),)
 
 
-LAB = ConnectionLab(
+LAB = folder_lab(
+    __name__,
     controls=CONTROLS,
-    answer=answer,
-    program=to_python,
-    challenges=practice.CHALLENGES,
-    check=practice.check,
     ask=asks,
     lede=(
         "A language model ends each step with a softmax over its vocabulary's logits, and sampling draws the "

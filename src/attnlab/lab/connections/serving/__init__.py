@@ -11,11 +11,9 @@ from __future__ import annotations
 
 from attnlab.lab.connections.controls import Control, lines
 from attnlab.lab.connections.live import ask
-from attnlab.lab.connections.serving import practice
-from attnlab.lab.connections.serving.answer import RUN, answer
-from attnlab.lab.connections.serving.program import to_python
+from attnlab.lab.connections.serving.answer import RUN
 from attnlab.lab.connections.serving.walk import LETTERS
-from attnlab.lab.connections.shape import ConnectionLab
+from attnlab.lab.connections.shape import folder_lab
 
 MODEL = "smollm2"
 PROMPTS = (
@@ -48,12 +46,9 @@ def asks(values: dict) -> tuple:
     )  # fmt: skip
 
 
-LAB = ConnectionLab(
+LAB = folder_lab(
+    __name__,
     controls=CONTROLS,
-    answer=answer,
-    program=to_python,
-    challenges=practice.CHALLENGES,
-    check=practice.check,
     ask=asks,
     lede=(
         "A decoding step reads every weight of the model to make one token. Served one at a time, each "

@@ -12,10 +12,8 @@ from __future__ import annotations
 
 from attnlab.lab.connections.controls import Control
 from attnlab.lab.connections.live import ask
-from attnlab.lab.connections.shape import ConnectionLab
-from attnlab.lab.connections.speculate import practice
-from attnlab.lab.connections.speculate.answer import RUN, answer
-from attnlab.lab.connections.speculate.program import to_python
+from attnlab.lab.connections.shape import folder_lab
+from attnlab.lab.connections.speculate.answer import RUN
 from attnlab.lab.connections.speculate.toy import TOKENS
 
 MODEL = "smollm2"
@@ -59,12 +57,9 @@ def asks(values: dict) -> tuple:
     )  # fmt: skip
 
 
-LAB = ConnectionLab(
+LAB = folder_lab(
+    __name__,
     controls=CONTROLS,
-    answer=answer,
-    program=to_python,
-    challenges=practice.CHALLENGES,
-    check=practice.check,
     ask=asks,
     lede=(
         "Decoding makes one token a forward pass, and each pass reads every weight. Speculative decoding "

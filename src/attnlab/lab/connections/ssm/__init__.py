@@ -9,10 +9,7 @@ it, ``answer.py`` draws it, ``program.py`` writes it, ``practice.py`` checks
 from __future__ import annotations
 
 from attnlab.lab.connections.controls import Control
-from attnlab.lab.connections.shape import ConnectionLab
-from attnlab.lab.connections.ssm import practice
-from attnlab.lab.connections.ssm.answer import answer
-from attnlab.lab.connections.ssm.program import to_python
+from attnlab.lab.connections.shape import folder_lab
 
 CONTROLS = (
     Control("n", "Sequence length n", "whole", 12, lo=2, hi=32),
@@ -39,12 +36,9 @@ CONTROLS = (
     ),
 )
 
-LAB = ConnectionLab(
+LAB = folder_lab(
+    __name__,
     controls=CONTROLS,
-    answer=answer,
-    program=to_python,
-    challenges=practice.CHALLENGES,
-    check=practice.check,
     lede=(
         "Replace softmax's exp(q·k) by a product of features φ(q)·φ(k) and causal attention's sum over the "
         "past factors through a fixed-size state: the same numbers come from an n × n matrix or from a "

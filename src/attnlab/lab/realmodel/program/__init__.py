@@ -15,6 +15,8 @@ A number is named by a descriptor: ``kind`` and its fields (integers, or the str
     weight       layer, head, query, key
     head_score   layer, head, score (previous | first | induction | duplicate | self | breadth)
     census       layer, head, score: as the model view and the census compute it (every head at once)
+    evidence     layer, head, score (previous | first | induction | duplicate | breadth), query (optional):
+                 the census evidence's value of one query, or the mean of the counted queries' values
     row          layer, head, query, quantity (q | k | product | running | dot | score | exp | share
                  | m | z), key (all but q, m, z), coordinate (q, k, product, running)
     next         position, token, quantity (logit | p_model | p), temperature, top_k, top_p (p)
@@ -22,9 +24,10 @@ A number is named by a descriptor: ``kind`` and its fields (integers, or the str
                  | norm_1.max_abs | norm_2.* | mlp_unit), rank (mlp_unit)
     ablation     heads ("18.6,17.4"), how (zero | mean), quantity (SmolLM2: p_next_before | p_next_after
                  | loss_before | loss_after | top_p_before | top_p_after | kl, with position, rank
-                 for top_p_*; MiniLM: norm_before | change | cosine, with position and layer;
-                 pooled_cosine)
-    attribution  position, token, term (embedding | head | mlp | total | logit | scale), layer, head
+                 for top_p_*; mean_loss_before | mean_loss_after | mean_loss_change; MiniLM:
+                 norm_before | change | relative | cosine, with position and layer; pooled_cosine)
+    attribution  position, token, term (embedding | head | mlp | heads | mlps | total | logit
+                 | difference | bound | scale | rms), layer, head
     patch        quantity (value | recovered | clean | corrupt), target (resid_pre | resid_mid
                  | resid_post | head | mlp), layer, column (a position; a head for target head;
                  none for a whole MLP), position and answers ("right,other") on SmolLM2;

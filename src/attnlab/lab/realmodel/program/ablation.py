@@ -7,8 +7,11 @@ the run without ablation) and ``quantity``:
 - SmolLM2, at ``position``: ``p_next_before`` / ``p_next_after`` (the probability of the
   text's next token), ``loss_before`` / ``loss_after`` (-log of it), ``top_p_before`` /
   ``top_p_after`` (the probability of the token of rank ``rank``), ``kl`` (KL(before ‖ after));
+  over the whole text: ``mean_loss_before`` / ``mean_loss_after`` (the mean of the losses at
+  every token but the last) and ``mean_loss_change`` (after - before);
 - MiniLM: at ``position`` of block ``layer``'s output, ``norm_before`` (|x|), ``change``
-  (|x_after - x_before|), ``cosine``; and ``pooled_cosine`` (the sentence embeddings').
+  (|x_after - x_before|), ``relative`` (change / |x|, 0 where |x| is 0), ``cosine``; and
+  ``pooled_cosine`` (the sentence embeddings').
 """
 
 from __future__ import annotations
@@ -22,8 +25,10 @@ from attnlab.lab.realmodel.program.number import Source
 from attnlab.lab.realmodel.program.text import Steps
 
 HOWS = ("zero", "mean")
-DECODER = ("p_next_before", "p_next_after", "loss_before", "loss_after", "top_p_before", "top_p_after", "kl")
-ENCODER = ("norm_before", "change", "cosine", "pooled_cosine")
+DECODER = ("p_next_before", "p_next_after", "loss_before", "loss_after", "top_p_before", "top_p_after", "kl",
+           "mean_loss_before", "mean_loss_after", "mean_loss_change")  # fmt: skip
+ENCODER = ("norm_before", "change", "relative", "cosine", "pooled_cosine")
+WHOLE = ("pooled_cosine", "mean_loss_before", "mean_loss_after", "mean_loss_change")  # no position
 TOP = 5
 
 
@@ -53,12 +58,18 @@ def heads_of(src: Source, raw: Mapping, name: str = "heads") -> tuple[tuple[int,
     return tuple(out)
 
 
+def no_next_token() -> str:
+    return "has no value here: the text is one token long, so no next token is scored"
+
+
 def check(src: Source, raw: Mapping) -> dict:
     kind = "ablation"
     p = {"heads": heads_of(src, raw), "how": n.choice(raw, "how", kind, HOWS),
          "quantity": n.choice(raw, "quantity", kind, DECODER if src.decoder else ENCODER)}  # fmt: skip
     q = p["quantity"]
-    if q != "pooled_cosine":
+    if q in ("mean_loss_before", "mean_loss_after", "mean_loss_change") and src.n_tokens < 2:
+        raise FieldError(("quantity",), no_next_token())
+    if q not in WHOLE:
         # the loss and the next token's probability are known up to the second-to-last token
         last = (
             src.n_tokens - 1
@@ -68,7 +79,7 @@ def check(src: Source, raw: Mapping) -> dict:
         p["position"] = n.whole(raw, "position", kind, max(last, 1))
     if q in ("top_p_before", "top_p_after"):
         p["rank"] = n.whole(raw, "rank", kind, TOP, model="the list", what="rank")
-    if q in ("norm_before", "change", "cosine"):
+    if q in ("norm_before", "change", "relative", "cosine"):
         p["layer"] = n.layer(raw, kind, src)
     return p
 
@@ -120,6 +131,17 @@ _DECODER_VALUE = {
         "value = terms.sum(axis=-1)[POSITION]"
     ),
 }
+# the loss at every token but the last (its next token is the text's), then their mean
+_MEAN = {
+    "before": "np.mean(-log_probabilities(z_before[:-1])[np.arange(T - 1), IDS[1:]])",
+    "after": "np.mean(-log_probabilities(z_after[:-1])[np.arange(T - 1), IDS[1:]])",
+}
+_DECODER_VALUE |= {
+    "mean_loss_before": f"value = {_MEAN['before']}",
+    "mean_loss_after": f"value = {_MEAN['after']}",
+    "mean_loss_change": f"before_mean = {_MEAN['before']}\nafter_mean = {_MEAN['after']}\n"
+    "value = after_mean - before_mean  # in nats",
+}
 
 _LOG_SOFTMAX = '''
 
@@ -138,6 +160,13 @@ _ENCODER_VALUE = {
         'xb, xa = (r["resid"][LAYER + 1].astype(np.float64) for r in (before, after))\n'
         "value = np.sqrt(((xa - xb) ** 2).sum(axis=-1))[POSITION]"
     ),
+    "relative": (
+        'xb, xa = (r["resid"][LAYER + 1].astype(np.float64) for r in (before, after))\n'
+        "norm = np.sqrt((xb * xb).sum(axis=-1))\n"
+        "moved = np.sqrt(((xa - xb) ** 2).sum(axis=-1))\n"
+        "relative = np.divide(moved, norm, out=np.zeros_like(moved), where=norm > 0)  # 0 where |x| is 0\n"
+        "value = relative[POSITION]"
+    ),
     "cosine": (
         'xb, xa = (r["resid"][LAYER + 1].astype(np.float64) for r in (before, after))\n'
         "value = cosine(xb, xa)[POSITION]"
@@ -153,8 +182,12 @@ _WORDS = {
     "top_p_before": "the probability of the rank {rank} token after token {position}, before",
     "top_p_after": "the probability of the rank {rank} token after token {position}, after",
     "kl": "KL(before ‖ after) after token {position}",
+    "mean_loss_before": "the mean loss over the text's next tokens, before",
+    "mean_loss_after": "the mean loss over the text's next tokens, after",
+    "mean_loss_change": "how much the mean loss over the text's next tokens changed",
     "norm_before": "the norm of token {position}'s residual leaving block {layer}, before",
     "change": "how far token {position}'s residual leaving block {layer} moved",
+    "relative": "how far token {position}'s residual leaving block {layer} moved, as a share of its length",
     "cosine": "the cosine of token {position}'s residual leaving block {layer}, before and after",
     "pooled_cosine": "the cosine of the sentence embeddings, before and after",
 }
@@ -182,11 +215,13 @@ def steps(src: Source, p: dict) -> Steps:
         body += "# 4) " + _WORDS[q] + "\n" + _ENCODER_VALUE[q] + "\n"
         extra = [pieces.COSINE]
     named = ", ".join(f"L{layer}H{head}" for layer, head in p["heads"])
+    marks = {"position": "_{}", "layer": "_L{}", "rank": "_rank{}"}  # _5_rank1: each number its own file
+    where = "".join(mark.format(p[k]) for k, mark in marks.items() if k in p)
     return Steps(
         what=f"Ablation ({p['how']}) of {named}: " + _WORDS[q].format(**p),
         runs="circuits",
         inputs=inputs,
         pieces=[*circuits.pieces_for(src), *extra],
         body=body,
-        name=f"{src.model}_ablation_{q}.py",
+        name=f"{src.model}_ablation_{q}{where}.py",
     )

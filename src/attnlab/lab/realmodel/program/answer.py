@@ -34,6 +34,7 @@ KINDS = {
     "weight": (head.check_weight, head.weight),
     "head_score": (head.check_score, head.score),
     "census": (head.check_census, head.census),
+    "evidence": (head.check_evidence, head.evidence),
     "row": (row.check, row.steps),
     "next": (nexttoken.check, nexttoken.steps),
     "journey": (journey.check, journey.steps),

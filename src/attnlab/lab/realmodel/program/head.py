@@ -7,7 +7,12 @@
   weights, float64 sums over the float32 shares, as the head view computes it;
 - ``census``: the same fields: the score as the model view and the circuits' census compute
   it, every head's weights (L, H, T, T) at once (float64 sums in another grouping: the last
-  bits can differ from the head view's).
+  bits can differ from the head view's);
+- ``evidence``: fields ``layer``, ``head``, ``score`` (previous, first, induction, duplicate,
+  breadth) and ``query`` (optional): the census evidence's numbers
+  (:func:`attnlab.lab.circuits.census.query_values`): with ``query``, the value that query gives
+  the score (its share on the keys the score counts, float64 sum; breadth: its row's entropy
+  over that of an even split); without, the mean of the counted queries' values.
 """
 
 from __future__ import annotations
@@ -190,3 +195,99 @@ def _repeats(ids) -> bool:
 
 def no_repeat(name: str) -> str:
     return f"{name!r} has no value here: no token of the text repeats"
+
+
+# The census evidence's numbers, as lab/circuits/census.query_values computes them from one head's
+# weights (T, T): each query's value (NaN where the score does not count it), then their mean.
+_EVIDENCE_TARGETS = {
+    "previous": "targets = np.eye(T, k=-1, dtype=bool)  # key i-1\n",
+    "first": "targets = np.zeros((T, T), dtype=bool)\ntargets[1:, 0] = True  # key 0, queries 1..T-1\n",
+    "duplicate": _TARGETS + "targets = same & earlier  # the earlier keys holding the query's own token\n",
+    "induction": _TARGETS + "targets = np.zeros((T, T), dtype=bool)\n"
+    "targets[:, 1:] = same[:, :-1]  # the key right after an earlier occurrence of the query's token\n"
+    "targets &= earlier\n",
+}
+_EVIDENCE_VALUES = (
+    "targets &= allowed\n"
+    "# each query's share on its targets (float64 sums)\n"
+    "sums = np.where(targets, weights, 0).sum(axis=1, dtype=np.float64)\n"
+    "values = np.where(targets.any(axis=1), sums, np.nan)  # NaN: a query the score does not count\n"
+)
+_EVIDENCE_BREADTH = (
+    "seen = allowed.sum(axis=1)\n"
+    "plogp = np.maximum(weights, np.finfo(weights.dtype).tiny)  # in the weights' dtype: 0 · log(tiny) = 0\n"
+    "np.log(plogp, out=plogp)\n"
+    "plogp *= weights\n"
+    "entropy = -plogp.sum(axis=-1, dtype=np.float64)\n"
+    "values = np.full(T, np.nan)  # NaN: a row that may see one key only\n"
+    "wide = seen > 1\n"
+    "values[wide] = entropy[wide] / np.log(seen[wide])\n"
+)
+EVIDENCE = ("previous", "first", "induction", "duplicate", "breadth")
+
+
+def check_evidence(src: Source, raw: Mapping) -> dict:
+    kind = "evidence"
+    p = {"layer": n.layer(raw, kind, src), "head": n.head(raw, kind, src),
+         "score": n.choice(raw, "score", kind, EVIDENCE)}  # fmt: skip
+    if raw.get("query") is not None:
+        p["query"] = n.token(raw, "query", kind, src)
+    return p
+
+
+def evidence(src: Source, p: dict) -> Steps:
+    """A number of a head's census evidence: one query's value, or the mean of the counted ones."""
+    name, where = p["score"], f"layer {p['layer']}, head {p['head']}"
+    counted = _evidence_counted(src, name)
+    if not counted:
+        raise FieldError(("score",), no_repeat(name) if name in ("induction", "duplicate") else no_query())
+    if "query" in p and p["query"] not in counted:
+        raise FieldError(("query",), not_counted(p["query"]))
+    values = _EVIDENCE_BREADTH if name == "breadth" else _EVIDENCE_TARGETS[name] + _EVIDENCE_VALUES
+    body = (
+        _weights(src)
+        + "T = weights.shape[-1]\n"
+        + _ALLOWED[src.decoder]
+        + f"# 3) what each query gives {SCORE_NAMES[name]} (the row of numbers the evidence shows)\n"
+        + values
+    )
+    if "query" in p:
+        body += "value = values[QUERY]\n"
+        what = f"What token {p['query']} gives {SCORE_NAMES[name]} of {where}"
+        inputs = [f"LAYER, HEAD, QUERY = {p['layer']}, {p['head']}, {p['query']}"]
+        tail = f"q{p['query']}"
+    else:
+        body += "# 4) their mean over the queries the score counts\n"
+        body += "value = values[~np.isnan(values)].mean()\n"
+        what = f"The mean of what each query gives {SCORE_NAMES[name]} of {where}"
+        inputs = [f"LAYER, HEAD = {p['layer']}, {p['head']}"]
+        tail = "mean"
+    return Steps(
+        what=what,
+        runs="trace",
+        inputs=inputs,
+        pieces=trace.pieces_for(src),
+        body=body,
+        name=f"{src.model}_evidence_{name}_L{p['layer']}_H{p['head']}_{tail}.py",
+    )
+
+
+def _evidence_counted(src: Source, name: str) -> list[int]:
+    """The queries ``name`` counts on ``src``'s text (token ids alone decide it, and the mask)."""
+    ids, count = src.ids, src.n_tokens
+    seen = (lambda i: i + 1) if src.decoder else (lambda i: count)
+    if name == "breadth":
+        return [i for i in range(count) if seen(i) > 1]
+    if name in ("previous", "first"):
+        return list(range(1, count))
+    if name == "duplicate":
+        return [i for i in range(count) if ids[i] in ids[:i]]
+    return [i for i in range(count) if any(ids[k - 1] == ids[i] for k in range(1, i))]
+
+
+def no_query() -> str:
+    return "has no value here: the text is too short for any query to count"
+
+
+def not_counted(query: int) -> str:
+    return f"token {query} is not counted by this score, so it gives it no value"

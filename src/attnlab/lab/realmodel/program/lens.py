@@ -59,11 +59,12 @@ def steps(src: Source, p: dict) -> Steps:
             what = f"the model's answer's {'probability' if q == 'token_p' else 'logit'}"
         pick = "probabilities(lens)[LAYER, TOKEN]" if q == "token_p" else "lens[LAYER, TOKEN]"
         value = chosen + f"value = {pick}\n"
+    rank = f"_rank{p['rank']}" if "rank" in p else ""  # each rank its own file
     return Steps(
         what=f"The logit lens after block {p['layer']} at token {p['position']}: {what}",
         runs="circuits",
         inputs=inputs,
         pieces=[*circuits.pieces_for(src), pieces.SOFTMAX64],
         body=_BODY + "# 4) " + what + "\n" + value,
-        name=f"smollm2_lens_{q}_{p['position']}_L{p['layer']}.py",
+        name=f"smollm2_lens_{q}_{p['position']}_L{p['layer']}{rank}.py",
     )

@@ -156,8 +156,10 @@ def steps(src: Source, p: dict) -> Steps:
         "clean": "value = clean_value\n",
         "corrupt": "value = corrupt_value\n",
     }[q]
-    where = ""
-    if "target" in p:
+    where = cell = ""
+    if "target" in p:  # each cell its own file: _resid_post_L28_5, _head_L2_H5
+        column = f"_H{p['column']}" if p["target"] == "head" else f"_{p['column']}" if "column" in p else ""
+        cell = f"_{p['target']}_L{p['layer']}{column}"
         at = {"head": f"head {p.get('column')}", "mlp": "MLP"}.get(p["target"], p["target"].replace("_", " "))
         col = f", position {p['column']}" if p["target"] != "head" and "column" in p else ""
         where = f" after patching layer {p['layer']} {at}{col}"
@@ -169,6 +171,6 @@ def steps(src: Source, p: dict) -> Steps:
         inputs=inputs,
         pieces=[*circuits.pieces_for(src), *metric],
         body=body,
-        name=f"{src.model}_patch_{q}.py",
+        name=f"{src.model}_patch_{q}{cell}.py",
         extra_ids=(("CORRUPT_IDS", src.corrupt_ids, src.corrupt_tokens or ("",) * len(src.corrupt_ids)),),
     )

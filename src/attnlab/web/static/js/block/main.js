@@ -7,6 +7,7 @@
 // load does not pay for a section far below the explorer.
 
 import { byId, fill, h, text } from "../shared/dom.js";
+import { download } from "../shared/download.js";
 import { ApiError, postJSON } from "../shared/http.js";
 import { mountWalk } from "./walk.js";
 import { mountNormCompare, mountSwitches } from "./norm.js";
@@ -35,12 +36,7 @@ function mountPython(root, words) {
     b.addEventListener("click", async () => {
       try {
         const body = await postJSON(`/api/block/export/${kind}`, getBlock().request, { text: true });
-        const url = URL.createObjectURL(new Blob([body], { type: EXPORT_TYPES[kind] }));
-        const a = h("a", { href: url, download: file });
-        document.body.append(a);
-        a.click();
-        a.remove();
-        setTimeout(() => URL.revokeObjectURL(url), 1000);
+        download(body, EXPORT_TYPES[kind], file);
         text(status, done);
       } catch (error) {
         text(status, error instanceof ApiError ? error.messages.join(" ") : words.unreachable); // refused, or unreachable

@@ -2,7 +2,7 @@
 // the visit's study; this module downloads what it answers.
 
 import { text } from "../shared/dom.js";
-import { download } from "./python.js";
+import { download } from "../shared/download.js";
 import { exportText, getState } from "./state.js";
 
 export function mountExport(els) {

@@ -21,12 +21,13 @@ function num(result, value, changed, field) {
 function drawScoreAxis(svg, result) {
   const { trace, display, geometry, compare } = result;
   const [lo, hi] = geometry.score_axis;
+  const [loText, hiText] = geometry.score_ticks;
   const x = (v) => 12 + ((v - lo) / (hi - lo)) * (AXIS_W - 24);
   const parts = [
     s("line", { class: "axis", x1: x(lo), x2: x(hi), y1: 30, y2: 30 }),
     s("line", { class: "axis", x1: x(0), x2: x(0), y1: 24, y2: 36 }),
-    s("text", { class: "tick", x: x(lo), y: 50, "text-anchor": "start" }, String(lo).replace("-", "−")),
-    s("text", { class: "tick", x: x(hi), y: 50, "text-anchor": "end" }, String(hi)),
+    s("text", { class: "tick", x: x(lo), y: 50, "text-anchor": "start" }, loText),
+    s("text", { class: "tick", x: x(hi), y: 50, "text-anchor": "end" }, hiText),
   ];
   trace.scores.forEach((score, i) => {
     if (compare.active && compare.reference) {

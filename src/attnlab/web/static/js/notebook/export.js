@@ -9,20 +9,10 @@
 // word is the lab's: the answers' and the page's (pageWords().export).
 
 import { lines, text } from "../shared/dom.js";
+import { download } from "../shared/download.js";
 import { ApiError, postJSON } from "../shared/http.js";
 import { pageWords } from "../shared/words.js";
 import { adoptStudy, adoptView, getHeld, getNb, setMessage } from "./state.js";
-
-function save(blob, filename) {
-  const url = URL.createObjectURL(blob);
-  const a = document.createElement("a");
-  a.href = url;
-  a.download = filename;
-  document.body.append(a);
-  a.click();
-  a.remove();
-  setTimeout(() => URL.revokeObjectURL(url), 10000);
-}
 
 // An edit just typed may still be on its way to the server (<html data-attnlab-pending="1">):
 // export the state it makes, not the one before it (waiting at most 5 s).
@@ -141,7 +131,7 @@ export function mountExport(els) {
     button.addEventListener("click", async () => {
       const file = words.files[button.dataset.export];
       try {
-        save(await EXPORTS[button.dataset.export](), file.name);
+        download(await EXPORTS[button.dataset.export](), null, file.name);
         setMessage("export", [file.saved]);
       } catch (error) {
         setMessage("export", [words.failed, ...(error instanceof ApiError ? error.messages : [])]);

@@ -52,9 +52,9 @@ function draw(box, j) {
           h("thead", {}, h("tr", {}, j.columns.map((c) => h("th", { scope: "col" }, c)))),
           h("tbody", {}, j.blocks.map((b) => h("tr", {},
             h("th", { scope: "row" }, b.layer_display),
-            ["norm_1", "norm_2"].map((n) => h("td", { "data-norm": n }, STATS.map((k, i) => [i ? " / " : "",
+            ["norm_1", "norm_2"].map((n) => h("td", { "data-norm": n }, STATS.map((k, i) => [i ? j.joins.stats : "",
               exact(readout, b[n].says[k], b[n].display[k], b[n].precise[k], b[n][k])]))),
-            h("td", { "data-mlp": "" }, b.mlp_top.map((u, i) => [i ? ", " : "", h("span", {}, u.unit_display), ": ",
+            h("td", { "data-mlp": "" }, b.mlp_top.map((u, i) => [i ? j.joins.units : "", h("span", {}, u.unit_display), j.joins.unit,
               exact(readout, u.says, u.value_display, u.value_precise, u.value)])))))))));
 }
 

@@ -29,39 +29,29 @@ export function plane(view) {
   };
 }
 
-/** A tick number: a true minus sign, and short exponents for big steps. */
-function tick(value) {
-  const t = Math.abs(value) >= 1e5 ? value.toExponential().replace("e+", "e") : String(value);
-  return t.replace("-", "−");
-}
-
 /**
- * Grid lines every `step`, darker axes through the origin, and numbered
- * ticks: x numbers under the plane, y numbers inside its left edge. At most
- * six numbers per axis (every n-th line, always 0 when it is on the grid).
+ * Grid lines every `step`, darker axes through the origin, and the numbered
+ * lines the server chose (view.ticks: x numbers under the plane, y numbers
+ * inside its left edge).
  */
 export function grid(p) {
-  const { xmin, xmax, ymin, step } = p.view;
+  const { xmin, xmax, ymin, step, ticks } = p.view;
   const lines = [];
-  const numbers = [];
   const count = Math.round((xmax - xmin) / step);
-  const every = Math.max(1, Math.ceil(count / 6));
   for (let i = 0; i <= count; i++) {
     const x = xmin + i * step;
     const y = ymin + i * step;
     lines.push(s("line", { class: x === 0 ? "axis" : "grid", x1: p.x(x), x2: p.x(x), y1: p.y(ymin), y2: p.y(ymin + count * step) }));
     lines.push(s("line", { class: y === 0 ? "axis" : "grid", x1: p.x(xmin), x2: p.x(xmin + count * step), y1: p.y(y), y2: p.y(y) }));
-    // Number the lines at multiples of every*step, so 0 is numbered when on the grid.
-    const k = Math.round(x / step);
-    if (((k % every) + every) % every === 0) {
-      const anchor = i === 0 ? "start" : i === count ? "end" : "middle";
-      numbers.push(s("text", { class: "tick", x: p.x(x), y: SIZE - 5, "text-anchor": anchor }, tick(x)));
-    }
-    const ky = Math.round(y / step);
-    if (((ky % every) + every) % every === 0 && i > 0) {
-      numbers.push(s("text", { class: "tick", x: p.x(xmin) + 2, y: p.y(y) - 2, "text-anchor": "start" }, tick(y)));
-    }
   }
+  const right = xmin + count * step;
+  const numbers = [
+    ...ticks.x.map((t) => {
+      const anchor = t.at === xmin ? "start" : t.at === right ? "end" : "middle";
+      return s("text", { class: "tick", x: p.x(t.at), y: SIZE - 5, "text-anchor": anchor }, t.text);
+    }),
+    ...ticks.y.map((t) => s("text", { class: "tick", x: p.x(xmin) + 2, y: p.y(t.at) - 2, "text-anchor": "start" }, t.text)),
+  ];
   return s("g", { class: "grid-layer", "aria-hidden": "true" }, lines, numbers);
 }
 

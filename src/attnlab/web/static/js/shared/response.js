@@ -1,6 +1,42 @@
-// A practice challenge's typed answer, read from its form (the explorer's and the block's practice).
+// A practice challenge's typed answer: its form, mounted from the challenge data, and read back.
 // The browser only reads the text as numbers (a typed "−" counts as "-"); the server checks the answer.
-// Its messages are the challenge data's (lab.challenge_set: each field's "not_a_number").
+// Its words are the challenge data's (lab.challenge_set: the fields' labels, each field's "not_a_number").
+
+import { h } from "./dom.js";
+
+/**
+ * The response form of challenge `c`, showing `saved` (the attempt's response, or null).
+ * look: the page's names (form: the inputs' id prefix; choice, choiceRow, numbers, field: class names);
+ * noResponse: the words shown for a challenge checked on the page's inputs alone.
+ */
+export function responseForm(c, saved, look, noResponse) {
+  const spec = c.response;
+  if (!spec) return h("p", { class: "hint" }, noResponse);
+  if (spec.type === "choice") {
+    return h(
+      "fieldset",
+      { class: look.choice },
+      h("legend", null, spec.label),
+      spec.options.map((o) => {
+        const id = `${look.form}-${c.id}-${o.id}`;
+        const input = h("input", { type: "radio", name: `${look.form}-${c.id}`, value: o.id, id });
+        input.checked = saved === o.id;
+        return h("div", { class: look.choiceRow }, input, h("label", { for: id }, o.text));
+      }),
+    );
+  }
+  return h(
+    "fieldset",
+    { class: look.numbers },
+    h("legend", null, spec.label),
+    spec.fields.map((f, j) => {
+      const id = `${look.form}-${c.id}-${j}`;
+      const input = h("input", { type: "text", inputmode: "decimal", id, "aria-label": f.label });
+      input.value = saved ? String(saved[j]) : "";
+      return h("span", { class: look.field }, h("label", { for: id }, f.name), input);
+    }),
+  );
+}
 
 /**
  * The response form's value, or an error message when it is not usable.
