@@ -23,6 +23,7 @@ from attnlab.engine.single import default_labels, trace_query
 from attnlab.lab.explorer import terminal
 from attnlab.lab.explorer.examples import WORKED
 from attnlab.lab.explorer.program import to_python
+from attnlab.lab.page import TERMINAL, not_a_port
 
 
 class UsageError(Exception):
@@ -41,14 +42,14 @@ def _parse_number(text: str, flag: str) -> float:
     try:
         return float(text)
     except ValueError:
-        raise UsageError(f"{flag}: {text!r} is not a number") from None
+        raise UsageError(terminal.refusal("number", flag, text)) from None
 
 
 def parse_vector(text: str, flag: str) -> list[float]:
     """Parse ``"2,1"`` into ``[2.0, 1.0]``."""
     parts = [p.strip() for p in text.split(",")]
     if not text.strip() or any(p == "" for p in parts):
-        raise UsageError(f"{flag}: {text!r} needs comma-separated numbers such as 2,1")
+        raise UsageError(terminal.refusal("vector", flag, text))
     return [_parse_number(p, flag) for p in parts]
 
 
@@ -56,7 +57,7 @@ def parse_matrix(text: str, flag: str) -> list[list[float]]:
     """Parse ``"-1,2 1,0 0,1"`` (or ``;``-separated) into one vector per source."""
     rows = [r for r in text.replace(";", " ").split() if r]
     if not rows:
-        raise UsageError(f"{flag}: give one comma-separated vector per source, e.g. '-1,2 1,0'")
+        raise UsageError(terminal.refusal("matrix", flag))
     return [parse_vector(r, flag) for r in rows]
 
 
@@ -67,7 +68,7 @@ def parse_allowed(text: str, labels: Sequence[str]) -> list[bool]:
         return [p == "1" for p in parts]
     unknown = [p for p in parts if p not in labels]
     if unknown:
-        raise UsageError(f"--allowed: {unknown[0]!r} is not a source label ({', '.join(labels)})")
+        raise UsageError(terminal.refusal("label", "--allowed", unknown[0], tuple(labels)))
     return [label in parts for label in labels]
 
 
@@ -101,41 +102,41 @@ def run_trace(args: argparse.Namespace) -> int:
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="attnlab",
-        description="An exact, explorable lab for scaled dot-product attention.",
+        description=TERMINAL["description"],
     )
     sub = parser.add_subparsers(dest="command", parser_class=_Parser)
 
-    t = sub.add_parser("trace", help="print one query's attention, number by number")
-    t.add_argument("--q", help="the query, e.g. 2,1 (write --q=-2,1 for a leading minus)")
-    t.add_argument("--keys", help='one key per source, e.g. "-1,2 1,0 0,1"')
-    t.add_argument("--values", help='one value per source, e.g. "2,0 0,2 -1,-1"')
-    t.add_argument("--labels", help="comma-separated source labels (default A,B,C,...)")
-    t.add_argument("--allowed", help="sources the query may attend to: labels (A,C) or 1,1,0")
-    t.add_argument("--scale", type=float, help="score scale (default 1/sqrt(d_k))")
+    said = terminal.HELP
+    t = sub.add_parser("trace", help=said["command"])
+    for flag in ("--q", "--keys", "--values", "--labels", "--allowed"):
+        t.add_argument(flag, help=said[flag])
+    t.add_argument("--scale", type=float, help=said["--scale"])
     out = t.add_mutually_exclusive_group()
-    out.add_argument("--json", action="store_true", help="the full-precision trace as JSON")
-    out.add_argument("--python", action="store_true", help="the generated Python program")
+    out.add_argument("--json", action="store_true", help=said["--json"])
+    out.add_argument("--python", action="store_true", help=said["--python"])
     t.set_defaults(func=run_trace)
 
     from attnlab.cli.block import add_block_arguments, run_block
+    from attnlab.lab.block.terminal import HELP as BLOCK_HELP
 
-    b = sub.add_parser("block", help="walk one transformer block on the lab's tokens, every number")
+    b = sub.add_parser("block", help=BLOCK_HELP["command"])
     add_block_arguments(b)
     b.set_defaults(func=run_block)
 
-    from attnlab.cli.connections import FLASH_HELP, add_flash_arguments, run_flash
+    from attnlab.cli.connections import add_flash_arguments, run_flash
+    from attnlab.lab.connections import terminal as labs
 
-    fl = sub.add_parser("flash", help=FLASH_HELP)
+    fl = sub.add_parser("flash", help=labs.COMMANDS["flash"])
     add_flash_arguments(fl)
     fl.set_defaults(func=run_flash)
-    from attnlab.cli.connections import SPECULATE_HELP, add_speculate_arguments, run_speculate
+    from attnlab.cli.connections import add_speculate_arguments, run_speculate
 
-    sp = sub.add_parser("speculate", help=SPECULATE_HELP)
+    sp = sub.add_parser("speculate", help=labs.COMMANDS["speculate"])
     add_speculate_arguments(sp)
     sp.set_defaults(func=run_speculate)
-    from attnlab.cli.connections import KV_CACHE_HELP, add_kv_cache_arguments, run_kv_cache
+    from attnlab.cli.connections import add_kv_cache_arguments, run_kv_cache
 
-    kv = sub.add_parser("kv-cache", help=KV_CACHE_HELP)
+    kv = sub.add_parser("kv-cache", help=labs.COMMANDS["kv-cache"])
     add_kv_cache_arguments(kv)
     kv.set_defaults(func=run_kv_cache)
 
@@ -144,7 +145,7 @@ def build_parser() -> argparse.ArgumentParser:
     circuits.add_commands(sub)
 
     # --- attnlab serve (owned by the web part) ---
-    s = sub.add_parser("serve", help="serve the lab on 127.0.0.1 and open the browser")
+    s = sub.add_parser("serve", help=TERMINAL["serve"])
     add_serve_arguments(s)
     s.set_defaults(func=run_serve)
     add_serve_arguments(parser)  # plain `attnlab --port 9000` serves too
@@ -152,13 +153,13 @@ def build_parser() -> argparse.ArgumentParser:
     # --- attnlab heads / generate (owned by the models part) ---
     from attnlab.cli import models as models_command
 
-    h = sub.add_parser("heads", help="show a real model's attention heads on a text")
+    h = sub.add_parser("heads", help=models_command.help_for("heads")["command"])
     models_command.add_heads_arguments(h)
     h.set_defaults(func=models_command.run_heads)
-    g = sub.add_parser("generate", help="continue a text with SmolLM2, streaming tokens")
+    g = sub.add_parser("generate", help=models_command.help_for("generate")["command"])
     models_command.add_generate_arguments(g)
     g.set_defaults(func=models_command.run_generate)
-    lg = sub.add_parser("logits", help="next-token probabilities, with temperature, top-k and top-p")
+    lg = sub.add_parser("logits", help=models_command.help_for("logits")["command"])
     models_command.add_logits_arguments(lg)
     lg.set_defaults(func=models_command.run_logits)
     return parser
@@ -169,9 +170,9 @@ def port_number(text: str) -> int:
     try:
         port = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a port number (0 to 65535)") from None
+        raise argparse.ArgumentTypeError(not_a_port(repr(text))) from None
     if not 0 <= port <= 65535:
-        raise argparse.ArgumentTypeError(f"{port} is not a port number (0 to 65535)")
+        raise argparse.ArgumentTypeError(not_a_port(str(port)))
     return port
 
 
@@ -186,21 +187,17 @@ def allowed_host(text: str) -> str:
 
 
 def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--host", default="127.0.0.1", help="interface to bind (default 127.0.0.1)"
-    )
-    parser.add_argument(
-        "--port", type=port_number, default=8000, help="port (default 8000; a free one if taken)"
-    )
+    parser.add_argument("--host", default="127.0.0.1", help=TERMINAL["--host"])
+    parser.add_argument("--port", type=port_number, default=8000, help=TERMINAL["--port"])
     parser.add_argument(
         "--allow-host",
         action="append",
         default=[],
         type=allowed_host,
         metavar="NAME",
-        help="also answer requests for NAME (repeatable; to serve on a LAN on purpose)",
+        help=TERMINAL["--allow-host"],
     )
-    parser.add_argument("--no-browser", action="store_true", help="do not open a browser")
+    parser.add_argument("--no-browser", action="store_true", help=TERMINAL["--no-browser"])
 
 
 def run_serve(args: argparse.Namespace) -> int:
@@ -215,7 +212,7 @@ def check_utf8(argv: Sequence[str]) -> None:
     """Refuse an argument that is not valid UTF-8 (its bytes arrive as lone surrogates)."""
     for i, arg in enumerate(argv, 1):
         if any("\ud800" <= ch <= "\udfff" for ch in arg):
-            raise UsageError(f"argument {i} is not valid UTF-8 text")
+            raise UsageError(terminal.not_utf8(i))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

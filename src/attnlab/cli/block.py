@@ -23,12 +23,9 @@ from attnlab.lab.block.walk import walk
 
 
 def add_block_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--post-norm", action="store_true", help="post-norm (BERT) instead of pre-norm (GPT-2)"
-    )
-    parser.add_argument(
-        "--positions", choices=POSITIONS, default="none", help="position scheme (default none)"
-    )
+    said = terminal.HELP
+    parser.add_argument("--post-norm", action="store_true", help=said["--post-norm"])
+    parser.add_argument("--positions", choices=POSITIONS, default="none", help=said["--positions"])
     parser.add_argument(
         "--head-off",
         type=int,
@@ -36,13 +33,11 @@ def add_block_arguments(parser: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="N",
-        help="switch head N (1 or 2) off: it contributes zeros before W_O (repeatable)",
+        help=said["--head-off"],
     )
     out = parser.add_mutually_exclusive_group()
-    out.add_argument(
-        "--json", action="store_true", help="every intermediate, the inputs and weights, as JSON"
-    )
-    out.add_argument("--python", action="store_true", help="the generated NumPy-free Python program")
+    out.add_argument("--json", action="store_true", help=said["--json"])
+    out.add_argument("--python", action="store_true", help=said["--python"])
 
 
 def run_block(args: argparse.Namespace) -> int:

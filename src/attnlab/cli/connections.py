@@ -20,29 +20,22 @@ from __future__ import annotations
 import argparse
 import json
 
-from attnlab.lab.connections import live
+from attnlab.lab.connections import live, terminal
 from attnlab.lab.connections.controls import ControlError
+from attnlab.lab.connections.kv import CONTROLS as KV_CONTROLS
 from attnlab.lab.connections.page import lab_page
 
-FLASH_HELP = "FlashAttention tile by tile against full attention, memory and a sliding window"
-FLASH_OPTIONS = {
-    "n": "sequence length (default 64)",
-    "tile": "tile size: query blocks and key tiles (default 16, at most n)",
-    "row": "the query row walked (default 0)",
-    "keys": "keys walked so far (default n: the whole walk)",
-    "window": "sliding window in keys (default 8, at most n)",
-    "seed": "random seed of q, k and v (default 0)",
-}
+FLASH_OPTIONS = ("n", "tile", "row", "keys", "window", "seed")
+TOKENS_DEFAULT = next(c.default for c in KV_CONTROLS if c.name == "tokens")  # the KV lab's own
 
 
 def add_flash_arguments(parser: argparse.ArgumentParser) -> None:
-    for name, help_ in FLASH_OPTIONS.items():
-        parser.add_argument(f"--{name}", type=int, help=help_)
+    said = terminal.flash_help()
+    for name in FLASH_OPTIONS:
+        parser.add_argument(f"--{name}", type=int, help=said[f"--{name}"])
     out = parser.add_mutually_exclusive_group()
-    out.add_argument(
-        "--json", action="store_true", help="the input and every number at full precision, as JSON"
-    )
-    out.add_argument("--python", action="store_true", help="the generated NumPy program")
+    out.add_argument("--json", action="store_true", help=said["--json"])
+    out.add_argument("--python", action="store_true", help=said["--python"])
 
 
 def print_page(page: dict) -> None:
@@ -80,17 +73,15 @@ def run_flash(args: argparse.Namespace) -> int:
     return 0
 
 
-SPECULATE_HELP = "speculative decoding on SmolLM2: the same tokens as greedy decoding, in fewer passes"
 SPECULATE_FLAGS = {"prompt": "TEXT", "tokens": "--max-new-tokens", "ngram": "--ngram", "draft": "--draft"}
 
 
 def add_speculate_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("text", metavar="TEXT", help="the prompt SmolLM2 continues; text that repeats itself "
-                        "gives the draft something to copy")  # fmt: skip
-    parser.add_argument("--max-new-tokens", type=int, help="tokens to make (default 24; 4 to 64)")
-    parser.add_argument("--ngram", type=int, help="tokens looked up in the context (default 2; 1 to 4)")
-    parser.add_argument("--draft", type=int, help="tokens drafted a pass (default 4; 1 to 8)")
-    parser.add_argument("--json", action="store_true", help="the input and the run's numbers, as JSON")
+    said = terminal.speculate_help()
+    parser.add_argument("text", metavar="TEXT", help=said["TEXT"])
+    for flag in ("--max-new-tokens", "--ngram", "--draft"):
+        parser.add_argument(flag, type=int, help=said[flag])
+    parser.add_argument("--json", action="store_true", help=said["--json"])
 
 
 def _here(a: live.Ask) -> live.Measured:
@@ -124,21 +115,16 @@ def run_speculate(args: argparse.Namespace) -> int:
     return 0
 
 
-KV_CACHE_HELP = "a model's KV cache at N tokens, or measured live as SmolLM2 writes after TEXT"
-
-
 def add_kv_cache_arguments(parser: argparse.ArgumentParser) -> None:
     from attnlab.models import registry
 
     first = registry.decoders()[0]
-    parser.add_argument("text", metavar="TEXT", nargs="?", help="a prompt: the model writes --tokens new "
-                        "tokens after it, and its caches are measured after each one")  # fmt: skip
-    parser.add_argument("--model", default=first, help=f"one of {', '.join(registry.names())} (default "
-                        f"{first}; with TEXT, a model that writes)")  # fmt: skip
-    parser.add_argument("--tokens", type=int, help="tokens in the cache (default 1024; 1 to 1,000,000), or "
-                        "with TEXT the new tokens to write (default 8; 1 to 64)")  # fmt: skip
-    parser.add_argument("--bytes", type=int, choices=(1, 2, 4), default=2, help="bytes a number (default 2)")
-    parser.add_argument("--json", action="store_true", help="every number, as JSON")
+    said = terminal.kv_cache_help(models=registry.names(), first=first)
+    parser.add_argument("text", metavar="TEXT", nargs="?", help=said["TEXT"])
+    parser.add_argument("--model", default=first, help=said["--model"])
+    parser.add_argument("--tokens", type=int, help=said["--tokens"])
+    parser.add_argument("--bytes", type=int, choices=(1, 2, 4), default=2, help=said["--bytes"])
+    parser.add_argument("--json", action="store_true", help=said["--json"])
 
 
 def run_kv_cache(args: argparse.Namespace) -> int:
@@ -154,7 +140,7 @@ def run_kv_cache(args: argparse.Namespace) -> int:
     except ValueError as error:  # a FieldError at model: the registry's words
         raise ValueError(f"--model {getattr(error, 'problem', error)}") from None
     if args.text is None:
-        tokens = 1024 if args.tokens is None else args.tokens
+        tokens = TOKENS_DEFAULT if args.tokens is None else args.tokens
         if (refused := words.tokens_refused(tokens, new=False)) is not None:
             raise ValueError(refused)
         if args.json:
@@ -164,7 +150,7 @@ def run_kv_cache(args: argparse.Namespace) -> int:
             print(sentence["text"])
         print_tables([words.size_table(shapes, tokens, args.bytes)])
         return 0
-    new = 8 if args.tokens is None else args.tokens
+    new = words.DEFAULT_NEW if args.tokens is None else args.tokens
     if (refused := words.tokens_refused(new, new=True)) is not None:
         raise ValueError(refused)
     if not registry.spec(args.model).generates:

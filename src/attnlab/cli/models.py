@@ -35,14 +35,14 @@ from attnlab.models.sampling import Sampling
 MAX_TEXT_CHARS = 2000  # the command's cap; the lab's own cap is lower
 
 
-def _help(command: str) -> dict[str, str]:
+def help_for(command: str) -> dict[str, str]:
     """The lab's help for each of ``command``'s arguments."""
     most = {"most_new_tokens": limits.CLI_MAX_NEW_TOKENS, "most_shown": MAX_TOKENS_SHOWN}
     return words.help_texts(models=registry.names(), decoders=registry.decoders(), **most)[command]
 
 
 def add_heads_arguments(p: argparse.ArgumentParser) -> None:
-    said = _help("heads")
+    said = help_for("heads")
     p.add_argument("text", help=said["text"])
     p.add_argument("--model", default=registry.names()[0], help=said["--model"])
     p.add_argument("--layer", type=int, default=0, help=said["--layer"])
@@ -52,7 +52,7 @@ def add_heads_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def add_generate_arguments(p: argparse.ArgumentParser) -> None:
-    said = _help("generate")
+    said = help_for("generate")
     p.add_argument("prompt", help=said["prompt"])
     p.add_argument("--model", default=registry.decoders()[0], help=said["--model"])
     p.add_argument("--max-new-tokens", type=int, default=64, help=said["--max-new-tokens"])
@@ -72,7 +72,7 @@ def _decoder(name: str):
 
 
 def add_logits_arguments(p: argparse.ArgumentParser) -> None:
-    said = _help("logits")
+    said = help_for("logits")
     p.add_argument("text", help=said["text"])
     p.add_argument("--model", default=registry.decoders()[0], help=said["--model"])
     p.add_argument("--top", type=int, default=10, help=said["--top"])

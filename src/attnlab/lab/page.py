@@ -31,3 +31,19 @@ def shared_fills() -> dict[str, str]:
 def fill_texts(fixed: dict[str, str | dict]) -> dict[str, str]:
     """Each marker's words: a plain string as it is, a :func:`~attnlab.lab.said.said`'s text."""
     return {name: words if isinstance(words, str) else words["text"] for name, words in fixed.items()}
+
+
+# The command line's own words: its description and `attnlab serve`'s (the lab as a whole)
+TERMINAL = {
+    "description": "An exact, explorable lab for scaled dot-product attention.",
+    "serve": "serve the lab on 127.0.0.1 and open the browser",
+    "--host": "interface to bind (default 127.0.0.1)",
+    "--port": "port (default 8000; a free one if taken)",
+    "--allow-host": "also answer requests for NAME (repeatable; to serve on a LAN on purpose)",
+    "--no-browser": "do not open a browser",
+}
+
+
+def not_a_port(shown: str) -> str:
+    """``--port``'s refusal of a value, ``shown`` as the terminal writes it back."""
+    return f"{shown} is not a port number (0 to 65535)"

@@ -16,6 +16,16 @@ from attnlab.lab.block.walk import Walk
 
 OUTPUT_HEADING = "Output at full precision:"
 
+# `attnlab block --help`: the command's line and each option's, by its flag
+HELP = {
+    "command": "walk one transformer block on the lab's tokens, every number",
+    "--post-norm": "post-norm (BERT) instead of pre-norm (GPT-2)",
+    "--positions": "position scheme (default none)",
+    "--head-off": "switch head N (1 or 2) off: it contributes zeros before W_O (repeatable)",
+    "--json": "every intermediate, the inputs and weights, as JSON",
+    "--python": "the generated NumPy-free Python program",
+}
+
 
 def _table(t: dict) -> list[str]:
     head = f"   {t['label']}{t['formula_shown']}"

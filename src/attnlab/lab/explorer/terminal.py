@@ -18,6 +18,36 @@ from attnlab.lab.said import said
 
 HEADER = ["source", "key", "value", "dot", "scaled", "share", "carry w·v"]
 
+# `attnlab trace --help`: the command's line and each option's, by its flag
+HELP = {
+    "command": "print one query's attention, number by number",
+    "--q": "the query, e.g. 2,1 (write --q=-2,1 for a leading minus)",
+    "--keys": 'one key per source, e.g. "-1,2 1,0 0,1"',
+    "--values": 'one value per source, e.g. "2,0 0,2 -1,-1"',
+    "--labels": "comma-separated source labels (default A,B,C,...)",
+    "--allowed": "sources the query may attend to: labels (A,C) or 1,1,0",
+    "--scale": "score scale, a multiplier (default 1/sqrt(d_k))",
+    "--json": "the full-precision trace as JSON",
+    "--python": "the generated Python program",
+}
+
+
+def refusal(kind: str, flag: str, text: str = "", labels: tuple[str, ...] = ()) -> str:
+    """What ``attnlab trace`` says of an argument it cannot read: ``kind`` is ``number`` (``text``
+    is not one), ``vector`` (not comma-separated numbers), ``matrix`` (no vector at all) or
+    ``label`` (``text`` names no source of ``labels``)."""
+    return {
+        "number": f"{flag}: {text!r} is not a number",
+        "vector": f"{flag}: {text!r} needs comma-separated numbers such as 2,1",
+        "matrix": f"{flag}: give one comma-separated vector per source, e.g. '-1,2 1,0'",
+        "label": f"{flag}: {text!r} is not a source label ({', '.join(labels)})",
+    }[kind]
+
+
+def not_utf8(position: int) -> str:
+    """The refusal of the command line's argument ``position`` (from 1): bytes that are not UTF-8."""
+    return f"argument {position} is not valid UTF-8 text"
+
 
 def trace_text(trace: QueryTrace) -> dict:
     """The printout's parts: ``summary``, ``header``, ``rows``, ``softmax``, ``output``, ``paragraphs``."""

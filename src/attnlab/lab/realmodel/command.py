@@ -102,6 +102,7 @@ def help_texts(*, models: Sequence[str], decoders: Sequence[str], most_new_token
     """Each command's arguments' help, by command and argument (``models``: the registry's names)."""
     return {
         "heads": {
+            "command": "show a real model's attention heads on a text",
             "text": 'the text to look at, e.g. "The cat sat on the mat."',
             "--model": _one_of(models),
             "--layer": "layer index, from 0 (default 0)",
@@ -110,6 +111,7 @@ def help_texts(*, models: Sequence[str], decoders: Sequence[str], most_new_token
             "--details": "with --json: add q, k, v and scores",
         },
         "generate": {
+            "command": "continue a text with SmolLM2, streaming tokens",
             "prompt": 'the text to continue, e.g. "Once upon a time"',
             "--model": _one_of(decoders),
             "--max-new-tokens": f"stop after this many (default 64; at most {most_new_tokens})",
@@ -122,6 +124,7 @@ def help_texts(*, models: Sequence[str], decoders: Sequence[str], most_new_token
             "--json": "print the tokens and timings as one JSON object",
         },
         "logits": {
+            "command": "next-token probabilities, with temperature, top-k and top-p",
             "text": 'the text, e.g. "The capital of France is"',
             "--model": _one_of(decoders),
             "--top": f"how many tokens to list, 1..{most_shown} (default 10)",

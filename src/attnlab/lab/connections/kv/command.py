@@ -15,6 +15,7 @@ from attnlab.lab.said import said
 PRECISIONS = {1: "8-bit", 2: "16-bit", 4: "32-bit"}
 MOST_TOKENS = 1_000_000  # --tokens without TEXT: tokens in the cache
 MOST_NEW = 64  # --tokens with TEXT: new tokens written
+DEFAULT_NEW = 8  # --tokens with TEXT, when not given
 
 
 def tokens_refused(value: int, *, new: bool) -> str | None:
