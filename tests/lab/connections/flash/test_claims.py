@@ -46,6 +46,9 @@ def test_every_claim(v):
     words = {i: w for i, w in enumerate(answer["words"])}
     q, k, val, s = reference(v)
     n, tile, row = v["n"], v["tile"], v["row"]
+    # a score's rounding error: NumPy's q @ k.T sums its four products in an order of its BLAS's
+    # choosing (the SIMD path), the engine in its own; both within 4 eps of sum |q_i k_i| / 2
+    slack = 4 * np.finfo(np.float64).eps * float((np.abs(q[row]) @ np.abs(k).T).max()) / 2.0
     tiles = -(-n // tile)
     t = (v["keys"] - 1) // tile
     # 1) the walk: row's block, the tile just finished, m, l and O / l over the keys so far
@@ -54,7 +57,7 @@ def test_every_claim(v):
     assert c["block"] == [i0, min(n, i0 + tile)] and c["tiles"] == tiles and c["tile"] == t + 1
     assert c["keys"] == [t * tile, min(n, (t + 1) * tile)]
     seen = s[row, : c["keys"][1]]
-    assert c["m"] == seen.max()
+    assert abs(c["m"] - seen.max()) <= 2 * slack
     assert abs(c["l"] - np.exp(seen - seen.max()).sum()) <= 1e-13 * c["l"]
     w_seen = np.exp(seen - seen.max()) / np.exp(seen - seen.max()).sum()
     assert np.allclose(c["output"], w_seen @ val[: c["keys"][1]], rtol=0, atol=1e-13)
@@ -65,7 +68,7 @@ def test_every_claim(v):
         assert c == {"tile": 1, "rescaled": False}
     else:
         before = s[row, : t * tile].max()
-        assert c["m_before"] == before and c["rescaled"] == (c["m_after"] > before)
+        assert abs(c["m_before"] - before) <= 2 * slack and c["rescaled"] == (c["m_after"] > c["m_before"])
         assert abs(c["factor"] - np.exp(before - c["m_after"])) <= 1e-15
         assert ("raised the maximum" in words[1]["text"]) == c["rescaled"]
     # 3) exact: the block's final O against full attention
