@@ -61,3 +61,40 @@ def test_every_claim(v):
     )
     assert trend["falls"] == (trend["last"] < trend["first"])
     assert ("falls" in answer["words"][2]["text"]) == trend["falls"]
+    check_trend(v, trend, answer["words"][2]["text"])
+
+
+def check_trend(v: dict, trend: dict, text: str) -> None:
+    """The trend sentence explains dilution only beside numbers that show it: the largest share falls
+    from 2 to 4,096 keys and ends with no key holding most of the weight."""
+    assert trend["most"] == (trend["last"] > 0.5)
+    assert trend["dilutes"] == (trend["falls"] and not trend["most"])
+    assert ("dilutes" in text) == trend["dilutes"]
+    assert ("more than half of the weight" in text) == (trend["falls"] and trend["most"])
+    assert ("did not dilute" in text) == (not trend["falls"])
+    assert ("rises" in text) == (trend["last"] > trend["first"])
+    if "times" in trend:  # without the scaling: scores √d_k times larger, a sharper softmax
+        assert v["scaling"] == "off" and v["d_k"] > 1 and trend["times"] == math.sqrt(v["d_k"])
+        assert row(v, 4096, False).max() >= row(v, 4096, True).max()
+    else:
+        assert v["scaling"] == "on" or v["d_k"] == 1 or trend["dilutes"]
+
+
+def test_scaling_off_where_the_largest_share_rises_is_not_called_dilution():
+    """Scaling off, d_k = 64, seed 0: the largest share rises from 94% to 98% between 2 and 4,096 keys.
+    The sentence says so, and explains no dilution beside it."""
+    v = read(CONTROLS, {"keys": 64, "d_k": 64, "scaling": "off", "seed": 0}, "inputs")
+    trend = LAB.answer_for(v)["words"][2]
+    said = trend["text"]
+    assert said.startswith("From 2 to 4,096 keys (scaling off), the largest share rises from 94% to 98%")
+    assert "pick one key out of more and more" not in said and "Attention dilutes" not in said
+    assert trend["claims"]["dilutes"] is False and trend["claims"]["falls"] is False
+    assert "Without the scaling every score is √64 = 8 times larger" in trend["text"]
+    check_trend(v, trend["claims"], trend["text"])
+    on = LAB.answer_for(read(CONTROLS, {"keys": 64, "d_k": 64, "scaling": "on", "seed": 0}, "inputs"))
+    assert on["words"][2]["text"].endswith("Attention dilutes.") and on["words"][2]["claims"]["dilutes"]
+
+
+def test_the_lede_claims_no_fall_the_numbers_may_not_show():
+    assert "the largest share falls" not in LAB.lede
+    assert "The sentences below say which of the two the numbers show." in LAB.lede

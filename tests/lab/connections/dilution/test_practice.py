@@ -34,3 +34,24 @@ def test_the_needle_is_read_from_the_traces():
     diluted = LAB.check("needle", values, "keeps", needle_measured(2, boost=0.0))
     assert not diluted["met"] and diluted["words"]["claims"]["right"] == "dilutes"
     assert not LAB.check("needle", values, "keeps", {})["met"]
+
+
+def test_add_keys_only_where_more_keys_get_under_10():
+    """Scaling off at d_k = 64 (seed 0): no n up to 4,096 gets the largest share under 10%, so the
+    feedback does not send the learner to add keys; with the scaling on it does."""
+    off = walk(keys=64, d_k=64, scaling="off", seed=0)
+    assert min(off.largest(n) for n in range(64, 4097, 7)) >= 0.1
+    stuck = check("below-10", keys=64, d_k=64, scaling="off")["words"]
+    assert not stuck["claims"]["reachable"] and "add keys" not in stuck["text"]
+    assert stuck["text"].endswith("no number of keys up to 4,096 brings it under 10% with these inputs: "
+                                  "turn the √d_k scaling on.")
+    on = check("below-10", keys=2, d_k=64, scaling="on")["words"]
+    assert on["claims"]["reachable"] and on["text"].endswith("add keys.")
+
+
+def test_every_n_at_once_is_the_lab_s_largest_share():
+    w = walk(keys=2, d_k=16, scaling="off", seed=3)
+    every = w.largest_by_n()
+    assert every.shape == (4096,) and every[0] == 1.0
+    for n in (2, 3, 50, 777, 4096):
+        assert abs(every[n - 1] - w.largest(n)) <= 1e-13 * w.largest(n)

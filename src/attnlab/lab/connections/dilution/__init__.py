@@ -43,11 +43,10 @@ LAB = folder_lab(
     controls=CONTROLS,
     ask=asks,
     lede=(
-        "Softmax must give every key some weight, so the more keys a query faces, the harder it is for one "
-        "of "
-        "them to stand out: attention dilutes. Here one random query meets more and more random keys; the "
-        "largest share falls and the weights spread towards uniform. Dividing by √d_k keeps the scores at "
-        "unit "
-        "variance; without it, the softmax is sharper."
+        "Softmax must give every key some weight, so the more keys a query faces, the harder it can be "
+        "for one of them to stand out: attention dilutes. Here one random query meets more and more "
+        "random keys. Dividing by √d_k keeps the scores at unit variance; without it every score is √d_k "
+        "times larger and the softmax sharper, so one key may keep most of the weight however many keys "
+        "there are. The sentences below say which of the two the numbers show."
     ),
 )

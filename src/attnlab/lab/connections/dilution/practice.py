@@ -11,7 +11,7 @@ from attnlab.lab import numbers as fmt
 from attnlab.lab.challenge_set import ChallengeSet, feedback, validate_response
 from attnlab.lab.connections.dilution.answer import current
 from attnlab.lab.connections.dilution.needle import Needle
-from attnlab.lab.connections.dilution.walk import DilutionWalk
+from attnlab.lab.connections.dilution.walk import MAX_KEYS, DilutionWalk
 
 CHALLENGES = ChallengeSet("connections/dilution.json")
 GOAL = 0.1  # "below-10": the largest share under 10%
@@ -29,8 +29,18 @@ def _below_10(w: DilutionWalk, response) -> dict:
             **claims,
         )
     if now >= GOAL:
+        later = w.largest_by_n()[w.keys :]  # n = keys + 1 to MAX_KEYS
+        claims["reachable"] = bool((later < GOAL).any())
+        if claims["reachable"]:
+            return feedback(
+                False, f"At {w.keys:,} keys the largest share is {fmt.percent(now)}: add keys.", **claims
+            )
+        turn = "turn the √d_k scaling on" if not w.scaled and w.d_k > 1 else "try another seed"
         return feedback(
-            False, f"At {w.keys:,} keys the largest share is {fmt.percent(now)}: add keys.", **claims
+            False,
+            f"At {w.keys:,} keys the largest share is {fmt.percent(now)}, and no number of keys up to "
+            f"{MAX_KEYS:,} brings it under {fmt.percent(GOAL)} with these inputs: {turn}.",
+            **claims,
         )
     return feedback(
         False,

@@ -8,6 +8,8 @@ from attnlab.lab import numbers as fmt
 from attnlab.lab.connections.dilution.walk import SWEEP, DilutionWalk
 from attnlab.lab.said import said
 
+MOST = 0.5  # "one key still takes more than half of the weight"
+
 
 def row(w: DilutionWalk) -> dict:
     n = w.keys
@@ -46,14 +48,46 @@ def scaling(w: DilutionWalk) -> dict:
 
 
 def trend(w: DilutionWalk) -> dict:
+    """How the largest share moves from the sweep's fewest keys to its most, worded by what it does.
+
+    Claims: ``first`` and ``last`` (the largest share at 2 and at 4,096 keys), ``falls`` (last <
+    first), ``most`` (one key still holds more than half of the weight at the end: last > 1/2) and
+    ``dilutes`` (the sentence explains dilution: it falls and no key keeps most of the weight).
+    Without the scaling (d_k > 1) it also claims ``times`` = √d_k, by which every score is larger.
+    """
     first, last = w.largest(SWEEP[0]), w.largest(SWEEP[-1])
-    verb = "falls" if last < first else "rises"
+    falls, most = last < first, last > MOST
+    dilutes = falls and not most
+    claims = {"first": first, "last": last, "falls": falls, "most": most, "dilutes": dilutes,
+              "scaling": w.scaling}  # fmt: skip
+    moved = f"From {SWEEP[0]} to {SWEEP[-1]:,} keys (scaling {w.scaling}), the largest share "
+    if last == first:
+        moved += f"stays at {fmt.percent(first)}"
+    else:
+        moved += f"{'falls' if falls else 'rises'} from {fmt.percent(first)} to {fmt.percent(last)}"
+    if dilutes:
+        return said(
+            f"{moved}: the more keys share the weight, the less of it one key keeps. Attention dilutes.",
+            **claims,
+        )
+    why = ""
+    if not w.scaled and w.d_k > 1:
+        times = math.sqrt(w.d_k)
+        claims["times"] = times
+        why = (
+            f" Without the scaling every score is √{w.d_k} = {fmt.rounded(times)} times larger, and "
+            "larger score differences give the top key more of the weight."
+        )
+    if falls:
+        return said(
+            f"{moved}, yet one key still takes more than half of the weight: this row does not dilute "
+            f"to an even spread.{why}",
+            **claims,
+        )
     return said(
-        f"From {SWEEP[0]} to {SWEEP[-1]:,} keys (scaling {w.scaling}), the largest share {verb} from "
-        f"{fmt.percent(first)} to {fmt.percent(last)}: softmax has to pick one key out of more and more.",
-        first=first,
-        last=last,
-        falls=last < first,
+        f"{moved}: more keys did not dilute this row; one key takes more of the weight at "
+        f"{SWEEP[-1]:,} keys than at {SWEEP[0]}.{why}",
+        **claims,
     )
 
 
