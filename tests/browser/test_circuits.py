@@ -99,7 +99,8 @@ def test_ablation_changes_p_and_names_the_biggest_changes(browser, live_server):
         dla = page.locator("#ci-dla-out")
         expect(dla).to_have_attribute("data-drawn", "13", **WAIT)
         expect(dla).to_contain_text("The final RMSNorm divides")
-        expect(dla).to_contain_text("within the bound")
+        expect(dla).to_contain_text("the measured gap is")
+        expect(dla).to_contain_text("so that bound holds but says little")
 
 
 def test_a_sweep_shows_its_progress_and_a_cancel_keeps_the_partial_result(browser, live_server):

@@ -353,7 +353,7 @@ def test_repeat_a_random_run_traces_the_probe_and_smollm2s_induction_heads_say_s
         "title", re.compile(r"^Layer 18, head 6: induction head; induction (9\d|8\d)%")
     )
     expect(page.locator('#rm-model-kinds li[data-kind="induction"]')).to_contain_text(
-        "the token right after its earlier occurrence"
+        "the tokens right after every earlier occurrence of it"
     )
     thumb.click()  # the head's own view says it in a sentence
     expect(page.locator("#rm-heatmap")).to_have_attribute("data-drawn", "18/6", timeout=60_000)

@@ -46,7 +46,7 @@ def test_the_attribution_says_its_terms_and_whether_they_add_up(a):
     assert e["total"] == a.total and e["logit"] == a.logit and e["bound"] == a.bound
     assert e["difference"] == abs(a.total - a.logit)
     assert e["within"] == (abs(a.total - a.logit) <= a.bound)
-    assert ("within the bound" in v["exact"]["text"]) == e["within"]
+    check_gap_and_bound(v["exact"], "float32")
     assert fmt.precise(a.total) in v["exact"]["text"] and fmt.precise(a.logit) in v["exact"]["text"]
     terms = [("embedding", a.embedding)]
     columns = [f"H{h}" for h in range(n_head)] + (["W_O bias"] if has_bias else []) + ["MLP"]
@@ -67,15 +67,48 @@ def test_the_attribution_says_its_terms_and_whether_they_add_up(a):
     assert v["token"]["label"] == "␣mat" and v["label"] == "2 ␣sat"
 
 
-def test_the_exact_sum_sentence_reads_so():
+def check_gap_and_bound(exact: dict, path: str) -> None:
+    """The measured gap is stated beside the bound, each at its own size: the gap in steps of the float
+    type's spacing at the logit, the bound as so many times the gap; only a gap over the bound is
+    said not to add up."""
+    e, text = exact["claims"], exact["text"]
+    kind = np.float32 if path == "float32" else np.float64
+    assert e["step"] == float(np.spacing(kind(abs(e["logit"]))))
+    assert e["steps"] == e["difference"] / e["step"]
+    assert e["looser"] == (e["bound"] / e["difference"] if e["difference"] > 0 else None)
+    assert ("do not add up" in text) == (not e["within"])
+    if e["difference"] > 0:
+        assert f"the measured gap is {fmt.scientific(e['difference'])}" in text
+    if e["within"] and e["difference"] > 0:
+        assert f"{fmt.rounded(e['steps'], 1)} {path} step" in text
+    loose = e["within"] and e["looser"] is not None and e["looser"] >= 10
+    assert ("times larger, so that bound holds but says little" in text) == loose
+    assert fmt.scientific(e["bound"]) in text
+
+
+def test_the_exact_sum_sentence_states_the_measured_gap_beside_the_bound():
+    """SmolLM2's attribution: the terms are 2e-6 from the logit, and the rounding bound is 4.6e-2, about
+    23,000 times that gap. The sentence gives the gap as the evidence and the bound as loose."""
     s = exact_sentence(13.686357634438338, 13.686355590820312, 0.046, 301, "float32")
     assert s["text"] == (
-        "The 301 terms add up to 13.686357634438338 and the model's logit is 13.686355590820312: they differ "
-        "by 2e-6, within the bound on the float32 forward pass's own rounding, 4.6e-2."
+        "The 301 terms add up to 13.686357634438338 and the model's logit is 13.686355590820312: the "
+        "measured gap is 2e-6, 2.1 float32 steps at this size (neighbouring float32 numbers near 13.7 are "
+        "9.5e-7 apart). That gap is the evidence that the terms add up to the logit; the worst case the "
+        "forward pass's own rounding allows, 4.6e-2, is about 23,000 times larger, so that bound holds but "
+        "says little."
     )
-    assert s["claims"]["within"] is True
-    assert exact_sentence(1.0, 2.0, 0.5, 3, "float64")["text"].endswith(
-        "more than the bound on the float64 forward pass's own rounding, 5e-1.")
+    assert s["claims"]["within"] is True and round(s["claims"]["looser"]) == 22509
+    assert s["claims"]["step"] == 2.0**-20  # float32's spacing between 8 and 16
+    check_gap_and_bound(s, "float32")
+    over = exact_sentence(1.0, 2.0, 0.5, 3, "float64")
+    assert over["text"].endswith(
+        "That is more than the worst case the forward pass's own rounding allows, 5e-1: the terms do not "
+        "add up to the logit."
+    )
+    check_gap_and_bound(over, "float64")
+    equal = exact_sentence(1.0, 1.0, 1e-9, 3, "float64")
+    assert "they are equal, to the last bit" in equal["text"] and equal["claims"]["looser"] is None
+    check_gap_and_bound(equal, "float64")
 
 
 def test_the_norm_sentence_says_the_scale_is_frozen():

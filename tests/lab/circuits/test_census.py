@@ -181,3 +181,28 @@ def test_smollm2_on_the_probe_ranks_l18_h6_first_and_its_evidence_is_its_score(s
     assert math.isclose(e["value"], v["ranked"][0]["value"], rel_tol=1e-9)
     assert e["averaged"]["claims"]["count"] == sum(q["counted"] for q in e["queries"]) >= 32  # copies 2 and 3
     assert NAMES["induction"] in e["title"]
+
+
+def test_the_induction_definition_says_every_earlier_occurrence_as_the_score_sums():
+    """ids a b a b a: query 4 repeats token 0 and token 2; its targets are keys 1 and 3 (the tokens right
+    after each earlier a), and its value is their sum, as the definition says: every earlier occurrence,
+    not the last one only."""
+    w = np.array([[1, 0, 0, 0, 0], [0.5, 0.5, 0, 0, 0], [0.1, 0.7, 0.2, 0, 0], [0.1, 0.1, 0.6, 0.2, 0],
+                  [0.05, 0.3, 0.05, 0.4, 0.2]], dtype=np.float64)  # fmt: skip
+    allowed = np.tril(np.ones((5, 5), dtype=bool))
+    ids = np.array([0, 1, 0, 1, 0])
+    assert query_values(w, allowed, ids, "induction")[4] == 0.3 + 0.4  # not 0.4, the latest only
+    assert query_values(w, allowed, ids, "duplicate")[4] == 0.05 + 0.05
+    hs = [{"layer": 0, "head": 0, "kv_head": 0, "kind": "induction", "previous": 0.1, "first": 0.2,
+           "self": 0.1, "breadth": 0.3, "induction": 0.7, "duplicate": 0.1}]  # fmt: skip
+    definition = census_view(hs, score="induction", n_layer=1, n_head=1, n_tokens=5, model="m")["definition"]
+    said = definition["text"]
+    assert "every earlier occurrence" in said and "that earlier occurrence" not in said
+    e = evidence(w, allowed, ids, list("abaca"), layer=0, head=0, kv_head=0, score="induction", model="m")
+    top = next(r for r in e["rows"] if r["query"] == 4)
+    assert [k["index"] for k in top["keys"] if k["counted"]] == [1, 3]
+    assert top["words"]["text"].endswith(
+        "of its attention on the tokens right after every earlier occurrence of its token."
+    )
+    assert "every earlier occurrence" in census_view(hs, score="duplicate", n_layer=1, n_head=1, n_tokens=5,
+                                                     model="m")["definition"]["text"]

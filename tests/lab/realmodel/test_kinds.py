@@ -247,7 +247,7 @@ def test_the_definitions_and_the_rule_state_the_thresholds_the_labels_use():
         assert d["claims"] == {"kind": kind, "score": SCORE_OF[kind], "threshold": THRESHOLDS.get(kind, 0.8)}
         shown = fmt.rounded(0.8, 2) if kind in ("broad", "focused") else fmt.percent(d["claims"]["threshold"])
         assert shown in d["text"]
-    assert "token right after its earlier occurrence" in by_kind["induction"]["text"]
+    assert "tokens right after every earlier occurrence of it" in by_kind["induction"]["text"]
     rule = rule_sentence()
     assert rule["claims"]["order"] == [*PATTERNS, "first-token", "broad", "focused"]
     assert rule["text"].startswith("A head's name: among induction, previous token, duplicate token and self")

@@ -144,9 +144,10 @@ def test_one_heads_view_says_its_kind_where_its_attention_goes_and_its_breadth()
     assert head["caption"] == "Layer 0, head 0 of toy: an induction head."
     assert [s["text"] for s in head["about"]] == [
         "An induction head: tokens that repeat an earlier token put 100% of their attention, on average, "
-        "on the token right after its earlier occurrence (named at 40% or more).",
+        "on the tokens right after every earlier occurrence of it (named at 40% or more).",
         "On average, 14% of each token's attention goes to the previous token and 43% to the first token; "
-        "tokens that repeat an earlier token put 100% on the token after its earlier occurrence (induction) "
+        "tokens that repeat an earlier token put 100% on the tokens after every earlier occurrence of it "
+        "(induction) "
         "and 0% on the earlier occurrences themselves (duplicate token).",
         "Breadth 0 (0 = each token attends to one key, 1 = its attention is spread evenly over every key "
         "it may see).",

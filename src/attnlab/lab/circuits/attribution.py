@@ -47,29 +47,66 @@ def norm_sentence(scale: float, label: str, how: How = _no_how) -> dict:
     )  # fmt: skip
 
 
+def _times(ratio: float) -> str:
+    """A ratio of two measured sizes, to two significant digits with thousands marked: ``22,000``."""
+    return f"{float(f'{ratio:.2g}'):,.0f}" if ratio >= 10 else fmt.rounded(ratio, 1)
+
+
 def exact_sentence(total: float, logit: float, bound: float, count: int, path: str,
                    how: How = _no_how) -> dict:  # fmt: skip
-    """The exact-sum claim: the terms' total beside the model's logit, and the rounding that separates them.
+    """The exact-sum claim: the terms' total beside the model's logit, the gap measured between them
+    and the bound the forward pass's rounding puts on it, each at its own size.
 
-    Claims ``count``, ``total``, ``logit``, ``difference`` (|total - logit|), ``bound``, ``within``;
+    The gap is the evidence: it is said in steps of the float type's spacing at the logit's size
+    (``step``: the distance from |logit| to the next number of that type). The bound is the worst
+    case the rounding allows, and it is said how much looser it is than the gap (``looser``:
+    bound / gap, None for no gap). Claims ``count``, ``total``, ``logit``, ``difference``
+    (|total - logit|), ``bound``, ``within``, ``step``, ``steps`` (difference / step), ``looser``;
     ``how(term)`` as for :func:`norm_sentence` (total, logit, difference, bound).
     """
     difference = abs(total - logit)
     within = difference <= bound
     precision = "float64" if path == "float64" else "float32"
-    verdict = "within the bound" if within else "more than the bound"
-    return marked(
-        f"The {count} terms add up to ",
-        number(fmt.precise(total), how("total"), total),
-        " and the model's logit is ",
-        number(fmt.precise(logit), how("logit"), logit),
-        ": they differ by ",
-        number(fmt.scientific(difference), how("difference"), difference),
-        f", {verdict} on the {precision} forward pass's own rounding, ",
-        number(fmt.scientific(bound), how("bound"), bound),
-        ".",
-        count=count, total=total, logit=logit, difference=difference, bound=bound, within=within,
-    )  # fmt: skip
+    kind = np.float64 if precision == "float64" else np.float32
+    step = float(np.spacing(kind(abs(logit))))
+    steps = difference / step
+    looser = bound / difference if difference > 0 else None
+    claims = dict(count=count, total=total, logit=logit, difference=difference, bound=bound, within=within,
+                  step=step, steps=steps, looser=looser)  # fmt: skip
+    start = [
+        f"The {count} terms add up to ", number(fmt.precise(total), how("total"), total),
+        " and the model's logit is ", number(fmt.precise(logit), how("logit"), logit),
+    ]  # fmt: skip
+    near = fmt.rounded(logit, 1) if abs(logit) >= 1 else fmt.significant(logit, 2)
+    spacing = f"neighbouring {precision} numbers near {near} are {fmt.scientific(step)} apart"
+    shown_steps = fmt.rounded(steps, 1)
+    if difference == 0:
+        gap = [f": they are equal, to the last bit ({spacing})."]
+    elif not within:
+        shown = number(fmt.scientific(difference), how("difference"), difference)
+        gap = [": the measured gap is ", shown, "."]
+    else:
+        gap = [
+            ": the measured gap is ", number(fmt.scientific(difference), how("difference"), difference),
+            f", {shown_steps} {precision} step{'' if shown_steps == '1' else 's'} at this size ({spacing}).",
+        ]  # fmt: skip
+    if not within:
+        end = [
+            " That is more than the worst case the forward pass's own rounding allows, ",
+            number(fmt.scientific(bound), how("bound"), bound), ": the terms do not add up to the logit.",
+        ]  # fmt: skip
+    elif looser is None or looser < 10:
+        end = [
+            " The worst case the forward pass's own rounding allows is ",
+            number(fmt.scientific(bound), how("bound"), bound), ": the terms add up to the logit.",
+        ]  # fmt: skip
+    else:
+        end = [
+            " That gap is the evidence that the terms add up to the logit; the worst case the forward "
+            "pass's own rounding allows, ", number(fmt.scientific(bound), how("bound"), bound),
+            f", is about {_times(looser)} times larger, so that bound holds but says little.",
+        ]  # fmt: skip
+    return marked(*start, *gap, *end, **claims)
 
 
 def attribution_view(a, *, tokens: list[str], token_text: str, path: str, job: str | None = None) -> dict:

@@ -61,15 +61,15 @@ ROWS = 3  # query rows opened as a head's evidence
 ROW_KEYS = 3  # a row's strongest keys shown besides the keys its score counts
 
 DEFINITIONS = {
-    "induction": "Induction: the share a token that repeats an earlier token gives the token right "
-    "after that earlier occurrence (what came next last time), averaged over the tokens that "
-    "repeat one.",
+    "induction": "Induction: the share a token that repeats an earlier token gives the tokens right "
+    "after every earlier occurrence of it, summed over those occurrences (what came next each time "
+    "before), averaged over the tokens that repeat one.",
     "previous": "Previous token: the share each token gives the token just before it, averaged over "
     "every token but the first.",
     "first": "First token: the share each token gives the first token (a resting place, the "
     "attention sink), averaged over every token but the first.",
-    "duplicate": "Duplicate token: the share a token that repeats an earlier token gives its earlier "
-    "occurrences, averaged over the tokens that repeat one.",
+    "duplicate": "Duplicate token: the share a token that repeats an earlier token gives every earlier "
+    "occurrence of it, summed, averaged over the tokens that repeat one.",
     "breadth": "Breadth: each row's entropy divided by that of an even split over the keys it may "
     "see (0 = all on one key, 1 = perfectly even), averaged over the rows that may see two keys "
     "or more.",
@@ -264,8 +264,8 @@ def _target_phrase(score: str) -> str:
     return {
         "previous": "the token just before it",
         "first": "the first token",
-        "induction": "the token after its earlier occurrences",
-        "duplicate": "its earlier occurrences",
+        "induction": "the tokens right after every earlier occurrence of its token",
+        "duplicate": "every earlier occurrence of its token",
     }[score]
 
 

@@ -197,7 +197,7 @@ def kind_sentence(kind: str, scores: dict) -> dict:
     head = phrase[0].upper() + phrase[1:]
     texts = {
         "induction": f"{head}: tokens that repeat an earlier token put {p} of their attention, on "
-        f"average, on the token right after its earlier occurrence (named at {at} or more).",
+        f"average, on the tokens right after every earlier occurrence of it (named at {at} or more).",
         "previous-token": f"{head}: on average {p} of each token's attention goes to the token just "
         f"before it (named at {at} or more).",
         "duplicate-token": f"{head}: tokens that repeat an earlier token put {p} of their attention, "
@@ -249,8 +249,9 @@ def definitions() -> list[dict]:
     """Each kind's definition, as the page's legend and the docs state it, with its claims."""
     t = {k: fmt.percent(v) for k, v in THRESHOLDS.items()}
     texts = {
-        "induction": "a token that appeared before puts its attention on the token right after its "
-        "earlier occurrence: it copies what came next last time. Score: that share, averaged over "
+        "induction": "a token that appeared before puts its attention on the tokens right after every "
+        "earlier occurrence of it: it copies what came next before. Score: that share, summed over the "
+        "occurrences and averaged over "
         f"the tokens that repeat an earlier one; named at {t['induction']} or more.",
         "previous-token": "each token puts its attention on the token just before it. Score: that "
         f"share, averaged over every token but the first; named at {t['previous-token']} or more.",
@@ -301,8 +302,8 @@ def shares_sentence(scores: dict) -> dict:
         text += "no token repeats in this text, so there is no induction or duplicate-token score."
     else:
         text += (
-            f"tokens that repeat an earlier token put {fmt.percent(scores['induction'])} on the token "
-            f"after its earlier occurrence (induction) and {fmt.percent(scores['duplicate'])} on the "
+            f"tokens that repeat an earlier token put {fmt.percent(scores['induction'])} on the tokens "
+            f"after every earlier occurrence of it (induction) and {fmt.percent(scores['duplicate'])} on the "
             "earlier occurrences themselves (duplicate token)."
         )
     claims = {k: scores[k] for k in ("previous", "first", "induction", "duplicate")}

@@ -263,7 +263,7 @@ def layer_table(trace, layer: int, first_label: str) -> dict:
     at = {k: fmt.percent(v) for k, v in THRESHOLDS.items()}
     note = (
         f"previous = mean share on the token just before; first = mean share on token 0 ({first_label}); "
-        "induction = mean share on the token right after an earlier occurrence of the query's own token, "
+        "induction = mean share on the tokens right after every earlier occurrence of the query's own token, "
         "over the tokens that repeat one; duplicate = mean share on those earlier occurrences "
         "(— = no token repeats); breadth = row entropy / uniform entropy. "
         f"kind: the pattern furthest over its threshold (induction {at['induction']}, previous "

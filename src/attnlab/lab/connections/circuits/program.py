@@ -40,7 +40,8 @@ tested = [list(divmod(i, n_head)) for i in order]
 
 
 # 4) A row's softmax, and the induction score: for each token that repeats an earlier one, the share
-#    of its attention on the tokens right after its earlier occurrences, averaged over those tokens.
+#    of its attention on the tokens right after every earlier occurrence of it (summed), averaged over
+#    those tokens.
 def weights(r):
     w = np.zeros((len(r), len(r)))
     for i, row in enumerate(r):

@@ -36,8 +36,8 @@ def census_head(c: Copying) -> dict:
     score = float(c.scores("induction")[layer, head])
     return said(
         f"On this probe the census names layer {layer}, head {head} the strongest induction head: tokens "
-        f"that repeat an earlier token put {pct(score)} of their attention in it, on average, on the token "
-        "right after their earlier occurrence.",
+        f"that repeat an earlier token put {pct(score)} of their attention in it, on average, on the tokens "
+        "right after every earlier occurrence of them.",
         layer=layer, head=head, induction=score,
     )  # fmt: skip
 
