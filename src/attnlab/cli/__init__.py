@@ -150,6 +150,13 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(func=run_serve)
     add_serve_arguments(parser)  # plain `attnlab --port 9000` serves too
 
+    # --- attnlab class (a class: lab/classroom, web/classroom) ---
+    from attnlab.cli import classroom
+
+    cl = sub.add_parser("class", help=classroom.terminal.HELP["command"])
+    classroom.add_class_arguments(cl)
+    cl.set_defaults(func=classroom.run_class)
+
     # --- attnlab heads / generate (owned by the models part) ---
     from attnlab.cli import models as models_command
 
@@ -186,7 +193,7 @@ def allowed_host(text: str) -> str:
         raise argparse.ArgumentTypeError(str(error)) from None
 
 
-def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
+def add_serve_arguments(parser: argparse.ArgumentParser, *, with_class: bool = True) -> None:
     parser.add_argument("--host", default="127.0.0.1", help=TERMINAL["--host"])
     parser.add_argument("--port", type=port_number, default=8000, help=TERMINAL["--port"])
     parser.add_argument(
@@ -198,10 +205,23 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
         help=TERMINAL["--allow-host"],
     )
     parser.add_argument("--no-browser", action="store_true", help=TERMINAL["--no-browser"])
+    if with_class:  # `attnlab serve --class NAME`: the lab with a class (cli/classroom.py)
+        from attnlab.cli.classroom import add_class_options, terminal
+
+        parser.add_argument("--class", dest="class_name", metavar="NAME", help=terminal.HELP["--class"])
+        add_class_options(parser)
 
 
 def run_serve(args: argparse.Namespace) -> int:
     from attnlab.web.server import serve
+
+    if getattr(args, "class_name", None):
+        from attnlab.web.classroom.serving import serve_class
+
+        return serve_class(
+            args.class_name, host=args.host, port=args.port, open_browser=not args.no_browser,
+            allow_hosts=args.allow_host, database=args.database, resume=args.resume,
+        )
 
     return serve(
         host=args.host, port=args.port, open_browser=not args.no_browser, allow_hosts=args.allow_host

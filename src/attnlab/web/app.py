@@ -27,6 +27,8 @@ from attnlab.lab.fields import TOO_DEEP, shape_of_route
 from attnlab.web.assets import PAGES, Assets
 from attnlab.web.block import routes as api_block
 from attnlab.web.circuits import routes as api_circuits
+from attnlab.web.classroom import mount as mount_classroom
+from attnlab.web.classroom.room import Room
 from attnlab.web.connections import routes as api_connections
 from attnlab.web.errors import (
     FieldError,
@@ -98,14 +100,15 @@ async def too_deep(request: Request, error: RecursionError) -> JSONResponse:
 
 def create_app(
     *, allowed_hosts: Iterable[str] = LOOPBACK_HOSTS, body_timeout: float = BODY_TIMEOUT_S,
-    shares: Shares | None = None,
+    shares: Shares | None = None, classroom: Room | None = None,
 ) -> FastAPI:
     """Build the lab's app: API routers, the page at ``/``, assets under ``/static``.
 
     ``allowed_hosts``: the names answered besides the loopback ones (``attnlab serve``
     passes the bound address and each ``--allow-host``); ``body_timeout``: seconds a
     request body may take to arrive; ``shares``: each client's budget of the server's
-    time (``attnlab.web.fairness``; a fresh ``Shares()`` by default). Static files are served from memory
+    time (``attnlab.web.fairness``; a fresh ``Shares()`` by default); ``classroom``: the class
+    this lab serves (``attnlab.web.classroom``), if any. Static files are served from memory
     (``attnlab.web.assets``) under versioned URLs the browser keeps, each page gets a
     modulepreload link for every module it imports, and answers are gzipped for a
     client that accepts it.
@@ -134,6 +137,7 @@ def create_app(
     for route in PAGES:  # "/" and "/real-model", with versioned static URLs
         app.add_api_route(route, assets.page, methods=["GET"], include_in_schema=False)
     app.add_api_route("/static/{path:path}", assets.file, methods=["GET"], include_in_schema=False)
+    mount_classroom(app, assets, classroom)  # a class (web/classroom): routes and recorder, inside gzip
     app.add_middleware(GZipMiddleware, minimum_size=500)  # inside the guard: its headers go on as they are
     app.add_middleware(GuardMiddleware, hosts=HostRules.of(allowed_hosts), body_timeout=body_timeout)
     return app
