@@ -23,7 +23,10 @@ def stated(text: str) -> tuple[int, int | None, int | None]:
 def test_flash_help_states_the_flash_labs_defaults_and_ranges():
     said = terminal.flash_help()
     defaults = read(FLASH, {}, "inputs")
-    for name in ("n", "seed", "row"):
+    assert said["--row"] == "the query row walked (default n − 1, the last row)"
+    assert defaults["row"] == defaults["n"] - 1
+    assert read(FLASH, {"n": 9}, "inputs")["row"] == 8
+    for name in ("n", "seed"):
         default, lo, hi = stated(said[f"--{name}"])
         c = next(c for c in FLASH if c.name == name)
         assert default == defaults[name]

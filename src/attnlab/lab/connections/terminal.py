@@ -15,7 +15,7 @@ from attnlab.lab.connections.speculate import CONTROLS as SPECULATE
 
 # each command's line in `attnlab --help`
 COMMANDS = {
-    "flash": "FlashAttention tile by tile against full attention, memory and a sliding window",
+    "flash": "FlashAttention tile by tile, causal, against plain causal attention; memory; a sliding window",
     "speculate": "speculative decoding on SmolLM2: the same tokens as greedy decoding, in fewer passes",
     "kv-cache": "a model's KV cache at N tokens, or measured live as SmolLM2 writes after TEXT",
 }
@@ -35,7 +35,7 @@ def flash_help() -> dict[str, str]:
     return {
         "--n": f"sequence length ({_range(FLASH, 'n')})",
         "--tile": "tile size: query blocks and key tiles (default 16, at most n)",
-        "--row": f"the query row walked (default {_control(FLASH, 'row').default})",
+        "--row": "the query row walked (default n − 1, the last row)",
         "--keys": "keys walked so far (default n: the whole walk)",
         "--window": "sliding window in keys (default 8, at most n)",
         "--seed": f"random seed of q, k and v ({_range(FLASH, 'seed')})",

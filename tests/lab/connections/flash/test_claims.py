@@ -50,31 +50,38 @@ def test_every_claim(v):
     # choosing (the SIMD path), the engine in its own; both within 4 eps of sum |q_i k_i| / 2
     slack = 4 * np.finfo(np.float64).eps * float((np.abs(q[row]) @ np.abs(k).T).max()) / 2.0
     tiles = -(-n // tile)
-    t = (v["keys"] - 1) // tile
-    # 1) the walk: row's block, the tile just finished, m, l and O / l over the keys so far
-    c = words[0]["claims"]
     i0 = row // tile * tile
-    assert c["block"] == [i0, min(n, i0 + tile)] and c["tiles"] == tiles and c["tile"] == t + 1
-    assert c["keys"] == [t * tile, min(n, (t + 1) * tile)]
-    seen = s[row, : c["keys"][1]]
+    walked = -(-min(n, i0 + tile) // tile)  # the key tiles up to the block's last row; the rest skipped
+    t = min((v["keys"] - 1) // tile, walked - 1)
+    # 1) the walk: row's block, the tiles it walks under the causal mask, m, l and O / l over the keys so far
+    c = words[0]["claims"]
+    assert c["block"] == [i0, min(n, i0 + tile)] and c["causal"] is True
+    assert c["all_tiles"] == tiles and c["tiles"] == walked and c["skipped"] == tiles - walked
+    assert c["tile"] == t + 1 and c["keys"] == [t * tile, min(n, (t + 1) * tile)]
+    assert c["masked"] == ([row + 1, c["keys"][1]] if c["keys"][1] > row + 1 else [])
+    assert ("skips" in words[0]["text"]) == (walked < tiles)
+    seen = s[row, : min(c["keys"][1], row + 1)]  # the keys walked so far that row may see
     assert abs(c["m"] - seen.max()) <= 2 * slack
     assert abs(c["l"] - np.exp(seen - seen.max()).sum()) <= 1e-13 * c["l"]
     w_seen = np.exp(seen - seen.max()) / np.exp(seen - seen.max()).sum()
-    assert np.allclose(c["output"], w_seen @ val[: c["keys"][1]], rtol=0, atol=1e-13)
+    assert np.allclose(c["output"], w_seen @ val[: len(seen)], rtol=0, atol=1e-13)
     assert f"m = {fmt.rounded(c['m'])}" in words[0]["text"]
     # 2) the rescaling: only when this tile raised the maximum, by e^(m - m')
     c = words[1]["claims"]
     if t == 0:
         assert c == {"tile": 1, "rescaled": False}
     else:
-        before = s[row, : t * tile].max()
+        before = s[row, : min(t * tile, row + 1)].max()
         assert abs(c["m_before"] - before) <= 2 * slack and c["rescaled"] == (c["m_after"] > c["m_before"])
         assert abs(c["factor"] - np.exp(before - c["m_after"])) <= 1e-15
         assert ("raised the maximum" in words[1]["text"]) == c["rescaled"]
-    # 3) exact: the block's final O against full attention
+    # 3) exact: the block's final O against plain causal attention (like with like)
     c = words[2]["claims"]
-    w_full = np.exp(s - s.max(axis=1, keepdims=True))
+    assert c["causal"] is True and "plain causal attention" in words[2]["text"]
+    masked = np.where(np.tri(n, dtype=bool), s, -np.inf)
+    w_full = np.exp(masked - masked.max(axis=1, keepdims=True))
     full = (w_full / w_full.sum(axis=1, keepdims=True)) @ val
+    assert np.allclose(answer["data"]["full_output"], full[row], rtol=0, atol=1e-14)
 
     tiled = np.array(answer["data"]["output_so_far"][-1])
     assert abs(np.max(np.abs(tiled - full[row]))) / np.max(np.abs(val)) <= c["difference"] + 1e-15
@@ -90,6 +97,7 @@ def test_every_claim(v):
     assert c["numbers"] == 10**10 and c["numbers"] * c["bytes_each"] / 1e9 == c["gigabytes"] == 20
     # 6) the window against causal attention
     c = words[5]["claims"]
+    assert c["causal"] is True and "against plain causal attention (both causal" in words[5]["text"]
     causal = np.where(np.tri(n, dtype=bool), s, -np.inf)
     band = np.tri(n, dtype=bool) & ~np.tri(n, k=-v["window"], dtype=bool)
     windowed = np.where(band, s, -np.inf)
@@ -109,3 +117,41 @@ def test_every_claim(v):
     assert ("instead of" in words[5]["text"]) == (row >= v["window"])
     if row < v["window"]:
         assert change[row] <= 1e-13
+
+
+def test_no_table_mixes_keys_with_rows_and_each_says_it_is_causal():
+    """The walk, the row's weights by key, the window's change by row: one kind of row per table, each
+    but the walk titled causal; a key after the row shows as masked, never as a weight of 0."""
+    answer = LAB.answer(read(CONTROLS, {"n": 16, "tile": 4, "row": 9, "window": 3}, "inputs"))
+    titles = [t["title"] for t in answer["numbers"]]
+    assert titles == [
+        "Row 9, tile by tile",
+        "Plain causal attention for row 9: its weight on each key",
+        "The window of 3 against plain causal attention: each row's largest change",
+        "Inputs (seeded)",
+    ]
+    assert not any("key / row" in c for t in answer["numbers"] for c in t["columns"])
+    by_key = answer["numbers"][1]
+    assert by_key["columns"] == ["key", "row 9's weight", "value"] and len(by_key["rows"]) == 16
+    assert [r[1] for r in by_key["rows"][10:]] == ["masked"] * 6 and by_key["rows"][9][1] != "masked"
+    by_row = answer["numbers"][2]
+    assert by_row["columns"] == ["row", "keys it sees", "largest change"]
+    assert [r[1] for r in by_row["rows"][:4]] == ["0–0 (all)", "0–1 (all)", "0–2 (all)", "1–3"]
+
+
+def test_the_walk_is_causal_and_skips_the_tiles_after_its_block():
+    """Row 5 of 16 in tiles of 4: its block (rows 4–7) walks key tiles 1–2 and skips 3–4, and its output
+    is plain causal attention's, not the unmasked one's (which it used to be compared with)."""
+    answer = LAB.answer(read(CONTROLS, {"n": 16, "tile": 4, "row": 5}, "inputs"))
+    first = answer["words"][0]
+    assert first["text"].startswith(
+        "Row 5 is in the query block of rows 4–7. Under the causal mask its block walks key tiles 1–2 of 4 "
+        "and skips key tiles 3–4: every key there comes after every row of the block. After key tile 2 "
+        "(keys 4–7, of which 6–7 are masked for row 5)"
+    )
+    q, k, val, s = reference(read(CONTROLS, {"n": 16}, "inputs"))
+    unmasked = np.exp(s[5] - s[5].max())
+    assert not np.allclose(answer["data"]["full_output"], (unmasked / unmasked.sum()) @ val)
+    assert answer["data"]["full_weights"][6:] == [0.0] * 10
+    assert len(answer["data"]["m"]) == 2
+    assert "causal against causal everywhere" in LAB.lede

@@ -21,15 +21,25 @@ def test_tile_sizes_is_met_by_rounding_and_names_the_measured_change():
 
 
 def test_no_rescale_follows_the_rows_largest_score():
-    w = walk(n=32, tile=4, row=0, keys=32, window=8, seed=0)
-    largest = int(w.full.weights[0].argmax())
-    met = check("no-rescale", n=32, tile=largest + 1, row=0)  # the first tile holds the largest score
-    assert met["met"] == (largest + 1 < 32) and met["words"]["claims"]["rescaled_at"] == []
+    """Row 31 of 32 (causal: it sees every key): a first tile that holds its largest score never
+    rescales, while its block still walks at least two tiles (tile <= row)."""
+    w = walk(n=32, tile=4, row=31, keys=32, window=8, seed=0)
+    largest = int(w.causal.weights[31].argmax())
+    met = check("no-rescale", n=32, tile=largest + 1, row=31)  # the first tile holds the largest score
+    assert met["met"] == (largest + 1 <= 31) and met["words"]["claims"]["rescaled_at"] == []
     if largest >= 1:
-        low = check("no-rescale", n=32, tile=1, row=0)
+        low = check("no-rescale", n=32, tile=1, row=31)
         assert not low["met"] and low["words"]["claims"]["rescaled_at"]
     single = check("no-rescale", n=8, tile=8)
-    assert not single["met"] and "single tile" in single["words"]["text"]
+    assert not single["met"] and "single tile (it is the only one there is)" in single["words"]["text"]
+
+
+def test_a_row_whose_block_walks_one_tile_is_told_the_causal_mask_skips_the_rest():
+    skipped = check("no-rescale", n=32, tile=8, row=3)
+    assert not skipped["met"] and skipped["words"]["claims"]["tiles"] == 1
+    assert "row 3 walks a single tile (the causal mask skips the other 3 for its block)" in (
+        skipped["words"]["text"]
+    )
 
 
 def test_window_four():

@@ -12,17 +12,25 @@ def _tiles_picture(w: FlashWalk) -> dict:
     shares = w.tile_shares()
     t = w.shown
     cols = [f"{j0}–{min(w.n, j0 + w.tile) - 1}" if w.tile > 1 else str(j0) for j0 in range(0, w.n, w.tile)]
-    texts = [[fmt.percent(s) for s in shares]] if w.tiles <= 16 else None
+    texts = [[fmt.percent(s) for s in shares]] if w.all_tiles <= 16 else None
+    done = "tile 1 is" if t == 0 else f"tiles 1–{t + 1} are"
+    skipped = (
+        f"; the causal mask skips {'tile' if w.skipped == 1 else 'tiles'} {w.tiles + 1}"
+        f"{'' if w.skipped == 1 else f'–{w.all_tiles}'}"
+        if w.skipped
+        else ""
+    )
     return pic.heatmap(
         "tiles",
         "Key tiles walked by row " + str(w.row),
-        f"Row {w.row}'s query block walks the keys tile by tile, left to right; tiles 1–{t + 1} of {w.tiles} "
-        "are done. Ink shows the share of row " + str(w.row) + "'s attention each tile holds in the end; the "
-        "outlined tile is the one just finished.",
+        f"Row {w.row}'s query block walks the keys tile by tile, left to right, under the causal mask: "
+        f"{done} done of the {w.tiles} it walks{skipped}. Hatched tiles are not walked (yet). Ink shows the "
+        f"share of row {w.row}'s causal attention each tile holds in the end; the outlined tile is the one "
+        "just finished.",
         [f"row {w.row}"],
         cols,
         [shares],
-        blocked=[[j > t for j in range(w.tiles)]],
+        blocked=[[j > t for j in range(w.all_tiles)]],
         texts=texts,
         marks=[pic.mark("box", t, rows=(0, 1))],
     )
@@ -45,7 +53,7 @@ def _running(w: FlashWalk, name: str, title: str, cls: str, values: list[float])
 
 
 def _output_picture(w: FlashWalk) -> dict:
-    so_far, final = w.so_far(w.shown), [float(x) for x in w.full.output[w.row]]
+    so_far, final = w.so_far(w.shown), [float(x) for x in w.causal.output[w.row]]
     items = []
     for j in range(len(final)):
         items.append(
@@ -58,7 +66,7 @@ def _output_picture(w: FlashWalk) -> dict:
         )
         items.append(
             {
-                "label": f"full attention, coordinate {j + 1}",
+                "label": f"causal attention, coordinate {j + 1}",
                 "value": final[j],
                 "text": fmt.rounded(final[j]),
                 "cls": "full",
@@ -66,10 +74,9 @@ def _output_picture(w: FlashWalk) -> dict:
         )
     return pic.bars(
         "output",
-        "Output so far against full attention",
-        f"Row {w.row}'s output after tile {w.shown + 1}, O / l, beside full attention's output, coordinate "
-        "by "
-        "coordinate. After the last tile the two agree.",
+        "Output so far against plain causal attention",
+        f"Row {w.row}'s output after tile {w.shown + 1}, O / l, beside plain causal attention's output, "
+        "coordinate by coordinate. After the block's last tile the two agree.",
         items,
     )
 
@@ -127,6 +134,8 @@ def _window_pictures(w: FlashWalk) -> list[dict]:
 
 
 def _numbers(w: FlashWalk) -> list[dict]:
+    """The tables: the walk, the row's causal weights by key, the window's change by row, the inputs.
+    Each table holds one kind of row (a tile, a key, a query row) and says it is causal."""
     walk_rows = []
     for t, step in enumerate(w.steps):
         walk_rows.append(
@@ -139,20 +148,30 @@ def _numbers(w: FlashWalk) -> list[dict]:
                 fmt.vector(w.so_far(t)),
             ]
         )
-    full_row = [
-        [str(j), fmt.rounded(float(w.full.weights[w.row][j])), fmt.vector(w.v[j]), fmt.rounded(c)]
-        for j, c in enumerate(w.window_changes())
+    weights = w.causal.weights[w.row]
+    by_key = [
+        [str(j), fmt.rounded(float(weights[j])) if j <= w.row else "masked", fmt.vector(w.v[j])]
+        for j in range(w.n)
+    ]
+    by_row = [
+        [str(i), f"{max(0, i - w.window + 1)}–{i}" if i >= w.window else f"0–{i} (all)", fmt.rounded(c)]
+        for i, c in enumerate(w.window_changes())
     ]
     return [
         {
-            "title": f"Row {w.row}, tile by tile",
+            "title": f"Row {w.row}, tile by tile",  # under the causal mask, as the sentences say
             "columns": ["tile", "keys", "m", "l", "e^(m − m′)", "O / l"],
             "rows": walk_rows,
         },
         {
-            "title": f"Full attention for row {w.row}, and the window's change by row",
-            "columns": ["key / row", f"row {w.row}'s weight", "value", "window's change"],
-            "rows": full_row,
+            "title": f"Plain causal attention for row {w.row}: its weight on each key",
+            "columns": ["key", f"row {w.row}'s weight", "value"],
+            "rows": by_key,
+        },
+        {
+            "title": f"The window of {w.window} against plain causal attention: each row's largest change",
+            "columns": ["row", "keys it sees", "largest change"],
+            "rows": by_row,
         },
         {
             "title": "Inputs (seeded)",
@@ -171,8 +190,8 @@ def data(w: FlashWalk) -> dict:
         "m": [w.m(t) for t in range(w.tiles)],
         "l": [w.l(t) for t in range(w.tiles)],
         "output_so_far": [w.so_far(t) for t in range(w.tiles)],
-        "full_output": [float(x) for x in w.full.output[w.row]],
-        "full_weights": [float(x) for x in w.full.weights[w.row]],
+        "full_output": [float(x) for x in w.causal.output[w.row]],  # plain (untiled) causal attention
+        "full_weights": [float(x) for x in w.causal.weights[w.row]],
         "difference": w.difference(),
         "matrix_numbers": w.n * w.n,
         "held_numbers": w.held(),

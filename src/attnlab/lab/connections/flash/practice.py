@@ -42,10 +42,15 @@ def _no_rescale(w: FlashWalk, response) -> dict:
     rescaled = [t + 1 for t in range(1, w.tiles) if w.m(t) > w.m(t - 1)]
     claims = {"tile": w.tile, "tiles": w.tiles, "rescaled_at": rescaled}
     if w.tiles < 2:
+        why = (
+            f"the causal mask skips the other {w.skipped} for its block"
+            if w.skipped
+            else "it is the only one there is"
+        )
         return feedback(
             False,
-            f"With tiles of {w.tile}, row {w.row} walks a single tile, so there is nothing to rescale; "
-            "pick a tile size that gives at least two tiles.",
+            f"With tiles of {w.tile}, row {w.row} walks a single tile ({why}), so there is nothing to "
+            "rescale; pick a smaller tile or a later row, so that its block walks at least two tiles.",
             **claims,
         )
     if not rescaled:

@@ -1,13 +1,18 @@
-"""FlashAttention's numbers for one input: a query block walked tile by tile, full attention, a window.
+"""FlashAttention's numbers for one input: a query block walked tile by tile under the causal mask,
+plain causal attention, a causal sliding window.
 
 Inputs are seeded: ``q, k, v = numpy.random.default_rng(seed).standard_normal((3, n, D))``
 (d_k = d_v = D = 4, float64), so a link and the generated program rebuild them
-exactly. Query blocks and key tiles are both ``tile`` positions wide
-(FlashAttention-2's block_q = block_k); the walked block is the one holding
-``row``. ``keys`` (1 to n) says how far the walk has gone: the state shown is
-after the key tile holding key ``keys - 1``. The sliding window is causal and
-keeps ``window`` keys per query (``engine.window``); it is compared with plain
-causal attention, row by row.
+exactly. Everything here is causal, top-left aligned (query i may see keys 0..i), as in
+a decoder, so every comparison is causal against causal: the walk (the engine's
+``tiled_steps`` with ``causal="top_left"``) against plain causal attention (the whole
+matrix, masked), and the window against plain causal attention. Query blocks and key
+tiles are both ``tile`` positions wide (FlashAttention-2's block_q = block_k); the
+walked block is the one holding ``row``; it walks the key tiles up to the one holding
+its last row, and skips the rest: every key in them comes after every row of the
+block. ``keys`` (1 to n) says how far the walk has gone: the state shown is after the
+key tile holding key ``keys - 1``, or after the block's last tile when that comes
+first. The sliding window keeps ``window`` keys per query (``engine.window``).
 """
 
 from __future__ import annotations
@@ -46,20 +51,41 @@ class FlashWalk:
     k: np.ndarray
     v: np.ndarray
     block: tuple[int, int]  # the walked query block's rows [start, stop)
-    steps: list[TileStep]  # after each key tile, for the walked block
-    full: AttentionResult  # plain softmax attention, no mask: (n, n) weights
-    causal: AttentionResult
+    steps: list[TileStep]  # after each key tile the block walks (the causal mask skips the rest)
+    causal: AttentionResult  # plain causal attention: the whole (n, n) matrix of weights, masked
     windowed: AttentionResult
 
     @property
+    def full(self) -> AttentionResult:
+        """What the walk equals: plain (untiled) attention under the same causal mask."""
+        return self.causal
+
+    @property
     def tiles(self) -> int:
-        """How many key tiles a query block walks."""
+        """How many key tiles the walked block walks (the causal mask skips those after its last row)."""
         return len(self.steps)
+
+    @property
+    def all_tiles(self) -> int:
+        """How many key tiles the keys make: ceil(n / tile)."""
+        return -(-self.n // self.tile)
+
+    @property
+    def skipped(self) -> int:
+        """Key tiles the causal mask skips for the walked block: every key in them is after its rows."""
+        return self.all_tiles - self.tiles
 
     @property
     def shown(self) -> int:
         """The index of the key tile the walk has just finished (0-based)."""
-        return (self.keys - 1) // self.tile
+        return min((self.keys - 1) // self.tile, self.tiles - 1)
+
+    @property
+    def masked_in_tile(self) -> list[int]:
+        """The keys of the shown tile that come after the walked row: masked for it (``[start, stop)``,
+        empty when none)."""
+        step = self.steps[self.shown]
+        return [self.row + 1, step.k_stop] if step.k_stop > self.row + 1 else []
 
     @property
     def r(self) -> int:
@@ -96,7 +122,7 @@ class FlashWalk:
         return bool(np.array_equal(self.tiled_block(), self.full.output[i0:i1]))
 
     def tile_shares(self) -> list[float]:
-        """The walked row's full-attention weight in each key tile."""
+        """The walked row's causal-attention weight in each key tile (0 in the tiles after the row)."""
         w = self.full.weights[self.row]
         return [float(w[j0 : j0 + self.tile].sum()) for j0 in range(0, self.n, self.tile)]
 
@@ -113,7 +139,9 @@ def walk(*, n: int, tile: int, row: int, keys: int, window: int, seed: int) -> F
     q, k, v = inputs(n, seed)
     i0 = (row // tile) * tile
     block = (i0, min(n, i0 + tile))
-    _, steps = tiled_steps(q[block[0] : block[1]], k, v, block_q=tile, block_k=tile)
+    # the whole causal pass (every block, as FlashAttention runs it); the walked block's steps kept
+    _, every = tiled_steps(q, k, v, block_q=tile, block_k=tile, causal="top_left")
+    steps = [step for step in every if step.q_start == i0]
     return FlashWalk(
         n=n,
         tile=tile,
@@ -126,7 +154,6 @@ def walk(*, n: int, tile: int, row: int, keys: int, window: int, seed: int) -> F
         v=v,
         block=block,
         steps=steps,
-        full=attention(q, k, v),
         causal=attention(q, k, v, causal="top_left"),
         windowed=attention(q, k, v, mask=sliding_window_mask(n, window)),
     )

@@ -12,20 +12,45 @@ def _keys(a: int, b: int) -> str:
     return f"key {a}" if a == b else f"keys {a}–{b}"
 
 
+def _tiles(a: int, b: int) -> str:
+    return f"key tile {a}" if a == b else f"key tiles {a}–{b}"
+
+
 def walked(w: FlashWalk) -> dict:
+    """Where the walk is: the row's block, the tiles it walks under the causal mask and the state after
+    the tile just finished. Claims the block, ``tile`` (1-based), ``tiles`` walked, ``skipped``,
+    ``all_tiles``, the tile's ``keys`` [start, stop), ``masked`` (its keys after the row), m, l, output."""
     t = w.shown
     step = w.steps[t]
     i0, i1 = w.block
+    if w.skipped:
+        reach = (
+            f"Under the causal mask its block walks {_tiles(1, w.tiles)} of {w.all_tiles} and skips "
+            f"{_tiles(w.tiles + 1, w.all_tiles)}: every key there comes after every row of the block."
+        )
+    elif w.all_tiles == 1:
+        reach = "Its block walks the one key tile there is, under the causal mask."
+    else:
+        reach = f"Under the causal mask its block walks every key tile, 1–{w.all_tiles}."
+    masked = w.masked_in_tile
+    inside = ""
+    if masked:
+        hidden = str(masked[0]) if masked[1] - masked[0] == 1 else f"{masked[0]}–{masked[1] - 1}"
+        inside = f", of which {hidden} {'is' if masked[1] - masked[0] == 1 else 'are'} masked for row {w.row}"
+    m_shown, l_shown = fmt.rounded(w.m(t)), fmt.rounded(w.l(t))
     return said(
-        f"Row {w.row} is in the query block of rows {i0}–{i1 - 1}. After key tile {t + 1} of {w.tiles} "
-        f"({_keys(step.k_start, step.k_stop - 1)}), its running maximum is m = {fmt.rounded(w.m(t))}, its "
-        f"running sum is l = {fmt.rounded(w.l(t))} and its output so far, O / l, is "
-        f"{fmt.vector(w.so_far(t))}.",
+        f"Row {w.row} is in the query block of rows {i0}–{i1 - 1}. {reach} After key tile {t + 1} "
+        f"({_keys(step.k_start, step.k_stop - 1)}{inside}), its running maximum is m = {m_shown}, its "
+        f"running sum is l = {l_shown} and its output so far, O / l, is {fmt.vector(w.so_far(t))}.",
         row=w.row,
         block=[i0, i1],
+        causal=True,
         tile=t + 1,
         tiles=w.tiles,
+        all_tiles=w.all_tiles,
+        skipped=w.skipped,
         keys=[step.k_start, step.k_stop],
+        masked=masked,
         m=w.m(t),
         l=w.l(t),
         output=w.so_far(t),
@@ -65,25 +90,22 @@ def rescaled(w: FlashWalk) -> dict:
 
 
 def exact(w: FlashWalk) -> dict:
+    """The walk's end against plain causal attention: like with like (claims ``causal``)."""
     diff, same = w.difference(), w.identical()
-    claims = {"difference": diff, "bound": EXACT, "identical": same, "within": diff <= EXACT}
+    claims = {"difference": diff, "bound": EXACT, "identical": same, "within": diff <= EXACT, "causal": True}
+    done = "After the block's last tile, dividing by l once gives plain causal attention's rows for the block"
     if same:
-        return said(
-            "After the last tile, dividing by l once gives full attention's rows for this block bit for bit.",
-            **claims,
-        )
+        return said(f"{done} bit for bit.", **claims)
     if diff <= EXACT:
         return said(
-            "After the last tile, dividing by l once gives full attention's rows for this block to within "
-            f"{fmt.scientific(EXACT, 1)} of the largest value (largest difference {fmt.scientific(diff)}): "
-            "the "
-            "same maths, not the same bits, because the sums are taken in another order.",
+            f"{done} to within {fmt.scientific(EXACT, 1)} of the largest value (largest difference "
+            f"{fmt.scientific(diff)}): the same maths under the same mask, not the same bits, because the "
+            "sums are taken in another order.",
             **claims,
         )
     return said(
-        "After the last tile, dividing by l once gives full attention's rows for this block up to a "
-        f"difference of {fmt.scientific(diff)} of the largest value, more than {fmt.scientific(EXACT, 1)}: "
-        "the sums are taken in another order.",
+        f"{done} up to a difference of {fmt.scientific(diff)} of the largest value, more than "
+        f"{fmt.scientific(EXACT, 1)}: the sums are taken in another order.",
         **claims,
     )
 
@@ -91,8 +113,8 @@ def exact(w: FlashWalk) -> dict:
 def memory(w: FlashWalk) -> dict:
     full = w.n * w.n
     return said(
-        f"Full attention holds the {w.n} × {w.n} matrix of weights: {full:,} numbers per head. The tiled "
-        "pass "
+        f"Plain attention holds the {w.n} × {w.n} matrix of weights, masked or not: {full:,} numbers per "
+        "head. The tiled pass "
         f"holds one {w.tile} × {w.tile} tile of scores at a time, with m, l and O for its {w.tile} "
         f"row{'s' if w.tile != 1 else ''}: "
         f"{w.held():,} numbers.",
@@ -151,7 +173,12 @@ def window(w: FlashWalk) -> dict:
             f"{fmt.rounded(max(changes))}: a window computes something else, where tiling computed the same."
         )
     keys = f"{w.window} key" if w.window == 1 else f"{w.window} keys"
-    return said(f"With a window of {keys} (causal), {row_words}. {total}", **claims)
+    claims["causal"] = True
+    return said(
+        f"With a window of {keys}, against plain causal attention (both causal, like the walk), {row_words}. "
+        f"{total}",
+        **claims,
+    )
 
 
 def sentences(w: FlashWalk) -> list[dict]:
