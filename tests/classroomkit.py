@@ -116,6 +116,25 @@ def pg_url(pg_cluster) -> str:
     return pg_cluster.create_database()
 
 
+def worked_held(client) -> dict:
+    """The worked A/B/C example, as the page holds it."""
+    return client.get("/api/example").json()["sequence"]["example"]
+
+
+def study(client, action: dict, before: dict | None = None, held: dict | None = None):
+    """POST one practice action of the main page, as the page does: ``{held, study, action}``."""
+    return client.post("/api/notebook/study", json={
+        "held": held or worked_held(client), "study": before or {"version": 1}, "action": action})
+
+
+def check(client, challenge: str, response=None, before: dict | None = None, held: dict | None = None):
+    """Check ``challenge`` with ``response`` (as the page's Check button does); the answer."""
+    action = {"kind": "submit", "challenge": challenge}
+    if response is not None:
+        action["response"] = response
+    return study(client, action, before, held)
+
+
 class ClassServer:
     """``python -m attnlab serve --class NAME --no-browser`` in a subprocess, with its own data folder."""
 

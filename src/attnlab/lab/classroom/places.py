@@ -9,7 +9,8 @@ challenges are done there), so a class kept to practice can still drag q.
 
 A push opens a link on every learner's screen: a path of this lab (one of its
 pages, with its query and its ``#example=`` share link as they are; a whole address
-copied from the teacher's browser is cut to its path), or a practice challenge of
+copied from the teacher's browser, naming one of the lab's own hosts, is cut to its
+path), or a practice challenge of
 the main page. Errors are ``FieldError``s at the field the teacher filled in.
 """
 
@@ -106,7 +107,7 @@ def check_pace(ids: list[str]) -> list[str]:
     return [k for k in known if k in ids]
 
 
-def push_link(text: str) -> dict:
+def push_link(text: str, hosts: frozenset[str] = frozenset()) -> dict:
     """A pushed link, ``{"href", "place"}`` (a path of this lab), or ``FieldError`` at ``link``."""
     text = text.strip()
     if not text:
@@ -119,6 +120,8 @@ def push_link(text: str) -> dict:
         raise FieldError("link", "is not an address") from None
     if parts.scheme not in ("", "http", "https") or (parts.scheme and not parts.netloc):
         raise FieldError("link", "must be an address of this lab (http://…/ or a path such as /real-model)")
+    if parts.netloc and (parts.hostname or "").lower() not in hosts:
+        raise FieldError("link", "is another site's address: push an address of this lab")
     path = parts.path or "/"
     if path not in pages():
         raise FieldError("link", "is not a page of this lab (the main page, a real model, circuits, a lab)")

@@ -15,6 +15,7 @@ learner of it, 403 not the teacher, 410 the class has ended, 429 too many joins.
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlsplit
 
 import anyio
 import segno
@@ -28,6 +29,7 @@ from attnlab.lab.notebook import history as notebook_history
 from attnlab.web.classroom.pages import JOIN, NOTICE, TEACHER, render
 from attnlab.web.classroom.room import COOKIE_DAYS, MAX_LEARNERS, Room, digest, new_secret, now_ms
 from attnlab.web.classroom.schema import AnonymiseIn, DeleteIn, JoinIn, PaceIn, PauseIn, PushIn, SnapshotIn
+from attnlab.web.hosts import LOOPBACK_HOSTS
 
 router = APIRouter(tags=["class"])
 
@@ -229,11 +231,12 @@ async def post_push(body: PushIn, request: Request) -> dict:
         raise FieldError("challenge", "cannot be pushed with a link: push one or the other")
     push = None
     if body.link is not None:
-        push = places.push_link(body.link)
+        own = {*LOOPBACK_HOSTS, "localhost", urlsplit(room.join_url).hostname or ""}
+        push = places.push_link(body.link, frozenset(own))
     elif body.challenge is not None:
         push = places.push_challenge(body.challenge)
     if push is not None:
-        push["id"] = room.info.last_seq + 1  # a new push opens again on a page that dismissed the last
+        push["id"] = room.store.info().last_seq + 1  # a new push shows again where the last was set aside
     return {"state": await _act(room, "push", {"push": push}, push=push)}
 
 
