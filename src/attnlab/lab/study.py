@@ -84,7 +84,9 @@ class StudyRules:
     steps). ``checks`` (the notebook) makes attempts keep every Check made, the
     shown answer's words, and feedback's ``load`` flag (the challenge cannot be
     tried on this example: no check); without it (the block) an attempt keeps
-    its response, feedback and help only. A check's errors located under
+    its response, feedback and help only. ``last_check`` (the connection labs: they
+    keep every check too) also gives each attempt's history group its last
+    check as one line (``checked``), beside the list. A check's errors located under
     ``state_field`` are the state's (``block.x``), not the action's.
     """
 
@@ -93,6 +95,7 @@ class StudyRules:
     max_detail: int
     checks: bool = False
     state_field: str | None = None
+    last_check: bool = False
 
     # --- validation -----------------------------------------------------------------
 
@@ -146,7 +149,7 @@ class StudyRules:
         ):
             raise FieldError((*at, "feedback"), "is malformed")
         words = _sentence(feedback.get("words"), (*at, "feedback", "words"))
-        flagged = {f: feedback.get(f, False) for f in flags}
+        flagged = {f: feedback[f] for f in flags if f in feedback}  # the notebook's; a lab's has none
         return {"met": feedback["met"], "verdict": verdict(feedback["met"]), "words": words} | flagged
 
     def _attempt_from(self, c: dict, a: object, at: Loc) -> dict:
@@ -286,7 +289,7 @@ class StudyRules:
             raise FieldError("action", f"would make more than {MAX_CHECKS} checks in one attempt")
         attempt["response"] = response
         attempt["feedback"] = feedback
-        if self.checks and not feedback["load"]:  # a challenge the example cannot try is no check
+        if self.checks and not feedback.get("load", False):  # a challenge the example cannot try: no check
             attempt["checks"].append({"response": response, "met": feedback["met"]})
 
     def _help(self, study: dict, action: dict, answer: Callable[[str], str]) -> tuple[dict, str | None]:
@@ -324,8 +327,9 @@ class StudyRules:
         """Return the help (and checks) used, grouped: before any attempt, then per challenge and attempt.
 
         Each group is ``{"heading", "challenge", "attempt" (1-based or None), "help":
-        [labels]}``, with ``"checks": [{"label", "met"}]`` when attempts keep checks, or
-        else ``"checked"``: the attempt's last check (``said``, or None before any check);
+        [labels]}``, with ``"checks": [{"label", "met"}]`` when attempts keep checks (every
+        Check, right or not yet, in order), and ``"checked"``: the attempt's last check
+        (``said``, or None before any check) when they keep none or ``last_check`` is set;
         an attempt's group also carries ``"panel"``, the words of its challenge's panel on
         that attempt (``lab.challenge_set.panel``). Attempts without help say so.
         Challenges follow the page's order.
@@ -355,7 +359,7 @@ class StudyRules:
         group = {"heading": heading, "challenge": cid, "attempt": n}
         if self.checks:
             group["checks"] = checks
-        elif n is not None:
+        if (not self.checks or self.last_check) and n is not None:
             group["checked"] = None if feedback is None else checked(feedback["met"])
         return group | {"help": helps}
 

@@ -33,3 +33,13 @@ def test_markdown_lists_the_input_words_tables_history_and_program():
     assert "### Keep 90% with the fewest experts · attempt 1" in text
     assert text.rstrip().endswith("```") and page["python"].splitlines()[0] in text
     assert "No help used and no attempts yet." in to_markdown("moe", {}, {"version": 1})
+
+
+def test_markdown_keeps_every_check_of_an_attempt():
+    study = {"version": 1}
+    for k in (1, 3):
+        study = apply("moe", {"k": k}, study, {"kind": "submit", "challenge": "keep-90"})["study"]
+    text = to_markdown("moe", {"k": 3}, study)
+    attempt = text[text.index("### Keep 90% with the fewest experts · attempt 1") :]
+    checks = [line for line in attempt.splitlines() if line.startswith("- Check ")]
+    assert len(checks) == 2 and checks[0].startswith("- Check 1 · the example as it was · ")

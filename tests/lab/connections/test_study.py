@@ -30,6 +30,7 @@ def test_help_the_answer_and_detours():
         "heading": "Before any attempt",
         "challenge": None,
         "attempt": None,
+        "checks": [],
         "help": [HELP_KINDS["numbers"]],
     }
     out = apply("ssm", {}, out["study"], {"kind": "help", "help": "answer", "challenge": "state-size"})
@@ -47,3 +48,25 @@ def test_errors_are_located_in_the_request():
     with pytest.raises(FieldError) as err:
         apply("flash", {}, {"version": 2}, {"kind": "open", "challenge": "tile-sizes"})
     assert err.value.loc == ("study",)
+
+
+def test_the_two_wrong_tries_before_a_right_one_are_kept():
+    """A teacher reading the history sees the struggle: every check of the attempt, right or not yet."""
+    study = NEW
+    for response in ("keys", "grows", "rounding"):
+        action = {"kind": "submit", "challenge": "tile-sizes", "response": response}
+        study = apply("flash", {"n": 16, "tile": 4}, study, action)["study"]
+    attempt = study["challenges"]["tile-sizes"]["attempts"][0]
+    assert attempt["checks"] == [
+        {"response": "keys", "met": False},
+        {"response": "grows", "met": False},
+        {"response": "rounding", "met": True},
+    ]
+    (group,) = history("flash", study)
+    assert [c["label"] for c in group["checks"]] == [
+        "Check 1 · “keys” · not yet",
+        "Check 2 · “grows” · not yet",
+        "Check 3 · “rounding” · right",
+    ]
+    assert group["checked"] == {"text": "✓ Checked: goal met", "claims": {"met": True}}
+    assert apply("flash", {}, study, {"kind": "open", "challenge": "tile-sizes"})["study"] == study

@@ -59,8 +59,7 @@ def to_markdown(name: str, given: dict, study: object, measured: dict | None = N
         lines += [WORDS["no_history"], ""]
     for g in groups:
         lines += [f"### {g['heading']}", ""]
-        if g.get("checked"):
-            lines.append(f"- {g['checked']['text']}")
+        lines += [f"- {c['label']}" for c in g.get("checks", [])]  # every check, the tries before a right one
         lines += [f"- {h}" for h in g["help"]]
         lines.append("")
     lines += [f"## {WORDS['python']}", "", "```python", page["python"].rstrip("\n"), "```"]

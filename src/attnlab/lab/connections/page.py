@@ -39,6 +39,8 @@ WORDS = {
     "no_response": "No typed answer: the goal is checked on the inputs as you have set them above.",
     "history": "Study history for this visit",
     "no_history": "No help used and no attempts yet.",
+    "history_checks": "Checks",
+    "history_help": "Help used",
     "export": "Export",
     "export_json": "Download JSON",
     "export_markdown": "Download Markdown",

@@ -1,8 +1,9 @@
 """Practice in a connection lab: one visit's study record, kept by ``lab.study``'s rules.
 
 Every lab's study has the same help kinds (:data:`HELP_KINDS`: a hint, the
-answer, opening every number, opening the Python) and the block's kind of
-attempt (a response, its feedback and the help used; no list of checks).
+answer, opening every number, opening the Python), and its attempts keep every
+Check made, right or not yet, as the notebook's do (a teacher reading the history
+sees the tries before a right one), with the last check's line as the block's.
 A submit is checked on the learner's input (``values``), read like the page's
 (``controls.read`` at ``("inputs", ...)``).
 """
@@ -28,8 +29,9 @@ MAX_DETAIL = 3  # a challenge has at most three hints
 def rules(name: str) -> StudyRules:
     lab = registry.lab(name)
     return StudyRules(
-        challenges=lab.challenges, help_kinds=HELP_KINDS, max_detail=MAX_DETAIL, state_field="inputs"
-    )
+        challenges=lab.challenges, help_kinds=HELP_KINDS, max_detail=MAX_DETAIL, checks=True,
+        state_field="inputs", last_check=True,
+    )  # fmt: skip
 
 
 def apply(name: str, given: dict, study: object, action: object, measured: dict | None = None) -> dict:

@@ -42,6 +42,6 @@ export function mountPractice(els) {
       panels = challengeDisclosures(els.list, practice.challenges, { look: LOOK, words, send: studyAction });
     }
     for (const c of practice.challenges) drawAttempt(panels.get(c.id), c, st);
-    drawHistory(els.history, st.history, words.no_history, LOOK);
+    drawHistory(els.history, st.history, words.no_history, LOOK, { checks: words.history_checks, help: words.history_help });
   };
 }

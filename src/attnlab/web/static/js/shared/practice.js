@@ -183,22 +183,29 @@ export function challengeDisclosures(list, challenges, { look, words, send }) {
 }
 
 /**
- * The study history, one section a group (a challenge's attempt, or "before" any): its heading, its
- * check's line and the help it used; `empty` when there is none yet.
+ * The study history, one section a group (a challenge's attempt, or "before" any): its heading, every
+ * check made on the attempt (right or not yet, in order; or, where a study keeps no list, its last
+ * check's line) and the help it used; `empty` when there is none yet.
  * look: group (the section's class), groupChallenge (the attribute naming its challenge), heading (its tag).
+ * labels: the lists' names for a screen reader ({checks, help}: the page's words).
  */
-export function drawHistory(root, history, empty, look) {
+export function drawHistory(root, history, empty, look, labels = {}) {
   if (!history.length) return fill(root, h("p", { class: "hint" }, empty));
   fill(
     root,
     history.map((g) => {
-      const checked = g.checked ? h("p", { "data-checked": g.checked.claims.met ? "met" : "not-met" }, g.checked.text) : null;
+      let checked = null;
+      if (g.checks && g.checks.length) {
+        checked = h("ul", { class: "history-checks", "aria-label": labels.checks }, g.checks.map((c) => h("li", { class: c.met ? "check-met" : "check-not-met", "data-checked": c.met ? "met" : "not-met" }, c.label)));
+      } else if (g.checked && !g.checks) {
+        checked = h("p", { "data-checked": g.checked.claims.met ? "met" : "not-met" }, g.checked.text);
+      }
       return h(
         "section",
         { class: look.group, [look.groupChallenge]: g.challenge || "before", "data-attempt": g.attempt ? String(g.attempt) : "", "aria-label": g.heading },
         h(look.heading, null, g.heading),
         checked,
-        h("ul", null, g.help.map((l) => h("li", null, l))),
+        h("ul", { class: "history-help", "aria-label": labels.help }, g.help.map((l) => h("li", null, l))),
       );
     }),
   );
