@@ -144,6 +144,24 @@ def test_rope_is_drawn_as_a_rotation_and_its_score_depends_only_on_the_offset(la
     page.locator("#block-rope-part").screenshot(path=artifacts / "block-rope.png")
 
 
+def test_the_rope_picture_opens_on_a_vector_that_turns(lab, live_server):
+    """Not head 1's A, q = [0, 0] at position 0 "turned by angle 0": the picture opens on the head and
+    token the server names, whose q and k both turn (head 1's B, by 1 radian), in the plane and the note."""
+    page = lab.page
+    rope = switch_to(page, live_server.url, "#block-positions-rope", {"positions": "rope"})["rope"]
+    assert rope["shown"] == {"head": 0, "token": 1}
+    page.locator("#block-rope-part").scroll_into_view_if_needed()
+    expect(page.locator("#block-rope-head")).to_have_value("0")
+    expect(page.locator("#block-rope-token")).to_have_value("1")
+    note = page.locator("#block-rope-note")
+    expect(note).to_have_text(rope["rotations"][0][1]["note"]["text"])
+    expect(note).not_to_contain_text("q = [0, 0]")
+    tips = page.locator("#block-rope-plane .rope-vec circle").evaluate_all(
+        "cs => cs.map(c => [c.getAttribute('cx'), c.getAttribute('cy')])"
+    )
+    assert tips[2] != tips[3]  # q's tip before and after: it moved
+
+
 def test_a_head_switched_off_is_still_measured_against_the_block_with_it_on(lab, live_server):
     """Untick Head 1: its card must not say it changes nothing; the change is against Head 1 on."""
     page = lab.page

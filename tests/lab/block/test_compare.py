@@ -43,6 +43,37 @@ def test_rope_rotations_turn_each_token_by_its_position():
             assert math.isclose(math.hypot(*row["q_rotated"]), math.hypot(*row["q"]), abs_tol=1e-12)
 
 
+def test_the_rope_picture_opens_on_a_vector_that_turns():
+    """The default block's head 1 has q = [0, 0] at A (position 0, angle 0): the picture must not open
+    there, "rotating" nothing by angle 0. It opens on the first head and token whose q and k are
+    both non-zero and turn by a non-zero angle: head 1's B, by 1 radian."""
+    rope = block_compare.rope(walk(positions="rope"))
+    first = rope["rotations"][0][0]
+    assert first["q"] == [0.0, 0.0] and first["angle"] == 0.0
+    assert first["note"]["claims"]["moves"] is False and first["note"]["claims"]["zero_q"] is True
+    assert "position 0 turns by nothing, so neither moves" in first["note"]["text"]
+    assert rope["shown"] == {"head": 0, "token": 1}
+    shown = rope["rotations"][0][1]
+    assert shown["angle"] == 1.0 and any(shown["q"]) and any(shown["k"]) and shown["q_rotated"] != shown["q"]
+    assert shown["note"]["claims"]["moves"] is True
+    assert shown["note"]["text"].startswith("B at position 1: q = [1, -1] turns to [1.382, 0.301]")
+    assert "by angle 1 radian (dashed: before, solid: after)." in shown["note"]["text"]
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_the_rope_pictures_first_view_always_turns_when_anything_can(seed):
+    rope = block_compare.rope(walk(weights=random_weights(seed), positions="rope"))
+    h, t = rope["shown"]["head"], rope["shown"]["token"]
+    row = rope["rotations"][h][t]
+    candidates = [r for rows in rope["rotations"] for r in rows if r["angle"] and any(r["q"]) and any(r["k"])]
+    assert (row["angle"] != 0 and any(row["q"]) and any(row["k"])) == bool(candidates)
+    for rows in rope["rotations"]:
+        for r in rows:
+            c = r["note"]["claims"]
+            assert c["zero_q"] == (not any(r["q"])) and c["zero_k"] == (not any(r["k"]))
+            assert c["moves"] == (r["angle"] != 0 and not (c["zero_q"] and c["zero_k"]))
+
+
 def test_ablation_is_the_walk_with_that_head_off():
     w = walk()
     for h, entry in enumerate(block_compare.ablation(w)):

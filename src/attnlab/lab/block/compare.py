@@ -149,13 +149,36 @@ def _dot(a, b) -> float:
 
 
 def _rotation_note(label, p, q, qr, k, kr, angle) -> dict:
-    return said(
+    """What the picture shows for one token: q and k before and after the turn, and whether anything
+    can be seen to move (claims ``position``, ``angle``, ``zero_q``, ``zero_k``, ``moves``)."""
+    zero_q, zero_k = not any(q), not any(k)
+    moves = angle != 0.0 and not (zero_q and zero_k)
+    text = (
         f"{label} at position {p}: q = {fmt.vector(q)} turns to {fmt.vector(qr)}, k = {fmt.vector(k)} "
-        f"turns to {fmt.vector(kr)}; both by angle {fmt.rounded(angle)} radians "
-        "(dashed: before, solid: after).",
-        position=p,
-        angle=angle,
+        f"turns to {fmt.vector(kr)}; both by angle {fmt.rounded(angle)} "
+        f"{'radian' if fmt.rounded(angle) == '1' else 'radians'}"
     )
+    if angle == 0.0:
+        text += ": position 0 turns by nothing, so neither moves (dashed and solid coincide)."
+    else:
+        zero = [name for name, z in (("q", zero_q), ("k", zero_k)) if z]
+        if zero:
+            text += (
+                f"; {' and '.join(zero)} {'is' if len(zero) == 1 else 'are'} zero, with no direction to "
+                "turn"
+            )
+        text += " (dashed: before, solid: after)."
+    return said(text, position=p, angle=angle, zero_q=zero_q, zero_k=zero_k, moves=moves)
+
+
+def _first_moving(rotations: list[list[dict]]) -> dict:
+    """The picture's first view: the first head and token whose q and k both turn by a non-zero angle
+    (a later position, neither vector zero), so the default picture shows a rotation."""
+    for h, rows in enumerate(rotations):
+        for r in rows:
+            if r["angle"] != 0.0 and any(r["q"]) and any(r["k"]):
+                return {"head": h, "token": r["position"]}
+    return {"head": 0, "token": len(rotations[0]) - 1}
 
 
 def rope(w: Walk, shifts: tuple[int, ...] = DEMO_SHIFTS) -> dict:
@@ -251,6 +274,7 @@ def rope(w: Walk, shifts: tuple[int, ...] = DEMO_SHIFTS) -> dict:
         "angles": angles,
         "angles_display": [fmt.rounded(a) for a in angles],
         "rotations": rotations,
+        "shown": _first_moving(rotations),  # the head and token the picture opens on
         "status": status,
         "heads": [f"Head {h + 1}" for h in range(N_HEAD)],
         "demo": {

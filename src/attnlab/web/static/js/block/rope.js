@@ -78,11 +78,15 @@ export function mountRope(root, words) {
   const draw = () => {
     if (!last) return;
     const rope = last.rope;
+    // First fill: open on the head and token the server picks (one whose q and k turn), not token 0,
+    // which sits at position 0 and turns by nothing.
     if (headPick.options.length !== rope.heads.length) {
       fill(headPick, rope.heads.map((name, i) => h("option", { value: String(i) }, name)));
+      headPick.value = String(rope.shown.head);
     }
     if (pick.options.length !== rope.rotations[0].length) {
       fill(pick, rope.rotations[0].map((r, i) => h("option", { value: String(i) }, r.option)));
+      pick.value = String(rope.shown.token);
     }
     const r = rope.rotations[Number(headPick.value)][Number(pick.value)];
     text(status, rope.status.text);
