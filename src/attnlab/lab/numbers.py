@@ -4,12 +4,21 @@ Three decimals as on the page (0.576, 1.414, 14%), trailing zeros trimmed,
 computed with Python's ``round`` so the page, the words and the generated
 program's ``show`` print the same strings. ``precise`` is the full-precision
 form (shortest round-tripping repr, ``-0`` kept, ``.0`` trimmed).
+
+Percentages come in two kinds. A share or probability shown alone is
+:func:`percent` (whole percents, two significant digits near 0 and near 100).
+A set of shares shown together (a row of attention, a pie, a table's row) is
+:func:`percents`: rounded by largest remainder so the shown numbers add up to
+exactly 100. A difference said in words is :func:`difference` of the shown
+numbers, and a count with its noun is :func:`plural`.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from decimal import Decimal
+from fractions import Fraction
 
 MINUS = "\u2212"
 
@@ -46,14 +55,152 @@ def significant(x: float, digits: int = 3) -> str:
     return f"{x:.{digits}g}"
 
 
-def percent(w: float) -> str:
-    """Return a share as a whole percentage; never '0%' or '100%' when it is not."""
-    p = round(float(w) * 100)
-    if p == 0 and w > 0.0:
-        return "<1%"
-    if p == 100 and w < 1.0:
-        return ">99%"
-    return f"{p}%"
+SET_DECIMALS = (0, 1, 2)  # a set's precision: whole percents, then tenths, then hundredths
+SMALLEST_SIGNIFICANT = 1e-4  # in percent: below it a lone share is written 4.6e-5%, not 0.000046%
+
+
+def _two_significant(x: float) -> str:
+    """``x`` (0 < x < 1, in percent) to two significant digits: ``0.50``, ``0.0046``, ``4.6e-5``."""
+    mantissa, _, exponent = f"{x:.1e}".partition("e")
+    e = int(exponent)
+    if x < SMALLEST_SIGNIFICANT:
+        return f"{mantissa}e{e}"
+    return f"{x:.{1 - e}f}"
+
+
+def percent(w: float, decimals: int = 0) -> str:
+    """Return one share or probability shown alone, in percent: never ``0%`` or ``100%`` when it is not.
+
+    From 1% to 99%, rounded to ``decimals`` (``14%``; ``93.4%``, ``14.0%`` with one). Below 1%, two
+    significant digits (``0.50%``, ``0.0046%``; below 0.0001% in e-notation, ``4.6e-5%``); above
+    99%, 100 less two significant digits of what is missing (``99.60%``; beyond 99.9999%,
+    ``>99.9999%``). A set of shares shown together is :func:`percents`, so that it adds up.
+    """
+    w = float(w)
+    x = 100.0 * w
+    if w == 0.0 or w == 1.0:
+        return f"{round(x)}%"
+    if 1.0 <= x <= 99.0:
+        return f"{x:.{decimals}f}%"
+    if x < 1.0:
+        return f"{_two_significant(x)}%"
+    missing = 100.0 * (1.0 - w)  # 1 - w is exact here (Sterbenz), 100 - x would not be
+    if missing < SMALLEST_SIGNIFICANT:
+        return ">99.9999%"
+    return f"{100 - Decimal(_two_significant(missing))}%"
+
+
+def share_units(shares: Sequence[float], decimals: int = 0) -> tuple[list[int], int]:
+    """Return a set's shares as whole units of ``10**-d`` percent, and that ``d``.
+
+    ``shares`` are the parts of one whole (non-negative, summing to 1 up to float rounding;
+    they are divided by their own exact sum). Largest remainder (Hamilton's method), in exact
+    rational arithmetic: each share gets the whole units of its quota ``share / sum x 100 x
+    10**d``, and the units left over go one each to the largest remainders; a tie in remainder
+    goes to the larger full-precision share, then to the earlier index. The units sum to exactly
+    ``100 * 10**d``.
+
+    ``d`` is the first precision from ``decimals`` on (up to the last of ``SET_DECIMALS``, or
+    ``decimals`` itself if larger) at which no share that is not 0 gets 0 units and no share
+    short of the whole gets them all; past the last, it is the last.
+    """
+    if any(not math.isfinite(float(s)) or s < 0 for s in shares):
+        raise ValueError("shares must be finite and not negative")
+    parts = [Fraction(float(s)) for s in shares]
+    total = sum(parts, Fraction(0))
+    if not parts or total == 0:
+        return [0] * len(parts), decimals
+    if abs(total - 1) > Fraction(1, 10**9):
+        raise ValueError(f"shares sum to {float(total)}, not 1: pass the whole set")
+    units: list[int] = []
+    d = decimals
+    for d in range(decimals, max(decimals, SET_DECIMALS[-1]) + 1):
+        whole = 100 * 10**d
+        quotas = [p * whole / total for p in parts]
+        units = [q.numerator // q.denominator for q in quotas]
+        left = whole - sum(units)
+        order = sorted(range(len(parts)), key=lambda i: (units[i] - quotas[i], -parts[i], i))
+        for i in order[:left]:
+            units[i] += 1
+        if all((u > 0 or p == 0) and (u < whole or p == total) for u, p in zip(units, parts)):
+            break
+    return units, d
+
+
+def _unit_text(units: int, d: int, exact: int) -> str:
+    """``units`` of ``10**-d`` percent as text; ``exact``: -1 for a true 0, 1 for the whole, 0 else."""
+    if exact:
+        return "0%" if exact < 0 else "100%"
+    step = Decimal(1).scaleb(-d)
+    if units == 0:
+        return f"<{step}%"
+    if units == 100 * 10**d:
+        return f">{100 - step}%"
+    return f"{Decimal(units).scaleb(-d)}%"
+
+
+def percents(shares: Sequence[float], decimals: int = 0) -> list[str]:
+    """Return a set of shares (the parts of one whole) as percentages that add up to exactly 100.
+
+    Rounded by largest remainder (:func:`share_units`: ties to the larger full-precision
+    share, then to the earlier index), all at one precision: whole percents (``A 34% · B 33%
+    · C 33%``) or ``decimals``, or tenths or hundredths when fewer would show a share that is
+    not 0 as ``0%`` or one short of the whole as ``100%`` (``A 0.4% · B 99.6%``). A share still
+    below a hundredth of a percent shows ``<0.01%`` (its rounded value, 0, and the direction)
+    and the one that then holds every unit ``>99.99%``. A share of exactly 0 is ``0%``, the
+    whole ``100%``.
+    """
+    units, d = share_units(shares, decimals)
+    nonzero = sum(1 for s in shares if float(s) != 0.0)
+    return [
+        _unit_text(u, d, -1 if float(s) == 0.0 else 1 if nonzero == 1 else 0) for u, s in zip(units, shares)
+    ]
+
+
+def percent_rest(shares: Sequence[float], named: Iterable[int], decimals: int = 0) -> str:
+    """Return what the shares not ``named`` hold together: 100 less the named ones' shown percents.
+
+    The same rounding as :func:`percents` of ``shares``, so the named shares' texts and this add
+    up to exactly 100 (``<0.01%`` when the rest rounds to no unit but is not 0).
+    """
+    units, d = share_units(shares, decimals)
+    named = set(named)
+    if not any(float(s) for i, s in enumerate(shares) if i not in named):
+        return "0%"
+    return _unit_text(sum(u for i, u in enumerate(units) if i not in named), d, 0)
+
+
+def shown_value(text: str) -> Decimal:
+    """The number a shown text says, exactly: ``"94.5%"`` -> ``Decimal("94.5")``, ``"−3"`` -> -3.
+
+    A text that gives only a bound (``"<0.01%"``, ``">99.9999%"``) says no single number: ValueError.
+    """
+    body = text.strip().removesuffix("%").replace(MINUS, "-")
+    if body[:1] in "<>":
+        raise ValueError(f"{text!r} is a bound, not a number")
+    return Decimal(body)
+
+
+def difference(a: str, b: str) -> str:
+    """Return ``a - b`` for two numbers as shown, exactly: ``difference("94.5%", "94.3%") == "0.2"``.
+
+    A sentence that shows two rounded numbers states the difference of those, whatever the
+    full-precision difference rounds to (0.1 for 94.54 and 94.35). Trailing zeros trimmed,
+    never ``-0``.
+    """
+    d = shown_value(a) - shown_value(b)
+    if d == 0:
+        return "0"
+    text = format(d, "f")
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def plural(n: int, noun: str, plural_form: str | None = None) -> str:
+    """Return a count and its noun, agreeing: ``1 token``, ``2 tokens``, ``1,024 entries``.
+
+    The plural adds ``s`` unless ``plural_form`` is given (``plural(n, "entry", "entries")``).
+    """
+    return f"{n:,} {noun if n == 1 else plural_form or noun + 's'}"
 
 
 def vector(xs: Iterable[float], digits: int = 3) -> str:

@@ -38,7 +38,8 @@ def test_the_strip_repeats_the_share_tables_percentages_and_the_output(case):
     answer = explorer_answer(trace)
     strip, sources = answer["strip"], answer["display"]["sources"]
     assert strip["shares"] == [f"{s['label']} {s['percent']}" for s in sources]
-    for item, label, w, ok in zip(strip["shares"], trace.labels, trace.weights, trace.allowed):
-        assert item == f"{label} {fmt.percent(w) if ok else 'blocked'}"
+    percents = fmt.percents(trace.weights)  # one set, adding up to 100
+    for item, label, shown, ok in zip(strip["shares"], trace.labels, percents, trace.allowed):
+        assert item == f"{label} {shown if ok else 'blocked'}"
     assert strip["output"] == f"o = {fmt.vector(trace.output)}"
     assert f"Output {strip['output']}." in answer["words"]["summary"]

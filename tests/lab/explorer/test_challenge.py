@@ -29,7 +29,8 @@ def test_far_along_b_is_met():
     state = check(worked((4.0, 0.0)))
     assert state.met is True
     assert state.share > 0.9
-    assert state.status == "Done: B takes 94% of the attention, more than 90%."
+    # A's 0.33% would read 0% in whole percents, so the explorer shows the set in tenths
+    assert state.status == "Done: B takes 94.1% of the attention, more than 90%."
 
 
 def test_threshold_is_strict_and_uses_the_float():
@@ -50,7 +51,7 @@ def test_renamed_sources_keep_the_challenge_by_role():
     renamed = check(worked((4.0, 0.0), labels=["X", "Y", "Z"]))
     assert (renamed.available, renamed.met, renamed.target) == (True, True, "Y")
     assert renamed.goal == "Give source Y more than 90% of the attention."
-    assert renamed.status == "Done: Y takes 94% of the attention, more than 90%."
+    assert renamed.status == "Done: Y takes 94.1% of the attention, more than 90%."
     assert renamed.share == check(worked((4.0, 0.0))).share
 
 
@@ -77,7 +78,7 @@ def test_the_live_challenge_is_a_practice_challenge_with_tiered_hints():
     # the last hint's numbers are the worked example's
     t = worked((4.0, 0.0))
     assert "q = [4, 0]" in c["hints"][2] and f"score of {t.scores[1]:.3f}" in c["hints"][2]
-    assert fmt.percent(t.weights[1]) == "94%" and "B then takes 94%" in c["hints"][2]
+    assert fmt.percents(t.weights)[1] == "94.1%" and "B then takes 94.1%" in c["hints"][2]
 
 
 def test_its_check_uses_the_explorer_and_never_gives_the_answer():
@@ -89,9 +90,10 @@ def test_its_check_uses_the_explorer_and_never_gives_the_answer():
         "load": False,
     }
     hit = practice.check(CHALLENGE_ID, edit_query(STARTING, [4.0, 0.0]))
-    assert shown(hit) == {"met": True, "words": "B takes 94% of the attention, more than 90%.", "load": False}
+    words = "B takes 94.1% of the attention, more than 90%."
+    assert shown(hit) == {"met": True, "words": words, "load": False}
     answer = practice.answer(CHALLENGE_ID, STARTING)["text"]
-    assert answer == "Move q along B's key: at q = [4, 0] B takes 94% of the attention."
+    assert answer == "Move q along B's key: at q = [4, 0] B takes 94.1% of the attention."
     assert "[4, 0]" not in miss["words"]["text"]
 
 

@@ -132,13 +132,20 @@ def test_summary_claims_hold(t):
     listed = [scores[label] for label in c["order"]]
     assert listed == sorted(listed, reverse=True) and top not in listed
     assert c["equal"] == (len(c["top"]) == len(scores))
+    shown = dict(zip(t.labels, fmt.percents(t.weights)))  # the set as the explorer shows it
+    assert c["shown"] == {label: shown[label] for label in c["allowed"]}
+    tied = [shown[label] for label in c["top"]]
+    split = ", ".join(f"{label} {shown[label]}" for label in c["top"][:-1])
+    split = f"({split} and {c['top'][-1]} {tied[-1]}, rounded to add up to 100)"
     if c["equal"]:
         assert "share the attention equally" in words.summary
-        assert f"({fmt.percent(weight[c['top'][0]])} each)" in words.summary
+        assert (f"({tied[0]} each)" if len(set(tied)) == 1 else split) in words.summary
+    elif len(tied) == 1:
+        assert f"takes {tied[0]} of the attention" in words.summary
     else:
-        assert f"{fmt.percent(weight[c['top'][0]])} of the attention" in words.summary
-        for label in c["order"]:
-            assert f"{label} gets {fmt.percent(weight[label])}" in words.summary
+        assert (f"{tied[0]} of the attention each" if len(set(tied)) == 1 else split) in words.summary
+    for label in c["order"]:
+        assert f"{label} gets {shown[label]}" in words.summary
     assert c["underflowed"] == [t.labels[i] for i in t.allowed_indices if t.weights[i] == 0.0]
     assert ("underflow" in words.summary) == bool(c["underflowed"])
 
@@ -298,7 +305,8 @@ def test_the_challenge_claims_hold(t):
         return
     assert c["share"] == t.weights[1] and c["threshold"] == THRESHOLD
     assert c["met"] == state.met == (t.weights[1] > THRESHOLD)
-    assert f"{t.labels[1]} takes {fmt.percent(t.weights[1])}" in state.status
+    assert c["shown"] == fmt.percents(t.weights)[1]  # the share as the pie and the table show it
+    assert f"{t.labels[1]} takes {c['shown']}" in state.status
     assert state.status.startswith("Done:" if state.met else "Not yet:")
 
 
@@ -414,7 +422,7 @@ def test_the_pictures_names_and_grid_notes_hold(t):
     d = display_strings(t, shapes)
     for i, src in enumerate(d["sources"]):
         assert src["value_mark"] == f"v{t.labels[i]}" + ("" if t.allowed[i] else " (blocked)")
-        shown = fmt.percent(t.weights[i]) if t.allowed[i] else "blocked"
+        shown = fmt.percents(t.weights)[i] if t.allowed[i] else "blocked"
         assert src["share_mark"] == f"{t.labels[i]} {shown}"
         assert src["score_mark"] == f"{t.labels[i]} {fmt.rounded(t.scores[i])}"
     for plane in ("key", "value"):

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from attnlab.engine.single import trace_query
 from attnlab.lab import numbers as fmt
 from attnlab.lab.explorer import sequence
+from attnlab.lab.explorer.display import display_strings
 from attnlab.lab.explorer.examples import WORKED
 from attnlab.lab.explorer.page import (
     RESET_HINT,
@@ -102,9 +103,13 @@ def test_the_precise_note_keeps_minus_zero_and_underflow_is_not_a_mask():
 
 
 def test_the_rounding_note_says_the_displays_digits():
-    assert TEXT["rounding_note"]["claims"] == {"digits": 3}
+    assert TEXT["rounding_note"]["claims"] == {"digits": 3, "shares_total": 100}
     assert inspect.signature(fmt.rounded).parameters["digits"].default == 3
     assert fmt.rounded(2 / 3) == "0.667" and fmt.vector([1 / 3, 2.0]) == "[0.333, 2]"
+    # "shares shown as percentages ... add up to 100": the explorer's own set at q = [0, 0]
+    at_zero = display_strings(trace_query([0.0, 0.0], WORKED.keys, WORKED.values))
+    shown = [s["percent"] for s in at_zero["sources"]]
+    assert shown == ["34%", "33%", "33%"] and sum(int(p.rstrip("%")) for p in shown) == 100
 
 
 def test_the_worked_note_names_the_worked_examples_vectors():

@@ -32,19 +32,22 @@ def test_worked_example_words_match_the_page():
 
 def test_words_follow_the_numbers_when_q_moves():
     words = explain(trace_query([-2, 2], KEYS, VALUES))
-    # Independently: softmax([6, -2, 2] / sqrt2) = [0.941, 0.0033, 0.0556].
+    # Independently: softmax([6, -2, 2] / sqrt2) = [0.941, 0.0033, 0.0556]. In whole percents B
+    # would read 0%, so the set is shown in tenths: 94.1 + 0.3 + 5.6 = 100.
     assert words.summary == (
-        "q lines up most with A's key (score 4.243), so A takes 94% of the attention; "
-        "C gets 6% and B gets <1%. Output o = [1.827, -0.049]."
+        "q lines up most with A's key (score 4.243), so A takes 94.1% of the attention; "
+        "C gets 5.6% and B gets 0.3%. Output o = [1.827, -0.049]."
     )
 
 
 def test_tie_between_two_sources():
     # q = [1, 1] gives every key the dot 1: a three-way tie.
     all_tied = explain(trace_query([1, 1], KEYS, VALUES))
+    # a third each cannot show as three equal whole percents that add up to 100: the extra point
+    # goes to the first source, and the words say why the numbers differ
     assert all_tied.summary.startswith(
         "q lines up equally with every allowed key (score 0.707), so A, B and C share the "
-        "attention equally (33% each)."
+        "attention equally (A 34%, B 33% and C 33%, rounded to add up to 100)."
     )
     two = explain(trace_query([1, 1], [[1, 0], [0, 1], [-1, -1]], VALUES))
     assert two.summary.startswith(

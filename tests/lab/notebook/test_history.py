@@ -127,7 +127,8 @@ def test_every_check_is_recorded_right_or_wrong_with_its_hints_and_answer():
     ]
     assert a["help"] == [{"kind": "hint", "detail": 1}, {"kind": "answer", "detail": None}]
     assert a["answer"] == (
-        "At q = [0, 0] every score is 0, so softmax splits evenly: A 33.3%, B 33.3%, C 33.3%."
+        "At q = [0, 0] every score is 0, so softmax splits evenly: A 33.4%, B 33.3%, C 33.3% (rounded to "
+        "add up to 100)."
     )
     groups = {g["challenge"]: g for g in hist.history(s)}
     assert groups["zero-q"]["checks"] == [

@@ -100,7 +100,7 @@ def test_each_frame_says_what_it_shows():
                 assert s["percent"] in words, (i, s["label"])
         # the display strings are the engine's numbers, rounded as the page rounds
         assert d["q"] == fmt.vector(f["trace"]["q"])
-        assert [s["percent"] for s in d["sources"]] == [fmt.percent(w) for w in f["trace"]["weights"]]
+        assert [s["percent"] for s in d["sources"]] == fmt.percents(f["trace"]["weights"])  # adding up to 100
     # 19 to 22 s: the words follow q (they once said [3, -0.5] while q was [2.25, 0.625])
     f = p["frames"][205]
     assert f["display"]["q"] == "[2.375, 0.438]" and "at q = [2.375, 0.438] B takes" in f["text"]
@@ -109,10 +109,11 @@ def test_each_frame_says_what_it_shows():
 def test_the_still_steps_are_their_anchor_frames():
     caps = playback.playback()["captions"]
     assert len(caps) == 7
-    assert "B takes 33%, C 33% and A 33%" in caps[2]["text"]
+    assert "B takes 33%, C 33% and A 34%" in caps[2]["text"]  # rounded to add up to 100
     assert "[-0.094, 1.525]" in caps[3]["text"]
-    assert caps[4]["anchor_frame"] == 230 and "B takes 92%" in caps[4]["text"]
-    assert caps[5]["anchor_frame"] == 270 and "(A 33%, B 33%, C 33%)" in caps[5]["text"]
+    # 0.65% + 91.64% + 7.71%: by largest remainder A 1%, B 91%, C 8% (once 1 + 92 + 8 = 101)
+    assert caps[4]["anchor_frame"] == 230 and "B takes 91%" in caps[4]["text"]
+    assert caps[5]["anchor_frame"] == 270 and "(A 34%, B 33%, C 33%)" in caps[5]["text"]
     assert caps[6]["text"].startswith("q returns to [2, 1]: at q = [2, 1] B takes 58%")
     frames = playback.playback()["frames"]
     for c in caps:
@@ -136,7 +137,7 @@ def test_every_captions_claims_hold_over_its_frames():
                 assert c[name] == trace[name]
         for label, share in c.get("shares", {}).items():
             assert share == trace["weights"][p["labels"].index(label)]
-            shown = fmt.percent(share)
+            shown = fmt.percents(trace["weights"])[p["labels"].index(label)]
             assert f"{label} takes {shown}" in f["text"] or f"{label} {shown}" in f["text"]
         for label, score in c.get("scores", {}).items():
             assert score == trace["scores"][p["labels"].index(label)]

@@ -37,7 +37,8 @@ def test_equal_ac_needs_equal_scores():
     miss = practice.check("equal-ac", STARTING)
     assert shown(miss) == {
         "met": False,
-        "words": "A takes 14% and C 28%: C is ahead by 14.4 points. Move q so that q meets "
+        # the gap said is the difference of the two shares shown (it once said 14.4 beside 14% and 28%)
+        "words": "A takes 14.00% and C 28.40%: C is ahead by 14.4 points. Move q so that q meets "
         "A's key as much as C's.",
         "load": False,
     }
@@ -196,7 +197,8 @@ def test_every_answer_solves_its_challenge_where_it_names_a_q():
     assert words.startswith("A and C tie wherever q·k_A = q·k_C. The nearest such q to yours is [1.5, 1.5]")
     assert practice.check("equal-ac", with_query([1.5, 1.5]))["met"] is True
     assert practice.check("near-vb", with_query([6, -3]), "positive")["met"] is True
-    assert "B takes >99%" in practice.answer("near-vb", STARTING)["text"]
+    # A (0.0003%) would read 0% in whole percents and in tenths: the set is in hundredths, A <0.01%
+    assert "B takes 99.83%" in practice.answer("near-vb", STARTING)["text"]
 
 
 def test_value_moves_output_but_not_shares():

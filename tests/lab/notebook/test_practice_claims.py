@@ -118,8 +118,9 @@ def fits(c: dict, held: Held) -> bool:
 
 
 def says_shares(text: str, t) -> None:
-    for label, w, ok in zip(t.labels, t.weights, t.allowed):
-        assert f"{label} {fmt.percent(w) if ok else 'blocked'}" in text, (label, text)
+    shown = fmt.percents(t.weights)  # one set, rounded to add up to 100
+    for label, p, ok in zip(t.labels, shown, t.allowed):
+        assert f"{label} {p if ok else 'blocked'}" in text, (label, text)
 
 
 def check_directions(directions: dict, names, predicted, actual, tol: float, far: float) -> None:
@@ -157,20 +158,26 @@ def notebook_goal(cid: str, held: Held, response, fb: dict) -> bool:
             assert claims == {"met": False, "target": t.labels[1], "blocked": True}
             return False
         assert claims["target"] == t.labels[1] and claims["share"] == t.weights[1] and claims["goal"] == 0.9
-        assert fmt.percent(t.weights[1]) in text and t.labels[1] in text
+        assert claims["shown"] == fmt.percents(t.weights)[1]  # as the explorer shows it
+        assert f"{t.labels[1]} takes {claims['shown']}" in text
         return t.weights[1] > 0.9
     if cid == "equal-ac":
         t = unmasked(held)
         a, c = t.weights[0], t.weights[2]
         assert claims["shares"] == {"A": a, "C": c} and claims["gap"] == abs(a - c)
-        assert f"A takes {fmt.percent(a)} and C {fmt.percent(c)}" in text
+        shown_a, shown_c = fmt.percent(a, 2), fmt.percent(c, 2)
+        assert claims["shown"] == {"A": shown_a, "C": shown_c}
+        assert f"A takes {shown_a} and C {shown_c}" in text
+        if claims["points"] is not None:  # the gap said is the difference of the two shown numbers
+            assert claims["points"] == fmt.difference(shown_a, shown_c).removeprefix("-")
+            assert f"{claims['points']} points" in text
         met = abs(a - c) <= 0.005
         if met:
             assert claims["scores"] == {"A": t.scores[0], "C": t.scores[2]}
             assert f"{fmt.rounded(t.scores[0])} and {fmt.rounded(t.scores[2])}" in text
         else:
             assert claims["ahead"] == ("A" if a > c else "C")
-            assert f"{claims['ahead']} is ahead by {fmt.rounded(abs(a - c) * 100, 2)} points" in text
+            assert f"{claims['ahead']} is ahead" in text
         return met
     if cid == "near-vb":
         t = unmasked(held)
@@ -189,8 +196,8 @@ def notebook_goal(cid: str, held: Held, response, fb: dict) -> bool:
         if met:
             assert claims["shares"] == {"A": t.weights[0], "B": t.weights[1], "C": t.weights[2]}
             assert all(s == 0.0 for s in claims["scores"])
-            for label, a in zip(t.labels, actual):
-                assert f"{label} {fmt.rounded(a, 1)}%" in text
+            for label, p in zip(t.labels, fmt.percents(t.weights, 1)):
+                assert f"{label} {p}" in text
         else:
             check_directions(claims["directions"], t.labels, response, actual, 1.0, 10.0)
             for label, d in claims["directions"].items():
@@ -211,7 +218,9 @@ def notebook_goal(cid: str, held: Held, response, fb: dict) -> bool:
         if "grows" in claims:
             assert claims["grows"] is grows
             assert claims["largest"] == max(t1.weights) and claims["largest_doubled"] == max(t2.weights)
-            assert fmt.percent(max(t1.weights)) in text and fmt.percent(max(t2.weights)) in text
+            top1, top2 = (max(range(3), key=lambda i, t=t: (t.weights[i], -i)) for t in (t1, t2))
+            assert claims["shown"] == [fmt.percents(t1.weights)[top1], fmt.percents(t2.weights)[top2]]
+            assert f"largest share is {claims['shown'][0]}" in text and f"it is {claims['shown'][1]}" in text
         else:
             assert grows and claims["choice_right"] is False and response != "grows"
             assert fmt.vector(t2.q) in text
@@ -341,7 +350,7 @@ def notebook_answer(cid: str, held: Held, answer: dict) -> None:
                                 scale=t.scale)
             assert claims["q"] == [claims["times"] * x for x in t.keys[1]]
             assert claims["share"] == moved.weights[1] > claims["threshold"] == 0.9
-            takes = f"{t.labels[1]} takes {fmt.percent(moved.weights[1])}"
+            takes = f"{t.labels[1]} takes {fmt.percents(moved.weights)[1]}"
             assert f"at q = {fmt.vector(claims['q'])} {takes}" in text
         return
     if cid == "equal-ac":
@@ -358,7 +367,7 @@ def notebook_answer(cid: str, held: Held, answer: dict) -> None:
         t = unmasked(held, q=claims["q"])
         assert claims["share_b"] == t.weights[1] and claims["output"] == list(t.output)
         assert claims["distance"] == math.dist(t.output, t.values[1])
-        assert f"B takes {fmt.percent(t.weights[1])}" in text
+        assert f"B takes {fmt.percents(t.weights)[1]}" in text
         (ax, ay), (bx, by), (cx, cy) = ([Fraction(x) for x in v] for v in t.values)  # exactly
         on_segment = (cx - ax) * (by - ay) == (cy - ay) * (bx - ax) and min(ax, cx) <= bx <= max(ax, cx) \
             and min(ay, cy) <= by <= max(ay, cy)

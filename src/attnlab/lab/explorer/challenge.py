@@ -10,9 +10,10 @@ in ``lab/data/practice.json``): the practice panel gives it tiered hints, a
 Check recorded in the study history and an answer, like the others.
 
 ``check(trace)`` reads the engine's weight for the target source and says
-whether it is strictly above the threshold; ``claims`` carries those facts. The words use the page's
-percentages (``attnlab.lab.numbers.percent``), so a share of 0.9004 reads
-"90%" yet counts as met: the check uses the float, the words round it.
+whether it is strictly above the threshold; ``claims`` carries those facts. The words write the
+share as the explorer shows it (``share_percents``: the set rounded to add up to 100, claimed as
+``shown``), so a share of 0.9004 reads "90%" yet counts as met: the check uses the float, the
+words round it.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from dataclasses import asdict, dataclass
 
 from attnlab.engine.single import QueryTrace
 from attnlab.lab import numbers as fmt
+from attnlab.lab.explorer.display import share_percents
 
 TARGET_INDEX = 1  # the second source: B in the worked example
 THRESHOLD = 0.9
@@ -55,7 +57,8 @@ def check(trace: QueryTrace, *, target: int = TARGET_INDEX, threshold: float = T
             available=False,
             share=None,
             met=False,
-            status=f"This example has {len(trace.labels)} source; add another to try this challenge.",
+            status=f"This example has {fmt.plural(len(trace.labels), 'source')}; add another to try this "
+            "challenge.",
             claims={"sources": len(trace.labels), "target": None},
         )
     i = target
@@ -72,7 +75,7 @@ def check(trace: QueryTrace, *, target: int = TARGET_INDEX, threshold: float = T
             claims={"target": label, "blocked": True},
         )
     share = trace.weights[i]
-    shown = fmt.percent(share)
+    shown = share_percents(trace)[i]
     if share > threshold:
         status = f"Done: {label} takes {shown} of the attention, more than {fmt.percent(threshold)}."
     else:
@@ -80,7 +83,8 @@ def check(trace: QueryTrace, *, target: int = TARGET_INDEX, threshold: float = T
             f"Not yet: {label} takes {shown}. Point q further along {label}'s key, "
             "away from the other keys."
         )
-    claims = {"target": label, "share": share, "threshold": threshold, "met": share > threshold}
+    met = share > threshold
+    claims = {"target": label, "share": share, "shown": shown, "threshold": threshold, "met": met}
     return ChallengeState(
         goal=goal, target=label, available=True, share=share, met=share > threshold, status=status,
         claims=claims,

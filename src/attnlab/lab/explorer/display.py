@@ -15,6 +15,9 @@ Public API (stable; ``lab/explorer/answer.py``, ``lab/explorer/view.py``,
   with q = [2, 1] over the same keys and values, its strings included.
 - :func:`row_strings` ``(trace) -> dict``: one held-sequence row as the table
   writes it (``"blocked"`` where the mask refuses a source, never a share of 0).
+- :func:`share_percents` ``(trace) -> list``: the sources' shares in percent, one set
+  rounded to add up to exactly 100 (largest remainder); the pie, the table, the strip,
+  the cards and the words all show these.
 - :func:`labels` ``(trace) -> dict``: the explorer's headers, titles, formulas
   and hints that depend on the numbers, each ``{"text": ..., "claims": {...}}``
   (the facts the text asserts, which ``tests/lab/explorer/test_claims.py``
@@ -58,7 +61,17 @@ PICTURE_WORDS = {
 }
 
 
-def _source(trace: QueryTrace, i: int) -> dict:
+def share_percents(trace: QueryTrace) -> list[str]:
+    """Each source's share in percent as every view of the trace shows it, ``"blocked"`` where masked.
+
+    The shares are one set, rounded together by :func:`attnlab.lab.numbers.percents`: the
+    allowed sources' percents add up to exactly 100.
+    """
+    shown = fmt.percents(trace.weights)
+    return [text if ok else "blocked" for text, ok in zip(shown, trace.allowed)]
+
+
+def _source(trace: QueryTrace, i: int, percent: str) -> dict:
     label = trace.labels[i]
     ok = trace.allowed[i]
     carry = trace.carries[i]
@@ -80,7 +93,7 @@ def _source(trace: QueryTrace, i: int) -> dict:
         # the pictures' and the cards' names for this source
         "key_mark": f"k{label}",
         "value_mark": f"v{label}" + ("" if ok else " (blocked)"),
-        "share_mark": f"{label} {fmt.percent(trace.weights[i]) if ok else 'blocked'}",
+        "share_mark": f"{label} {percent}",
         "score_mark": f"{label} {fmt.rounded(trace.scores[i])}",
         "card_title": f"Source {label}",
         "card_index": f"index {i}",
@@ -95,7 +108,7 @@ def _source(trace: QueryTrace, i: int) -> dict:
         "dot": fmt.rounded(trace.dots[i]),
         "score": fmt.rounded(trace.scores[i]),
         "share": fmt.rounded(trace.weights[i]) if ok else "blocked",
-        "percent": fmt.percent(trace.weights[i]) if ok else "blocked",
+        "percent": percent,
         "carry": fmt.vector(carry),
         "precise": precise,
     }
@@ -126,7 +139,7 @@ def display_strings(trace: QueryTrace, geometry: dict | None = None) -> dict:
         "output": fmt.vector(trace.output),
         "output_precise": fmt.precise_vector(trace.output),
         "m_z_precise": f"m={fmt.precise(trace.m)}; stable denominator={fmt.precise(trace.z)}",
-        "sources": [_source(trace, i) for i in range(len(trace.labels))],
+        "sources": [_source(trace, i, p) for i, p in enumerate(share_percents(trace))],
         "off": off_marks(trace, geometry),
         "labels": labels(trace) | ({} if geometry is None else grid_notes(trace, geometry)),
     }
@@ -333,9 +346,7 @@ def row_strings(trace: QueryTrace) -> dict:
         "scores_text": [
             "blocked" if not ok else fmt.rounded(s) for s, ok in zip(trace.scores, trace.allowed)
         ],
-        "weights_text": [
-            "blocked" if not ok else fmt.percent(w) for w, ok in zip(trace.weights, trace.allowed)
-        ],
+        "weights_text": share_percents(trace),
     }
 
 
@@ -393,5 +404,5 @@ def comparison(trace: QueryTrace) -> tuple[dict, QueryTrace | None]:
 
 __all__ = [
     "comparison", "display_strings", "hull_claims", "hull_sentence", "labels", "reference_strings",
-    "row_strings", "scale_claims", "score_expression",
+    "row_strings", "scale_claims", "score_expression", "share_percents",
 ]

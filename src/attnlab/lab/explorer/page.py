@@ -156,7 +156,9 @@ def page_text() -> dict[str, str | dict]:
         "reset_hint": RESET_HINT,
         "words_title": "Read the same calculation",
         "rounding_note": said(
-            "Displayed numbers are rounded to three decimals; the calculation is not.", digits=3
+            "Displayed numbers are rounded to three decimals, and shares shown as percentages are rounded "
+            "together so that they add up to 100; the calculation is not.",
+            digits=3, shares_total=100,
         ),
         "every_number": "Show every number, the formula and the Python",
         "worked_note": said(

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from attnlab.engine.single import QueryTrace
 from attnlab.lab import numbers as fmt
-from attnlab.lab.explorer.display import scale_claims
+from attnlab.lab.explorer.display import scale_claims, share_percents
 
 
 @dataclass(frozen=True)
@@ -50,13 +50,26 @@ def _possessive_keys(labels: list[str]) -> str:
     return _join([f"{label}'s" for label in labels]) + " keys"
 
 
+def _tied(t: QueryTrace, tied: list[int], pct: list[str]) -> str | None:
+    """Equal shares as shown, when rounding to 100 split them: ``"A 34%, B 33% and C 33%, rounded to
+    add up to 100"``; None when they all show the same text."""
+    if len({pct[i] for i in tied}) == 1:
+        return None
+    return _join([f"{t.labels[i]} {pct[i]}" for i in tied]) + ", rounded to add up to 100"
+
+
 def summary_words(t: QueryTrace) -> str:
     return summary_said(t)[0]
 
 
 def summary_said(t: QueryTrace) -> tuple[str, dict]:
-    """The summary and its claims: who is allowed and blocked, the top score, each share."""
+    """The summary and its claims: who is allowed and blocked, the top score, each share.
+
+    Shares are written as the explorer shows them (:func:`share_percents`, one set adding up to
+    100); ``claims["shown"]`` maps each allowed label to its text.
+    """
     allowed = list(t.allowed_indices)
+    pct = share_percents(t)
     output = f"Output o = {fmt.vector(t.output)}."
     blocked = [t.labels[i] for i in t.blocked]
     blocked_note = ""
@@ -67,6 +80,7 @@ def summary_said(t: QueryTrace) -> tuple[str, dict]:
         "allowed": [t.labels[i] for i in allowed],
         "blocked": blocked,
         "output": list(t.output),
+        "shown": {t.labels[i]: pct[i] for i in allowed},
     }
     if len(allowed) == 1:
         (i,) = allowed
@@ -92,22 +106,23 @@ def summary_said(t: QueryTrace) -> tuple[str, dict]:
         return (
             f"q lines up equally with every allowed key (score {fmt.rounded(top_score)}), "
             f"so {_join([t.labels[i] for i in top])} share the attention equally "
-            f"({fmt.percent(t.weights[top[0]])} each).{blocked_note} {output}"
+            f"({_tied(t, top, pct) or pct[top[0]] + ' each'}).{blocked_note} {output}"
         ), claims
     if len(top) == 1:
         (i,) = top
         head = (
             f"q lines up most with {_possessive_keys([t.labels[i]])} "
             f"(score {fmt.rounded(top_score)}), so {t.labels[i]} takes "
-            f"{fmt.percent(t.weights[i])} of the attention"
+            f"{pct[i]} of the attention"
         )
     else:
         head = (
             f"q lines up equally with {_possessive_keys([t.labels[i] for i in top])} "
             f"(score {fmt.rounded(top_score)}), so {_join([t.labels[i] for i in top])} take "
-            f"{fmt.percent(t.weights[top[0]])} of the attention each"
-        )
-    tail = _join([f"{t.labels[i]} gets {fmt.percent(t.weights[i])}" for i in rest])
+            + (f"{pct[top[0]]} of the attention each" if _tied(t, top, pct) is None
+               else f"equal shares of the attention ({_tied(t, top, pct)})")
+        )  # fmt: skip
+    tail = _join([f"{t.labels[i]} gets {pct[i]}" for i in rest])
     under = [t.labels[i] for i in t.underflowed]
     under_note = ""
     if under:

@@ -22,8 +22,9 @@ from attnlab.engine.errors import FieldError
 from attnlab.engine.single import trace_query
 from attnlab.lab import numbers as fmt
 from attnlab.lab.explorer import challenge as live
+from attnlab.lab.explorer.display import share_percents
 from attnlab.lab.explorer.sequence import Held
-from attnlab.lab.notebook.practice_trace import REFERENCE_Q, row0, shares
+from attnlab.lab.notebook.practice_trace import REFERENCE_Q, largest, row0, shares
 from attnlab.lab.said import said
 
 
@@ -56,7 +57,7 @@ def second_over_90(held: Held, c: dict) -> dict:
         if live.check(moved).met:
             return said(
                 f"Move q along {label}'s key: at q = {fmt.vector(q)} {label} takes "
-                f"{fmt.percent(moved.weights[i])} of the attention.",
+                f"{share_percents(moved)[i]} of the attention.",
                 target=label, q=q, share=moved.weights[i], threshold=live.THRESHOLD, times=times,
             )
     return said(
@@ -114,7 +115,7 @@ def near_vb(held: Held, c: dict) -> dict:
     else:
         why = f"Why it never gets there: {_option(c, 'positive')}"
     return said(
-        f"At q = {fmt.vector(q)} B takes {fmt.percent(t.weights[1])} and the output "
+        f"At q = {fmt.vector(q)} B takes {share_percents(t)[1]} and the output "
         f"{fmt.vector(t.output)} is {fmt.rounded(dist)} from v_B. {why}",
         q=q, share_b=t.weights[1], output=list(t.output), distance=dist, choice="positive",
         reachable=reachable,
@@ -123,9 +124,11 @@ def near_vb(held: Held, c: dict) -> dict:
 
 def zero_q(held: Held, c: dict) -> dict:
     t = row0(held, q=[0.0] * len(held.queries[0]))
-    listed = ", ".join(f"{label} {fmt.rounded(w * 100, 1)}%" for label, w in zip(t.labels, t.weights))
+    texts = fmt.percents(t.weights, 1)
+    listed = ", ".join(f"{label} {text}" for label, text in zip(t.labels, texts))
+    rounding = " (rounded to add up to 100)" if len(set(texts)) > 1 else ""
     return said(
-        f"At q = [0, 0] every score is 0, so softmax splits evenly: {listed}.",
+        f"At q = [0, 0] every score is 0, so softmax splits evenly: {listed}{rounding}.",
         q=list(t.q), scores=list(t.scores), shares=_shares(t),
     )
 
@@ -139,8 +142,8 @@ def double_q(held: Held, c: dict) -> dict:
     t2 = row0(held, q=[2.0 * x for x in q])
     why = _option(c, "grows")
     return said(
-        f"It {why} At q = {fmt.vector(q)} the largest share is {fmt.percent(max(t1.weights))}; "
-        f"at 2q = {fmt.vector(t2.q)} it is {fmt.percent(max(t2.weights))}.",
+        f"It {why} At q = {fmt.vector(q)} the largest share is {largest(t1)}; "
+        f"at 2q = {fmt.vector(t2.q)} it is {largest(t2)}.",
         q=list(q), doubled=list(t2.q), largest=max(t1.weights), largest_doubled=max(t2.weights),
         choice="grows",
     )

@@ -211,9 +211,10 @@ def to_markdown(held: Held, study: dict) -> str:
     lines = [
         "# Guided attention notebook · study report",
         "",
-        f"Held example {_code(held.id)} · {_count(len(held.queries), 'query', 'queries')} · "
-        f"{_count(len(held.labels), 'source', 'sources')}. "
-        "Given vectors, not learned meanings. Displayed numbers are rounded to three decimals.",
+        f"Held example {_code(held.id)} · {fmt.plural(len(held.queries), 'query', 'queries')} · "
+        f"{fmt.plural(len(held.labels), 'source')}. "
+        "Given vectors, not learned meanings. Displayed numbers are rounded to three decimals, and each "
+        "row's shares to percentages that add up to 100.",
         "",
         "## Inputs",
         "",
@@ -301,10 +302,6 @@ def attend(q, keys, values, allowed, scale=None):
 '''
 
 
-def _count(n: int, one: str, many: str) -> str:
-    return f"{n} {one if n == 1 else many}"
-
-
 def _floats(xs) -> str:
     return "[" + ", ".join(repr(float(x)) for x in xs) + "]"
 
@@ -342,8 +339,8 @@ def to_notebook(held: Held) -> nbformat.NotebookNode:
             (
                 "markdown",
                 "# Guided attention notebook · worked study\n\n"
-                f"Held example {_code(held.id)}: {_count(len(held.labels), 'source', 'sources')} with a key "
-                f"and a value, and {_count(len(held.queries), 'query', 'queries')}. "
+                f"Held example {_code(held.id)}: {fmt.plural(len(held.labels), 'source')} with a key "
+                f"and a value, and {fmt.plural(len(held.queries), 'query', 'queries')}. "
                 "Given vectors, not learned meanings. Every number below is recomputed with "
                 "plain Python floats and left-to-right sums from 0.0, the arithmetic of attnlab's "
                 "engine, so it matches the page exactly.",

@@ -30,11 +30,12 @@ from attnlab.engine.single import QueryTrace
 from attnlab.lab import numbers as fmt
 from attnlab.lab.challenge_set import ChallengeSet, feedback, validate_response
 from attnlab.lab.explorer import challenge as live
+from attnlab.lab.explorer.display import share_percents
 from attnlab.lab.explorer.examples import WORKED_SEQUENCE
 from attnlab.lab.explorer.sequence import STARTING, Held
 from attnlab.lab.explorer.texts import worked_fit
 from attnlab.lab.notebook import answers
-from attnlab.lab.notebook.practice_trace import REFERENCE_Q, row0, shares
+from attnlab.lab.notebook.practice_trace import REFERENCE_Q, largest, row0, shares
 from attnlab.lab.said import said
 
 SHARE_TOLERANCE = 0.005  # half a percentage point
@@ -151,10 +152,6 @@ def _listing(parts: Sequence[str]) -> str:
     return parts[0] if len(parts) == 1 else f"{', '.join(parts[:-1])} and {parts[-1]}"
 
 
-def _points(w: float) -> str:
-    return fmt.rounded(w * 100, 2)
-
-
 def _fb(met: bool, words: str, *, load: bool = False, **claims) -> dict:
     return feedback(met, words, **claims) | {"load": load}
 
@@ -173,8 +170,8 @@ def _second_over_90(held: Held, response) -> dict:
     label, threshold = state.target, fmt.percent(live.THRESHOLD)
     if not state.available:
         return _fb(False, state.status, **{k: v for k, v in state.claims.items() if k != "met"})
-    shown = fmt.percent(state.share)
-    claims = {"target": label, "share": state.share, "goal": live.THRESHOLD}
+    shown = state.claims["shown"]  # as the explorer shows it
+    claims = {"target": label, "share": state.share, "shown": shown, "goal": live.THRESHOLD}
     if state.met:
         return _fb(True, f"{label} takes {shown} of the attention, more than {threshold}.", **claims)
     return _fb(
@@ -190,11 +187,18 @@ def _equal_ac(held: Held, response) -> dict:
     a, c = t.weights[0], t.weights[2]
     gap = abs(a - c)
     la, lc = t.labels[0], t.labels[2]
-    claims = {"shares": {la: a, lc: c}, "gap": gap, "tolerance": SHARE_TOLERANCE}
+    # to hundredths of a point, so the gap said is the difference of the two shares shown
+    shown_a, shown_c = fmt.percent(a, 2), fmt.percent(c, 2)
+    try:
+        points = fmt.difference(shown_a, shown_c).removeprefix("-")
+    except ValueError:  # one of them is a bound (">99.9999%"): no single difference to state
+        points = None
+    claims = {"shares": {la: a, lc: c}, "shown": {la: shown_a, lc: shown_c}, "gap": gap, "points": points,
+              "tolerance": SHARE_TOLERANCE}  # fmt: skip
     if gap <= SHARE_TOLERANCE:
         return _fb(
             True,
-            f"{la} takes {fmt.percent(a)} and {lc} {fmt.percent(c)} (a gap of {_points(gap)} "
+            f"{la} takes {shown_a} and {lc} {shown_c} (a gap of {points} "
             f"points): their scores are {fmt.rounded(t.scores[0])} and {fmt.rounded(t.scores[2])}. "
             "Equal scores give equal shares.",
             scores={la: t.scores[0], lc: t.scores[2]},
@@ -203,8 +207,9 @@ def _equal_ac(held: Held, response) -> dict:
     more, less = (la, lc) if a > c else (lc, la)
     return _fb(
         False,
-        f"{la} takes {fmt.percent(a)} and {lc} {fmt.percent(c)}: {more} is ahead by "
-        f"{_points(gap)} points. Move q so that q meets {less}'s key as much as {more}'s.",
+        f"{la} takes {shown_a} and {lc} {shown_c}: {more} is ahead"
+        + (f" by {points} points" if points else "")
+        + f". Move q so that q meets {less}'s key as much as {more}'s.",
         ahead=more,
         **claims,
     )
@@ -219,7 +224,7 @@ def _near_vb(held: Held, response) -> dict:
         return _fb(
             False,
             f"The output {fmt.vector(t.output)} is {fmt.rounded(dist)} from v_B = "
-            f"{fmt.vector(vb)}; B takes {fmt.percent(t.weights[1])}. Give B a larger share.",
+            f"{fmt.vector(vb)}; B takes {share_percents(t)[1]}. Give B a larger share.",
             output=list(t.output), v_b=list(vb), share_b=t.weights[1], **claims,
         )
     if response != "positive":
@@ -238,7 +243,7 @@ def _near_vb(held: Held, response) -> dict:
         )
     return _fb(
         True,
-        f"The output is {_distance(dist)} from v_B with B at {fmt.percent(t.weights[1])}. "
+        f"The output is {_distance(dist)} from v_B with B at {share_percents(t)[1]}. "
         "Softmax keeps every allowed share positive, so A and C always pull a little.",
         share_b=t.weights[1], reason_right=True, **claims,
     )
@@ -248,9 +253,11 @@ def _zero_q(held: Held, response) -> dict:
     t = row0(held, q=[0.0] * len(held.queries[0]))
     actual = [w * 100 for w in t.weights]
     if max(abs(p - a) for p, a in zip(response, actual)) <= PERCENT_TOLERANCE:
-        shares = ", ".join(f"{label} {fmt.rounded(a, 1)}%" for label, a in zip(t.labels, actual))
+        texts = fmt.percents(t.weights, 1)
+        shares = ", ".join(f"{label} {text}" for label, text in zip(t.labels, texts))
+        rounding = " (rounded to add up to 100)" if len(set(texts)) > 1 else ""
         return _fb(
-            True, f"At q = [0, 0] every score is 0, so the shares are {shares}.",
+            True, f"At q = [0, 0] every score is 0, so the shares are {shares}{rounding}.",
             shares=_shares(t), scores=list(t.scores),
         )
     directions = _directions(t.labels, response, actual, PERCENT_TOLERANCE, FAR_OFF_PERCENT)
@@ -273,14 +280,15 @@ def _double_q(held: Held, response) -> dict:
             "a q whose scores differ.",
             q=list(t1.q), scores_equal=True,
         )
-    largest = {"largest": max(t1.weights), "largest_doubled": max(t2.weights)}
+    sizes = {"largest": max(t1.weights), "largest_doubled": max(t2.weights),
+             "shown": [largest(t1), largest(t2)]}  # fmt: skip
     if not max(t2.weights) > max(t1.weights):  # the largest share is 1 in floating point already
         return _fb(
             False,
-            f"At q = {fmt.vector(t1.q)} the largest share is {fmt.percent(max(t1.weights))} and at 2q "
-            f"it is {fmt.percent(max(t2.weights))}: in floating point it cannot grow any further. "
+            f"At q = {fmt.vector(t1.q)} the largest share is {largest(t1)} and at 2q "
+            f"it is {largest(t2)}: in floating point it cannot grow any further. "
             "Pick a q whose largest share is well below 100%.",
-            q=list(t1.q), scores_equal=False, grows=False, **largest,
+            q=list(t1.q), scores_equal=False, grows=False, **sizes,
         )
     if response != "grows":
         return _fb(
@@ -291,10 +299,10 @@ def _double_q(held: Held, response) -> dict:
         )
     return _fb(
         True,
-        f"At q = {fmt.vector(t1.q)} the largest share is {fmt.percent(max(t1.weights))}; at 2q "
-        f"it is {fmt.percent(max(t2.weights))}. Doubling q doubles the score differences, so "
+        f"At q = {fmt.vector(t1.q)} the largest share is {largest(t1)}; at 2q "
+        f"it is {largest(t2)}. Doubling q doubles the score differences, so "
         "softmax sharpens.",
-        q=list(t1.q), grows=True, choice_right=True, **largest,
+        q=list(t1.q), grows=True, choice_right=True, **sizes,
     )
 
 

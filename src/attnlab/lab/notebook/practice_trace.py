@@ -3,13 +3,14 @@
 The notebook's challenge checks (``lab.notebook.practice``) and their answers
 (``lab.notebook.answers``) both speak of row 0's *unmasked projection* (the
 explorer's default view), optionally with another q or other values, and list
-its shares as the page does ("A 33%, B blocked, ...").
+its shares as the page does ("A 33%, B blocked, ...": the explorer's set of percents,
+rounded together so that they add up to 100).
 """
 
 from __future__ import annotations
 
 from attnlab.engine.single import QueryTrace, trace_query
-from attnlab.lab import numbers as fmt
+from attnlab.lab.explorer.display import share_percents
 from attnlab.lab.explorer.examples import WORKED
 from attnlab.lab.explorer.sequence import Held
 
@@ -28,8 +29,10 @@ def row0(held: Held, q=None, values=None) -> QueryTrace:
 
 
 def shares(t: QueryTrace) -> str:
-    """The trace's shares as the page lists them: ``A 33%, B blocked, C 67%``."""
-    return ", ".join(
-        f"{label} {fmt.percent(w) if ok else 'blocked'}"
-        for label, w, ok in zip(t.labels, t.weights, t.allowed)
-    )
+    """The trace's shares as the page lists them: ``A 33%, B blocked, C 67%`` (adding up to 100)."""
+    return ", ".join(f"{label} {text}" for label, text in zip(t.labels, share_percents(t)))
+
+
+def largest(t: QueryTrace) -> str:
+    """The largest share as the explorer shows it at this trace (one of :func:`share_percents`)."""
+    return share_percents(t)[max(range(len(t.weights)), key=lambda i: (t.weights[i], -i))]
