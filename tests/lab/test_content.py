@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import xml.etree.ElementTree as ET
 
 from attnlab.lab import content
@@ -54,19 +55,58 @@ def test_inline_math_in_prose_is_escaped_text_plus_mathml():
     assert len(wrapped.findall(f"{MATHML}math")) == 6
 
 
-def test_every_attnlab_name_a_connection_cites_exists():
-    import re
+CODE = re.compile(
+    r"\battnlab\.\w"  # a module path: attnlab.engine.KVCache
+    r"|\b\w+_\w+_\w+"  # a snake_case name of three parts: multi_head_attention, n_kv_head
+    r"|\b[a-z]{2,}_[a-z]{2,}"  # enable_gqa (maths' d_k, W_O and n_kv stay)
+    r"|\b(?:True|False|None)\b"
+    r"|\b[A-Z]{2,}[A-Z][a-z]{2,}\b"  # KVCache (not SSMs)
+    r"|\w\(\)"
+)
 
-    import attnlab.engine
 
-    notes = [
-        i["attnlab"] for g in content.content()["connections"]["groups"] for i in g["items"]
-        if i["attnlab"]
-    ]
-    names = {n for note in notes for n in re.findall(r"attnlab\.engine\.(\w+)", note)}
-    assert names >= {"RoPE", "KVCache", "tiled_attention", "multi_head_attention"}
-    for name in names:
-        assert hasattr(attnlab.engine, name), name
+def prose_strings(node, key: str = "") -> list[str]:
+    """Every string of the content a learner reads as prose (LaTeX sources, links and ids left out)."""
+    if isinstance(node, dict):
+        skip = ("latex", "url", "id", "html")
+        return [t for k, v in node.items() if k not in skip for t in prose_strings(v, k)]
+    if isinstance(node, list):
+        return [t for v in node for t in prose_strings(v, key)]
+    return [node] if isinstance(node, str) else []
+
+
+def test_no_code_identifier_in_the_pages_prose():
+    """The main page's prose, its "In attnlab:" notes included, names what the engine does in words: no
+    module path, function, parameter or class name (attnlab.engine.KVCache, enable_gqa, True)."""
+    texts = prose_strings(content.content())
+    items = [i for g in content.content()["connections"]["groups"] for i in g["items"]]
+    notes = [i["attnlab"] for i in items if i["attnlab"]]
+    assert len(notes) == 7 and set(notes) <= set(texts)
+    assert [t for t in texts if CODE.search(t)] == []
+    assert any("KV cache and grouped-query attention" in n for n in notes)
+    for bad in ("attnlab.engine.RoPE", "KVCache", "enable_gqa", "n_kv_head", "multi_head_attention", "True"):
+        assert CODE.search(bad), bad
+
+
+def test_each_open_link_names_the_lab_it_opens():
+    """Two connections open different labs with different words; one lab is opened with the same words
+    from every connection, and the words are its title's head ("Open the KV cache lab")."""
+    from attnlab.lab.connections import registry
+
+    links = [(i["title"], i["open"]) for g in content.content()["connections"]["groups"] for i in g["items"]]
+    by_href: dict[str, set[str]] = {}
+    for _, link in links:
+        if link:
+            by_href.setdefault(link["href"], set()).add(link["text"])
+    assert all(len(texts) == 1 for texts in by_href.values())
+    texts = [next(iter(t)) for t in by_href.values()]
+    assert len(set(texts)) == len(texts) == len(registry.ENTRIES)
+    opened = dict(links)
+    assert opened["KV cache memory"] == {"text": "Open the KV cache lab", "href": "/connections/kv"}
+    assert opened["Attention costs"] == {"text": "Open the FlashAttention lab", "href": "/connections/flash"}
+    for e in registry.ENTRIES:
+        head = e.title.split(":")[0].lower().removeprefix("the ")
+        assert e.short.lower() == head and e.open_text == f"Open the {e.short} lab"
 
 
 def test_core_math_shows_each_equation_once():

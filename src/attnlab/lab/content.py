@@ -95,15 +95,15 @@ def content() -> dict:
         paper["byline"] = f"{paper['authors']} · {paper['year']} · {paper['venue']}"
         paper["link_label"] = f"{paper['link'].removesuffix(' →')}: {paper['title']}"
     connections = data["connections"]
-    opens = {title: e.route for e in registry.ENTRIES for title in e.opens_from}
+    opens = {title: e for e in registry.ENTRIES for title in e.opens_from}
     total = sum(len(g["items"]) for g in connections["groups"])
     connections["count_heading"] = said(f"Other connections ({total})", count=total)
     for group in connections["groups"]:
         for item in group["items"]:
             item["heading"] = f"{item['title']}:"
             item["relation_sentence"] = f"{item['relation']}."
-            route = opens.get(item["title"])  # the lab this connection opens (lab/connections/registry.py)
-            item["open"] = {"text": f"Open {item['target']}", "href": route} if route else None
+            lab = opens.get(item["title"])  # the lab this connection opens (lab/connections/registry.py)
+            item["open"] = {"text": lab.open_text, "href": lab.route} if lab else None
     data["in_attnlab"] = "In attnlab:"
     data["footer"] = data["footer"].format(example=WORKED_SEQUENCE.id)
     return data

@@ -4,8 +4,10 @@ One :class:`Entry` per lab; the lab itself is the folder ``lab/connections/<name
 whose ``LAB`` (a :class:`~attnlab.lab.connections.shape.ConnectionLab`) holds its
 controls, answer, program and practice, imported only when the lab is asked for.
 ``opens_from`` names the main page's connections (their titles in
-``lab/data/content.json``) whose "Open …" link leads here; the route is
-``/connections/<name>`` for the page and ``/api/connections/<name>`` for its answer.
+``lab/data/content.json``) whose "Open …" link leads here; ``short`` is the lab's
+name as that link says it (the head of its title: "Open the FlashAttention lab"), so
+two links to two labs never read the same; the route is ``/connections/<name>`` for
+the page and ``/api/connections/<name>`` for its answer.
 """
 
 from __future__ import annotations
@@ -26,10 +28,16 @@ class Entry:
     name: str
     title: str
     opens_from: tuple[str, ...]
+    short: str  # the lab as its "Open …" link names it: its title's head
 
     @property
     def route(self) -> str:
         return PAGE + self.name
+
+    @property
+    def open_text(self) -> str:
+        """The words of a link that opens this lab: "Open the FlashAttention lab"."""
+        return f"Open the {self.short} lab"
 
     @property
     def module(self) -> str:
@@ -37,27 +45,57 @@ class Entry:
 
 
 ENTRIES = (
-    Entry("rope", "RoPE: scores by offset, and past the training length", ("Position encoding",)),
-    Entry("kv", "The KV cache: its size, GQA and paged blocks", ("KV cache memory",)),
-    Entry("speculate", "Speculative decoding: the same tokens in fewer passes", ("Autoregressive latency",)),
-    Entry("serving", "Serving: continuous batching against one request at a time", ("Production serving",)),
-    Entry("flash", "FlashAttention: exact attention in tiles", ("O(n²) memory", "Attention costs")),
-    Entry("dilution", "Long context: attention dilutes", ("Attention dilution",)),
+    Entry("rope", "RoPE: scores by offset, and past the training length", ("Position encoding",), "RoPE"),
+    Entry("kv", "The KV cache: its size, GQA and paged blocks", ("KV cache memory",), "KV cache"),
     Entry(
-        "ssm", "State-space models: attention as a recurrence", ("Linear complexity", "Kernel ↔ Recurrence")
+        "speculate",
+        "Speculative decoding: the same tokens in fewer passes",
+        ("Autoregressive latency",),
+        "speculative decoding",
     ),
     Entry(
-        "moe", "Mixture of experts: a softmax that keeps the top k", ("Softmax routing", "Sparse selection")
+        "serving",
+        "Serving: continuous batching against one request at a time",
+        ("Production serving",),
+        "serving",
+    ),
+    Entry(
+        "flash",
+        "FlashAttention: exact attention in tiles",
+        ("O(n²) memory", "Attention costs"),
+        "FlashAttention",
+    ),
+    Entry("dilution", "Long context: attention dilutes", ("Attention dilution",), "long context"),
+    Entry(
+        "ssm",
+        "State-space models: attention as a recurrence",
+        ("Linear complexity", "Kernel ↔ Recurrence"),
+        "state-space models",
+    ),
+    Entry(
+        "moe",
+        "Mixture of experts: a softmax that keeps the top k",
+        ("Softmax routing", "Sparse selection"),
+        "mixture of experts",
     ),
     Entry(
         "cross",
         "Cross-attention: image patches ask the text",
         ("Cross-attention", "Cross-attention fusion", "Shared attention"),
+        "cross-attention",
     ),
-    Entry("embeddings", "Embeddings: dot products over a temperature", ("Dot-product logits",)),
-    Entry("sampling", "Decoding and sampling: a temperature on the softmax", ("Softmax selection",)),
+    Entry("embeddings", "Embeddings: dot products over a temperature", ("Dot-product logits",), "embeddings"),
     Entry(
-        "circuits", "Circuits: the previous-token head that feeds an induction head", ("Copy via attention",)
+        "sampling",
+        "Decoding and sampling: a temperature on the softmax",
+        ("Softmax selection",),
+        "decoding and sampling",
+    ),
+    Entry(
+        "circuits",
+        "Circuits: the previous-token head that feeds an induction head",
+        ("Copy via attention",),
+        "circuits",
     ),
 )
 NAMES = tuple(e.name for e in ENTRIES)
