@@ -121,6 +121,31 @@ def test_edit_rules_between_the_explorer_and_the_held_rows(lab):
     expect(seq_output(page, 2)).to_have_text(sequence_view(held)["rows"][2]["output_text"])
 
 
+def test_show_in_the_explorer_takes_the_learner_to_the_explorer_it_changed(lab):
+    """The held table sits far below the explorer: its "Show in the explorer" button scrolls the
+    explorer into view and moves the keyboard focus to its row label, which names the row shown."""
+    page = lab.page
+    button = page.locator("#show-row-2")
+    button.scroll_into_view_if_needed()
+    expect(page.locator("#explorer-title")).not_to_be_in_viewport()
+    button.focus()
+    page.keyboard.press("Enter")  # the keyboard's way
+    label = page.locator("#row-label")
+    expect(label).to_have_text("Row 2 (C) · masked row.")
+    expect(label).to_be_focused()
+    expect(page.locator("#explorer-title")).to_be_in_viewport()
+    expect(page.locator("#match-plot")).to_be_in_viewport()
+    # the row the explorer shows is the one asked for, and its numbers are the held row's
+    row2 = seq.select_row(seq.STARTING, 2)
+    expect(page.locator("#summary")).to_have_text(explain(row2.explorer_trace()).summary)
+    # again from the mouse, for row 1
+    page.locator("#show-row-1").scroll_into_view_if_needed()
+    page.locator("#show-row-1").click()
+    expect(label).to_have_text("Row 1 (B) · masked row.")
+    expect(label).to_be_focused()
+    expect(page.locator("#explorer-title")).to_be_in_viewport()
+
+
 def test_stepper_steps_by_keyboard_and_stays_connected(lab, artifacts):
     page = lab.page
     lab.open("stepper")

@@ -5,13 +5,43 @@
 // checkbox in a cell is the mask (checked = may attend); a change that would
 // leave a row with nothing allowed is refused by the server, and the message
 // shows here while the previous mask stays. "Show in the explorer" puts a
-// masked row into the explorer above. Every word is the lab's: the held view's
-// (lab/explorer/view.py) and the page's (pageWords().sequence).
+// masked row into the explorer above, scrolls the learner up to it and moves the
+// keyboard focus to its row label, so the change it made is where they are.
+// Every word is the lab's: the held view's (lab/explorer/view.py) and the page's
+// (pageWords().sequence).
 
 import { fill, h, lines, text } from "../shared/dom.js";
 import { pageWords } from "../shared/words.js";
 import { subscribeNb } from "./state.js";
-import { editHeld, getState } from "../explorer/state.js";
+import { editHeld, getState, subscribe } from "../explorer/state.js";
+
+const REVEAL_WAIT_MS = 5000; // how long focus waits for the explorer to show the row asked for
+
+/**
+ * Take the learner to the explorer that "Show in the explorer" changed: scroll it into view now, and
+ * move focus to its row label (focusable by script only) once the label names row `r`, masked, so a
+ * screen reader reads the row that is shown. A refused select never steals the focus later.
+ */
+function revealExplorer(r) {
+  const explorer = document.getElementById("explorer");
+  const label = document.getElementById("row-label");
+  if (!explorer || !label) return;
+  label.setAttribute("tabindex", "-1");
+  explorer.scrollIntoView({ block: "start" });
+  const shown = () => {
+    const held = getState().held;
+    return Boolean(held && held.example.row === r && held.example.masked);
+  };
+  if (shown()) return label.focus({ preventScroll: true });
+  let off = null;
+  const timer = setTimeout(() => off && off(), REVEAL_WAIT_MS);
+  off = subscribe(() => {
+    if (!shown()) return;
+    off();
+    clearTimeout(timer);
+    requestAnimationFrame(() => label.focus({ preventScroll: true })); // after the explorer's redraw
+  });
+}
 
 function cell(view, r, i, words) {
   const row = view.rows[r];
@@ -58,7 +88,10 @@ function rowHeader(view, r, words) {
     },
     showing ? words.in_explorer : words.show,
   );
-  button.addEventListener("click", () => editHeld({ kind: "select", row: r, masked: true }));
+  button.addEventListener("click", () => {
+    editHeld({ kind: "select", row: r, masked: true });
+    revealExplorer(r);
+  });
   return h("th", { scope: "row" }, h("span", { class: "seq-row-name" }, row.name), h("span", { class: "seq-query" }, row.query_text), button);
 }
 
