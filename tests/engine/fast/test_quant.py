@@ -1,4 +1,4 @@
-"""Products on GGUF's Q4_1 and Q8_0 blocks (engine/fast/quant/): exact values, fixed order, any threads."""
+"""Products on GGUF's stored blocks, every format (engine/fast/quant/): exact values, fixed order."""
 
 from __future__ import annotations
 
@@ -12,32 +12,14 @@ from attnlab.engine.fast import quant
 from attnlab.engine.fast.quant import QuantMatrix, kernels
 
 sys.path.insert(0, str(Path(__file__).parents[2]))  # tests/, for busy_runs (see its docstring)
+sys.path.insert(0, str(Path(__file__).parent))  # tests/engine/fast/, for gguf_blocks
+
+from gguf_blocks import ALL, gguf_values, random_blocks, width  # noqa: E402
 
 from busy_runs import assert_same_bits, results_here, results_in_processes  # noqa: E402
 
 gguf_quants = pytest.importorskip("gguf.quants", reason="the reference dequantizer is gguf's")
-FORMATS = ("Q4_1", "Q8_0")
-
-
-def gguf_values(fmt: str, blocks: np.ndarray) -> np.ndarray:
-    """gguf's own float32 values of stored rows (rows, bytes)."""
-    kind = gguf_quants.GGMLQuantizationType[fmt]
-    return np.asarray(gguf_quants.dequantize(blocks, kind), dtype=np.float32).reshape(blocks.shape[0], -1)
-
-
-def random_blocks(rng, fmt: str, rows: int, n_in: int, scale: float = 0.05) -> np.ndarray:
-    """Stored rows of random quants with random float16 d (and m), a few of them special."""
-    per = quant.BLOCK_BYTES[quant.FORMATS[fmt]]
-    n_blocks = n_in // 32
-    blocks = rng.integers(0, 256, (rows, n_blocks, per), dtype=np.uint8)
-    n_scales = 2 if fmt == "Q4_1" else 1
-    scales = (rng.standard_normal((rows, n_blocks, n_scales)) * scale).astype(np.float16)
-    scales[0, 0] = 0.0  # a block with d = 0 (and m = 0): every weight 0
-    if rows > 1 and n_blocks > 1:
-        scales[1, 1, 0] = np.float16(6e-8)  # a subnormal d
-        scales[-1, -1] = -scales[-1, -1]  # negative d (and m)
-    blocks[..., : 2 * n_scales] = scales.view(np.uint8).reshape(rows, n_blocks, 2 * n_scales)
-    return blocks.reshape(rows, n_blocks * per)
+FORMATS = ALL
 
 
 def every_q4_1_layout() -> np.ndarray:
@@ -77,8 +59,9 @@ def test_the_kernels_build_here():
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
-@pytest.mark.parametrize(("rows", "n_in"), [(1, 32), (3, 96), (37, 64), (129, 576)])
+@pytest.mark.parametrize(("rows", "n_in"), [(1, 32), (3, 96), (37, 64), (129, 576), (5, 2048)])
 def test_values_equal_gguf_value_by_value(rng, fmt, rows, n_in):
+    n_in = width(fmt, n_in)
     blocks = random_blocks(rng, fmt, rows, n_in)
     w = QuantMatrix(fmt, blocks)
     expected = gguf_values(fmt, blocks)
@@ -103,20 +86,22 @@ def test_products_multiply_exactly_those_values(rng, fmt, n_tokens):
 
     (Equal as numbers: a weight of -0.0 comes out of a sum as +0.0.)
     """
-    blocks = random_blocks(rng, fmt, 37, 96)
+    n_in = width(fmt, 96)
+    blocks = random_blocks(rng, fmt, 37, n_in)
     w = QuantMatrix(fmt, blocks[:20], blocks[20:])  # two parts side by side, odd widths
     expected = gguf_values(fmt, blocks).T  # (n_in, n_out)
-    for start in range(0, 96, n_tokens):
-        rows = np.eye(96, dtype=np.float32)[start : start + n_tokens]
+    for start in range(0, n_in, n_tokens):
+        rows = np.eye(n_in, dtype=np.float32)[start : start + n_tokens]
         got = rows @ w if len(rows) > 1 else (rows[0] @ w)[None]
         np.testing.assert_array_equal(got, expected[start : start + n_tokens], f"one-hot rows {start}..")
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_one_row_products_sum_in_the_documented_order(rng, fmt):
-    blocks = random_blocks(rng, fmt, 9, 576, scale=0.5)
+    n_in = width(fmt, 576)
+    blocks = random_blocks(rng, fmt, 9, n_in, scale=0.5)
     values = gguf_values(fmt, blocks)
-    x = rng.standard_normal(576).astype(np.float32)
+    x = rng.standard_normal(n_in).astype(np.float32)
     got = x @ QuantMatrix(fmt, blocks)
     want = np.array([fixed_order_dot(v, x) for v in values], np.float32)
     assert_same_bits(got, want, "one-row products vs the documented order")
@@ -139,9 +124,10 @@ def chain_dots(values: np.ndarray, x: np.ndarray) -> np.ndarray:
 def test_a_prompts_products_sum_in_the_documented_order(rng, fmt, n_tokens, monkeypatch):
     """Two rows of x or more (tiles 8, 16, 24, 32 wide, one or several; helpers or workers): every
     output is one FMA chain over k in order, so a token's outputs never depend on the other tokens."""
-    blocks = random_blocks(rng, fmt, 70, 192, scale=0.5)
+    n_in = width(fmt, 192)
+    blocks = random_blocks(rng, fmt, 70, n_in, scale=0.5)
     w = QuantMatrix(fmt, blocks[:50], blocks[50:])
-    x = rng.standard_normal((n_tokens, 192)).astype(np.float32)
+    x = rng.standard_normal((n_tokens, n_in)).astype(np.float32)
     want = chain_dots(gguf_values(fmt, blocks), x)
     assert_same_bits(x @ w, want, f"{n_tokens} rows vs the documented order")
     assert_same_bits(x[:2] @ w, want[:2], "the first two rows alone")
@@ -152,23 +138,29 @@ def test_a_prompts_products_sum_in_the_documented_order(rng, fmt, n_tokens, monk
 @pytest.mark.parametrize("fmt", FORMATS)
 @pytest.mark.parametrize("n_tokens", [1, 2, 17, 64])
 def test_products_agree_with_float64(rng, fmt, n_tokens):
-    blocks = random_blocks(rng, fmt, 1043, 320)  # odd row count; pieces of unequal parts
+    """The products equal a float64 product on gguf's values to float32 summation's bound, and a
+    float32 BLAS product on those values to the sum of both bounds."""
+    n_in = width(fmt, 320)
+    blocks = random_blocks(rng, fmt, 1043, n_in)  # odd row count; pieces of unequal parts
     w = QuantMatrix(fmt, blocks[:1000], blocks[1000:])
-    x = rng.standard_normal((n_tokens, 320)).astype(np.float32)
-    values = gguf_values(fmt, blocks).T.astype(np.float64)
+    x = rng.standard_normal((n_tokens, n_in)).astype(np.float32)
+    values32 = gguf_values(fmt, blocks).T
+    values = values32.astype(np.float64)
     exact = x.astype(np.float64) @ values
     got = x @ w
     assert got.shape == (n_tokens, 1043) and got.dtype == np.float32
     # a float32 sum of n terms is within n * eps * sum |terms| of the exact sum, in any order
-    bound = 320 * np.finfo(np.float32).eps * (np.abs(x.astype(np.float64)) @ np.abs(values))
+    bound = n_in * np.finfo(np.float32).eps * (np.abs(x.astype(np.float64)) @ np.abs(values))
     assert np.all(np.abs(got - exact) <= bound)
+    assert np.all(np.abs(got.astype(np.float64) - (x @ values32)) <= 2 * bound)  # float32 reference
 
 
-def test_the_output_layer_size_is_shared_in_fixed_slices(rng, monkeypatch):
+@pytest.mark.parametrize(("fmt", "n_in"), [("Q8_0", 64), ("Q4_K", 256), ("Q6_K", 256), ("F16", 64)])
+def test_the_output_layer_size_is_shared_in_fixed_slices(rng, monkeypatch, fmt, n_in):
     """Whatever our thread count, a big one-row product and a prompt's (fixed pieces) are the same bits."""
-    blocks = random_blocks(rng, "Q8_0", 20000, 64)
-    w = QuantMatrix("Q8_0", blocks)
-    x = rng.standard_normal((3, 64)).astype(np.float32)
+    blocks = random_blocks(rng, fmt, 20000, n_in)
+    w = QuantMatrix(fmt, blocks)
+    x = rng.standard_normal((3, n_in)).astype(np.float32)
     before = (x[:1] @ w, x @ w)
     for cores in (1, 3):
         monkeypatch.setattr(quant, "CORES", cores)
@@ -180,6 +172,7 @@ def test_the_output_layer_size_is_shared_in_fixed_slices(rng, monkeypatch):
 PROGRAM = """
 import numpy as np
 from attnlab.engine.fast import quant
+from attnlab.engine.fast.quant import reference
 
 def results():
     assert quant.kernel(), quant.reason()
@@ -191,6 +184,13 @@ def results():
         blocks.reshape(5000, 18, per)[..., :4] = scales.reshape(5000, 18, 4)
         w = quant.QuantMatrix(fmt, blocks[:3000], blocks[3000:])
         x = rng.standard_normal((40, 576)).astype(np.float32)
+        for n in (1, 2, 40):
+            out[f"{fmt}-{n}"] = x[:n] @ w
+    for fmt in ("F16", "BF16", "Q4_0", "Q5_0", "Q5_1", "Q4_K", "Q5_K", "Q6_K"):
+        n_blocks = 3 if fmt.endswith("_K") else 24
+        blocks = reference.valid_blocks(rng, fmt, 3000, n_blocks)
+        w = quant.QuantMatrix(fmt, blocks[:2000], blocks[2000:])
+        x = rng.standard_normal((40, w.n_in)).astype(np.float32)
         for n in (1, 2, 40):
             out[f"{fmt}-{n}"] = x[:n] @ w
     return out
@@ -209,7 +209,7 @@ def test_same_bits_whatever_the_thread_counts(tmp_path):
 def test_bad_matrices_are_refused(rng):
     blocks = random_blocks(rng, "Q4_1", 4, 64)
     with pytest.raises(ValueError, match="unknown block format"):
-        QuantMatrix("Q5_K", blocks)
+        QuantMatrix("Q3_K", blocks)  # a K-quant the products cannot read: refused by name
     with pytest.raises(ValueError, match="whole blocks"):
         QuantMatrix("Q4_1", blocks[:, :30])
     with pytest.raises(ValueError, match="one format"):
@@ -259,3 +259,75 @@ def test_a_prompt_is_packed_in_tiles_of_32_tokens(rng, n_tokens):
     reused = np.full(packed.size + 7, np.nan, np.float32)  # the helpers' buffer holds an old job's x
     kernels.pack_into(x, reused, width)
     assert_same_bits(reused[: packed.size], packed, "packed into a used buffer (the padding zeroed)")
+
+
+@pytest.mark.parametrize("fmt", ["Q3_K", "Q2_K", "IQ2_XS", "Q8_1", "q4_k", 7])
+def test_a_format_the_products_cannot_read_is_refused_by_name(rng, fmt):
+    from attnlab.engine.fast.formats import UnknownFormat
+
+    with pytest.raises(UnknownFormat) as refused:
+        QuantMatrix(fmt, random_blocks(rng, "Q8_0", 2, 64))
+    assert refused.value.fmt == fmt and refused.value.known == FORMATS
+    assert repr(fmt) in str(refused.value) and "Q4_K" in str(refused.value)
+    with pytest.raises(UnknownFormat):
+        quant.reference_values(fmt, random_blocks(rng, "Q8_0", 2, 64))
+
+
+@pytest.mark.parametrize("fmt", ["F16", "BF16"])
+def test_every_finite_16_bit_number_widens_exactly(fmt):
+    """All 2^16 bit patterns but infinities and NaNs: the product reads each as gguf widens it."""
+    bits = np.arange(1 << 16, dtype=np.uint32).astype(np.uint16)
+    as_f32 = bits.view(np.float16).astype(np.float32) if fmt == "F16" else (
+        (bits.astype(np.uint32) << np.uint32(16)).view(np.float32))
+    bits = bits[np.isfinite(as_f32)]
+    bits = bits[: len(bits) // 32 * 32]
+    rows = bits.view(np.uint8).reshape(-1, 64)  # 32 numbers a row
+    w = QuantMatrix(fmt, rows)
+    expected = gguf_values(fmt, rows)
+    assert_same_bits(w.stored_rows(np.arange(len(rows))), expected, f"every finite {fmt}")
+    assert_same_bits(expected.ravel(), (bits.view(np.float16).astype(np.float32) if fmt == "F16" else
+                                        (bits.astype(np.uint32) << np.uint32(16)).view(np.float32)),
+                     "gguf widens exactly")  # fmt: skip
+    x = np.eye(32, dtype=np.float32)[[0, 7, 31]]
+    np.testing.assert_array_equal(x @ w, expected.T[[0, 7, 31]])  # the products read the same numbers
+
+
+@pytest.mark.parametrize("fmt", ["Q4_K", "Q5_K", "Q6_K"])
+def test_every_scale_byte_at_every_scale_position(rng, fmt):
+    """K-quants pack 6-bit scales and mins (Q6_K: int8 scales): each byte value 0..255 at each position."""
+    n_in = 256
+    blocks = random_blocks(rng, fmt, 256, n_in, scale=0.5)
+    first, count = (192, 16) if fmt == "Q6_K" else (4, 12)
+    for k in range(256):
+        blocks[k, first : first + count] = (k + 37 * np.arange(count)) % 256
+    w = QuantMatrix(fmt, blocks)
+    expected = gguf_values(fmt, blocks)
+    assert np.all(np.isfinite(expected))
+    assert_same_bits(w.values(), expected.T, f"{fmt}: every scale byte")
+    assert_same_bits(quant.reference_values(fmt, blocks), expected, "the NumPy restatement")
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_side_by_side_values_and_rows_for_every_format(rng, fmt):
+    n_in = width(fmt, 64)
+    a, b = (QuantMatrix(fmt, random_blocks(rng, fmt, n, n_in)) for n in (5, 9))
+    both = QuantMatrix.side_by_side(a, b)
+    assert both.shape == (n_in, 14) and both.fmt == fmt and len(both.parts) == 2
+    assert_same_bits(both.values(), np.concatenate([a.values(), b.values()], axis=1), "side by side")
+    assert_same_bits(both.stored_rows([13, 0, 5]), both.values().T[[13, 0, 5]], "rows across the parts")
+    x = rng.standard_normal((3, n_in)).astype(np.float32)
+    assert_same_bits(x @ both, np.concatenate([x @ a, x @ b], axis=1), "products side by side")
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_the_engines_random_blocks_are_valid(fmt):
+    """reference.valid_blocks (the self-check's and the benchmark's data): finite values, the specials."""
+    from attnlab.engine.fast.quant import reference
+
+    blocks = reference.valid_blocks(np.random.default_rng(3), fmt, 4, 3)
+    values = gguf_values(fmt, blocks)
+    assert blocks.shape == (4, 3 * quant.BLOCK_BYTES[quant.FORMATS[fmt]]) and np.all(np.isfinite(values))
+    assert_same_bits(reference.values(fmt, blocks), values, "the restatement on them")
+    if fmt not in ("F32", "F16", "BF16"):
+        per_block = values.reshape(4, 3, -1)
+        assert np.all(per_block[0, 0] == 0.0) and np.any(per_block[1, 1] != 0.0)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -13,16 +16,16 @@ pytest.importorskip("numba")
 if quant.kernel() is None:  # pragma: no cover - a machine where the kernels cannot compile
     pytest.skip(f"the quantized kernels cannot run here: {quant.reason()}", allow_module_level=True)
 
-FORMATS = ("Q4_1", "Q8_0")
+sys.path.insert(0, str(Path(__file__).parent))  # tests/engine/fast/, for gguf_blocks
+
+from gguf_blocks import ALL, random_blocks, width  # noqa: E402
+
+FORMATS = ALL
 
 
 def random_matrix(rng, fmt: str, n_out: int, n_in: int) -> QuantMatrix:
-    per = quant.BLOCK_BYTES[quant.FORMATS[fmt]]
-    blocks = rng.integers(0, 256, (n_out, n_in // 32, per), dtype=np.uint8)
-    n_scales = 2 if fmt == "Q4_1" else 1
-    scales = (rng.standard_normal((n_out, n_in // 32, n_scales)) * 0.05).astype(np.float16)
-    blocks[..., : 2 * n_scales] = scales.view(np.uint8).reshape(n_out, n_in // 32, 2 * n_scales)
-    rows = blocks.reshape(n_out, -1)
+    """Random valid blocks of ``fmt``, ``n_in`` rounded up to whole blocks, in two parts side by side."""
+    rows = random_blocks(rng, fmt, n_out, width(fmt, n_in))
     third = n_out // 3
     return QuantMatrix(fmt, np.ascontiguousarray(rows[:third]), np.ascontiguousarray(rows[third:]))
 
@@ -32,7 +35,7 @@ def random_matrix(rng, fmt: str, n_out: int, n_in: int) -> QuantMatrix:
 def test_each_row_is_the_one_row_products_bits(fmt, n_rows):
     rng = np.random.default_rng(n_rows)
     w = random_matrix(rng, fmt, 97, 128)  # two parts side by side, an odd column count
-    x = rng.standard_normal((n_rows, 128)).astype(np.float32)
+    x = rng.standard_normal((n_rows, w.n_in)).astype(np.float32)
     together = product_rows(x, w)
     alone = np.concatenate([quant.product(x[t : t + 1], w) for t in range(n_rows)])
     assert together.dtype == np.float32 and together.shape == (n_rows, 97)
@@ -43,16 +46,17 @@ def test_each_row_is_the_one_row_products_bits(fmt, n_rows):
 def test_a_row_does_not_depend_on_the_others(fmt):
     rng = np.random.default_rng(7)
     w = random_matrix(rng, fmt, 64, 96)
-    x = rng.standard_normal((5, 96)).astype(np.float32)
+    x = rng.standard_normal((5, w.n_in)).astype(np.float32)
     y = x.copy()
-    y[[0, 1, 3, 4]] = rng.standard_normal((4, 96)).astype(np.float32)
+    y[[0, 1, 3, 4]] = rng.standard_normal((4, w.n_in)).astype(np.float32)
     assert product_rows(x, w)[2].tobytes() == product_rows(y, w)[2].tobytes()
 
 
-def test_a_large_product_shared_by_threads_keeps_the_bits():
+@pytest.mark.parametrize("fmt", ["Q8_0", "Q4_K", "BF16"])
+def test_a_large_product_shared_by_threads_keeps_the_bits(fmt):
     rng = np.random.default_rng(3)
-    w = random_matrix(rng, "Q8_0", 8192, 576)  # past the threshold: pieces on our threads
-    x = rng.standard_normal((4, 576)).astype(np.float32)
+    w = random_matrix(rng, fmt, 8192, 576)  # past the threshold: pieces on our threads
+    x = rng.standard_normal((4, w.n_in)).astype(np.float32)
     alone = np.concatenate([quant.product(x[t : t + 1], w) for t in range(4)])
     assert product_rows(x, w).tobytes() == alone.tobytes()
 

@@ -7,7 +7,9 @@ output must be the same bits as the product computed alone.
 
 from __future__ import annotations
 
+import sys
 import threading
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -17,16 +19,22 @@ from attnlab.engine.fast.quant import QuantMatrix
 from attnlab.engine.fast.quant import kernels as quant_kernels
 from attnlab.engine.fast.quant import share as quant_share
 
+sys.path.insert(0, str(Path(__file__).parent))  # tests/engine/fast/, for gguf_blocks
+
+from gguf_blocks import random_blocks  # noqa: E402
+
 
 def matrix(rng, fmt: str, rows: tuple[int, ...], n_in: int) -> QuantMatrix:
-    per = quant.BLOCK_BYTES[quant.FORMATS[fmt]]
-    parts = []
-    for n in rows:
-        blocks = rng.integers(0, 256, (n, n_in // 32, per), dtype=np.uint8)
-        scales = (rng.standard_normal((n, n_in // 32, 2)) * 0.05).astype(np.float16).view(np.uint8)
-        blocks[..., :4] = scales.reshape(n, n_in // 32, 4)
-        parts.append(blocks.reshape(n, -1))
-    return QuantMatrix(fmt, *parts)
+    if fmt in ("Q4_1", "Q8_0"):  # these tests' first data, kept: random bytes, d and m finite
+        per = quant.BLOCK_BYTES[quant.FORMATS[fmt]]
+        parts = []
+        for n in rows:
+            blocks = rng.integers(0, 256, (n, n_in // 32, per), dtype=np.uint8)
+            scales = (rng.standard_normal((n, n_in // 32, 2)) * 0.05).astype(np.float16).view(np.uint8)
+            blocks[..., :4] = scales.reshape(n, n_in // 32, 4)
+            parts.append(blocks.reshape(n, -1))
+        return QuantMatrix(fmt, *parts)
+    return QuantMatrix(fmt, *(random_blocks(rng, fmt, n, n_in) for n in rows))
 
 
 def alone(w: QuantMatrix, x: np.ndarray) -> np.ndarray:
@@ -56,7 +64,8 @@ def _kernels():
 
 
 SHAPES = [("Q4_1", (576, 192, 192), 576), ("Q4_1", (576,), 1536), ("Q8_0", (49152,), 64),
-          ("Q4_1", (1, 63, 65), 32)]  # fmt: skip
+          ("Q4_1", (1, 63, 65), 32), ("Q4_K", (512, 128, 128), 512), ("Q6_K", (1536,), 768),
+          ("Q5_K", (1, 63, 65), 256), ("Q5_0", (576,), 96), ("F16", (300,), 64)]  # fmt: skip
 
 
 @pytest.mark.parametrize("n_threads", [2, 3])

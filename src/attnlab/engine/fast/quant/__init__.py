@@ -1,12 +1,16 @@
-"""Products on GGUF's quantized blocks (Q4_1, Q8_0), exactly: ``x @ W`` without a float32 copy of W.
+"""Products on GGUF's stored blocks, exactly: ``x @ W`` without a float32 copy of W.
 
 :class:`QuantMatrix` is a weight matrix W of shape (n_in, n_out), pre-transposed
 like every engine weight (``y = x @ W``), kept as the blocks a GGUF file stores:
-one stored row per output column, ``n_in / 32`` blocks a row (see
-:mod:`attnlab.engine.fast.quant.ir` for the layouts). Each weight's float32 value is
-the one ``gguf.quants`` dequantizes it to, bit for bit, and the products
-multiply those values with float32 activations: the float32 model's
-arithmetic, only summed in another order.
+one stored row per output column, in any format of
+:mod:`attnlab.engine.fast.formats`: F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0,
+Q4_K, Q5_K, Q6_K (see :mod:`attnlab.engine.fast.quant.ir` for the layouts; a row
+is ``n_in / 32`` blocks, or ``n_in / 256`` K-quant super-blocks). Each weight's
+float32 value is the one ``gguf.quants`` dequantizes it to, bit for bit (a
+float16 or bfloat16 weight widened exactly), and the products multiply those
+values with float32 activations: the float32 model's arithmetic, only summed
+in another order. A format not in that list is refused by name
+(:class:`~attnlab.engine.fast.formats.UnknownFormat`), never approximated.
 
 - One row of x (a decoding step): the blocks are streamed once, the values
   made in registers; each output is the fixed-order sum described in quant.ir
@@ -39,7 +43,7 @@ import threading
 
 import numpy as np
 
-from attnlab.engine.fast.formats import BLOCK, BLOCK_BYTES, FORMATS, Q4_1
+from attnlab.engine.fast.formats import BLOCK_BYTES, BLOCK_WEIGHTS, FORMATS, NAMES, UnknownFormat
 from attnlab.engine.fast.workers import run
 from attnlab.engine.threads import CORES
 
@@ -61,10 +65,11 @@ _share_reason = ""  # why one-row products run without the helpers ('' when they
 class QuantMatrix:
     """W (n_in, n_out) float32, stored as GGUF blocks: ``x @ W`` runs on the blocks.
 
-    ``parts``: uint8 arrays (rows, n_in / 32 * block bytes), C-contiguous, each
+    ``parts``: uint8 arrays (rows, blocks a row * block bytes), C-contiguous, each
     the stored rows of one tensor (row r = output column r of that part); parts
-    stand side by side, their columns in order. ``fmt``: "Q4_1" or "Q8_0".
-    Read-only views of a memory-mapped file do: nothing is copied.
+    stand side by side, their columns in order. ``fmt``: a GGUF type name of
+    :data:`~attnlab.engine.fast.formats.FORMATS` ("Q4_K", "F16", ...). Read-only
+    views of a memory-mapped file do: nothing is copied.
     """
 
     __array_ufunc__ = None  # ``x @ w`` with a NumPy x comes to __rmatmul__
@@ -73,7 +78,7 @@ class QuantMatrix:
 
     def __init__(self, fmt: str, *parts: np.ndarray) -> None:
         if fmt not in FORMATS:
-            raise ValueError(f"unknown block format {fmt!r}; use one of {sorted(FORMATS)}")
+            raise UnknownFormat(fmt)
         if not parts:
             raise ValueError("a QuantMatrix needs at least one part")
         code = FORMATS[fmt]
@@ -85,7 +90,7 @@ class QuantMatrix:
             raise ValueError("parts must be C-contiguous uint8 arrays")
         self.fmt, self.code = fmt, code
         self.parts = tuple(_read_only(p) for p in parts)
-        self.n_in = width // BLOCK_BYTES[code] * BLOCK
+        self.n_in = width // BLOCK_BYTES[code] * BLOCK_WEIGHTS[code]
         self.n_out = sum(p.shape[0] for p in parts)
         self.shape = (self.n_in, self.n_out)
         # each part's first byte and row count, for one kernel call over all the parts (a decoding
@@ -250,30 +255,22 @@ def reason() -> str:
 
 def reference_values(fmt: str, blocks: np.ndarray) -> np.ndarray:
     """NumPy's float32 values of stored rows ``blocks`` (rows, bytes): gguf.quants' arithmetic, restated."""
-    code = FORMATS[fmt]
-    b = np.ascontiguousarray(blocks).reshape(blocks.shape[0], -1, BLOCK_BYTES[code])
-    d = b[..., 0:2].copy().view(np.float16).astype(np.float32)
-    if code == Q4_1:
-        m = b[..., 2:4].copy().view(np.float16).astype(np.float32)
-        q = b[..., 4:]
-        q = np.concatenate([q & np.uint8(15), q >> np.uint8(4)], axis=-1).astype(np.float32)
-        return ((d * q) + m).reshape(blocks.shape[0], -1)
-    q = b[..., 2:].copy().view(np.int8).astype(np.float32)
-    return (q * d).reshape(blocks.shape[0], -1)
+    from attnlab.engine.fast.quant import reference
+
+    return reference.values(fmt, blocks)
 
 
 def _self_check() -> None:
     """Compile, then compare values and products of odd little matrices with NumPy (exact values)."""
+    from attnlab.engine.fast.quant import reference
+
     rng = np.random.default_rng(0)
-    for fmt, code in FORMATS.items():
-        n_rows, n_blocks = 37, 3
-        blocks = rng.integers(0, 256, (n_rows, n_blocks * BLOCK_BYTES[code]), dtype=np.uint8)
-        scales = (rng.standard_normal((n_rows, n_blocks, 2)) * 0.05).astype(np.float16)
-        scales[0, 1] = 0.0  # a block with d = 0 (and m = 0)
-        view = blocks.reshape(n_rows, n_blocks, -1)
-        view[..., :4 if code == Q4_1 else 2] = scales.view(np.uint8)[..., : 4 if code == Q4_1 else 2]
+    for code in sorted(NAMES):  # Q4_1 and Q8_0 first, as before the other formats came
+        fmt = NAMES[code]
+        n_rows, n_blocks = 37, 3 if BLOCK_WEIGHTS[code] == 32 else 1
+        blocks = reference.valid_blocks(rng, fmt, n_rows, n_blocks)
         w = QuantMatrix(fmt, blocks[:20], blocks[20:])
-        expected = reference_values(fmt, blocks)
+        expected = reference.values(fmt, blocks)
         got = w._stored_rows(np.arange(n_rows))
         if got.tobytes() != expected.tobytes():
             raise RuntimeError(f"the compiled {fmt} values differ from NumPy's")

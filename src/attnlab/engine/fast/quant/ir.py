@@ -1,31 +1,54 @@
-"""LLVM IR for the quantized-weight kernels of :mod:`attnlab.engine.fast.quant`: dot products, values, tiles.
+"""LLVM IR for the block-format kernels of :mod:`attnlab.engine.fast.quant`: dot products, values, tiles.
 
-GGUF stores a weight row as blocks of 32 weights, little-endian:
+GGUF stores a weight row as blocks, little-endian (:mod:`attnlab.engine.fast.formats`
+names their sizes). Weight j of a 32-weight block, or of a K-quant's sub-block:
 
-- ``Q4_1`` (20 bytes): float16 ``d``, float16 ``m``, then 16 bytes of 4-bit
-  quants; byte j holds weight j in its low nibble and weight j + 16 in its
-  high nibble. Weight = ``d * q + m``.
+- ``F32`` / ``F16`` / ``BF16`` (128 / 64 / 64 bytes for 32 weights): the number,
+  widened exactly to float32 (a bfloat16's bits are a float32's top half).
+- ``Q4_0`` (18 bytes): float16 ``d``, 16 bytes of 4-bit quants; byte j holds
+  weight j in its low nibble and weight j + 16 in its high nibble.
+  Weight = ``d * (q - 8)``.
+- ``Q4_1`` (20 bytes): float16 ``d``, float16 ``m``, then the quants as Q4_0's.
+  Weight = ``d * q + m``.
+- ``Q5_0`` (22 bytes): ``d``, a uint32 ``qh`` whose bit j is weight j's fifth
+  bit, the low nibbles as Q4_0's. Weight = ``d * (q - 16)``.
+- ``Q5_1`` (24 bytes): ``d``, ``m``, ``qh``, nibbles. Weight = ``d * q + m``.
 - ``Q8_0`` (34 bytes): float16 ``d``, then 32 int8 quants. Weight = ``q * d``.
+- ``Q4_K`` (144 bytes, 256 weights in 8 sub-blocks of 32): ``d``, ``dmin``,
+  12 bytes of 6-bit scales and mins (sub-block i < 4: ``s[i] & 63`` and
+  ``s[i + 4] & 63``; i >= 4: ``s[i + 4] & 15 | (s[i - 4] >> 6) << 4`` and
+  ``s[i + 4] >> 4 | (s[i] >> 6) << 4``), 128 bytes of nibbles (sub-blocks 2c
+  and 2c + 1 are the low and high nibbles of bytes 32c .. 32c + 31).
+  Weight = ``(d * sc) * q - (dmin * m)``.
+- ``Q5_K`` (176 bytes): as Q4_K, with 32 bytes ``qh`` before the nibbles: bit
+  i of ``qh[l]`` is the fifth bit of weight l of sub-block i.
+- ``Q6_K`` (210 bytes): 128 bytes of low nibbles, 64 of high 2-bit pairs, 16
+  int8 scales (one per 16 weights), float16 ``d``. Weight w (of 256):
+  ``(d * scale[w // 16]) * (q - 32)``, q's low nibble from byte
+  ``64 (w // 128) + w % 64`` (the high nibble when ``w % 128 >= 64``), its top
+  two bits from byte ``128 + 32 (w // 128) + w % 32``, shifted by
+  ``2 ((w % 128) // 32)``.
 
 A weight's float32 value is computed exactly as ``gguf.quants`` dequantizes it
-(``dequantize_blocks``): d and m widened to float32 (exact), q converted to
-float32 (exact), then one float32 multiply and, for Q4_1, one float32 add,
-each rounded on its own: never fused into one FMA (no fast-math flag is set,
-so LLVM may not contract them).
+(``dequantize_blocks``): d, m and the scales widened to float32 (exact), q
+converted to float32 (exact), then each float32 multiply, add or subtract
+(``d * sc`` first, for the K-quants) rounded on its own: never fused into one
+FMA (no fast-math flag is set, so LLVM may not contract them).
 
 The dot product of a row with float32 activations ``x`` runs in two vectors
 of 16 float32 lanes, the same on every CPU (LLVM splits or joins the vectors
 to the machine's width; the lanes' arithmetic does not change). Lane j of
 ``lo`` accumulates weights ``32 b + j`` and lane j of ``hi`` weights
-``32 b + 16 + j``, block b = 0, 1, ... in order, each step one correctly
+``32 b + 16 + j``, b = 0, 1, ... over the row's 32-weight steps in order (a
+K-quant's super-block is 8 steps), each step one correctly
 rounded fused multiply-add (``llvm.fma``: a single rounding whatever the
 hardware; where it has no FMA unit, libm's ``fmaf`` gives the same bits).
 Then ``v = lo + hi`` lane by lane, and the 16 lanes are summed as a fixed
 tree: ``v[j] + v[j + 8]`` (j < 8), then ``+ [j + 4]``, ``+ [j + 2]``,
-``+ [j + 1]``. So a row's sum is one fixed sequence of float32 operations:
-no reassociation, no dependence on the thread, the thread count, or the
-vector width. (Only the order differs from a BLAS sum over the same float32
-values, as one BLAS differs from another.)
+``+ [j + 1]``. So a row's sum is one fixed sequence of float32 operations,
+the same for every format: no reassociation, no dependence on the thread,
+the thread count, or the vector width. (Only the order differs from a BLAS
+sum over the same float32 values, as one BLAS differs from another.)
 """
 
 from __future__ import annotations
@@ -34,9 +57,26 @@ from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
 
-from attnlab.engine.fast.formats import BLOCK, BLOCK_BYTES, Q4_1, Q8_0
+from attnlab.engine.fast.formats import (
+    BF16,
+    BLOCK,
+    BLOCK_BYTES,
+    BLOCK_WEIGHTS,
+    F16,
+    F32,
+    NAMES,
+    Q4_0,
+    Q4_1,
+    Q4_K,
+    Q5_0,
+    Q5_1,
+    Q5_K,
+    Q6_K,
+    Q8_0,
+)
 
 _F32, _I8, _I32, _I64, _HALF = ir.FloatType(), ir.IntType(8), ir.IntType(32), ir.IntType(64), ir.HalfType()
+_I16 = ir.IntType(16)
 _LANES = 16
 
 
@@ -75,7 +115,7 @@ def _load_half(builder: ir.IRBuilder, address, offset: int):
 
 
 def _block_values(builder: ir.IRBuilder, fmt: int, block):
-    """The float32 values of the block at byte address ``block``: (weights 0..15, weights 16..31)."""
+    """The float32 values of the Q4_1 or Q8_0 block at byte address ``block``: (weights 0..15, 16..31)."""
     d = _splat(builder, _load_half(builder, block, 0))
     if fmt == Q4_1:
         m = _splat(builder, _load_half(builder, block, 2))
@@ -86,6 +126,133 @@ def _block_values(builder: ir.IRBuilder, fmt: int, block):
         return tuple(builder.fadd(builder.fmul(d, builder.uitofp(n, _vec(_F32))), m) for n in (low, high))
     q_low, q_high = _load_vec(builder, block, _I8, 2), _load_vec(builder, block, _I8, 2 + _LANES)
     return tuple(builder.fmul(builder.sitofp(q, _vec(_F32)), d) for q in (q_low, q_high))
+
+
+def _ints(t, values) -> ir.Constant:
+    """A constant vector of type ``t`` (an integer vector type) holding ``values`` (one, or one a lane)."""
+    lanes = t.count
+    return ir.Constant(t, list(values) if isinstance(values, (list, tuple, range)) else [values] * lanes)
+
+
+def _nibble(builder: ir.IRBuilder, q, high: bool):
+    """The low (``high`` False) or high nibbles of the byte vector ``q``."""
+    if high:
+        return builder.lshr(q, _ints(q.type, 4))
+    return builder.and_(q, _ints(q.type, 15))
+
+
+def _byte(builder: ir.IRBuilder, address, offset: int):
+    """The byte at ``address + offset``, zero-extended to an i32."""
+    at = builder.inttoptr(builder.add(address, _i64(offset)), _I8.as_pointer())
+    return builder.zext(builder.load(at, align=1), _I32)
+
+
+def _lanes_of_bits(builder: ir.IRBuilder, bits, first: int):
+    """Bits ``first`` .. ``first + 15`` of the i32 ``bits``, one a lane (<16 x i8>: 0 or 1)."""
+    v = _splat(builder, bits)
+    v = builder.and_(builder.lshr(v, _ints(v.type, range(first, first + _LANES))), _ints(v.type, 1))
+    return builder.trunc(v, _vec(_I8))
+
+
+def _values_32(builder: ir.IRBuilder, fmt: int, block):
+    """The float32 values of a 32-weight block of ``fmt`` (not Q4_1 or Q8_0, which ``_block_values``
+    makes) at byte address ``block``: (weights 0..15, weights 16..31), as gguf computes them."""
+    f32 = _vec(_F32)
+    if fmt == F32:
+        return _load_vec(builder, block, _F32), _load_vec(builder, block, _F32, 4 * _LANES)
+    if fmt == F16:  # fpext: exact
+        return tuple(builder.fpext(_load_vec(builder, block, _HALF, o), f32) for o in (0, 2 * _LANES))
+    if fmt == BF16:  # the 16 bits are a float32's top half: moved, not computed
+        halves = (_load_vec(builder, block, _I16, o) for o in (0, 2 * _LANES))
+        return tuple(builder.bitcast(builder.shl(builder.zext(h, _vec(_I32)), _ints(_vec(_I32), 16)), f32)
+                     for h in halves)  # fmt: skip
+    d = _splat(builder, _load_half(builder, block, 0))
+    if fmt == Q4_0:
+        q = _load_vec(builder, block, _I8, 2)
+        nibbles = (_nibble(builder, q, high) for high in (False, True))
+        # d * (q - 8): q - 8 is exact in int8, then one rounding
+        return tuple(builder.fmul(d, builder.sitofp(builder.sub(n, _ints(n.type, 8)), f32)) for n in nibbles)
+    if fmt == Q5_0:
+        qh = builder.load(builder.inttoptr(builder.add(block, _i64(2)), _I32.as_pointer()), align=1)
+        q = _load_vec(builder, block, _I8, 6)
+        out = []
+        for half in (0, 1):
+            five = builder.or_(_nibble(builder, q, half == 1),
+                               builder.shl(_lanes_of_bits(builder, qh, 16 * half), _ints(_vec(_I8), 4)))
+            out.append(builder.fmul(d, builder.sitofp(builder.sub(five, _ints(five.type, 16)), f32)))
+        return tuple(out)
+    assert fmt == Q5_1, NAMES[fmt]  # (d * q) + m, two roundings
+    m = _splat(builder, _load_half(builder, block, 2))
+    qh = builder.load(builder.inttoptr(builder.add(block, _i64(4)), _I32.as_pointer()), align=1)
+    q = _load_vec(builder, block, _I8, 8)
+    out = []
+    for half in (0, 1):
+        five = builder.or_(_nibble(builder, q, half == 1),
+                           builder.shl(_lanes_of_bits(builder, qh, 16 * half), _ints(_vec(_I8), 4)))
+        out.append(builder.fadd(builder.fmul(d, builder.uitofp(five, f32)), m))
+    return tuple(out)
+
+
+def _k_scales(builder: ir.IRBuilder, block, i: int):
+    """Sub-block i's 6-bit scale and min of a Q4_K or Q5_K super-block (12 bytes at ``block + 4``), as i32."""
+    s = [_byte(builder, block, 4 + j) for j in range(12)]
+    c63, c15, c4, c6 = (ir.Constant(_I32, v) for v in (63, 15, 4, 6))
+    if i < 4:
+        return builder.and_(s[i], c63), builder.and_(s[i + 4], c63)
+    sc = builder.or_(builder.and_(s[i + 4], c15), builder.shl(builder.lshr(s[i - 4], c6), c4))
+    m = builder.or_(builder.lshr(s[i + 4], c4), builder.shl(builder.lshr(s[i], c6), c4))
+    return sc, m
+
+
+def _values_k(builder: ir.IRBuilder, fmt: int, block) -> list[tuple]:
+    """The float32 values of a K-quant super-block at byte address ``block``: 8 pairs (weights 32 i ..
+    32 i + 15, 32 i + 16 .. 32 i + 31), i = 0..7, as gguf computes them."""
+    f32 = _vec(_F32)
+    out = []
+    if fmt == Q6_K:
+        d = _load_half(builder, block, 208)
+        for b in range(8):
+            c, high, pair, shift = b // 4, (b % 4) // 2 == 1, b % 2, 2 * (b % 4)
+            halves = []
+            for h in (0, 1):  # lanes 0..15, 16..31: scales 2b, 2b + 1
+                at = builder.inttoptr(builder.add(block, _i64(192 + 2 * b + h)), _I8.as_pointer())
+                scale = builder.sitofp(builder.load(at, align=1), _F32)
+                dl = _splat(builder, builder.fmul(d, scale))  # d * scale, rounded once
+                low = _nibble(builder, _load_vec(builder, block, _I8, 64 * c + 32 * pair + 16 * h), high)
+                top = _load_vec(builder, block, _I8, 128 + 32 * c + 16 * h)
+                top = builder.and_(builder.lshr(top, _ints(top.type, shift)), _ints(top.type, 3))
+                q = builder.sub(builder.or_(low, builder.shl(top, _ints(top.type, 4))), _ints(top.type, 32))
+                halves.append(builder.fmul(dl, builder.sitofp(q, f32)))
+            out.append(tuple(halves))
+        return out
+    d, dmin = _load_half(builder, block, 0), _load_half(builder, block, 2)
+    nibbles_at = 16 if fmt == Q4_K else 48
+    for i in range(8):
+        sc, m = _k_scales(builder, block, i)
+        dl = _splat(builder, builder.fmul(d, builder.uitofp(sc, _F32)))  # d * sc, rounded once
+        ml = _splat(builder, builder.fmul(dmin, builder.uitofp(m, _F32)))  # dmin * m, rounded once
+        halves = []
+        for h in (0, 1):
+            q = _load_vec(builder, block, _I8, nibbles_at + 32 * (i // 2) + 16 * h)
+            q = _nibble(builder, q, i % 2 == 1)  # sub-blocks 2c, 2c + 1: bytes 32c.., low, high nibbles
+            if fmt == Q5_K:
+                top = _load_vec(builder, block, _I8, 16 + 16 * h)
+                top = builder.and_(builder.lshr(top, _ints(top.type, i)), _ints(top.type, 1))
+                q = builder.or_(q, builder.shl(top, _ints(top.type, 4)))
+            # (dl * q) - ml: two roundings, as gguf's float32 NumPy arithmetic
+            halves.append(builder.fsub(builder.fmul(dl, builder.uitofp(q, f32)), ml))
+        out.append(tuple(halves))
+    return out
+
+
+def _values(builder: ir.IRBuilder, fmt: int, block) -> list[tuple]:
+    """The float32 values of the stored block at byte address ``block``: one (lo, hi) pair of 16-lane
+    vectors per 32 weights, in order (one pair, or 8 for a K-quant's super-block)."""
+    if fmt in (Q4_1, Q8_0):
+        return [_block_values(builder, fmt, block)]
+    if BLOCK_WEIGHTS[fmt] == BLOCK:
+        return [_values_32(builder, fmt, block)]
+    return _values_k(builder, fmt, block)
 
 
 def _block_loop(builder: ir.IRBuilder, n_blocks, carried: list, body):
@@ -152,6 +319,12 @@ def _tree_sum(builder: ir.IRBuilder, v):
     return builder.extract_element(v, ir.Constant(_I32, 0))
 
 
+def _prefetch_block(builder: ir.IRBuilder, fmt: int, block) -> None:
+    """Ask for the block ``PREFETCH`` bytes ahead: one hint per 64-byte line a block spans."""
+    for line in range(0, BLOCK_BYTES[fmt], 64):
+        _prefetch(builder, builder.add(block, _i64(PREFETCH + line)))
+
+
 def _dot_codegen(fmt: int):
     def codegen(context, builder, signature, args):
         row, x, n_blocks = args
@@ -161,11 +334,14 @@ def _dot_codegen(fmt: int):
 
         def body(b, accs):
             block = builder.add(row, builder.mul(b, _i64(step)))
-            x_at = builder.add(x, builder.mul(b, _i64(BLOCK * 4)))
-            _prefetch(builder, builder.add(block, _i64(PREFETCH)))
-            w_low, w_high = _block_values(builder, fmt, block)
-            x_low, x_high = _load_vec(builder, x_at, _F32), _load_vec(builder, x_at, _F32, _LANES * 4)
-            return [builder.call(fma, [w_low, x_low, accs[0]]), builder.call(fma, [w_high, x_high, accs[1]])]
+            x_block = builder.add(x, builder.mul(b, _i64(BLOCK_WEIGHTS[fmt] * 4)))
+            _prefetch_block(builder, fmt, block)
+            low, high = accs
+            for i, (w_low, w_high) in enumerate(_values(builder, fmt, block)):
+                x_at = builder.add(x_block, _i64(i * BLOCK * 4))
+                x_low, x_high = _load_vec(builder, x_at, _F32), _load_vec(builder, x_at, _F32, _LANES * 4)
+                low, high = builder.call(fma, [w_low, x_low, low]), builder.call(fma, [w_high, x_high, high])
+            return [low, high]
 
         low, high = _block_loop(builder, n_blocks, [zero, zero], body)
         return _tree_sum(builder, builder.fadd(low, high))
@@ -179,11 +355,13 @@ def _values_codegen(fmt: int):
         step = BLOCK_BYTES[fmt]
 
         def body(b, _carried):
-            w_low, w_high = _block_values(builder, fmt, builder.add(row, builder.mul(b, _i64(step))))
-            at = builder.add(out, builder.mul(b, _i64(BLOCK * 4)))
-            builder.store(w_low, builder.inttoptr(at, _vec(_F32).as_pointer()), align=4)
-            at_high = builder.add(at, _i64(_LANES * 4))
-            builder.store(w_high, builder.inttoptr(at_high, _vec(_F32).as_pointer()), align=4)
+            block = builder.add(row, builder.mul(b, _i64(step)))
+            first = builder.add(out, builder.mul(b, _i64(BLOCK_WEIGHTS[fmt] * 4)))
+            for i, (w_low, w_high) in enumerate(_values(builder, fmt, block)):
+                at = builder.add(first, _i64(i * BLOCK * 4))
+                builder.store(w_low, builder.inttoptr(at, _vec(_F32).as_pointer()), align=4)
+                at_high = builder.add(at, _i64(_LANES * 4))
+                builder.store(w_high, builder.inttoptr(at_high, _vec(_F32).as_pointer()), align=4)
             return []
 
         _block_loop(builder, n_blocks, [], body)
@@ -195,28 +373,32 @@ def _values_codegen(fmt: int):
 _ADDRESSES = (types.int64, types.int64, types.int64)
 
 
-@intrinsic
-def dot_q4_1(typingctx, row, x, n_blocks):
-    """``sum(values(row) * x)`` over ``n_blocks`` Q4_1 blocks at byte address ``row``; x: float32 address."""
-    return types.float32(*_ADDRESSES), _dot_codegen(Q4_1)
+def _dot_intrinsic(fmt: int):
+    def typer(typingctx, row, x, n_blocks):
+        return types.float32(*_ADDRESSES), _dot_codegen(fmt)
+
+    typer.__name__ = f"dot_{NAMES[fmt].lower()}"
+    return intrinsic(typer)
 
 
-@intrinsic
-def dot_q8_0(typingctx, row, x, n_blocks):
-    """:func:`dot_q4_1` for Q8_0 blocks."""
-    return types.float32(*_ADDRESSES), _dot_codegen(Q8_0)
+def _values_intrinsic(fmt: int):
+    def typer(typingctx, row, out, n_blocks):
+        return types.void(*_ADDRESSES), _values_codegen(fmt)
+
+    typer.__name__ = f"values_{NAMES[fmt].lower()}"
+    return intrinsic(typer)
 
 
-@intrinsic
-def values_q4_1(typingctx, row, out, n_blocks):
-    """Write the float32 values of ``n_blocks`` Q4_1 blocks at ``row`` to the address ``out``."""
-    return types.void(*_ADDRESSES), _values_codegen(Q4_1)
-
-
-@intrinsic
-def values_q8_0(typingctx, row, out, n_blocks):
-    """:func:`values_q4_1` for Q8_0 blocks."""
-    return types.void(*_ADDRESSES), _values_codegen(Q8_0)
+# dot_<fmt>(row, x, n_blocks) -> float32: ``sum(values(row) * x)`` over ``n_blocks`` stored blocks of
+# <fmt> at byte address ``row``, in the order above; x: the float32 activations' address.
+_ORDER = (Q4_1, Q8_0, F32, F16, BF16, Q4_0, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K)
+dot_q4_1, dot_q8_0, dot_f32, dot_f16, dot_bf16, dot_q4_0, dot_q5_0, dot_q5_1, dot_q4_k, dot_q5_k, dot_q6_k = (
+    _dot_intrinsic(code) for code in _ORDER
+)
+# values_<fmt>(row, out, n_blocks): write the float32 values of ``n_blocks`` stored blocks at ``row``
+# to the address ``out``.
+(values_q4_1, values_q8_0, values_f32, values_f16, values_bf16, values_q4_0, values_q5_0, values_q5_1,
+ values_q4_k, values_q5_k, values_q6_k) = (_values_intrinsic(code) for code in _ORDER)  # fmt: skip
 
 
 # -- a prompt's products: register tiles over decoded rows ----------------------------------------

@@ -1,9 +1,11 @@
 """The numba-compiled loops of :mod:`attnlab.engine.fast.quant` (imported on first use: numba imports slowly).
 
-Each function takes a format code (``Q4_1`` = 0, ``Q8_0`` = 1) and stored rows
-``blocks`` (rows, bytes per row) uint8, C-contiguous and read-only; float32
-arrays are C-contiguous. The per-block arithmetic is LLVM IR written in
-:mod:`attnlab.engine.fast.quant.ir`, which also fixes each dot product's order.
+Each function takes a format code (:mod:`attnlab.engine.fast.formats`: ``Q4_1`` = 0,
+``Q8_0`` = 1, ...) and stored rows ``blocks`` (rows, bytes per row) uint8,
+C-contiguous and read-only; float32 arrays are C-contiguous. The per-block
+arithmetic is LLVM IR written in :mod:`attnlab.engine.fast.quant.ir`, which also
+fixes each dot product's order. ``n_blocks`` counts stored blocks (a K-quant's
+holds 256 weights, the others' 32).
 """
 
 from __future__ import annotations
@@ -11,9 +13,33 @@ from __future__ import annotations
 import numpy as np
 
 from attnlab.engine.fast.compiled import _jit
+from attnlab.engine.fast.formats import (
+    BF16,
+    BLOCK_BYTES,
+    BLOCK_WEIGHTS,
+    F16,
+    F32,
+    Q4_0,
+    Q4_1,
+    Q4_K,
+    Q5_0,
+    Q5_1,
+    Q5_K,
+    Q6_K,
+    Q8_0,
+)
 from attnlab.engine.fast.quant.ir import (
     TILE_ROWS,
+    dot_bf16,
+    dot_f16,
+    dot_f32,
+    dot_q4_0,
     dot_q4_1,
+    dot_q4_k,
+    dot_q5_0,
+    dot_q5_1,
+    dot_q5_k,
+    dot_q6_k,
     dot_q8_0,
     load_f32,
     load_i64,
@@ -23,25 +49,90 @@ from attnlab.engine.fast.quant.ir import (
     tile24,
     tile32,
     transpose8,
+    values_bf16,
+    values_f16,
+    values_f32,
+    values_q4_0,
     values_q4_1,
+    values_q4_k,
+    values_q5_0,
+    values_q5_1,
+    values_q5_k,
+    values_q6_k,
     values_q8_0,
 )
+
+# per format code: bytes and weights a stored block holds (tuples: numba indexes them at run time)
+BYTES = tuple(BLOCK_BYTES[code] for code in range(len(BLOCK_BYTES)))
+WEIGHTS = tuple(BLOCK_WEIGHTS[code] for code in range(len(BLOCK_WEIGHTS)))
+
+
+@_jit(error_model="numpy", inline="always")
+def dot(fmt, row, x, n_blocks):
+    """quant.ir's dot product of the stored row at address ``row`` (``n_blocks`` blocks of ``fmt``) with
+    the float32 activations at address ``x``. Inlined where it is called (a decoding step's hot loop)."""
+    if fmt == Q4_1:
+        return dot_q4_1(row, x, n_blocks)
+    if fmt == Q8_0:
+        return dot_q8_0(row, x, n_blocks)
+    if fmt == Q4_K:
+        return dot_q4_k(row, x, n_blocks)
+    if fmt == Q6_K:
+        return dot_q6_k(row, x, n_blocks)
+    if fmt == Q5_K:
+        return dot_q5_k(row, x, n_blocks)
+    if fmt == Q5_0:
+        return dot_q5_0(row, x, n_blocks)
+    if fmt == Q4_0:
+        return dot_q4_0(row, x, n_blocks)
+    if fmt == Q5_1:
+        return dot_q5_1(row, x, n_blocks)
+    if fmt == F16:
+        return dot_f16(row, x, n_blocks)
+    if fmt == BF16:
+        return dot_bf16(row, x, n_blocks)
+    return dot_f32(row, x, n_blocks)
+
+
+@_jit(error_model="numpy")
+def values(fmt, row, out, n_blocks):
+    """Write the float32 values of the ``n_blocks`` stored blocks of ``fmt`` at address ``row`` to the
+    address ``out`` (``n_blocks * WEIGHTS[fmt]`` float32)."""
+    if fmt == Q4_1:
+        values_q4_1(row, out, n_blocks)
+    elif fmt == Q8_0:
+        values_q8_0(row, out, n_blocks)
+    elif fmt == Q4_K:
+        values_q4_k(row, out, n_blocks)
+    elif fmt == Q6_K:
+        values_q6_k(row, out, n_blocks)
+    elif fmt == Q5_K:
+        values_q5_k(row, out, n_blocks)
+    elif fmt == Q5_0:
+        values_q5_0(row, out, n_blocks)
+    elif fmt == Q4_0:
+        values_q4_0(row, out, n_blocks)
+    elif fmt == Q5_1:
+        values_q5_1(row, out, n_blocks)
+    elif fmt == F16:
+        values_f16(row, out, n_blocks)
+    elif fmt == BF16:
+        values_bf16(row, out, n_blocks)
+    elif fmt == F32:
+        values_f32(row, out, n_blocks)
 
 
 @_jit(error_model="numpy")
 def matvec_parts(fmt, starts, rows, stride, x, out):
     """``out[o] = values(stored row o) . x`` (quant.ir's fixed order) over parts side by side:
     part p's ``rows[p]`` stored rows begin at address ``starts[p]``, ``stride`` bytes apart."""
-    n_blocks = x.shape[0] // 32
+    n_blocks = x.shape[0] // WEIGHTS[fmt]
     x_at = np.int64(x.ctypes.data)
     o = 0
     for p in range(starts.shape[0]):
         base = starts[p]
         for r in range(rows[p]):
-            if fmt == 0:
-                out[o] = dot_q4_1(base + r * stride, x_at, n_blocks)
-            else:
-                out[o] = dot_q8_0(base + r * stride, x_at, n_blocks)
+            out[o] = dot(fmt, base + r * stride, x_at, n_blocks)
             o += 1
 
 
@@ -49,15 +140,11 @@ def matvec_parts(fmt, starts, rows, stride, x, out):
 def fill(fmt, blocks, rows, out):
     """``out[i] = values(stored row rows[i])`` (float32, C-contiguous (len(rows), n_in))."""
     n_in = out.shape[1]
-    n_blocks = n_in // 32
+    n_blocks = n_in // WEIGHTS[fmt]
     base, stride = np.int64(blocks.ctypes.data), np.int64(blocks.strides[0])
     out_at = np.int64(out.ctypes.data)
     for i in range(rows.shape[0]):
-        at = base + rows[i] * stride
-        if fmt == 0:
-            values_q4_1(at, out_at + i * n_in * 4, n_blocks)
-        else:
-            values_q8_0(at, out_at + i * n_in * 4, n_blocks)
+        values(fmt, base + rows[i] * stride, out_at + i * n_in * 4, n_blocks)
 
 
 def packed_size(n_t: int, n_in: int) -> tuple[int, int]:
@@ -115,18 +202,14 @@ def tile_rows_with(fmt, starts_at, rows_at, stride, xp_at, n_t, last_width, n_in
                    s_at):  # fmt: skip
     """:func:`tile_rows` with its scratch at ``s_at``: ``TILE_ROWS * (n_in + 32)`` float32, finite (zeros at
     first: a part tile's unused rows are multiplied too, never stored), kept across calls by the caller."""
-    n_blocks = n_in // 32
+    n_blocks = n_in // WEIGHTS[fmt]
     c_at = s_at + TILE_ROWS * n_in * 4
     n_tiles = (n_t + 31) // 32
     o = o0
     while o < o1:
         nr = min(TILE_ROWS, o1 - o)
         for j in range(nr):  # 1) the rows' values, made once for every token
-            at = _row_address(starts_at, rows_at, stride, o + j)
-            if fmt == 0:
-                values_q4_1(at, s_at + j * n_in * 4, n_blocks)
-            else:
-                values_q8_0(at, s_at + j * n_in * 4, n_blocks)
+            values(fmt, _row_address(starts_at, rows_at, stride, o + j), s_at + j * n_in * 4, n_blocks)
         for i in range(n_tiles):  # 2) every tile of tokens against them
             width = 32 if i < n_tiles - 1 else last_width
             tile_at = xp_at + i * 32 * n_in * 4

@@ -28,21 +28,23 @@ from numba import types
 from numba.extending import intrinsic
 
 from attnlab.engine.fast.compiled import _jit
-from attnlab.engine.fast.formats import BLOCK, BLOCK_BYTES, Q4_1, Q8_0
+from attnlab.engine.fast.formats import BLOCK, BLOCK_BYTES, BLOCK_WEIGHTS, FORMATS, NAMES
 from attnlab.engine.fast.quant import QuantMatrix, _read_only, _require, product
 from attnlab.engine.fast.quant.ir import (
     _F32,
+    _I64,
     _LANES,
-    PREFETCH,
     _block_loop,
-    _block_values,
     _fma,
     _i64,
     _load_vec,
-    _prefetch,
+    _prefetch_block,
     _tree_sum,
+    _values,
     _vec,
 )
+from attnlab.engine.fast.quant.kernels import WEIGHTS
+from attnlab.engine.fast.quant.reference import valid_blocks
 from attnlab.engine.fast.workers import run
 from attnlab.engine.threads import CORES
 
@@ -51,90 +53,58 @@ _PIECE_ROWS = 256  # stored rows a thread takes at a time (a piece's outputs: on
 _THREAD_WORK = 1 << 24  # multiply-adds from which a product is shared with our threads (the output layer)
 
 
-def _dots_codegen(fmt: int, width: int):
+def _dots_body(builder: ir.IRBuilder, fmt: int, width: int, args) -> None:
     """``out[t] = values(row) . x_t`` for t < width, each in quant.ir's one-row order (``_dot_codegen``):
-    the block's values made once, then for every t its own ``lo``/``hi`` FMA chains, the same steps."""
+    each block's values made once, then for every t its own ``lo``/``hi`` FMA chains, the same steps."""
+    row, x, x_stride, n_blocks, out, out_stride = args
+    step = BLOCK_BYTES[fmt]
+    zero = ir.Constant(_vec(_F32), [0.0] * _LANES)
+    fma = _fma(builder)
+    xs = [builder.add(x, builder.mul(x_stride, _i64(t))) for t in range(width)]
 
-    def codegen(context, builder, signature, args):
-        row, x, x_stride, n_blocks, out, out_stride = args
-        step = BLOCK_BYTES[fmt]
-        zero = ir.Constant(_vec(_F32), [0.0] * _LANES)
-        fma = _fma(builder)
-        xs = [builder.add(x, builder.mul(x_stride, _i64(t))) for t in range(width)]
-
-        def body(b, accs):
-            block = builder.add(row, builder.mul(b, _i64(step)))
-            _prefetch(builder, builder.add(block, _i64(PREFETCH)))
-            w_low, w_high = _block_values(builder, fmt, block)
-            new = []
+    def body(b, accs):
+        block = builder.add(row, builder.mul(b, _i64(step)))
+        _prefetch_block(builder, fmt, block)
+        accs = list(accs)
+        for i, (w_low, w_high) in enumerate(_values(builder, fmt, block)):
+            offset = builder.add(builder.mul(b, _i64(BLOCK_WEIGHTS[fmt] * 4)), _i64(i * BLOCK * 4))
             for t in range(width):
-                x_at = builder.add(xs[t], builder.mul(b, _i64(BLOCK * 4)))
+                x_at = builder.add(xs[t], offset)
                 x_low, x_high = _load_vec(builder, x_at, _F32), _load_vec(builder, x_at, _F32, _LANES * 4)
-                new.append(builder.call(fma, [w_low, x_low, accs[2 * t]]))
-                new.append(builder.call(fma, [w_high, x_high, accs[2 * t + 1]]))
-            return new
+                accs[2 * t] = builder.call(fma, [w_low, x_low, accs[2 * t]])
+                accs[2 * t + 1] = builder.call(fma, [w_high, x_high, accs[2 * t + 1]])
+        return accs
 
-        final = _block_loop(builder, n_blocks, [zero] * (2 * width), body)
-        for t in range(width):
-            total = _tree_sum(builder, builder.fadd(final[2 * t], final[2 * t + 1]))
-            at = builder.add(out, builder.mul(out_stride, _i64(t)))
-            builder.store(total, builder.inttoptr(at, _F32.as_pointer()))
-        return context.get_dummy_value()
-
-    return codegen
+    final = _block_loop(builder, n_blocks, [zero] * (2 * width), body)
+    for t in range(width):
+        total = _tree_sum(builder, builder.fadd(final[2 * t], final[2 * t + 1]))
+        at = builder.add(out, builder.mul(out_stride, _i64(t)))
+        builder.store(total, builder.inttoptr(at, _F32.as_pointer()))
 
 
-def _dots_intrinsic(fmt: int, width: int):
-    def typer(typingctx, row, x, x_stride, n_blocks, out, out_stride):
-        return types.void(*(types.int64,) * 6), _dots_codegen(fmt, width)
+def _dots_codegen(context, builder, signature, args):
+    """One case per (format, width): ``fmt * 16 + width`` picks the body (an unknown pair does nothing)."""
+    fmt, width, *rest = args
+    key = builder.add(builder.mul(fmt, _i64(16)), width)
+    done = builder.append_basic_block("dots_done")
+    switch = builder.switch(key, done)
+    for code in NAMES:
+        for w in range(1, WIDTH + 1):
+            case = builder.append_basic_block(f"dots_{NAMES[code].lower()}_{w}")
+            switch.add_case(ir.Constant(_I64, code * 16 + w), case)
+            builder.position_at_end(case)
+            _dots_body(builder, code, w, rest)
+            builder.branch(done)
+    builder.position_at_end(done)
+    return context.get_dummy_value()
 
-    typer.__name__ = f"dots_{'q4_1' if fmt == Q4_1 else 'q8_0'}_{width}"
-    return intrinsic(typer)
 
-
-# dots_<fmt>_<w>(row, x, x_stride, n_blocks, out, out_stride): see _dots_codegen
-_WIDTHS = range(1, WIDTH + 1)
-q4_1_1, q4_1_2, q4_1_3, q4_1_4, q4_1_5, q4_1_6, q4_1_7, q4_1_8 = (_dots_intrinsic(Q4_1, w) for w in _WIDTHS)
-q8_0_1, q8_0_2, q8_0_3, q8_0_4, q8_0_5, q8_0_6, q8_0_7, q8_0_8 = (_dots_intrinsic(Q8_0, w) for w in _WIDTHS)
-
-
-@_jit(error_model="numpy")
-def _dots(fmt, width, row, x, x_stride, n_blocks, out, out_stride):
-    """The intrinsic for ``fmt`` and ``width`` (1 to WIDTH): numba needs each one named."""
-    a = (row, x, x_stride, n_blocks, out, out_stride)
-    if fmt == 0:
-        if width == 1:
-            q4_1_1(*a)
-        elif width == 2:
-            q4_1_2(*a)
-        elif width == 3:
-            q4_1_3(*a)
-        elif width == 4:
-            q4_1_4(*a)
-        elif width == 5:
-            q4_1_5(*a)
-        elif width == 6:
-            q4_1_6(*a)
-        elif width == 7:
-            q4_1_7(*a)
-        else:
-            q4_1_8(*a)
-    elif width == 1:
-        q8_0_1(*a)
-    elif width == 2:
-        q8_0_2(*a)
-    elif width == 3:
-        q8_0_3(*a)
-    elif width == 4:
-        q8_0_4(*a)
-    elif width == 5:
-        q8_0_5(*a)
-    elif width == 6:
-        q8_0_6(*a)
-    elif width == 7:
-        q8_0_7(*a)
-    else:
-        q8_0_8(*a)
+@intrinsic
+def _dots(typingctx, fmt, width, row, x, x_stride, n_blocks, out, out_stride):
+    """``out[t] = values(row) . x_t`` (t < width, 1 to WIDTH) for the stored row at address ``row``
+    (``n_blocks`` blocks of format ``fmt``), x_t at ``x + t * x_stride``, out[t] at
+    ``out + t * out_stride``."""
+    return types.void(*(types.int64,) * 8), _dots_codegen
 
 
 @_jit(error_model="numpy")
@@ -144,7 +114,7 @@ def rows_parts(fmt, starts, rows, stride, x, out, o0, o1):
     x (T, n_in) and out (T, n_out) float32, C-contiguous. Rows of x go WIDTH at a time."""
     n_t, n_in = x.shape
     n_out = out.shape[1]
-    n_blocks = n_in // 32
+    n_blocks = n_in // WEIGHTS[fmt]
     x_at, out_at = np.int64(x.ctypes.data), np.int64(out.ctypes.data)
     first = 0
     for p in range(starts.shape[0]):
@@ -168,12 +138,8 @@ _reason = ""
 def _self_check() -> None:
     """Compile, then compare odd little products with the one-row product's bits."""
     rng = np.random.default_rng(0)
-    for fmt in ("Q4_1", "Q8_0"):
-        per = BLOCK_BYTES[Q4_1 if fmt == "Q4_1" else Q8_0]
-        blocks = rng.integers(0, 256, (13, 3 * per), dtype=np.uint8)
-        scales = (rng.standard_normal((13, 3, 2)) * 0.05).astype(np.float16).view(np.uint8)
-        n = 4 if fmt == "Q4_1" else 2  # d and m, or d: finite float16
-        blocks.reshape(13, 3, per)[..., :n] = scales.reshape(13, 3, 4)[..., :n]
+    for fmt in FORMATS:
+        blocks = valid_blocks(rng, fmt, 13, 3)
         w = QuantMatrix(fmt, blocks[:5].copy(), blocks[5:].copy())
         x = _read_only(rng.standard_normal((WIDTH + 3, w.n_in)).astype(np.float32))
         out = np.empty((x.shape[0], w.n_out), np.float32)

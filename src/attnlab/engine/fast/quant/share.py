@@ -37,8 +37,8 @@ from numba import types
 from numba.extending import intrinsic
 
 from attnlab.engine.fast.compiled import _jit
-from attnlab.engine.fast.quant.ir import TILE_ROWS, dot_q4_1, dot_q8_0, load_f32, load_i64, store_f32
-from attnlab.engine.fast.quant.kernels import pack_into, packed_size, tile_rows_with
+from attnlab.engine.fast.quant.ir import TILE_ROWS, load_f32, load_i64, store_f32
+from attnlab.engine.fast.quant.kernels import BYTES, WEIGHTS, dot, pack_into, packed_size, tile_rows_with
 
 PIECE_ROWS = 64  # a one-row product's piece
 # a prompt's piece: a piece's tile work is ~20x a one-row piece's, so narrower pieces keep the two
@@ -148,7 +148,7 @@ def _take(c, gen, n_pieces):
 @_jit(error_model="numpy")
 def _scratch(fmt, stride, n_tok):
     """A thread's tile scratch for one job (kernels.tile_rows_with), zeros; none for one token."""
-    n_in = stride // 20 * 32 if fmt == 0 else stride // 34 * 32
+    n_in = stride // BYTES[fmt] * WEIGHTS[fmt]
     return np.zeros(TILE_ROWS * (n_in + 32) if n_tok > 1 else 0, np.float32)
 
 
@@ -159,11 +159,12 @@ def _piece(job, piece, dst, s_at):
     One row of x: quant.ir's dot products; more: x is packed in tiles (kernels.pack, the last
     tile ``width`` wide) and the tile kernels run, on this thread's scratch at ``s_at``."""
     fmt, starts, rows, stride, x_at, _out, n_out, n_tok, _hbuf, width, piece_rows = job
-    n_blocks = stride // 20 if fmt == 0 else stride // 34
+    n_blocks = stride // BYTES[fmt]
     o0 = piece * piece_rows
     if n_tok > 1:
         o1 = min(n_out, o0 + piece_rows)
-        tile_rows_with(fmt, starts, rows, stride, x_at, n_tok, width, n_blocks * 32, o0, o1, dst, n_out, s_at)
+        n_in = n_blocks * WEIGHTS[fmt]
+        tile_rows_with(fmt, starts, rows, stride, x_at, n_tok, width, n_in, o0, o1, dst, n_out, s_at)
         return
     p, first = 0, 0  # the part holding row o, and the index in out of its first row
     for o in range(o0, min(n_out, o0 + piece_rows)):
@@ -171,7 +172,7 @@ def _piece(job, piece, dst, s_at):
             first += load_i64(rows + 8 * p)
             p += 1
         at = load_i64(starts + 8 * p) + (o - first) * stride
-        store_f32(dst + 4 * o, dot_q4_1(at, x_at, n_blocks) if fmt == 0 else dot_q8_0(at, x_at, n_blocks))
+        store_f32(dst + 4 * o, dot(fmt, at, x_at, n_blocks))
 
 
 @_jit(error_model="numpy")
