@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from attnlab.lab import numbers as fmt
 from attnlab.lab.classroom import names
 
 HELP = {
@@ -34,7 +35,7 @@ def wildcard_needs_name() -> str:
 def listing(rows: list[tuple[str, int, bool]]) -> list[str]:
     if not rows:
         return ["No classes are kept here yet."]
-    return [f"{name}  {learners:,} learners  {'ended' if ended else 'open'}"
+    return [f"{name}  {fmt.plural(learners, 'learner')}  {'ended' if ended else 'open'}"
             for name, learners, ended in rows]
 
 
