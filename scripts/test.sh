@@ -10,6 +10,13 @@ if [ ! -x /usr/bin/chromium ]; then
     DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium
 fi
 
+# A class kept in PostgreSQL is tested on throwaway clusters (initdb, pg_ctl: tests/classroomkit.py);
+# install Debian's postgresql when it is missing.
+if ! command -v initdb >/dev/null 2>&1 && ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
+    apt-get update -q
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q postgresql
+fi
+
 python3 -m venv .venv
 .venv/bin/pip install -q --disable-pip-version-check --upgrade pip
 # torch==2.13.0 is the CPU build on disk here: an oracle for the tests, not a dependency.
