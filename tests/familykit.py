@@ -55,7 +55,9 @@ distilbert     distilbert  2       no token types; WordPiece (by hand).
 =============  ==========  ======  =====================================================================
 
 ``families.folder("smollm2", "bfloat16")`` and ``("smollm2", "float16")``: the same weights
-saved in that dtype (the float32 folder's values rounded).
+saved in that dtype (the float32 folder's values rounded). ``families.sharded(name)``: the
+float32 folder with its weights in shards and an index; ``families.split_gguf(name, kind)``: a
+GGUF cut into parts as ``gguf-split`` cuts one.
 
 GGUF kinds (``families.gguf(name, kind)``), for smollm2, qwen2, gemma2 and gpt2:
 ``F32``, ``F16``, ``Q8_0``, ``Q4_0``, ``Q4_1``, ``Q5_0``: every 2-D weight but GPT-2's position
@@ -987,12 +989,16 @@ def random_blocks(qtype: str, rows: int, columns: int, rng: np.random.Generator)
     return blocks.reshape(rows, -1)
 
 
-def write_gguf(recipe: Recipe, model, tokenizer, path: Path, kind: str) -> Path:
-    """Write the model as a GGUF of ``kind`` (see the module docstring) at ``path``."""
+def write_gguf(recipe: Recipe, model, tokenizer, path: Path, kind: str, *, split: int = 0) -> Path:
+    """Write the model as a GGUF of ``kind`` (see the module docstring) at ``path``.
+
+    ``split``: at most that many tensors a file, as ``gguf-split`` cuts one (``name-00001-of-0000n.gguf``,
+    the metadata in the first); the first part's path is returned.
+    """
     import gguf
     from gguf.quants import quantize
 
-    writer = gguf.GGUFWriter(str(path), recipe.gguf_arch)
+    writer = gguf.GGUFWriter(str(path), recipe.gguf_arch, split_max_tensors=split)
     writer.add_type("model")
     writer.add_name(f"attnlab tiny {recipe.name}")
     writer.add_file_type(_FILE_TYPES[kind])
@@ -1020,6 +1026,10 @@ def write_gguf(recipe: Recipe, model, tokenizer, path: Path, kind: str) -> Path:
     writer.write_kv_data_to_file()
     writer.write_tensors_to_file()
     writer.close()
+    if split:
+        parts = sorted(path.parent.glob(f"{path.stem}-*-of-*.gguf"))
+        assert len(parts) > 1, parts
+        return parts[0]
     return path
 
 
@@ -1094,6 +1104,30 @@ class Families:
             model, tokenizer = self.model(name)
             write_gguf(RECIPES[name], model, tokenizer, path, kind)
         return path
+
+    def sharded(self, name: str, max_shard_size: str = "200KB") -> Path:
+        """``name``'s float32 folder with its weights in shards (``model-0000i-of-0000n.safetensors``
+        and ``model.safetensors.index.json``), as ``save_pretrained(max_shard_size=...)`` cuts them."""
+        folder = self.root / "sharded" / name
+        if not (folder / "model.safetensors.index.json").is_file():
+            shutil.copytree(self.folder(name), folder, dirs_exist_ok=True)
+            (folder / "model.safetensors").unlink()
+            model, _ = self.model(name)
+            with _quiet():
+                warnings.simplefilter("ignore")
+                model.save_pretrained(folder, max_shard_size=max_shard_size)
+            (folder / "generation_config.json").unlink(missing_ok=True)
+        return folder
+
+    def split_gguf(self, name: str, kind: str = "F32", tensors: int = 8) -> Path:
+        """``name`` as a GGUF cut into parts of at most ``tensors`` tensors; the first part's path."""
+        folder = self.root / "split" / f"{name}-{kind}"
+        first = sorted(folder.glob("*-00001-of-*.gguf"))
+        if not first:
+            folder.mkdir(parents=True, exist_ok=True)
+            model, tokenizer = self.model(name)
+            return write_gguf(RECIPES[name], model, tokenizer, folder / f"{name}.gguf", kind, split=tensors)
+        return first[0]
 
     def tokenizer_gguf(self, name: str) -> Path:
         """A GGUF holding ``name``'s tokenizer and no tensors (byte-level and SentencePiece-style ones)."""

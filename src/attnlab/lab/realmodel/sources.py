@@ -20,7 +20,7 @@ from attnlab.lab import numbers
 # What a file that is not what its name says got wrong (discover's BadFile.problem).
 _BAD_FILE = {
     "bad_json": "is not a JSON object",
-    "bad_header": "does not start with a safetensors header",
+    "bad_header": "has a header attnlab cannot read",
     "bad_magic": "does not start with GGUF's magic bytes",
     "bad_version": "is a GGUF version attnlab does not read (it reads 2 and 3)",
     "bad_tensor": "lists a tensor whose type, shape or size does not fit",
