@@ -1,14 +1,29 @@
 """Read a GGUF file through a memory map: its metadata, and its tensors as the bytes it stores.
 
 Nothing is dequantized or copied on opening: :meth:`GGUFFile.raw` is a read-only
-view of a tensor's bytes in the map (a Q4_1 or Q8_0 matrix as its blocks,
-``(n_out, bytes per row)``), :meth:`GGUFFile.array` a float32 tensor as it is
-stored. :meth:`GGUFFile.dequantized` gives a tensor's float32 values through
-``gguf.quants`` (the reference dequantizer).
+view of a tensor's bytes in the map (a quantized matrix as its blocks,
+``(n_out, bytes per row)``), :meth:`GGUFFile.matrix` the engine's
+:class:`~attnlab.engine.fast.quant.QuantMatrix` over those bytes, whose products
+run on the blocks, and :meth:`GGUFFile.float32` a tensor's float32 values
+(a float32 tensor as stored; float16 and bfloat16 widened exactly; quants as
+``gguf.quants`` dequantizes them). :meth:`GGUFFile.dequantized` gives the values
+through ``gguf.quants`` itself (the reference).
+
+Every tensor type GGUF defines is parsed (its block size and bytes from
+``gguf.constants``), so the metadata of any GGUF file can be read; the products
+compute with F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K and Q6_K
+(:data:`READABLE`), and a tensor of another type is refused by name when its
+weights are asked for (:class:`~attnlab.models.file_errors.UnreadableTensorType`),
+never approximated. A broken file is refused on opening with a typed error
+carrying the facts (:mod:`attnlab.models.file_errors`): a wrong magic, an
+unsupported version, a file cut short, a tensor whose type and shape need more
+bytes than the file holds for it, a tensor type number GGUF does not define.
 
 The header is parsed here, not by ``gguf.GGUFReader``, which builds a NumPy
-view per field part, slow on SmolLM2's 49152-token vocabulary (docs/performance.md); the
-values are the same as its ``field.contents()`` (tested).
+view per field part: 40-50 s on a 262,144-token vocabulary (docs/performance.md).
+An array of strings is read in one pass: its lengths, then one UTF-8 decoding of
+all its bytes, cut at the strings' boundaries. The values are the same as
+``GGUFReader``'s ``field.contents()`` (tested).
 
 GGUF lists a matrix's shape innermost-first (``[n_in, n_out]``); :meth:`shape`
 is NumPy's order, ``(n_out, n_in)`` for a matrix, like a PyTorch
@@ -26,17 +41,33 @@ from typing import Any
 
 import numpy as np
 
-# GGUF value types -> struct formats (8: string, 9: array)
-_SCALARS = {0: "B", 1: "b", 2: "H", 3: "h", 4: "I", 5: "i", 6: "f", 7: "?", 10: "Q", 11: "q", 12: "d"}
+from attnlab.engine.fast.formats import FLOATS, FORMATS
+from attnlab.models.file_errors import (
+    BadAlignment,
+    NotGGUF,
+    TensorBytesMismatch,
+    Truncated,
+    UnknownTensorType,
+    UnknownValueType,
+    UnreadableTensorType,
+    UnsupportedVersion,
+)
+
+VERSIONS = (2, 3)
+READABLE = tuple(FORMATS)  # the tensor types the products compute with, exactly
+_HEADER = 24  # magic, version, tensor count, metadata count
+# GGUF value types -> struct formats (8: string, 9: array), and NumPy's dtypes for arrays of them
+_FORMATS = {0: "B", 1: "b", 2: "H", 3: "h", 4: "I", 5: "i", 6: "f", 7: "?", 10: "Q", 11: "q", 12: "d"}
+_STRUCTS = {kind: struct.Struct("<" + f) for kind, f in _FORMATS.items()}
+_SCALARS = {kind: np.dtype("<" + f) for kind, f in _FORMATS.items()}
 _STRING, _ARRAY = 8, 9
-# ggml tensor types: (name, weights per block, bytes per block)
-_TYPES = {0: ("F32", 1, 4), 1: ("F16", 1, 2), 2: ("Q4_0", 32, 18), 3: ("Q4_1", 32, 20), 8: ("Q8_0", 32, 34)}
+_U32, _U64 = struct.Struct("<I"), struct.Struct("<Q")
 
 
 @dataclass(frozen=True)
 class TensorInfo:
     name: str
-    type: str  # "F32", "Q4_1", "Q8_0", ...
+    type: str  # "F32", "Q4_K", ... (gguf's GGMLQuantizationType name)
     shape: tuple[int, ...]  # NumPy order: (n_out, n_in) for a matrix
     offset: int  # byte offset in the file
     nbytes: int
@@ -48,9 +79,18 @@ class GGUFFile:
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path)
         with open(self.path, "rb") as f:
+            head = f.read(_HEADER)
+            if len(head) < _HEADER:  # too short to map or parse: a wrong magic, or a header cut short
+                if head[:4] != b"GGUF"[: len(head)]:
+                    raise NotGGUF(path=str(path), magic=head[:4])
+                raise Truncated(path=str(path), needed=_HEADER, size=len(head))
             self._map = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        try:
+            self.metadata, self.tensors = _parse(self._map, str(path))
+        except BaseException:
+            self._map.close()
+            raise
         self._buffer = np.frombuffer(self._map, dtype=np.uint8)  # read-only: the map is
-        self.metadata, self.tensors = _parse(self._map)
 
     def raw(self, name: str) -> np.ndarray:
         """The stored bytes of tensor ``name``: (rows, bytes per row) uint8, a read-only view of the map."""
@@ -65,6 +105,37 @@ class GGUFFile:
             raise ValueError(f"{name} is stored as {info.type}, not F32")
         flat = self._buffer[info.offset : info.offset + info.nbytes].view(np.float32)
         return flat.reshape(info.shape)
+
+    def float32(self, name: str) -> np.ndarray:
+        """Tensor ``name``'s float32 values in NumPy's order: gguf's values, bit for bit.
+
+        F32: a read-only view of the map; F16 and BF16: widened exactly (a new array); a quantized type
+        the products read: its blocks' values (a new array). Another type: UnreadableTensorType.
+        """
+        info = self._readable(name)
+        if info.type == "F32":
+            return self.array(name)
+        from attnlab.engine.fast.quant import reference
+
+        return reference.values(info.type, self.raw(name)).reshape(info.shape)
+
+    def matrix(self, name: str):
+        """Matrix ``name`` (n_out, n_in) stored as the engine's W (n_in, n_out): ``x @ W`` runs on the
+        file's bytes (a :class:`~attnlab.engine.fast.quant.QuantMatrix`, nothing copied). A float matrix
+        whose rows are not whole blocks of 32 comes as its float32 values, transposed (a NumPy array).
+        """
+        from attnlab.engine.fast.quant import QuantMatrix
+
+        info = self._readable(name)
+        if len(info.shape) != 2:
+            raise ValueError(f"{name} has shape {info.shape}; a matrix has two dimensions")
+        if info.type in FLOATS and info.shape[1] % 32:
+            return self.float32(name).T
+        return QuantMatrix(info.type, self.raw(name))
+
+    def unreadable(self) -> dict[str, str]:
+        """The tensors stored in a type the products do not compute with: name -> type, in file order."""
+        return {name: t.type for name, t in self.tensors.items() if t.type not in READABLE}
 
     def dequantized(self, name: str) -> np.ndarray:
         """Tensor ``name``'s float32 values by ``gguf.quants.dequantize`` (a new array, NumPy's order)."""
@@ -81,82 +152,190 @@ class GGUFFile:
         except KeyError:
             raise KeyError(f"the GGUF file has no tensor {name!r}") from None
 
+    def _readable(self, name: str) -> TensorInfo:
+        info = self.info(name)
+        if info.type not in READABLE:
+            raise UnreadableTensorType(path=str(self.path), tensor=name, type_name=info.type,
+                                       readable=READABLE)  # fmt: skip
+        return info
+
+    def close(self) -> None:
+        """Release the map (views from :meth:`raw` must be gone by then)."""
+        del self._buffer
+        self._map.close()
+
+    def __enter__(self) -> GGUFFile:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+class _Short(Exception):
+    """The header runs past the end of the file, to byte ``needed``."""
+
+    def __init__(self, needed: int) -> None:
+        self.needed = needed
+
 
 class _Cursor:
-    __slots__ = ("data", "at")
+    __slots__ = ("data", "at", "size")
 
     def __init__(self, data) -> None:
-        self.data, self.at = data, 0
+        self.data, self.at, self.size = data, 0, len(data)
 
-    def take(self, fmt: str):
-        value = struct.unpack_from("<" + fmt, self.data, self.at)[0]
-        self.at += struct.calcsize("<" + fmt)
+    def need(self, n: int) -> None:
+        if self.at + n > self.size:
+            raise _Short(self.at + n)
+
+    def take(self, s: struct.Struct):
+        self.need(s.size)
+        value = s.unpack_from(self.data, self.at)[0]
+        self.at += s.size
         return value
 
     def string(self) -> str:
-        n = self.take("Q")
+        n = self.take(_U64)
+        self.need(n)
         text = self.data[self.at : self.at + n].decode("utf-8", errors="replace")  # mmap slices are bytes
         self.at += n
         return text
 
-    def value(self, kind: int) -> Any:
-        if kind in _SCALARS:
-            return self.take(_SCALARS[kind])
+    def value(self, kind: int, key: str, path: str) -> Any:
+        if kind in _STRUCTS:
+            return self.take(_STRUCTS[kind])
         if kind == _STRING:
             return self.string()
         if kind != _ARRAY:
-            raise ValueError(f"unknown GGUF value type {kind} at byte {self.at}")
-        item, count = self.take("I"), self.take("Q")
+            raise UnknownValueType(path=path, key=key, number=kind)
+        item, count = self.take(_U32), self.take(_U64)
         if item == _STRING:
             return self.strings(count)
-        if item in _SCALARS:  # numbers: one unpack for the whole array
-            fmt = _SCALARS[item]
-            values = list(struct.unpack_from(f"<{count}{fmt}", self.data, self.at))
-            self.at += count * struct.calcsize("<" + fmt)
+        if item in _SCALARS:  # numbers: one read for the whole array
+            dtype = _SCALARS[item]
+            self.need(count * dtype.itemsize)
+            values = np.frombuffer(self.data, dtype, count, self.at).tolist()
+            self.at += count * dtype.itemsize
             return values
-        return [self.value(item) for _ in range(count)]
+        return [self.value(item, key, path) for _ in range(count)]
 
     def strings(self, count: int) -> list[str]:
-        data, at, out = self.data, self.at, []
-        length = struct.Struct("<Q").unpack_from
-        for _ in range(count):
-            (n,) = length(data, at)
-            out.append(data[at + 8 : at + 8 + n].decode("utf-8", errors="replace"))
+        """``count`` strings (each a uint64 length, then UTF-8 bytes): their lengths in one pass, then one
+        decoding of their bytes together, cut at the boundaries (see :func:`_decode_all`)."""
+        self.need(8 * count)  # a string takes 8 bytes at least: a garbage count stops here
+        data, at, size = self.data, self.at, self.size
+        unpack = _U64.unpack_from
+        starts, lengths = [0] * count, [0] * count
+        for i in range(count):
+            if at + 8 > size:
+                raise _Short(at + 8)
+            (n,) = unpack(data, at)
+            starts[i], lengths[i] = at + 8, n
             at += 8 + n
-        self.at = at
-        return out
+        if at > size:
+            raise _Short(at)
+        first, self.at = self.at, at
+        return _decode_all(data[first:at], np.array(starts, np.int64) - first, np.array(lengths, np.int64))
 
 
-def _parse(data) -> tuple[dict[str, Any], dict[str, TensorInfo]]:
-    c = _Cursor(data)
+def _decode_all(region: bytes, starts: np.ndarray, lengths: np.ndarray) -> list[str]:
+    """The strings at ``starts`` (``lengths`` bytes each) in ``region``, decoded as UTF-8.
+
+    A valid UTF-8 text cut where no character continues is valid pieces: the region's bytes
+    are decoded at once, and string i is the text between the character counts at its first
+    and past its last byte (a character is one byte that is not a continuation byte
+    10xxxxxx). When every string is shorter than 128 bytes, the 8-byte lengths between them
+    are ASCII and the region decodes as it is; else the strings' bytes are gathered first.
+    A string that is not valid UTF-8 on its own falls back to one decoding per string, with
+    U+FFFD for bad bytes (as ``bytes.decode(errors="replace")``).
+    """
+    if not len(starts):
+        return []
+    raw = np.frombuffer(region, np.uint8)
+    if int(lengths.max()) < 128:  # each string follows ASCII bytes: no character can straddle a boundary
+        content, begins = raw, starts
+    else:
+        ends = np.cumsum(lengths)
+        begins = ends - lengths
+        content = raw[np.arange(int(ends[-1]), dtype=np.int64) + np.repeat(starts - begins, lengths)]
+    try:
+        text = content.tobytes().decode("utf-8")
+        lead = (content & 0xC0) != 0x80
+        whole = bool(np.all(lead[begins[lengths > 0]]))  # no string starts inside a character
+    except UnicodeDecodeError:
+        whole = False
+    if not whole:
+        pieces = zip(starts.tolist(), lengths.tolist())
+        return [region[a : a + n].decode("utf-8", errors="replace") for a, n in pieces]
+    chars = np.concatenate([[0], np.cumsum(lead)])  # chars[b]: characters in the first b bytes
+    return [text[a:b] for a, b in zip(chars[begins].tolist(), chars[begins + lengths].tolist())]
+
+
+def _sizes(number: int) -> tuple[str, int, int] | None:
+    """GGUF tensor type ``number`` -> (name, weights a block, bytes a block), or None (not a GGUF type)."""
+    from gguf.constants import GGML_QUANT_SIZES, GGMLQuantizationType
+
+    try:
+        kind = GGMLQuantizationType(number)
+    except ValueError:
+        return None
+    if kind not in GGML_QUANT_SIZES:
+        return None
+    return (kind.name, *GGML_QUANT_SIZES[kind])
+
+
+def _parse(data, path: str) -> tuple[dict[str, Any], dict[str, TensorInfo]]:
     if data[:4] != b"GGUF":
-        raise ValueError("not a GGUF file (no GGUF magic)")
+        raise NotGGUF(path=path, magic=data[:4])
+    c = _Cursor(data)
     c.at = 4
-    version = c.take("I")
-    if version not in (2, 3):
-        raise ValueError(f"GGUF version {version} is not supported (2 or 3)")
-    n_tensors, n_kv = c.take("Q"), c.take("Q")
-    metadata: dict[str, Any] = {}
-    for _ in range(n_kv):
-        key = c.string()
-        metadata[key] = c.value(c.take("I"))
-    infos = []
-    for _ in range(n_tensors):
-        name = c.string()
-        dims = [c.take("Q") for _ in range(c.take("I"))]
-        kind, offset = c.take("I"), c.take("Q")
-        infos.append((name, dims, kind, offset))
-    alignment = int(metadata.get("general.alignment", 32))
+    try:
+        version = c.take(_U32)
+        if version not in VERSIONS:
+            raise UnsupportedVersion(path=path, version=version, supported=VERSIONS)
+        n_tensors, n_kv = c.take(_U64), c.take(_U64)
+        metadata: dict[str, Any] = {}
+        for _ in range(n_kv):
+            key = c.string()
+            metadata[key] = c.value(c.take(_U32), key, path)
+        infos = []
+        for _ in range(n_tensors):
+            name = c.string()
+            n_dims = c.take(_U32)
+            c.need(8 * n_dims)
+            dims = [c.take(_U64) for _ in range(n_dims)]
+            infos.append((name, dims, c.take(_U32), c.take(_U64)))
+    except _Short as short:
+        raise Truncated(path=path, needed=short.needed, size=len(data)) from None
+    alignment = metadata.get("general.alignment", 32)
+    if not isinstance(alignment, int) or alignment <= 0 or alignment & (alignment - 1):
+        raise BadAlignment(path=path, alignment=alignment)
     start = -(-c.at // alignment) * alignment
     tensors = {}
-    for name, dims, kind, offset in infos:
-        if kind not in _TYPES:
-            raise ValueError(f"tensor {name} has ggml type {kind}, which this reader does not know")
-        type_name, per_block, block_bytes = _TYPES[kind]
-        count = int(np.prod(dims, dtype=np.int64))
-        nbytes = count // per_block * block_bytes
-        at = start + offset
-        if at + nbytes > len(data):
-            raise ValueError(f"tensor {name} runs past the end of the file")
-        tensors[name] = TensorInfo(name, type_name, tuple(int(n) for n in reversed(dims)), at, nbytes)
+    for name, dims, number, offset in infos:
+        sizes = _sizes(number)
+        if sizes is None:
+            raise UnknownTensorType(path=path, tensor=name, number=number)
+        type_name, per_block, block_bytes = sizes
+        shape = tuple(int(n) for n in reversed(dims))
+        if dims and dims[0] % per_block:
+            raise TensorBytesMismatch(path=path, tensor=name, type_name=type_name, shape=shape, needed=None,
+                                      stored=0, block_weights=per_block)  # fmt: skip
+        count = int(np.prod(dims, dtype=object)) if dims else 1
+        tensors[name] = TensorInfo(name, type_name, shape, start + offset, count // per_block * block_bytes)
+    _check_extents(tensors, len(data), path)
     return metadata, tensors
+
+
+def _check_extents(tensors: dict[str, TensorInfo], size: int, path: str) -> None:
+    """Each tensor's bytes lie in the file, before the next tensor's: else Truncated (the last one, or one
+    past the end) or TensorBytesMismatch (one running into the next)."""
+    ordered = sorted(tensors.values(), key=lambda t: t.offset)
+    for i, t in enumerate(ordered):
+        end = t.offset + t.nbytes
+        following = next((u.offset for u in ordered[i + 1 :] if u.offset > t.offset), None)
+        if following is not None and end > following:
+            raise TensorBytesMismatch(path=path, tensor=t.name, type_name=t.type, shape=t.shape,
+                                      needed=t.nbytes, stored=following - t.offset)  # fmt: skip
+        if end > size:
+            raise Truncated(path=path, needed=end, size=size, tensor=t.name)

@@ -11,12 +11,10 @@ import pytest
 from attnlab.engine.fast import quant
 from attnlab.engine.fast.quant import QuantMatrix, kernels
 
-sys.path.insert(0, str(Path(__file__).parents[2]))  # tests/, for busy_runs (see its docstring)
-sys.path.insert(0, str(Path(__file__).parent))  # tests/engine/fast/, for gguf_blocks
-
-from gguf_blocks import ALL, gguf_values, random_blocks, width  # noqa: E402
+sys.path.insert(0, str(Path(__file__).parents[2]))  # tests/, for busy_runs and gguf_blocks
 
 from busy_runs import assert_same_bits, results_here, results_in_processes  # noqa: E402
+from gguf_blocks import ALL, gguf_values, random_blocks, width  # noqa: E402
 
 gguf_quants = pytest.importorskip("gguf.quants", reason="the reference dequantizer is gguf's")
 FORMATS = ALL

@@ -16,7 +16,8 @@ pytest.importorskip("numba")
 if quant.kernel() is None:  # pragma: no cover - a machine where the kernels cannot compile
     pytest.skip(f"the quantized kernels cannot run here: {quant.reason()}", allow_module_level=True)
 
-sys.path.insert(0, str(Path(__file__).parent))  # tests/engine/fast/, for gguf_blocks
+
+sys.path.insert(0, str(Path(__file__).parents[2]))  # tests/, for gguf_blocks
 
 from gguf_blocks import ALL, random_blocks, width  # noqa: E402
 

@@ -19,7 +19,7 @@ from attnlab.engine.fast.quant import QuantMatrix
 from attnlab.engine.fast.quant import kernels as quant_kernels
 from attnlab.engine.fast.quant import share as quant_share
 
-sys.path.insert(0, str(Path(__file__).parent))  # tests/engine/fast/, for gguf_blocks
+sys.path.insert(0, str(Path(__file__).parents[2]))  # tests/, for gguf_blocks
 
 from gguf_blocks import random_blocks  # noqa: E402
 

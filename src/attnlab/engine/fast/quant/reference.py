@@ -108,9 +108,14 @@ def _blocks_values(code: int, b: np.ndarray) -> np.ndarray:
 
 
 def values(fmt: str, rows: np.ndarray) -> np.ndarray:
-    """The float32 values of stored rows ``rows`` (rows, bytes) uint8 of format ``fmt``: (rows, n_in)."""
+    """The float32 values of stored rows ``rows`` (rows, bytes) uint8 of format ``fmt``: (rows, n_in).
+
+    A float format's rows may be any length (numbers, not blocks); a quantized format's are whole blocks.
+    """
     code = _code(fmt)
     rows = np.ascontiguousarray(rows, dtype=np.uint8)
+    if code in (F32, F16, BF16):
+        return _blocks_values(code, rows.reshape(rows.shape[0], -1))
     blocks = rows.reshape(-1, BLOCK_BYTES[code])
     return _blocks_values(code, blocks).reshape(rows.shape[0], -1)
 

@@ -4,7 +4,7 @@ The tests' own statement of where each format keeps its float16 scales (independ
 of the engine's): every other byte of a block is random (every bit pattern of quants,
 high bits and packed 6-bit scales is valid), the scales are finite float16, so
 ``gguf.quants.dequantize`` gives finite values. The test modules import this file
-with its folder put on ``sys.path`` (as busy_runs).
+with ``tests/`` put on ``sys.path`` (as busy_runs).
 """
 
 from __future__ import annotations
