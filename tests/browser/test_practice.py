@@ -14,6 +14,7 @@ import pytest
 from labkit import open_lab
 from playwright.sync_api import expect
 
+from attnlab.lab.explorer.challenge import GOAL
 from attnlab.lab.explorer.sequence import STARTING
 from attnlab.lab.notebook import practice
 
@@ -172,7 +173,8 @@ def test_an_example_with_sources_x_y_z_does_not_break_the_challenges(lab, artifa
     )
     expect(page.locator("#import-status")).to_contain_text("Imported xyz.json")
     # the explorer's own challenge names its source by role: the second source, Y
-    expect(page.locator("#challenge-goal")).to_have_text("Give source Y more than 90% of the attention.")
+    expect(page.locator("#challenge-goal")).to_have_text(GOAL + ".")
+    expect(page.locator("#challenge-status")).to_contain_text("Y takes")
     expect(page.locator("#challenge-status")).not_to_contain_text("There is no source labelled")
     # a practice challenge offers to load the A/B/C example it needs
     open_challenge(page, "equal-ac")
@@ -190,7 +192,8 @@ def test_an_example_with_sources_x_y_z_does_not_break_the_challenges(lab, artifa
     page.locator(PANEL).screenshot(path=artifacts / "practice-xyz-offer.png")
     page.locator(f'{PANEL} [data-action="load-worked"]').click()
     expect(offer).to_be_hidden()
-    expect(page.locator("#challenge-goal")).to_have_text("Give source B more than 90% of the attention.")
+    expect(page.locator("#challenge-goal")).to_have_text(GOAL + ".")
+    expect(page.locator("#challenge-status")).to_contain_text("B takes")
     check(page)
     expect(page.locator('[data-feedback="equal-ac"]')).to_contain_text("Not yet. A takes 14% and C 28%")
     # the refused check was no check; the one on the worked example is
@@ -246,6 +249,33 @@ def test_axe_on_the_open_challenge_and_history(lab, artifacts):
     bad = [v for v in results.response["violations"] if v["impact"] in ("serious", "critical")]
     (artifacts / "axe-practice-report.txt").write_text(results.generate_report())
     assert bad == [], json.dumps([{"id": v["id"], "nodes": [n["target"] for n in v["nodes"]]} for v in bad])
+
+
+def test_the_first_challenge_shows_one_goal_and_one_not_yet(lab):
+    """The explorer's box and the practice panel it opens used to stand one above the other, each with
+    its goal (in two wordings) and its "Not yet". Now the panel takes the box's place while it is open:
+    the explorer shows the goal once, in the practice list's words, and one "Not yet"."""
+    page = lab.page
+    explorer = page.locator("#explorer")
+    expect(page.locator("#challenge-goal")).to_have_text(GOAL + ".")
+    expect(page.locator("#challenge-status")).to_contain_text("Not yet: B takes 58%")
+    page.locator("#challenge-open").click()
+    expect(page.locator(PANEL)).to_have_attribute("data-challenge", "second-over-90")
+    expect(page.locator("#active-challenge-title")).to_have_text(GOAL)
+    expect(page.locator("#challenge-second-over-90 button.challenge-open")).to_have_text(GOAL)
+    expect(page.locator("#challenge")).to_be_hidden()
+    check(page)
+    expect(page.locator('[data-feedback="second-over-90"]')).to_contain_text("Not yet.")
+    shown = explorer.inner_text()
+    assert shown.count("Not yet") == 1, shown
+    assert shown.count(GOAL) == 1, shown
+    assert "Give source B" not in shown
+    page.locator(f'{PANEL} [data-action="close"]').click()
+    expect(page.locator("#challenge")).to_be_visible()  # the live box is back, with its goal and status
+    expect(page.locator("#challenge-open")).to_be_focused()  # and the focus, on the button that opened it
+    expect(page.locator(PANEL)).to_be_hidden()
+    shown = explorer.inner_text()
+    assert shown.count("Not yet") == 1 and shown.count(GOAL) == 1, shown
 
 
 def test_the_first_challenge_has_tiered_hints_and_history(lab):

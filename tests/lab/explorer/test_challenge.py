@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from attnlab.engine.single import trace_query
 from attnlab.lab import numbers as fmt
-from attnlab.lab.explorer.challenge import check
+from attnlab.lab.explorer.challenge import GOAL, check
 from attnlab.lab.explorer.examples import WORKED
 
 
@@ -50,7 +50,7 @@ def test_renamed_sources_keep_the_challenge_by_role():
     # an own example with sources X/Y/Z: the second source is Y, not "no source labelled B"
     renamed = check(worked((4.0, 0.0), labels=["X", "Y", "Z"]))
     assert (renamed.available, renamed.met, renamed.target) == (True, True, "Y")
-    assert renamed.goal == "Give source Y more than 90% of the attention."
+    assert renamed.goal == "Give the second source more than 90% of the attention."  # by role, everywhere
     assert renamed.status == "Done: Y takes 94.1% of the attention, more than 90%."
     assert renamed.share == check(worked((4.0, 0.0))).share
 
@@ -116,3 +116,18 @@ def test_its_checks_and_hints_are_recorded_in_the_study_history():
     assert group["challenge"] == CHALLENGE_ID
     assert [c["met"] for c in group["checks"]] == [False, True]
     assert group["help"] == ["Opened hint 1 of 3"]
+
+
+def test_one_goal_in_one_wording_everywhere():
+    """The explorer's box, the practice list and the practice panel state the first challenge's goal in
+    the same words (they used to say "Give source B more than 90%…" and "Give the second source more
+    than 90%…"): whatever the example, the goal is GOAL; the status names the source by label."""
+    from attnlab.lab.notebook import practice
+
+    assert GOAL == "Give the second source more than 90% of the attention"
+    assert practice.challenge(CHALLENGE_ID)["title"] == GOAL
+    assert practice.challenges()[0]["id"] == CHALLENGE_ID and practice.challenges()[0]["title"] == GOAL
+    for state in (check(worked((2.0, 1.0))), check(worked((4.0, 0.0), labels=["X", "Y", "Z"]))):
+        assert state.goal == GOAL + "."  # a sentence in the box, the same words as the title
+    assert check(trace_query((1.0, 0.0), [(1.0, 0.0)], [(2.0, 3.0)], labels=["Solo"])).goal == GOAL + "."
+    assert check(worked((2.0, 1.0))).status.startswith("Not yet: B takes 58%.")

@@ -34,7 +34,7 @@ def test_the_first_sentences_are_the_worked_examples_answer():
     assert said["caption"] == "q = [2, 1] · Compare the query with each key."
     assert said["row_label"] == "Row 0 (A) · unmasked projection."
     assert said["mix_hint"] == answer["explorer"]["display"]["labels"]["mix_hint"]["text"]
-    assert said["challenge_goal"] == "Give source B more than 90% of the attention."
+    assert said["challenge_goal"] == "Give the second source more than 90% of the attention."
     assert said["own_hint"] == limit_words()["own_example"]["text"]
     assert said["match_help"].startswith(answer["explorer"]["display"]["words"]["match_help"])
     assert said["match_help"].startswith("Drag anywhere in the plane, or focus q and use the arrow keys "

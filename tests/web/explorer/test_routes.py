@@ -164,7 +164,7 @@ def test_worked_example_words_challenge_and_comparison(client):
         "C gets 28% and A gets 14%. Output o = [-0.004, 0.868]."
     )
     assert body["challenge"] == {
-        "goal": "Give source B more than 90% of the attention.",
+        "goal": "Give the second source more than 90% of the attention.",
         "target": "B",
         "available": True,
         "share": 0.575975345215362,

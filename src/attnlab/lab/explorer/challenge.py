@@ -2,8 +2,9 @@
 
 The challenge names its source by role, not by label: the second source (B in
 the worked A/B/C example, Y in an example whose sources are X/Y/Z), so an own
-example with renamed sources keeps it working. The words use the source's
-label. An example with a single source cannot try it and says so.
+example with renamed sources keeps it working. Its goal has one wording
+everywhere (:data:`GOAL`); the status uses the source's label. An example with a
+single source cannot try it and says so.
 
 It is also the first of the notebook's practice challenges (``CHALLENGE_ID``
 in ``lab/data/practice.json``): the practice panel gives it tiered hints, a
@@ -29,6 +30,16 @@ THRESHOLD = 0.9
 CHALLENGE_ID = "second-over-90"  # its id among the practice challenges
 
 
+def goal_words(threshold: float = THRESHOLD) -> str:
+    """The goal, in one wording wherever it is shown: the explorer's box, the practice list and its
+    panel (``lab/data/practice.json``'s title is filled in from :data:`GOAL`). It names the source by
+    role; the status names it by label."""
+    return f"Give the second source more than {fmt.percent(threshold)} of the attention"
+
+
+GOAL = goal_words()
+
+
 @dataclass(frozen=True)
 class ChallengeState:
     """Where the learner stands on the challenge for one trace."""
@@ -49,8 +60,8 @@ class ChallengeState:
 
 def check(trace: QueryTrace, *, target: int = TARGET_INDEX, threshold: float = THRESHOLD) -> ChallengeState:
     """Return the challenge state: is source ``target``'s weight strictly above ``threshold``?"""
+    goal = goal_words(threshold) + "."  # the box says it as a sentence; a list's title, without the stop
     if target >= len(trace.labels):
-        goal = f"Give the second source more than {fmt.percent(threshold)} of the attention."
         return ChallengeState(
             goal=goal,
             target="",
@@ -63,7 +74,6 @@ def check(trace: QueryTrace, *, target: int = TARGET_INDEX, threshold: float = T
         )
     i = target
     label = trace.labels[i]
-    goal = f"Give source {label} more than {fmt.percent(threshold)} of the attention."
     if not trace.allowed[i]:
         return ChallengeState(
             goal=goal,

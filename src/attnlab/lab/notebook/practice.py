@@ -53,14 +53,15 @@ def worked_fills() -> tuple[tuple[str, str], ...]:
     """The worked example's vectors as the challenges' words quote them (``{k_A}`` is ``[−1, 2]``).
 
     ``{q}`` is row 0's query, ``{q_B}`` and ``{q_C}`` rows 1 and 2's, ``{k_X}`` and ``{v_X}``
-    source X's key and value, ``{q_step}`` row 0's query plus the step [1, 1].
+    source X's key and value, ``{q_step}`` row 0's query plus the step [1, 1]; ``{goal}`` is the
+    explorer's live goal, in its one wording (``lab.explorer.challenge.GOAL``).
     """
     ex = WORKED_SEQUENCE
 
     def shown(v) -> str:
         return fmt.vector(v).replace("-", fmt.MINUS)
 
-    fills = {"q": shown(ex.queries[0]), "q_step": shown([x + 1.0 for x in ex.queries[0]])}
+    fills = {"q": shown(ex.queries[0]), "q_step": shown([x + 1.0 for x in ex.queries[0]]), "goal": live.GOAL}
     for r, label in enumerate(ex.example.labels):
         fills[f"k_{label}"] = shown(ex.example.keys[r])
         fills[f"v_{label}"] = shown(ex.example.values[r])

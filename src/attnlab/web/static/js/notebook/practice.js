@@ -48,8 +48,19 @@ function buildPanel({ onClose, act, challenge }) {
   return p;
 }
 
+/**
+ * The explorer's live challenge box for challenge `id` (the box whose "Hints and Check" opens it), or
+ * null. While its panel is open the box hides: the panel states the same goal, in the same words, and
+ * its Check gives the one verdict, so the page never shows the goal or "Not yet" twice.
+ */
+function liveBox(id) {
+  const opener = id ? document.querySelector(`button[data-challenge="${id}"]`) : null;
+  return opener ? opener.closest(".challenge") : null;
+}
+
 export function mountPractice(els) {
   let active = null; // the open challenge's id
+  let returnTo = null; // the button that opened it: Close gives it the focus back
   let items = null;
   const byId = () => new Map(getNb().practice.challenges.map((c) => [c.id, c]));
   const panel = buildPanel({
@@ -58,9 +69,14 @@ export function mountPractice(els) {
     challenge: () => byId().get(active),
   });
 
-  function open(id) {
+  function open(id, from = null) {
     const c = byId().get(id);
+    returnTo = from;
+    const box = liveBox(active);
+    if (box) box.hidden = false; // the challenge open before this one shows its box again
     active = id;
+    const own = liveBox(id);
+    if (own) own.hidden = true;
     panel.formKey = null; // (re)opening a challenge mounts its form afresh
     panel.showError("");
     (c.uses === "held" ? els.heldSlot : els.explorerSlot).append(panel.root);
@@ -73,10 +89,14 @@ export function mountPractice(els) {
 
   function close() {
     const was = active;
+    const box = liveBox(was);
+    if (box) box.hidden = false;
     active = null;
     panel.root.hidden = true;
     draw(getNb());
-    if (was && items) items.get(was).querySelector("button").focus();
+    const back = returnTo && returnTo.isConnected && !returnTo.closest("[hidden]") ? returnTo : null;
+    if (back) back.focus();
+    else if (was && items) items.get(was).querySelector("button").focus();
   }
 
   function buildList(nb) {
@@ -89,7 +109,7 @@ export function mountPractice(els) {
         { class: "challenge-list" },
         nb.practice.challenges.map((c) => {
           const opener = h("button", { type: "button", class: "challenge-open", "aria-controls": "active-challenge" }, c.title);
-          opener.addEventListener("click", () => open(c.id));
+          opener.addEventListener("click", () => open(c.id, opener));
           const where = WORDS().where[c.uses === "held" ? "held" : "explorer"];
           const li = h("li", { class: "challenge-item", id: `challenge-${c.id}`, "data-challenge": c.id }, opener, h("span", { class: "hint where" }, where), h("span", { class: "item-status" }));
           items.set(c.id, li);
@@ -135,7 +155,7 @@ export function mountPractice(els) {
   for (const opener of document.querySelectorAll("button[data-challenge]")) {
     opener.addEventListener("click", () => {
       if (!getNb().practice) return;
-      open(opener.dataset.challenge);
+      open(opener.dataset.challenge, opener);
       opener.setAttribute("aria-controls", "active-challenge");
     });
   }
