@@ -39,6 +39,11 @@ def test_labels_cannot_break_out_of_the_snapshot(tmp_path):
     assert evil not in text and "<img" not in text
 
 
+def center(locator) -> tuple[float, float]:
+    box = locator.bounding_box()
+    return box["x"] + box["width"] / 4, box["y"] + box["height"] / 4
+
+
 def open_snapshot(browser, path):
     page = browser.new_page(viewport={"width": 1280, "height": 900})
     problems = []
@@ -60,8 +65,18 @@ def test_the_explorer_snapshot_draws_offline_with_the_frozen_numbers(browser, tm
     page, problems = open_snapshot(browser, w.to_html(tmp_path / "x.html"))
     expect(page.locator(".attnlab-widget .summary").first).to_contain_text("Output o = [-0.004, 0.868]")
     expect(page.locator(".score-table")).to_contain_text("1.414")
-    # a key press changes nothing: the numbers are frozen
-    page.locator("circle.handle").press("ArrowUp")
+    # a snapshot says it is one: no "Drag anywhere in the plane", no handle to drag or focus
+    words = w.widget._words
+    help_ = page.locator("[id$='match-help']")
+    expect(help_).to_have_text(words["snapshot_help"])
+    assert "Drag" not in page.locator("main.attnlab-widget").inner_text()
+    expect(page.locator("circle.handle")).to_have_count(0)
+    plane = page.locator("svg.plane").first
+    expect(plane).to_have_attribute("role", "img")
+    expect(plane).to_have_attribute("aria-label", words["snapshot_plane"])
+    assert "draggable" not in (plane.get_attribute("class") or "")
+    assert plane.locator("text").count() > 0  # the keys and q are drawn, still
+    page.mouse.click(*center(plane))  # a click where a drag would start changes nothing: frozen
     expect(page.locator(".caption")).to_have_text("q = [2, 1] · Compare the query with each key.")
     results = Axe().run(page)
     assert results.violations_count == 0, results.generate_report()

@@ -5,7 +5,8 @@ attnlab writes its own snapshot: the widget's current state (JSON, with the
 page modules' source text in ``_modules``) and its CSS are inlined, and a
 small bootstrap module loads the same entry module (``widgets/entry.js``)
 with a frozen model (``get`` reads the saved state; ``set`` and
-``save_changes`` do nothing). The page's Content-Security-Policy allows only
+``save_changes`` do nothing) that says it is one (``_snapshot``: a view draws no
+handle to drag and says it is a snapshot). The page's Content-Security-Policy allows only
 that inline script and style (by hash), Blob modules and data: images, and
 no connection at all, so the file works offline and nothing leaves the machine.
 """
@@ -48,7 +49,7 @@ def _json_in_html(data: dict) -> str:
 def snapshot_html(widget, title: str) -> str:
     """The standalone page for ``widget`` (an ``attnlab.widgets.base.LabWidget``)."""
     css = widget._css
-    data = {"entry": widget._esm, "state": widget.snapshot_state()}
+    data = {"entry": widget._esm, "state": {**widget.snapshot_state(), "_snapshot": True}}
     csp = "; ".join(
         [
             "default-src 'none'",

@@ -99,6 +99,11 @@ def widget_words() -> dict:
             "the output o"
         ),
         "precise": "Every number at full precision",
+        # a snapshot (``to_html``) is frozen: these replace the drag's help and name the still plane
+        "snapshot_help": "A snapshot: q stays where it was in the notebook, and nothing here can be "
+        "dragged. Move q in the notebook itself, then take a new snapshot.",
+        "snapshot_plane": "Key plane: the keys, q and how far q reaches along each key, frozen in this "
+        "snapshot",
     }
 
 

@@ -4,10 +4,12 @@
 // sets the `q` trait; the kernel traces it and sends the new `_result`.
 // Every word is the lab's: the fixed ones in `_words` (lab/explorer/page.py,
 // sent once), the rest in the answer. Ids are prefixed per widget, so several
-// explorers can share a notebook.
+// explorers can share a notebook. A snapshot (`to_html`, whose frozen model says
+// `_snapshot`) draws the same numbers with no handle to drag, and says it is a snapshot.
 
 import { h, s, text } from "../shared/dom.js";
-import { mountMatch } from "../explorer/match.js";
+import { drawKeyPlane, mountMatch } from "../explorer/match.js";
+import { SIZE } from "../shared/plot.js";
 import { drawValuePlane } from "../explorer/mix.js";
 import { drawPrecise } from "../explorer/precise.js";
 import { drawPie, drawScoreTable, drawStrip } from "../explorer/share.js";
@@ -24,7 +26,10 @@ export function mount(el, model) {
   const step = (name, { number, title }, ...body) =>
     h("section", { class: "step", id: id(`step-${name}`), "aria-labelledby": id(`${name}-title`) },
       h("h3", { id: id(`${name}-title`) }, h("span", { class: "step-num", "aria-hidden": "true" }, number), title), ...body);
-  const match = s("svg", { class: "plane draggable", role: "group", "aria-labelledby": id("match-title"), "aria-describedby": id("match-help") });
+  const frozen = Boolean(model.get("_snapshot"));
+  const match = frozen
+    ? s("svg", { class: "plane", role: "img", "aria-label": words.snapshot_plane, "aria-describedby": id("match-help"), viewBox: `0 0 ${SIZE} ${SIZE}` })
+    : s("svg", { class: "plane draggable", role: "group", "aria-labelledby": id("match-title"), "aria-describedby": id("match-help") });
   const pie = s("svg", { class: "pie", role: "img", "aria-label": words.pie });
   const strip = s("svg", { class: "strip", role: "img", "aria-label": words.strip });
   const table = h("table", { class: "score-table" });
@@ -46,14 +51,21 @@ export function mount(el, model) {
     h("details", { class: "disclosure" }, h("summary", {}, words.precise), precise));
   el.replaceChildren(box);
 
-  const plot = mountMatch(match, {
-    onQuery: (q) => {
-      model.set("q", q);
-      model.save_changes();
-    },
-    getQuery: () => model.get("q"),
-    describe: id("match-help"),
-  });
+  let plot;
+  if (frozen) {
+    const layer = s("g");
+    match.append(layer);
+    plot = { draw: (result) => drawKeyPlane(layer, result, "match") };
+  } else {
+    plot = mountMatch(match, {
+      onQuery: (q) => {
+        model.set("q", q);
+        model.save_changes();
+      },
+      getQuery: () => model.get("q"),
+      describe: id("match-help"),
+    });
+  }
 
   function draw() {
     const result = model.get("_result");
@@ -66,7 +78,7 @@ export function mount(el, model) {
     drawWords(paragraphs, result);
     drawPrecise(precise, result);
     text(caption, result.display.labels.caption.text);
-    text(help, result.display.words.match_help);
+    text(help, frozen ? words.snapshot_help : result.display.words.match_help);
     text(summary, result.words.summary);
   }
   model.on("change:_result", draw);
