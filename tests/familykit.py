@@ -64,7 +64,9 @@ GGUF kinds (``families.gguf(name, kind)``), for smollm2, qwen2, gemma2 and gpt2:
 table in that type, quantised by ``gguf.quants.quantize`` ("pure", as ``llama-quantize --pure``);
 1-D tensors F32. ``K``: everything F32 except each layer's ``ffn_down`` (256 inputs: one 256-value
 super-block a row), layer 0 Q4_K, layer 1 Q5_K, layer 2 Q6_K, as random valid blocks (random
-bytes, finite float16 scales): that file's weights are its own, not the folder's.
+bytes, finite float16 scales): that file's weights are its own, not the folder's. transformers reads
+every one of them (``gguf_file=``); the F32 file gives back the folder's weights exactly (Gemma 2's
+norms to float32's rounding of (1 + w) − 1).
 The metadata is what ``convert_hf_to_gguf.py`` writes: tensor names from gguf's
 ``TensorNameMap``, Llama's q/k rows permuted (``LlamaModel.permute``), Gemma's norms stored as
 1 + w, GPT-2's Conv1D weights transposed and its output written beside the embedding, no

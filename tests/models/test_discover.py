@@ -302,3 +302,19 @@ def test_any_bytes_in_a_model_file_are_skipped_never_raised(tmp_path_factory, fa
     for entry in scan.skipped:
         assert sources.why(entry.why)
     assert len(scan.found) + len(scan.skipped) >= 1
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("kind", ["F32", "K"])
+def test_a_gguf_header_holds_what_gguf_reader_reads(families, kind):
+    from gguf import GGUFReader
+
+    path = families.gguf("gemma2", kind)
+    reader = GGUFReader(str(path))
+    fields = {k: f.contents() for k, f in reader.fields.items() if not k.startswith("GGUF.")}
+    arrays = tuple(k for k, v in fields.items() if isinstance(v, list))
+    whole, skipped = discover.gguf_header(path, arrays=arrays), discover.gguf_header(path)
+    assert whole.metadata == fields
+    assert skipped.metadata == {k: len(v) if isinstance(v, list) else v for k, v in fields.items()}
+    assert whole.tensors == {t.name: (t.tensor_type.name, int(t.n_elements)) for t in reader.tensors}
+    assert whole.data_end == path.stat().st_size  # the last tensor ends the file

@@ -238,7 +238,31 @@ def test_the_shipped_smollm2_gguf_gives_transformers_ids():
         path = files.smollm2_gguf()
     except files.ModelNotInstalled as error:
         pytest.skip(str(error))
-    ours = tokens.from_gguf(GGUFFile(path).metadata)
+    ours = tokens.from_gguf_file(path)
     theirs = _hf(path.parent, gguf_file=path.name)
     _same(ours, theirs, TEXTS + ["1234567890 + 42 = 1234567932", "Version 3.14.159, 2024-07-26"])
     assert ours.kind == "gpt2" and not ours.add_bos and ours.eos == "<|im_end|>"
+
+
+@pytest.mark.parametrize("name", GGUF_FAMILIES)
+def test_a_ggufs_tokenizer_is_read_from_its_header_whatever_its_tensor_types(families, name):
+    k_quants = families.gguf(name, "K")  # Q4_K, Q5_K, Q6_K tensors: the header reader needs no kernel
+    f32 = families.gguf(name, "F32")
+    ours, reference = tokens.from_gguf_file(k_quants), tokens.from_gguf(GGUFFile(f32).metadata)
+    for text in TEXTS:
+        assert ours.ids(text) == reference.ids(text), text
+    assert (ours.bos, ours.eos, ours.add_bos, ours.chat_template) == (
+        reference.bos,
+        reference.eos,
+        reference.add_bos,
+        reference.chat_template,
+    )
+
+
+def test_a_broken_gguf_is_unreadable_with_its_reason(tmp_path):
+    from attnlab.models import discover
+
+    (tmp_path / "x.gguf").write_bytes(b"GGML" + bytes(40))
+    with pytest.raises(discover.Unreadable) as caught:
+        tokens.from_gguf_file(tmp_path / "x.gguf")
+    assert caught.value.reason == discover.BadFile("x.gguf", "bad_magic", repr(b"GGML"))

@@ -191,7 +191,8 @@ REASONS: tuple[type[Reason], ...] = (
 
 
 class Unreadable(Exception):
-    """Raised inside the scan with the :class:`Reason`; never leaves this module."""
+    """A file that cannot be read, and why (``reason``): the header readers raise it, :func:`discover`
+    turns it into a :class:`Skipped`."""
 
     def __init__(self, reason: Reason) -> None:
         super().__init__(reason)
@@ -513,10 +514,12 @@ class GGUFHeader:
 _SCALARS = {0: "B", 1: "b", 2: "H", 3: "h", 4: "I", 5: "i", 6: "f", 7: "?", 10: "Q", 11: "q", 12: "d"}
 
 
-def gguf_header(path: Path) -> GGUFHeader:
-    """Read a GGUF's metadata and tensor table through a memory map (arrays skipped, not decoded).
+def gguf_header(path: Path, *, arrays: tuple[str, ...] = ()) -> GGUFHeader:
+    """Read a GGUF's metadata and tensor table through a memory map; arrays are skipped by their lengths
+    (their value is their length), but those whose keys are in ``arrays``, which are read as lists.
 
-    Raises :class:`Unreadable`: ``BadFile`` ("bad_magic", "bad_version", "bad_tensor") or ``Truncated``.
+    Raises :class:`Unreadable`: ``BadFile`` ("bad_magic", "bad_version", "bad_header", "bad_tensor") or
+    ``Truncated``.
     """
     from gguf import GGML_QUANT_SIZES, GGMLQuantizationType
 
@@ -541,7 +544,7 @@ def gguf_header(path: Path) -> GGUFHeader:
             for _ in range(n_kv):
                 key, at = _string(data, at)
                 (kind,) = struct.unpack_from("<I", data, at)
-                metadata[key], at = _value(data, at + 4, kind)
+                metadata[key], at = _value(data, at + 4, kind, key in arrays)
             infos = []
             for _ in range(n_tensors):
                 name, at = _string(data, at)
@@ -594,8 +597,8 @@ def _string(data, at: int) -> tuple[str, int]:
     return bytes(data[at + 8 : at + 8 + n]).decode("utf-8"), at + 8 + n
 
 
-def _value(data, at: int, kind: int) -> tuple[Any, int]:
-    """A metadata value and the offset after it; an array is returned as its length (``int``)."""
+def _value(data, at: int, kind: int, whole: bool = False) -> tuple[Any, int]:
+    """A metadata value and the offset after it; an array is its length (``int``) unless ``whole``."""
     if kind in _SCALARS:
         fmt = "<" + _SCALARS[kind]
         return struct.unpack_from(fmt, data, at)[0], at + struct.calcsize(fmt)
@@ -606,16 +609,22 @@ def _value(data, at: int, kind: int) -> tuple[Any, int]:
     item, count = struct.unpack_from("<IQ", data, at)
     at += 12
     if item in _SCALARS:
-        return count, at + count * struct.calcsize("<" + _SCALARS[item])
+        size = struct.calcsize("<" + _SCALARS[item])
+        if whole:
+            return list(struct.unpack_from(f"<{count}{_SCALARS[item]}", data, at)), at + count * size
+        return count, at + count * size
+    values: list[Any] = []
     length = struct.Struct("<Q").unpack_from
-    for _ in range(count):  # strings or nested arrays: walk them by their lengths
-        if item == 8:
+    for _ in range(count):  # strings or nested arrays: walked by their lengths, kept when whole
+        if item == 8 and not whole:
             at += 8 + length(data, at)[0]
         else:
-            _, at = _value(data, at, item)
+            value, at = _value(data, at, item, whole)
+            if whole:
+                values.append(value)
     if at > len(data):
         raise ValueError("past the end")
-    return count, at
+    return (values if whole else count), at
 
 
 def _gguf_model(path: Path, name: str, source: Source) -> Found:

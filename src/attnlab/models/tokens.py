@@ -363,6 +363,20 @@ def from_gguf(metadata: Mapping[str, Any]) -> ModelTokenizer:
     )
 
 
+# The metadata arrays a tokenizer is built from (every other array of a GGUF is skipped on reading).
+GGUF_ARRAYS = tuple(f"tokenizer.ggml.{k}" for k in ("tokens", "token_type", "merges", "scores"))
+
+
+def from_gguf_file(path: Path | str) -> ModelTokenizer:
+    """:func:`from_gguf` on a GGUF file's header, read through a memory map whatever its tensor types.
+
+    A file that cannot be read raises ``attnlab.models.discover.Unreadable`` with its typed reason.
+    """
+    from attnlab.models.discover import gguf_header
+
+    return from_gguf(gguf_header(Path(path), arrays=GGUF_ARRAYS).metadata)
+
+
 def gguf_specials(metadata: Mapping[str, Any]) -> dict[str, str | None]:
     """{"bos", "eos", "unk", "pad"} -> the token a GGUF names by id (``None``: no id, or one outside)."""
     tokens = metadata["tokenizer.ggml.tokens"]
