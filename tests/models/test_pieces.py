@@ -30,6 +30,7 @@ def test_a_missing_file_says_to_reinstall():
         files.locate(broken)
 
 
+@pytest.mark.models  # the template is read from SmolLM2's own GGUF
 def test_chat_template_adds_the_default_system_turn_and_the_assistant_prompt():
     assert user_turn("Hi") == (
         f"<|im_start|>system\n{DEFAULT_SYSTEM}<|im_end|>\n"
