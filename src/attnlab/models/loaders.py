@@ -14,22 +14,24 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Counter:
-    """``tokens(text)``: the token strings a trace of ``text`` has; ``text(id)``: one id's text."""
+    """``tokens(text)``: the token strings a trace of ``text`` has; ``text(id)``: one id's text, for
+    ``0 <= id < vocab`` (``vocab``: the tokenizer's size; ``None`` where it has none)."""
 
     tokens: Callable[[str], list[str]]
     text: Callable[[int], str]
+    vocab: int | None = None
 
 
 def minilm():
-    from attnlab.models.minilm import MiniLM
+    from attnlab.models import load
 
-    return MiniLM.load()
+    return load.minilm()
 
 
 def smollm2():
-    from attnlab.models.smollm import SmolLM2
+    from attnlab.models import load
 
-    return SmolLM2.load()
+    return load.smollm2()
 
 
 def minilm_counter() -> Counter:
@@ -38,7 +40,8 @@ def minilm_counter() -> Counter:
     from attnlab.models.tokens import minilm_tokenizer
 
     tokenizer = minilm_tokenizer(files.minilm_dir() / "tokenizer.json")
-    return Counter(tokens=lambda text: list(tokenizer.encode(text).tokens), text=tokenizer.id_to_token)
+    return Counter(tokens=lambda text: list(tokenizer.encode(text).tokens), text=tokenizer.id_to_token,
+                   vocab=tokenizer.get_vocab_size())
 
 
 def smollm2_counter() -> Counter:
@@ -52,4 +55,5 @@ def smollm2_counter() -> Counter:
     def text(i: int) -> str:
         return tokenizer.decode([i], skip_special_tokens=False)
 
-    return Counter(tokens=lambda t: [text(i) for i in tokenizer.encode(t).ids], text=text)
+    return Counter(tokens=lambda t: [text(i) for i in tokenizer.encode(t).ids], text=text,
+                   vocab=tokenizer.get_vocab_size())

@@ -7,14 +7,14 @@ token. :func:`continuous` keeps up to ``batch`` requests running: a waiting
 request joins as soon as one leaves (its prompt pass runs between two steps and
 gives its first token), and every step decodes the running requests together,
 one row each with its own KV cache and position, in one forward pass
-(``models.smollm.rows.step_rows``: each row the bits of a one-request step). So
+(``Decoder.step_rows``: each row the bits of a one-request step). So
 each request gets the same tokens either way (tested); only the waiting and the
 time differ.
 
 A step is recorded as ``{"start", "end", "kind", "requests"}``: seconds from the
 run's start, ``"prefill"`` (one request's prompt pass) or ``"decode"``, and the
 requests in it. A request's time to first token is when its prompt pass ends.
-:func:`compare` is the serving lab's run in the model worker (``jobkinds.RunJob``):
+:func:`compare` is the serving lab's run in the model worker (``models.jobs.kinds.RunJob``):
 both ways, one after the other, after a warm-up.
 """
 
@@ -26,7 +26,6 @@ from collections import deque
 import numpy as np
 
 from attnlab.models.labs.speculate import warm_up
-from attnlab.models.smollm.rows import step_rows
 
 
 class _Clock:
@@ -96,7 +95,7 @@ def continuous(model, prompts: list[list[int]], max_new_tokens: int, batch: int,
         if not running:
             continue
         start = clock.now()  # 2) one step for every running request, one row each
-        rows = step_rows(model, [tokens[r][-1] for r in running], [caches[r] for r in running])
+        rows = model.step_rows([tokens[r][-1] for r in running], [caches[r] for r in running])
         for r, logits in zip(running, rows):
             tokens[r].append(int(np.argmax(logits)))
         end = clock.record(start, "decode", list(running))
