@@ -34,10 +34,10 @@ OTHER = "A dog ran in the park."
 # `attnlab serve` with a job line that keeps only the newest finished trace
 SERVE_KEEPING_ONE = """
 import sys
-from attnlab.models import jobs
-from attnlab.web.realmodel import kept
+from attnlab.models.jobs import line as jobs
+from attnlab.web.realmodel import line
 from attnlab.web.server import serve
-jobs.JOBS = kept.JOBS = jobs.Jobs(memory_cap=1, spill_cap=0)
+jobs.JOBS = line.JOBS = jobs.Jobs(memory_cap=1, spill_cap=0)
 sys.exit(serve(port=int(sys.argv[1]), open_browser=False))
 """
 

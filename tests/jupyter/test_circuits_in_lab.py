@@ -20,7 +20,7 @@ from attnlab.lab.circuits.census import census_view
 from attnlab.lab.realmodel.modelview import model_view
 from attnlab.lab.realmodel.probe import repeated_run
 from attnlab.models import files, registry
-from attnlab.models.work import TraceTask, trace_text
+from attnlab.models.jobs.kinds import trace_text
 
 pytestmark = [pytest.mark.browser, pytest.mark.models]
 
@@ -48,7 +48,7 @@ def test_census_draws_the_labs_heads_and_a_sweep_shows_progress_and_cancels(note
         except files.ModelNotInstalled as error:
             pytest.skip(str(error))
     text = repeated_run(7)["text"]
-    trace = trace_text(TraceTask(job_id="test", model="minilm", text=text), registry.get_model("minilm"),
+    trace = trace_text("minilm", text, registry.get_model("minilm"),
                        lambda *_: None)  # fmt: skip
     census = census_view(model_view(trace)["heads"], score="induction", n_layer=6, n_head=12,
                          n_tokens=len(trace.tokens), model="minilm")  # fmt: skip

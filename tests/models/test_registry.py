@@ -10,9 +10,9 @@ from fastapi.testclient import TestClient
 
 from attnlab import cli
 from attnlab.models import registry, toy
-from attnlab.models.jobs import Jobs
+from attnlab.models.jobs.line import Jobs
 from attnlab.web.app import create_app
-from attnlab.web.realmodel import kept
+from attnlab.web.realmodel import line
 
 WAIT_S = 60  # a bound on a hang only
 
@@ -21,7 +21,7 @@ WAIT_S = 60  # a bound on a hang only
 def toy_spec(monkeypatch):
     spec = registry.register(toy.toy_spec("toy"))
     jobs = Jobs(process=False)  # the registry's own loader and tokenizer: nothing else knows "toy"
-    monkeypatch.setattr(kept, "JOBS", jobs)
+    monkeypatch.setattr(line, "JOBS", jobs)
     yield spec
     jobs.shutdown()
     registry.unregister("toy")

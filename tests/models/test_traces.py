@@ -98,7 +98,7 @@ def test_recomputed_heads_equal_the_digests_recorded_before_the_change(model):
 
 
 def test_a_memory_mapped_trace_recomputes_the_same_bits(model, tmp_path):
-    from attnlab.models.shelf import spill_trace
+    from attnlab.models.jobs.kept import spill_trace
 
     trace = model.trace(TEXT, details=True)
     mapped = spill_trace(trace, tmp_path / "t")
@@ -110,7 +110,7 @@ def test_a_memory_mapped_trace_recomputes_the_same_bits(model, tmp_path):
 
 
 def test_a_trace_records_the_path_it_ran_on_and_keeps_it_through_a_spill(model, tmp_path):
-    from attnlab.models.shelf import spill_trace
+    from attnlab.models.jobs.kept import spill_trace
 
     trace = model.trace(TEXT, details=True)
     assert trace.path == model.path and trace.path in ("q4_1", "float32")

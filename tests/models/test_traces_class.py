@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 from fastapi.testclient import TestClient
 
-from attnlab.models.jobs import TRACE_MEMORY_CAP, Jobs
+from attnlab.models.jobs.kept import trace_nbytes
+from attnlab.models.jobs.line import TRACE_MEMORY_CAP, Jobs
 from attnlab.models.registry import get_model
-from attnlab.models.shelf import trace_nbytes
 from attnlab.web.app import create_app
-from attnlab.web.realmodel import kept
+from attnlab.web.realmodel import line
 
 pytestmark = pytest.mark.models
 
@@ -38,7 +38,7 @@ def class_texts(smollm2) -> list[str]:
 
 def test_a_class_of_32_keeps_every_trace_and_each_answers_its_heads(smollm2, tmp_path, monkeypatch):
     jobs = Jobs(loader=get_model, process=False, spill_dir=str(tmp_path))
-    monkeypatch.setattr(kept, "JOBS", jobs)
+    monkeypatch.setattr(line, "JOBS", jobs)
     api = TestClient(create_app())
     try:
         texts = class_texts(smollm2)

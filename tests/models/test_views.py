@@ -121,7 +121,7 @@ def test_sampling_shares_never_warn_on_minus_infinity_or_greedy():
 
 def test_the_status_line_counts_layers_and_says_loading_only_while_loading():
     from attnlab.lab.realmodel.status import stage_display
-    from attnlab.models.jobkinds import TraceJob
+    from attnlab.models.jobs.kinds import TraceJob
 
     job = TraceJob(id="x", model="smollm2", text="hi")
 

@@ -19,8 +19,9 @@ from hypothesis import strategies as st
 from attnlab.engine.errors import FieldError
 from attnlab.lab.fields import INDEX_PATH, SNAKE, plain
 from attnlab.lab.limits import MAX_MAGNITUDE, MAX_NEW_TOKENS, TOP_K_MAX, page_limits
-from attnlab.models.jobkinds import TraceJob, token_cap_message
-from attnlab.models.jobs import JOBS
+from attnlab.models.jobs.kinds import TraceJob
+from attnlab.models.jobs.line import JOBS
+from attnlab.models.jobs.texts import token_cap_message
 from attnlab.web.app import create_app
 
 WORKED = {

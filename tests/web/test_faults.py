@@ -215,10 +215,11 @@ def test_a_port_out_of_range_through_the_real_entry_point():
 SLOW_LAB = textwrap.dedent(
     """
     import sys
-    from attnlab.models import jobs, toy
-    from attnlab.web.realmodel import kept
+    from attnlab.models import toy
+    from attnlab.models.jobs import line as jobs
+    from attnlab.web.realmodel import line
 
-    jobs.JOBS = kept.JOBS = jobs.Jobs(loader=toy.load_slow)
+    jobs.JOBS = line.JOBS = jobs.Jobs(loader=toy.load_slow)
     from attnlab.cli import main
 
     sys.exit(main(sys.argv[1:]))

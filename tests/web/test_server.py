@@ -144,6 +144,18 @@ def test_plain_attnlab_serves_the_lab_and_stops_cleanly_on_ctrl_c():
     assert "Traceback" not in err
 
 
+def test_a_start_removes_the_spill_folders_of_servers_that_are_gone(tmp_path):
+    # Before: a server killed with kill -9 left its spill folder in /tmp for good.
+    left = tmp_path / "attnlab-traces-4194999-1-abc123"  # a process id no process has
+    (left / "x").mkdir(parents=True)
+    (left / "x" / "job.1.bin").write_bytes(b"\0" * 4096)
+    lab = Running("serve", "--no-browser", "--port", str(free_port()), env={"TMPDIR": str(tmp_path)})
+    lab.wait_for_url()
+    assert not left.exists()
+    code, _, err = lab.interrupt()
+    assert code == 0, err
+
+
 def test_taken_port_is_replaced_and_said(tmp_path):
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))

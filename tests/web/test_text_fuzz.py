@@ -23,9 +23,9 @@ from hypothesis import strategies as st
 
 from attnlab.lab.fields import half_character
 from attnlab.models import toy
-from attnlab.models.jobs import Jobs
+from attnlab.models.jobs.line import Jobs
 from attnlab.web.app import create_app
-from attnlab.web.realmodel import kept
+from attnlab.web.realmodel import line
 from attnlab.web.server import serving
 
 # every code point, surrogates (category Cs) included
@@ -42,12 +42,12 @@ WAIT_S = 60  # only a bound on a hang
 @pytest.fixture(scope="module")
 def toy_jobs():
     jobs = Jobs(loader=toy.load, process=False, count_first=True)
-    saved = kept.JOBS
-    kept.JOBS = jobs
+    saved = line.JOBS
+    line.JOBS = jobs
     try:
         yield jobs
     finally:
-        kept.JOBS = saved
+        line.JOBS = saved
         jobs.shutdown()
 
 

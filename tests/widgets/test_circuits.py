@@ -3,7 +3,7 @@
 Each widget's data is compared with what the page gets for the same input, made here the
 page's way: the census as the model worker keeps it with a trace (``census_bodies``, JSON),
 a head's evidence as its route answers (``evidence_view``), and the lens and the patching sweep
-as the worker's circuits jobs answer (``models.circuitviews.work``). A sweep's progress, its
+as the worker's circuits jobs answer (``models.jobs.circuits``). A sweep's progress, its
 status line and its Cancel (the message the widget's button sends) are followed patch by patch.
 """
 
@@ -19,9 +19,9 @@ from attnlab.engine.errors import FieldError
 from attnlab.lab.circuits.page import FILLS
 from attnlab.lab.realmodel.modelview import model_view_body
 from attnlab.lab.realmodel.probe import repeated_run
-from attnlab.models.circuitviews import work
 from attnlab.models.circuitviews.census import census_bodies, evidence_view
-from attnlab.models.work import Stopped, TraceTask, trace_text
+from attnlab.models.jobs import circuits as work
+from attnlab.models.jobs.kinds import Stopped, trace_text
 from attnlab.widgets import CensusView, LensView, PatchView
 from attnlab.widgets.assets import module_graph
 
@@ -38,7 +38,7 @@ def quiet(*_) -> None:
 
 def page_census(model, text: str, score: str) -> tuple[dict, object]:
     """The census the page reads for ``text`` (the worker's kept body, no job id), and the trace."""
-    trace = trace_text(TraceTask(job_id="page", model=model.name, text=text), model, quiet)
+    trace = trace_text(model.name, text, model, quiet)
     return json.loads(census_bodies(None, trace, model_view_body(None, trace))[f"census:{score}"]), trace
 
 

@@ -88,7 +88,7 @@ def _here(a: live.Ask) -> live.Measured:
     """Run a lab's ask in this process (the page's server runs it as a job of its model worker)."""
     from attnlab.models import registry
     from attnlab.models.files import ModelNotInstalled
-    from attnlab.models.jobs import check_tokens
+    from attnlab.models.jobs.texts import check_tokens
     from attnlab.models.labs import speculate
 
     check_tokens(a.model, a.args["prompt"])
@@ -155,7 +155,7 @@ def run_kv_cache(args: argparse.Namespace) -> int:
         raise ValueError(refused)
     if not registry.spec(args.model).generates:
         raise ValueError(model_words.encoder(args.model, registry.decoders()))
-    from attnlab.models.jobs import check_tokens
+    from attnlab.models.jobs.texts import check_tokens
 
     check_tokens(args.model, args.text)
     try:

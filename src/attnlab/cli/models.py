@@ -27,7 +27,7 @@ from attnlab.lab.realmodel.status import NO_CHAT_HINT_CLI
 from attnlab.lab.realmodel.tokens import row_label
 from attnlab.models import registry
 from attnlab.models.files import ModelNotInstalled
-from attnlab.models.jobs import check_tokens
+from attnlab.models.jobs.texts import check_tokens
 from attnlab.models.nexttoken import MAX_TOKENS_SHOWN, next_token
 from attnlab.models.registry import check_name, get_model
 from attnlab.models.sampling import Sampling

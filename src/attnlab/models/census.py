@@ -1,7 +1,7 @@
 """The head census over many texts: every head's scores on each text, on a process pool or on Ray.
 
 :func:`score_text` traces one text as the model worker traces it
-(:func:`attnlab.models.work.trace_text`: the model's own token count checked against its
+(:func:`attnlab.models.jobs.kinds.trace_text`: the model's own token count checked against its
 cap) and scores every head of every layer with
 :func:`attnlab.lab.realmodel.kinds.head_scores` on the trace's weights: for each name in
 :data:`attnlab.lab.realmodel.census.SCORES`, an ``(n_layer, n_head)`` float64 array, or
@@ -31,14 +31,14 @@ from attnlab.engine.errors import FieldError
 from attnlab.lab.realmodel.census import SCORES
 from attnlab.lab.realmodel.kinds import head_scores
 from attnlab.models import registry
-from attnlab.models.work import TraceTask, trace_text
+from attnlab.models.jobs.kinds import trace_text
 
 Progress = Callable[[int, int], None]  # (texts done, texts in all)
 
 
 def score_text(model, name: str, text: str) -> dict:
     """One text's census: ``{"tokens": T, "scores": {score: (L, H) float64 or None}}``."""
-    trace = trace_text(TraceTask(job_id="census", model=name, text=text), model, lambda *message: None)
+    trace = trace_text(name, text, model, lambda *message: None)
     per_layer = [head_scores(trace.layer_weights(layer), trace.allowed, trace.ids)
                  for layer in range(trace.n_layer)]  # fmt: skip
     scores = {}

@@ -23,15 +23,15 @@ class Counter:
 
 
 def minilm():
-    from attnlab.models import load
+    from attnlab.models.minilm import MiniLM
 
-    return load.minilm()
+    return MiniLM.load()
 
 
 def smollm2():
-    from attnlab.models import load
+    from attnlab.models.smollm import SmolLM2
 
-    return load.smollm2()
+    return SmolLM2.load()
 
 
 def minilm_counter() -> Counter:

@@ -6,6 +6,8 @@ text (so a text's trace is always the same); "minilm" sees every token,
 other names are causal. ``generate`` writes " w0", " w1", ... ``load_slow``
 gives one that spends a minute on each layer: a job that is still running
 when a test stops the worker. Both load in a worker process (importable).
+:func:`sweep` is a toy circuits run that makes way and stops between its steps, as a
+patching sweep does (``model.step(i)`` runs each step: a test may gate it).
 """
 
 from __future__ import annotations
@@ -122,3 +124,22 @@ def toy_spec(name: str = "toy"):
 
 def load_toy() -> ToyModel:
     return ToyModel("toy")
+
+
+def sweep(model, say, check, *, job: str, steps: int) -> dict:
+    """A toy sweep of ``steps`` steps: ``check()`` before each (it may stop here, or make way), then
+    ``model.step(i)`` where the model has one; ``{"done": n}``, partial when stopped."""
+    from attnlab.models.jobs.kinds import Stopped
+
+    say("running", steps)
+    for i in range(steps):
+        if check():
+            raise Stopped({"done": i, "steps": steps})
+        if hasattr(model, "step"):
+            model.step(i)
+        say("progress", i + 1)
+    return {"done": steps, "steps": steps}
+
+
+sweep.makes_way = True  # between its steps, another learner's job may run (models/jobs/work.py)
+sweep.stops = True  # cancelled, it stops at its next check with what it has

@@ -183,7 +183,7 @@ def url_for(host: str, port: int) -> str:
 
 def stop_model_jobs() -> None:
     """Cancel queued model jobs and stop the model's work without waiting (idempotent)."""
-    from attnlab.models.jobs import JOBS
+    from attnlab.models.jobs.line import JOBS
 
     shutdown = getattr(JOBS, "shutdown", None)  # absent in older jobs modules
     if shutdown is not None:
@@ -265,9 +265,16 @@ def serving(app, host: str = "127.0.0.1", **options) -> Iterator[tuple[LabServer
 def serve(
     host: str = "127.0.0.1", port: int = 8000, open_browser: bool = True, allow_hosts: Iterable[str] = ()
 ) -> int:
-    """Serve the lab until Ctrl-C or SIGTERM; print the URL; open a browser unless told not to."""
+    """Serve the lab until Ctrl-C or SIGTERM; print the URL; open a browser unless told not to.
+
+    First the spill folders of servers that are gone (killed with ``kill -9``, say) are removed
+    (``models/jobs/kept.remove_leftovers``): each server removes its own at exit, if it can.
+    """
     started_at = time.perf_counter()
+    from attnlab.models.jobs.kept import remove_leftovers
     from attnlab.web.app import create_app
+
+    remove_leftovers()
 
     sys.setswitchinterval(SWITCH_INTERVAL_S)  # this process is the server's: see the module
 

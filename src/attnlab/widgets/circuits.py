@@ -1,11 +1,11 @@
 """The Circuits page's views as notebook widgets: ``CensusView``, ``PatchView`` and ``LensView``.
 
 The kernel computes with the functions the page's server and model worker call, with no web
-server: the census of a text's trace (``models.work.trace_text``, then
+server: the census of a text's trace (``models.jobs.kinds.trace_text``, then
 ``lab.realmodel.modelview.model_view``'s scores through ``lab.circuits.census.census_view``, and a
 head's ``evidence``), the logit lens (``models.circuitviews.lens.lens_view``) and a patching
 sweep (``models.circuitviews.patching.patching_view``), each on the runs kept for its text
-(``models.circuitviews.kept``: a kernel's views of one text share one run). The widget draws
+(``models.jobs.kept``: a kernel's views of one text share one run). The widget draws
 with the page's own modules (``js/circuits``: ``drawCensus``, ``drawEvidence``, ``drawLens``,
 ``drawPatching``) and places the lab's words: the page's headings and labels
 (``lab.circuits.page.FILLS``) and a sweep's status line (``lab.circuits.status``).
@@ -38,12 +38,12 @@ from attnlab.lab.realmodel.probe import new_seed, repeated_run
 from attnlab.lab.realmodel.tokens import token_label
 from attnlab.models import registry
 from attnlab.models.circuits import checks
-from attnlab.models.circuitviews.kept import cache_of, pair_of
 from attnlab.models.circuitviews.lens import lens_view
 from attnlab.models.circuitviews.patching import patch_count, patching_view, sweep_layers
 from attnlab.models.circuitviews.texts import answer_id, tokenize
-from attnlab.models.jobs import check_model, check_tokens
-from attnlab.models.work import TraceTask, trace_text
+from attnlab.models.jobs.kept import cache_of, pair_of
+from attnlab.models.jobs.kinds import trace_text
+from attnlab.models.jobs.texts import check_model, check_tokens
 from attnlab.widgets.base import LabWidget
 
 
@@ -93,7 +93,7 @@ class CensusView(CircuitsWidget):
             raise FieldError(("text",), problems.empty_text())
         check_tokens(name, text)  # the tokenizer alone: a long text is refused before any weights load
         self.text = text
-        self.trace = trace_text(TraceTask(job_id="notebook", model=name, text=text), registry.get_model(name),
+        self.trace = trace_text(name, text, registry.get_model(name),
                                 lambda *_: None)  # fmt: skip
         self._heads = model_view(self.trace)["heads"]  # every head's scores, once per trace
         words = _words("census_title", "census_hint", "score_label", "evidence_hint")

@@ -1,8 +1,8 @@
 """``ModelView``: a shipped model (MiniLM or SmolLM2) runs on a text in the kernel, drawn as on /real-model.
 
-The trace is the one the page's jobs make (``models.work``: the registry's
+The trace is the one the page's jobs make (``models.jobs.kinds.trace_text``: the registry's
 shared model, its ``trace``), run here synchronously; the text is checked
-against the model's token cap first (``models.jobs.check_tokens``, the
+against the model's token cap first (``models.jobs.texts.check_tokens``, the
 tokenizer alone), so a long text is refused before any weights load. Errors
 are the engine's ``FieldError`` (a ``ValueError``) naming ``model`` or ``text``.
 """
@@ -13,8 +13,8 @@ from attnlab.engine.errors import FieldError
 from attnlab.lab.realmodel import problems
 from attnlab.lab.realmodel.page import trace_names
 from attnlab.models import registry
-from attnlab.models.jobs import check_model, check_tokens
-from attnlab.models.work import TraceTask, trace_text
+from attnlab.models.jobs.kinds import trace_text
+from attnlab.models.jobs.texts import check_model, check_tokens
 from attnlab.widgets.heads import HeadsWidget
 
 
@@ -28,8 +28,7 @@ class ModelView(HeadsWidget):
         if not isinstance(text, str) or not text.strip():
             raise FieldError(("text",), problems.empty_text())
         check_tokens(name, text)
-        task = TraceTask(job_id="notebook", model=name, text=text)
-        trace = trace_text(task, registry.get_model(name), lambda *_: None)
+        trace = trace_text(name, text, registry.get_model(name), lambda *_: None)
         names = trace_names(n_layer=trace.n_layer, kv_groups=trace.kv_groups, scale=trace.scale)
         super().__init__(trace, layer_names=names["layer_names"], head_names=names["head_names"])
         self.model_trace = trace

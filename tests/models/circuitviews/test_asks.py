@@ -8,7 +8,7 @@ import pytest
 
 from attnlab.engine.errors import FieldError
 from attnlab.models.circuitviews import asks
-from attnlab.models.jobs import Jobs
+from attnlab.models.jobs.line import Jobs
 
 pytestmark = pytest.mark.models  # the tokenizers count the texts
 

@@ -63,7 +63,7 @@ def test_the_recorded_rows_are_the_runs_own_products(smollm2, recorded):
 
 
 def test_the_job_line_runs_it_and_says_where_it_is():
-    from attnlab.models.jobs import Jobs
+    from attnlab.models.jobs.line import Jobs
     from attnlab.models.labs.runs import measure
 
     jobs = Jobs(process=False)

@@ -10,7 +10,7 @@ import pytest
 from attnlab.engine.errors import FieldError
 from attnlab.lab.connections.dilution.needle import arguments
 from attnlab.lab.connections.live import ask
-from attnlab.models.jobs import Jobs
+from attnlab.models.jobs.line import Jobs
 from attnlab.models.labs.runs import measure
 
 WAIT_S = 300  # a bound on a hang, not a timing

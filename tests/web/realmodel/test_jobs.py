@@ -140,7 +140,7 @@ def test_text_over_the_character_cap_gets_the_message(client):
 
 @pytest.mark.parametrize("model", ["minilm", "smollm2"])
 def test_text_over_the_token_cap_is_refused_before_any_job(client, model):
-    from attnlab.models.jobs import JOBS
+    from attnlab.models.jobs.line import JOBS
 
     before = JOBS.computations
     r = client.post("/api/models/jobs", json={"model": model, "text": " ".join(["word"] * 300)})

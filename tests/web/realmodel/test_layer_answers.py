@@ -16,7 +16,7 @@ import pytest
 
 from attnlab.lab.realmodel.kinds import layer_profiles
 from attnlab.lab.realmodel.modelview import head_numbers
-from attnlab.web.realmodel import kept
+from attnlab.web.realmodel import line
 from attnlab.web.realmodel.schema import HeadOut, LayerOut
 
 pytestmark = pytest.mark.models
@@ -30,7 +30,7 @@ TEXTS = {  # 256 tokens each, by the model's own count (benchmarks/bench_load.py
 
 def whole_layer(job_id: str, layer: int, *, details: bool = False, head: int | None = None) -> str:
     """The layer's answer as it was built before: every head in one ``LayerOut``."""
-    t = kept.done(job_id).trace
+    t = line.done(job_id).trace
     heads = []
     for h, p in enumerate(layer_profiles(t, layer)):
         if head is not None and h != head:

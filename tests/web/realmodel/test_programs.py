@@ -106,10 +106,10 @@ def test_token_ids_the_caller_holds_get_their_program(client, minilm):
 
 
 def test_the_path_is_the_traces_own_not_the_job_lines(client, traced, minilm, monkeypatch):
-    from attnlab.web.realmodel import kept
+    from attnlab.web.realmodel import line
 
     job = traced("minilm", TEXT)["id"]
-    monkeypatch.setattr(kept.JOBS, "weights_path", lambda name: None)  # a worker started again forgets
+    monkeypatch.setattr(line.JOBS, "weights_path", lambda name: None)  # a worker started again forgets
     params = {"kind": "weight", "layer": 0, "head": 0, "query": 1, "key": 0}
     answer = client.get(f"/api/models/jobs/{job}/program", params=params).json()
     assert (answer["path"], answer["says"]["claims"]["bit_for_bit"]) == ("float32", True)

@@ -153,10 +153,10 @@ def test_a_packed_head_has_the_same_numbers_and_shares_are_its_weights_rounded(
 
 
 def test_the_model_view_is_kept_with_the_trace_before_anyone_asks(client, traced, minilm):
-    from attnlab.web.realmodel import kept as routes_kept
+    from attnlab.web.realmodel import line
 
     job = traced("minilm", "A text nobody has traced before in this module.")
-    kept = routes_kept.JOBS.trace_job(job["id"]).views["model-view"]  # sent by the worker with the trace
+    kept = line.JOBS.trace_job(job["id"]).views["model-view"]  # sent by the worker with the trace
     answer = client.get(f"/api/models/jobs/{job['id']}/model-view")
     assert answer.content == kept.encode()
     assert ModelView.model_validate(answer.json()).heads[0].previous_display.endswith("%")

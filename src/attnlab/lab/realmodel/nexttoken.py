@@ -103,7 +103,7 @@ def view_words(*, context: str, vocab: int, kept: int, kept_mass: float, shown: 
 def step_display(step: dict) -> dict:
     """A generation step as the page shows it: each token visible (``label``/``exact``), each p printed.
 
-    ``step`` is the worker's numbers (:func:`attnlab.models.work.step_of`): the token drawn, its
+    ``step`` is the worker's numbers (:func:`attnlab.models.jobs.kinds.step_of`): the token drawn, its
     ``p``, and its ``top`` entries (``id``, ``token``, ``logit``, ``p``).
     """
 

@@ -69,7 +69,7 @@ def page_words() -> dict[str, str]:
 
 ZOOMS = (3, 6, 12, 24)  # the heatmap's fixed zooms, px per cell (real-model.html's options; 0 = fit)
 GENERATES = {"model": "smollm2", "title": "SmolLM2", "layers": 30}  # the model "Continue the text" runs
-GENERATION_TOP = 5  # tokens each generation step shows (models.work.STEP_TOP)
+GENERATION_TOP = 5  # tokens each generation step shows (models.jobs.kinds.STEP_TOP)
 SHOWN_MODELS = ("minilm", "smollm2")
 
 

@@ -185,3 +185,31 @@ def stopping() -> str:
 def busy(ahead: int) -> str:
     """A full line (429): how many requests are ahead."""
     return f"The model is busy: {ahead} requests are ahead of you."
+
+
+# -- a fair line: one computer's cap, and a job nobody asks about -------------------------------
+
+
+def duration(seconds: float) -> str:
+    """A wait as the page says it: "about 1 second", "about 40 seconds", "about 3 minutes" (rounded
+    up: never shorter than the estimate), "an hour or more"."""
+    whole = max(1, -(-int(seconds * 1000) // 1000))
+    if whole < 60:
+        return f"about {whole} second{'s' * (whole != 1)}"
+    minutes = -(-whole // 60)
+    if minutes < 60:
+        return f"about {minutes} minute{'s' * (minutes != 1)}"
+    return "an hour or more"
+
+
+def over_cap(cap: int, seconds: float) -> str:
+    """One computer has ``cap`` model jobs in line already (429): the cap, and when its first should end."""
+    return (
+        f"This computer already has {cap} model jobs in line, the most one computer may have: the first of "
+        f"them should end in {duration(seconds)}. Ask again then."
+    )
+
+
+def abandoned(seconds: float) -> str:
+    """A job cancelled because no page asked about it for ``seconds`` (the line's stated time)."""
+    return f"cancelled: no page asked about it for {duration(seconds).removeprefix('about ')}"

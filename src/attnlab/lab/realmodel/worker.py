@@ -7,7 +7,7 @@ def worker_why(mode: str, fallback: dict | None) -> dict:
     """``{"text", "claims"}`` for the Real model view's status: where model work runs and why.
 
     ``mode`` is ``"process"``, ``"thread"`` or ``""`` (not started); ``fallback`` the
-    worker's reason for a thread (``models.worker.Worker.fallback``), as data.
+    worker's reason for a thread (``models.jobs.worker.Worker.fallback``), as data.
     """
     if mode == "process":
         text = "Model work runs in a process of its own, beside the server."

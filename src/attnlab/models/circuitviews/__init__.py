@@ -5,9 +5,9 @@ Each view takes a loaded model and a run of a text (:class:`~attnlab.models.circ
 or two (:class:`~attnlab.models.circuits.patching.Pair`):
 
 - :mod:`.texts`: a text's token ids and tokens as the model reads them, an answer's one token;
-- :mod:`.kept`: the runs a worker keeps between jobs (by model and token ids), so a second
-  view of the same text, or a second sweep of the same two prompts, runs nothing again;
 - :mod:`.ablation`, :mod:`.attribution`, :mod:`.patching`, :mod:`.lens`, :mod:`.head`: the views;
-- :mod:`.work`: the same views as model-worker jobs (``jobkinds.CircuitJob``): a text in, the
-  view out, with progress and Cancel for a patching sweep.
+The same views as model-worker jobs, with progress and Cancel for a patching sweep, are
+``models/jobs/circuits`` (a text in, the view out), over the runs a worker keeps between jobs
+(``models/jobs/kept``: by model and token ids, so a second view of the same text, or a second
+sweep of the same two prompts, runs nothing again).
 """

@@ -27,9 +27,9 @@ from attnlab.lab.fields import job_message
 from attnlab.lab.realmodel.tokens import token_label
 from attnlab.models import registry
 from attnlab.models.circuits import checks
-from attnlab.models.circuitviews.work import FUNCTIONS
-from attnlab.models.jobkinds import CircuitJob, check_text
-from attnlab.models.jobs import check_model, check_tokens
+from attnlab.models.jobs.circuits import FUNCTIONS
+from attnlab.models.jobs.kinds import CircuitJob
+from attnlab.models.jobs.texts import check_model, check_text, check_tokens
 
 KIND_OF = {function: kind for kind, function in FUNCTIONS.items()}
 

@@ -14,7 +14,7 @@ from attnlab.lab.circuits import problems
 from attnlab.lab.realmodel.tokens import token_label
 from attnlab.models import registry
 from attnlab.models.circuits.stack import stack_of
-from attnlab.models.jobkinds import check_text, token_cap_message
+from attnlab.models.jobs.texts import check_text, token_cap_message
 
 
 def _cap(model) -> int:

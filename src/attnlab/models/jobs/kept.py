@@ -327,7 +327,10 @@ KEPT = Kept()
 
 
 def model_key(model) -> tuple:
-    return (model.name, model.path)
+    from attnlab.models.circuits.stack import stack_of
+
+    stack = stack_of(model)
+    return (stack.name, stack.path)
 
 
 def cache_of(model, ids, *, kept: Kept = KEPT):

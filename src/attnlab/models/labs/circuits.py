@@ -1,6 +1,6 @@
 """The circuits lab's run: SmolLM2's census on the probe, then each previous-token head switched off.
 
-:func:`copying` (a lab's run in the model worker, ``jobkinds.RunJob``) on the probe's text:
+:func:`copying` (a lab's run in the model worker, ``models.jobs.kinds.RunJob``) on the probe's text:
 
 1. the census of the text (``models.census.score_text``: the trace, every head's scores);
 2. the heads the lab names from them (``lab.connections.circuits.copying.choose``): the

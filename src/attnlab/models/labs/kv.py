@@ -1,7 +1,7 @@
 """The KV-cache lab's live part: a SmolLM2 generation that measures its own KV caches as they grow.
 
 ``generation_cache(model, say, prompt=..., new_tokens=...)`` runs in the model worker (a lab's
-run: ``jobkinds.RunJob``). It fills one ``engine.cache.KVCache`` per layer with the prompt
+run: ``models.jobs.kinds.RunJob``). It fills one ``engine.cache.KVCache`` per layer with the prompt
 (``model.prefill``), then appends one greedy token at a time (``model.forward`` with the
 caches), and after the prompt and after each new token reads what the caches hold: every
 layer's ``keys`` and ``values`` arrays, their shapes, dtype and ``nbytes`` (the bytes of the

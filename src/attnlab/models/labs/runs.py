@@ -29,7 +29,8 @@ from attnlab.engine.errors import FieldError
 from attnlab.lab.connections.live import Ask, Measured
 from attnlab.models import registry
 from attnlab.models.files import ModelNotInstalled
-from attnlab.models.jobs import Busy, Stopping, check_tokens
+from attnlab.models.jobs.line import Busy, Stopping
+from attnlab.models.jobs.texts import check_tokens
 from attnlab.models.labs import embeddings, facts, logits, needle
 
 KV_RUN = "attnlab.models.labs.kv:generation_cache"

@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 from typing import Annotated
 
-from fastapi import APIRouter, Path, Query
+from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import Response
 
 from attnlab.engine.errors import FieldError
@@ -30,10 +30,10 @@ from attnlab.lab.circuits.problems import no_such_job
 from attnlab.models import registry
 from attnlab.models.circuitviews import asks
 from attnlab.models.circuitviews.census import census_body, evidence_view
-from attnlab.models.jobs import count_text
+from attnlab.models.jobs.texts import count_text
 from attnlab.web.circuits.schema import AblationIn, HeadIn, PatchingIn, PositionIn, Score, TextIn
-from attnlab.web.realmodel import kept
-from attnlab.web.realmodel.kept import ERRORS, STARTING, Index, JobId
+from attnlab.web.realmodel import line
+from attnlab.web.realmodel.line import ERRORS, STARTING, Index, JobId
 
 router = APIRouter(prefix="/api/circuits", tags=["circuits"])
 
@@ -42,15 +42,15 @@ def _json(data: dict, status: int = 200) -> Response:
     return Response(body, status_code=status, media_type="application/json")
 
 
-def _start(kind: str, body) -> Response:
-    job = kept.started(lambda: asks.start(kept.JOBS, kind, **body.model_dump()))
-    return _json(asks.answer(kept.JOBS, job), 202)
+def _start(kind: str, body, request: Request) -> Response:
+    job = line.started(lambda: asks.start(line.line_of(request), kind, **body.model_dump()))
+    return _json(asks.answer(line.JOBS, job), 202)
 
 
 def _job(job_id: str):
-    job = kept.JOBS.circuit_job(job_id)
+    job = line.JOBS.circuit_job(job_id)
     if job is None:
-        raise kept.at_job(404, no_such_job(), "not_found")
+        raise line.at_job(404, no_such_job(), "not_found")
     return job
 
 
@@ -68,7 +68,7 @@ def tokens(model: Annotated[str, Path(max_length=40)], body: TextIn) -> Response
     try:
         found = count_text(model, body.text)
     except FieldError as error:
-        raise kept.refused(error, where="path" if error.loc == ("model",) else "body") from None
+        raise line.refused(error, where="path" if error.loc == ("model",) else "body") from None
     spec = registry.spec(model)
     return _json(text_positions(model=model, tokens=found, cap=spec.max_tokens, title=spec.title))
 
@@ -76,7 +76,7 @@ def tokens(model: Annotated[str, Path(max_length=40)], body: TextIn) -> Response
 @router.get("/census/{job_id}", responses=ERRORS)
 def census(job_id: JobId, score: Annotated[Score, Query()] = "induction") -> Response:
     """Every head's ``score`` on a kept trace: the map, the ranked heads and their words (kept bodies)."""
-    job = kept.done(job_id)
+    job = line.done(job_id)
     return Response(census_body(job, score), media_type="application/json")
 
 
@@ -84,48 +84,48 @@ def census(job_id: JobId, score: Annotated[Score, Query()] = "induction") -> Res
 def evidence(job_id: JobId, layer: Index, head: Index,
              score: Annotated[Score, Query()] = "induction") -> Response:  # fmt: skip
     """Where one head's ``score`` comes from: each query's value and the query rows contributing most."""
-    job = kept.done(job_id)
-    return _json(kept.checked(lambda: evidence_view(job, layer, head, score)))
+    job = line.done(job_id)
+    return _json(line.checked(lambda: evidence_view(job, layer, head, score)))
 
 
 @router.post("/ablation", status_code=202, responses=STARTING)
-def ablation(body: AblationIn) -> Response:
+def ablation(body: AblationIn, request: Request) -> Response:
     """Switch heads off (zero or mean) on a text: a job; poll ``/jobs/{id}``."""
-    return _start("ablation", body)
+    return _start("ablation", body, request)
 
 
 @router.post("/attribution", status_code=202, responses=STARTING)
-def attribution(body: PositionIn) -> Response:
+def attribution(body: PositionIn, request: Request) -> Response:
     """Direct logit attribution of the top token at ``position`` (a decoder): a job."""
-    return _start("attribution", body)
+    return _start("attribution", body, request)
 
 
 @router.post("/lens", status_code=202, responses=STARTING)
-def lens(body: PositionIn) -> Response:
+def lens(body: PositionIn, request: Request) -> Response:
     """The logit lens at ``position`` (a decoder): a job."""
-    return _start("lens", body)
+    return _start("lens", body, request)
 
 
 @router.post("/head", status_code=202, responses=STARTING)
-def head(body: HeadIn) -> Response:
+def head(body: HeadIn, request: Request) -> Response:
     """What one head reads and writes at query ``position``: a job."""
-    return _start("head", body)
+    return _start("head", body, request)
 
 
 @router.post("/patching", status_code=202, responses=STARTING)
-def patching(body: PatchingIn) -> Response:
+def patching(body: PatchingIn, request: Request) -> Response:
     """A patching sweep of two prompts: a job with progress; ``/jobs/{id}/cancel`` stops it."""
-    return _start("patching", body)
+    return _start("patching", body, request)
 
 
 @router.get("/jobs/{job_id}", responses=ERRORS)
 def job_status(job_id: JobId) -> Response:
     """A circuits job's status line and progress; its view once done (or cancelled with a partial sweep)."""
-    return _json(asks.answer(kept.JOBS, _job(job_id)))
+    return _json(asks.answer(line.JOBS, _job(job_id)))
 
 
 @router.post("/jobs/{job_id}/cancel", responses=ERRORS)
 def cancel(job_id: JobId) -> Response:
     """Stop a circuits job: a waiting one leaves the line; a running sweep stops after its current patch."""
     _job(job_id)
-    return _json(asks.answer(kept.JOBS, kept.JOBS.cancel(job_id)))
+    return _json(asks.answer(line.JOBS, line.JOBS.cancel(job_id)))

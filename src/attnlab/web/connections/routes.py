@@ -33,7 +33,7 @@ from attnlab.lab.connections.page import files, lab_page
 from attnlab.lab.connections.study import apply
 from attnlab.models.labs.runs import measure
 from attnlab.web.explorer.schema import ErrorResponse, Strict
-from attnlab.web.realmodel import kept
+from attnlab.web.realmodel import line
 
 router = APIRouter(prefix="/api/connections", tags=["connections"])
 
@@ -67,9 +67,11 @@ def _answer(call: Callable[[], Any], prefix: tuple[str, ...]) -> Any:
         return JSONResponse({"detail": [err.item(prefix)]}, status_code=422)
 
 
-def _measured(name: str, given: dict, where: str) -> dict:
-    """Lab ``name``'s model numbers for ``given`` (``{}`` for a lab without a model part)."""
-    return live.measured(name, given, where, lambda a: measure(a, kept.JOBS))
+def _measured(name: str, given: dict, where: str, request: Request | None = None) -> dict:
+    """Lab ``name``'s model numbers for ``given`` (``{}`` for a lab without a model part), its jobs
+    the request's client's (this process's without one)."""
+    jobs = line.line_of(request) if request is not None else line.JOBS
+    return live.measured(name, given, where, lambda a: measure(a, jobs))
 
 
 def _attachment(body: str, media_type: str, filename: str) -> Response:
@@ -88,14 +90,15 @@ def get_labs() -> list[dict]:
 def get_lab(name: Name, request: Request) -> Any:
     """Everything lab ``name`` draws for the input in the query (missing inputs at their defaults)."""
     given = dict(request.query_params)
-    return _answer(lambda: lab_page(name, given, "query", _measured(name, given, "query")), ())
+    return _answer(lambda: lab_page(name, given, "query", _measured(name, given, "query", request)), ())
 
 
 @router.post("/{name}/study", responses=ERRORS)
-def post_study(name: Name, body: StudyRequest) -> Any:
+def post_study(name: Name, body: StudyRequest, request: Request) -> Any:
     """Apply one practice or help action to the lab's study, checked on the learner's input."""
     return _answer(
-        lambda: apply(name, body.inputs, body.study, body.action, _measured(name, body.inputs, "inputs")),
+        lambda: apply(name, body.inputs, body.study, body.action,
+                      _measured(name, body.inputs, "inputs", request)),  # fmt: skip
         ("body",),
     )
 
@@ -105,11 +108,11 @@ def post_study(name: Name, body: StudyRequest) -> Any:
     response_class=Response,
     responses={200: {"content": {"application/json": {}}}, **ERRORS},
 )
-def post_export_json(name: Name, body: ExportRequest) -> Any:
+def post_export_json(name: Name, body: ExportRequest, request: Request) -> Any:
     """The lab's input, every number at full precision, its words and the study, as JSON."""
     return _answer(
         lambda: _attachment(
-            export.to_json(name, body.inputs, body.study, _measured(name, body.inputs, "inputs")),
+            export.to_json(name, body.inputs, body.study, _measured(name, body.inputs, "inputs", request)),
             "application/json",
             files(name)["json"]["name"],
         ),
@@ -122,11 +125,12 @@ def post_export_json(name: Name, body: ExportRequest) -> Any:
     response_class=Response,
     responses={200: {"content": {"text/markdown": {}}}, **ERRORS},
 )
-def post_export_markdown(name: Name, body: ExportRequest) -> Any:
+def post_export_markdown(name: Name, body: ExportRequest, request: Request) -> Any:
     """The lab's input, sentences, tables, study history and program, as Markdown."""
     return _answer(
         lambda: _attachment(
-            export.to_markdown(name, body.inputs, body.study, _measured(name, body.inputs, "inputs")),
+            export.to_markdown(name, body.inputs, body.study,
+                               _measured(name, body.inputs, "inputs", request)),  # fmt: skip
             "text/markdown",
             files(name)["markdown"]["name"],
         ),

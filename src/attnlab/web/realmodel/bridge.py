@@ -16,8 +16,8 @@ from fastapi.responses import Response
 from pydantic import BaseModel
 
 from attnlab.models.bridge import bridge_view
-from attnlab.web.realmodel import kept
-from attnlab.web.realmodel.kept import ERRORS, Index, JobId
+from attnlab.web.realmodel import line
+from attnlab.web.realmodel.line import ERRORS, Index, JobId
 from attnlab.web.realmodel.schema import RowPlace, Said
 
 router = APIRouter(prefix="/api/models", tags=["models"])
@@ -65,6 +65,6 @@ class BridgeView(RowPlace):
 )
 def job_bridge(job_id: JobId, layer: Index, head: Index, query: Index) -> Response:
     """Query ``query``'s row in ``layer``/``head`` as the explorer computes and shows it."""
-    job = kept.done(job_id)
-    body = {"job": job.id, **kept.checked(lambda: bridge_view(job.trace, layer, head, query))}
+    job = line.done(job_id)
+    body = {"job": job.id, **line.checked(lambda: bridge_view(job.trace, layer, head, query))}
     return Response(json.dumps(body, allow_nan=False, separators=(",", ":")), media_type="application/json")

@@ -2,7 +2,7 @@
 
 Everything under ``/api/models``. Tracing a text is a job: ``POST
 /api/models/jobs`` answers 202 at once with the job; one worker process
-(``attnlab.models.jobs``) loads the model (first time only) and runs the jobs
+(``attnlab.models.jobs.line``) loads the model (first time only) and runs the jobs
 in order, and ``GET /api/models/jobs/{id}`` reports the status, the layers
 done and the job's ``place`` in line (0 = the model is on it). An identical
 request gets the same job. When the line is full the answer is 429 with a
@@ -25,7 +25,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Annotated
 
 import numpy as np
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Request
 from fastapi.responses import StreamingResponse
 from pydantic import TypeAdapter
 from starlette.background import BackgroundTask
@@ -42,10 +42,11 @@ from attnlab.lab.realmodel.status import model_note, trace_status
 from attnlab.lab.realmodel.tokens import trace_tokens
 from attnlab.lab.realmodel.worker import worker_why
 from attnlab.models import registry
-from attnlab.models.jobs import MAX_CHARS, GenerationJob, TraceJob
+from attnlab.models.jobs.kinds import GenerationJob, TraceJob
+from attnlab.models.jobs.texts import MAX_CHARS
 from attnlab.models.sampling import Sampling
-from attnlab.web.realmodel import kept
-from attnlab.web.realmodel.kept import ERRORS, STARTING, Index, JobId
+from attnlab.web.realmodel import line
+from attnlab.web.realmodel.line import ERRORS, STARTING, Index, JobId
 from attnlab.web.realmodel.schema import (
     GenerateIn,
     GenerationOut,
@@ -81,11 +82,11 @@ def _info() -> list[ModelInfo]:
             n_head=spec.n_head,
             n_kv_head=spec.n_kv_head,
             kv_groups=spec.kv_groups,
-            loaded=kept.JOBS.is_loaded(spec.name),
-            path=kept.JOBS.weights_path(spec.name),
+            loaded=line.JOBS.is_loaded(spec.name),
+            path=line.JOBS.weights_path(spec.name),
             note=model_note(
                 kind=spec.kind, n_layer=spec.n_layer, n_head=spec.n_head, n_kv_head=spec.n_kv_head,
-                path=kept.JOBS.weights_path(spec.name),
+                path=line.JOBS.weights_path(spec.name),
             ),  # fmt: skip
         )
         for spec in registry.SPECS.values()
@@ -113,7 +114,7 @@ def _job_out(job: TraceJob) -> JobOut:
             scale=t.scale,
             **trace_names(n_layer=t.n_layer, kv_groups=t.kv_groups, scale=t.scale),
         )
-    place = kept.JOBS.place(job)
+    place = line.JOBS.place(job)
     message = job_message(job.loc, job.message)
     words = trace_status(
         status=job.status, title=registry.title(job.model), place=place, progress=job.progress,
@@ -145,27 +146,30 @@ def models() -> ModelsOut:
         models=_info(),
         max_chars=MAX_CHARS,
         max_tokens=min((s.max_tokens for s in registry.SPECS.values()), default=0),
-        max_waiting=kept.JOBS.max_waiting,
-        trace_bytes_cap=kept.JOBS.memory_cap,
-        trace_bytes_kept=kept.JOBS.kept_bytes,
-        worker=kept.JOBS.worker_mode,
-        worker_why=worker_why(kept.JOBS.worker_mode, kept.JOBS.worker_fallback),
+        max_waiting=line.JOBS.max_waiting,
+        trace_bytes_cap=line.JOBS.memory_cap,
+        trace_bytes_kept=line.JOBS.kept_bytes,
+        worker=line.JOBS.worker_mode,
+        worker_why=worker_why(line.JOBS.worker_mode, line.JOBS.worker_fallback),
         words=page_words(),
     )
 
 
 @router.post("/jobs", response_model=JobOut, status_code=202, responses=STARTING)
-def start_job(body: TraceIn) -> JobOut:
-    """Start tracing ``text`` with ``model`` (or join the identical job); poll it for progress and result."""
-    return _job_out(kept.started(lambda: kept.JOBS.start(body.model, body.text)))
+def start_job(body: TraceIn, request: Request) -> JobOut:
+    """Start tracing ``text`` with ``model`` (or join the identical job); poll it for progress and result.
+
+    The job is the asking page's: the line serves each computer and tab in turn."""
+    jobs = line.line_of(request)
+    return _job_out(line.started(lambda: jobs.start(body.model, body.text)))
 
 
 @router.get("/jobs/{job_id}", response_model=JobOut, responses=ERRORS)
 def job_status(job_id: JobId) -> JobOut:
     """A job's status, place in line and progress; with ``result`` (tokens, heads, GQA groups) once done."""
-    job = kept.JOBS.trace_job(job_id)
+    job = line.JOBS.trace_job(job_id)
     if job is None:
-        raise kept.gone(job_id)
+        raise line.gone(job_id)
     return _job_out(job)
 
 
@@ -202,13 +206,13 @@ def job_layer(
     memory where it was (``benchmarks/bench_load.py``, phase 4). The writers' threads do all
     the work of it, the head kinds included: the thread answering here only checks the request.
     """
-    job = kept.done(job_id)
+    job = line.done(job_id)
     t = job.trace
-    kept.in_path("layer", lambda: t.check(layer=layer))
+    line.in_path("layer", lambda: t.check(layer=layer))
     if head is not None:
-        kept.in_path("head", lambda: t.check(head=head))
+        line.in_path("head", lambda: t.check(head=head))
     elif details:
-        raise kept.error(("head",), details_need_head(t.n_head), where="query")
+        raise line.error(("head",), details_need_head(t.n_head), where="query")
     pieces = _written(layer_json(job.id, t, layer, details=details, head=head))
     after = BackgroundTask(_give_back_memory)  # what writing it took, once it is sent
     return StreamingResponse(pieces, media_type="application/json", background=after)
@@ -289,18 +293,18 @@ def _pieces(n: int, row) -> Iterator[bytes]:
 @router.get("/jobs/{job_id}/rows/{layer}/{head}/{index}", response_model=RowOut, responses=ERRORS)
 def job_row(job_id: JobId, layer: Index, head: Index, index: Index) -> RowOut:
     """Token ``index``'s query in ``layer``/``head``, computed as the explorer computes one query."""
-    job = kept.done(job_id)
+    job = line.done(job_id)
     t = job.trace
-    kept.in_path("layer", lambda: t.check(layer=layer))
-    kept.in_path("head", lambda: t.check(head=head))
-    row = kept.in_path("index", lambda: t.query_row(layer, head, index))  # layer and head are fine by now
+    line.in_path("layer", lambda: t.check(layer=layer))
+    line.in_path("head", lambda: t.check(head=head))
+    row = line.in_path("index", lambda: t.query_row(layer, head, index))  # layer and head are fine by now
     return RowOut(job=job.id, layer=layer, head=head, kv_head=t.kv_head(head), index=index,
                   **row_view(row, index, t.tokens))  # fmt: skip
 
 
 def _generation_out(job: GenerationJob) -> GenerationOut:
     pieces = list(job.pieces)  # one copy: the worker's reader may append meanwhile
-    place = kept.JOBS.place(job)
+    place = line.JOBS.place(job)
     message = job_message(job.loc, job.message)
     words = generation_words(
         status=job.status, title=registry.title(job.model), place=place, tokens=len(pieces),
@@ -328,7 +332,7 @@ def _generation_out(job: GenerationJob) -> GenerationOut:
 
 
 @router.post("/generate", response_model=GenerationOut, status_code=202, responses=STARTING)
-def start_generation(body: GenerateIn) -> GenerationOut:
+def start_generation(body: GenerateIn, request: Request) -> GenerationOut:
     """Start SmolLM2 continuing ``prompt`` (greedy unless ``temperature`` > 0); poll for the pieces.
 
     A repeatable request (greedy, or with a ``seed``) identical to a kept one gets that job.
@@ -337,7 +341,7 @@ def start_generation(body: GenerateIn) -> GenerationOut:
     def start() -> GenerationJob:
         # pydantic has checked each option's range; Sampling checks them again
         sampling = Sampling(temperature=body.temperature, top_k=body.top_k, top_p=body.top_p, seed=body.seed)
-        return kept.JOBS.generate(
+        return line.line_of(request).generate(
             body.prompt,
             max_new_tokens=body.max_new_tokens,
             sampling=sampling,
@@ -345,13 +349,13 @@ def start_generation(body: GenerateIn) -> GenerationOut:
             model=body.model,
         )
 
-    return _generation_out(kept.started(start))
+    return _generation_out(line.started(start))
 
 
 @router.get("/generate/{job_id}", response_model=GenerationOut, responses=ERRORS)
 def generation_status(job_id: JobId) -> GenerationOut:
     """A generation's text so far (one piece per token), its place in line, and why it stopped once done."""
-    job = kept.JOBS.generation(job_id)
+    job = line.JOBS.generation(job_id)
     if job is None:
-        raise kept.not_found("generation")
+        raise line.not_found("generation")
     return _generation_out(job)

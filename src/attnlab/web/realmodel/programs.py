@@ -30,8 +30,8 @@ from attnlab.lab.realmodel.program.answer import program_answer
 from attnlab.lab.realmodel.program.number import Source, other_model, tokens_differ
 from attnlab.lab.realmodel.program.words import control_words
 from attnlab.models import registry
-from attnlab.web.realmodel import kept
-from attnlab.web.realmodel.kept import ERRORS, JobId
+from attnlab.web.realmodel import line
+from attnlab.web.realmodel.line import ERRORS, JobId
 from attnlab.web.realmodel.schema import Strict
 
 router = APIRouter(prefix="/api/models", tags=["models"])
@@ -98,7 +98,7 @@ UNKNOWN = "unknown"  # a path no one said (lab/realmodel/program/words.path_said
 
 def _path(model: str) -> str:
     """What the model's products run on, as its worker said ("q4_1", "float32"); "unknown" once forgotten."""
-    return kept.JOBS.weights_path(model) or UNKNOWN
+    return line.JOBS.weights_path(model) or UNKNOWN
 
 
 def _of_trace(job, corrupt=None) -> Source:
@@ -129,15 +129,15 @@ def program_words() -> dict:
 @router.get("/jobs/{job_id}/program", response_model=ProgramOut, responses=ERRORS)
 def job_program(job_id: JobId, number: Annotated[NumberOfTrace, Query()]) -> dict:
     """The NumPy program behind one number of a kept trace: it reads the model file and prints the number."""
-    job = kept.done(job_id)
-    corrupt = None if number.corrupt_job is None else kept.done(number.corrupt_job)
+    job = line.done(job_id)
+    corrupt = None if number.corrupt_job is None else line.done(number.corrupt_job)
     if corrupt is not None and corrupt.trace.model != job.trace.model:
-        raise kept.error(("corrupt_job",), other_model(registry.title(corrupt.trace.model)), where="query")
+        raise line.error(("corrupt_job",), other_model(registry.title(corrupt.trace.model)), where="query")
     src = _of_trace(job, corrupt)
     try:
         return program_answer(src, _descriptor(number))
     except FieldError as error:
-        raise kept.refused(error, where="query") from None
+        raise line.refused(error, where="query") from None
 
 
 @router.post("/program", response_model=ProgramOut, responses={422: ERRORS[422]})
@@ -159,4 +159,4 @@ def ids_program(number: NumberOfIds) -> dict:
         )  # fmt: skip
         return program_answer(src, _descriptor(number))
     except FieldError as error:
-        raise kept.refused(error) from None
+        raise line.refused(error) from None

@@ -12,7 +12,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool, S
 
 from attnlab.lab import limits
 from attnlab.models import registry
-from attnlab.models.jobkinds import MAX_CHARS
+from attnlab.models.jobs.texts import MAX_CHARS
 
 
 def _known(name: str) -> str:

@@ -31,12 +31,12 @@ from attnlab.lab.realmodel.modelview import head_view, model_view_body
 from attnlab.lab.realmodel.probe import MAX_SEED, N_WORDS, new_seed, repeated_run, words
 from attnlab.lab.realmodel.status import token_count
 from attnlab.models import registry
-from attnlab.models.jobs import count_text
+from attnlab.models.jobs.texts import count_text
 from attnlab.models.journey import journey_view
 from attnlab.models.neuron import neuron_view
 from attnlab.models.nexttoken import MAX_TOKENS_SHOWN, trace_next
-from attnlab.web.realmodel import kept
-from attnlab.web.realmodel.kept import ERRORS, Index, JobId
+from attnlab.web.realmodel import line
+from attnlab.web.realmodel.line import ERRORS, Index, JobId
 from attnlab.web.realmodel.schema import (
     HeadView,
     JourneyView,
@@ -72,7 +72,7 @@ def count_tokens(model: Annotated[str, Path(max_length=40)], body: TokensIn) -> 
     try:
         tokens = count_text(model, body.text)
     except FieldError as error:
-        raise kept.refused(error, where="path" if error.loc == ("model",) else "body") from None
+        raise line.refused(error, where="path" if error.loc == ("model",) else "body") from None
     spec = registry.spec(model)
     return TokensOut(**token_count(model=model, tokens=tokens, cap=spec.max_tokens, title=spec.title))
 
@@ -98,14 +98,14 @@ def job_head(job_id: JobId, layer: Index, head: Index, packed: bool = False) -> 
     ``weights``: the same numbers, as the page fetches them (decimal JSON of 65,536 floats
     costs the server tens of milliseconds).
     """
-    job = kept.done(job_id)
-    return _json({"job": job.id, **kept.checked(lambda: head_view(job.trace, layer, head, packed=packed))})
+    job = line.done(job_id)
+    return _json({"job": job.id, **line.checked(lambda: head_view(job.trace, layer, head, packed=packed))})
 
 
 @router.get("/jobs/{job_id}/model-view", response_model=None, responses={200: {"model": ModelView}, **ERRORS})
 def job_model_view(job_id: JobId) -> Response:
     """Every layer's and head's thumbnail, with its kind: computed with the trace, then kept."""
-    job = kept.done(job_id)
+    job = line.done(job_id)
     body = job.views.get("model-view")  # the worker sends it with the trace (modelview.kept_views)
     if body is None:
         body = job.views["model-view"] = model_view_body(job.id, job.trace)
@@ -119,8 +119,8 @@ def job_model_view(job_id: JobId) -> Response:
 )
 def job_neuron(job_id: JobId, layer: Index, head: Index, query: Index, key: Index) -> Response:
     """The q and k coordinates behind one score, their products and ordered sum, then the row's softmax."""
-    job = kept.done(job_id)
-    return _json({"job": job.id, **kept.checked(lambda: neuron_view(job.trace, layer, head, query, key))})
+    job = line.done(job_id)
+    return _json({"job": job.id, **line.checked(lambda: neuron_view(job.trace, layer, head, query, key))})
 
 
 @router.get(
@@ -137,11 +137,11 @@ def job_next(
     top: Annotated[int, Query(ge=1, le=MAX_TOKENS_SHOWN)] = 10,
 ) -> Response:
     """The next-token distribution after token ``position``, recomputed from the kept logits."""
-    job = kept.done(job_id)
+    job = line.done(job_id)
     t = job.trace
     if t.logits is None:
         raise _conflict("model", no_next_tokens(registry.title(t.model)))
-    view = kept.checked(
+    view = line.checked(
         lambda: trace_next(t, position, temperature=temperature, top_k=top_k, top_p=top_p, top=top)
     )
     return _json({"job": job.id, **view})
@@ -152,7 +152,7 @@ def job_next(
 )
 def job_journey(job_id: JobId, index: Index) -> Response:
     """Token ``index``'s path through the blocks: residual norms, attention and MLP, norms, top MLP units."""
-    job = kept.done(job_id)
+    job = line.done(job_id)
     if job.trace.journey is None:
         raise _conflict("job_id", no_journey())
-    return _json({"job": job.id, **kept.checked(lambda: journey_view(job.trace, index))})
+    return _json({"job": job.id, **line.checked(lambda: journey_view(job.trace, index))})

@@ -78,7 +78,7 @@ def _numbers(w: RopeWalk) -> list[dict]:
         },
         {
             "title": "q and k (seeded)",
-            "columns": ["vector", "coordinates"],
+            "columns": ["", "vector"],
             "rows": [["q", fmt.vector(w.q)], ["k", fmt.vector(w.k)]],
         },
     ]

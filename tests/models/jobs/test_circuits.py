@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 from attnlab.models.circuitviews import asks
-from attnlab.models.circuitviews.work import FUNCTIONS
-from attnlab.models.jobs import Jobs
+from attnlab.models.jobs.circuits import FUNCTIONS
+from attnlab.models.jobs.line import Jobs
 
 pytestmark = pytest.mark.models
 

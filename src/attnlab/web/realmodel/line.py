@@ -1,31 +1,37 @@
-"""What the routes of model jobs share: the job line, a kept job by id, and their refusals.
+"""What the routes of model jobs share: the job line, who asks, a kept job by id, and their refusals.
 
-``JOBS`` is the server's one job line (``attnlab.models.jobs.JOBS``; tests put
-another here). ``done(job_id)`` is a finished trace job or a 404/409 in the
-page's words; ``refused`` turns a ``FieldError`` into a 422 at its field, its
-problem passed on as raised (the page names the field: ``attnlab.lab.fields``),
-and ``in_path`` does so for a check on a path parameter; ``started`` puts a job
-in the line or refuses it (``STARTING``: those answers).
-Not a route module: ``jobs.py``, ``views.py``, ``bridge.py`` and the Circuits page's
-``web/circuits/routes.py`` import it, never each other.
+``JOBS`` is the server's one job line (``attnlab.models.jobs.line.JOBS``; tests put
+another here). ``line_of(request)`` is that line as the request's client sees it
+(``client_of``: its address and the page's tab, so the line serves each in turn; a route
+with its own idea of who asks, a class's learner say, passes ``JOBS.of(Client(address,
+learner))`` instead). ``done(job_id)`` is a finished trace job or a 404/409 in the page's
+words; ``refused`` turns a ``FieldError`` into a 422 at its field, its problem passed on as
+raised (the page names the field: ``attnlab.lab.fields``), and ``in_path`` does so for a
+check on a path parameter; ``started`` puts a job in the line or refuses it (``STARTING``:
+those answers: 429 with ``Retry-After`` when the line is full or the computer has its
+``PER_ADDRESS`` jobs in line, 503 when the server stops).
+Not a route module: ``jobs.py``, ``views.py``, ``bridge.py``, the Circuits page's
+``web/circuits/routes.py`` and the connection labs' routes import it, never each other.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Annotated
 
-from fastapi import HTTPException, Path
+from fastapi import HTTPException, Path, Request
 from fastapi.exceptions import RequestValidationError
 
 from attnlab.engine.errors import FieldError, Loc
 from attnlab.lab.fields import job_gone, job_message, job_unfinished, trace_dropped, trace_dropped_note
-from attnlab.models.jobkinds import TraceJob
-from attnlab.models.jobs import JOBS, Busy, Stopping
+from attnlab.models.jobs.kinds import TraceJob
+from attnlab.models.jobs.line import JOBS, Busy, ClientLine, OverCap, Stopping
+from attnlab.models.jobs.turns import Client
 from attnlab.web.explorer.schema import ErrorResponse
 
 __all__ = [
-    "ERRORS", "JOBS", "STARTING", "Index", "JobId", "at_job", "checked", "done", "error", "gone", "in_path",
-    "not_found", "refused", "started",
+    "ERRORS", "JOBS", "STARTING", "TAB_HEADER", "Index", "JobId", "at_job", "checked", "client_of", "done",
+    "error", "gone", "in_path", "line_of", "not_found", "refused", "started",
 ]
 
 ERRORS = {
@@ -41,7 +47,9 @@ STARTING = {
     **ERRORS,
     429: {
         "model": ErrorResponse,
-        "description": "Too many jobs waiting; the Retry-After header says in how many seconds to try again",
+        "description": "Too many jobs waiting (type busy), or this computer has its most jobs in line (type "
+        "over_cap); the Retry-After header says in how many seconds to try again (an estimate from the jobs "
+        "ahead and their measured rates)",
         "headers": {"Retry-After": {"description": "seconds (an estimate)", "schema": {"type": "integer"}}},
     },
     503: {"model": ErrorResponse, "description": "The server is stopping"},
@@ -49,6 +57,20 @@ STARTING = {
 
 JobId = Annotated[str, Path(max_length=32)]
 Index = Annotated[int, Path(ge=0, le=10_000)]
+TAB_HEADER = "x-attnlab-tab"  # the page's tab: a random id it makes once (static/js/shared/http.js)
+_TAB = re.compile(r"^[A-Za-z0-9_-]{1,32}$")
+
+
+def client_of(request: Request) -> Client:
+    """Who asks: the request's address and its page's tab (``TAB_HEADER``; another value is no tab)."""
+    address = request.client.host if request.client else ""
+    tab = request.headers.get(TAB_HEADER, "")
+    return Client(address, tab if _TAB.match(tab) else "")
+
+
+def line_of(request: Request) -> ClientLine:
+    """The job line as the request's client sees it: the jobs it starts are that client's."""
+    return JOBS.of(client_of(request))
 
 
 def refused(error: FieldError, *, where: str = "body") -> RequestValidationError:
@@ -90,7 +112,8 @@ def started(start):
     try:
         return start()
     except Busy as error:
-        raise _line(429, error, "busy", headers={"Retry-After": str(error.retry_after)}) from None
+        kind = "over_cap" if isinstance(error, OverCap) else "busy"
+        raise _line(429, error, kind, headers={"Retry-After": str(error.retry_after)}) from None
     except Stopping as error:
         raise _line(503, error, "stopping") from None
     except FieldError as error:

@@ -1,9 +1,10 @@
-"""The model jobs (models/jobs.py and its worker) with a toy model: no weights, no timing.
+"""The model job line (models/jobs/line.py and its worker) with a toy model: no weights, no timing.
 
 Most tests run the worker in a thread (``process=False``) with a toy model
 whose forward pass waits at a gate the test opens, so "while the first job is
 running" is a fact, not a race. The worker process itself is tested with the
-toy models it can import (``attnlab.models.toy``).
+toy models it can import (``attnlab.models.toy``). Waits and abandoned jobs are
+computed on the test's clock (``clock=``) from the rates it gives (``rates=``).
 """
 
 from __future__ import annotations
@@ -21,12 +22,14 @@ from fastapi.testclient import TestClient
 from attnlab.engine.errors import FieldError
 from attnlab.models import toy
 from attnlab.models.files import ModelNotInstalled
-from attnlab.models.jobkinds import GenerationJob, TraceJob
-from attnlab.models.jobs import MAX_WAITING, Busy, Jobs, Stopping
+from attnlab.models.jobs.kept import trace_nbytes
+from attnlab.models.jobs.kinds import GenerationJob, TraceJob
+from attnlab.models.jobs.line import Busy, Jobs, OverCap, Stopping
+from attnlab.models.jobs.rates import Rates
+from attnlab.models.jobs.turns import Client
 from attnlab.models.sampling import Sampling
-from attnlab.models.shelf import trace_nbytes
 from attnlab.web.app import create_app
-from attnlab.web.realmodel import kept
+from attnlab.web.realmodel import line
 
 CAT = "the cat sat on the mat"
 GREEDY = Sampling()
@@ -34,14 +37,16 @@ WAIT_S = 60  # only a bound on a hang: nothing is timed
 
 
 class GatedModel(toy.ToyModel):
-    """The toy model, whose forward pass waits until ``gate`` is open."""
+    """The toy model, whose forward pass waits until ``gate`` is open; ``order``: the texts traced."""
 
     def __init__(self, name: str, gate: threading.Event) -> None:
         super().__init__(name)
         self.gate = gate
+        self.order: list[str] = []
 
     def trace(self, text, **kwargs):
         assert self.gate.wait(WAIT_S)
+        self.order.append(text)
         return super().trace(text, **kwargs)
 
 
@@ -75,7 +80,7 @@ def lab():
 @pytest.fixture
 def client(monkeypatch):
     def use(jobs: Jobs) -> TestClient:
-        monkeypatch.setattr(kept, "JOBS", jobs)
+        monkeypatch.setattr(line, "JOBS", jobs)
         return TestClient(create_app())
 
     return use
@@ -131,33 +136,129 @@ def test_a_failed_job_is_not_shared(lab):
 # -- the line --------------------------------------------------------------------------------------
 
 
-def test_32_may_wait_and_the_next_is_refused_with_an_estimate(lab):
-    jobs = lab().jobs
-    running = jobs.start("minilm", "text 0")
-    waiting = [jobs.start("minilm", f"text {i}") for i in range(1, MAX_WAITING + 1)]
-    assert MAX_WAITING >= 32
-    assert jobs.place(running) == 0
-    assert [jobs.place(job) for job in waiting] == list(range(1, MAX_WAITING + 1))
+A, B, C = Client("10.0.0.1"), Client("10.0.0.2"), Client("10.0.0.3")
+
+
+def per_char() -> Rates:
+    """Rates under which a MiniLM trace takes 1 s a character of its text."""
+    rates = Rates()
+    rates.add(("trace", "minilm"), 10.0, 10)
+    return rates
+
+
+class Clock:
+    """The test's clock: it moves only when told."""
+
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_the_whole_line_refuses_past_max_waiting_with_the_time_until_the_next_start(lab):
+    clock = Clock()
+    jobs = lab(max_waiting=4, clock=clock, rates=per_char()).jobs
+    running = jobs.start("minilm", "abcdef", client=A)  # 6 characters: 6 s at the measured rate
+    waiting = [jobs.start("minilm", f"text {i}", client=Client(f"10.0.2.{i}")) for i in range(4)]
+    assert jobs.place(running) == 0 and [jobs.place(job) for job in waiting] == [1, 2, 3, 4]
+    clock.now += 2
     with pytest.raises(Busy) as refused:
-        jobs.start("minilm", "one too many")
-    assert refused.value.ahead == MAX_WAITING + 1 and refused.value.retry_after >= 1
-    assert str(refused.value) == f"The model is busy: {MAX_WAITING + 1} requests are ahead of you."
-    assert jobs.start("minilm", "text 5") is waiting[4]  # joining a waiting job takes no place
+        jobs.start("minilm", "one too many", client=B)
+    assert refused.value.ahead == 5 and refused.value.retry_after == 4  # the running job's 6 s, 2 s done
+    assert str(refused.value) == "The model is busy: 5 requests are ahead of you."
+    assert jobs.start("minilm", "text 2", client=B) is waiting[2]  # joining a waiting job takes no place
+
+
+def test_one_computer_may_have_per_address_jobs_in_line_and_is_told_when_its_first_ends(lab):
+    # Before: one address posted 40 sweeps and 33 were accepted; another's trace then got 429 with
+    # Retry-After: 5 while the real wait was hours.
+    clock = Clock()
+    lab = lab(per_address=3, clock=clock, rates=per_char())
+    jobs = lab.jobs
+    jobs.start("minilm", "x" * 10, client=B)  # running: 10 s
+    tabs = [Client("10.0.0.1", f"tab{i}") for i in range(3)]
+    mine = [jobs.start("minilm", "y" * n, client=tab) for n, tab in zip((5, 7, 9), tabs)]
+    assert jobs.in_line("10.0.0.1") == 3
+    clock.now += 4
+    with pytest.raises(OverCap) as refused:
+        jobs.start("minilm", "one more", client=Client("10.0.0.1", "tab9"))  # another tab, the same computer
+    # its first job in line ends after the running job's 6 s left and its own 5 s
+    assert (refused.value.cap, refused.value.retry_after) == (3, 11)
+    assert str(refused.value) == (
+        "This computer already has 3 model jobs in line, the most one computer may have: the first of them "
+        "should end in about 11 seconds. Ask again then."
+    )
+    assert jobs.start("minilm", "y" * 5, client=tabs[2]) is mine[0]  # joining one of its own: no place taken
+    other = jobs.start("minilm", "z", client=C)  # another computer is not held
+    lab.gate.set()
+    lab.done(mine[0])
+    assert jobs.start("minilm", "one more", client=tabs[0]).status in ("queued", "loading", "running", "done")
+    lab.done(other)
+
+
+def test_thirty_jobs_of_one_computer_do_not_delay_anothers_first(lab):
+    # Before: one line, first come first served: the other learner's trace was 31st.
+    lab = lab(per_address=40)
+    mine = [lab.jobs.start("minilm", f"a {i}", client=A) for i in range(30)]
+    theirs = lab.jobs.start("minilm", "b 0", client=B)
+    assert lab.jobs.place(mine[0]) == 0 and lab.jobs.place(theirs) == 1 and lab.jobs.place(mine[1]) == 2
+    lab.gate.set()
+    for job in (*mine, theirs):
+        lab.done(job)
+    assert lab.models["minilm"].order[:4] == ["a 0", "b 0", "a 1", "a 2"]
+
+
+def test_a_computers_tabs_take_turns_and_its_cap_is_a_429_in_the_pages_words(lab, client):
+    clock = Clock()
+    jobs = lab(per_address=3, clock=clock, rates=per_char()).jobs
+    api = client(jobs)
+
+    def post(text: str, tab: str):
+        body = {"model": "minilm", "text": text}
+        return api.post("/api/models/jobs", json=body, headers={"x-attnlab-tab": tab})
+
+    first, second = post("t1 a", "tab1").json(), post("t1 b", "tab1").json()
+    other = post("t2 a", "tab2").json()
+    places = [api.get(f"/api/models/jobs/{j['id']}").json()["place"] for j in (first, other, second)]
+    assert places == [0, 1, 2]
+    clock.now += 1
+    r = post("t3 a", "tab3")  # the computer (the test client's address) has 3 in line
+    assert r.status_code == 429
+    assert r.headers["retry-after"] == "3"  # its first job: 4 characters at 1 s each, 1 s done
+    [item] = r.json()["detail"]
+    assert item["type"] == "over_cap" and item["loc"] == ["body"]
+    assert item["msg"] == (
+        "This computer already has 3 model jobs in line, the most one computer may have: the first of them "
+        "should end in about 3 seconds. Ask again then."
+    )
+    assert api.get("/api/models").json()["max_waiting"] == jobs.max_waiting
+
+
+def test_a_bad_tab_header_is_no_tab(lab, client):
+    jobs = lab().jobs
+    api = client(jobs)
+    for tab in ("x" * 33, "a b", "a/b".encode()):
+        r = api.post("/api/models/jobs", json={"model": "minilm", "text": f"t {len(tab)}"},
+                     headers={"x-attnlab-tab": tab})  # fmt: skip
+        assert r.status_code == 202
+    assert {c for j in jobs._line() for c in j.clients} == {Client("testclient")}
 
 
 def test_a_full_line_answers_429_with_retry_after_and_status_gives_the_place(lab, client):
-    jobs = lab().jobs
+    jobs = lab(per_address=64).jobs
     api = client(jobs)
     ids = []
-    for i in range(MAX_WAITING + 1):
+    for i in range(23):
         r = api.post("/api/models/jobs", json={"model": "minilm", "text": f"text {i}"})
         assert r.status_code == 202, r.text
         ids.append(r.json()["id"])
+    jobs.max_waiting = 22
     r = api.post("/api/models/jobs", json={"model": "minilm", "text": "one too many"})
     assert r.status_code == 429
     assert int(r.headers["retry-after"]) >= 1
     [item] = r.json()["detail"]
-    assert item["type"] == "busy" and item["msg"].startswith("The model is busy: 33 requests")
+    assert item["type"] == "busy" and item["msg"].startswith("The model is busy: 23 requests")
     r = api.post("/api/models/generate", json={"prompt": "Once upon a time"})
     assert r.status_code == 429 and int(r.headers["retry-after"]) >= 1
     first = api.get(f"/api/models/jobs/{ids[0]}").json()
@@ -165,7 +266,135 @@ def test_a_full_line_answers_429_with_retry_after_and_status_gives_the_place(lab
     third = api.get(f"/api/models/jobs/{ids[3]}").json()
     assert (third["status"], third["place"], third["place_display"]) == ("queued", 3, "3rd in line")
     assert api.get(f"/api/models/jobs/{ids[21]}").json()["place_display"] == "21st in line"
-    assert api.get("/api/models").json()["max_waiting"] == MAX_WAITING
+    assert api.get("/api/models").json()["max_waiting"] == 22
+
+
+# -- abandoned jobs --------------------------------------------------------------------------------
+
+
+def test_a_job_nobody_asks_about_for_abandon_s_is_cancelled(lab):
+    # Before: a job nobody polled any more was never cancelled.
+    clock = Clock()
+    lab = lab(clock=clock, abandon_s=120.0, reap_every_s=0)
+    jobs = lab.jobs
+    running = jobs.start("minilm", "a b", client=A)
+    waiting = jobs.start("minilm", "c d", client=B)
+    polled = jobs.start("minilm", "e f", client=C)
+    clock.now += 119
+    assert jobs.reap() == []
+    assert jobs.trace_job(polled.id) is polled  # its page polls it: asked about now
+    clock.now += 1
+    assert jobs.reap() == [running, waiting]
+    assert waiting.status == "cancelled"
+    assert waiting.message == "cancelled: no page asked about it for 2 minutes"
+    assert jobs.place(waiting) is None and jobs.in_line("10.0.0.2") == 0
+    assert running.cancel_asked and jobs.place(running) == 0  # a trace cannot stop: it ends, kept
+    lab.gate.set()
+    assert lab.done(running).status == "done" and jobs.trace_job(running.id) is running
+    assert lab.done(polled).status == "done"
+    again = jobs.start("minilm", "c d", client=B)  # a cancelled job is not shared
+    assert again is not waiting and lab.done(again).status == "done"
+
+
+def test_a_job_joined_or_watched_is_wanted(lab):
+    clock = Clock()
+    jobs = lab(clock=clock, abandon_s=120.0, reap_every_s=0).jobs
+    first = jobs.start("minilm", "a b", client=A)
+    watched = jobs.start("minilm", "c d", client=B)
+    with jobs.watching(B):  # B's socket is open
+        clock.now += 100
+        assert jobs.start("minilm", "a b", client=C) is first  # another learner asks for the same text
+        clock.now += 200
+        assert jobs.reap() == [first]  # 200 s since C asked; B's job is watched
+    clock.now += 119  # the socket closed 119 s ago
+    assert jobs.reap() == []
+    clock.now += 1
+    assert jobs.reap() == [watched]
+
+
+TOY_SWEEP = "attnlab.models.toy:sweep"
+
+
+class Steps:
+    """A toy sweep's steps, each taken only once the test lets it (a semaphore)."""
+
+    def __init__(self) -> None:
+        self.gate = threading.Semaphore(0)
+
+    def __call__(self, i: int) -> None:
+        assert self.gate.acquire(timeout=WAIT_S)
+
+
+def test_an_abandoned_sweep_stops_at_its_next_check_and_keeps_what_it_did(lab):
+    clock = Clock()
+    lab = lab(clock=clock, abandon_s=120.0, reap_every_s=0)
+    steps = lab.models["minilm"].step = Steps()
+    sweep = lab.jobs.circuit("minilm", TOY_SWEEP, (("steps", 5),), client=A)
+    steps.gate.release(2)
+    wait_for(lambda: sweep.done_count == 2)
+    clock.now += 120
+    assert lab.jobs.reap() == [sweep]
+    steps.gate.release(10)
+    assert lab.done(sweep).status == "cancelled"
+    assert sweep.result == {"done": 2, "steps": 5} or sweep.result == {"done": 3, "steps": 5}
+    assert sweep.message == "cancelled: no page asked about it for 2 minutes"
+
+
+# -- making way ------------------------------------------------------------------------------------
+
+
+def wait_for(check) -> None:
+    deadline = time.monotonic() + WAIT_S
+    while not check():
+        assert time.monotonic() < deadline
+        time.sleep(0.005)
+
+
+def test_a_sweep_makes_way_between_its_steps_for_another_computers_trace(lab):
+    # Before: with one sweep running, a small trace waited for the sweep to end (60.7 s in the probe).
+    lab = lab()
+    lab.gate.set()
+    steps = lab.models["minilm"].step = Steps()
+    sweep = lab.jobs.circuit("minilm", TOY_SWEEP, (("steps", 3),), client=A)
+    wait_for(lambda: sweep.status == "running")  # the worker is inside step 0, held by the test
+    own = lab.jobs.start("minilm", "a second job of the sweep's computer", client=A)
+    theirs = lab.jobs.start("minilm", "another computer's trace", client=B)
+    assert lab.jobs.place(theirs) == 0 and lab.jobs.place(own) == 1  # sent: it goes at the next check
+    steps.gate.release(1)  # step 0 ends; before step 1 the sweep makes way
+    assert lab.done(theirs).status == "done"
+    assert (sweep.status, sweep.done_count) == ("running", 1)  # held in step 1 now
+    assert own.status == "queued"  # a computer's own jobs wait for its sweep
+    steps.gate.release(2)
+    assert lab.done(sweep).status == "done" and sweep.result == {"done": 3, "steps": 3}
+    assert lab.done(own).status == "done"
+    assert lab.models["minilm"].order == ["another computer's trace", "a second job of the sweep's computer"]
+
+
+def test_another_sweep_waits_for_the_sweep_under_way(lab):
+    lab = lab()
+    first_steps = lab.models["minilm"].step = Steps()
+    first = lab.jobs.circuit("minilm", TOY_SWEEP, (("steps", 2),), client=A)
+    wait_for(lambda: first.status == "running")
+    second = lab.jobs.circuit("minilm", TOY_SWEEP, (("steps", 1),), client=B)
+    first_steps.gate.release(1)
+    wait_for(lambda: first.done_count == 1)
+    assert second.status == "queued" and lab.jobs.place(second) == 1  # sweeps make way for no sweep
+    first_steps.gate.release(10)
+    assert lab.done(first).status == "done" and lab.done(second).status == "done"
+
+
+def test_wait_s_is_the_jobs_ahead_at_their_rates(lab):
+    clock = Clock()
+    rates = Rates()
+    rates.add(("trace", "minilm"), 10.0, 10)
+    jobs = lab(clock=clock, rates=rates).jobs
+    running = jobs.start("minilm", "abcd", client=A)  # 4 s
+    next_ = jobs.start("minilm", "abcdefgh", client=B)  # 8 s
+    wait_for(lambda: running.n_layer == 2)  # the worker said so: its 2 layers, none done (held by the gate)
+    clock.now += 1
+    assert jobs.wait_s(running) == 3 and jobs.wait_s(next_) == 11
+    running.apply("layers", 1)  # half its layers in 1 s: its own pace says 1 s more
+    assert jobs.wait_s(running) == 1 and jobs.wait_s(next_) == 9
 
 
 def test_jobs_run_in_order_and_end_with_no_place(lab):
@@ -197,7 +426,8 @@ def test_ids_are_unique_across_restarts_and_a_stale_id_is_404(lab, client):
     assert r.status_code == 404 and r.json()["detail"][0]["field"] == "job_id"
     assert api.get(f"/api/models/jobs/{old.id}/layers/0").status_code == 404
     assert api.get(f"/api/models/jobs/{new.id}/layers/0").status_code == 200
-    many = {after.jobs.generate(f"p{i}", max_new_tokens=1, sampling=GREEDY, chat=False).id for i in range(30)}
+    many = {after.jobs.generate(f"p{i}", max_new_tokens=1, sampling=GREEDY, chat=False,
+                                client=Client(f"10.0.0.{i}")).id for i in range(30)}  # fmt: skip
     assert len(many) == 30 and not any(i in many for i in (old.id, new.id))
 
 

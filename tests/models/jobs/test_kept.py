@@ -1,4 +1,6 @@
-"""The trace shelf (models/shelf.py): in memory within a cap, spilled to disk beyond it, dropped last.
+"""What the jobs keep (models/jobs/kept.py): finished traces in memory within a cap, spilled to disk
+beyond it (a folder of the process's own, those of processes gone removed), dropped last; and the
+runs a worker reuses.
 
 Toy traces (the toy model's arrays, with logits for a decoder); a real folder under
 ``tmp_path`` for the spills. No timing.
@@ -8,13 +10,27 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from attnlab.models import toy
-from attnlab.models.jobkinds import TraceJob
-from attnlab.models.shelf import DROPPED_IDS, TraceShelf, spill_trace, trace_nbytes
+from attnlab.models.jobs.kept import (
+    DROPPED_IDS,
+    Kept,
+    TraceShelf,
+    cache_of,
+    process_start,
+    remove_leftovers,
+    spill_prefix,
+    spill_trace,
+    trace_nbytes,
+)
+from attnlab.models.jobs.kinds import TraceJob
 
 N_WORDS = 12
 
@@ -144,6 +160,61 @@ def test_close_removes_the_spill_folder(tmp_path):
     shelf.close()  # again: nothing to do
 
 
+# A server killed with kill -9 (its spill folder left behind), in a process of its own.
+KILLED_SERVER = """
+import os, signal, sys
+sys.path[:0] = [sys.argv[2]]
+from test_kept import job
+from attnlab.models.jobs.kept import TraceShelf
+shelf = TraceShelf(1, spill_dir=sys.argv[1])
+for i in range(2):
+    shelf.add(job(i))
+print(next(os.scandir(sys.argv[1])).name, flush=True)
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def test_the_spill_folder_is_named_with_its_process(tmp_path):
+    shelf = TraceShelf(1, spill_dir=tmp_path)
+    shelf.add(job(1))
+    shelf.add(job(2))
+    [folder] = tmp_path.iterdir()
+    assert folder.name.startswith(f"attnlab-traces-{os.getpid()}-{process_start(os.getpid())}-")
+    shelf.close()
+
+
+def test_a_start_removes_the_folders_a_killed_server_left_and_no_other(tmp_path):
+    # Before: a server killed with kill -9 left its spill folder in /tmp (1.8 GB in the probe) for good.
+    done = subprocess.run([sys.executable, "-c", KILLED_SERVER, str(tmp_path), str(Path(__file__).parent)],
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert done.returncode == -signal.SIGKILL, done.stderr
+    left = tmp_path / done.stdout.strip()
+    assert left.is_dir() and any(left.iterdir())  # what the killed server left
+    alive = tmp_path / f"{spill_prefix()}alive"  # this process's own (it is running)
+    alive.mkdir()
+    other = tmp_path / "attnlab-traces-abc"  # not a name the shelf makes: not ours to remove
+    other.mkdir()
+    link = tmp_path / "attnlab-traces-1-2-link"  # a link named like a leftover: never followed or removed
+    link.symlink_to(other)
+    shelf = TraceShelf(1, spill_dir=tmp_path)
+    shelf.add(job(1))
+    shelf.add(job(2))  # the first spill: the folder is made, and the leftovers go first
+    assert not left.exists()
+    assert alive.is_dir() and other.is_dir() and link.is_symlink()
+    mine = [p for p in tmp_path.iterdir() if p.name.startswith(spill_prefix()) and p != alive]
+    assert len(mine) == 1 and spill_files(tmp_path)
+    shelf.close()
+
+
+def test_remove_leftovers_asks_whether_each_folders_process_is_alive(tmp_path):
+    for name in ("attnlab-traces-10-5-a", "attnlab-traces-11-6-b", "attnlab-traces-10-7-c"):
+        (tmp_path / name).mkdir()
+    gone = remove_leftovers(tmp_path, alive=lambda pid, start: (pid, start) == (10, 5))
+    assert sorted(p.name for p in gone) == ["attnlab-traces-10-7-c", "attnlab-traces-11-6-b"]  # 10-7: reused
+    assert [p.name for p in tmp_path.iterdir()] == ["attnlab-traces-10-5-a"]
+    assert remove_leftovers(tmp_path / "missing") == []
+
+
 def test_only_the_last_dropped_ids_are_remembered(tmp_path):
     shelf = TraceShelf(1, spill_cap=0, spill_dir=tmp_path)
     first = job(0, "minilm")
@@ -162,3 +233,34 @@ def test_trace_nbytes_counts_memory_only(tmp_path, model):
     t = job(1, model).trace
     assert trace_nbytes(t) == sum(a.nbytes for a in t.arrays().values())
     assert trace_nbytes(spill_trace(t, tmp_path / "x.bin", ("q",))) == trace_nbytes(t) - t.q.nbytes
+
+
+# -- the runs a worker reuses ------------------------------------------------------------------
+
+
+def test_a_run_is_computed_once_and_the_oldest_leaves_first():
+    kept = Kept(cap=10)
+    made = []
+
+    def compute(name):
+        return lambda: made.append(name) or name
+
+    assert kept.get(("a",), compute("a"), lambda v: 4) == "a"
+    assert kept.get(("a",), compute("a again"), lambda v: 4) == "a" and made == ["a"]
+    kept.get(("b",), compute("b"), lambda v: 4)
+    kept.get(("a",), compute("a"), lambda v: 4)  # a is now the newest
+    kept.get(("c",), compute("c"), lambda v: 4)  # 12 bytes: b, the least recently used, leaves
+    assert kept.get(("b",), compute("b2"), lambda v: 4) == "b2" and made == ["a", "b", "c", "b2"]
+    big = Kept(cap=1)
+    big.get(("x",), compute("x"), lambda v: 100)
+    assert len(big) == 1 and big.bytes == 100  # the newest stays, even alone over the cap
+
+
+@pytest.mark.models
+def test_the_same_text_on_the_same_model_is_one_run(minilm):
+    kept = Kept()
+    ids = minilm.tokenize(["A kept run."]).ids[0].tolist()
+    first = cache_of(minilm, ids, kept=kept)
+    assert cache_of(minilm, ids, kept=kept) is first and len(kept) == 1
+    arrays = (first.resid, first.mid, first.z, first.attn_out, first.mlp_out, first.pooled)
+    assert kept.bytes == sum(a.nbytes for a in arrays)

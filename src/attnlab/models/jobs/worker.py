@@ -9,12 +9,14 @@ died before saying ``READY`` ``RESPAWNS + 1`` times in a row (each early death
 is followed by a new process after a doubling wait, ``BACKOFF_S`` first); then
 a line on stderr says so, ``fallback`` says why (as data), and the server's
 own requests slow down while a model runs, but nothing fails. The server tries
-a process again later (``models.jobs``). ``on_lost(worker)``
+a process again later (:mod:`.line`). ``on_lost(worker)``
 is called when a working process dies. ``stop()`` ends the process at once
-(SIGTERM, then SIGKILL): it never waits for a forward pass. ``cancel(job_id)``
-asks the running task to stop at its next check (a circuits run): the id goes
-into a cell the worker reads (shared memory with a process, an attribute in a
-thread; ``work.main``'s ``cancel``).
+(SIGTERM, then SIGKILL): it never waits for a forward pass. ``cancel(ids)``
+asks the running jobs ``ids`` to stop at their next check: the ids go into a
+cell the worker reads (shared memory with a process, an attribute in a
+thread; ``work.main``'s ``cancel``). ``send(job)`` hands a job over: the next
+one after the last ended, or, while a job that makes way runs, one for it to
+run at its next check (:mod:`.work`).
 """
 
 from __future__ import annotations
@@ -26,12 +28,12 @@ import threading
 import time
 from collections.abc import Callable
 
-from attnlab.models import work
+from attnlab.models.jobs import work
 
 STOP_GRACE_S = 0.5  # after SIGTERM, before SIGKILL
 KILLED_WAIT_S = 5.0  # a bound, in case the kernel is slow to end it
 RESPAWNS = 3  # new processes after an early death, before falling back to a thread
-CANCEL_BYTES = 64  # the cancel cell: a job id (16 characters) and room to spare
+CANCEL_BYTES = 128  # the cancel cell: the ids (16 characters each) of the jobs running, and room to spare
 BACKOFF_S = 0.25  # the wait before the first of them; each next one waits twice as long
 
 _CLOSED = object()
@@ -45,6 +47,9 @@ class ThreadPipe:
 
     def send(self, obj) -> None:
         self._queue.put(obj)
+
+    def poll(self) -> bool:
+        return not self._queue.empty()
 
     def recv(self):
         obj = self._queue.get()
@@ -78,7 +83,7 @@ class Worker:
         self._on_message = on_message
         self._on_lost = on_lost
         self._lock = threading.Lock()
-        self._pending = None  # the task handed over and not yet ended: resent if a process never came up
+        self._pending: dict = {}  # jobs handed over, not yet ended, by id: resent if a process never came up
         self._stopped = False
         self._proc = None
         self._tasks = None
@@ -133,21 +138,21 @@ class Worker:
         name = "attnlab-model-reader"
         threading.Thread(target=self._read, args=(conn, proc), name=name, daemon=True).start()
 
-    def send(self, task) -> None:
-        """Hand ``task`` over (one at a time: the server sends the next after this one ends)."""
+    def send(self, job) -> None:
+        """Hand ``job`` over (see the module)."""
         with self._lock:
-            self._pending = task
+            self._pending[job.id] = job
             try:
-                self._tasks.send(task)
+                self._tasks.send(job)
             except OSError:
                 pass  # the process is gone: its reader reports it
 
-    def cancel(self, job_id: str) -> None:
-        """Ask job ``job_id``'s task to stop at its next cancel check (a task that never checks goes on)."""
+    def cancel(self, job_ids) -> None:
+        """Ask the running jobs ``job_ids`` to stop at their next check (a job that never checks goes on)."""
         with self._lock:
             cell = self._cancel
         if cell is not None:
-            cell.value = job_id.encode("ascii")[: CANCEL_BYTES - 1]
+            cell.value = " ".join(job_ids).encode("ascii")[: CANCEL_BYTES - 1]
 
     def _read(self, conn, proc) -> None:
         ready = False
@@ -162,7 +167,7 @@ class Worker:
                 continue
             if message[1] in ("done", "error", "cancelled"):
                 with self._lock:
-                    self._pending = None
+                    self._pending.pop(message[0], None)
             self._on_message(self, message)
         conn.close()
         if proc is not None and not ready:
@@ -179,8 +184,8 @@ class Worker:
                     except Exception as error:  # noqa: BLE001 - as at the first start
                         self.fallback = {"cause": "start_failed", "error": f"{type(error).__name__}: {error}"}
                         self._start_thread(f"{type(error).__name__}: {error}")
-                    if self._pending is not None:
-                        self._tasks.send(self._pending)
+                    for job in self._pending.values():
+                        self._tasks.send(job)
                 return
         with self._lock:
             if self._stopped:
@@ -192,8 +197,8 @@ class Worker:
                     f"the worker process exited with code {proc.exitcode} before it was ready, "
                     f"{self.early_deaths} times in a row"
                 )
-                if self._pending is not None:
-                    self._tasks.send(self._pending)
+                for job in self._pending.values():
+                    self._tasks.send(job)
                 return
         self.early_deaths = 0
         self._on_lost(self)
