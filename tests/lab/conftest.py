@@ -1,4 +1,4 @@
-"""Lab test helpers.
+"""Lab test helpers (and ``sharekit.py`` beside this file: what a shown set of percents must satisfy).
 
 ``random_block(seed)`` gives a random block input ``(x, weights)``: every weight
 of the given block's shapes drawn from a standard normal (NumPy's generator
@@ -8,10 +8,17 @@ away from the hand-picked example.
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 from attnlab.lab.block.data import given_weights
+
+# pytest runs with --import-mode=importlib, which leaves sys.path alone: put this folder on it so
+# the tests can ``from sharekit import ...`` (what a shown set of percents must satisfy).
+sys.path.insert(0, str(Path(__file__).parent))
 
 
 def _random_block(seed: int) -> tuple[list[list[float]], dict]:

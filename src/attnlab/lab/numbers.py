@@ -15,10 +15,10 @@ numbers, and a count with its noun is :func:`plural`.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterable, Sequence
 from decimal import Decimal
-from fractions import Fraction
 
 MINUS = "\u2212"
 
@@ -59,22 +59,23 @@ SET_DECIMALS = (0, 1, 2)  # a set's precision: whole percents, then tenths, then
 SMALLEST_SIGNIFICANT = 1e-4  # in percent: below it a lone share is written 4.6e-5%, not 0.000046%
 
 
-def _two_significant(x: float) -> str:
-    """``x`` (0 < x < 1, in percent) to two significant digits: ``0.50``, ``0.0046``, ``4.6e-5``."""
-    mantissa, _, exponent = f"{x:.1e}".partition("e")
+def _significant(x: float, digits: int = 2) -> str:
+    """``x`` (0 < x < 1, in percent) to ``digits`` significant digits: ``0.50``, ``0.0046``, ``4.6e-5``."""
+    mantissa, _, exponent = f"{x:.{digits - 1}e}".partition("e")
     e = int(exponent)
     if x < SMALLEST_SIGNIFICANT:
         return f"{mantissa}e{e}"
-    return f"{x:.{1 - e}f}"
+    return f"{x:.{digits - 1 - e}f}"
 
 
-def percent(w: float, decimals: int = 0) -> str:
+def percent(w: float, decimals: int = 0, significant: int = 2) -> str:
     """Return one share or probability shown alone, in percent: never ``0%`` or ``100%`` when it is not.
 
-    From 1% to 99%, rounded to ``decimals`` (``14%``; ``93.4%``, ``14.0%`` with one). Below 1%, two
-    significant digits (``0.50%``, ``0.0046%``; below 0.0001% in e-notation, ``4.6e-5%``); above
-    99%, 100 less two significant digits of what is missing (``99.60%``; beyond 99.9999%,
-    ``>99.9999%``). A set of shares shown together is :func:`percents`, so that it adds up.
+    From 1% to 99%, rounded to ``decimals`` (``14%``; ``93.4%``, ``14.0%`` with one). Below 1%,
+    ``significant`` digits (two: ``0.50%``, ``0.0046%``; below 0.0001% in e-notation,
+    ``4.6e-5%``); above 99%, 100 less that many significant digits of what is missing
+    (``99.60%``; beyond 99.9999%, ``>99.9999%``). A set of shares shown together is
+    :func:`percents`, so that it adds up.
     """
     w = float(w)
     x = 100.0 * w
@@ -83,48 +84,69 @@ def percent(w: float, decimals: int = 0) -> str:
     if 1.0 <= x <= 99.0:
         return f"{x:.{decimals}f}%"
     if x < 1.0:
-        return f"{_two_significant(x)}%"
+        return f"{_significant(x, significant)}%"
     missing = 100.0 * (1.0 - w)  # 1 - w is exact here (Sterbenz), 100 - x would not be
     if missing < SMALLEST_SIGNIFICANT:
         return ">99.9999%"
-    return f"{100 - Decimal(_two_significant(missing))}%"
+    return f"{100 - Decimal(_significant(missing, significant))}%"
+
+
+def percent_pair(a: float, b: float) -> tuple[str, str]:
+    """Return two probabilities shown side by side (before and after) as :func:`percent` does, with
+    more digits, both alike, when that would read the same for two different numbers: ``50.12%`` and
+    ``50.13%``, ``0.00461%`` and ``0.00462%``. Equal numbers read the same."""
+    if a == b or percent(a) != percent(b):
+        return percent(a), percent(b)
+    for more in range(1, 17):
+        pair = percent(a, more, 2 + more), percent(b, more, 2 + more)
+        if pair[0] != pair[1]:
+            return pair
+    return precise(100 * a) + "%", precise(100 * b) + "%"
 
 
 def share_units(shares: Sequence[float], decimals: int = 0) -> tuple[list[int], int]:
     """Return a set's shares as whole units of ``10**-d`` percent, and that ``d``.
 
-    ``shares`` are the parts of one whole (non-negative, summing to 1 up to float rounding;
-    they are divided by their own exact sum). Largest remainder (Hamilton's method), in exact
-    rational arithmetic: each share gets the whole units of its quota ``share / sum x 100 x
-    10**d``, and the units left over go one each to the largest remainders; a tie in remainder
-    goes to the larger full-precision share, then to the earlier index. The units sum to exactly
-    ``100 * 10**d``.
+    ``shares`` are the parts of one whole (non-negative, summing to 1 within 0.1%, so a float32
+    row's rounding passes and a partial set does not; they are divided by their own exact sum).
+    Largest remainder (Hamilton's method), in exact integer arithmetic: each share gets the whole
+    units of its quota ``share / sum x 100 x 10**d``, and the units left over go one each to the
+    largest remainders; a tie in remainder goes to the larger full-precision share, then to the
+    earlier index. The units sum to exactly ``100 * 10**d``.
 
     ``d`` is the first precision from ``decimals`` on (up to the last of ``SET_DECIMALS``, or
     ``decimals`` itself if larger) at which no share that is not 0 gets 0 units and no share
     short of the whole gets them all; past the last, it is the last.
     """
-    if any(not math.isfinite(float(s)) or s < 0 for s in shares):
+    units, d = _share_units(tuple(float(s) for s in shares), decimals)
+    return list(units), d
+
+
+@functools.lru_cache(maxsize=64)  # a row's views ask for the same set again (each key's hover title)
+def _share_units(floats: tuple[float, ...], decimals: int) -> tuple[tuple[int, ...], int]:
+    if any(not math.isfinite(x) or x < 0 for x in floats):
         raise ValueError("shares must be finite and not negative")
-    parts = [Fraction(float(s)) for s in shares]
-    total = sum(parts, Fraction(0))
-    if not parts or total == 0:
-        return [0] * len(parts), decimals
-    if abs(total - 1) > Fraction(1, 10**9):
-        raise ValueError(f"shares sum to {float(total)}, not 1: pass the whole set")
+    # exact: every float is n / 2**k, so over the common denominator 2**K they are whole numbers
+    ratios = [x.as_integer_ratio() for x in floats]
+    k = max((den.bit_length() for _, den in ratios), default=1) - 1
+    parts = [num << (k - den.bit_length() + 1) for num, den in ratios]
+    total = sum(parts)
+    if total == 0:
+        return (0,) * len(parts), decimals
+    if abs(total - (1 << k)) * 1000 > (1 << k):  # float32 rows sum to 1 within ~1e-6
+        raise ValueError(f"shares sum to {math.fsum(floats)}, not 1: pass the whole set")
     units: list[int] = []
     d = decimals
     for d in range(decimals, max(decimals, SET_DECIMALS[-1]) + 1):
         whole = 100 * 10**d
-        quotas = [p * whole / total for p in parts]
-        units = [q.numerator // q.denominator for q in quotas]
-        left = whole - sum(units)
-        order = sorted(range(len(parts)), key=lambda i: (units[i] - quotas[i], -parts[i], i))
-        for i in order[:left]:
+        split = [divmod(p * whole, total) for p in parts]  # the quota's whole units and its remainder
+        units = [u for u, _ in split]
+        order = sorted(range(len(parts)), key=lambda i: (-split[i][1], -parts[i], i))
+        for i in order[: whole - sum(units)]:
             units[i] += 1
         if all((u > 0 or p == 0) and (u < whole or p == total) for u, p in zip(units, parts)):
             break
-    return units, d
+    return tuple(units), d
 
 
 def _unit_text(units: int, d: int, exact: int) -> str:

@@ -221,7 +221,7 @@ def check_head(w, h: int, head: dict) -> None:
     assert [(x["row"], x["top"]) for x in c["tops"]] == tops
     for x in c["tops"]:
         assert x["share"] == weights[x["row"]][x["top"]] == max(weights[x["row"]][: x["row"] + 1])
-        assert x["shown"] == fmt.percent(x["share"])
+        assert x["shown"] == fmt.percents(weights[x["row"]])[x["top"]]  # the row is one set, adding to 100
         assert f"{LABELS[x['row']]} gives {LABELS[x['top']]} {x['shown']}" in said["text"]
     # the kind, by the real models' definitions: each score recomputed, then the rule
     want = kind_scores(weights)

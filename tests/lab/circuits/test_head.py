@@ -7,6 +7,7 @@ from types import SimpleNamespace
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from sharekit import check_set
 
 from attnlab.lab.circuits.head import group_words, head_view
 
@@ -31,9 +32,9 @@ def test_the_rope_sentence_names_the_largest_products(n, data):
     after = np.array(data.draw(st.lists(dots, min_size=n * n, max_size=n * n))).reshape(n, n)
     q = data.draw(st.integers(0, n - 1))
     allowed = np.tril(np.ones((n, n), dtype=bool))
+    weights = allowed / allowed.sum(axis=1, keepdims=True)  # each query's row a softmax row: it sums to 1
     reads = SimpleNamespace(layer=3, head=4, kv_head=1, group=(3, 4, 5), dots_before=before, dots_after=after,
-                            weights=np.full((n, n), 1 / n), allowed=allowed, scale=0.125,
-                            q=np.zeros((n, 64)))  # fmt: skip
+                            weights=weights, allowed=allowed, scale=0.125, q=np.zeros((n, 64)))  # fmt: skip
     v = head_view(reads, None, query=q, tokens=[f"w{i}" for i in range(n)], texts=None, rotated=True)
     seen = list(range(q + 1))
     c = v["rope_words"]["claims"]
@@ -42,4 +43,5 @@ def test_the_rope_sentence_names_the_largest_products(n, data):
     assert [k["index"] for k in v["keys"]] == seen
     assert [k["before"] for k in v["keys"]] == before[q, : q + 1].tolist()
     assert v["no_writes"]["claims"] == {"writes": False} and v["writes"] is None
+    check_set([k["weight_display"] for k in v["keys"]], weights[q, : q + 1].tolist())  # they add up to 100
     assert v["scale_words"]["claims"] == {"scale": 0.125, "d_head": 64}

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from attnlab.lab import numbers as fmt
-from attnlab.lab.circuits.lens import lens_view, probability, rank_words
+from attnlab.lab.circuits.lens import lens_view, rank_words
 
 
 @st.composite
@@ -42,12 +42,12 @@ def test_the_lens_names_the_first_block_where_the_answer_leads(lens):
     for layer, row in enumerate(v["layers"]):
         assert row["is_top"] == (lens.token_rank[layer] == 0)
         assert row["token_p"] == lens.token_p[layer]
-        assert row["token_p_display"] == probability(lens.token_p[layer])
+        assert row["token_p_display"] == fmt.percent(lens.token_p[layer])
         assert row["rank_display"] == rank_words(int(lens.token_rank[layer]))
     assert (v["followed"] is None) == (lens.token == lens.answer)
 
 
 def test_ranks_and_small_probabilities_print_whole():
     assert [rank_words(r) for r in (0, 1, 2, 10, 13672)] == ["1st", "2nd", "3rd", "11th", "13,673rd"]
-    assert probability(0.000012) == "0.0012%" and probability(0.5) == fmt.percent(0.5) == "50%"
-    assert probability(0.0) == "0%"
+    # one function for every probability the lab shows (lab/numbers.py): two significant digits below 1%
+    assert fmt.percent(0.000012) == "0.0012%" and fmt.percent(0.5) == "50%" and fmt.percent(0.0) == "0%"

@@ -444,7 +444,8 @@ def block_goal(cid: str, state: dict, response, fb: dict) -> bool:
         assert claims["weights"] == {
             "B": {"A": rows[1][0], "B": rows[1][1]}, "C": {"A": rows[2][0], "B": rows[2][1], "C": rows[2][2]}
         }
-        assert f"B gives A {fmt.percent(rows[1][0])} and B {fmt.percent(rows[1][1])}" in text
+        pb, pc = fmt.percents(rows[1]), fmt.percents(rows[2])  # each row one set, adding up to 100
+        assert f"B gives A {pb[0]} and B {pb[1]}; C gives B {pc[1]} (A {pc[0]}, C {pc[2]})." in text
         # a previous-token head by the real models' definition: B's and C's mean share on the token before
         previous = (rows[1][0] + rows[2][1]) / 2
         assert abs(claims["previous"] - previous) <= 1e-12 and claims["threshold"] == 0.5

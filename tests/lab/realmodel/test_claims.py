@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from sharekit import check_set, total, value
 
 from attnlab.engine.single import trace_query
 from attnlab.lab import numbers as fmt
@@ -61,18 +62,28 @@ def check_row_words(row, index: int) -> None:
     s = w["summary"]["claims"]
     assert s["top"] == row.labels[by_share[0]] and s["share"] == row.weights[by_share[0]] == max(row.weights)
     assert s["score"] == max(row.scores[i] for i in allowed) and s["blocked"] == len(row.blocked)
-    assert fmt.percent(s["share"]) in w["summary"]["text"] and s["query"] == row.labels[index]
+    shown = fmt.percents(row.weights)  # the row's shares as one set: every view of the row says these
+    check_set([shown[i] for i in allowed], [row.weights[i] for i in allowed])
+    assert f"takes {shown[by_share[0]]} of its attention" in w["summary"]["text"]
+    assert s["query"] == row.labels[index]
     m = w["match"]["claims"]
     assert m["highest"] == [[row.labels[i], row.scores[i]] for i in by_score[:TOP]]
     assert [x[1] for x in m["highest"]] == sorted((row.scores[i] for i in allowed), reverse=True)[:TOP]
     assert m["keys"] == len(allowed) and m["more"] == max(len(allowed) - TOP, 0) and m["scale"] == row.scale
     sh = w["share"]["claims"]
     assert [x[1] for x in sh["largest"]] == sorted((row.weights[i] for i in allowed), reverse=True)[:TOP]
+    assert sh["shown"] == [shown[i] for i in by_share[:TOP]]
+    for i in by_share[:TOP]:
+        assert f"{row.labels[i]} {shown[i]}" in w["share"]["text"]
     if len(allowed) > TOP:
         assert math.isclose(sh["rest"], 1.0 - sum(row.weights[i] for i in by_share[:TOP]), abs_tol=1e-12)
-        assert fmt.percent(sh["rest"]) in w["share"]["text"]
+        # "the rest hold N% together": N is 100 less the five shown, so the sentence adds up to 100
+        assert f"the rest hold {sh['rest_shown']} together" in w["share"]["text"]
+        assert total([*sh["shown"], sh["rest_shown"]]) == 100 or sh["rest_shown"].startswith("<")
+        assert sh["rest_shown"] != "0%"
+        assert abs(float(value(sh["rest_shown"])) - 100 * sh["rest"]) < len(allowed)  # a point per share
     else:
-        assert sh["rest"] is None
+        assert sh["rest"] is None and sh["rest_shown"] is None
     mix = w["mix"]["claims"]
     assert math.isclose(
         mix["length"], math.sqrt(sum(x * x for x in row.output)), rel_tol=1e-12, abs_tol=1e-300
@@ -171,18 +182,24 @@ def check_row_view(row, index: int, tokens: list[str]) -> None:
     top = view["top_words"]
     order = ranked(row)
     named = [[row.labels[i], row.weights[i]] for i in order[:TOP]]
-    assert top["claims"] == {"top": named, "more": len(order) - len(order[:TOP])}
+    shown = fmt.percents(row.weights)  # the row's set, as its table shows it
+    assert top["claims"] == {"top": named, "shown": [shown[i] for i in order[:TOP]],
+                             "more": len(order) - len(order[:TOP])}  # fmt: skip
     assert "".join(p.get("text", p.get("token")) for p in top["parts"]) == top["text"]
     marked = [(p["token"], p["exact"]) for p in top["parts"] if "token" in p]
     assert marked == [(row.labels[i], tokens[i]) for i in order[:TOP]]
     for i in order[:TOP]:
-        assert f"{row.labels[i]} {fmt.percent(row.weights[i])}" in top["text"]
+        assert f"{row.labels[i]} {shown[i]}" in top["text"]
     _one_sentence(top["text"])
     for i, src in enumerate(view["sources"]):
         assert src["exact"] == tokens[i]
         if row.allowed[i]:
             assert float(src["share_precise"]) == row.weights[i]
             assert src["title"] == f"{row.labels[i]}: {src['share_display']}"
+            assert src["share_display"] == shown[i]
+    allowed = list(row.allowed_indices)
+    texts = [s["share_display"] for s in view["sources"] if s["allowed"]]
+    check_set(texts, [row.weights[i] for i in allowed])
     assert view["more"] == f"All {row.n_sources} keys: scaled scores and shares"
     assert view["table"]["columns"][1] == f"scaled score (× {fmt.rounded(row.scale)})"
 
@@ -216,7 +233,7 @@ def check_plane(row, tokens: list[str]) -> None:
         assert k["title"] == (
             f"{row.labels[i]}: along q {x}, up {y}; score {fmt.rounded(row.scores[i])} = |q| "
             f"{fmt.rounded(q_len)} × {x} × scale {fmt.rounded(row.scale)}; share "
-            f"{fmt.percent(row.weights[i])}; the plane shows {kept} of its length"
+            f"{fmt.percents(row.weights)[i]}; the plane shows {kept} of its length"
         )
     for said in (p["caption"], p["leaves_out"]):
         assert said["text"].endswith(".")

@@ -70,8 +70,8 @@ def heads(w: Walk) -> list[dict]:
                         [fmt.rounded(x) if ok else "blocked" for x, ok in zip(row, a)]
                         for row, a in zip(weights, allowed)
                     ],
-                    "percent": [
-                        [fmt.percent(x) if ok else "blocked" for x, ok in zip(row, a)]
+                    "percent": [  # each row one set, adding up to 100
+                        [p if ok else "blocked" for p, ok in zip(fmt.percents(row), a)]
                         for row, a in zip(weights, allowed)
                     ],
                     "output": _rounded(output),

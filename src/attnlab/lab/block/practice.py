@@ -73,10 +73,8 @@ def _head2_previous(w: Walk, response) -> dict:
     named = head_kind(weights)
     previous = named["scores"]["previous"]
     at = kinds.THRESHOLDS["previous-token"]
-    detail = (
-        f"In head 2, B gives A {fmt.percent(b[0])} and B {fmt.percent(b[1])}; C gives B {fmt.percent(c[1])}"
-        f" (A {fmt.percent(c[0])}, C {fmt.percent(c[2])})."
-    )
+    pb, pc = fmt.percents(b), fmt.percents(c)  # each row as the page shows it, adding up to 100
+    detail = f"In head 2, B gives A {pb[0]} and B {pb[1]}; C gives B {pc[1]} (A {pc[0]}, C {pc[2]})."
     claims = {
         "head": 2,
         "weights": {"B": {"A": b[0], "B": b[1]}, "C": {"A": c[0], "B": c[1], "C": c[2]}},

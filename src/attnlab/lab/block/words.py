@@ -1,7 +1,7 @@
 """The block walk's words: step titles and captions, what each head is, the summary, the fixed labels.
 
-Every sentence is generated from the walk's numbers (shares through
-``lab.numbers.percent``), so the words and the page always agree. Rows are
+Every sentence is generated from the walk's numbers (a row's shares through
+``lab.numbers.percents``, adding up to 100), so the words and the page always agree. Rows are
 tokens A, B, C; with the causal mask row A can only attend to itself, so a
 head's kind is read from rows B and C, by the real models' definitions
 (``lab.realmodel.kinds``: one definition of previous-token, self, first-token,
@@ -229,8 +229,9 @@ def head_sentence(name: str, weights: list[list[float]], on: bool) -> dict:
     parts, tops = [], []
     for r in range(1, len(weights)):
         t = _argmax(weights[r][: r + 1])
-        parts.append(f"{LABELS[r]} gives {LABELS[t]} {fmt.percent(weights[r][t])}")
-        tops.append({"row": r, "top": t, "share": weights[r][t], "shown": fmt.percent(weights[r][t])})
+        shown = fmt.percents(weights[r])[t]  # as the row's shares show it: the row adds up to 100
+        parts.append(f"{LABELS[r]} gives {LABELS[t]} {shown}")
+        tops.append({"row": r, "top": t, "share": weights[r][t], "shown": shown})
     text = (
         f"{name} is {kinds.kind_phrase(kind)}: {_kind_words(kind, score, threshold)}. "
         f"Its largest shares: {_join(parts)} (A can only see itself)."

@@ -94,13 +94,9 @@ def lede(heads: Sequence[tuple[int, int]], how: str, first: int) -> dict:
 
 
 def prob(p: float, other: float | None = None) -> str:
-    """A probability in percent; with decimals when its whole percent would read the same as ``other``'s."""
-    if other is None or p == other or fmt.percent(p) != fmt.percent(other):
-        return fmt.percent(p)
-    for digits in (1, 2, 4, 6):
-        if fmt.rounded(100 * p, digits) != fmt.rounded(100 * other, digits):
-            break
-    return f"{fmt.rounded(100 * p, digits)}%"
+    """A probability in percent (:func:`attnlab.lab.numbers.percent`: never ``0%`` unless it is 0), with
+    more digits when it would read the same as a different ``other`` (``numbers.percent_pair``)."""
+    return fmt.percent(p) if other is None else fmt.percent_pair(p, other)[0]
 
 
 def _tops(ids: np.ndarray, ps: np.ndarray, texts: Mapping[int, str], how=None) -> list[dict]:
@@ -179,12 +175,13 @@ def mean_loss(before: np.ndarray, after: np.ndarray, how: Hows = _no_how) -> dic
         text = "The text is one token long: it has no next token to score."
         return marked(text, count=0, before=None, after=None)
     b, a = float(np.mean(before)), float(np.mean(after))
+    change = fmt.difference(fmt.rounded(a), fmt.rounded(b))  # of the two numbers shown beside it
     return marked(
-        f"Mean loss over the {n} next tokens of the text: ",
+        f"Mean loss over the {fmt.plural(n, 'next token')} of the text: ",
         number(fmt.rounded(b), how("mean_loss_before"), b), " before, ",
         number(fmt.rounded(a), how("mean_loss_after"), a), " after (",
-        number(signed(a - b), how("mean_loss_change"), a - b), " nats).",
-        count=n, before=b, after=a,
+        number(signed(float(change)), how("mean_loss_change"), a - b), " nats).",
+        count=n, before=b, after=a, change_shown=change,
     )  # fmt: skip
 
 

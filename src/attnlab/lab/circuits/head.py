@@ -3,7 +3,8 @@ query, its grouped-query group, and the tokens its value→output direction prom
 
 Numbers in (``models/circuits/heads``: :class:`HeadReads` and, for a decoder,
 :class:`HeadWrites`, read by attribute), JSON out. The products are q_i · k_j (unscaled);
-the scores the softmax takes are these times ``scale``.
+the scores the softmax takes are these times ``scale``. The query's shares are one set
+(:func:`attnlab.lab.numbers.percents`): they add up to 100 wherever they are shown.
 """
 
 from __future__ import annotations
@@ -66,12 +67,14 @@ def head_view(reads, writes, *, query: int, tokens: list[str], texts: Mapping[in
     after = np.asarray(reads.dots_after[query], dtype=np.float64)
     weights = np.asarray(reads.weights[query], dtype=np.float64)
     seen = np.flatnonzero(np.asarray(reads.allowed[query])).tolist()
+    # the query's shares as one set, adding up to 100 (a blocked key holds none)
+    shown = fmt.percents(np.where(np.asarray(reads.allowed[query]), weights, 0.0).tolist())
     keys = [
         {
             "index": j, "label": labels[j], "exact": tokens[j],
             "before": float(before[j]), "after": float(after[j]), "weight": float(weights[j]),
             "before_display": fmt.rounded(before[j], 2), "after_display": fmt.rounded(after[j], 2),
-            "weight_display": fmt.percent(weights[j]),
+            "weight_display": shown[j],
             "title": f"{labels[query]} · {labels[j]}: q·k = {fmt.precise(before[j])} before RoPE, "
             f"{fmt.precise(after[j])} after; share {fmt.precise(weights[j])}",
             "how": {q: {"kind": "head_qk", "layer": int(reads.layer), "head": int(reads.head), "query": query,
@@ -122,7 +125,8 @@ def head_view(reads, writes, *, query: int, tokens: list[str], texts: Mapping[in
 
     sources = [
         {"index": int(j), "label": labels[int(j)], "exact": tokens[int(j)], "weight": float(w),
-         "weight_display": fmt.percent(float(w)), "how": {**ov, "quantity": "source_weight", "source": s},
+         "weight_display": shown[int(j)] if float(w) == weights[int(j)] else fmt.percent(float(w)),
+         "how": {**ov, "quantity": "source_weight", "source": s},
          "promoted": promoted(ids, lg, quantity="promoted", source=s)}
         for s, (j, w, ids, lg) in enumerate(zip(writes.sources, writes.weights, writes.promoted_ids,
                                                  writes.promoted_logits))

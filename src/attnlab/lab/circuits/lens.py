@@ -30,13 +30,6 @@ def rank_words(rank: int) -> str:
     return ordinal(n).replace(str(n), f"{n:,}", 1)
 
 
-def probability(p: float) -> str:
-    """A probability in percent, with two significant digits below 1% (``"0.0012%"``)."""
-    if p == 0 or p >= 0.01:
-        return fmt.percent(p)
-    return f"{fmt.significant(100 * p, 2)}%"
-
-
 def named(answer: str, first: int, settled: int, n_layer: int, label: str) -> dict:
     """The block where the answer first becomes top-1, and from which it stays (claims ``first_top1``,
     ``settled``, ``answer``)."""
@@ -71,7 +64,7 @@ def lens_view(lens, *, tokens: list[str], texts: Mapping[int, str], job: str | N
             "label": f"after block {layer}",
             "top": top,
             "token_p": p,
-            "token_p_display": probability(p),
+            "token_p_display": fmt.percent(p),
             "token_rank": rank,
             "rank_display": rank_words(rank),
             "is_top": rank == 0,
@@ -94,7 +87,7 @@ def lens_view(lens, *, tokens: list[str], texts: Mapping[int, str], job: str | N
         p, rank = float(lens.token_p[-1]), int(lens.token_rank[-1])
         out["followed"] = marked(
             f"The token followed, {token['label']}, has probability ",
-            number(probability(p), layers[-1]["how"]["token_p"], p),
+            number(fmt.percent(p), layers[-1]["how"]["token_p"], p),
             f" after the last block ({rank_words(rank)} of the vocabulary).",
             token=token["label"], p=p, rank=rank,
         )  # fmt: skip

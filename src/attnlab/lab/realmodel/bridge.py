@@ -57,13 +57,14 @@ def plane_labels(row: QueryTrace, plane: dict, tokens: Sequence[str]) -> dict:
     """Which plane points carry a label (the largest shares), their hover titles and the notes."""
     named = set(ranked(row)[:LABELLED])
     q_len = plane["q"][0]
+    shown = fmt.percents(row.weights)  # the row's set, as the bridge's table shows it
     keys = []
     for k in plane["keys"]:
         i = k["index"]
         keys.append({**k, "labelled": i in named, "score": row.scores[i], "exact": tokens[i], "title": (
             f"{k['label']}: along q {fmt.rounded(k['x'])}, up {fmt.rounded(k['y'])}; "
             f"score {fmt.rounded(row.scores[i])} = |q| {fmt.rounded(q_len)} × {fmt.rounded(k['x'])} "
-            f"× scale {fmt.rounded(row.scale)}; share {fmt.percent(row.weights[i])}; "
+            f"× scale {fmt.rounded(row.scale)}; share {shown[i]}; "
             f"the plane shows {fmt.percent(k['kept'])} of its length"
         )})  # fmt: skip
     n = len(keys)

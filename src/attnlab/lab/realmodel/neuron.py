@@ -1,7 +1,9 @@
 """The words of one real query row, of the neuron view and of the plane of q and its top key.
 
 Every sentence is :func:`attnlab.lab.said.said`: its text and the facts it
-asserts. A row's labels are the trace's (``"5 ⏎"``: tokens made visible by
+asserts. A row's shares are one set (:func:`attnlab.lab.numbers.percents`): every
+view of the row shows the same texts, adding up to 100, and "the rest" is 100 less
+the named ones. A row's labels are the trace's (``"5 ⏎"``: tokens made visible by
 :func:`attnlab.lab.realmodel.tokens.token_label`). Only the ``TOP`` largest
 shares or scores are named; the claims list exactly those, with their numbers.
 """
@@ -49,12 +51,13 @@ def row_words(row: QueryTrace, index: int) -> dict[str, dict]:
     n_allowed = len(order)
     blocked = len(row.blocked)
     rest_mass = max(1.0 - ordered_sum(row.weights[i] for i in order[:TOP]), 0.0)
+    shown = fmt.percents(row.weights)  # the row's shares as one set, adding up to 100
     length = math.sqrt(ordered_sum(x * x for x in row.output))
     blocked_note = f", and the causal mask blocks the {blocked} later tokens" if blocked else ""
     summary = said(
         f"Query {row.labels[index]} lines up most with {row.labels[scored[0]]}'s key "
         f"(score {fmt.rounded(row.scores[scored[0]])}), so {row.labels[top]} takes "
-        f"{fmt.percent(row.weights[top])} of its attention{blocked_note}.",
+        f"{shown[top]} of its attention{blocked_note}.",
         query=row.labels[index],
         top_score=row.labels[scored[0]],
         score=row.scores[scored[0]],
@@ -72,16 +75,20 @@ def row_words(row: QueryTrace, index: int) -> dict[str, dict]:
         highest=[[row.labels[i], row.scores[i]] for i in scored[:TOP]],
         more=max(n_allowed - TOP, 0),
     )
-    rest = f", and the rest hold {fmt.percent(rest_mass)} together" if n_allowed > TOP else ""
+    # the rest as 100 less the five shown, so the words add up to 100 as the table does
+    rest_shown = fmt.percent_rest(row.weights, order[:TOP]) if n_allowed > TOP else None
+    rest = f", and the rest hold {rest_shown} together" if rest_shown else ""
     share = said(
         "Share: softmax subtracts the largest score, exponentiates and divides by the sum, and the "
-        f"largest shares are {_named(row, order, lambda i: fmt.percent(row.weights[i]))}{rest}.",
+        f"largest shares are {_named(row, order, lambda i: shown[i])}{rest}.",
         largest=[[row.labels[i], row.weights[i]] for i in order[:TOP]],
+        shown=[shown[i] for i in order[:TOP]],
         rest=rest_mass if n_allowed > TOP else None,
+        rest_shown=rest_shown,
     )
     mix = said(
         f"Mix: the output adds the values ({row.d_v} numbers each) weighted by their shares, "
-        f"{fmt.percent(row.weights[top])} of it from {row.labels[top]}'s value, and its length is "
+        f"{shown[top]} of it from {row.labels[top]}'s value, and its length is "
         f"{fmt.rounded(length)}.",
         d_v=row.d_v,
         top=row.labels[top],
@@ -120,7 +127,7 @@ def key_point_title(row: QueryTrace, i: int, *, x: float, y: float, kept: float)
     """A plane point's hover label: its coordinates, score, share and the part of it shown."""
     return (
         f"{row.labels[i]}: across {fmt.rounded(x)}, up {fmt.rounded(y)}; "
-        f"share {fmt.percent(row.weights[i])}; the plane shows {fmt.percent(kept)} of its length"
+        f"share {fmt.percents(row.weights)[i]}; the plane shows {fmt.percent(kept)} of its length"
     )
 
 
@@ -148,6 +155,7 @@ def neuron_words(row: QueryTrace, query: int, key: int, *, layer: int, head: int
     score = dot * row.scale
     allowed = row.allowed[key]
     share = row.weights[key]
+    shown = fmt.percents(row.weights)  # the row's shares as one set, adding up to 100
     return {
         "title": f"Query {q_label} · key {k_label} · layer {layer}, head {head}",
         "blocked": None
@@ -166,7 +174,7 @@ def neuron_words(row: QueryTrace, query: int, key: int, *, layer: int, head: int
             score=score,
         ),
         "softmax": said(
-            f"Softmax over the row gives {k_label} {fmt.percent(share)}"
+            f"Softmax over the row gives {k_label} {shown[key]}"
             + (f" (rank {rank} of {len(row.allowed_indices)})." if rank is not None else "."),
             key=k_label,
             share=share,
@@ -175,6 +183,6 @@ def neuron_words(row: QueryTrace, query: int, key: int, *, layer: int, head: int
         "dot_display": fmt.rounded(dot),
         "scale_display": scale_text(row.scale, row.d_k),
         "score_display": fmt.rounded(score),
-        "weights_display": [fmt.percent(w) if ok else "—" for w, ok in zip(row.weights, row.allowed)],
+        "weights_display": [p if ok else "—" for p, ok in zip(shown, row.allowed)],
         "words": row_words(row, query),
     }

@@ -44,8 +44,8 @@ def cut_words(control: str, value: float | int | None, *, count: int, mass: floa
     if off:
         return said(f"{name} is off, so it removes nothing.", control=control, off=True, count=0, mass=0.0)
     return said(
-        f"{name} {fmt.rounded(value)} removed {count:,} tokens holding {fmt.percent(mass)} of the tempered "
-        "probability, and the rest are renormalised to add up to 100%.",
+        f"{name} {fmt.rounded(value)} removed {fmt.plural(count, 'token')} holding {fmt.percent(mass)} of "
+        "the tempered probability, and the rest are renormalised to add up to 100%.",
         control=control,
         off=False,
         count=count,
@@ -75,14 +75,16 @@ def view_words(*, context: str, vocab: int, kept: int, kept_mass: float, shown: 
             vocab=vocab,
         ),  # fmt: skip
         "kept": said(
-            f"{kept:,} tokens are kept, holding {fmt.percent(kept_mass)} of the model's own probability.",
+            f"{fmt.plural(kept, 'token')} {'is' if kept == 1 else 'are'} kept, holding "
+            f"{fmt.percent(kept_mass)} of the model's own probability.",
             kept=kept,
             mass=kept_mass,
         ),
         "columns": COLUMNS,
         "shown_first": SHOWN_FIRST,
-        "caption": f"The {min(shown, SHOWN_FIRST)} likeliest next tokens",
-        "more": f"{max(shown - SHOWN_FIRST, 0)} more tokens",
+        "caption": "The likeliest next token" if min(shown, SHOWN_FIRST) == 1
+        else f"The {min(shown, SHOWN_FIRST)} likeliest next tokens",
+        "more": f"{fmt.plural(max(shown - SHOWN_FIRST, 0), 'more token')}",
         "more_caption": "The next likeliest tokens",
     }
     if actual is None:

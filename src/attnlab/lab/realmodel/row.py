@@ -3,7 +3,8 @@
 ``row_view(row, index, tokens)`` takes the explorer's trace of the row
 (:class:`attnlab.engine.single.QueryTrace`, labels ``"4 ⏎"``) and the trace's
 tokens, and returns the strings the row panel shows: each key's label and exact
-text (the hover title), its score and share rounded and the share at full
+text (the hover title), its score and share rounded (the row's shares one set,
+adding up to 100: :func:`attnlab.lab.numbers.percents`) and the share at full
 precision, the sentence naming the ``TOP`` largest shares (with its claims and
 its parts, so the page can mark each token and give its exact text on hover),
 the table's caption and columns, and the explorer's own Summary, Match and
@@ -31,14 +32,16 @@ def top_words(row: QueryTrace, tokens: Sequence[str]) -> dict:
     order = ranked(row)
     top = order[:TOP]
     rest = len(order) - len(top)
+    shown = fmt.percents(row.weights)  # the row's set, as its table shows it
     parts: list[dict] = [{"text": f"Top {len(top)} sources: "}]
     for n, i in enumerate(top):
         if n:
             parts.append({"text": ", "})
-        parts += [{"token": row.labels[i], "exact": tokens[i]}, {"text": f" {fmt.percent(row.weights[i])}"}]
+        parts += [{"token": row.labels[i], "exact": tokens[i]}, {"text": f" {shown[i]}"}]
     parts.append({"text": f"; {rest} more below." if rest > 0 else "."})
     text = "".join(p.get("text", p.get("token", "")) for p in parts)
-    claims = {"top": [[row.labels[i], row.weights[i]] for i in top], "more": rest}
+    claims = {"top": [[row.labels[i], row.weights[i]] for i in top], "shown": [shown[i] for i in top],
+              "more": rest}  # fmt: skip
     return {**said(text, **claims), "parts": parts}
 
 
@@ -47,9 +50,10 @@ def row_view(row: QueryTrace, index: int, tokens: Sequence[str]) -> dict:
     labels = list(row.labels)
     scale = fmt.rounded(row.scale)
     sources = []
+    shown = fmt.percents(row.weights)  # one set: the row's shares add up to 100
     for i in range(len(labels)):
         ok = row.allowed[i]
-        share = fmt.percent(row.weights[i]) if ok else "—"
+        share = shown[i] if ok else "—"
         sources.append({
             "index": i,
             "label": labels[i],
@@ -63,7 +67,7 @@ def row_view(row: QueryTrace, index: int, tokens: Sequence[str]) -> dict:
             "title": f"{labels[i]}: {share}",  # its cell in the strip
         })  # fmt: skip
     top = [{"label": labels[i], "exact": tokens[i], "share": row.weights[i],
-            "share_display": fmt.percent(row.weights[i])} for i in ranked(row)[:TOP]]  # fmt: skip
+            "share_display": shown[i]} for i in ranked(row)[:TOP]]  # fmt: skip
     n = len(labels)
     # Only the words this answer carries: at 256 keys of 64 numbers, each paragraph
     # that lists vectors costs milliseconds (the Mix paragraph is not part of a row).

@@ -4,6 +4,7 @@ on synthetic recorded runs), and the words while SmolLM2's run is not in."""
 from __future__ import annotations
 
 import math
+from types import SimpleNamespace
 
 import numpy as np
 from copykit import induction, measured, run_data
@@ -11,8 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from labtools import assert_page_answer
 
-from attnlab.lab.connections.circuits import CONTROLS, LAB
-from attnlab.lab.connections.circuits.words import FEEDS, pct, points
+from attnlab.lab import numbers as fmt
+from attnlab.lab.connections.circuits import CONTROLS, LAB, words
+from attnlab.lab.connections.circuits.words import FEEDS, drop_points, pct
 from attnlab.lab.connections.controls import read
 from attnlab.lab.connections.live import Measured
 from attnlab.lab.realmodel.census import SCORES
@@ -53,7 +55,11 @@ def test_every_claim(seed, tested, shown, spread, how):
                                   else "stays")  # fmt: skip
         assert f" {c['direction']} " in result["text"]
         assert f"({pct(every)} with the queries" in result["text"]
-        assert points(abs(c["drop"])) in result["text"]
+        # the drop said is the difference of the two percentages shown beside it
+        assert c["drop_shown"] == fmt.difference(pct(clean), pct(keys)) == drop_points(clean, keys)
+        if c["direction"] != "stays":
+            assert f"from {pct(c['clean'])} to {pct(keys)}" in result["text"]
+        assert f"of {c['drop_shown'].removeprefix('-')} points" in result["text"]
         drops.append(c["drop"])
     best = max(range(len(drops)), key=lambda i: (drops[i], -i))
     assert verdict["head"] == data["tested"][best]
@@ -63,6 +69,20 @@ def test_every_claim(seed, tested, shown, spread, how):
     assert answer["data"]["feeder"] == data["tested"][best]
     assert answer["data"]["scores"] == data["scores"][shown]
     assert [p["id"] for p in answer["pictures"]] == ["map", "drops", "pattern", "pattern-off"]
+
+
+def test_a_rise_in_words_is_the_difference_of_the_shown_scores():
+    # the issue's case: 94.34% -> 94.46% reads "rises from 94.3% to 94.5%", so it is a rise of 0.2 points
+    # (once 0.1: the unrounded rise, 0.12, rounded)
+    c = SimpleNamespace(tested=[(2, 3)], clean=0.9434, keys=[0.9446], every=[0.95], drops=[0.9434 - 0.9446],
+                        feeder=0)  # fmt: skip
+    said = words.result(c, 0)
+    assert said["text"] == (
+        "Without L2 H3, the induction score rises from 94.3% to 94.5% through the keys alone (95.0% with the "
+        "queries recomputed too): a rise of 0.2 points."
+    )
+    assert said["claims"]["drop_shown"] == "-0.2"
+    assert "by 0.2 points" in words.verdict(c)["text"]
 
 
 def test_the_words_while_the_run_is_not_in():

@@ -107,7 +107,7 @@ def _numbers(c: Copying, name: str) -> list[dict]:
         "columns": ["head off", "previous-token score", "induction as it is", "keys without it",
                     "queries and keys without it", "drop through the keys (points)"],
         "rows": [[words.head_name(h), words.pct(c.previous(h)), words.pct(c.clean), words.pct(k),
-                  words.pct(a), words.points(c.clean - k)]
+                  words.pct(a), words.drop_points(c.clean, k)]
                  for h, k, a in zip(c.tested, c.keys, c.every)],
     }  # fmt: skip
     s = c.scores(name)

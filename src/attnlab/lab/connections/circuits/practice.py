@@ -24,9 +24,11 @@ def _feeder(c: Copying, response) -> dict:
     if h not in c.tested:
         return feedback(False, f"{words.head_name(h)} is not one of the heads tested: read the bars' labels.",
                         **claims)  # fmt: skip
-    drop = c.drops[c.tested.index(h)]
-    claims |= {"drop": drop, "largest": c.drops[i]}
-    took = f"Switching {words.head_name(h)} off takes {words.points(drop)} points through the keys"
+    j = c.tested.index(h)
+    drop = c.drops[j]
+    shown = words.drop_points(c.clean, c.keys[j])  # the difference of the table's two shown percentages
+    claims |= {"drop": drop, "largest": c.drops[i], "drop_shown": shown}
+    took = f"Switching {words.head_name(h)} off takes {shown} points through the keys"
     if c.tested.index(h) == i:
         return feedback(True, f"{took}, the most of the heads tested.", **claims)
     return feedback(False, f"{took}; another tested head takes more.", **claims)
@@ -40,8 +42,10 @@ def _path(c: Copying, response) -> dict:
               "choice": response}  # fmt: skip
     name = words.head_name(c.tested[i])
     if response == right:
-        text = f"Without {name}, the keys alone take {words.points(keys_drop)} points, and everything "
-        return feedback(True, text + f"{words.points(all_drop)}.", **claims)
+        keys_shown, all_shown = words.drop_points(c.clean, c.keys[i]), words.drop_points(c.clean, c.every[i])
+        text = f"Without {name}, the keys alone take {keys_shown} points, and everything "
+        claims |= {"keys_shown": keys_shown, "all_shown": all_shown}
+        return feedback(True, text + f"{all_shown}.", **claims)
     return feedback(False, f"Compare {name}'s two bars: keys only, then all.", **claims)
 
 

@@ -14,13 +14,20 @@ HOWS = {
 
 
 def pct(x: float) -> str:
-    """A share as the lab prints it: a percentage to one decimal (``93.4%``)."""
-    return fmt.rounded(100 * x, 1) + "%"
+    """A share as the lab prints it: a percentage to one decimal (``93.4%``; never ``0%`` unless it is 0)."""
+    return fmt.percent(x, 1)
 
 
 def points(x: float) -> str:
-    """A difference of two shares in percentage points, to one decimal."""
+    """A threshold in percentage points, to one decimal (``10``)."""
     return fmt.rounded(100 * x, 1)
+
+
+def drop_points(clean: float, after: float) -> str:
+    """How far a score fell from ``clean`` to ``after``, in points: the difference of the two shown
+    percentages (``94.5%`` to ``94.3%`` is ``0.2``, whatever the unrounded drop rounds to); negative
+    for a rise."""
+    return fmt.difference(pct(clean), pct(after))
 
 
 def head_name(head: tuple[int, int]) -> str:
@@ -79,11 +86,12 @@ def result(c: Copying, i: int) -> dict:
     move = f"stays at {pct(c.clean)}" if direction == "stays" else (
         f"{direction} from {pct(c.clean)} to {pct(keys)}"
     )  # fmt: skip
-    change = f"a drop of {points(drop)} points" if drop >= 0 else f"a rise of {points(-drop)} points"
+    shown = drop_points(c.clean, keys)
+    change = f"a drop of {shown} points" if drop >= 0 else f"a rise of {shown.removeprefix('-')} points"
     return said(
         f"Without {head_name(h)}, the induction score {move} through the keys alone ({pct(every)} with the "
         f"queries recomputed too): {change}.",
-        head=list(h), clean=c.clean, keys=keys, all=every, drop=drop, direction=direction,
+        head=list(h), clean=c.clean, keys=keys, all=every, drop=drop, direction=direction, drop_shown=shown,
     )  # fmt: skip
 
 
@@ -92,10 +100,11 @@ def verdict(c: Copying) -> dict:
     if i is None:
         return said("With no head tested there is nothing to compare.", feeds=False, head=None, drop=None)
     h, drop = c.tested[i], c.drops[i]
+    shown = drop_points(c.clean, c.keys[i])  # as the sentences above show it
     if drop >= FEEDS:
         return said(
             f"{head_name(h)} feeds the induction head: switching it off takes the most through the keys, "
-            f"{points(drop)} of {pct(c.clean)}. It writes, at each token, what the token before it was; "
+            f"{shown} of {pct(c.clean)}. It writes, at each token, what the token before it was; "
             f"the induction head's key at the token after an earlier occurrence reads that, and so its "
             "query finds the token that came next last time.",
             feeds=True, head=list(h), drop=drop, threshold=FEEDS,
@@ -103,12 +112,13 @@ def verdict(c: Copying) -> dict:
     if drop < 0:
         return said(
             "No head tested feeds the induction head's keys: switching any of them off raises its "
-            f"induction score ({head_name(h)}'s the least, by {points(-drop)} points). Test more heads.",
+            f"induction score ({head_name(h)}'s the least, by {shown.removeprefix('-')} points). Test more "
+            "heads.",
             feeds=False, head=list(h), drop=drop, threshold=FEEDS,
         )  # fmt: skip
     return said(
         f"No head tested feeds the induction head's keys much: the largest drop, {head_name(h)}'s, is "
-        f"{points(drop)} points (under {points(FEEDS)}). Test more heads.",
+        f"{shown} points (under {points(FEEDS)}). Test more heads.",
         feeds=False, head=list(h), drop=drop, threshold=FEEDS,
     )  # fmt: skip
 
