@@ -4,7 +4,7 @@ axe and a phone."""
 from __future__ import annotations
 
 import pytest
-from connectionskit import PHONE, assert_fits, lab_page, practise, serious, settle, slide
+from connectionskit import PHONE, lab_page, practise, settle, slide
 
 pytestmark = pytest.mark.browser
 
@@ -31,5 +31,3 @@ def test_the_text_choice_and_practice_on_a_phone(browser, live_server):
         assert page.locator("#cx-pic-share .cx-bar-label").all_text_contents()[0] == "“green”"
         text, _ = practise(page, "one-word")
         assert text.startswith("✓ Goal met.")
-        assert_fits(page, PHONE["width"])
-        assert serious(page) == []

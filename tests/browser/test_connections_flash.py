@@ -7,7 +7,7 @@ import json
 from urllib.request import urlopen
 
 import pytest
-from connectionskit import PHONE, assert_fits, lab_page, practise, serious, settle, slide
+from connectionskit import PHONE, lab_page, practise, settle, slide
 from playwright.sync_api import expect
 
 pytestmark = pytest.mark.browser
@@ -16,17 +16,6 @@ pytestmark = pytest.mark.browser
 def api(live_server, query: str) -> dict:
     with urlopen(live_server.url + "api/connections/flash?" + query) as r:
         return json.load(r)
-
-
-def test_the_lab_opens_from_its_link_with_the_links_inputs(browser, live_server):
-    with lab_page(browser, live_server, "connections/flash?n=32&tile=8&keys=12") as (page, _):
-        answer = api(live_server, "n=32&tile=8&keys=12")
-        assert page.locator("h1").inner_text() == answer["lab"]["title"]
-        assert page.locator("#cx-in-n").input_value() == "32"
-        assert page.locator("#cx-in-tile").input_value() == "8"
-        assert page.locator("#cx-words li").all_inner_texts() == [w["text"] for w in answer["words"]]
-        assert page.url.endswith(answer["link"])  # the address bar holds the lab's own link
-        assert page.locator("#cx-back").get_attribute("href") == "/#connections"
 
 
 def test_the_walk_moves_with_the_keys_slider(browser, live_server):
@@ -73,13 +62,26 @@ def test_every_number_the_python_and_practice_are_recorded(browser, live_server)
         assert before == ["Opened every number", "Opened the Python"]
 
 
-def test_axe_is_clean_and_the_lab_fits_a_phone(browser, live_server):
+def test_the_tile_slider_works_from_the_keyboard_on_a_phone(browser, live_server):
+    """(Fitting a phone and axe with every part open: test_connections.py, for every lab.)"""
     with lab_page(browser, live_server, "connections/flash?n=32", **PHONE) as (page, _):
-        page.locator("#cx-numbers summary").click()
-        page.locator("#cx-python summary").click()
-        page.locator("#cx-challenge-tile-sizes summary").click()
-        settle(page)
-        assert_fits(page, PHONE["width"])
-        assert serious(page) == []
         slide(page, "tile", "ArrowLeft")  # the slider works from the keyboard on a phone too
         assert page.locator("#cx-in-tile").input_value() == "15"
+
+
+def test_the_history_keeps_the_wrong_tries_before_the_right_one(browser, live_server):
+    """Two wrong answers, then the right one, on one attempt: the study history lists all three checks,
+    in order, each marked; a teacher reading it sees the struggle."""
+    with lab_page(browser, live_server, "connections/flash?n=16&tile=4") as (page, _):
+        page.locator("#cx-challenge-tile-sizes summary").click()
+        settle(page)
+        for choice in ("keys", "grows", "rounding"):
+            page.locator(f"#cx-resp-tile-sizes-{choice}").check()
+            text, headings = practise(page, "tile-sizes")
+        assert text.startswith("✓ Goal met.") and headings == ["What does the tile size change? · attempt 1"]
+        checks = page.locator('#cx-history [data-challenge="tile-sizes"] .history-checks li')
+        expect(checks).to_have_text(
+            ["Check 1 · “keys” · not yet", "Check 2 · “grows” · not yet", "Check 3 · “rounding” · right"]
+        )
+        assert [c.get_attribute("data-checked") for c in checks.all()] == ["not-met", "not-met", "met"]
+        expect(page.locator("#cx-history .history-checks").first).to_have_attribute("aria-label", "Checks")

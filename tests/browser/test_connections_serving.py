@@ -4,7 +4,7 @@ timelines and steps are drawn, a new batch size runs again, practice, axe and a 
 from __future__ import annotations
 
 import pytest
-from connectionskit import PHONE, assert_fits, lab_page, practise, serious, settle, slide
+from connectionskit import lab_page, practise, settle, slide
 from playwright.sync_api import expect
 
 pytestmark = [pytest.mark.browser, pytest.mark.models]
@@ -33,10 +33,3 @@ def test_the_run_is_drawn_and_a_smaller_batch_runs_again(browser, live_server, a
         assert page.locator("#cx-pic-steps-batched text.cx-cell-text").count() == 3 * 6
         text, headings = practise(page, "batch-one")
         assert text.startswith("✓ Goal met.") and headings == ["Batching that is no batching · attempt 1"]
-
-
-def test_a_phone(browser, live_server):
-    with lab_page(browser, live_server, QUERY, **PHONE) as (page, _):
-        wait_for_the_run(page)
-        assert_fits(page, PHONE["width"])
-        assert serious(page) == []

@@ -5,7 +5,7 @@ a phone."""
 from __future__ import annotations
 
 import pytest
-from connectionskit import PHONE, assert_fits, lab_page, practise, serious, settle, slide
+from connectionskit import PHONE, lab_page, practise, settle, slide
 from playwright.sync_api import expect
 
 pytestmark = [pytest.mark.browser, pytest.mark.models]
@@ -42,5 +42,3 @@ def test_practice_on_a_phone(browser, live_server):
         settle(page)
         text, headings = practise(page, "never-rejected")
         assert text.startswith("✓ Goal met.") and headings == ["A draft that is never rejected · attempt 1"]
-        assert_fits(page, PHONE["width"])
-        assert serious(page) == []

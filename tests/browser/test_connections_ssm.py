@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from connectionskit import PHONE, assert_fits, lab_page, practise, serious, slide
+from connectionskit import PHONE, lab_page, practise, slide
 from playwright.sync_api import expect
 
 pytestmark = pytest.mark.browser
@@ -26,5 +26,3 @@ def test_practice_is_recorded_and_axe_is_clean_on_a_phone(browser, live_server):
         assert text.startswith("✓ Goal met.")
         assert headings == ["A state that copies everything · attempt 1"]
         expect(page.locator('#cx-history [data-checked="met"]')).to_have_count(1)
-        assert_fits(page, PHONE["width"])
-        assert serious(page) == []

@@ -144,8 +144,8 @@ def test_our_own_thread_count_does_not_change_the_bits(minilm, smollm2, monkeypa
     """MiniLM's pieces, SmolLM2's output-layer slices and a prompt's column blocks, on 1 or 3 threads."""
     from attnlab.engine.fast import decode, quant
     from attnlab.engine.fast.decode import steps as decode_steps
-    from attnlab.models import minilm as minilm_module
-    from attnlab.models import smollm as smollm_module
+    from attnlab.engine.fast import ops as ops_module
+    from attnlab.models import model as model_module
 
     namespace: dict = {}
     exec(compile(PROGRAM, "<program>", "exec"), namespace)
@@ -155,7 +155,7 @@ def test_our_own_thread_count_does_not_change_the_bits(minilm, smollm2, monkeypa
         return minilm.encode(texts), smollm2.forward(ids), smollm2.forward(ids[:5])
 
     before = compute()
-    for module in (decode, decode_steps, quant, minilm_module, smollm_module):
+    for module in (decode, decode_steps, quant, ops_module, model_module):
         monkeypatch.setattr(module, "CORES", cores)
     names = ("embeddings", "prompt logits", "short prompt logits")
     for got, want, what in zip(compute(), before, names, strict=True):

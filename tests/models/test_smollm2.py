@@ -35,10 +35,10 @@ def test_the_shared_model_computes_on_the_files_blocks(smollm2, smollm2_float32)
     from attnlab.engine.fast.quant import QuantMatrix
 
     assert smollm2.path == "q4_1" and smollm2_float32.path == "float32"
-    a = smollm2.layers[0].attn
+    a = smollm2.weights.blocks[0].attn
     assert isinstance(a.w_q, QuantMatrix) and a.w_q.fmt == "Q4_1" and a.w_q.shape == (576, 576)
-    assert isinstance(smollm2.embedding, QuantMatrix) and smollm2.embedding.fmt == "Q8_0"
-    assert smollm2.embedding.shape == (576, 49152)  # E^T: the tied output layer
+    assert isinstance(smollm2.weights.embed, QuantMatrix) and smollm2.weights.embed.fmt == "Q8_0"
+    assert smollm2.weights.embed.shape == (576, 49152)  # E^T: the tied output layer
     assert not a.w_q.parts[0].flags.writeable and a.w_q.parts[0].base is not None  # the file's map
 
 
@@ -46,7 +46,7 @@ def test_both_paths_give_every_weight_the_same_value(smollm2, smollm2_float32):
     """Every block of the file: the kernels' values are gguf's, and the products agree."""
     rng = np.random.default_rng(0)
     names = ("w_q", "w_k", "w_v", "w_o")
-    for ours, ref in zip(smollm2.layers, smollm2_float32.layers, strict=True):
+    for ours, ref in zip(smollm2.weights.blocks, smollm2_float32.weights.blocks, strict=True):
         pairs = [(getattr(ours.attn, n), getattr(ref.attn, n)) for n in names]
         pairs += [(getattr(ours.mlp, n), getattr(ref.mlp, n)) for n in ("w_gate", "w_up", "w_down")]
         for blocks, values in pairs:
@@ -57,7 +57,7 @@ def test_both_paths_give_every_weight_the_same_value(smollm2, smollm2_float32):
             for rows in (x[:1], x):
                 assert np.all(np.abs(rows @ blocks - exact[: len(rows)]) <= bound[: len(rows)])
         np.testing.assert_array_equal(ours.norm_1.weight, ref.norm_1.weight)
-    np.testing.assert_array_equal(smollm2.embedding.values().T, smollm2_float32.embedding)
+    np.testing.assert_array_equal(smollm2.weights.embed.values().T, smollm2_float32.weights.embed)
 
 
 @pytest.mark.oracle
@@ -66,7 +66,7 @@ def test_token_ids_equal_transformers(smollm2, hf_smollm2, prompt):
     _, tokenizer = hf_smollm2
     assert smollm2.encode(prompt) == tokenizer(prompt)["input_ids"]
     # control tokens stay whole
-    assert smollm2.encode("<|im_start|>user")[0] == smollm2.im_start_id
+    assert smollm2.encode("<|im_start|>user")[0] == smollm2.tokenizer.token_to_id("<|im_start|>")
 
 
 @pytest.mark.oracle
@@ -171,7 +171,7 @@ def test_the_prompt_pass_gives_the_last_rows_logits_and_fills_the_cache(smollm2)
     cache, full_cache = smollm2.new_cache(), smollm2.new_cache()
     last = smollm2.prefill(ids, cache=cache)
     full = smollm2.forward(ids, cache=full_cache)
-    assert last.shape == (smollm2.config.vocab,)
+    assert last.shape == (smollm2.arch.d_vocab,)
     assert np.abs(last - full[-1]).max() <= 5e-4  # the output layer's one-row sum, in another order
     assert int(np.argmax(last)) == int(np.argmax(full[-1]))
     for ours, theirs in zip(cache, full_cache, strict=True):  # the layers ran on every token alike
@@ -243,7 +243,7 @@ def test_projections_are_laid_out_for_one_product_each(smollm2, smollm2_exact):
     from attnlab.engine.fast.decode import joined_projections
 
     for model in (smollm2, smollm2_exact):
-        for params in model.layers:
+        for params in model.weights.blocks:
             qkv, gate_up = joined_projections(params)
             assert qkv is not None and gate_up is not None
             assert qkv.shape == (576, 576 + 2 * 192) and gate_up.shape == (576, 2 * 1536)

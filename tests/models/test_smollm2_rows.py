@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from attnlab.engine.errors import FieldError
-from attnlab.models.smollm.rows import positions_of, step_rows
+from attnlab.models.model import positions_of
 
 pytestmark = pytest.mark.models
 
@@ -23,7 +23,7 @@ def test_verifying_drafts_gives_the_one_token_passes_logits_and_caches(smollm2):
     theirs, again = prefilled(smollm2, text)
     assert first.tobytes() == again.tobytes()
     tokens = [int(np.argmax(first)), 3134, 11368, 28, 7]  # the target's token, then four drafts
-    rows = step_rows(smollm2, tokens, [mine] * len(tokens))
+    rows = smollm2.step_rows(tokens, [mine] * len(tokens))
     for r, t in enumerate(tokens):
         assert rows[r].tobytes() == smollm2.forward([t], cache=theirs)[-1].tobytes(), r
     for a, b in zip(mine, theirs):
@@ -33,7 +33,7 @@ def test_verifying_drafts_gives_the_one_token_passes_logits_and_caches(smollm2):
 def test_a_rolled_back_cache_goes_on_as_if_the_rejected_drafts_never_were(smollm2):
     mine, _ = prefilled(smollm2, "One, two, three,")
     theirs, _ = prefilled(smollm2, "One, two, three,")
-    step_rows(smollm2, [3, 4, 5, 6], [mine] * 4)
+    smollm2.step_rows([3, 4, 5, 6], [mine] * 4)
     for c in mine:
         c.truncate(c.length - 2)  # the last two drafts rejected
     for t in (3, 4):
@@ -48,7 +48,7 @@ def test_a_batch_gives_each_request_its_own_steps_bits(smollm2):
     assert positions_of(batch).tolist() == [len(smollm2.encode(t)) for t in texts]
     for step in range(2):
         tokens = [100 + step, 200 + step, 300 + step]
-        rows = step_rows(smollm2, tokens, batch)
+        rows = smollm2.step_rows(tokens, batch)
         for r, t in enumerate(tokens):
             assert rows[r].tobytes() == smollm2.forward([t], cache=alone[r])[-1].tobytes(), (step, r)
 
@@ -56,7 +56,7 @@ def test_a_batch_gives_each_request_its_own_steps_bits(smollm2):
 def test_rows_need_a_list_of_caches_each_and_tokens_of_the_vocabulary(smollm2):
     cache, _ = prefilled(smollm2, "Hi")
     with pytest.raises(ValueError, match="2 tokens and 1 caches"):
-        step_rows(smollm2, [1, 2], [cache])
+        smollm2.step_rows([1, 2], [cache])
     with pytest.raises(FieldError) as err:
-        step_rows(smollm2, [49152], [cache])
+        smollm2.step_rows([49152], [cache])
     assert err.value.loc == ("ids", 0) and cache[0].length == 1

@@ -262,11 +262,11 @@ def test_smollm2s_cache_with_two_tensor_names_swapped_is_rebuilt(tmp_path, smoll
     # same logits as the first build.
     from attnlab.models import files
     from attnlab.models.gguf_file import GGUFFile
-    from attnlab.models.smollm import SmolLM2
-    from attnlab.models.smollm import weights as sw
+    from attnlab.models import load
+    from attnlab.models.families import gguf_weights as sw
 
     folder = tmp_path / "cache"
-    model = SmolLM2.load(weights="float32", cache_dir=folder)
+    model = load.smollm2(weights="float32", cache_dir=folder)
     want = model.logits(model.encode("hi"))[-1]
     (manifest,) = folder.glob(f"{sw.CACHE_KIND}-*.json")
     body = json.loads(manifest.read_text())
@@ -275,7 +275,7 @@ def test_smollm2s_cache_with_two_tensor_names_swapped_is_rebuilt(tmp_path, smoll
     a["name"], b["name"] = b["name"], a["name"]
     manifest.write_text(json.dumps(body))
     g = GGUFFile(files.smollm2_gguf())
-    again = sw.float32_weights(g, len(model.layers), model.config.eps, cache_dir=folder)
-    assert again.how == "rebuilt"
-    reloaded = SmolLM2.load(weights="float32", cache_dir=folder)
+    _, how = sw.float32_weights(g, model.arch, cache_dir=folder)
+    assert how == "rebuilt"
+    reloaded = load.smollm2(weights="float32", cache_dir=folder)
     np.testing.assert_array_equal(reloaded.logits(reloaded.encode("hi"))[-1], want)

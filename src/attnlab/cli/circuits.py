@@ -316,15 +316,13 @@ def _program(model, ids, tokens, number: dict, *, corrupt=None) -> int:
     """Print the program behind ``number`` (a descriptor) on the text ``ids`` (and a patch's ``corrupt``)."""
     from attnlab.lab.realmodel.program.answer import program_answer
     from attnlab.lab.realmodel.program.number import Source
-    from attnlab.models.circuits.stack import stack_of
-
-    stack = stack_of(model)
-    spec = registry.spec(stack.name)
-    counter = registry.counter(stack.name)
+    spec = registry.spec(model.name)
+    counter = registry.counter(model.name)
     texts = tokens if tokens is not None else [counter.text(i) for i in ids]
+    a = model.arch
     src = Source(
-        model=spec.name, title=spec.title, ids=tuple(ids), tokens=tuple(texts), path=stack.path,
-        n_layer=stack.n_layer, n_head=stack.n_head, d_head=stack.d_head, vocab=stack.vocab,
+        model=spec.name, title=spec.title, ids=tuple(ids), tokens=tuple(texts), path=model.path,
+        n_layer=a.n_layer, n_head=a.n_head, d_head=a.d_head, vocab=a.d_vocab,
         corrupt_ids=None if corrupt is None else tuple(corrupt),
         corrupt_tokens=None if corrupt is None else tuple(counter.text(i) for i in corrupt),
     )  # fmt: skip

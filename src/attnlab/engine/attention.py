@@ -32,7 +32,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
 
 import numpy as np
 
@@ -153,13 +152,19 @@ def attention(
 
 
 def attend(
-    q, k, v, *, mask, causal, scale, key_padding_mask, enable_gqa, return_trace, check_values
+    q, k, v, *, mask, causal, scale, key_padding_mask, enable_gqa, return_trace, check_values,
+    on_scores=None, on_weights=None,
 ) -> AttentionResult:
     """:func:`attention` for callers that checked q, k and v for NaN and inf themselves.
 
     ``check_values=False`` skips only the finiteness scan of q, k and v (a
     decoder step would otherwise rescan its whole KV cache in every layer);
     shapes, masks and overflowing scores are still checked.
+
+    ``on_scores(scores)`` and ``on_weights(weights)`` (hook points, or None) see the scaled
+    scores, blocked keys ``-inf``, and the weights, each (..., H, L, S) (query heads, also
+    with GQA), and return what attention goes on with (the same shape) or their argument.
+    Blocked keys stay blocked whatever a score hook returns.
     """
     check_causal(causal)
     xp, q, k, v, scale = prepare_qkv(q, k, v, scale, check_values=check_values)
@@ -193,11 +198,12 @@ def attend(
         bool_masks = [_group_mask(xp, m, n_kv, groups) for m in bool_masks]
         if float_mask is not None:
             float_mask = _group_mask(xp, float_mask, n_kv, groups)
-        parts = _attend(xp, q, k_g, v_g, bool_masks, float_mask, causal, scale)
+        hooks = [None if f is None else _grouped(xp, f, n_kv, groups) for f in (on_scores, on_weights)]
+        parts = _attend(xp, q, k_g, v_g, bool_masks, float_mask, causal, scale, *hooks)
         parts = {name: _ungroup(xp, name, a) for name, a in parts.items()}
         q = xp.reshape(q, qs)
     else:
-        parts = _attend(xp, q, k, v, bool_masks, float_mask, causal, scale)
+        parts = _attend(xp, q, k, v, bool_masks, float_mask, causal, scale, on_scores, on_weights)
 
     steps = TraceBuilder(enabled=return_trace)
     for name, value in (("q", q), ("k", k), ("v", v)):
@@ -261,7 +267,7 @@ def check_scores(xp, scores) -> None:
         )
 
 
-def _attend(xp, q, k, v, bool_masks, float_mask, causal, scale) -> dict[str, Any]:
+def _attend(xp, q, k, v, bool_masks, float_mask, causal, scale, on_scores=None, on_weights=None) -> dict:
     """Compute attention on checked, same-dtype arrays; return every intermediate."""
     # 1) match every query with every key
     with np.errstate(over="ignore", invalid="ignore"):  # overflow is reported below instead
@@ -281,6 +287,9 @@ def _attend(xp, q, k, v, bool_masks, float_mask, causal, scale) -> dict[str, Any
     if causal is not None and not causal_is_trivial(n_q, n_k, causal):
         c = causal_mask(n_q, n_k, causal, like=q)
         allowed = c if allowed is None else xp.logical_and(allowed, c)
+    if on_scores is not None:  # a hook point: it sees blocked keys as -inf, and they stay blocked
+        shown = scores if allowed is None else xp.where(allowed, scores, -xp.inf)
+        scores = _hooked(xp, on_scores, shown, "scores")
     # 3) guarded softmax: set blocked scores aside before exponentiating
     shape = shape_of(scores)
     if allowed is None:
@@ -295,6 +304,8 @@ def _attend(xp, q, k, v, bool_masks, float_mask, causal, scale) -> dict[str, Any
         exps = xp.where(allowed, xp.exp(xp.where(allowed, scores - m, 0.0)), 0.0)
     total = xp.sum(exps, axis=-1, keepdims=True)
     weights = exps / xp.where(total == 0.0, 1.0, total)  # total is >= 1 on any allowed row
+    if on_weights is not None:
+        weights = _hooked(xp, on_weights, weights, "weights")
     # 4) mix the values
     output = weights @ v  # (..., L, d_v)
     return {
@@ -308,6 +319,28 @@ def _attend(xp, q, k, v, bool_masks, float_mask, causal, scale) -> dict[str, Any
         "output": output,
         "fully_masked": fully,
     }
+
+
+def _hooked(xp, fn, a, what: str):
+    """``fn(a)`` where a hook may replace an intermediate: the same shape, and no NaN."""
+    out = fn(a)
+    if shape_of(out) != shape_of(a):
+        shapes = f"returned shape {shape_of(out)}; it must keep {shape_of(a)}"
+        raise FieldError("fwd_hooks", f"a hook on the {what} {shapes}")
+    if bool(xp.any(xp.isnan(out))):
+        raise FieldError("fwd_hooks", f"a hook on the {what} returned NaN")
+    return out
+
+
+def _grouped(xp, fn, n_kv: int, groups: int):
+    """A hook on (..., H, L, S) called with grouped (..., H_kv, g, L, S) arrays, and its answer regrouped."""
+
+    def call(a):
+        s = shape_of(a)
+        out = fn(xp.reshape(a, s[:-4] + (n_kv * groups,) + s[-2:]))
+        return xp.reshape(out, s)
+
+    return call
 
 
 def _device(x):

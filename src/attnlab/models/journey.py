@@ -1,7 +1,7 @@
 """One token's journey through the blocks: the residual stream, what attention and the MLP add.
 
-From the blocks' traces (``transformer_block(..., return_trace=True)``),
-for every block ``l`` and token ``t`` (arrays ``(L, T)`` unless said):
+From the forward's hook points (:func:`journey_arrays`), for every block ``l`` and token ``t``
+(arrays ``(L, T)`` unless said):
 
 - ``resid_in``: the L2 norm of the block's input row (the residual stream);
 - ``attn``: the norm of what attention adds (its output, after W_O);
@@ -28,35 +28,40 @@ TOP_UNITS = 5
 STATS = ("mean", "rms", "max_abs")
 
 
-def _rows(array, batched: bool) -> np.ndarray:
-    a = np.asarray(array, dtype=np.float64)
-    return a[0] if batched else a
-
-
 def _stats(x: np.ndarray) -> np.ndarray:
     return np.stack([x.mean(-1), np.sqrt((x * x).mean(-1)), np.abs(x).max(-1)], axis=-1)
 
 
-def journey_arrays(results, *, norm: str, batched: bool = False) -> dict[str, np.ndarray]:
-    """The journey of every token from ``results`` (one BlockResult per block, made with a trace).
+def journey_arrays(cache, arch) -> dict[str, np.ndarray]:
+    """The journey of every token from a forward's hook points (``cache``: name -> activation,
+    as :meth:`attnlab.models.model.Model.run_with_cache` keeps them), for a model of ``arch``.
 
-    ``norm``: "pre" or "post" (where the block's norms sit); ``batched``: the
-    traces have a batch axis of one (take row 0).
+    Pre-norm: norm_1 normalises the block's input (``hook_resid_pre``), norm_2 ``x + attention``
+    (``hook_resid_mid``); post-norm: ``x + MHA(x)`` (``hook_resid_mid``) and ``h + FFN(h)``
+    (``hook_resid_post``, before LayerNorm_2); the block's output is ``hook_resid_post``
+    (pre-norm) or ``ln2.hook_normalized`` (post-norm).
     """
+    from attnlab.engine.hooks import block_names
+
+    pre = arch.norm_placement == "pre"
     out: dict[str, list] = {k: [] for k in ("resid_in", "attn", "mlp", "resid_out", "norm_1", "norm_2")}
     units, values = [], []
-    for res in results:
-        t = res.trace
-        x = _rows(t["input"], batched)
-        first = x if norm == "pre" else _rows(t["residual_1"], batched)
-        second = _rows(t["residual_1"] if norm == "pre" else t["residual_2"], batched)
+    for layer in range(arch.n_layer):
+        n = block_names(layer)
+
+        def rows(name):
+            return np.asarray(cache[name], dtype=np.float64)
+
+        x = rows(n.resid_pre)
+        first = x if pre else rows(n.resid_mid)
+        second = rows(n.resid_mid if pre else n.resid_post)
         out["resid_in"].append(np.linalg.norm(x, axis=-1))
-        out["attn"].append(np.linalg.norm(_rows(t["attn.output"], batched), axis=-1))
-        out["mlp"].append(np.linalg.norm(_rows(t["mlp.output"], batched), axis=-1))
-        out["resid_out"].append(np.linalg.norm(_rows(t["output"], batched), axis=-1))
+        out["attn"].append(np.linalg.norm(rows(n.attn_out), axis=-1))
+        out["mlp"].append(np.linalg.norm(rows(n.mlp_out), axis=-1))
+        out["resid_out"].append(np.linalg.norm(rows(n.resid_post if pre else n.ln2), axis=-1))
         out["norm_1"].append(_stats(first))
         out["norm_2"].append(_stats(second))
-        act = _rows(t["mlp.activated"], batched)  # (T, d_ff)
+        act = rows(n.mlp_post)  # (T, d_ff)
         order = top_units(act, TOP_UNITS)
         units.append(order.astype(np.int32))
         values.append(np.take_along_axis(act, order, axis=-1))

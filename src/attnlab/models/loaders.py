@@ -23,15 +23,15 @@ class Counter:
 
 
 def minilm():
-    from attnlab.models.minilm import MiniLM
+    from attnlab.models import load
 
-    return MiniLM.load()
+    return load.minilm()
 
 
 def smollm2():
-    from attnlab.models.smollm import SmolLM2
+    from attnlab.models import load
 
-    return SmolLM2.load()
+    return load.smollm2()
 
 
 def minilm_counter() -> Counter:

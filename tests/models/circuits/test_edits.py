@@ -9,10 +9,12 @@ import numpy as np
 import pytest
 
 from attnlab.engine.errors import FieldError
+from attnlab.engine.hooks import block_names
 from attnlab.models.circuits.edits import SetHead, SetMLP, SetResid, plan
 
-# the shapes plan() reads, SmolLM2's (30 layers, 9 query heads of 64, d_model 576)
-STACK = SimpleNamespace(name="smollm2", n_layer=30, n_head=9, d_head=64, d_model=576, dtype=np.float32)
+# the shapes plan() reads, SmolLM2's (30 layers, 9 query heads of 64, d_model 576, pre-norm)
+ARCH = SimpleNamespace(n_layer=30, n_head=9, d_head=64, d_model=576, norm_placement="pre")
+STACK = SimpleNamespace(name="smollm2", arch=ARCH, dtype=np.float32)
 T = 5
 
 
@@ -36,26 +38,29 @@ def test_each_intervention_goes_where_it_acts_and_the_lowest_sets_the_start():
 
 
 def test_a_head_write_touches_its_columns_at_its_positions_in_a_copy():
-    z = np.arange(T * 9 * 64, dtype=np.float32).reshape(T, 9 * 64)
+    z = np.arange(T * 9 * 64, dtype=np.float32).reshape(T, 9, 64)  # hook_z: (pos, head, d_head)
     value = np.full((T, 64), -1.0)
     p = plan(STACK, T, [SetHead(2, 8, value, (0, 3))])
     kept = []
-    edits = p.edits(2, {"z": lambda a: kept.append(a) or a})
-    out = edits.z(z)
-    assert out is not z and out.flags.c_contiguous and out.dtype == np.float32
+    hooks = dict(p.hooks(0, 30, {"z": lambda layer, a: kept.append((layer, a))}))
+    out = hooks[block_names(2).z](z, block_names(2).z)
+    assert out is not z and out.flags.c_contiguous and out.dtype == np.float32 and out.shape == z.shape
     expected = z.copy()
-    expected[[0, 3], 8 * 64 :] = -1.0
+    expected[[0, 3], 8] = -1.0
     np.testing.assert_array_equal(out, expected)
-    assert kept[0] is out  # the recorder sees what goes on
-    assert z[0, 8 * 64] == 8 * 64  # the input is never written into
-    assert edits.mid is None and edits.mlp is None
-    assert p.edits(3) is None  # nothing to do in layer 3
+    assert kept[0][0] == 2 and kept[0][1] is out  # the recorder sees what goes on
+    assert z[0, 8, 0] == 8 * 64  # the input is never written into
+    assert block_names(2).resid_mid not in hooks and block_names(2).mlp_out not in hooks
+    assert [name for name, _ in p.hooks(0, 30)] == [block_names(2).z]  # nothing to do elsewhere
 
 
-def test_an_encoders_batch_axis_passes_through():
-    z = np.zeros((1, T, 9 * 64), np.float32)
-    out = plan(STACK, T, [SetHead(0, 1, np.ones(64))]).edits(0).z(z)
-    assert out.shape == (1, T, 576) and out[0, :, 64:128].min() == 1.0 and out[0, :, :64].max() == 0.0
+def test_mid_is_where_the_norm_placement_puts_it():
+    for placement, name in (("pre", block_names(4).resid_mid), ("post", block_names(4).ln1)):
+        model = SimpleNamespace(name="m", arch=SimpleNamespace(**{**vars(ARCH), "norm_placement": placement}),
+                                dtype=np.float32)  # fmt: skip
+        hooks = dict(plan(model, T, [SetResid(4, "mid", np.ones(576))]).hooks(0, 30))
+        out = hooks[name](np.zeros((T, 576), np.float32), name)
+        assert out.min() == 1.0 and len(hooks) == 1
 
 
 def test_residual_points_are_written_and_left_alone_elsewhere():

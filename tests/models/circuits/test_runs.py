@@ -29,7 +29,7 @@ def test_a_run_keeps_each_activation_as_the_block_added_it(decoder):
     assert (c.resid[:-1] + c.attn_out).tobytes() == c.mid.tobytes()
     assert (c.mid + c.mlp_out).tobytes() == c.resid[1:].tobytes()
     # the attention output is the heads' z through W_O (the model's product: rounding apart)
-    w_o = c_values(decoder.layers[4].attn.w_o)
+    w_o = c_values(decoder.weights.blocks[4].attn.w_o)
     np.testing.assert_allclose(c.z[4].reshape(T, -1) @ w_o, c.attn_out[4], rtol=0, atol=2e-4)
     np.testing.assert_allclose(c.final_scale, 1.0 / c.final_rms.astype(np.float64), rtol=0, atol=0)
     names = ("resid", "mid", "z", "attn_out", "mlp_out", "logits")
@@ -66,7 +66,7 @@ def test_a_head_patch_changes_only_what_that_query_head_writes(decoder):
     others = [h for h in range(9) if h != 4]
     assert p.z[10][:, others].tobytes() == c.z[10][:, others].tobytes()  # its KV group's other heads too
     # what changed in the attention output is head 4's change through its rows of W_O
-    w_o = c_values(decoder.layers[10].attn.w_o)[4 * 64 : 5 * 64]
+    w_o = c_values(decoder.weights.blocks[10].attn.w_o)[4 * 64 : 5 * 64]
     delta = (value.astype(np.float64) - c.z[10, :, 4]) @ w_o.astype(np.float64)
     np.testing.assert_allclose(p.attn_out[10] - c.attn_out[10], delta, rtol=0, atol=5e-4)
     assert not np.array_equal(p.logits, c.logits)

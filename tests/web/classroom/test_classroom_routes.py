@@ -8,6 +8,7 @@ import json
 import re
 
 import pytest
+from fastapi import Request
 from fastapi.testclient import TestClient
 
 from attnlab.lab.classroom import names, page
@@ -282,3 +283,14 @@ def test_no_class_page_file_holds_a_word():
         raw = (static / name).read_text(encoding="utf-8")
         shown = shown_texts(re.sub(r"<!-- fill:[a-z0-9_]+ -->", "", raw))
         assert [t for t in shown if any(c.isalpha() for c in t)] == [], name
+
+
+def probe(request: Request) -> dict:
+    return {"who": getattr(request.state, "class_learner", None)}
+
+
+def test_every_request_of_a_learner_says_which_learner_asks(app, room, join):
+    app.add_api_route("/api/probe-learner", probe, methods=["GET"])
+    ada = join("Ada")
+    assert ada.get("/api/probe-learner").json() == {"who": f"class:{room.store.public_id}:1"}
+    assert TestClient(app).get("/api/probe-learner").json() == {"who": None}

@@ -65,16 +65,20 @@ def sections() -> dict[str, list[str]]:
     return out
 
 
+@cache
+def _by_page() -> dict[tuple[str, str | None], dict]:
+    return {(p["page"], p["section"]): p for p in places()}
+
+
 def place_of(where: dict | None) -> dict | None:
     """The place a page's report ``{"page", "section"}`` is in, or None (a page outside the list)."""
     if not where:
         return None
-    found = [p for p in places() if p["page"] == where.get("page")]
-    for p in found:
-        if p["section"] is not None and p["section"] == where.get("section"):
-            return p
-    whole = [p for p in found if p["section"] is None]
-    return whole[0] if whole else None
+    found = _by_page()
+    page, section = where.get("page"), where.get("section")
+    if section is not None and (page, section) in found:
+        return found[(page, section)]
+    return found.get((page, None))
 
 
 def part_place(part: str) -> str:

@@ -77,10 +77,11 @@ def challenge(part: str, challenge_id: str) -> dict | None:
     return None
 
 
-def notebook_challenges() -> list[dict]:
+@cache
+def notebook_challenges() -> tuple[dict, ...]:
     from attnlab.lab.notebook import practice
 
-    return practice.challenges()
+    return tuple(practice.challenges())
 
 
 def clock(ms: int) -> str:
@@ -208,22 +209,22 @@ def _learner_row(learner: dict, events: list[dict], anonymised: bool, now: int) 
 def challenge_rows(events: list[dict], joined: int) -> list[dict]:
     """A row per challenge: every practice challenge of the main page, then any other one checked."""
     keys: dict[tuple[str, str], None] = {("notebook", c["id"]): None for c in notebook_challenges()}
-    for e in events:
-        if e["kind"] in ("check", "hint", "answer") and challenge(*_key(e)):
-            keys.setdefault(_key(e), None)
     tally: dict[tuple[str, str], dict[str, set]] = defaultdict(lambda: defaultdict(set))
+    column = {"hint": "hints", "answer": "answers"}
     for e in events:
-        if e["learner_id"] is None:
+        kind, who = e["kind"], e["learner_id"]
+        if who is None or kind not in ("check", "hint", "answer"):
             continue
-        t = tally[_key(e)]
-        if e["kind"] == "check":
-            t["attempted"].add(e["learner_id"])
+        t = tally[(e["part"] or "", e["challenge"] or "")]
+        if kind == "check":
+            t["attempted"].add(who)
             if e["data"].get("met"):
-                t["solved"].add(e["learner_id"])
-        elif e["kind"] == "hint":
-            t["hints"].add(e["learner_id"])
-        elif e["kind"] == "answer":
-            t["answers"].add(e["learner_id"])
+                t["solved"].add(who)
+        else:
+            t[column[kind]].add(who)
+    for key in tally:
+        if challenge(*key):
+            keys.setdefault(key, None)
     rows = []
     for part, cid in keys:
         c = challenge(part, cid)

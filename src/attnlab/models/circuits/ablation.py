@@ -25,7 +25,6 @@ from attnlab.engine.errors import FieldError
 from attnlab.models.circuits import checks, metrics
 from attnlab.models.circuits.edits import SetHead
 from attnlab.models.circuits.runs import Cache, resume, run
-from attnlab.models.circuits.stack import stack_of
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)
@@ -48,18 +47,17 @@ def head_means(cache: Cache, heads: Sequence[tuple[int, int]]) -> np.ndarray:
 
 def ablate(model, text_ids_or_cache, heads: Sequence[tuple[int, int]], *, how: str = "zero") -> Ablation:
     """Ablate ``heads`` ((layer, head) pairs) on token ids or an unablated :class:`Cache`."""
-    stack = stack_of(model)
     how = checks.choice(how, checks.HOWS, loc=("how",))
-    chosen = _heads(stack, heads)
+    chosen = _heads(model, heads)
     before = text_ids_or_cache if isinstance(text_ids_or_cache, Cache) else run(model, text_ids_or_cache)
     if before.edits:
         raise FieldError(("before",), checks.already_edited())
     if how == "zero":
-        values = np.zeros((len(chosen), stack.d_head), dtype=before.z.dtype)
+        values = np.zeros((len(chosen), model.arch.d_head), dtype=before.z.dtype)
     else:
         values = head_means(before, chosen)
     edits = [SetHead(layer, head, values[i]) for i, (layer, head) in enumerate(chosen)]
-    start = min((layer for layer, _ in chosen), default=stack.n_layer)
+    start = min((layer for layer, _ in chosen), default=model.arch.n_layer)
     after = resume(model, before, start, edits=edits, logits=before.logits is not None)
     return Ablation(heads=chosen, how=how, before=before, after=after, values=values)
 
@@ -113,13 +111,13 @@ def layer_change(a: Ablation, layer: int) -> dict[str, np.ndarray | float | None
     }
 
 
-def _heads(stack, heads) -> tuple[tuple[int, int], ...]:
+def _heads(model, heads) -> tuple[tuple[int, int], ...]:
     out = []
     for i, pair in enumerate(heads):
         if isinstance(pair, str | bytes) or not isinstance(pair, Sequence) or len(pair) != 2:
             raise FieldError(("heads", i), checks.not_a_head(pair))
-        layer = checks.index(pair[0], stack.n_layer, loc=("heads", i, 0), model=stack.name, what="layer")
-        head = checks.index(pair[1], stack.n_head, loc=("heads", i, 1), model=stack.name, what="head")
+        layer = checks.index(pair[0], model.arch.n_layer, loc=("heads", i, 0), model=model.name, what="layer")
+        head = checks.index(pair[1], model.arch.n_head, loc=("heads", i, 1), model=model.name, what="head")
         if (layer, head) not in out:
             out.append((layer, head))
     return tuple(out)

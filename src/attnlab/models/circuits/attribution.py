@@ -37,7 +37,6 @@ from attnlab.engine.fast.quant import QuantMatrix
 from attnlab.engine.threads import holds_one_blas_thread
 from attnlab.models.circuits import checks
 from attnlab.models.circuits.runs import Cache
-from attnlab.models.circuits.stack import stack_of
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)
@@ -70,30 +69,29 @@ class Attribution:
 @holds_one_blas_thread  # its float64 products sum alike whatever the BLAS thread count
 def logit_attribution(model, cache: Cache, position: int = -1, token: int | None = None) -> Attribution:
     """Attribute the logit of ``token`` (default: the model's top token there) at ``position``."""
-    stack = stack_of(model)
-    if stack.kind != "decoder" or cache.logits is None:
-        raise FieldError(("model",), checks.no_unembedding(stack.name))
+    if model.kind != "decoder" or cache.logits is None:
+        raise FieldError(("model",), checks.no_unembedding(model.name))
     p = checks.position(position, cache.n_tokens, loc=("position",))
     row = cache.logits[p]
     if token is None:
         token = int(np.argmax(row))
-    token = checks.index(token, stack.vocab, loc=("token",), model="the vocabulary", what="token")
+    token = checks.index(token, model.arch.d_vocab, loc=("token",), model="the vocabulary", what="token")
     f64 = np.float64
     rms = f64(cache.final_rms[p])
     scale = 1.0 / rms
-    gamma = stack.final_norm.weight
-    e = stack.token_rows([token])[0].astype(f64)
+    gamma = model.weights.final_norm.weight
+    e = model.token_rows([token])[0].astype(f64)
     u = scale * (e if gamma is None else gamma.astype(f64) * e)  # (d,)
-    L, H, dh = stack.n_layer, stack.n_head, stack.d_head
+    L, H, dh = model.arch.n_layer, model.arch.n_head, model.arch.d_head
     heads = np.empty((L, H))
     bias = np.zeros(L)
     mlps = cache.mlp_out[:, p].astype(f64) @ u  # (L,)
-    spread = np.zeros(stack.d_model)  # sum_l |z_l| @ |W_O_l|, for the bound
+    spread = np.zeros(model.arch.d_model)  # sum_l |z_l| @ |W_O_l|, for the bound
     for layer in range(L):
-        w_o = _values(stack.layers[layer].attn.w_o).astype(f64)  # (H * dh, d)
+        w_o = _values(model.weights.blocks[layer].attn.w_o).astype(f64)  # (H * dh, d)
         z = cache.z[layer, p].astype(f64).reshape(-1)  # (H * dh,)
         heads[layer] = (z * (w_o @ u)).reshape(H, dh).sum(axis=1)
-        b_o = stack.layers[layer].attn.b_o
+        b_o = model.weights.blocks[layer].attn.b_o
         if b_o is not None:
             bias[layer] = np.asarray(b_o, dtype=f64) @ u
         spread += np.abs(z) @ np.abs(w_o)
@@ -107,8 +105,8 @@ def logit_attribution(model, cache: Cache, position: int = -1, token: int | None
     partial = np.abs(cache.mid[:, p].astype(f64)).sum(axis=0)  # (d,): every partial sum's size
     partial += np.abs(cache.resid[1:, p].astype(f64)).sum(axis=0)
     x = cache.resid[-1, p].astype(f64)
-    unit = np.finfo(stack.dtype).eps / 2
-    bound = unit * (np.abs(u) @ (partial + H * dh * spread) + (stack.d_model + 2) * np.abs(x * u).sum())
+    unit = np.finfo(model.dtype).eps / 2
+    bound = unit * (np.abs(u) @ (partial + H * dh * spread) + (model.arch.d_model + 2) * np.abs(x * u).sum())
     return Attribution(
         position=p,
         token=token,

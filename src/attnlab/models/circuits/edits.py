@@ -1,4 +1,4 @@
-"""Interventions as data, and the block hooks (:class:`attnlab.engine.block.BlockEdits`) they become.
+"""Interventions as data, and the forward's hooks (:mod:`attnlab.engine.hooks`) they become.
 
 - :class:`SetHead`: query head ``head``'s output z in ``layer`` (its slice of the heads side
   by side, before W_O: what that query head alone writes; on a GQA model never the KV head
@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from attnlab.engine.block import BlockEdits
 from attnlab.engine.errors import FieldError
+from attnlab.engine.hooks import block_names
 from attnlab.models.circuits import checks
 
 
@@ -74,23 +74,32 @@ class Plan:
     """Interventions sorted by where they act.
 
     ``start``: the first block whose numbers they change (``n_layer`` when only the
-    residual leaving the last block changes); ``blocks[layer]``: the writes of that
-    block's hooks ("z", "mid", "mlp"); ``points[p]``: the writes into the residual
+    residual leaving the last block changes); ``blocks[layer]``: the writes at that
+    block's hook points ("z", "mid", "mlp"); ``points[p]``: the writes into the residual
     stream at point p (entering block p; p = n_layer: after the last block).
     """
 
     start: int
+    mid_hook: str = "resid_mid"  # where "mid" is: pre-norm x + attention, post-norm LayerNorm_1 of it
     blocks: dict[int, dict[str, list[_Write]]] = field(default_factory=dict)
     points: dict[int, list[_Write]] = field(default_factory=dict)
 
-    def edits(self, layer: int, keep: dict[str, Callable] | None = None) -> BlockEdits | None:
-        """The hooks of block ``layer``: its writes, then ``keep[name]`` (a recorder) on the result."""
-        writes = self.blocks.get(layer, {})
+    def hooks(self, start: int, n_layer: int, keep: dict[str, Callable] | None = None) -> list:
+        """``fwd_hooks`` for the forward from block ``start``: the writes at each hook point, then
+        ``keep[kind](layer, value)`` (a recorder of "resid", "mid", "z", "attn_out", "mlp_out")."""
         keep = keep or {}
-        hooks = {name: _hook(writes.get(name), keep.get(name)) for name in ("z", "mid", "mlp")}
-        if all(h is None for h in hooks.values()):
-            return None
-        return BlockEdits(**hooks)
+        out = []
+        for layer in range(start, n_layer):
+            n = block_names(layer)
+            writes = self.blocks.get(layer, {})
+            places = (("resid", n.resid_pre, self.points.get(layer)), ("mid", getattr(n, self.mid_hook),
+                      writes.get("mid")), ("z", n.z, writes.get("z")), ("attn_out", n.attn_out, None),
+                      ("mlp_out", n.mlp_out, writes.get("mlp")))  # fmt: skip
+            for kind, name, w in places:
+                fn = _hook(w, keep.get(kind), layer, heads=kind == "z")
+                if fn is not None:
+                    out.append((name, fn))
+        return out
 
     def at_point(self, point: int, x: np.ndarray) -> np.ndarray:
         """x (T, d) with the writes at residual point ``point`` (x itself when there are none)."""
@@ -98,21 +107,23 @@ class Plan:
         return x if not writes else _apply(writes, x)
 
 
-def plan(stack, n_tokens: int, interventions: Iterable[Intervention]) -> Plan:
+def plan(model, n_tokens: int, interventions: Iterable[Intervention]) -> Plan:
     """Check ``interventions`` against the model and ``n_tokens``; sort them by place (see :class:`Plan`)."""
-    out = Plan(start=stack.n_layer + 1)
+    a = model.arch
+    mid = "resid_mid" if a.norm_placement == "pre" else "ln1"
+    out = Plan(start=a.n_layer + 1, mid_hook=mid)
     for i, edit in enumerate(interventions):
         loc = ("edits", i)
-        layer = checks.index(edit.layer, stack.n_layer, loc=(*loc, "layer"), model=stack.name, what="layer")
+        layer = checks.index(edit.layer, a.n_layer, loc=(*loc, "layer"), model=model.name, what="layer")
         rows = checks.positions(edit.positions, n_tokens, loc=(*loc, "positions"))
         if isinstance(edit, SetHead):
-            head = checks.index(edit.head, stack.n_head, loc=(*loc, "head"), model=stack.name, what="head")
-            d = stack.d_head
-            write = _write(stack, edit.value, n_tokens, d, rows, slice(head * d, (head + 1) * d), loc)
+            head = checks.index(edit.head, a.n_head, loc=(*loc, "head"), model=model.name, what="head")
+            d = a.d_head
+            write = _write(model, edit.value, n_tokens, d, rows, slice(head * d, (head + 1) * d), loc)
             out.blocks.setdefault(layer, {}).setdefault("z", []).append(write)
             out.start = min(out.start, layer)
         elif isinstance(edit, SetMLP | SetResid):
-            write = _write(stack, edit.value, n_tokens, stack.d_model, rows, slice(None), loc)
+            write = _write(model, edit.value, n_tokens, a.d_model, rows, slice(None), loc)
             site = "mlp" if isinstance(edit, SetMLP) else checks.choice(edit.site, checks.SITES,
                                                                         loc=(*loc, "site"))  # fmt: skip
             if site in ("mlp", "mid"):
@@ -125,17 +136,17 @@ def plan(stack, n_tokens: int, interventions: Iterable[Intervention]) -> Plan:
         else:
             kinds = ("SetHead", "SetMLP", "SetResid")
             raise FieldError(loc, checks.unknown_choice(type(edit).__name__, kinds))
-    out.start = min(out.start, stack.n_layer)
+    out.start = min(out.start, a.n_layer)
     return out
 
 
-def _write(stack, value, n_tokens: int, width: int, rows, cols: slice, loc) -> _Write:
+def _write(model, value, n_tokens: int, width: int, rows, cols: slice, loc) -> _Write:
     v = np.asarray(value)
     if v.shape == (width,):
         v = np.broadcast_to(v, (n_tokens, width))
     if v.shape != (n_tokens, width):
         raise FieldError((*loc, "value"), checks.wrong_shape(v.shape, (n_tokens, width)))
-    v = v.astype(stack.dtype, copy=False)
+    v = v.astype(model.dtype, copy=False)
     return _Write(cols=cols, value=v, rows=slice(None) if rows is None else np.asarray(rows, dtype=np.intp))
 
 
@@ -147,14 +158,19 @@ def _apply(writes: list[_Write], a: np.ndarray) -> np.ndarray:
     return out
 
 
-def _hook(writes: list[_Write] | None, keep: Callable | None) -> Callable | None:
+def _hook(writes: list[_Write] | None, keep: Callable | None, layer: int, *, heads: bool) -> Callable | None:
+    """A forward hook making ``writes`` (the heads' z seen as (T, H * d_head), their side-by-side
+    columns) and then calling ``keep(layer, value)``; None when there is nothing to do."""
     if not writes and keep is None:
         return None
-    if not writes:
-        return keep
 
-    def hook(a: np.ndarray) -> np.ndarray:
-        out = _apply(writes, a)
-        return out if keep is None else keep(out)
+    def hook(a: np.ndarray, name: str) -> np.ndarray:
+        out = a
+        if writes:
+            flat = a.reshape(a.shape[0], -1) if heads else a  # z (T, H, d) as the heads side by side
+            out = _apply(writes, flat).reshape(a.shape)
+        if keep is not None:
+            keep(layer, out)
+        return out
 
     return hook

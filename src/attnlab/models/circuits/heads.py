@@ -2,9 +2,8 @@
 
 :func:`head_reads`: the head's q and its KV head's k, before and after RoPE, and their
 dot products q_i · k_j (unscaled; the scores are these times ``scale``). They are
-recomputed from the cached residual stream entering the layer by the reference engine
-(``engine.multihead.multi_head_attention`` with its trace; on the q4_1 path on the
-blocks' float values), so they equal the run's own to float rounding. On a GQA model
+the forward's own hook points (``attn.hook_q`` ... ``attn.hook_pattern``), from that block
+run again on the cached residual stream entering it: the run's own bits. On a GQA model
 ``group`` lists the query heads that share the KV head (and its k and v).
 
 :func:`head_writes` (decoder): at a query position, the keys the head attends to most,
@@ -23,12 +22,10 @@ import numpy as np
 
 from attnlab.engine.errors import FieldError
 from attnlab.engine.fast.quant import with_values
-from attnlab.engine.layers import rms_norm
-from attnlab.engine.multihead import multi_head_attention
+from attnlab.engine.hooks import block_names
 from attnlab.engine.threads import holds_one_blas_thread, one_blas_thread
 from attnlab.models.circuits import checks, metrics
 from attnlab.models.circuits.runs import Cache
-from attnlab.models.circuits.stack import stack_of
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)
@@ -78,17 +75,16 @@ class HeadWrites:
 @holds_one_blas_thread  # its products (the dots too) sum alike whatever the BLAS thread count
 def head_reads(model, cache: Cache, layer: int, head: int) -> HeadReads:
     """The q, k and QK products of query head ``head`` in ``layer`` on ``cache``'s text."""
-    stack = stack_of(model)
-    layer = checks.index(layer, stack.n_layer, loc=("layer",), model=stack.name, what="layer")
-    head = checks.index(head, stack.n_head, loc=("head",), model=stack.name, what="head")
-    group = stack.n_head // stack.n_kv_head
+    layer = checks.index(layer, model.arch.n_layer, loc=("layer",), model=model.name, what="layer")
+    head = checks.index(head, model.arch.n_head, loc=("head",), model=model.name, what="head")
+    group = model.arch.n_head // model.arch.n_kv_head
     kv = head // group
-    t = _attention_trace(stack, cache, layer)
+    t = _attention_trace(model, cache, layer)
     rotated = "q_rotated" in t
     q, k = t["q"][head], t["k"][kv]
     qr, kr = (t["q_rotated"][head], t["k_rotated"][kv]) if rotated else (q, k)
     n = cache.n_tokens
-    allowed = np.tril(np.ones((n, n), dtype=bool)) if stack.kind == "decoder" else np.ones((n, n), dtype=bool)
+    allowed = np.tril(np.ones((n, n), dtype=bool)) if model.kind == "decoder" else np.ones((n, n), dtype=bool)
     f64 = np.float64
     return HeadReads(
         layer=layer,
@@ -102,7 +98,7 @@ def head_reads(model, cache: Cache, layer: int, head: int) -> HeadReads:
         v=t["v"][kv],
         dots_before=q.astype(f64) @ k.astype(f64).T,
         dots_after=qr.astype(f64) @ kr.astype(f64).T,
-        scale=1.0 / float(np.sqrt(stack.d_head)),
+        scale=1.0 / float(np.sqrt(model.arch.d_head)),
         allowed=allowed,
         weights=t["weights"][head],
     )
@@ -113,22 +109,21 @@ def head_writes(
     model, cache: Cache, layer: int, head: int, position: int = -1, *, sources: int = 5, top: int = 5
 ) -> HeadWrites:
     """What query head ``head`` of ``layer`` writes at ``position`` (decoder), through the unembedding."""
-    stack = stack_of(model)
-    if stack.kind != "decoder" or cache.final_rms is None:
-        raise FieldError(("model",), checks.no_unembedding(stack.name))
+    if model.kind != "decoder" or cache.final_rms is None:
+        raise FieldError(("model",), checks.no_unembedding(model.name))
     reads = head_reads(model, cache, layer, head)
     p = checks.position(position, cache.n_tokens, loc=("position",))
     row = reads.weights[p].astype(np.float64)
     order = np.lexsort((np.arange(row.size), -row))[: min(sources, p + 1)]
-    dh = stack.d_head
-    w_o = with_values(stack.layers[layer].attn).w_o[head * dh : (head + 1) * dh]  # (d_head, d)
-    gamma = stack.final_norm.weight
-    scale = stack.dtype.type(1.0 / np.float64(cache.final_rms[p]))
+    dh = model.arch.d_head
+    w_o = with_values(model.weights.blocks[layer].attn).w_o[head * dh : (head + 1) * dh]  # (d_head, d)
+    gamma = model.weights.final_norm.weight
+    scale = model.dtype.type(1.0 / np.float64(cache.final_rms[p]))
     vectors = np.vstack([reads.v[order], cache.z[layer, p, head][None]]) @ w_o  # (n + 1, d)
     if gamma is not None:
         vectors = vectors * gamma
     with one_blas_thread():
-        logits = stack.unembed(vectors * scale)  # (n + 1, V)
+        logits = model.unembed(vectors * scale)  # (n + 1, V)
     ids = metrics.ranked(logits, top)
     chosen = np.take_along_axis(logits, ids, axis=-1).astype(np.float64)
     return HeadWrites(
@@ -144,25 +139,19 @@ def head_writes(
     )
 
 
-def _attention_trace(stack, cache: Cache, layer: int) -> dict[str, np.ndarray]:
-    """The reference engine's attention trace of ``layer`` on the cached residual entering it."""
-    params = stack.layers[layer]
-    x = np.array(cache.resid[layer])
-    with one_blas_thread():
-        if stack.kind == "decoder":
-            res = multi_head_attention(
-                rms_norm(x, params.norm_1),
-                with_values(params.attn),
-                n_head=stack.n_head,
-                n_kv_head=stack.n_kv_head,
-                causal="bottom_right",
-                rope=stack.model.rope,
-                positions=np.arange(x.shape[0]),
-                return_trace=True,
-            )
-            return {name: res.trace[name] for name in ("q", "k", "v", "q_rotated", "k_rotated", "weights")}
-        res = multi_head_attention(
-            x[None], params.attn, n_head=stack.n_head, key_padding_mask=np.ones((1, x.shape[0]), dtype=bool),
-            return_trace=True,
-        )  # fmt: skip
-        return {name: res.trace[name][0] for name in ("q", "k", "v", "weights")}
+def _attention_trace(model, cache: Cache, layer: int) -> dict[str, np.ndarray]:
+    """Block ``layer`` of the forward run again on the cached residual entering it, keeping its
+    attention's hook points: q, k, v (T, heads, d_head), q and k rotated where the model rotates
+    them, and the pattern (H, T, T). The same steps on the same numbers: the run's own bits."""
+    names = block_names(layer)
+    rope = model.arch.positions == "rope"
+    wanted = {"q": names.q, "k": names.k, "v": names.v, "weights": names.pattern}
+    if rope:
+        wanted.update(q_rotated=names.rot_q, k_rotated=names.rot_k)
+    _, kept = model.run_with_cache(None, names=set(wanted.values()), start_at_layer=layer,
+                                   resid=np.array(cache.resid[layer]), stop_at_layer=layer + 1)  # fmt: skip
+    out = {key: kept[name] for key, name in wanted.items()}
+    for key in ("q", "k", "v", "q_rotated", "k_rotated"):  # (T, heads, d) -> (heads, T, d)
+        if key in out:
+            out[key] = out[key].transpose(1, 0, 2)
+    return out

@@ -22,7 +22,6 @@ from attnlab.engine.errors import FieldError
 from attnlab.engine.threads import one_blas_thread
 from attnlab.models.circuits import checks, metrics
 from attnlab.models.circuits.runs import Cache
-from attnlab.models.circuits.stack import stack_of
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)
@@ -49,16 +48,15 @@ class Lens:
 
 def logit_lens(model, cache: Cache, position: int = -1, *, top: int = 5, token: int | None = None) -> Lens:
     """The lens of ``cache`` (a decoder's run) at ``position`` (-1: the last token)."""
-    stack = stack_of(model)
-    if stack.kind != "decoder":
-        raise FieldError(("model",), checks.no_unembedding(stack.name))
+    if model.kind != "decoder":
+        raise FieldError(("model",), checks.no_unembedding(model.name))
     at = checks.position(position, cache.n_tokens, loc=("position",))
     with one_blas_thread():
-        logits = stack.logits(np.ascontiguousarray(cache.resid[1:, at]))  # (L, V)
+        logits = model.head(np.ascontiguousarray(cache.resid[1:, at]))  # (L, V)
     answer = int(metrics.ranked(logits[-1], 1)[0])
     if token is None:
         token = answer
-    token = checks.index(token, stack.vocab, loc=("token",), model="the vocabulary", what="token")
+    token = checks.index(token, model.arch.d_vocab, loc=("token",), model="the vocabulary", what="token")
     p = metrics.probabilities(logits)
     top_ids = metrics.ranked(logits, top)
     is_top = metrics.ranked(logits, 1)[:, 0] == answer

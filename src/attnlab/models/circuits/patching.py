@@ -7,7 +7,7 @@ patched layer on (the corrupted run's cached residual stream enters that layer) 
 reads a metric:
 
 - decoder: the logit difference ``logit(answers[0]) - logit(answers[1])`` at ``position``
-  (default the last token), from :meth:`.stack.Decoder.answer_logits` on the final
+  (default the last token), from :meth:`.model.Decoder.answer_logits` on the final
   residual's row (on the q4_1 path the forward's own bits);
 - encoder (no next token): the cosine of the pooled sentence embedding with the clean
   run's.
@@ -39,8 +39,7 @@ from attnlab.engine.threads import one_blas_thread
 from attnlab.models.circuits import checks
 from attnlab.models.circuits.edits import Intervention, SetHead, SetMLP, SetResid, plan
 from attnlab.models.circuits.metrics import cosine, fraction_recovered, logit_difference
-from attnlab.models.circuits.runs import Cache, final_residual, resume, run
-from attnlab.models.circuits.stack import stack_of
+from attnlab.models.circuits.runs import Cache, check_ids, final_residual, resume, run
 
 Progress = Callable[[int, int], None]  # (patches done, patches in all)
 Cancel = threading.Event | Callable[[], bool]
@@ -107,21 +106,20 @@ class Sweep:
 
 def pair(model, clean_ids, corrupt_ids, *, answers=None, position: int = -1) -> Pair:
     """Run both prompts and measure each (see the module); ``answers`` (right, other) for a decoder."""
-    stack = stack_of(model)
-    clean_ids, corrupt_ids = stack.check_ids(clean_ids), stack.check_ids(corrupt_ids)
+    clean_ids, corrupt_ids = check_ids(model, clean_ids), check_ids(model, corrupt_ids)
     if len(clean_ids) != len(corrupt_ids):
         raise FieldError(("corrupt",), checks.lengths_differ(len(clean_ids), len(corrupt_ids)))
-    if stack.kind == "decoder":
-        answers = checks.answers(answers, stack.vocab)
+    if model.kind == "decoder":
+        answers = checks.answers(answers, model.arch.d_vocab)
         position = checks.position(position, len(clean_ids), loc=("position",))
     clean = run(model, clean_ids)
     corrupt = run(model, corrupt_ids)
-    if stack.kind == "encoder":
+    if model.kind == "encoder":
         return Pair(clean=clean, corrupt=corrupt, metric="cosine", answers=None, position=None,
                     clean_value=cosine(clean.pooled, clean.pooled),
                     corrupt_value=cosine(corrupt.pooled, clean.pooled))  # fmt: skip
     with one_blas_thread():
-        both = np.stack([_answer_logits(stack, c.resid[-1], answers, position) for c in (clean, corrupt)])
+        both = np.stack([_answer_logits(model, c.resid[-1], answers, position) for c in (clean, corrupt)])
     return Pair(
         clean=clean,
         corrupt=corrupt,
@@ -136,21 +134,18 @@ def pair(model, clean_ids, corrupt_ids, *, answers=None, position: int = -1) -> 
 
 def measure(model, p: Pair, x_final: np.ndarray) -> float:
     """The pair's metric on a final residual stream x_final (T, d) (after the last block)."""
-    stack = stack_of(model)
     with one_blas_thread():
-        return _measure(stack, p, x_final)
+        return _measure(model, p, x_final)
 
 
 def patch_value(model, p: Pair, edits: Sequence[Intervention]) -> float:
     """The metric after ``edits`` on the corrupted run, recomputed from the lowest edited layer on."""
-    stack = stack_of(model)
-    return _patched_metric(stack, p, plan(stack, p.corrupt.n_tokens, edits))
+    return _patched_metric(model, p, plan(model, p.corrupt.n_tokens, edits))
 
 
 def patched_run(model, p: Pair, edits: Sequence[Intervention], *, logits: bool = True) -> Cache:
     """The corrupted run with ``edits``, every activation kept (below the first edit: the corrupted run's)."""
-    stack = stack_of(model)
-    start = plan(stack, p.corrupt.n_tokens, edits).start
+    start = plan(model, p.corrupt.n_tokens, edits).start
     return resume(model, p.corrupt, start, edits=edits, logits=logits)
 
 
@@ -186,9 +181,8 @@ def residual_sweep(
     cancel: Cancel | None = None,
 ) -> Sweep:
     """Patch the residual stream at every (layer, position): values (layers, positions)."""
-    stack = stack_of(model)
     site = checks.choice(site, checks.SITES, loc=("site",))
-    rows = _layers(stack, layers)
+    rows = _layers(model, layers)
     cols = _positions(p, positions)
     clean, corrupt = _site(p.clean, site), _site(p.corrupt, site)
 
@@ -196,7 +190,7 @@ def residual_sweep(
         same = np.array_equal(clean[layer, position], corrupt[layer, position])
         return (None if same else [residual_patch(p, layer, position, site)])
 
-    return _sweep(stack, p, "residual", site, rows, cols, None, patches, progress, cancel)
+    return _sweep(model, p, "residual", site, rows, cols, None, patches, progress, cancel)
 
 
 def head_sweep(
@@ -213,10 +207,9 @@ def head_sweep(
 
     ``positions``: patch each head's z there only (None: every position).
     """
-    stack = stack_of(model)
-    rows = _layers(stack, layers)
-    cols = tuple(checks.index(h, stack.n_head, loc=("heads", i), model=stack.name, what="head")
-                 for i, h in enumerate(range(stack.n_head) if heads is None else heads))  # fmt: skip
+    rows = _layers(model, layers)
+    cols = tuple(checks.index(h, model.arch.n_head, loc=("heads", i), model=model.name, what="head")
+                 for i, h in enumerate(range(model.arch.n_head) if heads is None else heads))  # fmt: skip
     where = checks.positions(positions, p.corrupt.n_tokens, loc=("positions",))
     at = slice(None) if where is None else list(where)
 
@@ -224,7 +217,7 @@ def head_sweep(
         same = np.array_equal(p.clean.z[layer, at, head], p.corrupt.z[layer, at, head])
         return None if same else [head_patch(p, layer, head, where)]
 
-    return _sweep(stack, p, "heads", None, rows, cols, where, patches, progress, cancel)
+    return _sweep(model, p, "heads", None, rows, cols, where, patches, progress, cancel)
 
 
 def mlp_sweep(
@@ -238,8 +231,7 @@ def mlp_sweep(
     cancel: Cancel | None = None,
 ) -> Sweep:
     """Patch each layer's feed-forward output: values (layers, 1), or (layers, positions) ``per_position``."""
-    stack = stack_of(model)
-    rows = _layers(stack, layers)
+    rows = _layers(model, layers)
     cols: tuple = _positions(p, positions) if per_position else (None,)
 
     def patches(layer: int, position: int | None):
@@ -247,13 +239,13 @@ def mlp_sweep(
         same = np.array_equal(p.clean.mlp_out[layer, at], p.corrupt.mlp_out[layer, at])
         return None if same else [mlp_patch(p, layer, None if position is None else (position,))]
 
-    return _sweep(stack, p, "mlp", None, rows, cols, None, patches, progress, cancel)
+    return _sweep(model, p, "mlp", None, rows, cols, None, patches, progress, cancel)
 
 
 # -- the work -----------------------------------------------------------------------------------
 
 
-def _sweep(stack, p: Pair, kind, site, rows, cols, where, patches, progress, cancel) -> Sweep:
+def _sweep(model, p: Pair, kind, site, rows, cols, where, patches, progress, cancel) -> Sweep:
     values = np.full((len(rows), len(cols)), np.nan)
     skipped = np.zeros(values.shape, dtype=bool)
     total, done = values.size, 0
@@ -272,28 +264,28 @@ def _sweep(stack, p: Pair, kind, site, rows, cols, where, patches, progress, can
             if edits is None:
                 values[i, j], skipped[i, j] = p.corrupt_value, True
             else:
-                values[i, j] = _patched_metric(stack, p, plan(stack, p.corrupt.n_tokens, edits))
+                values[i, j] = _patched_metric(model, p, plan(model, p.corrupt.n_tokens, edits))
             done += 1
             if progress is not None:
                 progress(done, total)
     return result()
 
 
-def _patched_metric(stack, p: Pair, edits) -> float:
+def _patched_metric(model, p: Pair, edits) -> float:
     with one_blas_thread():
-        x = final_residual(stack, p.corrupt.resid[edits.start], edits.start, edits)
-        return _measure(stack, p, x)
+        x = final_residual(model, p.corrupt.resid[edits.start], edits.start, edits)
+        return _measure(model, p, x)
 
 
-def _measure(stack, p: Pair, x_final: np.ndarray) -> float:
+def _measure(model, p: Pair, x_final: np.ndarray) -> float:
     if p.metric == "cosine":
-        return cosine(stack.pooled(x_final), p.clean.pooled)
-    a = _answer_logits(stack, x_final, p.answers, p.position)
+        return cosine(model.head(x_final), p.clean.pooled)
+    a = _answer_logits(model, x_final, p.answers, p.position)
     return logit_difference(a[0], a[1])
 
 
-def _answer_logits(stack, x_final: np.ndarray, answers, position: int) -> np.ndarray:
-    return stack.answer_logits(x_final[position : position + 1], answers)[0]
+def _answer_logits(model, x_final: np.ndarray, answers, position: int) -> np.ndarray:
+    return model.answer_logits(x_final[position : position + 1], answers)[0]
 
 
 def _site(c: Cache, site: str) -> np.ndarray:
@@ -301,9 +293,9 @@ def _site(c: Cache, site: str) -> np.ndarray:
     return {"pre": c.resid[:-1], "mid": c.mid, "post": c.resid[1:]}[site]
 
 
-def _layers(stack, layers) -> tuple[int, ...]:
-    chosen = range(stack.n_layer) if layers is None else layers
-    return tuple(checks.index(v, stack.n_layer, loc=("layers", i), model=stack.name, what="layer")
+def _layers(model, layers) -> tuple[int, ...]:
+    chosen = range(model.arch.n_layer) if layers is None else layers
+    return tuple(checks.index(v, model.arch.n_layer, loc=("layers", i), model=model.name, what="layer")
                  for i, v in enumerate(chosen))  # fmt: skip
 
 

@@ -10,7 +10,6 @@ from attnlab.lab.circuits.head import head_view as words
 from attnlab.models.circuits import checks
 from attnlab.models.circuits.heads import head_reads, head_writes
 from attnlab.models.circuits.runs import Cache
-from attnlab.models.circuits.stack import stack_of
 from attnlab.models.circuitviews.texts import program_source, token_texts
 
 SOURCES = 5  # keys the head attends to most, each with the tokens its value promotes
@@ -20,11 +19,10 @@ TOP = 5
 def head_view(model, cache: Cache, layer: int, head: int, position: int = -1, *,
               tokens: list[str] | None = None, job: str | None = None) -> dict:  # fmt: skip
     """JSON-ready: query head ``head`` of ``layer`` at query ``position`` (-1: the last token)."""
-    stack = stack_of(model)
     query = checks.position(position, cache.n_tokens, loc=("position",))
     reads = head_reads(model, cache, layer, head)
     writes = None
-    if stack.kind == "decoder":
+    if model.kind == "decoder":
         writes = head_writes(model, cache, layer, head, query, sources=SOURCES, top=TOP)
     if tokens is None:
         texts = token_texts(model, cache.ids)
@@ -32,6 +30,6 @@ def head_view(model, cache: Cache, layer: int, head: int, position: int = -1, *,
     texts = None
     if writes is not None:
         texts = token_texts(model, [*writes.promoted_ids.ravel(), *writes.written_ids])
-    rotated = stack.kind == "decoder"
+    rotated = model.kind == "decoder"
     view = words(reads, writes, query=query, tokens=tokens, texts=texts, rotated=rotated, job=job)
     return view | {"program_source": program_source(model, cache.ids, tokens)}

@@ -12,7 +12,6 @@ from attnlab.lab.circuits.problems import encoder_has_no
 from attnlab.models import registry
 from attnlab.models.circuits.lens import logit_lens
 from attnlab.models.circuits.runs import Cache
-from attnlab.models.circuits.stack import stack_of
 from attnlab.models.circuitviews.texts import program_source, token_texts
 
 TOP = 5
@@ -22,9 +21,8 @@ def lens_view(model, cache: Cache, position: int = -1, token: int | None = None,
               tokens: list[str] | None = None, job: str | None = None) -> dict:  # fmt: skip
     """JSON-ready lens of ``cache`` at ``position`` (-1: the last token), following ``token`` (default:
     the model's answer there)."""
-    stack = stack_of(model)
-    if stack.kind != "decoder":
-        raise FieldError(("model",), encoder_has_no("logit lens", registry.title(stack.name)))
+    if model.kind != "decoder":
+        raise FieldError(("model",), encoder_has_no("logit lens", registry.title(model.name)))
     lens = logit_lens(model, cache, position, top=TOP, token=token)
     if tokens is None:
         texts = token_texts(model, cache.ids)

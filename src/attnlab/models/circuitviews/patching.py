@@ -17,17 +17,15 @@ from attnlab.lab.circuits.patching import KINDS, meaning, pair_view, sweep_view
 from attnlab.lab.circuits.problems import layers_reversed, unknown_choice
 from attnlab.models.circuits import checks
 from attnlab.models.circuits.patching import Cancelled, Pair, head_sweep, mlp_sweep, residual_sweep
-from attnlab.models.circuits.stack import stack_of
 from attnlab.models.circuitviews.texts import program_source, token_texts
 
 
 def sweep_layers(model, first: int | None, last: int | None) -> list[int]:
     """Layers ``first``..``last`` (default: every layer), else ``FieldError`` at the one to fix."""
-    stack = stack_of(model)
-    lo = 0 if first is None else checks.index(first, stack.n_layer, loc=("first_layer",), model=stack.name,
+    lo = 0 if first is None else checks.index(first, model.arch.n_layer, loc=("first_layer",), model=model.name,
                                               what="layer")  # fmt: skip
-    hi = stack.n_layer - 1 if last is None else checks.index(last, stack.n_layer, loc=("last_layer",),
-                                                             model=stack.name, what="layer")  # fmt: skip
+    hi = model.arch.n_layer - 1 if last is None else checks.index(last, model.arch.n_layer, loc=("last_layer",),
+                                                             model=model.name, what="layer")  # fmt: skip
     if hi < lo:
         raise FieldError(("last_layer",), layers_reversed(lo, hi))
     return list(range(lo, hi + 1))
@@ -35,8 +33,7 @@ def sweep_layers(model, first: int | None, last: int | None) -> list[int]:
 
 def patch_count(model, p: Pair, kind: str, layers: Sequence[int], per_position: bool) -> int:
     """How many patches a sweep of ``kind`` over ``layers`` makes (its progress's total)."""
-    stack = stack_of(model)
-    columns = {"residual": p.corrupt.n_tokens, "heads": stack.n_head,
+    columns = {"residual": p.corrupt.n_tokens, "heads": model.arch.n_head,
                "mlp": p.corrupt.n_tokens if per_position else 1}[kind]  # fmt: skip
     return len(layers) * columns
 
@@ -51,10 +48,9 @@ def patching_view(model, p: Pair, *, sweep: str = "residual", site: str = "pre",
     token by token (else each layer's whole output); ``answers``: the two answer tokens' texts
     (decoder; default the model's labels of ``p.answers``).
     """
-    stack = stack_of(model)
     if sweep not in KINDS:
         raise FieldError(("sweep",), unknown_choice(sweep, KINDS))
-    layers = list(range(stack.n_layer)) if layers is None else list(layers)
+    layers = list(range(model.arch.n_layer)) if layers is None else list(layers)
     total = patch_count(model, p, sweep, layers, per_position)
     told = {"layers": layers, "progress": progress, "cancel": cancel}
     run = {
@@ -72,10 +68,10 @@ def patching_view(model, p: Pair, *, sweep: str = "residual", site: str = "pre",
     corrupt_tokens = [texts[int(i)] for i in p.corrupt.ids]
     if answers is None and p.answers is not None:
         answers = (texts[p.answers[0]], texts[p.answers[1]])
-    group = stack.n_head // stack.n_kv_head
+    group = model.arch.n_head // model.arch.n_kv_head
     return {
-        "model": stack.name,
-        "meaning": meaning(sweep, site, decoder=stack.kind == "decoder", per_position=per_position),
+        "model": model.name,
+        "meaning": meaning(sweep, site, decoder=model.kind == "decoder", per_position=per_position),
         "pair": pair_view(
             metric=p.metric, clean_value=p.clean_value, corrupt_value=p.corrupt_value,
             clean_ids=p.clean.ids, corrupt_ids=p.corrupt.ids, clean_tokens=clean_tokens,
@@ -83,7 +79,7 @@ def patching_view(model, p: Pair, *, sweep: str = "residual", site: str = "pre",
         ),  # fmt: skip
         "sweep": sweep_view(
             done, total=total, cancelled=cancelled, metric=p.metric, clean_tokens=clean_tokens,
-            kv_heads=[h // group for h in range(stack.n_head)] if group > 1 else None, position=p.position,
+            kv_heads=[h // group for h in range(model.arch.n_head)] if group > 1 else None, position=p.position,
             answer_ids=p.answers, job=job,
         ),  # fmt: skip
         "program_source": program_source(model, p.clean.ids, clean_tokens, p.corrupt.ids),

@@ -327,10 +327,7 @@ KEPT = Kept()
 
 
 def model_key(model) -> tuple:
-    from attnlab.models.circuits.stack import stack_of
-
-    stack = stack_of(model)
-    return (stack.name, stack.path)
+    return (model.name, model.path)
 
 
 def cache_of(model, ids, *, kept: Kept = KEPT):

@@ -34,21 +34,21 @@ ROPE_FILES = {"smollm2": "smollm2_gguf"}  # the models whose RoPE a GGUF file st
 def rope(model: str) -> dict:
     """``model``'s RoPE as its GGUF file states it: base, head size, trained context, pairing.
 
-    SmolLM2's GGUF stores W_Q and W_K in interleaved pairs (``models/smollm``), so its
+    SmolLM2's GGUF stores W_Q and W_K in interleaved pairs (``models/families/llama``), so its
     RoPE turns coordinates 2i and 2i + 1 together.
     """
     from attnlab.models import files
+    from attnlab.models.families.llama import architecture
     from attnlab.models.gguf_file import GGUFFile
-    from attnlab.models.smollm.config import config_of
 
     spec = registry.spec(model)
     path = getattr(files, ROPE_FILES[spec.name])()
-    config = config_of(GGUFFile(path).metadata)
+    arch = architecture(GGUFFile(path).metadata)
     return {
         "model": spec.name,
         "title": spec.title,
-        "base": float(config.rope_base),
-        "head_dim": int(config.d_head),
-        "context": int(config.context),
-        "convention": "interleaved",
+        "base": float(arch.rope_base),
+        "head_dim": int(arch.d_head),
+        "context": int(arch.n_ctx),
+        "convention": arch.rope_pairs,
     }

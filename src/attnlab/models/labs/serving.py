@@ -26,7 +26,6 @@ from collections import deque
 import numpy as np
 
 from attnlab.models.labs.speculate import warm_up
-from attnlab.models.smollm.rows import step_rows
 
 
 class _Clock:
@@ -96,7 +95,7 @@ def continuous(model, prompts: list[list[int]], max_new_tokens: int, batch: int,
         if not running:
             continue
         start = clock.now()  # 2) one step for every running request, one row each
-        rows = step_rows(model, [tokens[r][-1] for r in running], [caches[r] for r in running])
+        rows = model.step_rows([tokens[r][-1] for r in running], [caches[r] for r in running])
         for r, logits in zip(running, rows):
             tokens[r].append(int(np.argmax(logits)))
         end = clock.record(start, "decode", list(running))

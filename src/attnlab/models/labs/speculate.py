@@ -5,7 +5,7 @@ twice: plain greedy decoding (``SmolLM2.generate_ids``: the prompt pass, then on
 forward pass a token) and speculative decoding with a prompt-lookup draft
 (``lab.connections.speculate.draft``: the rule), whose step puts the target's
 token and the k drafts through one forward pass of k + 1 rows on the KV cache
-(``models.smollm.rows.step_rows``: each row the bits a one-token pass gives) and
+(``Decoder.step_rows``: each row the bits a one-token pass gives) and
 rolls the cache back past the first rejected draft (``KVCache.truncate``).
 
 Both start from the same prompt pass, so every logit speculative decoding reads
@@ -23,7 +23,6 @@ import numpy as np
 
 from attnlab.lab.connections.speculate.draft import accepted, propose
 from attnlab.models.sampling import Sampling
-from attnlab.models.smollm.rows import step_rows
 
 
 def warm_up(model) -> None:
@@ -31,7 +30,7 @@ def warm_up(model) -> None:
     cache = model.new_cache()
     model.prefill([1, 2], cache=cache)
     model.forward([3], cache=cache)
-    step_rows(model, [4, 5], [cache, cache])
+    model.step_rows([4, 5], [cache, cache])
 
 
 def plain(model, ids: list[int], max_new_tokens: int, tick=None) -> dict:
@@ -70,7 +69,7 @@ def speculative(model, ids: list[int], max_new_tokens: int, ngram: int, draft: i
         proposed = propose([*ids, *out], ngram, min(draft, max_new_tokens - len(out)))
         t0 = time.perf_counter()
         if proposed:
-            rows = step_rows(model, [first, *proposed], [cache] * (len(proposed) + 1))
+            rows = model.step_rows([first, *proposed], [cache] * (len(proposed) + 1))
         else:
             rows = model.forward([first], cache=cache)  # nothing to verify: a plain step
         seconds = time.perf_counter() - t0

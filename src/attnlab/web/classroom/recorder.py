@@ -11,6 +11,8 @@ For a request carrying the cookie of a learner of the running class (and only th
 - ``GET`` of a lab page: the page as ever, with the class bar's style and module added
   (``pages.with_bar``), and its own ETag.
 
+Every request of a learner carries ``request.state.class_learner`` (``class:<public
+id>:<number>``): a key a route can serve clients by (the model line's session, say).
 Everything else passes through untouched, and so does everything once the class has
 ended or been deleted (the learner is then a visitor like any other).
 """
@@ -30,6 +32,7 @@ from attnlab.web.assets import PAGES
 from attnlab.web.classroom.pages import with_bar
 
 EVENT_HEADER = b"x-attnlab-class-event"
+LEARNER_STATE = "class_learner"  # request.state.class_learner: "class:<public id>:<learner number>"
 
 
 def _cookies(scope: Scope) -> dict[str, str]:
@@ -61,13 +64,17 @@ class ClassMiddleware:
             await self.app(scope, receive, send)
             return
         path, method = scope["path"], scope["method"]
-        part = part_of(path) if method == "POST" else None
-        if part is None and not (method == "GET" and path in PAGES):
+        cookies = _cookies(scope)
+        learner = room.known_learner(cookies)
+        if learner is False:  # not met by this process yet: one query, off the event loop
+            learner = await anyio.to_thread.run_sync(lambda: room.learner_of(cookies))
+        if learner is None:
             await self.app(scope, receive, send)
             return
-        cookies = _cookies(scope)
-        learner = await anyio.to_thread.run_sync(lambda: room.learner_of(cookies))
-        if learner is None:
+        # who asks, for any route that serves clients in turn: this learner of this class
+        scope.setdefault("state", {})[LEARNER_STATE] = f"class:{room.store.public_id}:{learner.number}"
+        part = part_of(path) if method == "POST" else None
+        if part is None and not (method == "GET" and path in PAGES):
             await self.app(scope, receive, send)
             return
         if part is None:

@@ -85,9 +85,10 @@ class Room:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._changed: asyncio.Event | None = None
         self._sockets: dict[int, int] = {}  # learner id -> this process's open sockets for them
+        self._keys: dict[str, int] = {}  # a learner key's digest -> the learner's id (looked up once)
         self.info = store.info()
         self.learners: dict[int, Learner] = {x.id: x for x in store.learners()}
-        self.events: list[Event] = store.events()
+        self.events: list[dict] = [asdict(e) for e in store.events()]  # as the lab reads them
         self._digests = set(store.token_digests())
         self._stop = store.listen(self._heard)
 
@@ -127,15 +128,30 @@ class Room:
             return authorization[7:].strip()
         return cookies.get(self.teacher_cookie)
 
+    def known_learner(self, cookies: Mapping[str, str]) -> Learner | None | bool:
+        """The learner a cookie names when this process has met them (no query), None for no
+        cookie of this class, or False: not met yet (ask :meth:`learner_of`, which queries)."""
+        key = cookies.get(self.learner_cookie)
+        if not key or self.deleted:
+            return None
+        with self._lock:
+            known = self._keys.get(digest(key))
+            return self.learners.get(known, False) if known is not None else False
+
     def learner_of(self, cookies: Mapping[str, str]) -> Learner | None:
         key = cookies.get(self.learner_cookie)
         if not key or self.deleted:
             return None
         wanted = digest(key)
-        found = self.store.learner_by_key(wanted)
+        with self._lock:
+            known = self._keys.get(wanted)
+            if known is not None and known in self.learners:
+                return self.learners[known]
+        found = self.store.learner_by_key(wanted)  # joined here or on another process
         if found is not None:
             with self._lock:
                 self.learners[found.id] = self.learners.get(found.id, found)
+                self._keys[wanted] = found.id
         return found
 
     # --- state -------------------------------------------------------------------------
@@ -154,14 +170,18 @@ class Room:
         self.info = self.store.info()
         return state
 
+    def class_record(self) -> dict:
+        """The class as the lab's plain record (``lab.classroom.view``)."""
+        info = self.info
+        return {"name": info.name, "state": info.state, "ended": info.ended_at is not None,
+                "created_at": info.created_at, "ended_at": info.ended_at}
+
     def records(self) -> tuple[dict, list[dict], list[dict]]:
         """The class, its learners and its events as the lab's plain records (``lab.classroom.view``)."""
         with self._lock:
-            info, learners, events = self.info, list(self.learners.values()), list(self.events)
-        cls = {"name": info.name, "state": info.state, "ended": info.ended_at is not None,
-               "created_at": info.created_at, "ended_at": info.ended_at}
+            learners, events = list(self.learners.values()), list(self.events)
         ordered = sorted((asdict(x) for x in learners), key=lambda x: x["number"])
-        return cls, ordered, [asdict(e) for e in events]
+        return self.class_record(), ordered, events
 
     # --- changes -----------------------------------------------------------------------
 
@@ -174,12 +194,12 @@ class Room:
         """A change committed (by this process or another): read it, then wake the sockets."""
         if what == "event":
             with self._lock:
-                after = self.events[-1].seq if self.events else 0
+                after = self.events[-1]["seq"] if self.events else 0
             if n > after:
                 new = self.store.events(after=after)
                 with self._lock:
-                    last = self.events[-1].seq if self.events else 0
-                    self.events.extend(e for e in new if e.seq > last)
+                    last = self.events[-1]["seq"] if self.events else 0
+                    self.events.extend(asdict(e) for e in new if e.seq > last)
         elif what == "learner":
             fresh = {x.id: x for x in self.store.learners()}
             with self._lock:

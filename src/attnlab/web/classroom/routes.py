@@ -168,7 +168,7 @@ async def get_me(request: Request) -> dict[str, Any]:
         kept["notebook"] = {"study": study, "history": notebook_history.history(study)}
     return {
         "joined": True,
-        **page.learner_state(room.records()[0], learner.nickname),
+        **page.learner_state(room.class_record(), learner.nickname),
         "studies": kept,
         "sections": places.sections(),
         "places": [{"id": p["id"], "page": p["page"], "section": p["section"]} for p in places.places()],

@@ -51,8 +51,7 @@ def _room(ws: WebSocket) -> Room | None:
 
 
 def learner_message(room: Room) -> str:
-    cls = room.records()[0]
-    state = page.learner_state(cls)
+    state = page.learner_state(room.class_record())
     return json.dumps({"type": "state", "deleted": room.deleted, **state}, ensure_ascii=False)
 
 
@@ -62,7 +61,9 @@ async def learner_socket(ws: WebSocket) -> None:
     if room is None or room.deleted:
         await ws.close(code=4404)
         return
-    learner = await anyio.to_thread.run_sync(lambda: room.learner_of(ws.cookies))
+    learner = room.known_learner(ws.cookies)
+    if learner is False:
+        learner = await anyio.to_thread.run_sync(lambda: room.learner_of(ws.cookies))
     if learner is None:
         await ws.close(code=4401)
         return

@@ -191,21 +191,60 @@ def scores(qk, n_head, k, g, scale, w):
 
 
 @_jit(error_model="numpy")
-def mix(w, v, g, out):
-    """Divide each row of w (H, L, S), exp'd, by its sum (over j in order); ``out[i, h d_v:(h + 1) d_v] =
-    w[h, i] @ v[h // g]`` by :func:`mix16`. v (H_kv, S, d_v) float32, rows contiguous, d_v a multiple of
-    16; out (L, H d_v) C-contiguous."""
-    n_head, n, s = w.shape
-    d_v = v.shape[2]
-    v_at, out_at = np.int64(v.ctypes.data), np.int64(out.ctypes.data)
+def raw_scores(qk, n_head, k, g, scale, w):
+    """w[h, i, j] = (q_i . k_j) * scale, -inf where blocked: :func:`scores` before it subtracts each row's
+    maximum (the same products, the same bits), for a hook that reads or changes the scores. False
+    (unfinished) when a score is not finite."""
+    n, d = qk.shape[0], qk.shape[2]
+    s = k.shape[1]
+    q_at, k_at = np.int64(qk.ctypes.data), np.int64(k.ctypes.data)
+    blocked = np.float32(-np.inf)
     for h in range(n_head):
-        head_at = v_at + (h // g) * v.strides[0]
+        kv_at = k_at + (h // g) * k.strides[0]
+        for i in range(n):
+            row_at = q_at + (i * qk.strides[0] + h * qk.strides[1])
+            last = i + s - n
+            for j in range(s):
+                a = dot16(row_at, kv_at + j * k.strides[1], d // _LANES) * scale
+                if not np.isfinite(a):
+                    return False
+                w[h, i, j] = blocked if j > last else a
+    return True
+
+
+@_jit(error_model="numpy")
+def normalize(w):
+    """Divide each row of w (H, L, S), exp'd, by its sum (over j in order, float32): :func:`mix`'s first
+    half, for a hook on the pattern."""
+    n_head, n, s = w.shape
+    for h in range(n_head):
         for i in range(n):
             total = np.float32(0.0)
             for j in range(s):
                 total += w[h, i, j]
             for j in range(s):
                 w[h, i, j] /= total
-            w_at = np.int64(w.ctypes.data) + ((h * n + i) * s) * 4
+
+
+@_jit(error_model="numpy")
+def mix_rows(w, v, g, out):
+    """``out[i, h d_v:(h + 1) d_v] = w[h, i] @ v[h // g]`` by :func:`mix16`: :func:`mix`'s second half."""
+    n_head, n, s = w.shape
+    d_v = v.shape[2]
+    v_at, out_at = np.int64(v.ctypes.data), np.int64(out.ctypes.data)
+    w_base = np.int64(w.ctypes.data)
+    for h in range(n_head):
+        head_at = v_at + (h // g) * v.strides[0]
+        for i in range(n):
+            w_at = w_base + ((h * n + i) * s) * 4
             for b in range(0, d_v, _LANES):
                 mix16(w_at, head_at + b * 4, v.strides[1], s, out_at + (i * out.shape[1] + h * d_v + b) * 4)
+
+
+@_jit(error_model="numpy")
+def mix(w, v, g, out):
+    """Divide each row of w (H, L, S), exp'd, by its sum (over j in order); ``out[i, h d_v:(h + 1) d_v] =
+    w[h, i] @ v[h // g]`` by :func:`mix16`. v (H_kv, S, d_v) float32, rows contiguous, d_v a multiple of
+    16; out (L, H d_v) C-contiguous. (:func:`normalize`, then :func:`mix_rows`.)"""
+    normalize(w)
+    mix_rows(w, v, g, out)

@@ -104,41 +104,75 @@ def rotate_qk(rope: RoPE, qkv: np.ndarray, n_heads: int, d_head: int, positions,
     return out
 
 
-def attend(qk, n_head, k, v, g, scale, kernels=None):
+def attend(qk, n_head, k, v, g, scale, kernels=None, on_scores=None, on_pattern=None):
     """Attention of the first ``n_head`` heads of qk (L, >= n_head, d) on k (H_kv, S, d), v (H_kv, S,
     d_v), bottom-right causal, query head h on KV head h // g: ``(weights (H, L, S), heads (H, L, d_v),
     heads side by side (L, H * d_v))``, or None when a score is not finite. Compiled with ``kernels``
-    for float32 heads of a multiple of 16 numbers and up to 64 x 64 scores a head."""
+    for float32 heads of a multiple of 16 numbers and up to 64 x 64 scores a head.
+
+    ``on_scores`` and ``on_pattern`` (hook points, or None) see the scaled scores (H, L, S) (blocked
+    keys -inf) and the weights (H, L, S), and return what attention goes on with. Hooked or not, the
+    same operations run in the same order (the steps are only taken apart around the hook), so a hook
+    that returns its argument changes no bit.
+    """
     q = qk[:, :n_head]
     n, _, d_head = q.shape
     s, d_v = k.shape[-2], v.shape[-1]
+    hooked = on_scores is not None or on_pattern is not None
     if (kernels is not None and n * s < _SPLIT_SCORES and q.dtype == np.float32 and d_head % 16 == 0
             and d_v % 16 == 0 and all(a.strides[-1] == 4 for a in (qk, k, v))):  # fmt: skip
         weights = np.empty((n_head, n, s), np.float32)
-        if not kernels.scores(qk, n_head, k, g, scale, weights):
-            return None
-        np.exp(weights, out=weights)
         side = np.empty((n, n_head * d_v), np.float32)
-        kernels.mix(weights, v, g, side)
+        if not hooked:
+            if not kernels.scores(qk, n_head, k, g, scale, weights):
+                return None
+            np.exp(weights, out=weights)
+            kernels.mix(weights, v, g, side)
+        else:  # kernels.scores and kernels.mix taken apart: the same arithmetic around the hooks
+            if not kernels.raw_scores(qk, n_head, k, g, scale, weights):
+                return None
+            if on_scores is not None:
+                weights = np.array(on_scores(weights), dtype=np.float32, order="C")
+            weights = weights - weights.max(axis=-1, keepdims=True)  # -inf stays -inf: as kernels.scores
+            np.exp(weights, out=weights)
+            kernels.normalize(weights)
+            if on_pattern is not None:
+                weights = np.array(on_pattern(weights), dtype=np.float32, order="C")
+            kernels.mix_rows(weights, v, g, side)
         return weights, side.reshape(n, n_head, d_v).transpose(1, 0, 2), side
     q = q.transpose(1, 0, 2)  # (H, L, d)
     # bottom-right causal band: row i sees keys j <= i + s - n (s >= n: never a whole row); added as
     # 0 / -inf (x + 0 is x: the same weights), much faster than setting a boolean selection
     band = _band(n, s, q.dtype) if n > 1 else None
+    hooks = _Hooks(on_scores, on_pattern, n_head) if hooked else None
     if n * s >= _SPLIT_SCORES:  # a long prompt: one head at a time, the heads shared by our threads
-        done = _heads_shared(q, k, v, g, scale, band)
+        done = _heads_shared(q, k, v, g, scale, band, hooks)
     else:  # the query heads of a KV head together (H_kv, g*L, d): fewer NumPy calls
-        done = _softmax_attend(q.reshape(k.shape[0], g * n, d_head), k, v, scale, band, n_head)
+        done = _softmax_attend(q.reshape(k.shape[0], g * n, d_head), k, v, scale, band, n_head, hooks)
     if done is None:
         return None
     weights, heads = done
     return weights, heads, heads.transpose(1, 0, 2).reshape(n, -1)
 
 
-def _softmax_attend(q, k, v, scale, band, n_head):
+class _Hooks:
+    """The scores and pattern hooks of one attention, called on (n_head, L, S) whatever the grouping."""
+
+    def __init__(self, on_scores, on_pattern, n_head: int) -> None:
+        self.on_scores, self.on_pattern, self.n_head = on_scores, on_pattern, n_head
+
+    @staticmethod
+    def call(fn, w):
+        """``fn`` on w (B, L, S) seen as (n_head, L, S); a new array in w's shape (w is not written)."""
+        if fn is None:
+            return w
+        return np.array(fn(w), dtype=w.dtype, order="C").reshape(w.shape)
+
+
+def _softmax_attend(q, k, v, scale, band, n_head, hooks=None):
     """``(weights (n_head, L, S), heads (n_head, L, d_v))`` for q (B, G*L, d) against k, v (B, S, d):
     scores = (q @ k^T) * scale, plus the causal ``band`` (L, S), max-shifted exp, divide, @ v. None when
-    a score is not finite."""
+    a score is not finite. With ``hooks`` the same operations, out of place around them."""
     n, s = band.shape if band is not None else (1, k.shape[-2])
     with np.errstate(over="ignore", invalid="ignore"):
         w = q @ k.transpose(0, 2, 1)  # (B, G*L, S)
@@ -148,20 +182,30 @@ def _softmax_attend(q, k, v, scale, band, n_head):
     w = w.reshape(-1, n, s)  # (B*G, L, S)
     if band is not None:
         w += band
-    w -= w.max(axis=-1, keepdims=True)
-    np.exp(w, out=w)
-    w /= w.sum(axis=-1, keepdims=True)
+    if hooks is None:
+        w -= w.max(axis=-1, keepdims=True)
+        np.exp(w, out=w)
+        w /= w.sum(axis=-1, keepdims=True)
+    else:
+        w = hooks.call(hooks.on_scores, w)
+        w = w - w.max(axis=-1, keepdims=True)
+        np.exp(w, out=w)
+        w = w / w.sum(axis=-1, keepdims=True)
+        w = hooks.call(hooks.on_pattern, w)
     heads = w.reshape(q.shape[0], -1, s) @ v  # (B, G*L, d_v)
     return w.reshape(n_head, n, s), heads.reshape(n_head, n, v.shape[-1])
 
 
-def _heads_shared(q, k, v, g, scale, band):
+def _heads_shared(q, k, v, g, scale, band, hooks=None):
     """:func:`_softmax_attend` one query head at a time (q (H, L, d), head h on KV head h // g), the
-    heads shared by our threads: each head is the same calls whichever thread runs it."""
+    heads shared by our threads: each head is the same calls whichever thread runs it. With ``hooks``:
+    every head's scores first, the hook on them all, and so on (each head's operations unchanged)."""
     n_head = q.shape[0]
     weights = np.empty((n_head, q.shape[1], k.shape[-2]), q.dtype)
     heads = np.empty((n_head, q.shape[1], v.shape[-1]), q.dtype)
     finite = [True] * n_head
+    if hooks is not None:
+        return _heads_shared_hooked(q, k, v, g, scale, band, hooks)
 
     def attend(h: int, _buffers) -> None:
         done = _softmax_attend(q[h][None], k[h // g][None], v[h // g][None], scale, band, 1)
@@ -172,6 +216,38 @@ def _heads_shared(q, k, v, g, scale, band):
 
     run(attend, range(n_head), min(CORES, n_head))
     return (weights, heads) if all(finite) else None
+
+
+def _heads_shared_hooked(q, k, v, g, scale, band, hooks):
+    """:func:`_heads_shared` with a hook on the scores or the pattern: step by step, the heads together."""
+    n_head = q.shape[0]
+    w = np.empty((n_head, q.shape[1], k.shape[-2]), q.dtype)
+    finite = [True] * n_head
+
+    def scores(h: int, _buffers) -> None:
+        with np.errstate(over="ignore", invalid="ignore"):
+            a = q[h][None] @ k[h // g][None].transpose(0, 2, 1)
+            a *= scale
+        finite[h] = bool(np.isfinite(a).all())
+        if band is not None:
+            a += band
+        w[h] = a[0]
+
+    run(scores, range(n_head), min(CORES, n_head))
+    if not all(finite):
+        return None
+    w = hooks.call(hooks.on_scores, w)
+    w = w - w.max(axis=-1, keepdims=True)
+    np.exp(w, out=w)
+    w = w / w.sum(axis=-1, keepdims=True)
+    w = hooks.call(hooks.on_pattern, w)
+    heads = np.empty((n_head, q.shape[1], v.shape[-1]), q.dtype)
+
+    def mix(h: int, _buffers) -> None:
+        heads[h] = (w[h][None] @ v[h // g][None])[0]
+
+    run(mix, range(n_head), min(CORES, n_head))
+    return w, heads
 
 
 _last_cos_sin: tuple = (None, None)  # (key, (cos, sin)): every layer of a step rotates the same positions

@@ -147,13 +147,6 @@ def _byte(builder: ir.IRBuilder, address, offset: int):
     return builder.zext(builder.load(at, align=1), _I32)
 
 
-def _lanes_of_bits(builder: ir.IRBuilder, bits, first: int):
-    """Bits ``first`` .. ``first + 15`` of the i32 ``bits``, one a lane (<16 x i8>: 0 or 1)."""
-    v = _splat(builder, bits)
-    v = builder.and_(builder.lshr(v, _ints(v.type, range(first, first + _LANES))), _ints(v.type, 1))
-    return builder.trunc(v, _vec(_I8))
-
-
 def _values_32(builder: ir.IRBuilder, fmt: int, block):
     """The float32 values of a 32-weight block of ``fmt`` (not Q4_1 or Q8_0, which ``_block_values``
     makes) at byte address ``block``: (weights 0..15, weights 16..31), as gguf computes them."""
@@ -172,25 +165,29 @@ def _values_32(builder: ir.IRBuilder, fmt: int, block):
         nibbles = (_nibble(builder, q, high) for high in (False, True))
         # d * (q - 8): q - 8 is exact in int8, then one rounding
         return tuple(builder.fmul(d, builder.sitofp(builder.sub(n, _ints(n.type, 8)), f32)) for n in nibbles)
-    if fmt == Q5_0:
+    if fmt == Q5_0:  # d * (q - 16): q - 16 exact in int32, then one rounding
         qh = builder.load(builder.inttoptr(builder.add(block, _i64(2)), _I32.as_pointer()), align=1)
         q = _load_vec(builder, block, _I8, 6)
-        out = []
-        for half in (0, 1):
-            five = builder.or_(_nibble(builder, q, half == 1),
-                               builder.shl(_lanes_of_bits(builder, qh, 16 * half), _ints(_vec(_I8), 4)))
-            out.append(builder.fmul(d, builder.sitofp(builder.sub(five, _ints(five.type, 16)), f32)))
-        return tuple(out)
+        fives = (_five_bits(builder, q, qh, half) for half in (0, 1))
+        return tuple(builder.fmul(d, builder.sitofp(builder.sub(v, _ints(v.type, 16)), f32)) for v in fives)
     assert fmt == Q5_1, NAMES[fmt]  # (d * q) + m, two roundings
     m = _splat(builder, _load_half(builder, block, 2))
     qh = builder.load(builder.inttoptr(builder.add(block, _i64(4)), _I32.as_pointer()), align=1)
     q = _load_vec(builder, block, _I8, 8)
-    out = []
-    for half in (0, 1):
-        five = builder.or_(_nibble(builder, q, half == 1),
-                           builder.shl(_lanes_of_bits(builder, qh, 16 * half), _ints(_vec(_I8), 4)))
-        out.append(builder.fadd(builder.fmul(d, builder.uitofp(five, f32)), m))
-    return tuple(out)
+    fives = (_five_bits(builder, q, qh, half) for half in (0, 1))
+    return tuple(builder.fadd(builder.fmul(d, builder.sitofp(v, f32)), m) for v in fives)
+
+
+def _five_bits(builder: ir.IRBuilder, q, qh, half: int):
+    """Q5_0 / Q5_1: weights ``16 half`` .. ``16 half + 15`` as <16 x i32> 0..31: the nibble of byte j of
+    ``q`` (low for half 0, high for half 1) and bit ``16 half + j`` of the i32 ``qh`` as its fifth bit.
+    (In 32-bit lanes: x86 has no byte shifts, and the float conversion takes 32-bit lanes anyway.)"""
+    wide = builder.zext(q, _vec(_I32))
+    nibble = builder.lshr(wide, _ints(wide.type, 4)) if half else builder.and_(wide, _ints(wide.type, 15))
+    top = builder.shl(builder.lshr(qh, ir.Constant(_I32, 16 * half)), ir.Constant(_I32, 4))  # bit j -> j + 4
+    bits = builder.lshr(_splat(builder, top), _ints(wide.type, range(_LANES)))
+    bits = builder.and_(bits, _ints(wide.type, 16))
+    return builder.or_(nibble, bits)
 
 
 def _k_scales(builder: ir.IRBuilder, block, i: int):

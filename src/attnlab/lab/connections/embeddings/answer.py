@@ -94,7 +94,7 @@ def _matrix(title: str, m: np.ndarray, digits: int = 4) -> dict:
     rows, cols = _labels(m.shape[0])
     return {
         "title": title,
-        "columns": ["", *cols],
+        "columns": ["sentence", *cols],
         "rows": [[rows[i], *(fmt.rounded(float(x), digits) for x in m[i])] for i in range(m.shape[0])],
     }
 
@@ -112,7 +112,7 @@ def _numbers(w: EmbeddingsWalk) -> list[dict]:
         {
             "title": "Each sentence",
             "columns": [
-                "",
+                "label",
                 "sentence",
                 "match",
                 "−ln share on own match",
@@ -138,7 +138,7 @@ def _numbers(w: EmbeddingsWalk) -> list[dict]:
         },
         {
             "title": "The vectors",
-            "columns": ["", f"{w.d} numbers"],
+            "columns": ["vector", f"{w.d} numbers"],
             "rows": [[f"S{i + 1}", fmt.vector(w.a[i].tolist())] for i in range(w.n)]
             + [[f"M{i + 1}", fmt.vector(w.b[i].tolist())] for i in range(w.n)],
         },

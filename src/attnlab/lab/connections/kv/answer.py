@@ -142,7 +142,7 @@ def _numbers(w: KVWalk) -> list[dict]:
     z = w.sizes()
     sizes = {
         "title": "Bytes of K and V",
-        "columns": ["", "per token, layer and head", "per token", f"at {w.tokens:,} tokens"],
+        "columns": ["attention", "per token, layer and head", "per token", f"at {w.tokens:,} tokens"],
         "rows": [
             [label, f"{2 * w.shapes.head_dim * w.bytes_each:,}", f"{b[k]:,}", f"{z[k]:,}"]
             for k, label, _ in kinds(w.shapes)

@@ -74,7 +74,7 @@ def size_table(facts: dict, tokens: int, bytes_each: int) -> dict:
     names = {"mha": "MHA", "gqa": "the model's own", "mqa": "MQA"}
     return {
         "title": "Bytes of K and V",
-        "columns": ["", "key/value heads", "per token", f"at {tokens:,} tokens"],
+        "columns": ["attention", "key/value heads", "per token", f"at {tokens:,} tokens"],
         "rows": [
             [names[k], str(heads[k]), f"{z['per_token'][k]:,}", f"{z['at_tokens'][k]:,}"] for k in names
         ],

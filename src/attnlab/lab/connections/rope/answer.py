@@ -78,7 +78,7 @@ def _numbers(w: RopeWalk) -> list[dict]:
         },
         {
             "title": "q and k (seeded)",
-            "columns": ["", "vector"],
+            "columns": ["vector", "coordinates"],
             "rows": [["q", fmt.vector(w.q)], ["k", fmt.vector(w.k)]],
         },
     ]

@@ -17,6 +17,8 @@ const ui = {
   filter: "",
   picks: [],
   detail: null, // the learner whose record is open
+  detailMark: "", // that learner's counts when their record was drawn: redrawn only when they change
+  paceMark: "", // the pace the boxes show: a view of the same pace leaves the teacher's ticks alone
 };
 
 const el = {
@@ -54,7 +56,15 @@ function sorted(rows, sort) {
   });
 }
 
+/** Where the keyboard focus is inside `table` (a sort button's key or a row's open button), to restore it. */
+function focusIn(table) {
+  const el = document.activeElement;
+  if (!el || !table.contains(el)) return null;
+  return el.dataset.key ? `button[data-key="${el.dataset.key}"]` : el.closest("tr") ? `tr[data-id="${el.closest("tr").dataset.id}"] button` : null;
+}
+
 function drawTable(table, name, data, firstCell) {
+  const focused = focusIn(table);
   const sort = ui.sort[name];
   const head = h("tr", null, data.columns.map((col) => {
     const state = sort.key === col.key ? (sort.up ? "ascending" : "descending") : "none";
@@ -68,6 +78,7 @@ function drawTable(table, name, data, firstCell) {
   const rows = sorted(data.rows, sort).map((row) => h("tr", { "data-id": row.id ?? row.key },
     data.columns.map((col, i) => (i === 0 ? h("th", { scope: "row" }, firstCell(row)) : h("td", null, row.cells[col.key])))));
   fill(table, h("thead", null, head), h("tbody", null, rows));
+  if (focused) table.querySelector(focused)?.focus();
 }
 
 function drawLearners(view) {
@@ -102,6 +113,7 @@ function drawPredictions(view) {
 // --- one learner's record and the snapshot ----------------------------------------------
 
 async function openDetail(id, focus = true) {
+  if (ui.detail !== id) ui.detailMark = "";
   ui.detail = id;
   let record;
   try {
@@ -143,14 +155,23 @@ function draw() {
   el.pause.setAttribute("aria-pressed", String(view.state.paused));
   el.anonymise.checked = view.state.anonymised;
   text(el.paceNow, view.pace.text);
-  for (const box of el.places.querySelectorAll("input")) box.checked = view.state.pace.includes(box.value);
+  const paceMark = view.state.pace.join(" ");
+  if (paceMark !== ui.paceMark) {
+    ui.paceMark = paceMark;
+    for (const box of el.places.querySelectorAll("input")) box.checked = view.state.pace.includes(box.value);
+  }
   text(el.pushed, view.pushed ? view.pushed.text : "");
   for (const b of document.querySelectorAll("#cl-controls button:not(#cl-delete)")) b.disabled = view.state.ended;
   drawLearners(view);
   drawTable(el.challenges, "challenges", view.challenges, (row) => row.cells.title);
   drawPredictions(view);
   drawRoom(view);
-  if (ui.detail !== null && !el.detail.hidden) openDetail(ui.detail, false);
+  const row = view.learners.rows.find((r) => r.id === ui.detail);
+  const mark = row ? JSON.stringify([row.sort, row.cells.name]) : "";
+  if (ui.detail !== null && !el.detail.hidden && mark !== ui.detailMark) {
+    ui.detailMark = mark;
+    openDetail(ui.detail, false);
+  }
 }
 
 function mountControls() {

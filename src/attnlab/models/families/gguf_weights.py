@@ -1,19 +1,19 @@
-"""SmolLM2's weights from its GGUF file, two ways: the stored blocks (Q4_1 path) or float32 (reference).
+"""A Llama-style GGUF file's weights, two ways: the stored blocks (the q4_1 path) or float32 (reference).
 
-The file keeps every layer matrix as Q4_1 blocks, the token embeddings (tied to
-the output layer) as Q8_0 blocks and the norms as float32.
+llama.cpp names a decoder's tensors ``token_embd``, ``blk.{i}.attn_{q,k,v,output}``,
+``blk.{i}.ffn_{gate,up,down}``, ``blk.{i}.{attn,ffn}_norm``, ``output_norm`` and, when the
+output layer is not tied, ``output``. SmolLM2's file keeps every layer matrix as Q4_1 blocks,
+the token embeddings (tied to the output layer) as Q8_0 blocks and the norms as float32.
 
-- ``"q4_1"`` (:func:`block_weights`): nothing is converted or copied. Each
-  matrix is a :class:`attnlab.engine.fast.quant.QuantMatrix` over a read-only view
-  of the memory-mapped file; the engine's products run on the blocks. The
-  embedding is the output layer's ``E^T`` (d_model, vocab) as Q8_0 blocks: a
-  token's embedding is one stored row, made float32 when looked up, and the
-  logits are a product on the blocks too, so no float32 copy is needed at all.
-  Norms are views of the file's float32 values.
-- ``"float32"`` (:func:`float32_weights`): every matrix dequantized by
-  ``gguf.quants`` (the reference: it does not use our kernels, so it stays
-  right where they cannot run), laid out for the engine (transposed,
-  q|k|v and gate|up side by side) and kept in the weight cache
+- ``"q4_1"`` (:func:`block_weights`): nothing is converted or copied. Each matrix is a
+  :class:`attnlab.engine.fast.quant.QuantMatrix` over a read-only view of the memory-mapped
+  file; the engine's products run on the blocks. The embedding is the output layer's ``E^T``
+  (d_model, vocab) as blocks: a token's embedding is one stored row, made float32 when looked
+  up, and the logits are a product on the blocks too. Norms are views of the file's float32
+  values.
+- ``"float32"`` (:func:`float32_weights`): every matrix dequantized by ``gguf.quants`` (the
+  reference: it does not use our kernels, so it stays right where they cannot run), laid out
+  for the engine (transposed, q|k|v and gate|up side by side) and kept in the weight cache
   (:mod:`attnlab.models.weight_cache`): built once, then memory-mapped.
 
 Both give every weight the same float32 value (tested block by block).
@@ -22,60 +22,46 @@ Both give every weight the same float32 value (tested block by block).
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 import numpy as np
 
 from attnlab.engine.block import BlockParams
-from attnlab.engine.fast.decode import side_by_side
+from attnlab.engine.fast.ops import side_by_side
 from attnlab.engine.fast.quant import QuantMatrix
 from attnlab.engine.layers import RMSNormParams, SwiGLUParams
+from attnlab.engine.model import Architecture, Weights
 from attnlab.engine.multihead import AttentionParams
 from attnlab.models.gguf_file import GGUFFile
 
 PATHS = ("q4_1", "float32")
-CACHE_KIND = "smollm2-float32"
-
-
-@dataclass(frozen=True, kw_only=True)
-class Weights:
-    """What a SmolLM2 runs on: ``embedding`` (vocab, d_model) float32, or on the q4_1 path the
-    tied output matrix E^T (d_model, vocab) as Q8_0 blocks; ``path`` "q4_1" or "float32";
-    ``how``: for float32, how the weight cache served them ("mapped", "built", ...)."""
-
-    embedding: np.ndarray | QuantMatrix
-    layers: list[BlockParams]
-    final_norm: RMSNormParams
-    path: str
-    how: str = ""
+CACHE_KIND = "smollm2-float32"  # the weight cache's name for these arrays (kept: users' caches stay valid)
 
 
 def _norm(g: GGUFFile, name: str, eps: float) -> RMSNormParams:
     return RMSNormParams(g.array(name), eps)
 
 
-def block_weights(g: GGUFFile, n_layer: int, eps: float) -> Weights:
+def block_weights(g: GGUFFile, arch: Architecture) -> Weights:
     """The q4_1 path: matrices as the file's blocks (read-only views of its memory map)."""
 
     def blocks(name: str) -> QuantMatrix:
         return QuantMatrix(g.info(name).type, g.raw(name))
 
     layers = []
-    for i in range(n_layer):
+    for i in range(arch.n_layer):
         p = f"blk.{i}."
         layers.append(
             BlockParams(
                 attn=AttentionParams(*(blocks(p + f"attn_{n}.weight") for n in ("q", "k", "v", "output"))),
                 mlp=SwiGLUParams(*(blocks(p + f"ffn_{n}.weight") for n in ("gate", "up", "down"))),
-                norm_1=_norm(g, p + "attn_norm.weight", eps),
-                norm_2=_norm(g, p + "ffn_norm.weight", eps),
+                norm_1=_norm(g, p + "attn_norm.weight", arch.norm_eps),
+                norm_2=_norm(g, p + "ffn_norm.weight", arch.norm_eps),
             )
         )
     return Weights(
-        embedding=blocks("token_embd.weight"),
-        layers=layers,
-        final_norm=_norm(g, "output_norm.weight", eps),
-        path="q4_1",
+        embed=blocks("token_embd.weight"),
+        blocks=tuple(layers),
+        final_norm=_norm(g, "output_norm.weight", arch.norm_eps),
     )
 
 
@@ -116,8 +102,9 @@ def _float32_shapes(g: GGUFFile, n_layer: int) -> dict[str, tuple[int, ...]]:
     return shapes
 
 
-def float32_weights(g: GGUFFile, n_layer: int, eps: float, *, cache_dir=None) -> Weights:
-    """The float32 path: gguf's dequantized values, from the weight cache (built on first use).
+def float32_weights(g: GGUFFile, arch: Architecture, *, cache_dir=None) -> tuple[Weights, str]:
+    """The float32 path: gguf's dequantized values, from the weight cache (built on first use), and
+    how the cache served them ("mapped", "built", ...).
 
     The cache is checked against the file's tensor table (names and shapes) and each array's digest.
     """
@@ -126,13 +113,13 @@ def float32_weights(g: GGUFFile, n_layer: int, eps: float, *, cache_dir=None) ->
     cached = cached_arrays(
         g.path,
         CACHE_KIND,
-        lambda: _float32_arrays(g, n_layer),
-        expect=_float32_shapes(g, n_layer),
+        lambda: _float32_arrays(g, arch.n_layer),
+        expect=_float32_shapes(g, arch.n_layer),
         directory=cache_dir,
     )
     a = cached.arrays
     layers = []
-    for i in range(n_layer):
+    for i in range(arch.n_layer):
         p = f"blk.{i}."
         qkv, gate_up = a[p + "qkv"], a[p + "gate_up"]
         n_q = a[p + "attn_output"].shape[0]
@@ -145,22 +132,17 @@ def float32_weights(g: GGUFFile, n_layer: int, eps: float, *, cache_dir=None) ->
                     qkv[:, :n_q], qkv[:, n_q : n_q + n_kv], qkv[:, n_q + n_kv :], a[p + "attn_output"]
                 ),
                 mlp=SwiGLUParams(gate_up[:, :d_ff], gate_up[:, d_ff:], a[p + "ffn_down"]),
-                norm_1=_norm(g, p + "attn_norm.weight", eps),
-                norm_2=_norm(g, p + "ffn_norm.weight", eps),
+                norm_1=_norm(g, p + "attn_norm.weight", arch.norm_eps),
+                norm_2=_norm(g, p + "ffn_norm.weight", arch.norm_eps),
             )
         )
-    return Weights(
-        embedding=a["token_embd"],
-        layers=layers,
-        final_norm=_norm(g, "output_norm.weight", eps),
-        path="float32",
-        how=cached.how,
-    )
+    final = _norm(g, "output_norm.weight", arch.norm_eps)
+    return Weights(embed=a["token_embd"], blocks=tuple(layers), final_norm=final), cached.how
 
 
 def cast(w: Weights, dtype) -> Weights:
     """Float weights in ``dtype`` (new arrays; q|k|v and gate|up still side by side)."""
-    if w.path != "float32":
+    if isinstance(w.embed, QuantMatrix):
         raise ValueError("cast needs float32 weights; load the float32 path first")
 
     def c(a):
@@ -168,14 +150,13 @@ def cast(w: Weights, dtype) -> Weights:
 
     layers = [
         BlockParams(
-            attn=AttentionParams(
-                *side_by_side(b.attn.w_q, b.attn.w_k, b.attn.w_v, dtype=dtype), c(b.attn.w_o)
-            ),
+            attn=AttentionParams(*side_by_side(b.attn.w_q, b.attn.w_k, b.attn.w_v, dtype=dtype),
+                                 c(b.attn.w_o)),  # fmt: skip
             mlp=SwiGLUParams(*side_by_side(b.mlp.w_gate, b.mlp.w_up, dtype=dtype), c(b.mlp.w_down)),
             norm_1=RMSNormParams(c(b.norm_1.weight), b.norm_1.eps),
             norm_2=RMSNormParams(c(b.norm_2.weight), b.norm_2.eps),
         )
-        for b in w.layers
+        for b in w.blocks
     ]
     final = RMSNormParams(c(w.final_norm.weight), w.final_norm.eps)
-    return Weights(embedding=c(w.embedding), layers=layers, final_norm=final, path="float32", how=w.how)
+    return Weights(embed=c(w.embed), blocks=tuple(layers), final_norm=final)

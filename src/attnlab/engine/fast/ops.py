@@ -1,0 +1,366 @@
+"""The forward's steps, the fast way: :data:`FAST` and :class:`Rows`, swapped into the one forward.
+
+:func:`attnlab.engine.forward.forward` takes its arithmetic from an ``ops`` object. :class:`Fast`
+is the readable :class:`~attnlab.engine.forward.Reference` with faster forms of the steps
+where they apply, each the step the reference takes to rounding (tested):
+
+- products (:mod:`attnlab.engine.fast.decode`'s ``_product``: one single-threaded BLAS call, or
+  from 16 rows fixed column blocks that our threads share; on quantised blocks
+  :func:`attnlab.engine.fast.quant.product`); q, k and v in one product when their weights
+  sit side by side (and gate and up), read back as views of it;
+- RMSNorm, RoPE, attention (bottom-right causal, GQA) and SiLU by the compiled steps of
+  :mod:`attnlab.engine.fast.decode.steps` (NumPy forms where numba cannot run);
+- the tied output layer in fixed slices of W_E that our threads share.
+
+A step takes its fast form on a 2-D float32 or float64 array with weights of that dtype (or
+float32 activations on quantised blocks), without biases; anything else (an encoder's batch,
+LayerNorm, biases, key padding) is the reference's step. Every output number is one fixed
+sequence of operations, so no bit depends on the thread count (docs/engine-conventions.md).
+
+:class:`Rows` runs R decoding steps at once, row r a new token on its own caches at its own
+position (a speculative verification, or a batch of requests): every step as a one-row
+forward takes it, only the products sharing the weights' reads, each row in the one-row
+order. So row r's numbers are the bits of a one-token forward on the same caches.
+"""
+
+from __future__ import annotations
+
+import weakref
+
+import numpy as np
+
+from attnlab.engine._arrays import check_finite
+from attnlab.engine.cache import KVCache
+from attnlab.engine.errors import FieldError
+from attnlab.engine.fast.decode import _product, side_by_side, steps
+from attnlab.engine.fast.quant import QuantMatrix, product, with_values
+from attnlab.engine.fast.quant.rows import product_rows
+from attnlab.engine.fast.workers import run
+from attnlab.engine.forward import Reference
+from attnlab.engine.layers import RMSNormParams
+from attnlab.engine.positions import RoPE
+from attnlab.engine.threads import CORES
+
+_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+
+# OpenBLAS's matrix-vector product on a whole 49152 x 576 embedding runs several times slower than on
+# row slices of it (cache blocking): the output layer multiplies slice by slice, and our threads share
+# the slices. The slices are fixed by this constant alone, so a logit is the same single-threaded BLAS
+# sum whichever thread, and however many, computed it.
+_LOGIT_ROWS = 4096
+
+
+def _plain(x) -> bool:
+    """A 2-D float32 or float64 NumPy array: what the fast steps take."""
+    return type(x) is np.ndarray and x.ndim == 2 and x.dtype in _FLOATS
+
+
+def _weight(w, dtype) -> bool:
+    """A weight the fast products take for activations of ``dtype``."""
+    if type(w) is np.ndarray:
+        return w.ndim == 2 and w.dtype == dtype
+    return isinstance(w, QuantMatrix) and dtype == np.float32
+
+
+def joined(*views):
+    """The one matrix whose adjacent column blocks ``views`` are (as :func:`side_by_side` makes), or None.
+
+    Matrices kept as blocks of one format join without a copy: their parts stand side by side.
+    Weights are joined once per params object and kept (:func:`_joined_weights`).
+    """
+    if all(isinstance(v, QuantMatrix) for v in views):
+        same = len({(v.fmt, v.n_in) for v in views}) == 1
+        return QuantMatrix.side_by_side(*views) if same else None
+    return _columns(*views)
+
+
+def _columns(*views):
+    """The 2-D array whose adjacent column blocks are the 2-D (or (T, H, d)) ``views``, or None."""
+    if not all(type(v) is np.ndarray for v in views):
+        return None
+    base = views[0].base
+    if not isinstance(base, np.ndarray) or base.ndim != 2 or base.shape[0] != views[0].shape[0]:
+        return None
+    start = base.__array_interface__["data"][0]
+    col = 0
+    for v in views:
+        at = v.__array_interface__["data"][0]
+        width = int(np.prod(v.shape[1:]))
+        inner = (base.itemsize,) if v.ndim == 2 else (v.shape[2] * base.itemsize, base.itemsize)
+        if v.base is not base or v.strides != (base.strides[0], *inner) or at != start + col * base.itemsize:
+            return None
+        col += width
+    return base if col == base.shape[1] else base[:, :col]
+
+
+_layouts: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # params -> {names: joined or None}
+
+
+def _joined_weights(params, *names):
+    """``joined(params.<names>)`` computed once per params object."""
+    kept = _layouts.get(params)
+    if kept is None:
+        kept = _layouts[params] = {}
+    if names not in kept:
+        kept[names] = joined(*(getattr(params, n) for n in names))
+    return kept[names]
+
+
+class Fast(Reference):
+    """The reference's steps with faster forms where they apply (see the module docstring)."""
+
+    @staticmethod
+    def kernels():
+        return steps.kernels()  # the compiled steps, or None: NumPy's
+
+    def embed(self, table, ids, scale: float = 1.0):
+        if isinstance(table, QuantMatrix):  # W_E^T as blocks: a token's embedding is one stored row
+            x = table.stored_rows(list(ids))
+            return x if scale == 1.0 else x * np.float32(scale)
+        return super().embed(table, ids, scale)
+
+    def norm(self, x, params):
+        w = params.weight if isinstance(params, RMSNormParams) else None
+        if isinstance(params, RMSNormParams) and _plain(x) and (w is None or (type(w) is np.ndarray
+                                                                           and w.dtype == x.dtype)):
+            return steps.rms(x, params, self.kernels())
+        return super().norm(x, params)
+
+    def linear(self, x, w, b):
+        if b is None and _plain(x) and _weight(w, x.dtype):
+            return _product(x, w)
+        return super().linear(x, w, b)
+
+    def project_qkv(self, h, p, arch):
+        fits = _plain(h) and all(_weight(w, h.dtype) for w in (p.w_q, p.w_k, p.w_v))
+        if not fits or any(b is not None for b in (p.b_q, p.b_k, p.b_v)):
+            return super().project_qkv(h, p, arch)
+        w = _joined_weights(p, "w_q", "w_k", "w_v")
+        if w is not None:  # one product when w_q, w_k, w_v sit side by side
+            qkv = _product(h, w)
+        else:
+            qkv = np.concatenate([_product(h, p.w_q), _product(h, p.w_k), _product(h, p.w_v)], axis=1)
+        n = h.shape[0]
+        n_q, n_k = arch.n_head * arch.d_head, arch.n_kv_head * arch.d_head
+        if not np.isfinite(qkv).all():  # name the projection that overflowed, as the reference does
+            for name, cols in (("q = x @ w_q", slice(0, n_q)), ("k = context @ w_k", slice(n_q, n_q + n_k)),
+                               ("v = context @ w_v", slice(n_q + n_k, None))):  # fmt: skip
+                check_finite(np, qkv[:, cols], name)
+        q = qkv[:, :n_q].reshape(n, arch.n_head, arch.d_head)
+        k = qkv[:, n_q : n_q + n_k].reshape(n, arch.n_kv_head, arch.d_head)
+        v = qkv[:, n_q + n_k :].reshape(n, arch.n_kv_head, arch.d_head)
+        return q, k, v
+
+    def rotate(self, q, k, rope: RoPE, positions):
+        if not (type(q) is np.ndarray and q.ndim == 3 and q.dtype in _FLOATS and type(k) is np.ndarray
+                and k.dtype == q.dtype and type(positions) is np.ndarray):  # fmt: skip
+            return super().rotate(q, k, rope, positions)
+        n, n_head, d = q.shape
+        qk = _columns(q, k)  # q and k side by side in the projection's output: rotate them in one call
+        if qk is None:
+            qk = np.concatenate([q.reshape(n, -1), k.reshape(n, -1)], axis=1)
+        out = steps.rotate_qk(rope, qk, n_head + k.shape[1], d, positions, self.kernels())
+        return out[:, :n_head], out[:, n_head:]  # (T, H, d), (T, H_kv, d)
+
+    def attend(self, q, k, v, *, arch, cache, key_padding, on_scores, on_pattern):
+        if not self._attend_applies(q, k, v, arch, cache, key_padding):
+            return super().attend(q, k, v, arch=arch, cache=cache, key_padding=key_padding,
+                                  on_scores=on_scores, on_pattern=on_pattern)  # fmt: skip
+        keys, values = k.transpose(1, 0, 2), v.transpose(1, 0, 2)  # (H_kv, T, d)
+        if cache is not None:
+            keys, values = cache.append(keys, values)  # (H_kv, S, d): everything cached
+        return self._attend_rows(q, keys, values, arch, on_scores, on_pattern)
+
+    def _attend_rows(self, q, keys, values, arch, on_scores=None, on_pattern=None):
+        scale = q.dtype.type(arch.scale)
+        done = steps.attend(q, arch.n_head, keys, values, arch.group, scale, self.kernels(),
+                            on_scores, on_pattern)  # fmt: skip
+        if done is None:
+            raise ValueError(
+                f"the scores q . k * scale overflowed to infinity; the inputs are too large for {q.dtype}"
+            )
+        _, _, side = done
+        return side.reshape(q.shape[0], arch.n_head, -1)  # (T, H, d_head): a view of side (T, H * d)
+
+    @staticmethod
+    def _attend_applies(q, k, v, arch, cache, key_padding) -> bool:
+        if not arch.causal or key_padding is not None:
+            return False
+        if not all(type(a) is np.ndarray and a.ndim == 3 and a.dtype == q.dtype for a in (q, k, v)):
+            return False
+        if q.dtype not in _FLOATS:
+            return False
+        return cache is None or (type(cache) is KVCache and (cache.keys is None or cache._k_buf is not None))
+
+    def gate_up(self, h, p):
+        if not (_plain(h) and _weight(p.w_gate, h.dtype) and _weight(p.w_up, h.dtype)):
+            return super().gate_up(h, p)
+        w = _joined_weights(p, "w_gate", "w_up")
+        if w is not None:  # one product when gate and up sit side by side
+            both = _product(h, w)
+        else:
+            both = np.concatenate([_product(h, p.w_gate), _product(h, p.w_up)], axis=1)
+        d_ff = p.w_gate.shape[1]
+        return both[:, :d_ff], both[:, d_ff:]
+
+    def gated(self, pre, lin, activation: str):
+        if activation != "silu" or not (_plain(pre) and _plain(lin) and lin.dtype == pre.dtype):
+            return super().gated(pre, lin, activation)
+        both = _columns(pre, lin)
+        if both is None or not both.flags.c_contiguous:
+            both = np.concatenate([pre, lin], axis=1)
+        return steps.gated(both, pre.shape[1], self.kernels())
+
+    def unembed(self, x, weights):
+        e = weights.embed if weights.unembed is None else None
+        if isinstance(e, QuantMatrix):  # the blocks of W_E^T: fixed slices that our threads share
+            return product(x, e)
+        if e is None or not (_plain(x) and type(e) is np.ndarray and e.dtype == x.dtype):
+            return super().unembed(x, weights)
+        out = np.empty((x.shape[0], e.shape[0]), dtype=x.dtype)
+
+        def logit_slice(start: int, _buffers) -> None:
+            part = e[start : start + _LOGIT_ROWS]  # (rows, d_model), contiguous
+            out[:, start : start + part.shape[0]] = (part @ x.T).T
+
+        # the output layer streams the whole embedding (113 MB in float32 for SmolLM2): two cores
+        # read it about twice as fast as one (docs/performance.md)
+        run(logit_slice, range(0, e.shape[0], _LOGIT_ROWS), CORES)
+        return out
+
+
+    def unembed_columns(self, x, weights, tokens: tuple[int, ...]):
+        """On quantised blocks the forward's bits (each logit one FMA chain over the stored values; a
+        lone row is doubled, since a one-row product sums in another order); else the reference's."""
+        e = weights.embed if weights.unembed is None else None
+        if not isinstance(e, QuantMatrix):
+            return super().unembed_columns(x, weights, tokens)
+        columns = _columns_of(e, tokens)
+        lone = x.shape[0] == 1
+        out = product(np.repeat(x, 2, axis=0) if lone else x, columns)
+        return out[:1] if lone else out
+
+
+_answer_columns: dict = {}  # (id(E^T), tokens) -> (E^T, the tokens' columns as blocks): a sweep's few
+
+
+def _columns_of(e: QuantMatrix, tokens: tuple[int, ...]) -> QuantMatrix:
+    key = (id(e), tokens)
+    kept = _answer_columns.get(key)
+    if kept is None or kept[0] is not e:
+        if len(e.parts) != 1:  # pragma: no cover - an output layer is one tensor
+            raise NotImplementedError("an output layer in several parts")
+        if len(_answer_columns) > 16:
+            _answer_columns.clear()
+        kept = _answer_columns[key] = (e, QuantMatrix(e.fmt, np.ascontiguousarray(e.parts[0][list(tokens)])))
+    return kept[1]
+
+
+class Rows(Fast):
+    """R decoding steps at once (see the module docstring): the forward's ``caches`` hold, per layer,
+    one KVCache per row (rows may share one: consecutive tokens of one sequence, in order), and its
+    ``positions`` (R,) each row's position."""
+
+    def linear(self, x, w, b):
+        if b is None and _plain(x) and _weight(w, x.dtype):
+            return _rows_product(x, w)
+        return super().linear(x, w, b)
+
+    def project_qkv(self, h, p, arch):
+        n_q, n_k = arch.n_head * arch.d_head, arch.n_kv_head * arch.d_head
+        w = _joined_weights(p, "w_q", "w_k", "w_v")
+        if w is not None:
+            qkv = _rows_product(h, w)
+        else:
+            qkv = np.concatenate([_rows_product(h, p.w_q), _rows_product(h, p.w_k),
+                                  _rows_product(h, p.w_v)], axis=1)  # fmt: skip
+        if not np.isfinite(qkv).all():
+            check_finite(np, qkv, "q, k, v = x @ w_q, w_k, w_v")
+        n = h.shape[0]
+        return (qkv[:, :n_q].reshape(n, arch.n_head, arch.d_head),
+                qkv[:, n_q : n_q + n_k].reshape(n, arch.n_kv_head, arch.d_head),
+                qkv[:, n_q + n_k :].reshape(n, arch.n_kv_head, arch.d_head))  # fmt: skip
+
+    def attend(self, q, k, v, *, arch, cache, key_padding, on_scores, on_pattern):
+        if on_scores is not None or on_pattern is not None:
+            raise FieldError(("fwd_hooks",), "hooks on the scores or pattern need one sequence, not rows")
+        caches, rows = cache, range(q.shape[0])
+        before = [c.length for c in caches]
+        for r in rows:  # each row appends its key and value to its cache, in row order
+            caches[r].append(k[r : r + 1].transpose(1, 0, 2), v[r : r + 1].transpose(1, 0, 2))
+        sides = []
+        try:
+            for r in rows:  # then attends to its cache's keys up to its own
+                seen = before[r] + sum(1 for s in rows[:r] if caches[s] is caches[r]) + 1
+                keys, values = caches[r].keys[..., :seen, :], caches[r].values[..., :seen, :]
+                sides.append(self._attend_rows(q[r : r + 1], keys, values, arch))
+        except ValueError:
+            for c, length in zip(caches, before):
+                c.truncate(min(length, c.length))
+            raise
+        return np.concatenate(sides)  # (R, H, d_head)
+
+    def gate_up(self, h, p):
+        w = _joined_weights(p, "w_gate", "w_up")
+        both = _rows_product(h, w) if w is not None else np.concatenate(
+            [_rows_product(h, p.w_gate), _rows_product(h, p.w_up)], axis=1)  # fmt: skip
+        d_ff = p.w_gate.shape[1]
+        return both[:, :d_ff], both[:, d_ff:]
+
+    def unembed(self, x, weights):
+        e = weights.embed if weights.unembed is None else None
+        if isinstance(e, QuantMatrix):
+            return product_rows(x, e)
+        return np.concatenate([super(Rows, self).unembed(x[r : r + 1], weights) for r in range(x.shape[0])])
+
+
+class OnValues(Fast):
+    """The reference's block steps on the weights' float values (quantised blocks made float32 as
+    gguf dequantizes them), with the fast embedding and output layer: the steps a trace of the Real
+    model view takes, the numbers that view shows (and the programs behind them print)."""
+
+    def norm(self, x, params):
+        return Reference.norm(self, x, params)
+
+    def linear(self, x, w, b):
+        return Reference.linear(self, x, w.values() if isinstance(w, QuantMatrix) else w, b)
+
+    def project_qkv(self, h, p, arch):
+        return Reference.project_qkv(self, h, with_values(p), arch)
+
+    def rotate(self, q, k, rope, positions):
+        return Reference.rotate(self, q, k, rope, positions)
+
+    def attend(self, q, k, v, **options):
+        return Reference.attend(self, q, k, v, **options)
+
+    def gate_up(self, h, p):
+        return Reference.gate_up(self, h, with_values(p))
+
+    def gated(self, pre, lin, activation: str):
+        return Reference.gated(self, pre, lin, activation)
+
+
+def _rows_product(x: np.ndarray, w) -> np.ndarray:
+    """``x @ w`` for x (R, n_in), row r the bits of the one-row product ``_product(x[r:r+1], w)``."""
+    if isinstance(w, QuantMatrix):
+        return product_rows(x, w)
+    return np.concatenate([_product(x[r : r + 1], w) for r in range(x.shape[0])])
+
+
+def rows_apply(arch, weights) -> bool:
+    """Whether :class:`Rows` runs this model: a pre-norm decoder on float or block weights whose steps
+    take their fast forms (RMSNorm, no biases, gated SiLU, rotary or no positions)."""
+    if not arch.causal or arch.norm_placement != "pre" or arch.norm != "rms" or arch.mlp != "gated":
+        return False
+    if arch.activation != "silu" or arch.positions == "learned":
+        return False
+    b = weights.blocks[0]
+    return all(x is None for x in (b.attn.b_q, b.attn.b_k, b.attn.b_v, b.attn.b_o))
+
+
+FAST = Fast()
+ROWS = Rows()
+ON_VALUES = OnValues()
+
+__all__ = ["FAST", "ON_VALUES", "ROWS", "Fast", "OnValues", "Rows", "joined", "rows_apply", "side_by_side"]

