@@ -238,7 +238,7 @@ def test_a_computers_tabs_take_turns_and_its_cap_is_a_429_in_the_pages_words(lab
 def test_a_bad_tab_header_is_no_tab(lab, client):
     jobs = lab().jobs
     api = client(jobs)
-    for tab in ("x" * 33, "a b", "a/b".encode()):
+    for tab in ("x" * 33, "a b", b"a/b"):
         r = api.post("/api/models/jobs", json={"model": "minilm", "text": f"t {len(tab)}"},
                      headers={"x-attnlab-tab": tab})  # fmt: skip
         assert r.status_code == 202

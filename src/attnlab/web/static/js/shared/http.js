@@ -6,7 +6,9 @@
 // the page). The explorer's socket answers in the same convention (ApiError.of).
 // A fetch that cannot reach the server rejects with the browser's TypeError.
 // Bodies go through toJson, which keeps a typed -0. postJSONInTurn waits out a full line
-// of model jobs (429 with Retry-After). This is the page's only fetch.
+// of model jobs (429 with Retry-After). This is the page's only fetch. Each request names
+// its tab (X-Attnlab-Tab: a random id made once per page), so the server's line of model
+// jobs serves a computer's tabs in turn (web/realmodel/line.py).
 
 import { toJson } from "./json.js";
 import { pageWords } from "./words.js";
@@ -41,11 +43,14 @@ export class ApiError extends Error {
   }
 }
 
+/** This page's tab: 24 hex digits (crypto.getRandomValues works on a plain-http address too). */
+const TAB = Array.from(crypto.getRandomValues(new Uint8Array(12)), (b) => b.toString(16).padStart(2, "0")).join("");
+
 /** The answer of `url`, parsed (`text`: a successful answer as text); throws ApiError for an HTTP error. */
 async function call(url, { method = "GET", body, signal, text = false } = {}) {
-  const options = { method, signal };
+  const options = { method, signal, headers: { "x-attnlab-tab": TAB } };
   if (body !== undefined) {
-    options.headers = { "content-type": "application/json" };
+    options.headers["content-type"] = "application/json";
     options.body = toJson(body);
   }
   const response = await fetch(url, options);
