@@ -788,8 +788,6 @@ def hf_config(recipe: Recipe, tokenizer):
         if getattr(vocab, name) is not None and recipe.model_type not in ("bert", "distilbert")
     }
     settings = {**ids, **recipe.config, "vocab_size": tokenizer.get_vocab_size(with_added_tokens=True)}
-    if recipe.model_type == "gpt2":
-        settings["vocab_size"] = tokenizer.get_vocab_size(with_added_tokens=True)
     return AutoConfig.for_model(recipe.model_type, **settings)
 
 

@@ -615,13 +615,16 @@ def _value(data, at: int, kind: int, whole: bool = False) -> tuple[Any, int]:
         return count, at + count * size
     values: list[Any] = []
     length = struct.Struct("<Q").unpack_from
-    for _ in range(count):  # strings or nested arrays: walked by their lengths, kept when whole
-        if item == 8 and not whole:
-            at += 8 + length(data, at)[0]
-        else:
-            value, at = _value(data, at, item, whole)
+    if item == 8:  # strings: walked by their lengths (a 262,144-token vocabulary is one such array)
+        for _ in range(count):
+            (n,) = length(data, at)
             if whole:
-                values.append(value)
+                values.append(data[at + 8 : at + 8 + n].decode("utf-8"))
+            at += 8 + n
+    else:  # arrays of arrays
+        for _ in range(count):
+            value, at = _value(data, at, item, whole)
+            values.append(value)
     if at > len(data):
         raise ValueError("past the end")
     return (values if whole else count), at

@@ -315,11 +315,10 @@ def _whole(tokenizer: Tokenizer, tokens: list[str], types: Iterable[int], *, byt
         if k == CONTROL and (alphabet is None or set(t) <= alphabet)  # else a mislabel: skipped
     ]
     tokenizer.add_special_tokens(control)
-    vocab = tokenizer.get_vocab()
-    user = [
-        AddedToken(t, normalized=False, special=False) for t, k in zip(tokens, kinds) if k == USER_DEFINED
-    ]
-    tokenizer.add_tokens([t for t in user if t.content in vocab])
+    user = [t for t, k in zip(tokens, kinds) if k == USER_DEFINED]
+    if user:  # (the whole vocabulary as a dict only when there are some)
+        vocab = tokenizer.get_vocab()
+        tokenizer.add_tokens([AddedToken(t, normalized=False, special=False) for t in user if t in vocab])
 
 
 def from_gguf(metadata: Mapping[str, Any]) -> ModelTokenizer:
