@@ -3,6 +3,7 @@
     python benchmarks/bench_attention.py            # the full table and memory checks
     python benchmarks/bench_attention.py --quick    # a fast run (smaller sizes, fewer repeats)
     python benchmarks/bench_attention.py --threads 1  # both libraries on one thread
+    python benchmarks/bench_attention.py --smoke    # tiny: checks that it runs (tests/benchmarks)
 
 1. Speed: batch 1, 8 heads, head dim 64, float32, L = 512 .. 4096, causal and not.
    Ours is the best path (``tiled_attention``'s NumPy backend with its default tiles:
@@ -22,7 +23,10 @@
    L = 65536, which must stay under 1 GiB (plain would need 16 GiB for one L x L
    float32 matrix alone). "before" is the process's resident memory just before the call
    (the inputs; for tiled also numba and the compiled kernel, ~150 MiB, loaded first so
-   that "extra" is the attention's own working memory).
+   that "extra" is the attention's own working memory). A run that fails exits with 1.
+
+Without torch the speed table (its peer) is skipped, with the reason printed. ``--smoke``:
+L = 64 and 128, one timed call, memory at L = 1024 and 2048.
 """
 
 from __future__ import annotations
@@ -38,8 +42,12 @@ import time
 
 import numpy as np
 
+from smoke import add_flag, missing, skipped
+
 # before torch is imported: libgomp reads it once (see the docstring)
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+NEEDS = ()  # what its smoke run needs beyond the test extra (tests/benchmarks)
 
 HEADS, HEAD_DIM = 8, 64
 BLOCK_Q, BLOCK_K = 512, 512  # the kernel's default tile (for the matmul rates): 1 MiB of float32 scores
@@ -214,7 +222,7 @@ def matmul_rates(repeats: int) -> tuple[float, float]:
     return flops / statistics.median(np_s) / 1e9, flops / statistics.median(torch_s) / 1e9
 
 
-def main(argv: list[str] | None = None) -> None:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes and few repeats")
     parser.add_argument("--repeats", type=int, default=None, help="timed calls per cell (15; quick: 3)")
@@ -224,17 +232,26 @@ def main(argv: list[str] | None = None) -> None:
         "1 compares the two kernels without the second core's swings",
     )  # fmt: skip
     parser.add_argument("--child", nargs=2, metavar=("KIND", "L"), help=argparse.SUPPRESS)
+    add_flag(parser)
     args = parser.parse_args(argv)
     if args.child:
         child(args.child[0], int(args.child[1]))
-        return
+        return 0
+    if reason := missing("torch"):
+        skipped("the speed table (its peer is torch's scaled_dot_product_attention)", reason)
+    else:
+        speed(args)
+    return memory(args)
 
+
+def speed(args) -> None:
+    """The speed table, ours against torch's, and the two libraries' matrix-product rates."""
     import torch
 
     if args.threads:
         torch.set_num_threads(args.threads)
-    lengths = [512, 1024] if args.quick else [512, 1024, 2048, 4096]
-    repeats = args.repeats or (3 if args.quick else 15)
+    lengths = [64, 128] if args.smoke else [512, 1024] if args.quick else [512, 1024, 2048, 4096]
+    repeats = 1 if args.smoke else args.repeats or (3 if args.quick else 15)
     print(
         f"attention, batch 1, {HEADS} heads, head dim {HEAD_DIM}, float32; median of {repeats} calls; "
         f"torch {torch.__version__} with {torch.get_num_threads()} threads, "
@@ -257,14 +274,19 @@ def main(argv: list[str] | None = None) -> None:
         f"NumPy's BLAS {numpy_rate:.0f} GFLOP/s, torch {torch_rate:.0f} GFLOP/s"
     )
 
-    mem_n = 4096 if args.quick else 16384
-    big_n = 16384 if args.quick else 65536
+
+def memory(args) -> int:
+    """The peak-memory table, each run in its own process; 1 when a run failed."""
+    mem_n = 1024 if args.smoke else 4096 if args.quick else 16384
+    big_n = 2048 if args.smoke else 16384 if args.quick else 65536
+    failed = 0
     print(f"\npeak memory, one head, d={HEAD_DIM}, float32, each run in its own process")
     print(f"{'kind':>6} {'L':>6} {'before MiB':>11} {'peak MiB':>9} {'extra MiB':>10} {'seconds':>8}")
     for kind, n in (("plain", mem_n), ("tiled", mem_n), ("tiled", big_n)):
         r = measure_memory(kind, n)
         if "error" in r:
             print(f"{kind:>6} {n:>6} failed: {r['error']}")
+            failed = 1
             continue
         extra = r["peak_mib"] - r["before_mib"]
         figures = f"{r['before_mib']:>11.0f} {r['peak_mib']:>9.0f} {extra:>10.0f} {r['seconds']:>8.2f}"
@@ -272,7 +294,8 @@ def main(argv: list[str] | None = None) -> None:
         if kind == "tiled" and n == big_n:
             verdict = "under" if r["peak_mib"] < 1024 else "OVER"
             print(f"tiled attention at L={n}: peak {r['peak_mib']:.0f} MiB, {verdict} 1 GiB")
+    return failed
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

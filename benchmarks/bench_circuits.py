@@ -1,6 +1,7 @@
 """Circuits on SmolLM2 vs Hugging Face transformers with hooks, same run: the census and two patching sweeps.
 
     python benchmarks/bench_circuits.py [--paths q4_1,float32] [--tokens 256] [--threads N]
+    python benchmarks/bench_circuits.py --smoke   # tiny: checks that it runs (tests/benchmarks)
 
 - Census from a kept trace: the five head scores (``lab/realmodel/kinds.head_scores``) of
   270 heads at 256 tokens (the seeded repeated-word probe, cut to 256 tokens), from the
@@ -25,8 +26,10 @@ machine's floor for a sweep: the multiply-adds it cannot avoid (each patch's lay
 the patched one on, every weight once per token: 2 x T x weights) over the thread count
 times one thread's best float32 rate here (``bench_models.fma_rate``/``sgemm_rate``); for
 the census, the larger of the weights' recomputation (2 T^2 d_head FLOPs a head) at that
-rate and one read of the 270 weight matrices at this machine's read bandwidth. Needs
-torch and transformers (the test oracles).
+rate and one read of the 270 weight matrices at this machine's read bandwidth. The peer
+needs torch and transformers (the test oracles): without them it is skipped, with the
+reason printed, and ours run alone. ``--smoke``: the q4_1 path on one thread, a 64-token
+census, the sweeps over the last layer, small floor measurements.
 """
 
 from __future__ import annotations
@@ -44,6 +47,10 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 import numpy as np  # noqa: E402
+
+from smoke import add_flag, missing, skipped  # noqa: E402
+
+NEEDS = ("models",)  # what its smoke run needs beyond the test extra (tests/benchmarks)
 
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))  # bench_models: the machine's rates
@@ -63,6 +70,10 @@ def timed(fn):
 
 
 def load_hf(threads: int):
+    """transformers' SmolLM2 on the same GGUF, float32 (None, with the reason printed, when absent)."""
+    if reason := missing("torch", "transformers"):
+        skipped("the peer, transformers with hooks", reason)
+        return None
     import torch
     from transformers import AutoModelForCausalLM
     from transformers.utils import logging as hf_logging
@@ -127,8 +138,6 @@ def torch_scores(w, allowed, ids):
 
 
 def bench_census(model, hf, tokens: int, repeats: int) -> list[tuple]:
-    import torch
-
     from attnlab.lab.realmodel.kinds import head_scores
 
     text = probe_text(model, tokens)
@@ -139,37 +148,46 @@ def bench_census(model, hf, tokens: int, repeats: int) -> list[tuple]:
         return head_scores(trace.all_weights(), trace.allowed, ids)
 
     weights = trace.all_weights()
-    hf.set_attn_implementation("eager")
-    with torch.no_grad():
-        (out, fwd_wall, fwd_cpu) = timed(lambda: hf(torch.tensor([trace.ids]), output_attentions=True))
-    kept = torch.stack(out.attentions)[:, 0]  # (L, H, T, T): the peer's kept weights
-    hf.set_attn_implementation("sdpa")
-    allowed = torch.as_tensor(trace.allowed)
+    peer, extra = None, {}
+    if hf is not None:
+        import torch
 
-    def peer():
-        return torch_scores(kept, allowed, trace.ids)
+        hf.set_attn_implementation("eager")
+        with torch.no_grad():
+            (out, fwd_wall, fwd_cpu) = timed(lambda: hf(torch.tensor([trace.ids]), output_attentions=True))
+        kept = torch.stack(out.attentions)[:, 0]  # (L, H, T, T): the peer's kept weights
+        hf.set_attn_implementation("sdpa")
+        allowed = torch.as_tensor(trace.allowed)
+        extra = {"forward with attentions": (fwd_wall, fwd_cpu)}
+
+        def peer():
+            return torch_scores(kept, allowed, trace.ids)
 
     rows = {"ours": [], "ours scores": [], "peer": []}
     for _ in range(repeats):
         mine, wall, cpu = timed(ours)
         rows["ours"].append((wall, cpu))
         rows["ours scores"].append(timed(lambda: head_scores(weights, trace.allowed, ids))[1:])
-        theirs, wall, cpu = timed(peer)
-        rows["peer"].append((wall, cpu))
-    diff = max(float(np.max(np.abs(mine[k] - theirs[k].numpy()))) for k in mine)
+        if peer is not None:
+            theirs, wall, cpu = timed(peer)
+            rows["peer"].append((wall, cpu))
     flops = 2 * trace.n_layer * trace.n_head * tokens * tokens * trace.q.shape[-1]
     bytes_read = weights.nbytes
-    note = f"{trace.n_layer * trace.n_head} heads x {tokens} tokens; max |ours - peer| {diff:.1e}"
-    return [("census", rows, {"forward with attentions": (fwd_wall, fwd_cpu)}, (flops, bytes_read), note)]
+    note = f"{trace.n_layer * trace.n_head} heads x {tokens} tokens"
+    if peer is not None:
+        diff = max(float(np.max(np.abs(mine[k] - theirs[k].numpy()))) for k in mine if mine[k] is not None)
+        note += f"; max |ours - peer| {diff:.1e}"
+    return [("census", rows, extra, (flops, bytes_read), note)]
 
 
 # -- the sweeps ---------------------------------------------------------------------------
 
 
-def bench_sweeps(models: dict, hf, repeats: int):
-    """Yield (path, row) as each sweep finishes: every path's, then the peer's once (HF has no paths)."""
-    from hfpeer import HFDecoder
+def bench_sweeps(models: dict, hf, repeats: int, layers: range = range(30)):
+    """Yield (path, row) as each sweep finishes: every path's, then the peer's once (HF has no paths).
 
+    ``layers``: the layers patched (every one by default).
+    """
     from attnlab.models.circuits import patching
     from attnlab.models.circuits.edits import SetHead, SetResid
 
@@ -177,28 +195,34 @@ def bench_sweeps(models: dict, hf, repeats: int):
     clean_ids, corrupt_ids = first.encode(CLEAN), first.encode(CORRUPT)
     right, other = (first.encode(a)[0] for a in ANSWERS)
     T = len(clean_ids)
-    peer = HFDecoder(hf)
     pairs = {path: patching.pair(m, clean_ids, corrupt_ids, answers=(right, other))
              for path, m in models.items()}  # fmt: skip
-    hf_clean = peer.run(clean_ids)
+    peer_heads = peer_resid = None
+    if hf is not None:
+        from hfpeer import HFDecoder
 
-    def ld(logits):
-        return logits[right] - logits[other]
+        peer = HFDecoder(hf)
+        hf_clean = peer.run(clean_ids)
 
-    def peer_heads():
-        z = hf_clean["z"]
-        return np.array([[ld(peer.patched_logits(corrupt_ids, SetHead(layer, h, z[layer, :, h])))
-                          for h in range(9)] for layer in range(30)])  # fmt: skip
+        def ld(logits):
+            return logits[right] - logits[other]
 
-    def peer_resid():
-        resid = hf_clean["resid"]
-        return np.array([[ld(peer.patched_logits(corrupt_ids, SetResid(layer, "pre", resid[layer], (t,))))
-                          for t in range(T)] for layer in range(30)])  # fmt: skip
+        def peer_heads():
+            z = hf_clean["z"]
+            return np.array([[ld(peer.patched_logits(corrupt_ids, SetHead(layer, h, z[layer, :, h])))
+                              for h in range(9)] for layer in layers])  # fmt: skip
+
+        def peer_resid():
+            resid = hf_clean["resid"]
+            return np.array([[ld(peer.patched_logits(corrupt_ids, SetResid(layer, "pre", resid[layer], (t,))))
+                              for t in range(T)] for layer in layers])  # fmt: skip
 
     sweeps = [
-        ("270-head patching sweep", lambda m, p: patching.head_sweep(m, p), peer_heads),
-        (f"residual sweep 30 x {T}", lambda m, p: patching.residual_sweep(m, p, site="pre"), peer_resid),
-    ]
+        (f"{len(layers) * 9}-head patching sweep", lambda m, p: patching.head_sweep(m, p, layers=layers),
+         peer_heads),
+        (f"residual sweep {len(layers)} x {T}",
+         lambda m, p: patching.residual_sweep(m, p, site="pre", layers=layers), peer_resid),
+    ]  # fmt: skip
     per_layer = layer_weight_count(first) // 30
     for name, ours, theirs in sweeps:
         times: dict = {path: [] for path in models}
@@ -208,15 +232,17 @@ def bench_sweeps(models: dict, hf, repeats: int):
             for path, m in models.items():
                 done[path], wall, cpu = timed(lambda m=m, p=pairs[path], sweep=ours: sweep(m, p))
                 times[path].append((wall, cpu))
-            values, wall, cpu = timed(theirs)
-            peer_times.append((wall, cpu))
+            if theirs is not None:
+                values, wall, cpu = timed(theirs)
+                peer_times.append((wall, cpu))
         for path, sweep in done.items():
             recomputed = sum(30 - layer for i, layer in enumerate(sweep.layers)
                              for j in range(len(sweep.columns)) if not sweep.skipped[i, j])  # fmt: skip
             flops = 2 * T * per_layer * recomputed
-            diff = float(np.max(np.abs(sweep.values - values)))
             note = (f"{sweep.values.size} patches ({int(sweep.skipped.sum())} equal to the corrupted run's), "
-                    f"{recomputed} layer runs; max |LD ours - peer| {diff:.1e}")  # fmt: skip
+                    f"{recomputed} layer runs")  # fmt: skip
+            if theirs is not None:
+                note += f"; max |LD ours - peer| {float(np.max(np.abs(sweep.values - values))):.1e}"
             yield path, (name, {"ours": times[path], "peer": peer_times}, {}, (flops, 0), note)
 
 
@@ -232,7 +258,12 @@ def main() -> None:
     parser.add_argument("--tokens", type=int, default=256)
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--threads", type=int, default=None)
+    add_flag(parser)
     args = parser.parse_args()
+    if args.smoke:
+        # 64 tokens: the probe's words repeat by then. One torch thread: on a busy machine its
+        # spinning threads made 18 patched forward passes take minutes.
+        args.paths, args.tokens, args.repeats, args.threads = "q4_1", 64, 1, 1
 
     from attnlab.engine.threads import CORES
     from attnlab.models.registry import get_model
@@ -241,32 +272,36 @@ def main() -> None:
     threads = args.threads or CORES
     hf = load_hf(threads)
     shared = get_model("smollm2")
-    rate = max(sgemm_rate(np), fma_rate(np)) * threads
-    bandwidth = read_bandwidth(np)
+    rate = max(sgemm_rate(np, args.smoke), fma_rate(np, args.smoke)) * threads
+    bandwidth = read_bandwidth(np, args.smoke)
     print(f"machine: {threads} threads, float32 {rate / 1e9:.0f} GFLOP/s, read {bandwidth / 1e9:.1f} GB/s")
     print("| path | what | attnlab wall (CPU) | HF peer wall (CPU) | ratio | floor | notes |")
     print("|---|---|---:|---:|---:|---:|---|")
     paths = args.paths.split(",")
     models = {path: shared if path == "q4_1" else shared.with_dtype(np.float32) for path in paths}
     if "q4_1" in models:
-        for row in bench_census(models["q4_1"], hf, args.tokens, max(3, args.repeats)):
+        for row in bench_census(models["q4_1"], hf, args.tokens, 1 if args.smoke else max(3, args.repeats)):
             print_row("q4_1", row, rate, bandwidth)
-    for path, row in bench_sweeps(models, hf, args.repeats):
+    for path, row in bench_sweeps(models, hf, args.repeats, range(29, 30) if args.smoke else range(30)):
         print_row(path, row, rate, bandwidth)
+
 
 def print_row(path: str, row: tuple, rate: float, bandwidth: float) -> None:
     name, times, extra, (flops, bytes_read), note = row
     floor = max(flops / rate, bytes_read / bandwidth)
     ours = [statistics.median(x) for x in zip(*times["ours"], strict=True)]
-    peer = [statistics.median(x) for x in zip(*times["peer"], strict=True)]
+    peer = [statistics.median(x) for x in zip(*times["peer"], strict=True)] if times["peer"] else None
     unit, scale = ("ms", 1e3) if ours[0] < 10 else ("s", 1.0)
     more = "".join(f"; {k} {v[0] * 1e3:.0f} ms" for k, v in extra.items())
     if "ours scores" in times:  # the scores alone, from weights already made: what the peer times
         alone = statistics.median(w for w, _ in times["ours scores"])
-        more += f"; scores alone {alone * 1e3:.0f} ms, {alone / peer[0]:.2f} x the peer"
+        more += f"; scores alone {alone * 1e3:.0f} ms"
+        more += f", {alone / peer[0]:.2f} x the peer" if peer else ""
+    theirs = "| "  # no peer here: its cells stay empty
+    if peer:
+        theirs = f"{peer[0] * scale:.2f} {unit} ({peer[1] * scale:.2f}) | {ours[0] / peer[0]:.2f}"
     print(f"| {path} | {name} | {ours[0] * scale:.2f} {unit} ({ours[1] * scale:.2f}) "
-          f"| {peer[0] * scale:.2f} {unit} ({peer[1] * scale:.2f}) | {ours[0] / peer[0]:.2f} "
-          f"| {floor * scale:.3f} {unit} | {note}{more} |", flush=True)  # fmt: skip
+          f"| {theirs} | {floor * scale:.3f} {unit} | {note}{more} |", flush=True)  # fmt: skip
 
 if __name__ == "__main__":
     main()

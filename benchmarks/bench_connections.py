@@ -1,6 +1,7 @@
 """The two connection labs that run SmolLM2, timed: speculative decoding and continuous batching.
 
     python benchmarks/bench_connections.py [--repeats 3] [--tokens 48] [--batch 4]
+    python benchmarks/bench_connections.py --smoke   # tiny: checks that it runs (tests/benchmarks)
 
 - Speculative decoding (``models.labs.speculate``): plain greedy decoding against
   speculative decoding with a prompt-lookup draft (n = 2, k = 4), the same prompt,
@@ -20,6 +21,7 @@ Each repeat runs the two ways in alternating order (plain first, then speculativ
 first, ...) so both see the same machine load; the figures are medians. Every
 repeat also checks that the two ways give the same tokens (they do: each row of a
 shared pass is, bit for bit, a one-token pass; ``tests/models/test_smollm2_rows.py``).
+``--smoke``: one repeat, 4 new tokens (2 a request when serving), a 16 MB floor read.
 """
 
 from __future__ import annotations
@@ -31,7 +33,11 @@ import statistics
 import sys
 import time
 
+from smoke import add_flag
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+NEEDS = ("models",)  # what its smoke run needs beyond the test extra (tests/benchmarks)
 
 SPECULATE_PROMPTS = {
     "repeats": "Monday: wake up, eat breakfast, go to work, come home. Tuesday: wake up, eat breakfast, "
@@ -48,12 +54,12 @@ SERVING_PROMPTS = (
 NGRAM, DRAFT = 2, 4
 
 
-def read_bandwidth(np) -> float:
-    """Bytes per second one thread reads here: a NumPy reduction over 512 MB (median of 5)."""
-    a = np.ones(1 << 26, dtype=np.uint64)
+def read_bandwidth(np, smoke: bool = False) -> float:
+    """Bytes per second one thread reads here: a NumPy reduction over 512 MB (median of 5; smoke: 16 MB)."""
+    a = np.ones(1 << (21 if smoke else 26), dtype=np.uint64)
     np.bitwise_or.reduce(a)
     times = []
-    for _ in range(5):
+    for _ in range(1 if smoke else 5):
         t = time.perf_counter()
         np.bitwise_or.reduce(a)
         times.append(time.perf_counter() - t)
@@ -132,7 +138,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tokens", type=int, default=48, help="new tokens (speculative decoding)")
     parser.add_argument("--serve-tokens", type=int, default=32, help="new tokens a request (serving)")
     parser.add_argument("--batch", type=int, default=4)
+    add_flag(parser)
     args = parser.parse_args(argv)
+    if args.smoke:
+        args.repeats, args.tokens, args.serve_tokens = 1, 4, 2
 
     import numpy as np
 
@@ -144,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
     if model.path != "q4_1":
         print(f"SmolLM2 runs on {model.path} here; the floor counts q4_1 blocks", file=sys.stderr)
     warm_up(model)
-    bandwidth = read_bandwidth(np)
+    bandwidth = read_bandwidth(np, args.smoke)
     floor_ms = block_bytes(model) / bandwidth * 1e3
     print(f"# bench_connections: {platform.machine()}, {CORES} cores, Python {platform.python_version()}, "
           f"SmolLM2 on {model.path}, {args.repeats} repeats (medians)")  # fmt: skip

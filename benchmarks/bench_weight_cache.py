@@ -8,21 +8,27 @@ process (the digests skipped), beside the floor: reading the same bytes once
 with ``zlib.crc32`` alone, which is what the cache did before it checked digests.
 
 Usage: ``python benchmarks/bench_weight_cache.py`` (builds the cache in a
-temporary folder first: ~10-15 s).
+temporary folder first: ~10-15 s). ``--smoke``: one timed run instead of three.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import subprocess
 import sys
 import tempfile
 import time
 
+from smoke import add_flag
+
+NEEDS = ("models",)  # what its smoke run needs beyond the test extra (tests/benchmarks)
+
 CHILD = r"""
 import json, sys, time, zlib, mmap
 from pathlib import Path
-from attnlab.models import files, smollm_weights as sw
+from attnlab.models import files
+from attnlab.models.smollm import weights as sw
 from attnlab.models.gguf_file import GGUFFile
 from attnlab.models.smollm.config import config_of
 folder = Path(sys.argv[1])
@@ -42,13 +48,23 @@ print(json.dumps({"how": w.how, "first": t1 - t0, "again": t2 - t1, "crc": t4 - 
 """
 
 
+def run(command: list[str]) -> str:
+    """The child's output; its error output, and a failure, when it fails."""
+    done = subprocess.run(command, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"the child process failed:\n{done.stderr[-3000:]}")
+    return done.stdout
+
+
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_flag(parser)
+    args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
-        subprocess.run([sys.executable, "-c", CHILD, folder], check=True, capture_output=True)  # build
-        time.sleep(3.5)  # older than the cache's settling time, as a real cache is
         command = [sys.executable, "-c", CHILD, folder]
-        runs = [subprocess.run(command, check=True, capture_output=True, text=True) for _ in range(3)]
-        rows = [json.loads(r.stdout) for r in runs]
+        run(command)  # build
+        time.sleep(3.5)  # older than the cache's settling time, as a real cache is
+        rows = [json.loads(run(command)) for _ in range(1 if args.smoke else 3)]
     mb = rows[0]["bytes"] / 1e6
     print(f"SmolLM2 float32 weight cache: {mb:.0f} MB, served as {rows[0]['how']!r}")
     print("| run | first map, every check | second map, same process | floor: CRC-32 pass alone |")
