@@ -191,18 +191,18 @@ def test_every_broken_model_is_skipped_with_why(scan, hub):
     cut = len(made["tiny/qwen2"].joinpath("model.safetensors").read_bytes()) // 2
     link = root / "models--broken--dangling" / "snapshots" / ("0" * 40) / "model.safetensors"
     assert why == {
-        "broken/missing-shard": MissingShard(made["gone"].name, "model.safetensors.index.json"),
-        "broken/unknown": UnknownFamily("mamba"),
-        "broken/truncated": Truncated("model.safetensors", cut, full),
-        "broken/dangling": DanglingLink("model.safetensors", os.readlink(link)),
+        "broken/missing-shard": MissingShard(shard=made["gone"].name, index="model.safetensors.index.json"),
+        "broken/unknown": UnknownFamily(family="mamba"),
+        "broken/truncated": Truncated(file="model.safetensors", size=cut, needed=full),
+        "broken/dangling": DanglingLink(file="model.safetensors", target=os.readlink(link)),
         "broken/no-tokenizer": NoTokenizer(),
-        "broken/pickled": NoSafetensors(("pytorch_model.bin",)),
-        "broken/odd-ggufs/magic.gguf": BadFile("magic.gguf", "bad_magic", repr(b"GGML")),
+        "broken/pickled": NoSafetensors(files=("pytorch_model.bin",)),
+        "broken/odd-ggufs/magic.gguf": BadFile(file="magic.gguf", problem="bad_magic", detail=repr(b"GGML")),
         "broken/odd-ggufs/cut.gguf": why["broken/odd-ggufs/cut.gguf"],
-        "broken/odd-ggufs/rwkv.gguf": UnknownFamily("rwkv6"),
-        "broken/odd-ggufs/bert.gguf": UnreadTokenizer("bert"),
+        "broken/odd-ggufs/rwkv.gguf": UnknownFamily(family="rwkv6"),
+        "broken/odd-ggufs/bert.gguf": UnreadTokenizer(tokenizer="bert"),
         "broken/odd-ggufs/bare.gguf": NoTokenizer(),
-        "broken/unlisted": MissingTensor("transformer.extra.weight", made["first"]),
+        "broken/unlisted": MissingTensor(tensor="transformer.extra.weight", shard=made["first"]),
         "broken/loose": NoConfig(),
         "broken/garbled": why["broken/garbled"],
     }
@@ -212,7 +212,7 @@ def test_every_broken_model_is_skipped_with_why(scan, hub):
     assert header < cut < full  # the header is whole, the data is not
     cut_gguf = why["broken/odd-ggufs/cut.gguf"]
     assert isinstance(cut_gguf, Truncated) and cut_gguf.file == "cut.gguf" and cut_gguf.needed > cut_gguf.size
-    assert UnknownFamily("mamba").known == discover.KNOWN and "llama" in discover.KNOWN
+    assert UnknownFamily(family="mamba").known == discover.KNOWN and "llama" in discover.KNOWN
 
 
 def test_every_reason_is_worded_with_the_facts_it_states(scan):
@@ -222,7 +222,7 @@ def test_every_reason_is_worded_with_the_facts_it_states(scan):
         assert line.startswith(f"{entry.name} is skipped: ")
         for fact, value in sources.claims(entry.why).items():
             assert value in line, (fact, value, line)
-    assert sources.why(UnknownFamily("mamba")) == (
+    assert sources.why(UnknownFamily(family="mamba")) == (
         "its family, mamba, is not one attnlab runs; it runs "
         "bert, distilbert, gemma, gemma2, gemma3, gpt2, llama, mistral, phi3, qwen2, qwen3, roberta."
     )
@@ -252,7 +252,7 @@ def test_a_split_gguf_missing_a_part_is_skipped(families, tmp_path):
     last.unlink()
     scan = discover.discover(tmp_path, hub=False)
     skipped = [(s.name, s.why) for s in scan.skipped]
-    assert skipped == [(f"split/{first.name}", MissingShard(last.name, first.name))]
+    assert skipped == [(f"split/{first.name}", MissingShard(shard=last.name, index=first.name))]
 
 
 def test_a_models_folder_laid_out_as_a_cache_is_read_as_one(hub):
@@ -318,3 +318,24 @@ def test_a_gguf_header_holds_what_gguf_reader_reads(families, kind):
     assert skipped.metadata == {k: len(v) if isinstance(v, list) else v for k, v in fields.items()}
     assert whole.tensors == {t.name: (t.tensor_type.name, int(t.n_elements)) for t in reader.tensors}
     assert whole.data_end == path.stat().st_size  # the last tensor ends the file
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads a file whatever its permissions")
+def test_a_file_the_system_will_not_read_is_skipped(families, tmp_path):
+    shutil.copytree(families.folder("gpt2"), tmp_path / "m")
+    (tmp_path / "m" / "model.safetensors").chmod(0)
+    scan = discover.discover(tmp_path, hub=False)
+    assert [s.why for s in scan.skipped] == [
+        BadFile(file="model.safetensors", problem="unreadable", detail="Permission denied")
+    ]
+
+
+def test_a_weights_name_on_a_folder_is_skipped_as_unreadable(families, tmp_path):
+    shutil.copytree(families.folder("gpt2"), tmp_path / "m")
+    (tmp_path / "m" / "model.safetensors").unlink()
+    (tmp_path / "m" / "model.safetensors").mkdir()  # what open() refuses, root or not
+    scan = discover.discover(tmp_path, hub=False)
+    assert [(s.name, s.why) for s in scan.skipped] == [
+        ("m", BadFile(file="model.safetensors", problem="unreadable", detail="Is a directory"))
+    ]
+    assert sources.why(scan.skipped[0].why) == "model.safetensors cannot be read (Is a directory)."

@@ -265,4 +265,4 @@ def test_a_broken_gguf_is_unreadable_with_its_reason(tmp_path):
     (tmp_path / "x.gguf").write_bytes(b"GGML" + bytes(40))
     with pytest.raises(discover.Unreadable) as caught:
         tokens.from_gguf_file(tmp_path / "x.gguf")
-    assert caught.value.reason == discover.BadFile("x.gguf", "bad_magic", repr(b"GGML"))
+    assert caught.value.reason == discover.BadFile(file="x.gguf", problem="bad_magic", detail=repr(b"GGML"))

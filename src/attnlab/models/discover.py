@@ -85,14 +85,14 @@ _DEPTH = 4  # how deep a models folder is searched
 # -- why a file was skipped --------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Reason:
     """Why a model on disk is not offered; ``kind`` names the reason for the lab's words."""
 
     kind: ClassVar[str] = "reason"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class MissingShard(Reason):
     """``index`` lists weights in ``shard``, which is not there."""
 
@@ -101,7 +101,7 @@ class MissingShard(Reason):
     index: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class MissingTensor(Reason):
     """``index`` puts ``tensor`` in ``shard``, whose header does not have it."""
 
@@ -110,7 +110,7 @@ class MissingTensor(Reason):
     shard: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class UnknownFamily(Reason):
     """The files name the family ``family`` (``None``: none), not one of ``known``."""
 
@@ -119,7 +119,7 @@ class UnknownFamily(Reason):
     known: tuple[str, ...] = KNOWN
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Truncated(Reason):
     """``file`` has ``size`` bytes; its header needs ``needed``."""
 
@@ -129,7 +129,7 @@ class Truncated(Reason):
     needed: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class DanglingLink(Reason):
     """``file`` is a symlink to ``target``, which does not exist (an unfinished download)."""
 
@@ -138,14 +138,14 @@ class DanglingLink(Reason):
     target: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class NoTokenizer(Reason):
     """A folder without ``tokenizer.json``, or a GGUF without ``tokenizer.ggml.model``."""
 
     kind: ClassVar[str] = "no_tokenizer"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class UnreadTokenizer(Reason):
     """A GGUF whose ``tokenizer.ggml.model`` is ``tokenizer``, not one of ``known``."""
 
@@ -154,14 +154,14 @@ class UnreadTokenizer(Reason):
     known: tuple[str, ...] = GGUF_TOKENIZERS
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class NoConfig(Reason):
     """``*.safetensors`` without a ``config.json`` beside them (an adapter, or half a model)."""
 
     kind: ClassVar[str] = "no_config"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class NoSafetensors(Reason):
     """A ``config.json`` whose weights are not safetensors: ``files`` are what is there (``()``: none)."""
 
@@ -169,7 +169,7 @@ class NoSafetensors(Reason):
     files: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class BadFile(Reason):
     """``file`` is not what its name says: ``problem`` is one of :data:`BAD_FILE_PROBLEMS`; ``detail`` the
     parser's words or the value at fault."""
@@ -182,8 +182,8 @@ class BadFile(Reason):
 
 # bad_json: not JSON / not an object; bad_header: a safetensors or GGUF header that cannot be read;
 # bad_magic: a .gguf not starting with "GGUF"; bad_version: a GGUF version other than 2 or 3;
-# bad_tensor: a tensor whose type, shape or byte count does not fit.
-BAD_FILE_PROBLEMS = ("bad_json", "bad_header", "bad_magic", "bad_version", "bad_tensor")
+# bad_tensor: a tensor whose type, shape or byte count does not fit; unreadable: the system refused it.
+BAD_FILE_PROBLEMS = ("bad_json", "bad_header", "bad_magic", "bad_version", "bad_tensor", "unreadable")
 REASONS: tuple[type[Reason], ...] = (
     MissingShard, MissingTensor, UnknownFamily, Truncated, DanglingLink, NoTokenizer, UnreadTokenizer,
     NoConfig, NoSafetensors, BadFile,
@@ -197,6 +197,10 @@ class Unreadable(Exception):
     def __init__(self, reason: Reason) -> None:
         super().__init__(reason)
         self.reason = reason
+
+
+def _bad(path: Path, problem: str, detail: str = "") -> Unreadable:
+    return Unreadable(BadFile(file=path.name, problem=problem, detail=detail))
 
 
 # -- what was found ----------------------------------------------------------------------------------
@@ -337,6 +341,11 @@ def _one(read, name: str, path: Path, source: Source, found: list[Found], skippe
     except Unreadable as error:
         skipped.append(Skipped(name=name, path=path, source=source, why=error.reason))
         return
+    except OSError as error:  # no permission, a file gone while we looked, an I/O error
+        file = Path(error.filename).name if error.filename else path.name
+        why = BadFile(file=file, problem="unreadable", detail=error.strerror or type(error).__name__)
+        skipped.append(Skipped(name=name, path=path, source=source, why=why))
+        return
     if model is not None:
         found.append(model)
 
@@ -344,7 +353,7 @@ def _one(read, name: str, path: Path, source: Source, found: list[Found], skippe
 def _exists(path: Path) -> Path:
     """``path``, or :class:`Unreadable` when it is a symlink to nothing."""
     if path.is_symlink() and not path.exists():
-        raise Unreadable(DanglingLink(path.name, os.readlink(path)))
+        raise Unreadable(DanglingLink(file=path.name, target=os.readlink(path)))
     return path
 
 
@@ -363,11 +372,11 @@ def _folder_model(folder: Path, name: str, source: Source) -> Found | None:
         pickled = tuple(sorted(n for n in names if n.endswith((".bin", ".pt", ".pth", ".ckpt"))))
         if "tokenizer.json" not in names and not pickled:
             return None  # a config.json among other things (sentence-transformers' 1_Pooling/): no model
-        raise Unreadable(NoSafetensors(pickled))
+        raise Unreadable(NoSafetensors(files=pickled))
     model_type = _model_type(config)
     family = FAMILIES.get(model_type or "")
     if family is None:
-        raise Unreadable(UnknownFamily(model_type))
+        raise Unreadable(UnknownFamily(family=model_type))
     if "tokenizer.json" not in names:
         raise Unreadable(NoTokenizer())
     _exists(folder / "tokenizer.json")
@@ -418,9 +427,9 @@ def _json(path: Path) -> dict[str, Any]:
     try:
         value = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise Unreadable(BadFile(path.name, "bad_json", str(error))) from None
+        raise _bad(path, "bad_json", str(error)) from None
     if not isinstance(value, dict):
-        raise Unreadable(BadFile(path.name, "bad_json", type(value).__name__))
+        raise _bad(path, "bad_json", type(value).__name__)
     return value
 
 
@@ -431,17 +440,17 @@ def _weights(folder: Path, names: set[str]) -> tuple[list[str], dict[str, tuple[
         index = _json(_exists(folder / index_name))
         weight_map = index.get("weight_map")
         if not isinstance(weight_map, dict) or not weight_map:
-            raise Unreadable(BadFile(index_name, "bad_json", "weight_map"))
+            raise Unreadable(BadFile(file=index_name, problem="bad_json", detail="weight_map"))
         shards = sorted(set(map(str, weight_map.values())))
         tensors: dict[str, tuple[str, int]] = {}
         for shard in shards:
             path = folder / shard
             if not path.is_symlink() and not path.exists():
-                raise Unreadable(MissingShard(shard, index_name))
+                raise Unreadable(MissingShard(shard=shard, index=index_name))
             held = safetensors_header(_exists(path))
             for tensor, where in weight_map.items():
                 if where == shard and tensor not in held:
-                    raise Unreadable(MissingTensor(tensor, shard))
+                    raise Unreadable(MissingTensor(tensor=tensor, shard=shard))
             tensors.update(held)
         return shards, tensors
     files = sorted(n for n in names if n.endswith(".safetensors"))
@@ -463,19 +472,19 @@ def safetensors_header(path: Path) -> dict[str, tuple[str, int]]:
     with open(path, "rb") as f:
         head = f.read(8)
         if len(head) < 8:
-            raise Unreadable(Truncated(path.name, size, 8))
+            raise Unreadable(Truncated(file=path.name, size=size, needed=8))
         (n,) = struct.unpack("<Q", head)
         if n > 100_000_000:
-            raise Unreadable(BadFile(path.name, "bad_header", f"a header of {n} bytes"))
+            raise _bad(path, "bad_header", f"a header of {n} bytes")
         raw = f.read(n)
     if len(raw) < n:
-        raise Unreadable(Truncated(path.name, size, 8 + n))
+        raise Unreadable(Truncated(file=path.name, size=size, needed=8 + n))
     try:
         header = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise Unreadable(BadFile(path.name, "bad_header", str(error))) from None
+        raise _bad(path, "bad_header", str(error)) from None
     if not isinstance(header, dict):
-        raise Unreadable(BadFile(path.name, "bad_header", type(header).__name__))
+        raise _bad(path, "bad_header", type(header).__name__)
     tensors: dict[str, tuple[str, int]] = {}
     end = 0
     for tensor, info in header.items():
@@ -488,13 +497,13 @@ def safetensors_header(path: Path) -> dict[str, tuple[str, int]]:
                 count *= d
             width = _SAFETENSORS_DTYPES[dtype]
         except (KeyError, TypeError, ValueError):
-            raise Unreadable(BadFile(path.name, "bad_tensor", str(tensor))) from None
+            raise _bad(path, "bad_tensor", str(tensor)) from None
         if stop - start != count * width or min(shape, default=0) < 0:
-            raise Unreadable(BadFile(path.name, "bad_tensor", str(tensor)))
+            raise _bad(path, "bad_tensor", str(tensor))
         tensors[tensor] = (dtype, count)
         end = max(end, int(stop))
     if 8 + n + end > size:
-        raise Unreadable(Truncated(path.name, size, 8 + n + end))
+        raise Unreadable(Truncated(file=path.name, size=size, needed=8 + n + end))
     return tensors
 
 
@@ -528,16 +537,16 @@ def gguf_header(path: Path, *, arrays: tuple[str, ...] = ()) -> GGUFHeader:
         with open(path, "rb") as f:
             magic = f.read(4)
         if magic != b"GGUF":
-            raise Unreadable(BadFile(path.name, "bad_magic", repr(magic)))
-        raise Unreadable(Truncated(path.name, size, 24))
+            raise _bad(path, "bad_magic", repr(magic))
+        raise Unreadable(Truncated(file=path.name, size=size, needed=24))
     with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
         if data[:4] != b"GGUF":
-            raise Unreadable(BadFile(path.name, "bad_magic", repr(bytes(data[:4]))))
+            raise _bad(path, "bad_magic", repr(bytes(data[:4])))
         at = 4
         try:
             (version,) = struct.unpack_from("<I", data, at)
             if version not in (2, 3):
-                raise Unreadable(BadFile(path.name, "bad_version", str(version)))
+                raise _bad(path, "bad_version", str(version))
             n_tensors, n_kv = struct.unpack_from("<QQ", data, 8)
             at = 24
             metadata: dict[str, Any] = {}
@@ -550,20 +559,20 @@ def gguf_header(path: Path, *, arrays: tuple[str, ...] = ()) -> GGUFHeader:
                 name, at = _string(data, at)
                 (n_dims,) = struct.unpack_from("<I", data, at)
                 if n_dims > 8:  # GGML_MAX_DIMS is 4
-                    raise Unreadable(BadFile(path.name, "bad_tensor", f"{name}: {n_dims} dimensions"))
+                    raise _bad(path, "bad_tensor", f"{name}: {n_dims} dimensions")
                 dims = struct.unpack_from(f"<{n_dims}Q", data, at + 4)
                 kind, offset = struct.unpack_from("<IQ", data, at + 4 + 8 * n_dims)
                 at += 4 + 8 * n_dims + 12
                 infos.append((name, dims, kind, offset))
         except _BadValue as error:
-            raise Unreadable(BadFile(path.name, "bad_header", str(error))) from None
+            raise _bad(path, "bad_header", str(error)) from None
         except UnicodeDecodeError:
-            raise Unreadable(BadFile(path.name, "bad_header", f"a name at byte {at} is not UTF-8")) from None
+            raise _bad(path, "bad_header", f"a name at byte {at} is not UTF-8") from None
         except (struct.error, ValueError, IndexError, OverflowError, MemoryError):
-            raise Unreadable(Truncated(path.name, size, at + 1)) from None
+            raise Unreadable(Truncated(file=path.name, size=size, needed=at + 1)) from None
     alignment = metadata.get("general.alignment", 32)
     if not isinstance(alignment, int) or alignment <= 0 or alignment & (alignment - 1):
-        raise Unreadable(BadFile(path.name, "bad_header", f"general.alignment {alignment!r}"))
+        raise _bad(path, "bad_header", f"general.alignment {alignment!r}")
     start = -(-at // alignment) * alignment
     tensors: dict[str, tuple[str, int]] = {}
     end = start
@@ -571,18 +580,18 @@ def gguf_header(path: Path, *, arrays: tuple[str, ...] = ()) -> GGUFHeader:
         try:
             qtype = GGMLQuantizationType(kind)
         except ValueError:
-            raise Unreadable(BadFile(path.name, "bad_tensor", f"{name}: ggml type {kind}")) from None
+            raise _bad(path, "bad_tensor", f"{name}: ggml type {kind}") from None
         per_block, block_bytes = GGML_QUANT_SIZES[qtype]
         count = 1
         for d in dims:
             count *= int(d)
         if dims and dims[0] % per_block:
             detail = f"{name}: rows of {dims[0]} values in {qtype.name}"
-            raise Unreadable(BadFile(path.name, "bad_tensor", detail))
+            raise _bad(path, "bad_tensor", detail)
         tensors[name] = (qtype.name, count)
         end = max(end, start + offset + count // per_block * block_bytes)
     if end > size:
-        raise Unreadable(Truncated(path.name, size, end))
+        raise Unreadable(Truncated(file=path.name, size=size, needed=end))
     return GGUFHeader(metadata=metadata, tensors=tensors, data_end=end)
 
 
@@ -640,18 +649,18 @@ def _gguf_model(path: Path, name: str, source: Source) -> Found:
         for no in range(2, count + 1):
             part = path.with_name(f"{split['stem']}-{no:05d}-of-{count:05d}.gguf")
             if not part.is_symlink() and not part.exists():
-                raise Unreadable(MissingShard(part.name, path.name))
+                raise Unreadable(MissingShard(shard=part.name, index=path.name))
             tensors.update(gguf_header(_exists(part)).tensors)
             parts.append(part)
     arch = meta.get("general.architecture")
     family = GGUF_FAMILIES.get(arch) if isinstance(arch, str) else None
     if family is None:
-        raise Unreadable(UnknownFamily(arch if isinstance(arch, str) else None))
+        raise Unreadable(UnknownFamily(family=arch if isinstance(arch, str) else None))
     tokenizer = meta.get("tokenizer.ggml.model")
     if not isinstance(tokenizer, str):
         raise Unreadable(NoTokenizer())
     if tokenizer not in GGUF_TOKENIZERS:
-        raise Unreadable(UnreadTokenizer(tokenizer))
+        raise Unreadable(UnreadTokenizer(tokenizer=tokenizer))
     counts = Counter(kind for kind, _ in tensors.values())
     file_type = meta.get("general.file_type")
     dtype = _FILE_TYPES.get(file_type) if isinstance(file_type, int) else None

@@ -11,18 +11,23 @@ from attnlab.models import discover
 
 # One of every reason discover gives, with the values a real scan puts in them.
 EXAMPLES = [
-    discover.MissingShard("model-00002-of-00003.safetensors", "model.safetensors.index.json"),
-    discover.MissingTensor("model.layers.3.mlp.up_proj.weight", "model-00001-of-00002.safetensors"),
-    discover.UnknownFamily("mamba"),
-    discover.UnknownFamily(None),
-    discover.Truncated("model.safetensors", 1_048_576, 2_621_440),
-    discover.DanglingLink("model.safetensors", "../../blobs/4f2a9c"),
+    discover.MissingShard(shard="model-00002-of-00003.safetensors", index="model.safetensors.index.json"),
+    discover.MissingTensor(
+        tensor="model.layers.3.mlp.up_proj.weight", shard="model-00001-of-00002.safetensors"
+    ),
+    discover.UnknownFamily(family="mamba"),
+    discover.UnknownFamily(family=None),
+    discover.Truncated(file="model.safetensors", size=1_048_576, needed=2_621_440),
+    discover.DanglingLink(file="model.safetensors", target="../../blobs/4f2a9c"),
     discover.NoTokenizer(),
-    discover.UnreadTokenizer("t5"),
+    discover.UnreadTokenizer(tokenizer="t5"),
     discover.NoConfig(),
-    discover.NoSafetensors(("pytorch_model.bin",)),
+    discover.NoSafetensors(files=("pytorch_model.bin",)),
     discover.NoSafetensors(),
-    *(discover.BadFile("x.gguf", problem, "detail") for problem in discover.BAD_FILE_PROBLEMS),
+    *(
+        discover.BadFile(file="x.gguf", problem=problem, detail="detail")
+        for problem in discover.BAD_FILE_PROBLEMS
+    ),
 ]
 
 
@@ -39,11 +44,11 @@ def test_each_reason_is_one_sentence_naming_its_facts(reason):
 
 
 def test_the_numbers_are_the_labs_counts():
-    words = sources.why(discover.Truncated("model.safetensors", 1, 2_621_440))
+    words = sources.why(discover.Truncated(file="model.safetensors", size=1, needed=2_621_440))
     assert words == (
         "model.safetensors is cut short: it has 1 byte and its header needs at least 2,621,440 bytes."
     )
-    assert sources.claims(discover.Truncated("a", 1, 2_621_440)) == {
+    assert sources.claims(discover.Truncated(file="a", size=1, needed=2_621_440)) == {
         "file": "a",
         "size": "1 byte",
         "needed": "2,621,440 bytes",
@@ -51,10 +56,10 @@ def test_the_numbers_are_the_labs_counts():
 
 
 def test_an_unknown_family_names_itself_and_every_known_one():
-    assert sources.why(discover.UnknownFamily("mamba", ("bert", "llama"))) == (
+    assert sources.why(discover.UnknownFamily(family="mamba", known=("bert", "llama"))) == (
         "its family, mamba, is not one attnlab runs; it runs bert, llama."
     )
-    assert sources.why(discover.UnknownFamily(None, ("llama",))) == (
+    assert sources.why(discover.UnknownFamily(family=None, known=("llama",))) == (
         "its files name no family, which is not one attnlab runs; it runs llama."
     )
 
@@ -65,7 +70,7 @@ def test_an_unknown_family_names_itself_and_every_known_one():
     extra=st.integers(1, 10**12),
 )
 def test_any_truncation_is_worded_with_its_own_numbers(file, size, extra):
-    reason = discover.Truncated(file, size, size + extra)
+    reason = discover.Truncated(file=file, size=size, needed=size + extra)
     words = sources.why(reason)
     assert words.startswith(f"{file} is cut short: it has {size:,} byte")
     assert words.endswith(f"at least {size + extra:,} {'byte' if size + extra == 1 else 'bytes'}.")

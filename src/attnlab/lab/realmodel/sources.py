@@ -24,6 +24,7 @@ _BAD_FILE = {
     "bad_magic": "does not start with GGUF's magic bytes",
     "bad_version": "is a GGUF version attnlab does not read (it reads 2 and 3)",
     "bad_tensor": "lists a tensor whose type, shape or size does not fit",
+    "unreadable": "cannot be read",
 }
 
 
