@@ -8,7 +8,9 @@ Q4_K, Q5_K, Q6_K), one matrix W of n_in x n_out random valid blocks (the shape o
 ~1B model's MLP projection by default), and:
 
 - one row: ``x @ W`` for x (1, n_in), a decoding step's product, on attnlab's
-  threads (the spinning helpers) and on one thread;
+  threads (the spinning helpers) and on one thread; W is one of several copies
+  that together pass the last-level cache (256 MB), taken in turn, so its bytes
+  come from memory as a model's do;
 - a prompt: ``X @ W`` for X (tokens, n_in), a prompt pass's product;
 - the peer: NumPy's float32 BLAS product on the same values, float32 (the float32
   model's product), with as many BLAS threads as attnlab has;
@@ -93,8 +95,8 @@ def bench_products(args, threads: int) -> None:
     prompt_floor = 2 * tokens * n_in * n_out / (threads * rate)
     for fmt in TYPES:
         blocks = reference.valid_blocks(rng, fmt, n_out, n_in // quant.BLOCK_WEIGHTS[quant.FORMATS[fmt]])
-        row, row_1, peer_row, prompt, peer_prompt, nbytes = one_type(quant.QuantMatrix(fmt, blocks), x, xs,
-                                                                     threads, reps)  # fmt: skip
+        row, row_1, peer_row, prompt, peer_prompt, nbytes = one_type(fmt, blocks, x, xs, threads, reps,
+                                                                     args.smoke)  # fmt: skip
         floor = nbytes / bandwidth
         print(f"| {fmt} | {nbytes / 1e6:.1f} | {row * MS:.3f} ms | {row_1 * MS:.3f} ms "
               f"| {peer_row * MS:.3f} ms | {row / peer_row:.2f} | {floor * MS:.3f} ms | {row / floor:.1f} "
@@ -104,26 +106,41 @@ def bench_products(args, threads: int) -> None:
     print(f"\n(float32's read floor for this W: {f32_floor * MS:.3f} ms a row)")
 
 
-def one_type(w, x, xs, threads: int, reps: int) -> tuple[float, ...]:
+def copies(array: np.ndarray, smoke: bool) -> list[np.ndarray]:
+    """Copies of ``array`` that together pass the last-level cache (256 MB, 2 copies at least; smoke: 1):
+    cycling through them, each product reads its weights from memory, as a model's decoding step does."""
+    if smoke:
+        return [array]
+    return [array.copy() for _ in range(max(2, -(-(256 << 20) // array.nbytes)))]
+
+
+def per_product(fn, items: list, reps: int) -> float:
+    """Median seconds of ``fn(item)``, the items taken in turn (each pass over all of them timed)."""
+    return median_time(lambda: [fn(item) for item in items], reps) / len(items)
+
+
+def one_type(fmt: str, blocks: np.ndarray, x, xs, threads: int, reps: int, smoke: bool) -> tuple[float, ...]:
     """Seconds: one row (attnlab's threads, one thread, the float32 BLAS peer), a prompt (attnlab, the peer),
     and W's stored bytes."""
     from threadpoolctl import threadpool_limits
 
     from attnlab.engine.fast import quant
 
-    values = np.ascontiguousarray(w.values())  # (n_in, n_out) float32: the peer's matrix
+    ws = [quant.QuantMatrix(fmt, b) for b in copies(blocks, smoke)]
+    values = copies(np.ascontiguousarray(ws[0].values()), smoke)  # (n_in, n_out) float32: the peer's W
     with threadpool_limits(threads, user_api="blas"):
-        peer_row = median_time(lambda: x @ values, reps)
-        peer_prompt = median_time(lambda: xs @ values, max(1, reps // 3))
-    row = median_time(lambda: x @ w, reps)
+        peer_row = per_product(lambda v: x @ v, values, reps)
+        peer_prompt = per_product(lambda v: xs @ v, values, max(1, reps // 5))
+    del values
+    row = per_product(lambda w: x @ w, ws, reps)
     alone = quant.CORES
     quant.CORES = 1
     try:
-        row_1 = median_time(lambda: x @ w, reps)
+        row_1 = per_product(lambda w: x @ w, ws, reps)
     finally:
         quant.CORES = alone
-    prompt = median_time(lambda: xs @ w, max(1, reps // 3))
-    return row, row_1, peer_row, prompt, peer_prompt, w.nbytes
+    prompt = per_product(lambda w: xs @ w, ws, max(1, reps // 5))
+    return row, row_1, peer_row, prompt, peer_prompt, ws[0].nbytes
 
 
 def write_vocabulary(path: Path, n: int) -> None:

@@ -180,3 +180,23 @@ def test_a_byte_range_that_runs_backwards_is_refused(tmp_path):
     path.write_bytes(path.read_bytes() + bytes(8))
     e = refused(path, file_errors.TensorOutside)
     assert (e.tensor, e.begin, e.end, e.size) == ("w", 8, 4, 8)
+
+
+@pytest.mark.parametrize("dtype", WIDENED)
+def test_a_matrix_multiplies_on_the_files_numbers(tmp_path, rng, dtype):
+    """A Linear.weight (n_out, n_in) is W (n_in, n_out) over the map: values exact, products on them."""
+    weight = rng.standard_normal((48, 64)).astype(np.float32)
+    stored = {"F32": weight, "F16": weight.astype(np.float16), "BF16": bf16_bits(weight)}[dtype]
+    path = write(tmp_path / "w.safetensors", {"w": (dtype, stored), "odd": (dtype, stored[:, :40])})
+    f = SafetensorsFile(path)
+    w = f.matrix("w")
+    assert w.shape == (64, 48) and w.fmt == dtype and np.shares_memory(w.parts[0], f._buffer)
+    values = f.float32("w")
+    assert w.values().tobytes() == np.ascontiguousarray(values.T).tobytes()
+    x = rng.standard_normal((3, 64)).astype(np.float32)
+    x64, v64 = x.astype(np.float64), values.T.astype(np.float64)
+    bound = 64 * np.finfo(np.float32).eps * (np.abs(x64) @ np.abs(v64))
+    assert np.all(np.abs(x @ w - x64 @ v64) <= bound)
+    odd = f.matrix("odd")  # rows of 40: not blocks of 32, so float32 values
+    assert isinstance(odd, np.ndarray) and odd.shape == (40, 48)
+    assert odd.tobytes() == np.ascontiguousarray(f.float32("odd").T).tobytes()

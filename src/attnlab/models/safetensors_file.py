@@ -8,8 +8,11 @@ none), so the header is read here and the tensors are views of the map:
 :meth:`SafetensorsFile.array` a tensor as stored (read-only, nothing copied),
 :meth:`SafetensorsFile.float32` its float32 values, made when asked for: float32
 as stored, float16 widened (exact), bfloat16's 16 bits put in a float32's top half
-(exact). Another dtype is refused by name when its values are asked for
-(:class:`~attnlab.models.file_errors.UnreadableTensorType`), never rounded.
+(exact), and :meth:`SafetensorsFile.matrix` a ``Linear.weight`` as the engine's
+W, whose products run on the file's 16- or 32-bit numbers (half the bytes of a
+float32 copy for a bfloat16 checkpoint). Another dtype is refused by name when
+its values are asked for (:class:`~attnlab.models.file_errors.UnreadableTensorType`),
+never rounded.
 
 A broken file is refused on opening with a typed error carrying the facts
 (:mod:`attnlab.models.file_errors`): a file cut short (in its header or in a
@@ -105,6 +108,22 @@ class SafetensorsFile:
         if info.dtype == "F16":
             return stored.astype(np.float32)
         return (stored.astype(np.uint32) << np.uint32(16)).view(np.float32)  # bfloat16: a float32's top half
+
+    def matrix(self, name: str):
+        """Matrix ``name`` (n_out, n_in), a PyTorch ``Linear.weight``, as the engine's W (n_in, n_out):
+        ``x @ W`` runs on the file's float32, float16 or bfloat16 numbers, widened as they are read (a
+        :class:`~attnlab.engine.fast.quant.QuantMatrix` over the map, nothing copied: half the bytes of a
+        float32 copy for a 16-bit file). Rows that are not whole blocks of 32 come as the float32 values,
+        transposed (a NumPy array)."""
+        from attnlab.engine.fast.quant import QuantMatrix
+
+        info = self.info(name)
+        if len(info.shape) != 2:
+            raise ValueError(f"{name} has shape {info.shape}; a matrix has two dimensions")
+        if info.dtype not in WIDENED or info.shape[1] % 32 or not info.shape[0]:
+            return self.float32(name).T  # (or UnreadableTensorType: a dtype float32 would round)
+        raw = self._buffer[info.offset : info.offset + info.nbytes].reshape(info.shape[0], -1)
+        return QuantMatrix(info.dtype, raw)
 
     def close(self) -> None:
         """Release the map (views from :meth:`array` must be gone by then)."""
