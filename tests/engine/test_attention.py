@@ -236,3 +236,85 @@ def test_low_precision_torch_inputs_are_computed_in_float32(rng):
     assert float((res.output.double() - torch.from_numpy(ref)).abs().max()) < 5e-3  # float16 inputs
     mask = causal_mask(3, 5, "bottom_right", like=half[0])
     assert mask.dtype == torch.bool and mask.tolist()[0] == [True, True, True, False, False]
+
+
+# -- the hook points inside attend (the forward's hook_attn_scores and hook_pattern) --------------------
+
+
+def _gqa_inputs(rng):
+    """4 query heads on 2 KV heads, 3 new queries after 2 cached keys, the last key padding."""
+    q = rng.standard_normal((4, 3, 8))
+    k, v = rng.standard_normal((2, 5, 8)), rng.standard_normal((2, 5, 6))
+    padding = np.array([[True, True, True, True, False]])  # (1, S): every head, every query
+    return q, k, v, padding
+
+
+def _attend(q, k, v, padding, **hooks):
+    from attnlab.engine.attention import attend
+
+    return attend(q, k, v, mask=None, causal="bottom_right", scale=None, key_padding_mask=padding,
+                  enable_gqa=True, return_trace=False, check_values=True, **hooks)  # fmt: skip
+
+
+def test_hooks_on_the_scores_and_weights_that_return_their_argument_change_no_bit(rng):
+    q, k, v, padding = _gqa_inputs(rng)
+    plain = _attend(q, k, v, padding)
+    seen = {}
+    hooked = _attend(q, k, v, padding, on_scores=lambda a: seen.setdefault("scores", a),
+                     on_weights=lambda a: seen.setdefault("weights", a))  # fmt: skip
+    assert hooked.output.tobytes() == plain.output.tobytes()
+    assert hooked.weights.tobytes() == plain.weights.tobytes()
+    # the hooks see query heads (H, L, S), GQA or not; blocked keys (the future, the padding) are -inf
+    assert seen["scores"].shape == seen["weights"].shape == (4, 3, 5)
+    blocked = ~(causal_mask(3, 5, "bottom_right") & padding)
+    assert np.all(np.isneginf(seen["scores"][:, blocked]))
+    assert np.all(np.isfinite(seen["scores"][:, ~blocked]))
+    want = np.einsum("hld,hsd->hls", q, np.repeat(k, 2, axis=0)) / math.sqrt(8)
+    np.testing.assert_allclose(seen["scores"][:, ~blocked], want[:, ~blocked], rtol=0, atol=1e-14)
+    assert seen["weights"].tobytes() == plain.weights.tobytes()
+
+
+def test_a_scores_hook_changes_the_softmax_but_never_unblocks_a_key(rng):
+    q, k, v, padding = _gqa_inputs(rng)
+    res = _attend(q, k, v, padding, on_scores=lambda a: np.zeros_like(a))  # every score 0, blocked too
+    allowed = causal_mask(3, 5, "bottom_right") & padding
+    uniform = np.where(allowed, 1.0, 0.0) / allowed.sum(-1, keepdims=True)
+    np.testing.assert_allclose(res.weights, np.broadcast_to(uniform, (4, 3, 5)), rtol=0, atol=1e-16)
+    assert np.all(res.weights[:, ~allowed] == 0.0)
+
+
+def test_a_weights_hooks_replacement_is_what_mixes_the_values(rng):
+    q, k, v, padding = _gqa_inputs(rng)
+    mine = rng.random((4, 3, 5))
+    mine /= mine.sum(-1, keepdims=True)  # on blocked keys too: the hook decides
+    res = _attend(q, k, v, padding, on_weights=lambda a: mine)
+    assert res.weights.tobytes() == mine.tobytes()
+    np.testing.assert_allclose(res.output, mine @ np.repeat(v, 2, axis=0), rtol=0, atol=1e-15)
+
+
+def test_a_hook_on_attention_must_keep_the_shape_and_return_no_nan(rng):
+    from attnlab.engine.errors import FieldError
+
+    q, k, v, padding = _gqa_inputs(rng)
+    q = q[:2]  # two query heads on two KV heads: no grouping
+    wrong = r"a hook on the scores returned shape \(3, 5\); it must keep \(2, 3, 5\)"
+    with pytest.raises(FieldError, match=wrong):
+        _attend(q, k, v, padding, on_scores=lambda a: a[0])
+    for where in ("on_scores", "on_weights"):
+        with pytest.raises(FieldError, match=f"a hook on the {where[3:]} returned NaN"):
+            _attend(q, k, v, padding, **{where: lambda a: a * np.nan})
+
+
+GQA_SHAPE_BUG = (
+    "with GQA, attend() reshapes a hook's answer to the grouped shape before checking it: "
+    "a wrong shape raises NumPy's reshape error, not the FieldError"
+)
+
+
+@pytest.mark.xfail(strict=True, reason=GQA_SHAPE_BUG)
+def test_a_hook_of_the_wrong_shape_is_refused_by_name_with_gqa_too(rng):
+    from attnlab.engine.errors import FieldError
+
+    q, k, v, padding = _gqa_inputs(rng)
+    with pytest.raises(FieldError, match="a hook on the scores returned shape"):
+        _attend(q, k, v, padding, on_scores=lambda a: a[0])

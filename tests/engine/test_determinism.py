@@ -1,4 +1,4 @@
-"""The same numbers every run: tiled attention, the decoder fast path and the array engine, bit for bit.
+"""The same numbers every run: tiled attention, the forward on the fast ops and the array engine, bit for bit.
 
 Whatever the BLAS thread count (``OPENBLAS_NUM_THREADS=1`` or ``=2``), the
 ``threads=`` argument, a busy core beside them, or which process computes them.
@@ -23,12 +23,14 @@ PROGRAM = '''
 import numpy as np
 
 from attnlab.engine.fast.tiled import tiled_attention
-from attnlab.engine.block import BlockParams
-from attnlab.engine.fast.block import transformer_block
+from attnlab.engine.block import BlockParams, transformer_block
 from attnlab.engine.cache import KVCache
+from attnlab.engine.fast.ops import FAST, ROWS
+from attnlab.engine.forward import forward
 from attnlab.engine.layers import RMSNormParams, SwiGLUParams
+from attnlab.engine.model import Architecture, Weights
 from attnlab.engine.multihead import AttentionParams
-from attnlab.engine.positions import RoPE
+from attnlab.engine.threads import one_blas_thread
 
 
 def attention_inputs(dtype, kind="plain"):
@@ -73,29 +75,36 @@ def tiled_cases():
 
 
 def decoder_cases():
-    """A Llama-style block on the NumPy fast path: a 40-row prompt (products shared out), 3 steps."""
+    """A Llama-style model on the fast ops, BLAS held to one thread as a model holds it: a 40-token
+    prompt (products shared out, the compiled attention), 3 steps, a 150-token prompt (the heads and
+    SwiGLU's rows shared out), and 3 rows at once on one cache (ROWS)."""
     rng = np.random.default_rng(7)
-    d, d_ff = 256, 1024
+    d, d_ff, n_layer = 256, 1024, 2
+    arch = Architecture(family="llama", causal=True, n_layer=n_layer, d_model=d, n_head=4, n_kv_head=2,
+                        d_head=64, d_ff=d_ff, d_vocab=500, n_ctx=256, rope_pairs="interleaved")
 
     def w(*shape):
         return (rng.standard_normal(shape) / np.sqrt(shape[0])).astype(np.float32)
 
-    params = BlockParams(
+    blocks = tuple(BlockParams(
         attn=AttentionParams(w_q=w(d, d), w_k=w(d, 128), w_v=w(d, 128), w_o=w(d, d)),
         mlp=SwiGLUParams(w_gate=w(d, d_ff), w_up=w(d, d_ff), w_down=w(d_ff, d)),
         norm_1=RMSNormParams(np.ones(d, np.float32), 1e-5),
         norm_2=RMSNormParams(np.ones(d, np.float32), 1e-5),
-    )
-    rope = RoPE(head_dim=64, base=10000.0, convention="interleaved")
-    cache = KVCache()
-    options = dict(n_head=4, n_kv_head=2, norm="pre", causal="bottom_right", rope=rope, cache=cache)
-    x = rng.standard_normal((40, d)).astype(np.float32)
-    prompt = transformer_block(x, params, positions=np.arange(40), **options)
-    out = {"decoder-prompt|threads=None": prompt.output}
-    for step in range(3):
-        y = rng.standard_normal((1, d)).astype(np.float32)
-        res = transformer_block(y, params, positions=np.array([40 + step]), **options)
-        out[f"decoder-step{step}|threads=None"] = res.output
+    ) for _ in range(n_layer))
+    weights = Weights(embed=w(500, d), blocks=blocks, final_norm=RMSNormParams(np.ones(d, np.float32), 1e-5))
+    caches = [KVCache() for _ in range(n_layer)]
+    out = {}
+    with one_blas_thread():
+        out["decoder-prompt|threads=None"] = forward(arch, weights, rng.integers(0, 500, 40), ops=FAST,
+                                                     caches=caches)
+        for step in range(3):
+            ids = rng.integers(0, 500, 1)
+            out[f"decoder-step{step}|threads=None"] = forward(arch, weights, ids, ops=FAST, caches=caches)
+        out["decoder-long-prompt|threads=None"] = forward(arch, weights, rng.integers(0, 500, 150), ops=FAST)
+        per_layer = [[c, c, c] for c in caches]
+        out["decoder-rows|threads=None"] = forward(arch, weights, rng.integers(0, 500, 3), ops=ROWS,
+                                                   caches=per_layer, positions=np.arange(43, 46))
     return out
 
 
@@ -121,6 +130,15 @@ def generic_cases():
         x = rng.standard_normal((rows, d))
         res = transformer_block(x, params, n_head=4, norm="post", causal="top_left")
         out[f"block-post-{rows}-rows|threads=None"] = res.output
+    # the same blocks as an encoder's forward (the reference's steps): a padded batch, pooled
+    arch = Architecture(family="bert", causal=False, n_layer=2, d_model=d, n_head=4, n_kv_head=4, d_head=64,
+                        d_ff=4 * d, d_vocab=300, n_ctx=64, norm="layer", norm_placement="post",
+                        final_norm=False, positions="none", mlp="plain", activation="gelu", head="pooled")
+    weights = Weights(embed=rng.standard_normal((300, d)), blocks=(params, params))
+    padding = np.arange(50) < np.array([[50], [31], [7]])
+    with one_blas_thread():
+        out["encoder-batch|threads=None"] = forward(arch, weights, rng.integers(0, 300, (3, 50)), ops=FAST,
+                                                    key_padding=padding)
     return out
 
 

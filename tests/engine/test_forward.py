@@ -15,18 +15,7 @@ from attnlab.engine.forward import REFERENCE, forward
 from attnlab.engine.hooks import Hooks, block_names, hook_names
 from attnlab.engine.layers import LayerNormParams, norm
 
-from .tinykit import bert, gpt2, llama, stack
-
-
-def _run(arch, w, ids, ops=REFERENCE, **options):
-    """The forward's output and every activation it passed to a hook, by name."""
-    seen = {}
-
-    def keep(a, name):
-        seen[name] = a
-
-    out = forward(arch, w, ids, ops=ops, hooks=Hooks([(lambda n: True, keep)], hook_names(arch)), **options)
-    return out, seen
+from .tinykit import bert, gpt2, hooked, llama, stack
 
 
 def _heads_first(a):
@@ -79,7 +68,7 @@ def test_a_llama_style_decoder_is_a_stack_of_reference_blocks_bit_for_bit(rng, d
     """RMSNorm, SwiGLU, RoPE, GQA / MQA / MHA: every hook point is the block's own step, bit for bit."""
     arch, w = llama(rng, dtype=dtype, rope_pairs=rope_pairs, n_head=4, n_kv_head=kv_heads, n_layer=3)
     ids = rng.integers(0, arch.d_vocab, 9)
-    logits, seen = _run(arch, w, ids)
+    logits, seen = hooked(arch, w, ids)
     embedded, results, x = stack(arch, w, ids)
     _same(seen["hook_embed"], embedded, "embeddings")
     _hooks_are_the_blocks_steps(arch, seen, results, PRE)
@@ -95,7 +84,7 @@ def test_a_scaled_embedding_an_attention_scale_and_an_untied_output_are_the_stac
     arch, w = llama(rng, embed_scale=4.0, attn_scale=0.3, tied_output=False)
     w = dataclasses.replace(w, unembed=rng.standard_normal((arch.d_model, arch.d_vocab)))
     ids = rng.integers(0, arch.d_vocab, 6)
-    logits, seen = _run(arch, w, ids)
+    logits, seen = hooked(arch, w, ids)
     embedded, results, x = stack(arch, w, ids)
     _same(seen["hook_embed"], w.embed[ids] * 4.0, "scaled embeddings")
     _hooks_are_the_blocks_steps(arch, seen, results, PRE)
@@ -105,7 +94,7 @@ def test_a_scaled_embedding_an_attention_scale_and_an_untied_output_are_the_stac
 def test_a_gpt2_style_decoder_with_layernorm_biases_and_learned_positions_is_the_stack(rng):
     arch, w = gpt2(rng)
     ids = rng.integers(0, arch.d_vocab, 11)
-    logits, seen = _run(arch, w, ids)
+    logits, seen = hooked(arch, w, ids)
     embedded, results, x = stack(arch, w, ids)
     _same(seen["hook_pos_embed"], w.pos_embed[:11], "positions 0..10")
     _same(seen["hook_embed"] + seen["hook_pos_embed"], embedded, "token + position")
@@ -120,7 +109,7 @@ def test_a_post_norm_encoders_padded_batch_is_a_stack_of_reference_blocks_bit_fo
     ids = rng.integers(0, arch.d_vocab, (3, 10))
     padding = np.ones((3, 10), bool)
     padding[1, 7:] = padding[2, 2:] = False
-    pooled, seen = _run(arch, w, ids, key_padding=padding)
+    pooled, seen = hooked(arch, w, ids, key_padding=padding)
     embedded, results, x = stack(arch, w, ids, key_padding=padding)
     _same(seen["embed.ln.hook_normalized"], embedded, "the normalised embeddings")
     _same(seen["hook_token_type_embed"], w.type_embed[0], "token type 0")
@@ -165,10 +154,10 @@ def test_each_sequence_of_a_decoders_batch_is_its_own_forward(rng):
 def test_prefill_and_decode_through_the_cache_give_the_full_forward(rng, dtype, tol):
     arch, w = llama(rng, dtype=dtype, n_layer=3)
     ids = rng.integers(0, arch.d_vocab, 9)
-    full, seen_full = _run(arch, w, ids)
+    full, seen_full = hooked(arch, w, ids)
     caches, stack_caches, at = [KVCache() for _ in range(3)], [KVCache() for _ in range(3)], 0
     for n in (4, 1, 1, 3):
-        part, seen = _run(arch, w, ids[at : at + n], caches=caches)
+        part, seen = hooked(arch, w, ids[at : at + n], caches=caches)
         _, _, x = stack(arch, w, ids[at : at + n], caches=stack_caches)
         _same(seen[block_names(2).resid_post], x, "the cached forward is the cached stack, bit for bit")
         np.testing.assert_allclose(part, full[at : at + n], rtol=0, atol=tol * 10)
@@ -188,10 +177,10 @@ def test_prefill_and_decode_through_the_cache_give_the_full_forward(rng, dtype, 
 def test_positions_given_rotate_as_given(rng):
     arch, w = llama(rng)
     ids = rng.integers(0, arch.d_vocab, 4)
-    at, seen_at = _run(arch, w, ids, positions=np.arange(10, 14))
+    at, seen_at = hooked(arch, w, ids, positions=np.arange(10, 14))
     caches = [KVCache() for _ in range(2)]
     _same(forward(arch, w, ids, positions=np.arange(10, 14), caches=caches), at, "a cache adds no offset")
-    from_zero, seen = _run(arch, w, ids)
+    from_zero, seen = hooked(arch, w, ids)
     rot_q = block_names(0).rot_q
     _same(seen_at[block_names(0).q], seen[block_names(0).q], "q before RoPE")
     assert np.max(np.abs(seen_at[rot_q] - seen[rot_q])) > 0.1  # RoPE turned them by other angles
@@ -208,7 +197,7 @@ def test_stopping_at_a_layer_and_starting_from_it_give_the_whole_forward_bit_for
     else:
         ids = rng.integers(0, arch.d_vocab, (2, 8))
         options["key_padding"] = np.arange(8) < np.array([[8], [5]])
-    whole, seen = _run(arch, w, ids, **options)
+    whole, seen = hooked(arch, w, ids, **options)
     if arch.embed_norm:
         embedded = seen["embed.ln.hook_normalized"]
     elif arch.positions == "learned":
@@ -326,7 +315,7 @@ def test_a_pattern_hooks_replacement_is_what_mixes_the_values(rng):
 def test_a_heads_ablation_and_a_residual_patch_flow_on_through_the_forward(rng):
     arch, w = llama(rng, n_layer=3)
     ids = rng.integers(0, arch.d_vocab, 6)
-    plain, seen = _run(arch, w, ids)
+    plain, seen = hooked(arch, w, ids)
     n = block_names(1)
 
     def ablate(z, name):
@@ -397,9 +386,12 @@ def _untouched(caches, kept) -> None:
         _same(c.values, v, "values")
 
 
-@pytest.mark.xfail(strict=True, reason="Reference.attend appends the new keys and values to the cache before "
-                   "attend() finds the NaN, then blames an overflow ('the scores q . k * scale overflowed')")
-def test_nan_is_refused_by_the_reference_naming_it_and_the_cache_is_left_alone(rng):  # fmt: skip
+@pytest.mark.xfail(
+    strict=True,
+    reason="Reference.attend appends the new keys and values to the cache before "
+    "attend() finds the NaN, then blames an overflow ('the scores q . k * scale overflowed')",
+)
+def test_nan_is_refused_by_the_reference_naming_it_and_the_cache_is_left_alone(rng):
     arch, w = llama(rng, dtype=np.float32)
     caches, kept = _filled(arch, w)
     with pytest.raises(ValueError, match="NaN"):

@@ -9,17 +9,23 @@
 - :func:`gpt2`: a pre-norm decoder with LayerNorm, biases, tanh GELU and learned positions.
 - :func:`stack`: the same model as a stack of :func:`attnlab.engine.block.transformer_block`
   calls, written from the forward's docstring, for bit-for-bit comparisons.
+- :func:`joined_copy`: the same weights laid side by side; :func:`hooked`: a forward and every
+  activation it passed a hook point.
 
 Every weight is drawn from the ``rng`` given, so a seed gives the same model every run.
 """
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from attnlab.engine.block import BlockParams, transformer_block
 from attnlab.engine.fast.decode import side_by_side
 from attnlab.engine.fast.quant import QuantMatrix
+from attnlab.engine.forward import REFERENCE, forward
+from attnlab.engine.hooks import Hooks, hook_names
 from attnlab.engine.layers import LayerNormParams, MLPParams, RMSNormParams, SwiGLUParams
 from attnlab.engine.layers import norm as apply_norm
 from attnlab.engine.model import Architecture, Weights
@@ -77,12 +83,33 @@ def llama(
         n_q, n_kv = n_head * d_head, n_kv_head * d_head
         attn = AttentionParams(w(d_model, n_q), w(d_model, n_kv), w(d_model, n_kv), w(n_q, d_model))
         mlp = SwiGLUParams(w_gate=w(d_model, d_ff), w_up=w(d_model, d_ff), w_down=w(d_ff, d_model))
-        if joined and kind != "q4_1":
-            attn = AttentionParams(*side_by_side(attn.w_q, attn.w_k, attn.w_v), attn.w_o)
-            mlp = SwiGLUParams(*side_by_side(mlp.w_gate, mlp.w_up), mlp.w_down)
         blocks.append(BlockParams(attn=attn, mlp=mlp, norm_1=rms(), norm_2=rms()))
     embed = rng.standard_normal((d_vocab, d_model)).astype(np.float32 if kind == "q4_1" else dtype)
-    return arch, Weights(embed=embed, blocks=tuple(blocks), final_norm=rms())
+    w = Weights(embed=embed, blocks=tuple(blocks), final_norm=rms())
+    return arch, joined_copy(w) if joined and kind != "q4_1" else w
+
+
+def joined_copy(w: Weights) -> Weights:
+    """The same weights with each block's w_q, w_k, w_v and w_gate, w_up copied side by side into one
+    array (as the GGUF loader lays them out): the fast ops read each group with one product."""
+    blocks = []
+    for b in w.blocks:
+        a, f = b.attn, b.mlp
+        attn = dataclasses.replace(a, **dict(zip(("w_q", "w_k", "w_v"), side_by_side(a.w_q, a.w_k, a.w_v))))
+        mlp = SwiGLUParams(*side_by_side(f.w_gate, f.w_up), f.w_down)
+        blocks.append(dataclasses.replace(b, attn=attn, mlp=mlp))
+    return dataclasses.replace(w, blocks=tuple(blocks))
+
+
+def hooked(arch: Architecture, w: Weights, ids, ops=REFERENCE, **options):
+    """The forward's output and every activation it passed a hook point, by name (read, not changed)."""
+    seen = {}
+
+    def keep(a, name):
+        seen[name] = a
+
+    out = forward(arch, w, ids, ops=ops, hooks=Hooks([(lambda n: True, keep)], hook_names(arch)), **options)
+    return out, seen
 
 
 def bert(

@@ -1,4 +1,5 @@
-"""The decoder block's steps between its products (engine/fast/decode/steps.py): compiled forms vs NumPy's."""
+"""The fast ops' steps between their products (engine/fast/decode/steps.py): compiled forms vs NumPy's, and
+the forward on each of them."""
 
 from __future__ import annotations
 
@@ -8,10 +9,13 @@ import numpy as np
 import pytest
 
 from attnlab.engine import RMSNormParams, RoPE
-from attnlab.engine.fast.block import transformer_block
+from attnlab.engine.cache import KVCache
 from attnlab.engine.fast.decode import steps
+from attnlab.engine.fast.ops import FAST
+from attnlab.engine.forward import REFERENCE, forward
+from attnlab.engine.hooks import Hooks, hook_names
 
-from .test_decode import OPTIONS, llama_block
+from ..tinykit import hooked, llama
 
 
 @pytest.fixture
@@ -58,17 +62,16 @@ def test_compiled_silu_gives_numpys_bits_edges_included(rng, kernels, dtype):
     assert np.isnan(got[0, 9]) and np.isnan(got[0, 10])  # -inf gives 0 * -inf, NaN stays NaN
 
 
-def test_a_block_with_the_compiled_steps_agrees_with_numpys_steps(rng, kernels, monkeypatch):
-    params = llama_block(rng, np.float32)
-    rope = RoPE(head_dim=8, base=100.0, convention="interleaved")
-    x = rng.standard_normal((6, 16)).astype(np.float32)
-    kw = dict(OPTIONS, rope=rope, positions=np.arange(6))
-    compiled = transformer_block(x, params, **kw)
+def test_a_forward_with_the_compiled_steps_agrees_with_numpys_steps(rng, kernels, monkeypatch):
+    arch, w = llama(rng, dtype=np.float32, d_head=16)  # the compiled attention too
+    ids = rng.integers(0, arch.d_vocab, 6)
+    compiled, seen = hooked(arch, w, ids, FAST)
     monkeypatch.setattr(steps, "_kernels", False)  # as where numba cannot compile them
     assert steps.kernels() is None
-    numpy_only = transformer_block(x, params, **kw)
-    np.testing.assert_allclose(compiled.output, numpy_only.output, rtol=0, atol=2e-6)
-    np.testing.assert_allclose(compiled.attention.weights, numpy_only.attention.weights, rtol=0, atol=2e-6)
+    numpy_only, seen_numpy = hooked(arch, w, ids, FAST)
+    np.testing.assert_allclose(compiled, numpy_only, rtol=0, atol=2e-5)
+    for name in ("blocks.1.hook_resid_post", "blocks.1.attn.hook_pattern", "blocks.0.ln1.hook_normalized"):
+        np.testing.assert_allclose(seen[name], seen_numpy[name], rtol=0, atol=2e-6, err_msg=name)
 
 
 def test_where_the_kernels_cannot_load_the_numpy_steps_run_and_say_why(rng, monkeypatch):
@@ -77,11 +80,9 @@ def test_where_the_kernels_cannot_load_the_numpy_steps_run_and_say_why(rng, monk
     monkeypatch.setitem(sys.modules, "attnlab.engine.fast.decode.kernels", None)  # the import fails
     assert steps.kernels() is None
     assert "ImportError" in steps.reason() or "ModuleNotFoundError" in steps.reason()
-    params = llama_block(rng, np.float64)
-    x = rng.standard_normal((3, 16))
-    fast = transformer_block(x, params, **OPTIONS)
-    generic = transformer_block(x, params, **OPTIONS, return_trace=True)
-    np.testing.assert_allclose(fast.output, generic.output, rtol=0, atol=1e-13)
+    arch, w = llama(rng, dtype=np.float64)
+    ids = rng.integers(0, arch.d_vocab, 3)
+    np.testing.assert_allclose(forward(arch, w, ids, ops=FAST), forward(arch, w, ids), rtol=0, atol=1e-13)
 
 
 @pytest.mark.parametrize(("n", "s"), [(1, 1), (1, 40), (5, 5), (22, 22), (3, 30)])
@@ -112,30 +113,118 @@ def test_compiled_attention_refuses_an_overflowing_score_even_a_blocked_one(rng,
         assert steps.attend(qk, 2, k, v, 2, np.float32(1.0), None) is None
 
 
-def test_a_block_with_sixteen_wide_heads_runs_the_compiled_attention(rng, kernels, monkeypatch):
-    from attnlab.engine import AttentionParams, BlockParams, KVCache, SwiGLUParams
-
-    def w(*shape):
-        return (rng.standard_normal(shape) / np.sqrt(shape[0])).astype(np.float32)
-
-    params = BlockParams(
-        attn=AttentionParams(w_q=w(32, 64), w_k=w(32, 32), w_v=w(32, 32), w_o=w(64, 32)),
-        mlp=SwiGLUParams(w_gate=w(32, 48), w_up=w(32, 48), w_down=w(48, 32)),
-        norm_1=RMSNormParams(np.ones(32, np.float32), 1e-5),
-        norm_2=RMSNormParams(np.ones(32, np.float32), 1e-5),
-    )
+def test_sixteen_wide_heads_take_the_compiled_attention_through_prefill_and_decode(rng, kernels, monkeypatch):
+    arch, w = llama(rng, dtype=np.float32, n_layer=1, d_model=32, n_head=4, n_kv_head=2, d_head=16, d_ff=48,
+                    rope_pairs="half", norm_weights=False)  # fmt: skip
     calls = []
-    monkeypatch.setattr(kernels, "scores", lambda *a, real=kernels.scores: calls.append(1) or real(*a))
-    rope = RoPE(head_dim=16, base=100.0, convention="half")
-    caches = {"fast": KVCache(), "generic": KVCache()}
-    past = 0
+
+    def counted(step):
+        real = getattr(kernels, step)
+        return lambda *a: calls.append(step) or real(*a)
+
+    for step in ("scores", "raw_scores"):
+        monkeypatch.setattr(kernels, step, counted(step))
+    caches = {"fast": [KVCache()], "hooked": [KVCache()], "reference": [KVCache()]}
     for n in (7, 1, 1, 3):  # a prompt, two decoding steps, three more tokens
-        x = rng.standard_normal((n, 32)).astype(np.float32)
-        kw = dict(OPTIONS, n_head=4, n_kv_head=2, rope=rope, positions=np.arange(past, past + n))
-        fast = transformer_block(x, params, **kw, cache=caches["fast"])
-        generic = transformer_block(x, params, **kw, cache=caches["generic"], return_trace=True)
-        np.testing.assert_allclose(fast.output, generic.output, rtol=0, atol=3e-6)
-        np.testing.assert_allclose(fast.attention.weights, generic.attention.weights, rtol=0, atol=2e-6)
-        np.testing.assert_allclose(fast.attention.heads, generic.attention.heads, rtol=0, atol=3e-6)
-        past += n
-    assert len(calls) == 4  # every step took the compiled attention
+        ids = rng.integers(0, arch.d_vocab, n)
+        seen: dict = {}
+        outside = Hooks([(lambda x: "attn.hook_attn" not in x and "pattern" not in x,
+                          lambda a, x, seen=seen: seen.update({x: a}))], hook_names(arch))  # fmt: skip
+        forward(arch, w, ids, ops=FAST, caches=caches["fast"], hooks=outside)  # attention in one piece
+        _, fast = hooked(arch, w, ids, FAST, caches=caches["hooked"])  # taken apart around the hooks
+        _, ref = hooked(arch, w, ids, REFERENCE, caches=caches["reference"])
+        for name, tol in (("blocks.0.hook_resid_post", 3e-6), ("blocks.0.attn.hook_z", 3e-6)):
+            np.testing.assert_allclose(seen[name], ref[name], rtol=0, atol=tol, err_msg=name)
+            assert seen[name].tobytes() == fast[name].tobytes(), name
+        pattern = "blocks.0.attn.hook_pattern"
+        np.testing.assert_allclose(fast[pattern], ref[pattern], rtol=0, atol=2e-6)
+    assert calls == ["scores", "raw_scores"] * 4  # every step took the compiled attention
+
+
+# -- the hook points inside attention ---------------------------------------------------------------
+
+
+def _attention_inputs(rng, n, s, dtype, d=32):
+    """q|k heads (n, 6 + 2, d), keys and values (2, s, d) in a cache buffer's view: GQA, 3 a KV head."""
+    qk = rng.standard_normal((n, 8, d)).astype(dtype)
+    k = rng.standard_normal((2, s + 7, d)).astype(dtype)[:, :s]
+    v = rng.standard_normal((2, s + 7, d)).astype(dtype)[:, :s]
+    return qk, k, v, dtype(1 / np.sqrt(d))
+
+
+# (queries, keys, dtype): the compiled path, the grouped NumPy path, the per-head threaded path
+HOOKED = [(5, 5, np.float32), (1, 9, np.float32), (5, 9, np.float64), (70, 70, np.float32),
+          (3, 1400, np.float64)]  # fmt: skip
+
+
+@pytest.mark.parametrize(("n", "s", "dtype"), HOOKED)
+def test_hooks_that_return_their_argument_change_no_bit_of_attention(rng, kernels, n, s, dtype):
+    qk, k, v, scale = _attention_inputs(rng, n, s, dtype)
+    plain = steps.attend(qk, 6, k, v, 3, scale, kernels)
+    seen = {}
+
+    def keep(what):
+        return lambda a: seen.setdefault(what, a)
+
+    hooked_ = steps.attend(qk, 6, k, v, 3, scale, kernels, keep("scores"), keep("pattern"))
+    for a, b, name in zip(hooked_, plain, ("weights", "heads", "side by side"), strict=True):
+        assert a.shape == b.shape and a.tobytes() == np.ascontiguousarray(b).tobytes(), name
+    # the hooks saw (n_head, L, S): the scores with blocked keys -inf, the pattern the weights returned
+    blocked = np.triu(np.ones((n, s), bool), k=s - n + 1)
+    assert seen["scores"].shape == seen["pattern"].shape == (6, n, s)
+    assert np.all(np.isneginf(seen["scores"][:, blocked]))
+    assert np.all(np.isfinite(seen["scores"][:, ~blocked]))
+    assert seen["pattern"].tobytes() == plain[0].tobytes()
+    numpy_scores = (qk[:, :6].transpose(1, 0, 2) @ np.repeat(k, 3, axis=0).transpose(0, 2, 1)) * scale
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+    np.testing.assert_allclose(seen["scores"][:, ~blocked], numpy_scores[:, ~blocked], rtol=0, atol=tol)
+
+
+@pytest.mark.parametrize(("n", "s", "dtype"), HOOKED)
+def test_a_pattern_hooks_weights_are_what_mixes_the_values(rng, kernels, n, s, dtype):
+    qk, k, v, scale = _attention_inputs(rng, n, s, dtype)
+    mine = rng.random((6, n, s)).astype(dtype)
+    mine /= mine.sum(-1, keepdims=True)
+    weights, heads, side = steps.attend(qk, 6, k, v, 3, scale, kernels, None, lambda a: mine)
+    assert weights.tobytes() == mine.tobytes()
+    want = mine @ np.repeat(v, 3, axis=0)  # (6, n, d): query head h reads KV head h // 3
+    np.testing.assert_allclose(heads, want, rtol=0, atol=2e-6 if dtype == np.float32 else 1e-13)
+    assert side.tobytes() == np.ascontiguousarray(heads.transpose(1, 0, 2)).reshape(n, -1).tobytes()
+
+
+@pytest.mark.parametrize(("n", "s", "dtype"), HOOKED)
+def test_a_scores_hook_changes_the_softmax_it_feeds(rng, kernels, n, s, dtype):
+    qk, k, v, scale = _attention_inputs(rng, n, s, dtype)
+    blocked = np.triu(np.ones((n, s), bool), k=s - n + 1)
+    bias = np.where(blocked, 0.0, rng.standard_normal((6, n, s))).astype(dtype)
+    weights, _, _ = steps.attend(qk, 6, k, v, 3, scale, kernels, lambda a: a + bias)
+    scores = (qk[:, :6].transpose(1, 0, 2) @ np.repeat(k, 3, axis=0).transpose(0, 2, 1)) * scale + bias
+    scores[:, blocked] = -np.inf
+    want = np.exp(scores - scores.max(-1, keepdims=True))
+    want /= want.sum(-1, keepdims=True)
+    np.testing.assert_allclose(weights, want, rtol=0, atol=2e-6 if dtype == np.float32 else 1e-14)
+    # a key blocked by the hook (-inf) gets no weight
+    last_off = lambda a: np.where(np.arange(s) == s - 1, -np.inf, a)  # noqa: E731
+    cut, _, _ = steps.attend(qk, 6, k, v, 3, scale, kernels, last_off)
+    assert np.all(cut[..., -1] == 0.0) and np.allclose(cut.sum(-1), 1.0)
+
+
+def test_the_compiled_kernels_taken_apart_give_the_whole_kernels_bits(rng, kernels):
+    qk, k, v, scale = _attention_inputs(rng, 6, 10, np.float32, d=16)
+    whole = np.empty((6, 6, 10), np.float32)
+    assert kernels.scores(qk, 6, k, 3, scale, whole)
+    parts = np.empty((6, 6, 10), np.float32)
+    assert kernels.raw_scores(qk, 6, k, 3, scale, parts)
+    shifted = parts - parts.max(axis=-1, keepdims=True)
+    assert shifted.tobytes() == whole.tobytes()  # the same products and shift; -inf stays -inf
+    np.exp(whole, out=whole)
+    np.exp(shifted, out=shifted)
+    side_whole, side_parts = np.empty((6, 6 * 16), np.float32), np.empty((6, 6 * 16), np.float32)
+    kernels.mix(whole, v, 3, side_whole)
+    kernels.normalize(shifted)
+    assert shifted.tobytes() == whole.tobytes()  # mix normalised the weights in place, as normalize does
+    kernels.mix_rows(shifted, v, 3, side_parts)
+    assert side_parts.tobytes() == side_whole.tobytes()
+    big = qk.copy()
+    big[0, 0] = 3e38
+    assert not kernels.raw_scores(big, 6, k, 3, scale, parts)  # an overflowing score: refused
