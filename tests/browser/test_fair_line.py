@@ -18,7 +18,8 @@ TAB = re.compile(r"^[0-9a-f]{24}$")
 
 def tabs_of(lab) -> list[tuple[str, str]]:
     """The tab header of every API fetch the page has made so far (each must have one), with its URL."""
-    return [(r.headers.get("x-attnlab-tab", ""), r.url) for r in lab.api_requests if r.resource_type == "fetch"]
+    fetched = [r for r in lab.api_requests if r.resource_type == "fetch"]
+    return [(r.headers.get("x-attnlab-tab", ""), r.url) for r in fetched]
 
 
 def test_every_api_request_names_its_pages_tab_and_two_pages_are_two_tabs(browser, live_server):

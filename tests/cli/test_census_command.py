@@ -37,6 +37,20 @@ def jsonl(tmp_path: Path, *lines: str | bytes) -> str:
         (['{"text": "  "}'], '--texts line 1: has an empty "text"'),
         ([b'{"text": "\xff"}'], "--texts line 1 of {path} is not UTF-8 text"),
         (["", "   "], "--texts {path} has no texts: give one JSON object a line"),
+        # before: a TypeError traceback (the tokenizer refused half a character)
+        (['{"text": "a\\ud800b"}'],
+         "--texts line 1: text holds half of a character (a lone surrogate): paste the text again"),
+        # before: a RecursionError traceback
+        (["[" * 5_000], "--texts line 1: nests too deeply to read (arrays or objects inside each other "
+                        "thousands of levels deep)"),
+        (["[" * 100_000], "--texts line 1: is longer than 20,000 characters, the most a line may have"),
+        # before: Python's own message, without the line's number
+        (['{"text": "a"}', '{"text": "a", "n": ' + "9" * 5_000 + "}"],
+         "--texts line 2: has a number of more than 4,300 digits, the most a number may have"),
+        (['{"text": "' + "a" * 20_000 + '"}'],
+         "--texts line 1: is longer than 20,000 characters, the most a line may have"),
+        # a UTF-8 byte order mark is read as none (before: "is not JSON (Unexpected UTF-8 BOM ...)")
+        ([b'\xef\xbb\xbf{"words": "a"}'], '--texts line 1: has no "text" field'),
     ],
 )  # fmt: skip
 def test_a_bad_line_is_one_line_with_its_number_and_status_2(tmp_path, lines, error):
@@ -133,3 +147,35 @@ def test_json_and_python_are_one_or_the_other(tmp_path):
     done = run("--texts", jsonl(tmp_path, '{"text": "a"}'), "--json", "--python")
     assert done.returncode == 2 and "not allowed with argument" in done.stderr
 
+
+
+@pytest.mark.models
+def test_more_texts_than_a_census_reads_is_one_line(tmp_path):
+    path = jsonl(tmp_path, *(['{"text": "a b"}'] * (words.MAX_TEXTS + 1)))
+    done = run("--model", "minilm", "--texts", path)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.splitlines() == [
+        f"attnlab: error: --texts {path} has more than 10,000 texts: a census reads at most 10,000; split it"
+    ]
+
+
+@pytest.mark.models
+def test_ray_failing_to_start_is_one_line_with_what_to_try(tmp_path, capsys, monkeypatch):
+    # Before: a 25-line traceback (Ray failed to start under load in 2 of 3 runs).
+    import ray
+
+    from attnlab.cli import main
+
+    def init(**options):
+        raise TimeoutError("Timed out while waiting for the GCS to start.\nMore lines Ray prints...")
+
+    monkeypatch.setattr(ray, "init", init)
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)
+    code = main(["census", "--model", "minilm", "--texts", jsonl(tmp_path, '{"text": "a b"}'), "--ray"])
+    out, err = capsys.readouterr()
+    assert code == 2 and out == ""
+    assert err.splitlines() == [
+        "attnlab: error: --ray: Ray did not start (TimeoutError: Timed out while waiting for the GCS to "
+        "start.). Try again, set RAY_ADDRESS to a running Ray cluster, or leave out --ray to use this "
+        "machine's processes"
+    ]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -156,3 +157,25 @@ def test_lens_names_the_block_where_the_answer_comes_first(smollm2):
         "--model cannot show a logit lens: all-MiniLM-L6-v2 is an encoder, with no next token and no "
         "unembedding"
     )
+
+
+@pytest.mark.models
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM])
+def test_a_patch_stopped_by_a_signal_prints_its_partial_sweep(stop):
+    # A sweep of 270 patches, stopped once its first patch is done: what it did is printed, not lost.
+    command = [ATTNLAB, "patch", CLEAN, CORRUPT, "--answers", " Paris, Rome", "--sweep", "heads"]
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        first = proc.stderr.readline()  # the progress bar (stderr is not a terminal: a line per patch)
+        assert first.endswith(" 1 of 270 patches\n"), first
+        proc.send_signal(stop)
+        out, err = proc.communicate(timeout=300)
+    finally:
+        proc.kill()
+    assert proc.returncode == 128 + stop, err
+    last = [first.rstrip("\n"), *err.splitlines()][-1]  # the bar's last line: the patches done
+    done = int(last.split("] ")[1].split(" of ")[0])
+    assert 1 <= done < 270
+    status = f"Cancelled after {done} of 270 patches: the {270 - done} not computed are blank."
+    assert status in out.splitlines()
+    assert "Traceback" not in err

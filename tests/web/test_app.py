@@ -164,3 +164,44 @@ def test_the_pages_own_explorer_sentences_are_the_unmasked_rows(client):
         ("words-example", "example"),
     ):
         assert re.search(rf'id="{element_id}"[^>]*>{re.escape(texts[key]["text"])}<', page), key
+
+
+def _get_paths(app) -> list[str]:
+    """Every GET route that takes no path parameter: the API's (its OpenAPI paths) and the pages."""
+    from attnlab.web.assets import PAGES
+
+    api = [path for path, ops in app.openapi()["paths"].items() if "get" in ops and "{" not in path]
+    return sorted({*api, *PAGES})
+
+
+def test_head_answers_wherever_get_does_with_its_headers_and_no_body():
+    # Before: pages and static files answered HEAD with 405.
+    app = create_app()
+    paths = [*_get_paths(app), "/static/css/lab.css", "/static/js/shared/http.js", "/no-such-page"]
+    with TestClient(app) as c:  # a page and a static file: the same bytes each time, the same length said
+        for path in ("/", "/static/css/lab.css"):
+            assert c.head(path).headers["content-length"] == c.get(path).headers["content-length"]
+    assert {"/", "/real-model", "/api/example", "/api/limits"} <= set(paths)
+    with TestClient(app) as c:
+        for path in paths:
+            got, head = c.get(path), c.head(path)
+            assert head.status_code == got.status_code != 405, path
+            assert head.content == b"", path
+            for name in ("content-type", "content-security-policy", "cache-control"):
+                assert head.headers.get(name) == got.headers.get(name), (path, name)
+            assert ("content-length" in head.headers) == ("content-length" in got.headers), path
+
+
+def test_a_real_server_answers_head_and_keeps_the_connection():
+    import http.client
+
+    from attnlab.web.server import serving
+
+    with serving(create_app()) as (_, port):
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        for path in ("/", "/static/css/lab.css", "/api/example", "/"):  # one keep-alive connection
+            conn.request("HEAD", path)
+            r = conn.getresponse()
+            assert (r.status, r.read()) == (200, b""), path
+            assert int(r.getheader("content-length")) > 0
+        conn.close()

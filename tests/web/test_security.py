@@ -23,7 +23,7 @@ from websockets.sync.client import connect
 
 from attnlab.web.app import CSP, MAX_BODY_BYTES, create_app
 from attnlab.web.guard import SECURITY_HEADERS
-from attnlab.web.hosts import HostRules, host_name, normalize_name
+from attnlab.web.hosts import HostRules, host_name, host_port, normalize_name
 from attnlab.web.server import serving
 
 WORKED = {"q": [2, 1], "keys": [[-1, 2], [1, 0], [0, 1]], "values": [[2, 0], [0, 2], [-1, -1]]}
@@ -156,6 +156,29 @@ def test_our_own_names_are_answered(client, host):
 def test_changes_from_another_sites_page_are_refused(client, method, path, body, origin):
     r = client.request(method, path, json=body, headers={"host": "127.0.0.1:8000", "origin": origin})
     assert_refused(r, "origin")
+
+
+@pytest.mark.parametrize(
+    "origin", ["https://127.0.0.1:9999", "https://127.0.0.1:8000", "http://127.0.0.1:9999", "http://127.0.0.1"]
+)
+@pytest.mark.parametrize(("method", "path", "body"), REQUESTS[1:])
+def test_a_page_of_another_scheme_or_port_is_another_site(client, method, path, body, origin):
+    # Before: the Origin check ignored scheme and port: https://127.0.0.1:9999 (another server on this
+    # machine) could start model jobs on the lab at http://127.0.0.1:8000.
+    r = client.request(method, path, json=body, headers={"host": "127.0.0.1:8000", "origin": origin})
+    assert_refused(r, "origin")
+
+
+def test_the_origin_must_have_the_requests_own_scheme_and_port():
+    rules = HostRules.of()
+    assert rules.allows_origin("http://localhost:8000", scheme="http", port=8000)  # another of our names
+    assert rules.allows_origin("http://127.0.0.1", scheme="http", port=80)  # the default port, unsaid
+    assert not rules.allows_origin("https://127.0.0.1:8000", scheme="http", port=8000)
+    assert not rules.allows_origin("http://127.0.0.1:8001", scheme="http", port=8000)
+    assert not rules.allows_origin("http://127.0.0.1:99999", scheme="http", port=8000)  # no such port
+    assert (host_port("127.0.0.1:8000", "http"), host_port("[::1]", "https"), host_port("x:y", "http")) == (
+        8000, 443, None,
+    )  # fmt: skip
 
 
 def test_reading_is_left_to_the_same_origin_policy(client):

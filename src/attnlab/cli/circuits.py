@@ -16,14 +16,18 @@ ablate, the next token's probability after the ablation where it changed most; p
 fraction recovered of the most recovered patch; lens, the answer's probability after the
 block where it first comes top. A patching sweep draws its progress bar on stderr. Bad input is
 one line on stderr and status 2, the field named as the command line names it (``--texts
-line 3: …``, ``--heads …``, ``CORRUPT …``).
+line 3: …``, ``--heads …``, ``CORRUPT …``); so is Ray failing to start (``--ray``). ``patch``
+stopped by Ctrl-C or SIGTERM prints the partial sweep it had (its cancelled cells blank) and
+exits 130 (143 for SIGTERM).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
+import threading
 
 from attnlab.engine.errors import FieldError
 from attnlab.lab.circuits import terminal
@@ -34,33 +38,54 @@ from attnlab.models import registry
 
 
 def read_texts(path: str, model: str) -> list[str]:
-    """The texts of a JSON Lines file (blank lines skipped), each checked against the model's token cap."""
-    from attnlab.models.jobs.texts import check_tokens
+    """The texts of a JSON Lines file (blank lines skipped), each checked against the model's token cap.
 
+    Read a line at a time, never whole: at most ``MAX_TEXTS`` texts and ``MAX_LINE_CHARS``
+    characters a line (``lab.realmodel.census``); a UTF-8 byte order mark at the start is read as
+    none. A line that cannot be used is one ``ValueError`` naming its number.
+    """
+    from attnlab.models.jobs.texts import check_chars, check_tokens
+
+    texts = []
     try:
         with open(path, "rb") as f:
-            raw = f.read()
+            for number, line_text in _lines(f, path):
+                if not line_text.strip():
+                    continue
+                if len(texts) == census_words.MAX_TEXTS:
+                    raise ValueError(census_words.too_many_texts(path))
+                text = _line_text(line_text, number)
+                try:
+                    check_chars(text)  # half a character: no tokenizer takes it
+                    check_tokens(model, text)
+                except FieldError as error:
+                    if error.loc != ("text",):
+                        raise
+                    raise ValueError(census_words.bad_line(number, f"text {error.problem}")) from None
+                texts.append(text)
     except OSError as error:
         raise ValueError(census_words.cannot_read(path, error.strerror or type(error).__name__)) from None
-    texts = []
-    for number, line in enumerate(raw.split(b"\n"), 1):
-        try:
-            line_text = line.decode("utf-8")
-        except UnicodeDecodeError:
-            raise ValueError(census_words.not_utf8(path, number)) from None
-        if not line_text.strip():
-            continue
-        text = _line_text(line_text, number)
-        try:
-            check_tokens(model, text)
-        except FieldError as error:
-            if error.loc != ("text",):
-                raise
-            raise ValueError(census_words.bad_line(number, f"text {error.problem}")) from None
-        texts.append(text)
     if not texts:
         raise ValueError(census_words.no_texts(path))
     return texts
+
+
+def _lines(f, path: str):
+    """(number, text) of each line of binary file ``f``, from 1; a line over the cap is refused unread."""
+    limit = census_words.MAX_LINE_CHARS * 4 + 2  # UTF-8: at most 4 bytes a character, and its newline
+    number = 0
+    while raw := f.readline(limit):
+        number += 1
+        if len(raw) == limit and not raw.endswith(b"\n"):
+            raise ValueError(census_words.bad_line(number, census_words.line_too_long()))
+        try:
+            text = raw.decode("utf-8-sig" if number == 1 else "utf-8")  # a byte order mark: none
+        except UnicodeDecodeError:
+            raise ValueError(census_words.not_utf8(path, number)) from None
+        text = text.rstrip("\r\n")
+        if len(text) > census_words.MAX_LINE_CHARS:
+            raise ValueError(census_words.bad_line(number, census_words.line_too_long()))
+        yield number, text
 
 
 def _line_text(line: str, number: int) -> str:
@@ -68,6 +93,11 @@ def _line_text(line: str, number: int) -> str:
         item = json.loads(line)
     except json.JSONDecodeError as error:
         raise ValueError(census_words.bad_line(number, census_words.not_json(error.msg))) from None
+    except RecursionError:  # arrays in arrays thousands deep: Python's parser runs out of stack
+        raise ValueError(census_words.bad_line(number, census_words.nested_too_deeply())) from None
+    except ValueError:  # a number longer than Python converts (sys.get_int_max_str_digits)
+        limit = sys.get_int_max_str_digits()
+        raise ValueError(census_words.bad_line(number, census_words.number_too_long(limit))) from None
     if not isinstance(item, dict):
         raise ValueError(census_words.bad_line(number, census_words.not_an_object(_json_kind(item))))
     if "text" not in item:
@@ -132,7 +162,10 @@ def run_census(args: argparse.Namespace) -> int:
         except ImportError:
             raise ValueError(census_words.no_ray()) from None
     texts = read_texts(args.texts, model)
-    per_text = census.score_texts(model, texts, ray=args.ray, workers=args.workers, progress=Bar())
+    try:
+        per_text = census.score_texts(model, texts, ray=args.ray, workers=args.workers, progress=Bar())
+    except census.RayDidNotStart as error:
+        raise ValueError(census_words.ray_failed(error.reason)) from None
     c = census_words.summary(per_text, model=model, title=registry.title(model))
     if args.python:
         return _census_program(model, texts[0], per_text[0]["scores"], c)
@@ -249,13 +282,16 @@ def run_patch(args: argparse.Namespace) -> int:
         ids = None
         if not is_encoder(model):
             ids = (answer_id(model, answers[0], field="right"), answer_id(model, answers[1], field="other"))
-        p = pair(model, clean, corrupt, answers=ids)
-        bar = Bar(terminal.progress_line)
-        view = patching_view(model, p, sweep=args.sweep, progress=bar, answers=answers)
+        with Interrupted() as stop:  # Ctrl-C or SIGTERM: the sweep stops at its next patch
+            p = pair(model, clean, corrupt, answers=ids)
+            bar = Bar(terminal.progress_line)
+            view = patching_view(model, p, sweep=args.sweep, progress=bar, answers=answers, cancel=stop.event)
     if args.python:
         number = terminal.patch_number(view, ids, p.position)
-        return _program(model, clean, None, number, corrupt=corrupt)
-    return _show(view, terminal.patching_lines, args.json)
+        done = _program(model, clean, None, number, corrupt=corrupt)
+    else:
+        done = _show(view, terminal.patching_lines, args.json)
+    return 128 + stop.signal if stop.signal else done  # the partial sweep, then the signal's status
 
 
 def run_lens(args: argparse.Namespace) -> int:
@@ -271,6 +307,34 @@ def run_lens(args: argparse.Namespace) -> int:
     if args.python:
         return _program(model, ids, tokens, terminal.lens_number(view))
     return _show(view, terminal.lens_lines, args.json)
+
+
+class Interrupted:
+    """While inside, the first SIGINT or SIGTERM sets ``event`` (a sweep stops at its next patch and
+    keeps what it did) and is kept in ``signal``; a second one stops the command as Python would."""
+
+    def __init__(self) -> None:
+        self.event = threading.Event()
+        self.signal = 0
+        self._before: dict = {}
+
+    def _caught(self, number: int, frame) -> None:
+        if self.signal:
+            signal.signal(number, self._before[number])
+            signal.raise_signal(number)
+            return
+        self.signal = number
+        self.event.set()
+
+    def __enter__(self) -> Interrupted:
+        if threading.current_thread() is threading.main_thread():
+            for number in (signal.SIGINT, signal.SIGTERM):
+                self._before[number] = signal.signal(number, self._caught)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for number, handler in self._before.items():
+            signal.signal(number, handler)
 
 
 def _answers(text: str | None, name: str, decoder: bool) -> tuple[str, str] | None:

@@ -36,6 +36,14 @@ from attnlab.models.jobs.kinds import trace_text
 Progress = Callable[[int, int], None]  # (texts done, texts in all)
 
 
+class RayDidNotStart(Exception):  # noqa: N818 - a typed reason, worded by the lab
+    """``ray.init`` failed; ``reason``: its error's type and first line (Ray's are many lines long)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
 def score_text(model, name: str, text: str) -> dict:
     """One text's census: ``{"tokens": T, "scores": {score: (L, H) float64 or None}}``."""
     trace = trace_text(name, text, model, lambda *message: None)
@@ -101,8 +109,13 @@ def _on_ray(name: str, texts: list[str], progress: Progress | None) -> list[dict
 
     started = not ray.is_initialized()
     if started:  # RAY_ADDRESS: a running cluster; else a Ray instance on this machine, ended after
-        ray.init(address=os.environ.get("RAY_ADDRESS") or None, include_dashboard=False,
-                 log_to_driver=False, logging_level=logging.WARNING)  # fmt: skip
+        try:
+            ray.init(address=os.environ.get("RAY_ADDRESS") or None, include_dashboard=False,
+                     log_to_driver=False, logging_level=logging.WARNING)  # fmt: skip
+        except Exception as error:  # noqa: BLE001 - Ray fails to start in many ways (under load: a timeout)
+            first = (str(error).strip().splitlines() or [""])[0][:200]
+            reason = f"{type(error).__name__}: {first}" if first else type(error).__name__
+            raise RayDidNotStart(reason) from None
     try:
         task = ray.remote(score_in_process)
         refs = [task.remote(name, text) for text in texts]

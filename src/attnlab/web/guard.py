@@ -4,7 +4,8 @@
 ``attnlab.web.hosts``), caps request bodies at ``MAX_BODY_BYTES`` and times
 their arrival, and puts on every answer, 500s included, a strict
 Content-Security-Policy (no 'unsafe-inline', nothing from other origins) and
-the usual hardening headers.
+the usual hardening headers. ``HEAD`` is answered as ``GET`` is, headers and all,
+without the body: wherever ``GET`` works, so does ``HEAD``.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from attnlab.web.errors import body_error
-from attnlab.web.hosts import HostRules, in_process
+from attnlab.web.hosts import HostRules, host_port, in_process
 
 # 64 sources x 64 coordinates for keys and values, written out long-hand, fit well within.
 MAX_BODY_BYTES = 512 * 1024
@@ -60,13 +61,14 @@ class GuardMiddleware:
 
     HTTP, in order: a Host that is not one of the lab's names (``hosts.HostRules``)
     is 403; so is a state-changing method (not GET, HEAD or OPTIONS) sent with
-    a foreign Origin. The body is then read here, whole, before the app runs:
-    over ``max_body`` bytes is 413 and not all sent within ``body_timeout``
-    seconds (a Content-Length promising more than arrives) is 408; these
-    answers close the connection, as the rest of the body is never read. An
-    exception the app lets escape is answered with a clean 500 JSON before it
-    goes on to the server's log; that answer says ``Connection: close``, as the
-    server then closes the connection, so a keep-alive client knows to open a
+    a foreign Origin: another name, or another scheme or port than the request's
+    own. The body is then read here, whole, before the app runs: over ``max_body``
+    bytes is 413 and not all sent within ``body_timeout`` seconds (a
+    Content-Length promising more than arrives) is 408; these answers close the
+    connection, as the rest of the body is never read. An exception the app lets
+    escape is answered with a clean 500 JSON before it goes on to the server's
+    log; that answer says ``Connection: close``, as the server then closes the
+    connection, so a keep-alive client knows to open a
     new one rather than send its next request into a closed one.
 
     WebSocket: a foreign Host, or an Origin that is present and foreign, is
@@ -100,6 +102,9 @@ class GuardMiddleware:
             return
 
         started = False
+        head = scope["method"] == "HEAD"
+        if head:  # answered as GET, without its body: HEAD works wherever GET does
+            scope = {**scope, "method": "GET"}
 
         async def send_with_headers(message: Message) -> None:
             nonlocal started
@@ -108,6 +113,8 @@ class GuardMiddleware:
                 names = {name for name, _ in message.get("headers", [])}
                 extra = [(n, v) for n, v in SECURITY_HEADERS if n not in names]
                 message = {**message, "headers": [*message.get("headers", []), *extra]}
+            elif head and message["type"] == "http.response.body":
+                message = {**message, "body": b""}  # the GET's headers (its length included), no body
             await send(message)
 
         refusal = self._refusal(scope, check_origin=scope["method"] not in SAFE_METHODS)
@@ -149,7 +156,11 @@ class GuardMiddleware:
                 "host_refused",
             )
         origin = headers.get("origin")
-        if check_origin and origin is not None and not self.hosts.allows_origin(origin, in_process=local):
+        scheme = {"ws": "http", "wss": "https"}.get(scope.get("scheme", "http"), scope.get("scheme", "http"))
+        port = host_port(headers.get("host"), scheme)
+        if check_origin and origin is not None and not self.hosts.allows_origin(
+            origin, scheme=scheme, port=port, in_process=local
+        ):
             return header_error("origin", "requests from another site's page are refused", "origin_refused")
         return None
 

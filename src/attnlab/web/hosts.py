@@ -8,8 +8,11 @@ otherwise call the lab with the learner's browser. Its requests still say
 server is bound to, and each ``--allow-host`` name. Names are compared without
 case, a trailing dot or the port (rebinding changes the name, not the port).
 
-An Origin is ours when it is ``http://`` or ``https://`` and its host is one
-of the allowed names. Starlette's in-process TestClient (client
+An Origin is ours when it is ``http://`` or ``https://``, its host is one of
+the allowed names, and its scheme and port are the request's own: the scheme it
+came by and the port its Host header names (the scheme's default when it names
+none). So a page of another server on this machine (``https://127.0.0.1:9999``)
+cannot start model jobs on the lab at ``http://127.0.0.1:8000``. Starlette's in-process TestClient (client
 ``"testclient"``, which no socket can claim: uvicorn fills in the peer's
 address) talks to ``testserver``, which is allowed for it alone.
 """
@@ -22,13 +25,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-__all__ = ["LOOPBACK_HOSTS", "HostRules", "host_name", "in_process", "normalize_name"]
+__all__ = ["LOOPBACK_HOSTS", "HostRules", "host_name", "host_port", "in_process", "normalize_name"]
 
 LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1")
 TEST_CLIENT = "testclient"  # Starlette's TestClient: scope["client"][0]
 TEST_HOST = "testserver"
 _LABEL = re.compile(r"^(?!-)[a-z0-9_-]{1,63}(?<!-)$")
 _PORT = re.compile(r"^[0-9]{1,5}$")
+DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
 def normalize_name(name: str) -> str:
@@ -67,6 +71,16 @@ def host_name(header: str) -> str | None:
         return None
 
 
+def host_port(header: str | None, scheme: str) -> int | None:
+    """The port a Host header names (``name:8000``), else ``scheme``'s default; ``None`` if malformed."""
+    text = (header or "").strip()
+    rest = text[text.find("]") + 1 :] if text.startswith("[") else text
+    _, colon, port = rest.partition(":")
+    if not colon:
+        return DEFAULT_PORTS.get(scheme)
+    return int(port) if _PORT.match(port) else None
+
+
 @dataclass(frozen=True)
 class HostRules:
     """The names the lab answers to: loopback, plus ``extra`` (the bound address, ``--allow-host``)."""
@@ -89,13 +103,23 @@ class HostRules:
         """Return True when a Host header names this lab (a missing header does not)."""
         return header is not None and self.allows_name(host_name(header), in_process=in_process)
 
-    def allows_origin(self, origin: str, *, in_process: bool = False) -> bool:
-        """Return True when an Origin header is one of the lab's own pages (``null`` is not)."""
+    def allows_origin(
+        self, origin: str, *, scheme: str | None = None, port: int | None = None, in_process: bool = False
+    ) -> bool:
+        """Return True when an Origin header is one of the lab's own pages (``null`` is not).
+
+        With ``scheme`` and ``port`` (the request's own), the Origin must have both as well.
+        """
         try:
             parts = urlsplit(origin.strip())
+            origin_port = parts.port or DEFAULT_PORTS.get(parts.scheme)
         except ValueError:
             return False
         if parts.scheme not in ("http", "https") or parts.path or parts.query or parts.username:
+            return False
+        if scheme is not None and parts.scheme != scheme:
+            return False
+        if port is not None and origin_port != port:
             return False
         return self.allows_host(parts.netloc, in_process=in_process)
 

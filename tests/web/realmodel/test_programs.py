@@ -120,3 +120,33 @@ def test_the_path_is_the_traces_own_not_the_job_lines(client, traced, minilm, mo
     bad = client.post("/api/models/program", json={**body, "path": "fast"})
     assert bad.status_code == 422 and bad.json()["detail"][0]["loc"] == ["body", "path"]
 
+
+
+@pytest.mark.parametrize(
+    "model,field,ids,loc,msg",
+    [
+        ("smollm2", "ids", [2**32], ["body", "ids", 0], "Ids · item 1 must be at most 1,048,575"),
+        ("smollm2", "ids", [1, 49152], ["body", "ids", 1],
+         "Ids · item 2 49152 is outside the vocabulary 0..49151"),
+        ("minilm", "ids", [101, 30522, 102], ["body", "ids", 1],
+         "Ids · item 2 30522 is outside the vocabulary 0..30521"),
+        ("smollm2", "corrupt_ids", [60000, 1], ["body", "corrupt_ids", 0],
+         "Corrupt ids · item 1 60000 is outside the vocabulary 0..49151"),
+    ],
+)  # fmt: skip
+def test_a_token_id_outside_the_vocabulary_is_a_422_at_its_place(client, model, field, ids, loc, msg):
+    # Before: an id >= 2**32 answered 500 (an OverflowError in tokenizer.decode); an id just past the
+    # vocabulary was taken, and its program would fail when run.
+    body = {"model": model, "kind": "census", "ids": [1, 2, 3], "layer": 0, "head": 0, "score": "previous"}
+    got = client.post("/api/models/program", json={**body, field: ids})
+    assert got.status_code == 422, got.text
+    [item] = got.json()["detail"]
+    assert (item["loc"], item["msg"]) == (loc, msg)
+
+
+def test_a_token_past_the_vocabulary_is_refused_at_token(client):
+    body = {"model": "smollm2", "kind": "next", "ids": [1, 2], "position": 0, "quantity": "p"}
+    assert client.post("/api/models/program", json={**body, "token": 49151}).status_code == 200
+    got = client.post("/api/models/program", json={**body, "token": 49152})
+    assert got.status_code == 422
+    assert got.json()["detail"][0]["msg"] == "Token 49152 is outside the vocabulary 0..49151"

@@ -341,3 +341,33 @@ def top_out_of_range(value: int) -> str:
 
 def no_ray() -> str:
     return "--ray needs Ray: pip install 'attnlab[ray]'"
+
+
+# -- what `census --texts` reads, at most, and a line it cannot ----------------------------------
+
+MAX_TEXTS = 10_000  # texts a census reads from one file (more: split the file)
+MAX_LINE_CHARS = 20_000  # characters of one line (a text of at most 2,000, escaped, fits many times over)
+
+
+def too_many_texts(path: str) -> str:
+    return f"--texts {path} has more than {MAX_TEXTS:,} texts: a census reads at most {MAX_TEXTS:,}; split it"
+
+
+def line_too_long() -> str:
+    return f"is longer than {MAX_LINE_CHARS:,} characters, the most a line may have"
+
+
+def nested_too_deeply() -> str:
+    return "nests too deeply to read (arrays or objects inside each other thousands of levels deep)"
+
+
+def number_too_long(limit: int) -> str:
+    return f"has a number of more than {limit:,} digits, the most a number may have"
+
+
+def ray_failed(why: str) -> str:
+    """Ray did not start (``why``: the first line of its error): one line, with what to try."""
+    return (
+        f"--ray: Ray did not start ({why}). Try again, set RAY_ADDRESS to a running Ray cluster, or leave "
+        "out --ray to use this machine's processes"
+    )

@@ -117,13 +117,13 @@ class AttemptIn(Strict):
 
 
 class EntryIn(Strict):
-    current: Annotated[StrictInt, Field(ge=0)]
+    current: Annotated[StrictInt, Field(ge=0, le=49)]  # an index of its attempts
     attempts: Annotated[list[AttemptIn], Field(min_length=1, max_length=50)]
 
 
 class ActiveIn(Strict):
     challenge: ChallengeId
-    attempt: Annotated[StrictInt, Field(ge=0)]
+    attempt: Annotated[StrictInt, Field(ge=0, le=49)]
 
 
 class StudyIn(Strict):
@@ -142,7 +142,7 @@ class ActionIn(Strict):
     kind: Literal["open", "submit", "clear", "retry", "goto", "help"]
     challenge: ChallengeId | None = None
     response: Response_ = None
-    attempt: Annotated[StrictInt, Field(ge=0)] | None = None
+    attempt: Annotated[StrictInt, Field(ge=0, le=49)] | None = None
     help: Literal["hint", "answer", "stepper", "playback", "python", "explorer"] | None = None
     detail: Annotated[StrictInt, Field(ge=1, le=MAX_DETAIL)] | None = None
 

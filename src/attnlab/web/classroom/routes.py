@@ -15,12 +15,12 @@ address over the network: the server's own machine, loopback, is not limited).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 from urllib.parse import urlsplit
 
 import anyio
 import segno
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Path, Request
 from fastapi.responses import JSONResponse, RedirectResponse, Response
 
 from attnlab.classroom_store import ClassEnded, ClassFull, NicknameTaken
@@ -187,7 +187,7 @@ def get_view(request: Request) -> dict:
 
 
 @router.get("/api/class/teacher/learners/{learner_id}")
-def get_learner(learner_id: int, request: Request) -> dict:
+def get_learner(learner_id: Annotated[int, Path(ge=0, le=2**63 - 1)], request: Request) -> dict:
     room = teacher_room(request)
     cls, learners, events = room.records()
     learner = next((x for x in learners if x["id"] == learner_id), None)

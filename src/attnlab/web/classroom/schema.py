@@ -36,7 +36,7 @@ class PushIn(Strict):
 
 
 class SnapshotIn(Strict):
-    events: Annotated[list[StrictInt], Field(max_length=MAX_PICKED)]
+    events: Annotated[list[Annotated[StrictInt, Field(ge=0, le=2**63 - 1)]], Field(max_length=MAX_PICKED)]
 
 
 class DeleteIn(Strict):

@@ -82,13 +82,13 @@ class AttemptIn(Strict):
 
 
 class EntryIn(Strict):
-    current: Annotated[StrictInt, Field(ge=0)]
+    current: Annotated[StrictInt, Field(ge=0, le=hist.MAX_ATTEMPTS - 1)]  # an index of its attempts
     attempts: Annotated[list[AttemptIn], Field(min_length=1, max_length=hist.MAX_ATTEMPTS)]
 
 
 class ActiveIn(Strict):
     challenge: ChallengeId
-    attempt: Annotated[StrictInt, Field(ge=0)]
+    attempt: Annotated[StrictInt, Field(ge=0, le=hist.MAX_ATTEMPTS - 1)]
 
 
 class StudyIn(Strict):
@@ -107,7 +107,7 @@ class ActionIn(Strict):
     kind: Literal["open", "submit", "clear", "retry", "goto", "help"]
     challenge: ChallengeId | None = None
     response: Response_ = None
-    attempt: Annotated[StrictInt, Field(ge=0)] | None = None
+    attempt: Annotated[StrictInt, Field(ge=0, le=hist.MAX_ATTEMPTS - 1)] | None = None
     help: HelpKind | None = None
     detail: Annotated[StrictInt, Field(ge=1, le=4)] | None = None
 

@@ -15,7 +15,9 @@ else what the model's worker said, "unknown" once that worker has gone.
 
 Each validates, calls ``lab/realmodel/program``'s ``program_answer`` and returns
 ``{kind, title, program, file_name, path, program_path, says}``. A descriptor the text or the
-model cannot answer is a 422 at its field (``query.layer``; ``body.kind`` for the POST).
+model cannot answer is a 422 at its field (``query.layer``; ``body.kind`` for the POST); so is a
+token id outside the model's vocabulary (``body.ids[2]``, ``body.token``): every integer read
+has a bound its use can take.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from fastapi import APIRouter, Query
 from pydantic import Field
 
 from attnlab.engine.errors import FieldError
+from attnlab.lab.realmodel.problems import outside_vocabulary
 from attnlab.lab.realmodel.program.answer import program_answer
 from attnlab.lab.realmodel.program.number import Source, other_model, tokens_differ
 from attnlab.lab.realmodel.program.words import control_words
@@ -37,6 +40,8 @@ from attnlab.web.realmodel.schema import Strict
 router = APIRouter(prefix="/api/models", tags=["models"])
 
 Count = Annotated[int | None, Field(ge=0, le=100_000)]
+MAX_TOKEN_ID = 2**20 - 1  # no model here has a larger vocabulary; each model's own is checked after
+TokenId = Annotated[int, Field(ge=0, le=MAX_TOKEN_ID)]
 Word = Annotated[str | None, Field(max_length=24)]
 Real = Annotated[float | None, Field(allow_inf_nan=False)]
 
@@ -75,11 +80,9 @@ class NumberOfTrace(Number):
 
 class NumberOfIds(Number):
     model: Annotated[str, Field(max_length=40)]
-    ids: Annotated[list[Annotated[int, Field(ge=0)]], Field(min_length=1, max_length=512)]
+    ids: Annotated[list[TokenId], Field(min_length=1, max_length=512)]
     tokens: Annotated[list[Annotated[str, Field(max_length=200)]] | None, Field(max_length=512)] = None
-    corrupt_ids: Annotated[list[Annotated[int, Field(ge=0)]] | None, Field(min_length=1, max_length=512)] = (
-        None
-    )
+    corrupt_ids: Annotated[list[TokenId] | None, Field(min_length=1, max_length=512)] = None
     path: Literal["q4_1", "float32"] | None = None
 
 
@@ -146,6 +149,8 @@ def ids_program(number: NumberOfIds) -> dict:
     try:
         spec = registry.spec(number.model)
         counter = registry.counter(spec.name)
+        _in_vocabulary(number.ids, "ids", counter.vocab)
+        _in_vocabulary(number.corrupt_ids or [], "corrupt_ids", counter.vocab)
         tokens = number.tokens if number.tokens is not None else [counter.text(i) for i in number.ids]
         if len(tokens) != len(number.ids):
             raise FieldError(("tokens",), tokens_differ(len(tokens), len(number.ids)))
@@ -153,10 +158,17 @@ def ids_program(number: NumberOfIds) -> dict:
         src = Source(
             model=spec.name, title=spec.title, ids=tuple(number.ids), tokens=tuple(tokens),
             path=number.path or _path(spec.name), n_layer=spec.n_layer, n_head=spec.n_head,
-            d_head=spec.d_head,
+            d_head=spec.d_head, vocab=counter.vocab,
             corrupt_ids=None if corrupt is None else tuple(corrupt),
             corrupt_tokens=None if corrupt is None else tuple(counter.text(i) for i in corrupt),
         )  # fmt: skip
         return program_answer(src, _descriptor(number))
     except FieldError as error:
         raise line.refused(error) from None
+
+
+def _in_vocabulary(ids: list[int], field: str, vocab: int | None) -> None:
+    """Refuse the first id outside the model's vocabulary, at ``field[i]`` (a tokenizer would overflow)."""
+    for i, token in enumerate(ids):
+        if vocab is not None and token >= vocab:
+            raise FieldError((field, i), outside_vocabulary(token, vocab))
