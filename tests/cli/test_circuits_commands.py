@@ -40,7 +40,7 @@ def source(model, ids, corrupt=None):
     spec = registry.spec(model.name)
     return Source(model=spec.name, title=spec.title, ids=tuple(ids), tokens=tuple(c.text(i) for i in ids),
                   path=model.path, n_layer=spec.n_layer, n_head=spec.n_head, d_head=spec.d_head,
-                  vocab=model.config.vocab, corrupt_ids=None if corrupt is None else tuple(corrupt),
+                  vocab=model.arch.d_vocab, corrupt_ids=None if corrupt is None else tuple(corrupt),
                   corrupt_tokens=None if corrupt is None else tuple(c.text(i) for i in corrupt))  # fmt: skip
 
 

@@ -311,7 +311,6 @@ GQA_SHAPE_BUG = (
 )
 
 
-@pytest.mark.xfail(strict=True, reason=GQA_SHAPE_BUG)
 def test_a_hook_of_the_wrong_shape_is_refused_by_name_with_gqa_too(rng):
     from attnlab.engine.errors import FieldError
 

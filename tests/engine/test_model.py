@@ -94,8 +94,6 @@ def test_weights_made_for_their_architecture_pass(rng):
         check_weights(arch, w)
 
 
-@pytest.mark.xfail(strict=True, reason="check_weights asks the embedding for an `is_blocks` attribute that "
-                   "QuantMatrix does not have, so it wants (d_vocab, d_model) of blocks too")  # fmt: skip
 def test_an_embedding_kept_as_blocks_of_its_transpose_passes(rng):
     """Weights' docstring: on the fast path W_E may be a QuantMatrix (d_model, d_vocab) of W_E's rows."""
     arch, w = llama(rng, **Q4)
@@ -182,7 +180,6 @@ def test_a_quantised_projection_is_checked_by_its_shape_too(rng):
     assert isinstance(w.blocks[0], BlockParams)
 
 
-@pytest.mark.xfail(strict=True, reason="model.py writes the field's name in the problem: str() says it twice")
 def test_an_error_names_its_field_once():
     """errors.py: a problem never names its own field (str() and the page put the name in front)."""
     with pytest.raises(FieldError) as err:
@@ -190,7 +187,6 @@ def test_an_error_names_its_field_once():
     assert str(err.value) == "n_layer is 0; it must be a whole number of at least 1"
 
 
-@pytest.mark.xfail(strict=True, reason="check_weights writes the weight's name into the problem too")
 def test_a_weights_error_names_the_weight_once(rng):
     arch, w = llama(rng)
     err = _refused(arch, dataclasses.replace(w, embed=w.embed.T))

@@ -223,7 +223,7 @@ def test_blocked_sources_get_zero_and_do_not_affect_the_output(problem, data):
         (dict(keys=[[-1, 2], [1, 0, 3], [0, 1]]), r"keys\[1\] has 3 coordinates; keys\[0\] has 2"),
         (dict(q=[2, 1, 0]), r"keys\[0\] has 2 coordinates; q has 3"),
         (dict(values=[[2, 0], [0, 2]]), r"values has 2 sources; keys has 3"),
-        (dict(values=[[2, 0], [0], [-1, -1]]), r"values\[1\] has 1 coordinates; values\[0\] has 2"),
+        (dict(values=[[2, 0], [0], [-1, -1]]), r"values\[1\] has 1 coordinate; values\[0\] has 2"),  # agrees
         (dict(keys=[], values=[]), r"keys is empty"),
         (dict(q=[]), r"q is empty"),
         (dict(keys=[[1.0, 0.0]] * 65, values=[[1.0, 0.0]] * 65), r"keys has 65 sources; the limit is 64"),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from decimal import Decimal
 
 import pytest
 
@@ -111,3 +112,30 @@ def test_the_bridge_api_refuses_a_bad_path_naming_the_field(client, traced, mini
         assert r.status_code == 422, (path, r.text)
         assert r.json()["detail"][0]["field"].endswith(field), r.json()
     assert client.get("/api/models/jobs/nope/bridge/0/0/0").status_code == 404
+
+
+def test_the_eleven_shares_add_up_to_100_and_the_rest_is_100_less_the_top_five():
+    # the issue: a real row's eleven shares summed to 101%, and "the rest hold 35% together" stood beside a
+    # top five of 66%; now the row's shares are one set and "the rest" is what the top five leave of 100
+    trace = ToyModel("minilm").trace("one two three four five six seven eight nine ten eleven", details=True)
+    assert len(trace.tokens) == 11
+    for layer in range(trace.n_layer):
+        for head in range(trace.n_head):
+            for query in (0, 5, 10):
+                view = bridge_view(trace, layer, head, query)
+                shown = [s["percent"] for s in view["display"]["sources"] if s["allowed"]]
+                assert total(shown) == 100, shown
+                share = view["words"]["share"]
+                top_five, rest = share["claims"]["shown"], share["claims"]["rest_shown"]
+                assert total(top_five) + value(rest) == 100 or rest.startswith("<")
+                assert f"the rest hold {rest} together" in share["text"]
+
+
+def total(texts) -> Decimal:
+    return sum((value(t) for t in texts), Decimal(0))
+
+
+def value(text: str) -> Decimal:
+    """A shown percent as its rounded number (``"<0.01%"``: 0, ``">99.99%"``: 100)."""
+    body = text.removesuffix("%")
+    return Decimal(0) if body.startswith("<") else Decimal(100) if body.startswith(">") else Decimal(body)

@@ -55,13 +55,14 @@ def model(request):
 
 
 def engine_results(model, text: str) -> list:
-    """The blocks' results of the model's own forward pass with a trace (the engine, untouched)."""
-    if model.name == "minilm":
-        _, results = model.hidden(model.tokenize([text]), details=True)
-        return [(r.attention.weights[0], r.trace["attn.scores"][0]) for r in results]
-    results: list = []
-    model.forward(model.encode(text), details=True, results=results)
-    return [(r.attention.weights, r.trace["attn.scores"]) for r in results]
+    """Each layer's pattern and scores (blocked keys -inf) from the hook points of the model's own
+    forward pass on the trace's steps (the engine, untouched)."""
+    from attnlab.engine.hooks import block_names
+
+    ids = model.tokenize([text]).ids[0].tolist() if model.name == "minilm" else model.encode(text)
+    _, cache = model.run_with_cache(ids, ops=model.trace_ops)
+    layers = [block_names(i) for i in range(model.arch.n_layer)]
+    return [(cache[n.pattern], cache[n.scores]) for n in layers]
 
 
 def test_a_detailed_trace_keeps_q_k_v_not_every_heads_scores_and_weights(model):
@@ -81,7 +82,9 @@ def test_every_head_recomputed_equals_the_engines_forward_pass_bit_for_bit(model
         for head in range(trace.n_head):
             w, s = trace.head_weights(layer, head), trace.head_scores(layer, head)
             assert w.dtype == s.dtype == np.float32
-            assert np.array_equal(w, weights[head]) and np.array_equal(s, scores[head])
+            allowed = trace.allowed  # the trace keeps the scores before the mask; the hook, -inf where blocked
+            assert np.array_equal(w, weights[head]) and np.array_equal(s[allowed], scores[head][allowed])
+            assert np.all(scores[head][~allowed] == -np.inf)
 
 
 def test_recomputed_heads_equal_the_digests_recorded_before_the_change(model):

@@ -198,7 +198,8 @@ def attend(
         bool_masks = [_group_mask(xp, m, n_kv, groups) for m in bool_masks]
         if float_mask is not None:
             float_mask = _group_mask(xp, float_mask, n_kv, groups)
-        hooks = [None if f is None else _grouped(xp, f, n_kv, groups) for f in (on_scores, on_weights)]
+        hooks = [None if f is None else _grouped(xp, f, n_kv, groups, what)
+                 for f, what in ((on_scores, "scores"), (on_weights, "weights"))]  # fmt: skip
         parts = _attend(xp, q, k_g, v_g, bool_masks, float_mask, causal, scale, *hooks)
         parts = {name: _ungroup(xp, name, a) for name, a in parts.items()}
         q = xp.reshape(q, qs)
@@ -332,12 +333,15 @@ def _hooked(xp, fn, a, what: str):
     return out
 
 
-def _grouped(xp, fn, n_kv: int, groups: int):
+def _grouped(xp, fn, n_kv: int, groups: int, what: str):
     """A hook on (..., H, L, S) called with grouped (..., H_kv, g, L, S) arrays, and its answer regrouped."""
 
     def call(a):
         s = shape_of(a)
-        out = fn(xp.reshape(a, s[:-4] + (n_kv * groups,) + s[-2:]))
+        flat = xp.reshape(a, s[:-4] + (n_kv * groups,) + s[-2:])
+        out = fn(flat)
+        if shape_of(out) != shape_of(flat):  # refused as a hook of the ungrouped shape would be
+            return _hooked(xp, lambda _: out, flat, what)
         return xp.reshape(out, s)
 
     return call

@@ -28,7 +28,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from attnlab.engine._arrays import namespace, shape_of
+from attnlab.engine._arrays import check_finite, namespace, shape_of
 from attnlab.engine.attention import attend
 from attnlab.engine.cache import KVCache
 from attnlab.engine.hooks import Hooks, block_names, no_hooks
@@ -84,20 +84,25 @@ def forward(
     else:
         x = resid
 
-    # 2) the blocks
-    for layer in range(start_at_layer, stop):
-        x = block(
-            arch,
-            weights.blocks[layer],
-            x,
-            layer,
-            ops=ops,
-            hook=hook,
-            cache=None if caches is None else caches[layer],
-            rope=rope,
-            positions=positions,
-            key_padding=key_padding,
-        )
+    # 2) the blocks (a step refused in any layer leaves every cache as it was)
+    kept = _lengths(caches)
+    try:
+        for layer in range(start_at_layer, stop):
+            x = block(
+                arch,
+                weights.blocks[layer],
+                x,
+                layer,
+                ops=ops,
+                hook=hook,
+                cache=None if caches is None else caches[layer],
+                rope=rope,
+                positions=positions,
+                key_padding=key_padding,
+            )
+    except (ValueError, FloatingPointError):
+        _truncate(caches, kept)
+        raise
     if stop_at_layer is not None:
         return x
 
@@ -162,6 +167,25 @@ def mlp(arch: Architecture, p, h, n, *, ops, hook):
     return hook(n.mlp_out, ops.linear(post, p.w_2, p.b_2))
 
 
+def _lengths(caches):
+    """Each cache's length (per layer; a layer may hold one cache per row), to undo a refused step."""
+    if caches is None:
+        return None
+    return [[c.length for c in layer] if isinstance(layer, list | tuple) else layer.length
+            for layer in caches]  # fmt: skip
+
+
+def _truncate(caches, lengths) -> None:
+    if caches is None:
+        return
+    for layer, length in zip(caches, lengths):
+        if isinstance(layer, list | tuple):
+            for c, n in zip(layer, length):
+                c.truncate(min(n, c.length))
+        else:
+            layer.truncate(min(length, layer.length))
+
+
 def _point(hook, name: str):
     """The hook at ``name`` as a one-argument callback, or None when nothing is hooked there."""
     if hook is no_hooks or name not in hook:
@@ -212,6 +236,10 @@ class Reference:
 
     def attend(self, q, k, v, *, arch: Architecture, cache, key_padding, on_scores, on_pattern):
         xp = namespace(q)
+        # NaN weights or an overflow show up here (before the cache keeps them); cached keys were
+        # checked when they were new
+        for name, a in (("q = x @ w_q", q), ("k = context @ w_k", k), ("v = context @ w_v", v)):
+            check_finite(xp, a, name)
         q, k, v = _heads_first(xp, q), _heads_first(xp, k), _heads_first(xp, v)  # (..., H, T, d)
         if cache is not None:
             k, v = cache.append(k, v)  # (..., H_kv, S, d): everything cached

@@ -17,6 +17,8 @@ import math
 from dataclasses import dataclass, fields
 from typing import Any, Literal
 
+import numpy as np
+
 from attnlab.engine.block import BlockParams
 from attnlab.engine.errors import FieldError
 from attnlab.engine.layers import ACTIVATIONS, LayerNormParams, MLPParams, RMSNormParams, SwiGLUParams
@@ -81,9 +83,10 @@ class Architecture:
         for name in ("n_layer", "d_model", "n_head", "n_kv_head", "d_head", "d_ff", "d_vocab", "n_ctx"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise FieldError((name,), f"{name} is {value!r}; it must be a whole number of at least 1")
+                raise FieldError((name,), f"is {value!r}; it must be a whole number of at least 1")
         if self.n_head % self.n_kv_head:
-            raise FieldError(("n_head",), f"{self.n_head} query heads do not share {self.n_kv_head} KV heads")
+            raise FieldError(("n_head",), f"is {self.n_head}: {self.n_head} query heads do not share "
+                                          f"{self.n_kv_head} KV heads evenly")  # fmt: skip
         choices: dict[str, tuple[Any, ...]] = {
             "norm": ("rms", "layer"),
             "norm_placement": ("pre", "post"),
@@ -95,9 +98,10 @@ class Architecture:
         }
         for name, allowed in choices.items():
             if getattr(self, name) not in allowed:
-                raise FieldError((name,), f"{name} is {getattr(self, name)!r}; use one of {allowed}")
+                raise FieldError((name,), f"is {getattr(self, name)!r}; use one of {allowed}")
         if self.positions == "rope" and self.d_head % 2:
-            raise FieldError(("d_head",), f"rotary positions need an even head size, not {self.d_head}")
+            raise FieldError(("d_head",), f"is odd; rotary positions need an even head size, "
+                                          f"not {self.d_head}")  # fmt: skip
 
     @property
     def group(self) -> int:
@@ -145,13 +149,13 @@ def check_weights(arch: Architecture, w: Weights) -> None:
     def shape(name: str, a, expect: tuple[int, ...]) -> None:
         got = tuple(getattr(a, "shape", ()))
         if got != expect:
-            raise FieldError((name,), f"{name} has shape {got}; the architecture needs {expect}")
+            raise FieldError((name,), f"has shape {got}; the architecture needs {expect}")
 
     d, dh = arch.d_model, arch.d_head
     if len(w.blocks) != arch.n_layer:
         raise FieldError(("blocks",), f"{len(w.blocks)} blocks for an architecture of {arch.n_layer} layers")
-    e = w.embed
-    shape("embed", e, (d, arch.d_vocab) if getattr(e, "is_blocks", False) else (arch.d_vocab, d))
+    e = w.embed  # an array (d_vocab, d_model), or the fast path's blocks of its transpose (d_model, d_vocab)
+    shape("embed", e, (arch.d_vocab, d) if isinstance(e, np.ndarray) else (d, arch.d_vocab))
     if arch.positions == "learned":
         if w.pos_embed is None or w.pos_embed.shape[1:] != (d,) or w.pos_embed.shape[0] < arch.n_ctx:
             raise FieldError(("pos_embed",), f"learned positions need a table of ({arch.n_ctx}, {d})")

@@ -42,6 +42,7 @@ class ToyModel:
     def __init__(self, name: str, *, layer_seconds: float = 0.0) -> None:
         self.name = name
         self.config = ToyConfig()
+        self.arch = self.config  # the real models' description: its n_layer is all a job reads
         self.layer_seconds = layer_seconds
         self.traces = 0  # forward passes run: tests count computations with it
 

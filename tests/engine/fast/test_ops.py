@@ -573,8 +573,6 @@ def test_a_row_refused_leaves_every_rows_cache_as_it_was():
         same(c.values, v)
 
 
-@pytest.mark.xfail(strict=True, reason="ROWS indexes the caches by row without counting them: fewer caches "
-                   "than rows raise IndexError after the first rows appended their keys")  # fmt: skip
 def test_rows_with_fewer_caches_than_rows_are_refused_before_any_cache_changes():
     rng, arch, w = row_model(6, "float32")
     a, _ = filled(rng, arch, w, 3)

@@ -7,9 +7,10 @@ test asks to cancel before the worker reaches the sweep: it stops at its first c
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import threading
 import time
-from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -39,9 +40,10 @@ class GatedLayers(list):
 
 def gated(minilm, gate: threading.Semaphore, name: str):
     """MiniLM under another name (its runs are kept apart from the real one's), its blocks gated."""
-    return SimpleNamespace(config=minilm.config, name=name, dtype=minilm.dtype, embeddings=minilm.embeddings,
-                           layers=GatedLayers(minilm.layers, gate), tokenize=minilm.tokenize,
-                           tokenizer=minilm.tokenizer)  # fmt: skip
+    model = copy.copy(minilm)
+    model.name = name
+    model.weights = dataclasses.replace(minilm.weights, blocks=GatedLayers(minilm.weights.blocks, gate))
+    return model
 
 
 def heads_sweep(jobs: Jobs, clean: str = CLEAN, corrupt: str = CORRUPT):

@@ -33,12 +33,15 @@ def test_smollm2s_rope_is_the_one_the_model_runs(smollm2):
         "model": "smollm2", "title": "SmolLM2-135M-Instruct", "base": 100000.0, "head_dim": 64,
         "context": 8192, "convention": "interleaved",
     }  # fmt: skip
-    assert (smollm2.rope.base, smollm2.rope.head_dim, smollm2.rope.convention) == (
+    from attnlab.engine.forward import _rope
+
+    turns = _rope(smollm2.arch)  # the RoPE the forward rotates with
+    assert (turns.base, turns.head_dim, turns.convention) == (
         facts["base"],
         facts["head_dim"],
         facts["convention"],
     )
-    assert smollm2.config.context == facts["context"] and facts["head_dim"] == registry.spec("smollm2").d_head
+    assert smollm2.arch.n_ctx == facts["context"] and facts["head_dim"] == registry.spec("smollm2").d_head
     np.testing.assert_array_equal(
-        smollm2.rope.inverse_frequencies, facts["base"] ** (-2.0 * np.arange(32) / 64)
+        turns.inverse_frequencies, facts["base"] ** (-2.0 * np.arange(32) / 64)
     )

@@ -108,9 +108,12 @@ def test_one_tokens_journey_through_the_blocks(client, traced, smollm2):
     view = JourneyView.model_validate(client.get(f"/api/models/jobs/{job['id']}/journey/5").json())
     assert len(view.blocks) == 30 and view.norm == "rms" and view.placement == "pre"
     ids = job["result"]["ids"]
-    results: list = []
-    smollm2.forward(ids, details=True, results=results)
-    t = results[7].trace
+    from attnlab.engine.hooks import block_names
+
+    _, cache = smollm2.run_with_cache(ids, ops=smollm2.trace_ops)
+    n = block_names(7)
+    t = {"input": cache[n.resid_pre], "attn.output": cache[n.attn_out], "mlp.output": cache[n.mlp_out],
+         "output": cache[n.resid_post], "mlp.activated": cache[n.mlp_post], "residual_1": cache[n.resid_mid]}
     b = view.blocks[7]
 
     def norm(x) -> float:

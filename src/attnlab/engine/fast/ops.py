@@ -285,6 +285,9 @@ class Rows(Fast):
         if on_scores is not None or on_pattern is not None:
             raise FieldError(("fwd_hooks",), "hooks on the scores or pattern need one sequence, not rows")
         caches, rows = cache, range(q.shape[0])
+        if cache is None or len(caches) != q.shape[0]:
+            got = 0 if cache is None else len(caches)
+            raise FieldError(("caches",), f"hold {got} caches a layer for {q.shape[0]} rows; give one a row")
         before = [c.length for c in caches]
         for r in rows:  # each row appends its key and value to its cache, in row order
             caches[r].append(k[r : r + 1].transpose(1, 0, 2), v[r : r + 1].transpose(1, 0, 2))

@@ -153,7 +153,7 @@ def trace_text(name: str, text: str, model, say: Say):
     n_tokens = count_tokens(model, text)
     if n_tokens > cap:
         raise FieldError(("text",), token_cap_message(name, n_tokens, cap))
-    say("running", model.config.n_layer)
+    say("running", model.arch.n_layer)
     return model.trace(text, details=True, progress=lambda done, total: say("layers", done))
 
 
