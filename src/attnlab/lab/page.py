@@ -12,10 +12,14 @@ shows the same way (the brand in its title and header).
 
 from __future__ import annotations
 
+from attnlab.lab.glossary import page_glossary
+
 
 def shared_words() -> dict:
-    """The words of the modules every page loads (``js/shared``)."""
+    """The words of the modules every page loads (``js/shared``): the HTTP module's, and the glossary
+    whose terms ``js/shared/glossary.js`` defines where they first appear."""
     return {
+        "glossary": page_glossary(),
         "http": {
             "refused": "The server refused this request without saying why.",
             "failed": "The server failed while answering this request; try again.",

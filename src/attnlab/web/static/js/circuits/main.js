@@ -7,6 +7,7 @@
 // places the server's strings. The page writes no word of its own (its words: the page's data
 // block, lab/circuits/page.py).
 import { byId, text } from "../shared/dom.js";
+import { mountGlossary } from "../shared/glossary.js";
 import { getJSON, postJSON } from "../shared/http.js";
 import { pageWords } from "../shared/words.js";
 import { fillIn } from "../realmodel/words.js";
@@ -114,3 +115,4 @@ async function init() {
 }
 
 init().catch((error) => showError(byId("ci-error"), error.message));
+mountGlossary(); // the jargon defined where it first appears (lab/glossary.py)

@@ -3,6 +3,7 @@
 // (state.js); none computes a number or writes a sentence.
 
 import { byId, fill, h, text } from "../shared/dom.js";
+import { mountGlossary } from "../shared/glossary.js";
 import { mountControls } from "./controls.js";
 import { mountExport } from "./exporter.js";
 import { mountFigures } from "./figures.js";
@@ -51,4 +52,5 @@ function draw(st) {
 }
 
 subscribe(draw);
+mountGlossary(); // the jargon defined where it first appears (lab/glossary.py)
 start(window.location.pathname.split("/").pop(), new URLSearchParams(window.location.search));

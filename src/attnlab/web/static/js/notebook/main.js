@@ -4,6 +4,7 @@
 // example stay connected.
 
 import { byId } from "../shared/dom.js";
+import { mountGlossary } from "../shared/glossary.js";
 import { mountContent } from "./content.js";
 import { mountExport } from "./export.js";
 import { mountHistory, watchHelp } from "./history.js";
@@ -78,3 +79,4 @@ mountExport({
 });
 watchHelp();
 startNotebook();
+mountGlossary(); // the jargon defined where it first appears (lab/glossary.py)

@@ -7,6 +7,7 @@
 // the kept trace is fetched with job.js's keptJSON, which traces the text again if the
 // server dropped it.
 import { byId, fill, h, text } from "../shared/dom.js";
+import { mountGlossary } from "../shared/glossary.js";
 import { drawHeatmap, drawLines, drawTokens, markToken } from "./draw.js";
 import { legend, legendBefore } from "./ink.js";
 import { getJSON } from "../shared/http.js";
@@ -285,3 +286,4 @@ async function init() {
 }
 
 init().catch((error) => showError(error.message));
+mountGlossary(); // the jargon defined where it first appears (lab/glossary.py)
