@@ -23,9 +23,9 @@ def test_the_temperature_moves_the_shares_and_the_marker(browser, live_server):
             page.locator("#cx-words li")
             .nth(1)
             .inner_text()
-            .startswith("At temperature T = 0.05, softmax(logit ÷ T) gives #1 >99%")
+            .startswith("At temperature T = 0.05, softmax(logit ÷ T) gives #1 99.82%")
         )
-        assert page.locator("#cx-pic-shares .cx-bar-text").first.text_content() == ">99%"
+        assert page.locator("#cx-pic-shares .cx-bar-text").first.text_content() == "99.82%"
 
 
 def test_practice_on_a_phone(browser, live_server):

@@ -95,7 +95,7 @@ def test_dragging_far_along_b_meets_the_challenge(lab):
     expect(page.locator("#challenge-badge")).to_be_visible()
     expect(page.locator("#challenge-badge")).to_have_text("✓ Challenge complete")
     expect(page.locator("#challenge-status")).to_have_text(
-        f"Done: B takes {fmt.percent(trace.weights[1])} of the attention, more than 90%."
+        f"Done: B takes {fmt.percents(trace.weights)[1]} of the attention, more than 90%."
     )
 
 

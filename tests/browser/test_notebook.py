@@ -270,7 +270,7 @@ def test_playback_becomes_steps_under_reduced_motion(browser, live_server, artif
         for _ in range(4):
             page.locator("#playback-step-next").click()
         expect(page.locator("#playback-step-title")).to_have_text("Step 5 of 7")
-        expect(page.locator("#playback-caption")).to_contain_text("B takes 92%")
+        expect(page.locator("#playback-caption")).to_contain_text("B takes 91%")  # A 1% + B 91% + C 8%
         assert page.locator("#playback").get_attribute("data-frame") == "230"
         page.locator("#playback").screenshot(path=artifacts / "notebook-playback-steps.png")
     finally:

@@ -41,7 +41,7 @@ def check(page):
 
 def test_wrong_answers_point_the_way_and_only_show_answer_tells(lab, artifacts):
     page = lab.page
-    right = practice.answer("zero-q", STARTING)["text"]  # "... A 33.3%, B 33.3%, C 33.3%."
+    right = practice.answer("zero-q", STARTING)["text"]  # "... A 33.4%, B 33.3%, C 33.3% (rounded ...)."
     open_challenge(page, "zero-q")
     # the challenge opens beside the explorer it uses, not far below it
     panel = page.locator(PANEL)
@@ -65,7 +65,7 @@ def test_wrong_answers_point_the_way_and_only_show_answer_tells(lab, artifacts):
     answer = page.locator('[data-answer="zero-q"]')
     expect(answer).to_be_visible()
     expect(answer).to_have_text(f"Answer: {right}")
-    assert "A 33.3%, B 33.3%, C 33.3%" in answer.inner_text()
+    assert "A 33.4%, B 33.3%, C 33.3% (rounded to add up to 100)" in answer.inner_text()
     expect(page.locator(f'{PANEL} [data-action="answer"]')).to_be_hidden()
 
     fill_response(page, "zero-q", [33.3, 33.3, 33.4])
@@ -195,7 +195,7 @@ def test_an_example_with_sources_x_y_z_does_not_break_the_challenges(lab, artifa
     expect(page.locator("#challenge-goal")).to_have_text(GOAL + ".")
     expect(page.locator("#challenge-status")).to_contain_text("B takes")
     check(page)
-    expect(page.locator('[data-feedback="equal-ac"]')).to_contain_text("Not yet. A takes 14% and C 28%")
+    expect(page.locator('[data-feedback="equal-ac"]')).to_contain_text("Not yet. A takes 14% and C 28.4%")
     # the refused check was no check; the one on the worked example is
     expect(page.locator('.history-group[data-challenge="equal-ac"] .history-checks li')).to_have_text(
         ["Check 1 · the example as it was · not yet"]
@@ -303,9 +303,9 @@ def test_the_first_challenge_has_tiered_hints_and_history(lab):
         field.press("Enter")
     lab.wait_for_query("[4, 0]")
     lab.wait_settled()
-    done = "Done: B takes 94% of the attention, more than 90%."
+    done = "Done: B takes 94.1% of the attention, more than 90%."
     expect(page.locator("#challenge-status")).to_have_text(done)
     check(page)
-    expect(feedback).to_contain_text("✓ Goal met. B takes 94% of the attention")
+    expect(feedback).to_contain_text("✓ Goal met. B takes 94.1% of the attention")
     expect(group.locator(".history-checks li")).to_have_count(2)
     expect(page.locator(f"#challenge-{cid} .item-status")).to_have_text(" · ✓ met")

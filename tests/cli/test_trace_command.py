@@ -81,7 +81,7 @@ def test_python_m_attnlab_is_the_same_command():
         (["--q", "2,x"], "--q: 'x' is not a number"),
         (["--q", "nan,1"], "q[0] is NaN"),
         (["--q", "2,1,3"], "keys[0] has 2 coordinates; q has 3"),
-        (["--keys", "1,2 3"], "keys[1] has 1 coordinates; keys[0] has 2"),
+        (["--keys", "1,2 3"], "keys[1] has 1 coordinate; keys[0] has 2"),
         (["--values", "1,2 3,4"], "values has 2 sources; keys has 3"),
         (["--allowed", "Q"], "--allowed: 'Q' is not a source label"),
         (["--allowed", "0,0,0"], "allowed blocks every source"),

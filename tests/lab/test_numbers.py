@@ -51,7 +51,8 @@ def test_a_small_probability_keeps_two_significant_digits():
     # the ablation table's cells: a loss of 9.978 nats is p = 0.0046%, 5.293 nats is 0.50% (once "0%", "1%")
     assert fmt.percent(math.exp(-9.978)) == "0.0046%"
     assert fmt.percent(math.exp(-5.293)) == "0.50%"
-    assert fmt.percent(0.9345, 1) == "93.5%" and fmt.percent(0.14, 2) == "14.00%"
+    assert fmt.percent(0.9345, 1) == "93.5%" and fmt.percent(0.14, 2) == "14%"
+    assert fmt.percent(-0.471, 1) == "-47.1%" and fmt.percent(2.071, 1) == "207.1%"  # an interval's ends
 
 
 @pytest.mark.parametrize(
@@ -88,8 +89,10 @@ def test_the_rest_is_100_less_the_named_shares_as_shown():
     shares = [0.404, 0.303, 0.196, 0.097]
     assert fmt.percents(shares) == ["40%", "30%", "20%", "10%"]
     # the last two hold 29.3% together, but the words beside 40% and 30% say 100 - 70
-    assert fmt.percent_rest(shares, [0, 1]) == "30%" and fmt.percent_rest(shares, [0, 1, 2, 3]) == "0%"
-    assert fmt.percent_rest([1 - 1e-9, 1e-9], [0]) == "<0.01%"
+    assert fmt.percent_together(shares, [2, 3]) == "30%" and fmt.percent_together(shares, []) == "0%"
+    assert fmt.percent_together(shares, [0, 1, 2, 3]) == "100%"
+    assert fmt.percent_together(shares, [0, 1]) == "70%"
+    assert fmt.percent_together([1 - 1e-9, 1e-9], [1]) == "<0.01%"
 
 
 def test_a_difference_is_that_of_the_shown_numbers():

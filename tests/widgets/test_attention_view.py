@@ -131,7 +131,7 @@ def test_tokens_and_names_must_match_the_weights(weights):
         AttentionView(weights, "The cat sat on mats")
     with pytest.raises(ValueError, match="head_names has 2 entries; weights has 3 heads"):
         AttentionView(weights, TOKENS, head_names=["a", "b"])
-    with pytest.raises(ValueError, match="layer_names has 1 entries; weights has 2 layers"):
+    with pytest.raises(ValueError, match="layer_names has 1 entry; weights has 2 layers"):
         AttentionView(weights, TOKENS, layer_names=["a"])
     with pytest.raises(ValueError, match="weights.1. has shape"):
         AttentionView([weights[0], weights[1, :2]], TOKENS)

@@ -153,13 +153,22 @@ def _number(x: object, loc: Loc) -> float:
     return value
 
 
+def _count(n: int, noun: str, plural: str | None = None) -> str:
+    """``1 coordinate``, ``2 coordinates``: the engine's own words (it cannot use ``lab.numbers.plural``)."""
+    return f"{n} {noun if n == 1 else plural or noun + 's'}"
+
+
+def _there_are(n: int) -> str:
+    return f"there {'is' if n == 1 else 'are'} {_count(n, 'source')}"
+
+
 def _vector(x: object, loc: Loc) -> Vector:
     if isinstance(x, (str, bytes)) or not isinstance(x, Sequence):
         raise FieldError(loc, f"must be a list of numbers, not {type(x).__name__}")
     if len(x) == 0:
         raise FieldError(loc, "is empty; it needs at least 1 coordinate")
     if len(x) > MAX_DIM:
-        raise FieldError(loc, f"has {len(x)} coordinates; the limit is {MAX_DIM}")
+        raise FieldError(loc, f"has {_count(len(x), 'coordinate')}; the limit is {MAX_DIM}")
     # a finite Python float passes as it is (the common case, and a real model's 256 x 64
     # coordinates: checked without building a location per number); anything else is checked in full
     return tuple(
@@ -173,14 +182,14 @@ def _matrix(x: object, loc: Loc, limit: int = MAX_SOURCES) -> tuple[Vector, ...]
     if len(x) == 0:
         raise FieldError(loc, "is empty; attention needs at least 1 source")
     if len(x) > limit:
-        raise FieldError(loc, f"has {len(x)} sources; the limit is {limit}")
+        raise FieldError(loc, f"has {_count(len(x), 'source')}; the limit is {limit}")
     rows = tuple(_vector(row, (*loc, i)) for i, row in enumerate(x))
     width = len(rows[0])
     for i, row in enumerate(rows):
         if len(row) != width:
             raise FieldError(
                 (*loc, i),
-                f"has {len(row)} coordinates; {{first}} has {width}",
+                f"has {_count(len(row), 'coordinate')}; {{first}} has {width}",
                 first=(*loc, 0),
             )
     return rows
@@ -192,7 +201,7 @@ def _labels(labels: object, n: int) -> tuple[str, ...]:
     if isinstance(labels, (str, bytes)) or not isinstance(labels, Sequence):
         raise FieldError("labels", f"must be a list of strings, not {type(labels).__name__}")
     if len(labels) != n:
-        raise FieldError("labels", f"has {len(labels)} entries; there are {n} sources")
+        raise FieldError("labels", f"has {_count(len(labels), 'entry', 'entries')}; {_there_are(n)}")
     seen: dict[str, int] = {}
     for i, label in enumerate(labels):
         loc = ("labels", i)
@@ -218,7 +227,7 @@ def _allowed(allowed: object, n: int) -> tuple[bool, ...]:
     if isinstance(allowed, (str, bytes)) or not isinstance(allowed, Sequence):
         raise FieldError("allowed", f"must be a list of booleans, not {type(allowed).__name__}")
     if len(allowed) != n:
-        raise FieldError("allowed", f"has {len(allowed)} entries; there are {n} sources")
+        raise FieldError("allowed", f"has {_count(len(allowed), 'entry', 'entries')}; {_there_are(n)}")
     for i, ok in enumerate(allowed):
         if not isinstance(ok, bool):
             raise FieldError(("allowed", i), f"must be true or false, not {ok!r:.40}")
@@ -263,9 +272,11 @@ def trace_query(
     values_ = _matrix(values, ("values",), max_sources)
     n = len(keys_)
     if len(q_) != len(keys_[0]):
-        raise FieldError(("keys", 0), f"has {len(keys_[0])} coordinates; {{q}} has {len(q_)}", q=("q",))
+        raise FieldError(
+            ("keys", 0), f"has {_count(len(keys_[0]), 'coordinate')}; {{q}} has {len(q_)}", q=("q",)
+        )
     if len(values_) != n:
-        raise FieldError("values", f"has {len(values_)} sources; {{keys}} has {n}", keys=("keys",))
+        raise FieldError("values", f"has {_count(len(values_), 'source')}; {{keys}} has {n}", keys=("keys",))
     labels_ = _labels(labels, n)
     allowed_ = _allowed(allowed, n)
     scale_ = _scale(scale)

@@ -28,6 +28,7 @@ import re
 
 from attnlab.engine.errors import Loc, describe, field_text
 from attnlab.lab.limits import bound
+from attnlab.lab.numbers import plural
 
 SOURCE_NAMES = "ABCDEFGH"  # the page's names for an own example's sources, in order
 HEADS = ("body", "query", "path")  # where FastAPI says a field came from
@@ -413,7 +414,8 @@ def problem_words(type_: str, ctx: dict | None, limits: dict | None = None) -> s
     if type_ in ("list_type", "dict_type", "model_type", "model_attributes_type"):
         return f"must be {'a list' if type_ == 'list_type' else 'an object'}"
     if type_ == "too_short":
-        return f"has {ctx.get('actual_length')} entries; it needs at least {ctx.get('min_length')}"
+        entries = plural(int(ctx.get("actual_length", 0)), "entry", "entries")
+        return f"has {entries}; it needs at least {ctx.get('min_length')}"
     if type_ == "too_long":
         return f"has too many entries; it may have at most {ctx.get('max_length')}"
     if type_ in ("greater_than_equal", "less_than_equal", "greater_than", "less_than"):

@@ -71,18 +71,19 @@ def _significant(x: float, digits: int = 2) -> str:
 def percent(w: float, decimals: int = 0, significant: int = 2) -> str:
     """Return one share or probability shown alone, in percent: never ``0%`` or ``100%`` when it is not.
 
-    From 1% to 99%, rounded to ``decimals`` (``14%``; ``93.4%``, ``14.0%`` with one). Below 1%,
-    ``significant`` digits (two: ``0.50%``, ``0.0046%``; below 0.0001% in e-notation,
-    ``4.6e-5%``); above 99%, 100 less that many significant digits of what is missing
-    (``99.60%``; beyond 99.9999%, ``>99.9999%``). A set of shares shown together is
+    From 1% to 99%, rounded to ``decimals``, trailing zeros trimmed (``14%``; ``93.4%`` with
+    one). Below 1%, ``significant`` digits (two: ``0.50%``, ``0.0046%``; below 0.0001% in
+    e-notation, ``4.6e-5%``); above 99%, 100 less that many significant digits of what is
+    missing (``99.60%``; beyond 99.9999%, ``>99.9999%``). A value outside 0..1 (an interval's
+    end) is no share: rounded to ``decimals`` (``-47.1%``). A set of shares shown together is
     :func:`percents`, so that it adds up.
     """
     w = float(w)
     x = 100.0 * w
     if w == 0.0 or w == 1.0:
         return f"{round(x)}%"
-    if 1.0 <= x <= 99.0:
-        return f"{x:.{decimals}f}%"
+    if 1.0 <= x <= 99.0 or not 0.0 < w < 1.0:
+        return f"{rounded(x, decimals)}%"
     if x < 1.0:
         return f"{_significant(x, significant)}%"
     missing = 100.0 * (1.0 - w)  # 1 - w is exact here (Sterbenz), 100 - x would not be
@@ -179,17 +180,21 @@ def percents(shares: Sequence[float], decimals: int = 0) -> list[str]:
     ]
 
 
-def percent_rest(shares: Sequence[float], named: Iterable[int], decimals: int = 0) -> str:
-    """Return what the shares not ``named`` hold together: 100 less the named ones' shown percents.
+def percent_together(shares: Sequence[float], group: Iterable[int], decimals: int = 0) -> str:
+    """Return what the shares at the indices ``group`` hold together: the sum of their shown percents.
 
-    The same rounding as :func:`percents` of ``shares``, so the named shares' texts and this add
-    up to exactly 100 (``<0.01%`` when the rest rounds to no unit but is not 0).
+    The same rounding as :func:`percents` of ``shares``, so a group and the rest add up to exactly
+    100, as do the top five named one by one and "the rest" (``percent_together(shares, others)``).
+    ``<0.01%`` when the group rounds to no unit but is not 0, ``100%`` only when it is everything.
     """
     units, d = share_units(shares, decimals)
-    named = set(named)
-    if not any(float(s) for i, s in enumerate(shares) if i not in named):
+    group = set(group)
+    inside = [float(s) for i, s in enumerate(shares) if i in group]
+    if not any(inside):
         return "0%"
-    return _unit_text(sum(u for i, u in enumerate(units) if i not in named), d, 0)
+    if not any(float(s) for i, s in enumerate(shares) if i not in group):
+        return "100%"
+    return _unit_text(sum(u for i, u in enumerate(units) if i in group), d, 0)
 
 
 def shown_value(text: str) -> Decimal:
@@ -217,12 +222,15 @@ def difference(a: str, b: str) -> str:
     return text.rstrip("0").rstrip(".") if "." in text else text
 
 
-def plural(n: int, noun: str, plural_form: str | None = None) -> str:
+def plural(n: int | str, noun: str, plural_form: str | None = None) -> str:
     """Return a count and its noun, agreeing: ``1 token``, ``2 tokens``, ``1,024 entries``.
 
     The plural adds ``s`` unless ``plural_form`` is given (``plural(n, "entry", "entries")``).
+    ``n`` may be a number as already shown (``"0.2"`` points, ``"1"`` point): singular only for 1.
     """
-    return f"{n:,} {noun if n == 1 else plural_form or noun + 's'}"
+    text = n if isinstance(n, str) else f"{n:,}"
+    one = text.lstrip("+-" + MINUS) == "1"
+    return f"{text} {noun if one else plural_form or noun + 's'}"
 
 
 def vector(xs: Iterable[float], digits: int = 3) -> str:

@@ -34,6 +34,8 @@ import re
 
 import numpy as np
 
+from attnlab.lab.numbers import plural
+
 ROW_SUM_TOL = 1e-5
 HALF_ROW_SUM_TOL = 1e-2
 
@@ -200,5 +202,5 @@ def check_names(names, count: int, what: str, field: str) -> list[str]:
     """``names`` as strings, ``count`` of them (``what`` names the axis for the message)."""
     names = [str(x) for x in names]
     if len(names) != count:
-        raise ValueError(f"{field} has {len(names)} entries; weights has {count} {what}")
+        raise ValueError(f"{field} has {plural(len(names), 'entry', 'entries')}; weights has {count} {what}")
     return names

@@ -90,6 +90,10 @@ def test_every_sentence_of_a_decoders_ablation_claims_its_numbers(drawn, how):
         assert m["count"] == len(lb)
         assert m["before"] == float(np.mean(lb)) and m["after"] == float(np.mean(la))
         assert f"{fmt.rounded(m['before'])} before, {fmt.rounded(m['after'])} after" in v["mean_loss"]["text"]
+        # the change said is the difference of the two losses shown beside it
+        assert m["change_shown"] == fmt.difference(fmt.rounded(m["after"]), fmt.rounded(m["before"]))
+        change_text = v["mean_loss"]["text"].rsplit("(", 1)[1].removesuffix(" nats).")
+        assert change_text.replace("−", "-").removeprefix("+") == m["change_shown"]
     delta = np.abs(la - lb)
     named = [b["claims"]["position"] for b in v["biggest"]]
     if not np.any(delta > 0):
@@ -106,10 +110,16 @@ def test_every_sentence_of_a_decoders_ablation_claims_its_numbers(drawn, how):
         b_, a_ = c["p_before"], c["p_after"]
         assert c["direction"] == ("falls" if a_ < b_ else "rises" if a_ > b_ else "stays")
         assert c["direction"] in b["text"] and f"After {labels[i]}, " in b["text"]
+        if c["direction"] != "stays":  # "falls from X to Y": X and Y read differently, neither 0% unless 0
+            x, y = fmt.percent_pair(b_, a_)
+            assert x != y and f"{c['direction']} from {x} to {y}" in b["text"]
+            assert (x == "0%") == (b_ == 0.0) and (y == "0%") == (a_ == 0.0)
         assert f"{labels[i + 1]} " in b["text"]
     for i, p in enumerate(v["positions"][:-1]):
         assert p["p_before"] == change["p_next_before"][i] and p["next"]["label"] == labels[i + 1]
         assert p["p_before_display"] == prob(p["p_before"], p["p_after"])
+        for shown, value in ((p["p_before_display"], p["p_before"]), (p["p_after_display"], p["p_after"])):
+            assert (shown == "0%") == (value == 0.0)  # a probability is never shown as 0% unless it is 0
         ablated = {"kind": "ablation", "heads": "3.1,2.0", "how": how}
         assert p["how"]["p_after"] == {**ablated, "quantity": "p_next_after", "position": i}
         assert p["top_before"][2]["how"] == {**ablated, "quantity": "top_p_before", "position": i, "rank": 2}
@@ -121,6 +131,26 @@ def test_two_probabilities_never_print_alike_unless_they_are_alike(a, b):
     if a != b and (fmt.rounded(100 * a, 6) != fmt.rounded(100 * b, 6)):
         assert prob(a, b) != prob(b, a)
     assert prob(a) == fmt.percent(a)
+
+
+def test_the_issues_small_probabilities_keep_two_significant_digits():
+    # a loss of 9.978 nats is p = 0.0046% (once "0%" beside cells of "0.0055%"); 5.293 nats is 0.50%
+    # (once "1%"); "falls from 0.1% to 0%" was said of a p that is not 0
+    pb = np.array([math.exp(-9.978), math.exp(-5.293), 0.001])
+    pa = np.array([math.exp(-9.8), math.exp(-5.293), 0.00004])
+    lb, la = -np.log(pb), -np.log(pa) + np.array([0.0, 0.0, 0.0])
+    top, tp = np.tile(np.arange(5), (4, 1)), np.tile(np.linspace(0.5, 0.1, 5), (4, 1))
+    change = {"next_ids": np.arange(1, 4), "p_next_before": pb, "p_next_after": pa, "loss_before": lb,
+              "loss_after": la, "top_ids_before": top, "top_p_before": tp, "top_ids_after": top,
+              "top_p_after": tp, "kl": np.zeros(4)}  # fmt: skip
+    v = next_token_view(change, heads=[(3, 1)], how="zero", tokens=["a", "b", "c", "d"],
+                        texts={i: f" t{i}" for i in range(5)})  # fmt: skip
+    cells = [(p["p_before_display"], p["loss_before_display"]) for p in v["positions"][:-1]]
+    assert cells == [("0.0046%", "9.978"), ("0.50%", "5.293"), ("0.10%", "6.908")]
+    assert v["positions"][0]["p_after_display"] == "0.0055%"
+    assert v["positions"][2]["p_after_display"] == "0.0040%"
+    falls = next(b["text"] for b in v["biggest"] if b["claims"]["position"] == 2)
+    assert "falls from 0.10% to 0.0040%" in falls
 
 
 @SETTINGS

@@ -157,13 +157,13 @@ def test_mask_emptying_a_row_is_refused_and_the_mask_kept():
 @pytest.mark.parametrize(
     ("edit", "loc", "message"),
     [
-        ({"kind": "query", "q": [1]}, ("edit", "q"), r"^edit\.q has 1 entries; it needs 2"),
+        ({"kind": "query", "q": [1]}, ("edit", "q"), r"^edit\.q has 1 entry; it needs 2"),
         ({"kind": "query", "q": [1, float("nan")]}, ("edit", "q", 1), r"^edit\.q\[1\] is nan"),
         ({"kind": "query", "q": [2e6, 0]}, ("edit", "q", 0), r"^edit\.q\[0\] must be at most 1,000,000$"),
         ({"kind": "value", "source": 3, "coord": 0, "x": 1}, ("edit", "source"), r"^edit\.source is 3"),
         ({"kind": "value", "source": 0, "coord": 0, "x": "2"}, ("edit", "x"), r"^edit\.x must be a number"),
         ({"kind": "values", "values": [[1, 2], [3, 4], [5]]}, ("edit", "values", 2),
-         r"^edit\.values\[2\] has 1 entries"),
+         r"^edit\.values\[2\] has 1 entry"),
         ({"kind": "mask", "row": 0, "source": 1, "allowed": 1}, ("edit", "allowed"),
          r"^edit\.allowed must be true or false"),
         ({"kind": "select", "row": -1}, ("edit", "row"), r"^edit\.row is -1"),

@@ -38,7 +38,7 @@ def test_equal_ac_needs_equal_scores():
     assert shown(miss) == {
         "met": False,
         # the gap said is the difference of the two shares shown (it once said 14.4 beside 14% and 28%)
-        "words": "A takes 14.00% and C 28.40%: C is ahead by 14.4 points. Move q so that q meets "
+        "words": "A takes 14% and C 28.4%: C is ahead by 14.4 points. Move q so that q meets "
         "A's key as much as C's.",
         "load": False,
     }

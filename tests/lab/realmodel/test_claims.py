@@ -200,7 +200,7 @@ def check_row_view(row, index: int, tokens: list[str]) -> None:
     allowed = list(row.allowed_indices)
     texts = [s["share_display"] for s in view["sources"] if s["allowed"]]
     check_set(texts, [row.weights[i] for i in allowed])
-    assert view["more"] == f"All {row.n_sources} keys: scaled scores and shares"
+    assert view["more"] == f"All {fmt.plural(row.n_sources, 'key')}: scaled scores and shares"
     assert view["table"]["columns"][1] == f"scaled score (× {fmt.rounded(row.scale)})"
 
 
@@ -272,7 +272,7 @@ def check_journey(blocks: list[dict], norm: str, placement: str) -> None:
     """Every bar's readout and every table cell say their block's numbers (exactly where they say so)."""
     j = journey_display(blocks, label="3 ␣cat", norm=norm, placement=placement)
     assert j["lede"]["claims"] == {"norm": norm, "placement": placement}
-    assert j["title"] == f"Token 3 ␣cat through {len(blocks)} blocks"
+    assert j["title"] == f"Token 3 ␣cat through {fmt.plural(len(blocks), 'block')}"  # "1 block" agrees
     for b, shown in zip(blocks, j["blocks"]):
         layer = b["layer"]
         assert shown["layer_display"] == f"{layer:,}"

@@ -12,9 +12,8 @@ Check recorded in the study history and an answer, like the others.
 
 ``check(trace)`` reads the engine's weight for the target source and says
 whether it is strictly above the threshold; ``claims`` carries those facts. The words write the
-share as the explorer shows it (``share_percents``: the set rounded to add up to 100, claimed as
-``shown``), so a share of 0.9004 reads "90%" yet counts as met: the check uses the float, the
-words round it.
+share as the explorer shows it (``share_percents``: the set rounded to add up to 100), so a share
+of 0.9004 reads "90%" yet counts as met: the check uses the float, the words round it.
 """
 
 from __future__ import annotations
@@ -94,7 +93,7 @@ def check(trace: QueryTrace, *, target: int = TARGET_INDEX, threshold: float = T
             "away from the other keys."
         )
     met = share > threshold
-    claims = {"target": label, "share": share, "shown": shown, "threshold": threshold, "met": met}
+    claims = {"target": label, "share": share, "threshold": threshold, "met": met}
     return ChallengeState(
         goal=goal, target=label, available=True, share=share, met=share > threshold, status=status,
         claims=claims,

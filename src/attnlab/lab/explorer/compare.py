@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from attnlab.engine.errors import FieldError
 from attnlab.engine.single import QueryTrace, trace_query
+from attnlab.lab import numbers as fmt
 from attnlab.lab.explorer.examples import WORKED
 from attnlab.lab.said import said
 
@@ -83,7 +84,7 @@ def compare(trace: QueryTrace, reference: QueryTrace | None = None) -> Compariso
     if (reference.n_sources, reference.d_v) != (trace.n_sources, trace.d_v):
         raise FieldError(
             "reference",
-            f"has {reference.n_sources} sources of width {reference.d_v}; "
+            f"has {fmt.plural(reference.n_sources, 'source')} of width {reference.d_v}; "
             f"trace has {trace.n_sources} of width {trace.d_v}"
         )
     scores = _changed_all(trace.scores, reference.scores)

@@ -271,7 +271,7 @@ def labels(trace: QueryTrace) -> dict[str, dict]:
         code = "sum(qj * kj for qj, kj in zip(q, k)) / sqrt(d_k)"
         note = (
             f"The scale here divides each dot product by {sc['shown']}, the square root of d_k "
-            f"(the {trace.d_k} coordinates of q and of each key)."
+            f"(the {fmt.plural(trace.d_k, 'coordinate')} of q and of each key)."
         )
         formula = f"sᵢ = (q · kᵢ) / {sc['shown']}"
     else:
@@ -280,8 +280,8 @@ def labels(trace: QueryTrace) -> dict[str, dict]:
         formula = f"sᵢ = (q · kᵢ) × {sc['shown']}"
     equal = trace.d_k == trace.d_v
     shapes = (
-        f"Shapes: q and each k have d_k = {trace.d_k} coordinates. Each v and the "
-        f"output have d_v = {trace.d_v} coordinates."
+        f"Shapes: q and each k have d_k = {fmt.plural(trace.d_k, 'coordinate')}. Each v and the "
+        f"output have d_v = {fmt.plural(trace.d_v, 'coordinate')}."
         + (" Equal widths here do not make the spaces identical." if equal else "")
     )
     # the explorer's notation lists q's coordinates and every key; a real model's row
@@ -313,7 +313,7 @@ def labels(trace: QueryTrace) -> dict[str, dict]:
         "notation": said(
             f"q = [{symbols}]; {keys}"
             if small
-            else f"q has {trace.d_k} coordinates; the keys are in the table.",
+            else f"q has {fmt.plural(trace.d_k, 'coordinate')}; the keys are in the table.",
             keys=[list(k) for k in trace.keys] if small else None,
         ),
         "python_expected": said(

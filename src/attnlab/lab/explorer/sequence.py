@@ -40,6 +40,7 @@ from numbers import Real
 
 from attnlab.engine.errors import FieldError, Loc
 from attnlab.engine.single import QueryTrace, trace_query
+from attnlab.lab import numbers as fmt
 from attnlab.lab.explorer.examples import WORKED_SEQUENCE
 from attnlab.lab.limits import MAX_MAGNITUDE, MAX_SOURCES, bound
 
@@ -129,7 +130,7 @@ def _vector(x: object, loc: Loc, width: int, kind=_number) -> tuple:
     if not isinstance(x, (list, tuple)):
         raise FieldError(loc, f"must be a list, not {type(x).__name__}")
     if len(x) != width:
-        raise FieldError(loc, f"has {len(x)} entries; it needs {width}")
+        raise FieldError(loc, f"has {fmt.plural(len(x), 'entry', 'entries')}; it needs {width}")
     return tuple(kind(c, (*loc, j)) for j, c in enumerate(x))
 
 
@@ -137,7 +138,7 @@ def _rows(x: object, field: str, n: int, width: int, kind=_number) -> tuple:
     if not isinstance(x, (list, tuple)):
         raise FieldError(field, f"must be a list of {n} rows, not {type(x).__name__}")
     if len(x) != n:
-        raise FieldError(field, f"has {len(x)} rows; the held example has {n}")
+        raise FieldError(field, f"has {fmt.plural(len(x), 'row')}; the held example has {n}")
     return tuple(_vector(row, (field, i), width, kind) for i, row in enumerate(x))
 
 
@@ -147,7 +148,7 @@ def _queries(x: object, n: int) -> tuple:
         return _rows(x, "queries", 1, WIDTH)
     if isinstance(x, (list, tuple)) and len(x) != n:
         raise FieldError(
-            "queries", f"has {len(x)} rows; the held example has {n} sources, "
+            "queries", f"has {fmt.plural(len(x), 'row')}; the held example has {fmt.plural(n, 'source')}, "
             f"so it takes 1 query or one per source ({n})"
         )
     return _rows(x, "queries", n, WIDTH)

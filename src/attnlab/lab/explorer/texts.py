@@ -27,7 +27,7 @@ def _blocked(held: Held) -> list[str]:
 
 
 def _sources(n: int) -> str:
-    return f"{n} source{'' if n == 1 else 's'}"
+    return fmt.plural(n, "source")
 
 
 def _query_edit(held: Held) -> dict:

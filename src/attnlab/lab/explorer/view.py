@@ -27,7 +27,7 @@ from attnlab.lab.said import said
 
 
 def _count(n: int, one: str, many: str) -> str:
-    return f"{n} {one if n == 1 else many}"
+    return fmt.plural(n, one, many)
 
 
 def held_scale(held: Held) -> dict:

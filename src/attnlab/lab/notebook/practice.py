@@ -171,7 +171,7 @@ def _second_over_90(held: Held, response) -> dict:
     label, threshold = state.target, fmt.percent(live.THRESHOLD)
     if not state.available:
         return _fb(False, state.status, **{k: v for k, v in state.claims.items() if k != "met"})
-    shown = state.claims["shown"]  # as the explorer shows it
+    shown = share_percents(held.explorer_trace())[live.TARGET_INDEX]  # as the explorer shows it
     claims = {"target": label, "share": state.share, "shown": shown, "goal": live.THRESHOLD}
     if state.met:
         return _fb(True, f"{label} takes {shown} of the attention, more than {threshold}.", **claims)

@@ -74,7 +74,7 @@ def plane_labels(row: QueryTrace, plane: dict, tokens: Sequence[str]) -> dict:
         "shares are labelled (more labels would overprint): hover a point for its numbers, or read "
         "every key's in the list above."
         if n > shown
-        else f"All {n} keys the query may see are drawn and labelled."
+        else f"All {fmt.plural(n, 'key')} the query may see {'is' if n == 1 else 'are'} drawn and labelled."
     )
     return {
         "keys": keys,
@@ -92,22 +92,25 @@ def bridge_words(row: QueryTrace, *, layer: int, head: int, query: int) -> dict:
     """The bridge's title, lede (one sentence, with its claims) and the disclosures' summaries."""
     allowed = len(row.allowed_indices)
     blocked = len(row.blocked)
-    seen = f" ({allowed} may be seen, and the causal mask blocks {blocked} later tokens)" if blocked else ""
+    seen = (f" ({allowed} may be seen, and the causal mask blocks {fmt.plural(blocked, 'later token')})"
+            if blocked else "")  # fmt: skip
     return {
         "title": f"Layer {layer}, head {head} · query {row.labels[query]}: one real row in the explorer",
         "lede": said(
-            f"The explorer's calculation runs on this head's real vectors, q and {row.n_sources} keys of "
-            f"d_k = {row.d_k} numbers each at full precision{seen}, with values of d_v = {row.d_v} "
-            "numbers, read-only because they come from the model.",
+            f"The explorer's calculation runs on this head's real vectors, q and "
+            f"{fmt.plural(row.n_sources, 'key')} of d_k = {fmt.plural(row.d_k, 'number')} each at full "
+            f"precision{seen}, with values of d_v = {fmt.plural(row.d_v, 'number')}, read-only because they "
+            "come from the model.",
             keys=row.n_sources,
             allowed=allowed,
             blocked=blocked,
             d_k=row.d_k,
             d_v=row.d_v,
         ),
-        "q_summary": f"q of {row.labels[query]}: {row.d_k} numbers at full precision",
-        "keys_summary": f"Every key: {row.n_sources} keys × {row.d_k} numbers at full precision",
-        "output_summary": f"The output: {row.d_v} numbers at full precision",
+        "q_summary": f"q of {row.labels[query]}: {fmt.plural(row.d_k, 'number')} at full precision",
+        "keys_summary": f"Every key: {fmt.plural(row.n_sources, 'key')} × {fmt.plural(row.d_k, 'number')} at "
+        "full precision",
+        "output_summary": f"The output: {fmt.plural(row.d_v, 'number')} at full precision",
         "strip_label": "Attention shares as a strip in token order; the numbers are in the table above",
         "no_plane": "This row's plane cannot be drawn.",
         "match": "1 · Match",

@@ -188,14 +188,14 @@ def head_name(layer: int, head: int) -> str:
 
 def shown(name: str, x: float) -> str:
     """A score as the census prints it: a share as a percentage, breadth to three decimals."""
-    return fmt.rounded(x, 3) if name == "breadth" else fmt.rounded(100 * x, 1) + "%"
+    return fmt.rounded(x, 3) if name == "breadth" else fmt.percent(x, 1)  # never 0% for a share that is not
 
 
 def heading(c: Census) -> dict:
     n, tokens = c.texts, sum(c.tokens)
-    texts = "1 text" if n == 1 else f"{n:,} texts"
+    texts = fmt.plural(n, "text")
     return said(
-        f"{c.title}: every head's scores over {texts} ({tokens:,} tokens), {c.shape[0]} layers × "
+        f"{c.title}: every head's scores over {texts} ({fmt.plural(tokens, 'token')}), {c.shape[0]} layers × "
         f"{c.shape[1]} heads.",
         texts=n,
         tokens=tokens,
@@ -227,7 +227,7 @@ def score_sentence(c: Census, name: str) -> dict:
         )
     layer, head = ranked(s, 1)[0]
     mean = float(s.mean[layer, head])
-    over = "1 text" if s.n == 1 else f"{s.n:,} texts"
+    over = fmt.plural(s.n, "text")
     if s.low is None:
         return said(
             f"{label}: the highest mean is layer {layer}, head {head}'s, {shown(name, mean)} over {over} "
@@ -261,8 +261,7 @@ def table_title(name: str) -> str:
 def progress_line(done: int, total: int) -> str:
     """``[############------------] 2 of 4 texts scored``: the bar the command draws on stderr."""
     filled = BAR * done // total if total else BAR
-    unit = "text" if total == 1 else "texts"
-    return f"[{'#' * filled}{'-' * (BAR - filled)}] {done:,} of {total:,} {unit} scored"
+    return f"[{'#' * filled}{'-' * (BAR - filled)}] {done:,} of {fmt.plural(total, 'text')} scored"
 
 
 # -- the command's help and refusals (one line on stderr each) -----------------------------

@@ -27,7 +27,7 @@ def token_name(index: int, text: str) -> str:
 
 def heads_heading(*, title: str, n_tokens: int, layer: int, n_layer: int) -> str:
     """The first line of ``attnlab heads``: the model, the text's tokens, the layer shown."""
-    return f"{title}: {n_tokens} tokens, layer {layer} of 0..{n_layer - 1}"
+    return f"{title}: {fmt.plural(n_tokens, 'token')}, layer {layer} of 0..{n_layer - 1}"
 
 
 def head_rows(trace, layer: int, head: int) -> tuple[str, list[list[str]]]:

@@ -49,7 +49,7 @@ def journey_display(blocks: list[dict], *, label: str, norm: str, placement: str
                       "layer_display": f"{layer:,}"})  # fmt: skip
     where = "before" if placement == "pre" else "after"
     return {
-        "title": f"Token {label} through {len(blocks)} blocks",
+        "title": f"Token {label} through {fmt.plural(len(blocks), 'block')}",
         "lede": said(
             f"These are the lengths (L2 norms) of this token's vectors, and the model uses {norm} norm, "
             f"placed {where} each sublayer.",

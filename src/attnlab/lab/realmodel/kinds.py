@@ -150,7 +150,7 @@ def head_scores(weights: np.ndarray, allowed: np.ndarray, ids=None) -> dict[str,
     if ids is not None:
         t = np.asarray(ids)
         if t.shape != (n,):
-            raise ValueError(f"has {t.size} ids; the weights have {n} tokens")
+            raise ValueError(f"has {fmt.plural(t.size, 'id')}; the weights have {fmt.plural(n, 'token')}")
         to_next, to_same = _targets(t, ok)
         induction, duplicate = _mean_share(w, to_next), _mean_share(w, to_same)
     return {

@@ -66,7 +66,8 @@ def row_words(row: QueryTrace, index: int) -> dict[str, dict]:
         blocked=blocked,
     )
     match = said(
-        f"Match: q ({row.d_k} numbers) meets {n_allowed} keys, each dot product times the scale "
+        f"Match: q ({fmt.plural(row.d_k, 'number')}) meets {fmt.plural(n_allowed, 'key')}, each dot product "
+        "times the scale "
         f"{fmt.rounded(row.scale)} is a score, and the highest scores are "
         f"{_named(row, scored, lambda i: fmt.rounded(row.scores[i]))}.",
         d_k=row.d_k,
@@ -76,7 +77,7 @@ def row_words(row: QueryTrace, index: int) -> dict[str, dict]:
         more=max(n_allowed - TOP, 0),
     )
     # the rest as 100 less the five shown, so the words add up to 100 as the table does
-    rest_shown = fmt.percent_rest(row.weights, order[:TOP]) if n_allowed > TOP else None
+    rest_shown = fmt.percent_together(row.weights, order[TOP:]) if n_allowed > TOP else None
     rest = f", and the rest hold {rest_shown} together" if rest_shown else ""
     share = said(
         "Share: softmax subtracts the largest score, exponentiates and divides by the sum, and the "
@@ -87,7 +88,7 @@ def row_words(row: QueryTrace, index: int) -> dict[str, dict]:
         rest_shown=rest_shown,
     )
     mix = said(
-        f"Mix: the output adds the values ({row.d_v} numbers each) weighted by their shares, "
+        f"Mix: the output adds the values ({fmt.plural(row.d_v, 'number')} each) weighted by their shares, "
         f"{shown[top]} of it from {row.labels[top]}'s value, and its length is "
         f"{fmt.rounded(length)}.",
         d_v=row.d_v,
@@ -146,7 +147,7 @@ def neuron_words(row: QueryTrace, query: int, key: int, *, layer: int, head: int
     """The neuron view's headings, bar names and sentences for (query, key) of ``row``."""
     q_label, k_label = row.labels[query], row.labels[key]
     bars = {
-        "q": f"q of {q_label} ({row.d_k} numbers)",
+        "q": f"q of {q_label} ({fmt.plural(row.d_k, 'number')})",
         "k": f"k of {k_label}",
         "products": "q[d] × k[d]",
         "running": "running sum, left to right",
@@ -164,7 +165,7 @@ def neuron_words(row: QueryTrace, query: int, key: int, *, layer: int, head: int
             f"{q_label} may not see {k_label} (causal), so its share is 0.", blocked=k_label, share=0.0
         ),
         "bars": bars,
-        "bar_labels": {k: f"{bars[k]}: {row.d_k} coordinates" for k in BARS},
+        "bar_labels": {k: f"{bars[k]}: {fmt.plural(row.d_k, 'coordinate')}" for k in BARS},
         "sum": said(
             f"q · k = {fmt.rounded(dot)} (the ordered sum of the {row.d_k} products), and times the scale "
             f"{scale_text(row.scale, row.d_k)} it is the score {fmt.rounded(score)}.",

@@ -33,7 +33,7 @@ def top_words(row: QueryTrace, tokens: Sequence[str]) -> dict:
     top = order[:TOP]
     rest = len(order) - len(top)
     shown = fmt.percents(row.weights)  # the row's set, as its table shows it
-    parts: list[dict] = [{"text": f"Top {len(top)} sources: "}]
+    parts: list[dict] = [{"text": f"Top {fmt.plural(len(top), 'source')}: "}]
     for n, i in enumerate(top):
         if n:
             parts.append({"text": ", "})
@@ -78,7 +78,7 @@ def row_view(row: QueryTrace, index: int, tokens: Sequence[str]) -> dict:
         "sources": sources,
         "top": top,
         "top_words": top_words(row, tokens),
-        "more": f"All {n} keys: scaled scores and shares",
+        "more": f"All {fmt.plural(n, 'key')}: scaled scores and shares",
         "table": {
             "caption": f"Scaled scores (scale {scale}) and shares of {labels[index]}",
             "columns": ["key", f"scaled score (× {scale})", "share", "share (full precision)"],

@@ -61,7 +61,7 @@ def stage_display(*, status: str, title: str, place: int | None, layers_done: in
             return "Starting"
         return f"Running layer {min(layers_done + 1, n_layer)} of {n_layer}"
     if status == "done":
-        return f"Done: {n_layer} layers"
+        return f"Done: {fmt.plural(n_layer, 'layer')}"
     return message
 
 
@@ -78,7 +78,8 @@ def trace_status(*, status: str, title: str, place: int | None, progress: float,
     }
     if status == "done" and n_tokens is not None:
         out["done"] = said(
-            f"Done: {n_tokens} tokens through {n_layer} layers.", tokens=n_tokens, layers=n_layer
+            f"Done: {fmt.plural(n_tokens, 'token')} through {fmt.plural(n_layer, 'layer')}.", tokens=n_tokens,
+            layers=n_layer,
         )
     return out
 
@@ -98,11 +99,11 @@ def generation_status(*, status: str, title: str, place: int | None, tokens: int
     elif status == "loading":
         line = said(f"Loading {title} (once per server)…", loading=True)
     elif status == "done" and finish == "end_of_turn":
-        noun = "token" if tokens == 1 else "tokens"
-        line = said(f"Stopped at the end of its turn after {tokens} {noun}.", finish=finish, tokens=tokens)
+        line = said(f"Stopped at the end of its turn after {fmt.plural(tokens, 'token')}.", finish=finish,
+                    tokens=tokens)  # fmt: skip
     elif status == "done":
-        noun = "token" if tokens == 1 else "tokens"
-        line = said(f"Stopped after {tokens} {noun} (the limit).", finish="length", tokens=tokens)
+        line = said(f"Stopped after {fmt.plural(tokens, 'token')} (the limit).", finish="length",
+                    tokens=tokens)  # fmt: skip
     else:
         line = said(message, status=status)
     return {"place_display": where, "status_line": line, "hint": hint,

@@ -59,7 +59,7 @@ def test_every_claim(seed, tested, shown, spread, how):
         assert c["drop_shown"] == fmt.difference(pct(clean), pct(keys)) == drop_points(clean, keys)
         if c["direction"] != "stays":
             assert f"from {pct(c['clean'])} to {pct(keys)}" in result["text"]
-        assert f"of {c['drop_shown'].removeprefix('-')} points" in result["text"]
+        assert f"of {fmt.plural(c['drop_shown'].removeprefix('-'), 'point')}." in result["text"]
         drops.append(c["drop"])
     best = max(range(len(drops)), key=lambda i: (drops[i], -i))
     assert verdict["head"] == data["tested"][best]
@@ -78,7 +78,7 @@ def test_a_rise_in_words_is_the_difference_of_the_shown_scores():
                         feeder=0)  # fmt: skip
     said = words.result(c, 0)
     assert said["text"] == (
-        "Without L2 H3, the induction score rises from 94.3% to 94.5% through the keys alone (95.0% with the "
+        "Without L2 H3, the induction score rises from 94.3% to 94.5% through the keys alone (95% with the "
         "queries recomputed too): a rise of 0.2 points."
     )
     assert said["claims"]["drop_shown"] == "-0.2"

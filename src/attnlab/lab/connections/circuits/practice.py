@@ -5,6 +5,7 @@ Words: ``lab/data/connections/circuits.json``.
 
 from __future__ import annotations
 
+from attnlab.lab import numbers as fmt
 from attnlab.lab.challenge_set import ChallengeSet, feedback, validate_response
 from attnlab.lab.connections.circuits import words
 from attnlab.lab.connections.circuits.answer import recorded
@@ -28,7 +29,7 @@ def _feeder(c: Copying, response) -> dict:
     drop = c.drops[j]
     shown = words.drop_points(c.clean, c.keys[j])  # the difference of the table's two shown percentages
     claims |= {"drop": drop, "largest": c.drops[i], "drop_shown": shown}
-    took = f"Switching {words.head_name(h)} off takes {shown} points through the keys"
+    took = f"Switching {words.head_name(h)} off takes {fmt.plural(shown, 'point')} through the keys"
     if c.tested.index(h) == i:
         return feedback(True, f"{took}, the most of the heads tested.", **claims)
     return feedback(False, f"{took}; another tested head takes more.", **claims)
@@ -43,7 +44,7 @@ def _path(c: Copying, response) -> dict:
     name = words.head_name(c.tested[i])
     if response == right:
         keys_shown, all_shown = words.drop_points(c.clean, c.keys[i]), words.drop_points(c.clean, c.every[i])
-        text = f"Without {name}, the keys alone take {keys_shown} points, and everything "
+        text = f"Without {name}, the keys alone take {fmt.plural(keys_shown, 'point')}, and everything "
         claims |= {"keys_shown": keys_shown, "all_shown": all_shown}
         return feedback(True, text + f"{all_shown}.", **claims)
     return feedback(False, f"Compare {name}'s two bars: keys only, then all.", **claims)

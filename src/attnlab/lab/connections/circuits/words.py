@@ -87,7 +87,8 @@ def result(c: Copying, i: int) -> dict:
         f"{direction} from {pct(c.clean)} to {pct(keys)}"
     )  # fmt: skip
     shown = drop_points(c.clean, keys)
-    change = f"a drop of {shown} points" if drop >= 0 else f"a rise of {shown.removeprefix('-')} points"
+    change = f"a drop of {fmt.plural(shown, 'point')}" if drop >= 0 else (
+        f"a rise of {fmt.plural(shown.removeprefix('-'), 'point')}")  # fmt: skip
     return said(
         f"Without {head_name(h)}, the induction score {move} through the keys alone ({pct(every)} with the "
         f"queries recomputed too): {change}.",
@@ -112,13 +113,13 @@ def verdict(c: Copying) -> dict:
     if drop < 0:
         return said(
             "No head tested feeds the induction head's keys: switching any of them off raises its "
-            f"induction score ({head_name(h)}'s the least, by {shown.removeprefix('-')} points). Test more "
-            "heads.",
+            f"induction score ({head_name(h)}'s the least, by "
+            f"{fmt.plural(shown.removeprefix('-'), 'point')}). Test more heads.",
             feeds=False, head=list(h), drop=drop, threshold=FEEDS,
         )  # fmt: skip
     return said(
         f"No head tested feeds the induction head's keys much: the largest drop, {head_name(h)}'s, is "
-        f"{shown} points (under {points(FEEDS)}). Test more heads.",
+        f"{fmt.plural(shown, 'point')} (under {points(FEEDS)}). Test more heads.",
         feeds=False, head=list(h), drop=drop, threshold=FEEDS,
     )  # fmt: skip
 

@@ -21,7 +21,7 @@ def _pictures(w: CrossWalk) -> list[dict]:
             [str(r) for r in range(w.grid)],
             [str(c) for c in range(w.grid)],
             w.word_map(),
-            texts=[[fmt.percent(x) for x in row] for row in w.word_map()] if w.grid <= 6 else None,
+            texts=words.map_texts(w) if w.grid <= 6 else None,
             marks=[pic.mark("box", w.col, rows=(w.row, w.row + 1))],
         ),
         pic.bars(
@@ -38,8 +38,8 @@ def _pictures(w: CrossWalk) -> list[dict]:
             "Share: the softmax over the words",
             "Each word's share of the patch's attention; they add up to 1.",
             [
-                {"label": f"“{x}”", "value": s, "text": fmt.percent(s), "cls": "full", "marked": i == w.word}
-                for i, (x, s) in enumerate(zip(w.words, t.weights))
+                {"label": f"“{x}”", "value": s, "text": p, "cls": "full", "marked": i == w.word}
+                for i, (x, s, p) in enumerate(zip(w.words, t.weights, words.patch_shares(w, w.patch)))
             ],
             top=1.0,
         ),

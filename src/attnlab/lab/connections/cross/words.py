@@ -36,15 +36,35 @@ def explorer(w: CrossWalk) -> list[dict]:
     return [said(getattr(words, part), **words.claims[part]) for part in ("match", "share", "mix")]
 
 
+def patch_shares(w: CrossWalk, p: int) -> list[str]:
+    """Patch ``p``'s shares over the words as every view shows them: one set, adding up to 100."""
+    return fmt.percents(w.traces[p].weights)
+
+
+def map_texts(w: CrossWalk) -> list[list[str]]:
+    """The map's cells: each patch's share for the chosen word, as that patch's own shares show it."""
+    return [[patch_shares(w, r * w.grid + c)[w.word] for c in range(w.grid)] for r in range(w.grid)]
+
+
+def shared_split(w: CrossWalk) -> tuple[str, str]:
+    """Under shared attention, what the chosen patch gives the words and the patches: two texts that
+    add up to 100 (the patch's whole row rounded as one set)."""
+    row = w.shared.weights[w.patch].tolist()
+    words, patches = range(w.patches, len(row)), range(w.patches)
+    return fmt.percent_together(row, words), fmt.percent_together(row, patches)
+
+
 def word_map(w: CrossWalk) -> dict:
     cells = [x for row in w.word_map() for x in row]
+    texts = [x for row in map_texts(w) for x in row]
     most = max(range(len(cells)), key=lambda p: cells[p])
+    least = min(range(len(cells)), key=lambda p: cells[p])
     name = w.words[w.word]
     return said(
-        f"The map of “{name}”: each patch's share for it. It is largest, {fmt.percent(cells[most])}, at "
+        f"The map of “{name}”: each patch's share for it. It is largest, {texts[most]}, at "
         "patch "
         f"({most // w.grid}, {most % w.grid}), which shows {shows(w, most)}; its smallest is "
-        f"{fmt.percent(min(cells))}.",
+        f"{texts[least]}.",
         word=name,
         largest=cells[most],
         at=[most // w.grid, most % w.grid],
@@ -54,12 +74,13 @@ def word_map(w: CrossWalk) -> dict:
 
 def shared(w: CrossWalk) -> dict:
     text = w.shared_text_share()
+    to_words, to_patches = shared_split(w)
     return said(
         f"Shared attention puts the {w.patches} patches and the {len(w.words)} words in one sequence with "
         "ordinary "
-        f"self-attention: patch ({w.row}, {w.col}) then gives {fmt.percent(text)} of its attention to the "
+        f"self-attention: patch ({w.row}, {w.col}) then gives {to_words} of its attention to the "
         "words "
-        f"and {fmt.percent(1 - text)} to the patches. Under cross-attention all of it goes to the words.",
+        f"and {to_patches} to the patches. Under cross-attention all of it goes to the words.",
         text_share=text,
         image_share=1 - text,
     )

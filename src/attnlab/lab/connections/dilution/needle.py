@@ -137,12 +137,14 @@ class Needle:
         s, e, m = self.shares, self.even, self.mean_share
         verb = "rises" if s[-1] > s[0] else "falls"
         ratio = s[-1] / e[-1]
+        # each "from ... to ..." pair reads differently when its numbers differ
+        (s0, s1), (e0, e1), (m0, m1) = (fmt.percent_pair(x[0], x[-1]) for x in (s, e, m))
         return said(
             f"From {self.tokens[0]} to {self.tokens[-1]} tokens that head's share on the needle {verb} from "
-            f"{fmt.percent(s[0])} to {fmt.percent(s[-1])}, while an even spread would fall from "
-            f"{fmt.percent(e[0])} to {fmt.percent(e[-1])}: at {self.tokens[-1]} tokens it keeps "
+            f"{s0} to {s1}, while an even spread would fall from "
+            f"{e0} to {e1}: at {self.tokens[-1]} tokens it keeps "
             f"{fmt.rounded(ratio, 0)} times an even share. Averaged over all {self.rows[0]['heads']} heads, "
-            f"the needle gets {fmt.percent(m[0])} to {fmt.percent(m[-1])}.",
+            f"the needle gets {m0} to {m1}.",
             first=s[0],
             last=s[-1],
             rises=s[-1] > s[0],

@@ -21,11 +21,13 @@ def _below_10(w: DilutionWalk, response) -> dict:
     now = w.largest(w.keys)
     before = w.largest(w.keys - 1) if w.keys > 2 else 1.0
     claims = {"keys": w.keys, "largest": now, "largest_one_fewer": before, "goal": GOAL, "scaling": w.scaling}
+    # two shares said side by side read differently when they differ (the goal's 10% included)
+    shown, goal = fmt.percent_pair(now, GOAL)
     if now < GOAL <= before:
+        shown, was = fmt.percent_pair(now, before)
         return feedback(
             True,
-            f"At {w.keys:,} keys the largest share is {fmt.percent(now)}; at {w.keys - 1:,} it was "
-            f"{fmt.percent(before)}.",
+            f"At {w.keys:,} keys the largest share is {shown}; at {w.keys - 1:,} it was {was}.",
             **claims,
         )
     if now >= GOAL:
@@ -33,18 +35,18 @@ def _below_10(w: DilutionWalk, response) -> dict:
         claims["reachable"] = bool((later < GOAL).any())
         if claims["reachable"]:
             return feedback(
-                False, f"At {w.keys:,} keys the largest share is {fmt.percent(now)}: add keys.", **claims
+                False, f"At {w.keys:,} keys the largest share is {shown}: add keys.", **claims
             )
         turn = "turn the √d_k scaling on" if not w.scaled and w.d_k > 1 else "try another seed"
         return feedback(
             False,
-            f"At {w.keys:,} keys the largest share is {fmt.percent(now)}, and no number of keys up to "
-            f"{MAX_KEYS:,} brings it under {fmt.percent(GOAL)} with these inputs: {turn}.",
+            f"At {w.keys:,} keys the largest share is {shown}, and no number of keys up to "
+            f"{MAX_KEYS:,} brings it under {goal} with these inputs: {turn}.",
             **claims,
         )
     return feedback(
         False,
-        f"At {w.keys:,} keys the largest share is {fmt.percent(now)}, under {fmt.percent(GOAL)}, but it "
+        f"At {w.keys:,} keys the largest share is {shown}, under {goal}, but it "
         "already "
         f"was at {w.keys - 1:,}: find the fewest keys.",
         **claims,
@@ -60,9 +62,10 @@ def _scaling(w: DilutionWalk, response) -> dict:
         )
     right = "sharper" if off > on else "flatter"
     if response == right:
+        shown_off, shown_on = fmt.percent_pair(off, on)
         return feedback(
             True,
-            f"Without the scaling the largest share is {fmt.percent(off)}, with it {fmt.percent(on)}: "
+            f"Without the scaling the largest share is {shown_off}, with it {shown_on}: "
             "larger scores "
             "make a sharper softmax.",
             **claims,
@@ -85,10 +88,11 @@ def _needle(needle: Needle | None, response) -> dict:
     right = "keeps" if s[-1] >= s[0] / 2 else "dilutes"
     claims = {"first": s[0], "last": s[-1], "right": right, "choice": response}
     if response == right:
+        first, last = fmt.percent_pair(s[0], s[-1])
         return feedback(
             True,
-            f"The head's share on the needle is {fmt.percent(s[0])} at {needle.tokens[0]} tokens and "
-            f"{fmt.percent(s[-1])} at {needle.tokens[-1]}.",
+            f"The head's share on the needle is {first} at {needle.tokens[0]} tokens and "
+            f"{last} at {needle.tokens[-1]}.",
             **claims,
         )
     return feedback(False, "Read the head's line in the needle picture against the even spread's.", **claims)

@@ -53,7 +53,7 @@ def _pictures(w: EmbeddingsWalk) -> list[dict]:
             rows,
             cols,
             p,
-            texts=[[fmt.percent(float(x)) for x in r] for r in p],
+            texts=[fmt.percents(r) for r in p],  # each row one set: adding up to 100
             marks=_diagonal(w.n),
         ),
         pic.heatmap(
@@ -64,7 +64,7 @@ def _pictures(w: EmbeddingsWalk) -> list[dict]:
             rows,
             cols,
             a,
-            texts=[[fmt.percent(float(x)) for x in r] for r in a],
+            texts=[fmt.percents(r) for r in a],
             marks=_diagonal(w.n),
         ),
         pic.lines(

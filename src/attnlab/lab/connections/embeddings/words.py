@@ -45,7 +45,7 @@ def softmax_rows(w: EmbeddingsWalk) -> dict:
     return said(
         f"Row i takes sentence i's similarities with every match, divides them by τ = {tau_text(w.tau)} and "
         f"applies softmax: on average a sentence gives its own match {fmt.percent(own.mean())}; the least is "
-        f"sentence {least + 1}'s, {fmt.percent(own[least])}.",
+        f"sentence {least + 1}'s, {fmt.percents(p[least])[least]}.",
         tau=w.tau,
         own_mean=float(own.mean()),
         least=least + 1,
@@ -71,6 +71,8 @@ def loss(w: EmbeddingsWalk) -> dict:
 
 def attention(w: EmbeddingsWalk) -> dict:
     weights = w.attention().weights
+    i, j = np.unravel_index(int(weights.argmax()), weights.shape)
+    largest = fmt.percents(weights[i])[j]  # as its row of the attention map shows it
     root = math.sqrt(w.d)
     c_tau = float(np.mean(w.cosines(w.contrastive().output, w.b)))
     c_att = float(np.mean(w.cosines(w.attention().output, w.b)))
@@ -78,7 +80,7 @@ def attention(w: EmbeddingsWalk) -> dict:
         "Attention does the same three steps: dot products, divided by "
         f"√d_k = √{w.d} = {fmt.rounded(root, 2)} (a temperature of {fmt.rounded(root, 2)}), softmax, then "
         f"the average of the values (here the matches' vectors). At ÷{fmt.rounded(root, 2)} the largest "
-        f"share is {fmt.percent(weights.max())}, against an even {fmt.percent(1 / w.n)}. A sentence's "
+        f"share is {largest}, against an even {fmt.percent(1 / w.n)}. A sentence's "
         f"average has a cosine of {fmt.rounded(c_tau, 2)} with its own match at ÷τ, on average, and "
         f"{fmt.rounded(c_att, 2)} at ÷{fmt.rounded(root, 2)}.",
         d=w.d,

@@ -12,7 +12,7 @@ def _tiles_picture(w: FlashWalk) -> dict:
     shares = w.tile_shares()
     t = w.shown
     cols = [f"{j0}–{min(w.n, j0 + w.tile) - 1}" if w.tile > 1 else str(j0) for j0 in range(0, w.n, w.tile)]
-    texts = [[fmt.percent(s) for s in shares]] if w.all_tiles <= 16 else None
+    texts = [fmt.percents(shares)] if w.all_tiles <= 16 else None  # the row's tiles: adding up to 100
     done = "tile 1 is" if t == 0 else f"tiles 1–{t + 1} are"
     skipped = (
         f"; the causal mask skips {'tile' if w.skipped == 1 else 'tiles'} {w.tiles + 1}"

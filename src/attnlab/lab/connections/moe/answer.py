@@ -13,6 +13,9 @@ def _pictures(w: MoEWalk) -> list[dict]:
     r, t = w.routing, w.token
     top = {int(e) for e in r.top[t]}
     names = [expert(e) for e in range(w.experts)]
+    # each bar chart is one set (a token's probabilities, gates, attention): its texts add up to 100
+    probs, gates = fmt.percents(r.probs[t]), fmt.percents(r.gates[t])
+    attention = fmt.percents(w.attention.weights[t])
     return [
         pic.bars(
             "router",
@@ -22,7 +25,7 @@ def _pictures(w: MoEWalk) -> list[dict]:
                 {
                     "label": names[e],
                     "value": float(r.probs[t][e]),
-                    "text": fmt.percent(r.probs[t][e]),
+                    "text": probs[e],
                     "cls": "full" if e in top else "",
                     "marked": e in top,
                 }
@@ -38,7 +41,7 @@ def _pictures(w: MoEWalk) -> list[dict]:
                 {
                     "label": names[e],
                     "value": float(r.gates[t][e]),
-                    "text": fmt.percent(r.gates[t][e]),
+                    "text": gates[e],
                     "cls": "now",
                 }
                 for e in range(w.experts)
@@ -58,7 +61,7 @@ def _pictures(w: MoEWalk) -> list[dict]:
         pic.bars(
             "load",
             "Tokens per expert",
-            f"How many of the {w.tokens} tokens each expert receives.",
+            f"How many of the {fmt.plural(w.tokens, 'token')} each expert receives.",
             [
                 {"label": names[e], "value": int(r.load[e]), "text": str(int(r.load[e])), "cls": "other"}
                 for e in range(w.experts)
@@ -72,7 +75,7 @@ def _pictures(w: MoEWalk) -> list[dict]:
                 {
                     "label": f"position {j}",
                     "value": float(w.attention.weights[t][j]),
-                    "text": fmt.percent(w.attention.weights[t][j]),
+                    "text": attention[j],
                     "cls": "full",
                     "marked": j == t,
                 }

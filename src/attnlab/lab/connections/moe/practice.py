@@ -16,22 +16,26 @@ SAME = 1e-12  # two ratios this close are the same
 def _keep_90(w: MoEWalk, response) -> dict:
     kept, before = w.kept_with(w.k), (w.kept_with(w.k - 1) if w.k > 1 else 0.0)
     claims = {"k": w.k, "kept": kept, "kept_one_fewer": before, "goal": KEEP}
+    # what the top k hold, as the sum of the router bars' shown shares (largest first, ties: lower index)
+    probs = w.routing.probs[w.token]
+    order = sorted(range(len(probs)), key=lambda e: (-probs[e], e))
+    shown, shown_before = (fmt.percent_together(probs, order[:k]) for k in (w.k, w.k - 1))
     if kept >= KEEP and before < KEEP:
         return feedback(
             True,
-            f"The top {w.k} hold {fmt.percent(kept)} of token {w.token}'s probability and the top {w.k - 1} "
-            f"only {fmt.percent(before)}: {w.k} is the smallest k that keeps {fmt.percent(KEEP)}.",
+            f"The top {w.k} hold {shown} of token {w.token}'s probability and the top {w.k - 1} "
+            f"only {shown_before}: {w.k} is the smallest k that keeps {fmt.percent(KEEP)}.",
             **claims,
         )
     if kept < KEEP:
         return feedback(
             False,
-            f"The top {w.k} hold {fmt.percent(kept)}; that is under {fmt.percent(KEEP)}: keep more experts.",
+            f"The top {w.k} hold {shown}; that is under {fmt.percent(KEEP)}: keep more experts.",
             **claims,
         )
     return feedback(
         False,
-        f"The top {w.k} hold {fmt.percent(kept)}, but a smaller k keeps {fmt.percent(KEEP)} too: find the "
+        f"The top {w.k} hold {shown}, but a smaller k keeps {fmt.percent(KEEP)} too: find the "
         "smallest.",
         **claims,
     )

@@ -12,7 +12,7 @@ def expert(e: int) -> str:
 
 
 def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+    return fmt.plural(n, noun)
 
 
 def _listing(items: list[str]) -> str:
@@ -23,10 +23,12 @@ def router(w: MoEWalk) -> dict:
     r, t = w.routing, w.token
     top = [int(e) for e in r.top[t]]
     best = top[0]
+    # as the router's bars show them (one set); the top k together: the sum of their shown shares
+    shown, kept = fmt.percents(r.probs[t])[best], fmt.percent_together(r.probs[t], top)
     return said(
         f"Token {t}'s router is a softmax over the {w.experts} experts: {expert(best)} gets the largest "
-        f"probability, {fmt.percent(r.probs[t][best])}. Its top {w.k} ({_listing([expert(e) for e in top])}) "
-        f"{'holds' if w.k == 1 else 'hold'} {fmt.percent(r.kept[t])} of the probability.",
+        f"probability, {shown}. Its top {w.k} ({_listing([expert(e) for e in top])}) "
+        f"{'holds' if w.k == 1 else 'hold'} {kept} of the probability.",
         token=t,
         best=best,
         best_probability=float(r.probs[t][best]),
@@ -38,7 +40,8 @@ def router(w: MoEWalk) -> dict:
 def gates(w: MoEWalk) -> dict:
     r, t = w.routing, w.token
     top = [int(e) for e in r.top[t]]
-    shown = _listing([f"{expert(e)} {fmt.percent(r.gates[t][e])}" for e in top])
+    texts = fmt.percents(r.gates[t])  # one set, as the gates' bars show it
+    shown = _listing([f"{expert(e)} {texts[e]}" for e in top])
     dropped = w.experts - w.k
     tail = (
         f"the other {dropped} expert{'s get' if dropped != 1 else ' gets'} exactly 0 and "
@@ -58,11 +61,12 @@ def gates(w: MoEWalk) -> dict:
 def dense(w: MoEWalk) -> dict:
     weights = w.attention.weights[w.token]
     smallest = float(weights.min())
+    smallest_shown = fmt.percents(weights)[int(weights.argmin())]  # as the attention bars show it
     positive = int((weights > 0).sum())
     return said(
         f"Attention is dense: token {w.token}'s weights over the {_count(w.tokens, 'position')} are "
         + ("all positive" if positive == w.tokens else f"positive for {positive} of them")
-        + f" (the smallest {fmt.percent(smallest)}), and every position's value is mixed in. A router keeps "
+        + f" (the smallest {smallest_shown}), and every position's value is mixed in. A router keeps "
         f"{w.k} of {w.experts} experts and drops the rest.",
         token=w.token,
         positive=positive,

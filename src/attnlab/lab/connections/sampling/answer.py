@@ -16,6 +16,7 @@ RUN = "logits"
 
 def _pictures(w: SamplingWalk) -> list[dict]:
     p = w.p()
+    texts = fmt.percents(p)  # the candidates' shares: one set, adding up to 100
     top = int(p.argmax())
     ts = w.sweep()
     t = temperature_text(w.temperature)
@@ -30,7 +31,7 @@ def _pictures(w: SamplingWalk) -> list[dict]:
                 {
                     "label": f"{shown(w.labels[i])} · logit {fmt.rounded(float(w.logits[i]), 2)}",
                     "value": float(p[i]),
-                    "text": fmt.percent(p[i]),
+                    "text": texts[i],
                     "cls": "now",
                     "marked": i == top,
                 }

@@ -23,13 +23,16 @@ def _top_90(w: SamplingWalk, response) -> dict:
     after = w.top_share(hotter) if hotter <= T_MAX else None
     claims = {"temperature": w.temperature, "top_share": now, "hotter": hotter, "hotter_share": after}
     t = temperature_text(w.temperature)
+    p = w.p()
+    shown = fmt.percents(p)[int(p.argmax())]  # the top candidate's share as its bar shows it
+    claims["top_shown"] = shown
     if now < GOAL:
-        words = f"At T = {t} the top candidate holds {fmt.percent(now)}: cool it down."
+        words = f"At T = {t} the top candidate holds {shown}: cool it down."
         return feedback(False, words, goal=GOAL, **claims)
     if after is not None and after >= GOAL:
         return feedback(
             False,
-            f"At T = {t} the top candidate holds {fmt.percent(now)}, and still {fmt.percent(after)} a step "
+            f"At T = {t} the top candidate holds {shown}, and still {fmt.percent(after)} a step "
             "hotter: find the highest such temperature.",
             goal=GOAL,
             **claims,
@@ -39,7 +42,7 @@ def _top_90(w: SamplingWalk, response) -> dict:
         if after is not None
         else ", even at the hottest setting"
     )
-    words = f"At T = {t} the top candidate holds {fmt.percent(now)}{then}."
+    words = f"At T = {t} the top candidate holds {shown}{then}."
     return feedback(True, words, goal=GOAL, **claims)
 
 

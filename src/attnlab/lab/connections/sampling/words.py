@@ -34,7 +34,7 @@ def source(w: SamplingWalk, text: str, seed: int) -> dict:
     assert w.context is not None and w.coverage is not None
     n = len(w.context)
     return said(
-        f"SmolLM2 read your text ({n:,} token{'s' if n != 1 else ''}); its {w.k} largest next-token logits, "
+        f"SmolLM2 read your text ({fmt.plural(n, 'token')}); its {w.k} largest next-token logits, "
         f"of {w.vocab:,}, start with {shown(w.labels[0])} at {fmt.rounded(float(w.logits[0]), 2)}. At "
         f"temperature 1 these {w.k} hold {fmt.percent(w.coverage)} of its whole distribution.",
         source="smollm2",
@@ -50,10 +50,11 @@ def source(w: SamplingWalk, text: str, seed: int) -> dict:
 def at_temperature(w: SamplingWalk) -> dict:
     p = w.p()
     top, last = int(p.argmax()), int(p.argmin())
+    texts = fmt.percents(p)  # as the candidates' bars show them
     h = w.spread()
     return said(
         f"At temperature T = {temperature_text(w.temperature)}, softmax(logit ÷ T) gives "
-        f"{shown(w.labels[top])} {fmt.percent(p[top])} and {shown(w.labels[last])} {fmt.percent(p[last])}; "
+        f"{shown(w.labels[top])} {texts[top]} and {shown(w.labels[last])} {texts[last]}; "
         f"the entropy is {fmt.rounded(h, 2)} nats, of at most ln {w.k} = {fmt.rounded(math.log(w.k), 2)} "
         "(every candidate alike).",
         temperature=w.temperature,

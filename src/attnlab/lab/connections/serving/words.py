@@ -11,7 +11,7 @@ DOING = "SmolLM2 serves your prompts twice, one at a time and in a continuous ba
 
 
 def _s(n: int, word: str) -> str:
-    return f"{n:,} {word}{'' if n == 1 else 's'}"
+    return fmt.plural(n, word)
 
 
 def seconds(x: float) -> str:

@@ -13,7 +13,7 @@ DOING = "SmolLM2 decodes your prompt twice, plainly and speculatively"
 
 def _s(n: int, word: str) -> str:
     """``n`` and ``word``, plural unless n is 1: "1 token", "8 forward passes"."""
-    return f"{n:,} {word}{'' if n == 1 else 'es' if word.endswith('s') else 's'}"
+    return fmt.plural(n, word, word + "es" if word.endswith("s") else None)
 
 
 def seconds(x: float) -> str:

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from attnlab.engine.errors import FieldError
+from attnlab.lab import numbers as fmt
 from attnlab.lab.realmodel import problems
 
 DECODER = "smollm2"
@@ -74,7 +75,8 @@ def not_two_prompts() -> str:
 
 
 def lengths_differ(n_clean: int, n_corrupt: int) -> str:
-    return f"is {n_corrupt} tokens long and the clean prompt {n_clean}; patching needs the same length"
+    return (f"is {fmt.plural(n_corrupt, 'token')} long and the clean prompt {n_clean}; patching needs the "
+            "same length")
 
 
 def outside(value: object, low: float, high: float) -> str:
@@ -86,7 +88,7 @@ def other_model(title: str) -> str:
 
 
 def tokens_differ(n_tokens: int, n_ids: int) -> str:
-    return f"has {n_tokens} tokens for {n_ids} ids; give one per id"
+    return f"has {fmt.plural(n_tokens, 'token')} for {fmt.plural(n_ids, 'id')}; give one per id"
 
 
 def same_answers(token: int) -> str:
