@@ -16,7 +16,9 @@ Q4_K, Q5_K, Q6_K), one matrix W of n_in x n_out random valid blocks (the shape o
   model's product), with as many BLAS threads as attnlab has;
 - the floors: the stored bytes over the read bandwidth this machine shows (a
   NumPy reduction over 512 MB), for one row; the multiply-adds over the thread
-  count times one thread's best float32 GEMM rate here, for a prompt;
+  count times one thread's float32 GEMM rate here, for a prompt. All of these
+  are measured in turn, rep after rep (medians), so a busy machine weighs on
+  each alike;
 - the kernels' arithmetic rate: weights a second one thread multiplies (one row)
   on 128 stored rows that sit in cache, best of many: a busy machine moves it least.
 
@@ -57,23 +59,44 @@ def median_time(fn, repeats: int) -> float:
     return statistics.median(timed(fn) for _ in range(repeats))
 
 
-def read_bandwidth(smoke: bool) -> float:
-    """Bytes a second one thread reads here: a NumPy reduction over 512 MB (median of 5; smoke: 16 MB)."""
-    a = np.ones(1 << (21 if smoke else 26), dtype=np.uint64)
-    return a.nbytes / median_time(lambda: np.bitwise_or.reduce(a), 1 if smoke else 5)
+class Floors:
+    """The machine's floors, measured beside each product (interleaved, so a busy machine weighs on both):
+    ``read()`` one thread's NumPy reduction over 512 MB (smoke: 16 MB); ``sgemm()`` one thread's float32
+    GEMM (NumPy's BLAS held to one thread), 256 x 1024 x 1024."""
+
+    def __init__(self, smoke: bool) -> None:
+        rng = np.random.default_rng(0)
+        self.big = np.ones(1 << (21 if smoke else 26), dtype=np.uint64)
+        self.a = rng.standard_normal((256, 1024)).astype(np.float32)
+        self.b = rng.standard_normal((1024, 1024)).astype(np.float32)
+
+    def read(self) -> None:
+        np.bitwise_or.reduce(self.big)
+
+    def sgemm(self) -> None:
+        from attnlab.engine.threads import one_blas_thread
+
+        with one_blas_thread():
+            self.a @ self.b
+
+    def bandwidth(self, seconds: float) -> float:
+        return self.big.nbytes / seconds
+
+    def rate(self, seconds: float) -> float:
+        return 2 * 256 * 1024 * 1024 / seconds
 
 
-def sgemm_rate(smoke: bool) -> float:
-    """FLOP/s of one thread's float32 GEMM here (NumPy's BLAS held to one thread; best of 7; smoke: 1)."""
-    from attnlab.engine.threads import one_blas_thread
-
-    rng = np.random.default_rng(0)
-    a = rng.standard_normal((256, 1024)).astype(np.float32)
-    b = rng.standard_normal((1024, 1024)).astype(np.float32)
-    with one_blas_thread():
-        a @ b
-        best = min(timed(lambda: a @ b) for _ in range(1 if smoke else 7))
-    return 2 * 256 * 1024 * 1024 / best
+def interleaved(runs: dict, reps: int, few: set, few_reps: int) -> dict[str, float]:
+    """Median seconds of each of ``runs`` (name -> function), taken in turn rep after rep so that all of them
+    see the same machine; those in ``few`` run only in the first ``few_reps`` reps."""
+    for fn in runs.values():
+        fn()  # compiled, memory touched
+    times: dict[str, list[float]] = {name: [] for name in runs}
+    for rep in range(reps):
+        for name, fn in runs.items():
+            if name not in few or rep < few_reps:
+                times[name].append(timed(fn))
+    return {name: statistics.median(t) for name, t in times.items()}
 
 
 def bench_products(args, threads: int) -> None:
@@ -84,29 +107,26 @@ def bench_products(args, threads: int) -> None:
         print(f"skipped: products on blocks: {quant.reason()}")
         return
     rng = np.random.default_rng(0)
-    n_in, n_out, tokens, reps = args.n_in, args.n_out, args.tokens, args.repeats
-    bandwidth, rate = read_bandwidth(args.smoke), sgemm_rate(args.smoke)
+    n_in, n_out, tokens = args.n_in, args.n_out, args.tokens
     x = rng.standard_normal((1, n_in)).astype(np.float32)
     xs = rng.standard_normal((tokens, n_in)).astype(np.float32)
-    print(f"\n## Products, W {n_in} x {n_out}, {threads} threads; read bandwidth {bandwidth / 1e9:.1f} GB/s, "
-          f"one thread's sgemm {rate / 1e9:.0f} GFLOP/s\n")  # fmt: skip
+    floors = Floors(args.smoke)
+    print(f"\n## Products, W {n_in} x {n_out}, {threads} threads\n")
     print("| type | MB | one row | one row, 1 thread | float32 one row (BLAS) | ratio | read floor | x floor "
           f"| prompt {tokens} | float32 prompt (BLAS) | ratio | multiply-add floor | x floor "
-          "| in cache, 1 thread (Gweights/s) |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-    f32_floor = n_in * n_out * 4 / bandwidth
-    prompt_floor = 2 * tokens * n_in * n_out / (threads * rate)
+          "| in cache, 1 thread (Gweights/s) | read GB/s | sgemm GFLOP/s |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for fmt in TYPES:
         blocks = reference.valid_blocks(rng, fmt, n_out, n_in // quant.BLOCK_WEIGHTS[quant.FORMATS[fmt]])
-        figures = one_type(fmt, blocks, x, xs, threads, reps, args.smoke)
-        row, row_1, peer_row, prompt, peer_prompt, nbytes, rate_1 = figures
-        floor = nbytes / bandwidth
-        print(f"| {fmt} | {nbytes / 1e6:.1f} | {row * MS:.3f} ms | {row_1 * MS:.3f} ms "
-              f"| {peer_row * MS:.3f} ms | {row / peer_row:.2f} | {floor * MS:.3f} ms | {row / floor:.1f} "
-              f"| {prompt * MS:.2f} ms "
-              f"| {peer_prompt * MS:.2f} ms | {prompt / peer_prompt:.2f} | {prompt_floor * MS:.2f} ms "
-              f"| {prompt / prompt_floor:.1f} | {rate_1 / 1e9:.1f} |", flush=True)  # fmt: skip
-    print(f"\n(float32's read floor for this W: {f32_floor * MS:.3f} ms a row)")
+        t, nbytes, rate_1 = one_type(fmt, blocks, x, xs, threads, floors, args)
+        bandwidth, rate = floors.bandwidth(t["read"]), floors.rate(t["sgemm"])
+        floor, prompt_floor = nbytes / bandwidth, 2 * tokens * n_in * n_out / (threads * rate)
+        print(f"| {fmt} | {nbytes / 1e6:.1f} | {t['row'] * MS:.3f} ms | {t['row_1'] * MS:.3f} ms "
+              f"| {t['peer_row'] * MS:.3f} ms | {t['row'] / t['peer_row']:.2f} | {floor * MS:.3f} ms "
+              f"| {t['row'] / floor:.1f} | {t['prompt'] * MS:.2f} ms | {t['peer_prompt'] * MS:.2f} ms "
+              f"| {t['prompt'] / t['peer_prompt']:.2f} | {prompt_floor * MS:.2f} ms "
+              f"| {t['prompt'] / prompt_floor:.1f} | {rate_1 / 1e9:.1f} | {bandwidth / 1e9:.1f} "
+              f"| {rate / 1e9:.0f} |", flush=True)  # fmt: skip
 
 
 def copies(array: np.ndarray, smoke: bool) -> list[np.ndarray]:
@@ -117,33 +137,41 @@ def copies(array: np.ndarray, smoke: bool) -> list[np.ndarray]:
     return [array.copy() for _ in range(max(2, -(-(256 << 20) // array.nbytes)))]
 
 
-def per_product(fn, items: list, reps: int) -> float:
-    """Median seconds of ``fn(item)``, the items taken in turn (each pass over all of them timed)."""
-    return median_time(lambda: [fn(item) for item in items], reps) / len(items)
-
-
-def one_type(fmt: str, blocks: np.ndarray, x, xs, threads: int, reps: int, smoke: bool) -> tuple[float, ...]:
-    """Seconds: one row (attnlab's threads, one thread, the float32 BLAS peer), a prompt (attnlab, the peer),
-    and W's stored bytes."""
+def one_type(fmt: str, blocks: np.ndarray, x, xs, threads: int, floors: Floors, args) -> tuple:
+    """Median seconds, interleaved: one row (attnlab's threads, one thread, the float32 BLAS peer: a product,
+    W one of copies past the cache in turn), a prompt (attnlab, the peer), the floors' measures; W's
+    stored bytes; the in-cache rate."""
     from threadpoolctl import threadpool_limits
 
     from attnlab.engine.fast import quant
 
-    ws = [quant.QuantMatrix(fmt, b) for b in copies(blocks, smoke)]
-    values = copies(np.ascontiguousarray(ws[0].values()), smoke)  # (n_in, n_out) float32: the peer's W
+    ws = [quant.QuantMatrix(fmt, b) for b in copies(blocks, args.smoke)]
+    values = copies(np.ascontiguousarray(ws[0].values()), args.smoke)  # (n_in, n_out) float32: the peer's W
+
+    def one_thread() -> None:
+        alone = quant.CORES
+        quant.CORES = 1
+        try:
+            for w in ws:
+                x @ w
+        finally:
+            quant.CORES = alone
+
+    def blas(a, matrices) -> None:  # (BLAS on ``threads`` threads: set around the runs below)
+        for v in matrices:
+            a @ v
+
+    runs = {
+        "row": lambda: [x @ w for w in ws], "row_1": one_thread, "peer_row": lambda: blas(x, values),
+        "prompt": lambda: xs @ ws[0], "peer_prompt": lambda: blas(xs, values[:1]),
+        "read": floors.read, "sgemm": floors.sgemm,
+    }  # fmt: skip
+    reps = args.repeats
     with threadpool_limits(threads, user_api="blas"):
-        peer_row = per_product(lambda v: x @ v, values, reps)
-        peer_prompt = per_product(lambda v: xs @ v, values, max(1, reps // 5))
-    del values
-    row = per_product(lambda w: x @ w, ws, reps)
-    alone = quant.CORES
-    quant.CORES = 1
-    try:
-        row_1 = per_product(lambda w: x @ w, ws, reps)
-    finally:
-        quant.CORES = alone
-    prompt = per_product(lambda w: xs @ w, ws, max(1, reps // 5))
-    return row, row_1, peer_row, prompt, peer_prompt, ws[0].nbytes, in_cache(ws[0], x, reps)
+        t = interleaved(runs, reps, {"prompt", "peer_prompt"}, max(1, reps // 3))
+    for name in ("row", "row_1", "peer_row"):
+        t[name] /= len(ws)
+    return t, ws[0].nbytes, in_cache(ws[0], x, reps)
 
 
 def in_cache(w, x, reps: int) -> float:
@@ -187,7 +215,7 @@ def bench_header(args) -> None:
         path = Path(folder) / "vocabulary.gguf"
         write_vocabulary(path, n)
         ours = median_time(lambda: GGUFFile(path), 1 if args.smoke else 5)
-        theirs = median_time(lambda: GGUFReader(str(path)), 1) if not args.no_reader else None
+        theirs = timed(lambda: GGUFReader(str(path))) if not args.no_reader else None  # once: it is slow
         print(f"\n## GGUF header with a {n:,}-token vocabulary ({path.stat().st_size / 1e6:.1f} MB)\n")
         print("| reader | time | ratio |\n|---|---:|---:|")
         print(f"| attnlab GGUFFile (memory map) | {ours * MS:.0f} ms | 1 |")
