@@ -46,6 +46,7 @@ import numpy as np
 SMOKE_HELP = "a tiny run (small sizes, one repeat) that checks the benchmark runs; its figures mean nothing"
 TYPES = ("F32", "F16", "BF16", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "Q4_K", "Q5_K", "Q6_K")
 MS = 1e3
+PAUSE_S = 0.05  # between two measured runs: our helpers spin ~1-2 ms after a product, OpenBLAS's threads too
 
 
 def timed(fn) -> float:
@@ -88,13 +89,15 @@ class Floors:
 
 def interleaved(runs: dict, reps: int, few: set, few_reps: int) -> dict[str, float]:
     """Median seconds of each of ``runs`` (name -> function), taken in turn rep after rep so that all of them
-    see the same machine; those in ``few`` run only in the first ``few_reps`` reps."""
+    see the same machine; those in ``few`` run only in the first ``few_reps`` reps. A pause before each run
+    lets the last one's spinning threads (our helpers', OpenBLAS's) go idle first."""
     for fn in runs.values():
         fn()  # compiled, memory touched
     times: dict[str, list[float]] = {name: [] for name in runs}
     for rep in range(reps):
         for name, fn in runs.items():
             if name not in few or rep < few_reps:
+                time.sleep(PAUSE_S)
                 times[name].append(timed(fn))
     return {name: statistics.median(t) for name, t in times.items()}
 
