@@ -31,13 +31,12 @@ def assert_page_shows(lab, trace):
     """The score table, summary, words and caption equal the engine's strings."""
     page = lab.page
     lab.wait_for_query(fmt.vector(trace.q))
+    shown = fmt.percents(trace.weights)  # the shares as one set, adding up to 100
     for i in range(trace.n_sources):
         expect(page.locator(f'#score-table [data-field="score-{i}"]')).to_have_text(
             fmt.rounded(trace.scores[i])
         )
-        expect(page.locator(f'#score-table [data-field="percent-{i}"]')).to_have_text(
-            fmt.percent(trace.weights[i])
-        )
+        expect(page.locator(f'#score-table [data-field="percent-{i}"]')).to_have_text(shown[i])
     words = explain(trace)
     expect(page.locator("#summary")).to_have_text(words.summary)
     expect(page.locator("#words-match")).to_have_text(words.match)

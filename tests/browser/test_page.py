@@ -93,7 +93,7 @@ def test_phone_layout_and_touch_drag(browser, live_server, artifacts):
         trace = trace_query(q, WORKED.keys, WORKED.values)
         lab.wait_for_query(fmt.vector(trace.q))
         expect(page.locator('#score-table [data-field="percent-0"]')).to_have_text(
-            fmt.percent(trace.weights[0])
+            fmt.percents(trace.weights)[0]  # the shares as one set, adding up to 100
         )
         page.screenshot(path=artifacts / "lab-phone-390-after-touch-drag.png", full_page=True)
     finally:

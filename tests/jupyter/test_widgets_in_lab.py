@@ -41,7 +41,7 @@ def assert_explorer_shows(view, trace) -> None:
     )
     for i in range(trace.n_sources):
         expect(view.locator(f'[data-field="score-{i}"]')).to_have_text(fmt.rounded(trace.scores[i]))
-        expect(view.locator(f'[data-field="percent-{i}"]')).to_have_text(fmt.percent(trace.weights[i]))
+        expect(view.locator(f'[data-field="percent-{i}"]')).to_have_text(fmt.percents(trace.weights)[i])
     words = explain(trace)
     expect(view.locator('[data-field="summary"]')).to_have_text(words.summary)
     for sentence in (words.match, words.share, words.mix):

@@ -69,7 +69,7 @@ def test_explorer_and_a_causal_attention_view_in_notebook_7(notebook7_factory, j
     # an arrow key on the token bar (a Notebook 7 command-mode key too) moves the focused query
     heads.locator('.rm-token[data-index="0"]').focus()
     nb.page.keyboard.press("ArrowRight")
-    expect(rows.nth(1).locator("td").first).to_have_text(fmt.percent(weights[0, 1, 1]))
+    expect(rows.nth(1).locator("td").first).to_have_text(fmt.percents(weights[0, 1, :2].tolist())[1])
     expect(rows.nth(2).locator("td").first).to_have_text("blocked")
 
     # the learner's keys reached the kernel

@@ -47,7 +47,7 @@ def test_picking_a_layer_head_and_query_sends_that_heads_numbers(weights):
     row = v._row["sources"]
     assert [s["label"] for s in row] == TOKENS
     assert [float(s["precise"]) for s in row] == weights[1, 2, 3].tolist()  # full precision, round-trips
-    assert [s["share"] for s in row] == [fmt.percent(x) for x in weights[1, 2, 3]]
+    assert [s["share"] for s in row] == fmt.percents(weights[1, 2, 3].tolist())  # one set, adding up to 100
     # the model view: every layer's and head's thumbnail and kind
     assert v._model["n_layer"] == 2 and v._model["n_head"] == 3 and len(v._model["heads"]) == 6
     with pytest.raises(ValueError, match="head must be 0 to 2; got 3"):
@@ -161,13 +161,7 @@ def test_a_causal_models_upper_triangle_is_drawn_as_blocked(causal_weights):
     assert v._head["shares"][1] == [fmt.rounded(w[1, 0], 2), fmt.rounded(w[1, 1], 2), "", "", ""]
     assert v._head["legend"]["blocked"]  # the legend gains the grey "blocked" swatch
     row = v._row["sources"]
-    assert [s["share"] for s in row] == [
-        fmt.percent(w[2, 0]),
-        fmt.percent(w[2, 1]),
-        fmt.percent(w[2, 2]),
-        "blocked",
-        "blocked",
-    ]
+    assert [s["share"] for s in row] == [*fmt.percents(w[2, :3].tolist()), "blocked", "blocked"]
     assert [s["allowed"] for s in row] == [True, True, True, False, False]
     assert sum(float(s["precise"]) for s in row if s["allowed"]) == pytest.approx(1, abs=1e-12)
     # the head's breadth is over the keys a query may see, as the page's (not over all 5)

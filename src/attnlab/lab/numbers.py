@@ -108,7 +108,7 @@ def percent_pair(a: float, b: float) -> tuple[str, str]:
 def share_units(shares: Sequence[float], decimals: int = 0) -> tuple[list[int], int]:
     """Return a set's shares as whole units of ``10**-d`` percent, and that ``d``.
 
-    ``shares`` are the parts of one whole (non-negative, summing to 1 within 0.1%, so a float32
+    ``shares`` are the parts of one whole (non-negative, summing to 1 within 1%, so a float16
     row's rounding passes and a partial set does not; they are divided by their own exact sum).
     Largest remainder (Hamilton's method), in exact integer arithmetic: each share gets the whole
     units of its quota ``share / sum x 100 x 10**d``, and the units left over go one each to the
@@ -134,7 +134,7 @@ def _share_units(floats: tuple[float, ...], decimals: int) -> tuple[tuple[int, .
     total = sum(parts)
     if total == 0:
         return (0,) * len(parts), decimals
-    if abs(total - (1 << k)) * 1000 > (1 << k):  # float32 rows sum to 1 within ~1e-6
+    if abs(total - (1 << k)) * 100 > (1 << k):  # a float16 row sums to 1 within 1e-2
         raise ValueError(f"shares sum to {math.fsum(floats)}, not 1: pass the whole set")
     units: list[int] = []
     d = decimals

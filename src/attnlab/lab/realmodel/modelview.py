@@ -308,6 +308,7 @@ def precise_row(trace, layer: int, head: int, query: int) -> dict:
     w = trace.head_weights(layer, head)[query]  # (T,)
     ok = trace.allowed[query]
     label = token_label(trace.tokens[query])["label"]
+    shown = fmt.percents(np.where(ok, w, 0.0).astype(np.float64).tolist())  # one set, adding up to 100
     return {
         "query": query,
         "title": f"Query {query} ({label}): its share of each key, at full precision",
@@ -316,7 +317,7 @@ def precise_row(trace, layer: int, head: int, query: int) -> dict:
                 "index": j,
                 **token_label(trace.tokens[j]),
                 "allowed": bool(ok[j]),
-                "share": fmt.percent(x) if ok[j] else "blocked",
+                "share": shown[j] if ok[j] else "blocked",
                 "precise": fmt.precise(x) if ok[j] else "",
             }
             for j, x in enumerate(w.astype(np.float64).tolist())
