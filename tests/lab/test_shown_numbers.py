@@ -23,6 +23,9 @@ from attnlab.engine.errors import FieldError
 from attnlab.engine.single import trace_query
 from attnlab.lab import numbers as fmt
 from attnlab.lab.block.page import block_page
+from attnlab.lab.connections.controls import read
+from attnlab.lab.connections.registry import ENTRIES
+from attnlab.lab.connections.registry import lab as registry_lab
 from attnlab.lab.explorer.answer import explorer_answer
 from attnlab.lab.explorer.display import display_strings, row_strings
 from attnlab.lab.explorer.examples import WORKED
@@ -98,7 +101,10 @@ def test_a_real_rows_table_top_five_and_rest_add_up_to_100(t, data):
     view = row_view(t, data.draw(st.integers(0, t.n_sources - 1)), tokens)
     shown = [s["share_display"] for s in view["sources"]]
     check_set(*allowed_shares(t, shown))
-    share = row_words(t, 0)["share"]["claims"]
+    words = row_words(t, 0)
+    for text in [*_strings(view), *_strings(words)]:  # "meets 1 key", "All 1 key", "Top 1 source"
+        assert not ONE_OF_MANY.search(text), text
+    share = words["share"]["claims"]
     if share["rest_shown"] is not None:
         assert total([*share["shown"], share["rest_shown"]]) == 100 or share["rest_shown"].startswith("<")
 
@@ -200,3 +206,55 @@ def test_the_engines_refusals_agree_with_their_counts(call, problem):
     with pytest.raises(FieldError) as caught:
         call()
     assert str(caught.value) == problem
+
+
+# --- every connection lab's answer, at its defaults and at its controls' smallest values ----------
+
+LAB_NOUNS = (
+    "tokens|keys|heads|layers|texts|sources|entries|rows|queries|steps|values|words|positions|coordinates|"
+    "numbers|experts|candidates|tiles|blocks|points|sentences|patches|times|seconds|lines|columns|files|"
+    "bytes|requests|passes|ids|units"
+)
+ONE_OF_MANY = re.compile(rf"(?<![\d.,])1 ({LAB_NOUNS})\b")
+
+
+def _strings(x):
+    if isinstance(x, str):
+        yield x
+    elif isinstance(x, dict):
+        for v in x.values():
+            yield from _strings(v)
+    elif isinstance(x, (list, tuple)):
+        for v in x:
+            yield from _strings(v)
+
+
+def _bars(x):
+    if isinstance(x, dict):
+        if "text" in x and "value" in x and isinstance(x["text"], str):
+            yield x
+        for v in x.values():
+            yield from _bars(v)
+    elif isinstance(x, (list, tuple)):
+        for v in x:
+            yield from _bars(v)
+
+
+def _settings(controls):
+    """The defaults, then every slider at its smallest value."""
+    values = read(controls, {}, "inputs")
+    yield values
+    low = {c.name: c.lo for c in controls if c.kind in ("whole", "number") and c.lo is not None}
+    yield read(controls, low, "inputs")
+
+
+@pytest.mark.parametrize("name", [e.name for e in ENTRIES])
+def test_no_connection_lab_says_1_of_a_plural_or_0_percent_of_something(name):
+    lab = registry_lab(name)
+    for values in _settings(lab.controls):
+        answer = lab.answer_for(values, {})
+        for text in _strings(answer):
+            assert not ONE_OF_MANY.search(text), text
+        for bar in _bars(answer):  # a bar's share or probability reads 0% only when it is 0
+            if bar["text"] == "0%":
+                assert bar["value"] == 0, bar

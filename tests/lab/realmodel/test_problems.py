@@ -56,3 +56,4 @@ def test_why_a_job_ended_is_said_without_a_field():
     assert running == "cancelled: the server stopped while the model was working on it"
     assert waiting == "cancelled: the server stopped before the model reached it"
     assert problems.busy(33) == "The model is busy: 33 requests are ahead of you."
+    assert problems.busy(1) == "The model is busy: 1 request is ahead of you."  # the verb agrees too

@@ -199,8 +199,8 @@ def _equal_ac(held: Held, response) -> dict:
     if gap <= SHARE_TOLERANCE:
         return _fb(
             True,
-            f"{la} takes {shown_a} and {lc} {shown_c} (a gap of {points} "
-            f"points): their scores are {fmt.rounded(t.scores[0])} and {fmt.rounded(t.scores[2])}. "
+            f"{la} takes {shown_a} and {lc} {shown_c} (a gap of {fmt.plural(points, 'point')}"
+            f"): their scores are {fmt.rounded(t.scores[0])} and {fmt.rounded(t.scores[2])}. "
             "Equal scores give equal shares.",
             scores={la: t.scores[0], lc: t.scores[2]},
             **claims,
@@ -209,7 +209,7 @@ def _equal_ac(held: Held, response) -> dict:
     return _fb(
         False,
         f"{la} takes {shown_a} and {lc} {shown_c}: {more} is ahead"
-        + (f" by {points} points" if points else "")
+        + (f" by {fmt.plural(points, 'point')}" if points else "")
         + f". Move q so that q meets {less}'s key as much as {more}'s.",
         ahead=more,
         **claims,

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from attnlab.lab.numbers import plural
+
 # -- a model and its text --------------------------------------------------------------
 
 
@@ -184,7 +186,7 @@ def stopping() -> str:
 
 def busy(ahead: int) -> str:
     """A full line (429): how many requests are ahead."""
-    return f"The model is busy: {ahead} requests are ahead of you."
+    return f"The model is busy: {plural(ahead, 'request')} {'is' if ahead == 1 else 'are'} ahead of you."
 
 
 # -- a fair line: one computer's cap, and a job nobody asks about -------------------------------

@@ -108,7 +108,7 @@ def _window_pictures(w: FlashWalk) -> list[dict]:
     changes = w.window_changes()
     band = pic.bands(
         "window",
-        f"A sliding window of {w.window} keys",
+        f"A sliding window of {fmt.plural(w.window, 'key')}",
         "Each row (a query) sees the keys in its dark band; the pale band is what causal attention would "
         "let "
         f"it see. Row {w.row} is outlined.",
