@@ -79,7 +79,7 @@ def test_the_socket_answers_a_state_message_exactly_as_the_post(client):
         ('{"held": HELD, "edits": [{"kind": "query", "q": [1, 2, 3]}]}', "edits[0].q",
          "Query q has too many entries; it may have at most 2"),
         ('{"held": HELD, "edits": [{"kind": "values", "values": [[1, 2]]}]}', "edits[0].values",
-         "Values list has 1 rows; the held example has 3"),
+         "Values list has 1 row; the held example has 3"),
         ('{"held": HELD, "edits": [{"kind": "value", "source": 0, "coord": 0, "x": 2e6}]}', "edits[0].x",
          "Source A · value x must be at most 1,000,000"),
         ('{"held": HELD, "edits": [{"kind": "select", "row": 0}, {"kind": "select", "row": 1},'
