@@ -1,15 +1,20 @@
 """One forward pass for any model description: embed, the blocks, the head.
 
-    1) x = W_E[ids] · embed_scale (+ W_pos[positions]) (+ W_type[0]) (→ LayerNorm)   (T, d_model)
+    1) x = W_E[ids] · embed_scale (+ W_pos[positions + offset]) (+ W_type[0]) (→ LayerNorm)  (T, d_model)
     2) per block, pre-norm (GPT-2, Llama):
            h = x + Attn(norm_1(x));  x = h + MLP(norm_2(h))
+       with sandwich norms (Gemma 2, 3):
+           h = x + norm_1_post(Attn(norm_1(x)));  x = h + norm_2_post(MLP(norm_2(h)))
        post-norm (BERT):
            h = norm_1(x + Attn(x));  x = norm_2(h + MLP(h))
-       Attn: q = h W_Q, k = h W_K, v = h W_V (RoPE on q and k where the model rotates them),
-       scores = q·k · scale (causal: bottom-right; padding keys blocked), pattern =
+       Attn: q = h W_Q, k = h W_K, v = h W_V (+ biases), a norm on each q and k head where the
+       model has one, RoPE on q and k where the model rotates them (a local layer with its own
+       base), scores = q·k · scale (soft-capped: c · tanh(s / c)), causal: bottom-right, a local
+       layer's keys at most W - 1 positions back, padding keys blocked; pattern =
        softmax(scores), z = pattern @ v per head, attn_out = concat(z) W_O
-    3) the final norm, then logits = x W_U (W_U = W_Eᵀ when tied) — or, for a sentence
-       encoder, the mean of the real tokens' rows scaled to unit length.
+    3) the final norm, then logits = x W_U (W_U = W_Eᵀ when tied), soft-capped where the model
+       caps them — or, for a sentence encoder, the mean of the real tokens' rows scaled to
+       unit length.
 
 ``arch`` is an :class:`attnlab.engine.model.Architecture`, ``weights`` its
 :class:`attnlab.engine.model.Weights`. Every activation passes a hook point named as
@@ -24,7 +29,10 @@ same walk. Shapes: one sequence is (T, d_model); an encoder's batch (B, T, d_mod
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -33,7 +41,7 @@ from attnlab.engine.attention import attend
 from attnlab.engine.cache import KVCache
 from attnlab.engine.hooks import Hooks, block_names, no_hooks
 from attnlab.engine.layers import activate, linear, norm, silu
-from attnlab.engine.model import Architecture, Weights
+from attnlab.engine.model import Architecture, RopeScaling, Weights
 from attnlab.engine.positions import RoPE, embed
 
 
@@ -70,13 +78,13 @@ def forward(
         past = caches[0].length if caches else 0
         n_tok = shape_of(resid)[-2] if resid is not None else np.shape(ids)[-1]
         positions = np.arange(past, past + n_tok)
-    rope = _rope(arch)
+    ropes = {False: _rope(arch), True: _rope(arch, local=True)}  # global and local layers' RoPE
 
     # 1) embed (unless the residual stream entering block start_at_layer is given)
     if resid is None:
         x = hook("hook_embed", ops.embed(weights.embed, ids, arch.embed_scale))  # (T, d_model)
         if arch.positions == "learned":
-            x = x + hook("hook_pos_embed", weights.pos_embed[positions])
+            x = x + hook("hook_pos_embed", weights.pos_embed[positions + arch.position_offset])
         if arch.token_types:
             x = x + hook("hook_token_type_embed", weights.type_embed[0])
         if arch.embed_norm:
@@ -96,7 +104,7 @@ def forward(
                 ops=ops,
                 hook=hook,
                 cache=None if caches is None else caches[layer],
-                rope=rope,
+                rope=ropes[arch.is_local(layer)],
                 positions=positions,
                 key_padding=key_padding,
             )
@@ -113,31 +121,40 @@ def forward(
         x = x[..., -1:, :]
     if arch.final_norm:
         x = hook("ln_final.hook_normalized", ops.final_norm(x, weights.final_norm))
-    return ops.unembed(x, weights)  # (T, d_vocab)
+    logits = ops.unembed(x, weights)  # (T, d_vocab)
+    return logits if arch.final_softcap is None else ops.softcap(logits, arch.final_softcap)
 
 
 def block(arch: Architecture, p, x, layer: int, *, ops, hook, cache, rope, positions, key_padding):
     """One block on the residual stream x (T, d_model); see the module docstring."""
     n = block_names(layer)
     x = hook(n.resid_pre, x)
+    options = dict(ops=ops, hook=hook, cache=cache, rope=rope, positions=positions, key_padding=key_padding,
+                   window=arch.window(layer))  # fmt: skip
     if arch.norm_placement == "pre":
         h = hook(n.ln1, ops.norm(x, p.norm_1))
-        attn_out = attention(arch, p.attn, h, n, ops=ops, hook=hook, cache=cache, rope=rope,
-                             positions=positions, key_padding=key_padding)  # fmt: skip
-        mid = hook(n.resid_mid, x + attn_out)
+        attn_out = attention(arch, p.attn, h, n, **options)
+        if arch.post_norms:  # sandwich: the sublayer's output normalised before it is added
+            attn_out = hook(n.ln1_post, ops.norm(attn_out, p.norm_1_post))
+        mid = hook(n.resid_mid, x + hook(n.attn_out, attn_out))
         mlp_out = mlp(arch, p.mlp, hook(n.ln2, ops.norm(mid, p.norm_2)), n, ops=ops, hook=hook)
-        return hook(n.resid_post, mid + mlp_out)
-    attn_out = attention(arch, p.attn, x, n, ops=ops, hook=hook, cache=cache, rope=rope,
-                         positions=positions, key_padding=key_padding)  # fmt: skip
+        if arch.post_norms:
+            mlp_out = hook(n.ln2_post, ops.norm(mlp_out, p.norm_2_post))
+        return hook(n.resid_post, mid + hook(n.mlp_out, mlp_out))
+    attn_out = hook(n.attn_out, attention(arch, p.attn, x, n, **options))
     h = hook(n.ln1, ops.norm(hook(n.resid_mid, x + attn_out), p.norm_1))
-    mlp_out = mlp(arch, p.mlp, h, n, ops=ops, hook=hook)
+    mlp_out = hook(n.mlp_out, mlp(arch, p.mlp, h, n, ops=ops, hook=hook))
     return hook(n.ln2, ops.norm(hook(n.resid_post, h + mlp_out), p.norm_2))
 
 
-def attention(arch: Architecture, p, h, n, *, ops, hook, cache, rope, positions, key_padding):
-    """Multi-head attention from h (T, d_model): the attention sublayer's output (T, d_model)."""
+def attention(arch: Architecture, p, h, n, *, ops, hook, cache, rope, positions, key_padding, window=None):
+    """Multi-head attention from h (T, d_model): the attention sublayer's output (T, d_model), before
+    the block's hook_attn_out (and sandwich norm). ``window``: this layer's sliding window, or None."""
     q, k, v = ops.project_qkv(h, p, arch)  # (T, H, d_head), (T, H_kv, d_head), (T, H_kv, d_head)
     q, k, v = hook(n.q, q), hook(n.k, k), hook(n.v, v)
+    if arch.qk_norm:  # an RMSNorm over each head's d_head coordinates (Qwen 3, Gemma 3)
+        q = hook(n.q_normed, ops.norm(q, p.q_norm))  # (T, H, d_head)
+        k = hook(n.k_normed, ops.norm(k, p.k_norm))  # (T, H_kv, d_head)
     if rope is not None:
         q, k = ops.rotate(q, k, rope, positions)
         q, k = hook(n.rot_q, q), hook(n.rot_k, k)
@@ -150,21 +167,23 @@ def attention(arch: Architecture, p, h, n, *, ops, hook, cache, rope, positions,
         key_padding=key_padding,
         on_scores=_point(hook, n.scores),
         on_pattern=_point(hook, n.pattern),
+        window=window,
     )  # (T, H, d_head)
     z = hook(n.z, z)
-    return hook(n.attn_out, ops.linear(ops.heads_side_by_side(z), p.w_o, p.b_o))  # (T, d_model)
+    return ops.linear(ops.heads_side_by_side(z), p.w_o, p.b_o)  # (T, d_model)
 
 
 def mlp(arch: Architecture, p, h, n, *, ops, hook):
-    """The feed-forward sublayer on h (T, d_model): its output (T, d_model)."""
+    """The feed-forward sublayer on h (T, d_model): its output (T, d_model), before the block's
+    hook_mlp_out (and sandwich norm)."""
     if arch.mlp == "gated":
         pre, lin = ops.gate_up(h, p)  # (T, d_ff) each: act(pre) * lin
         pre, lin = hook(n.mlp_pre, pre), hook(n.mlp_pre_linear, lin)
         post = hook(n.mlp_post, ops.gated(pre, lin, arch.activation))
-        return hook(n.mlp_out, ops.linear(post, p.w_down, None))
+        return ops.linear(post, p.w_down, None)
     pre = hook(n.mlp_pre, ops.linear(h, p.w_1, p.b_1))  # (T, d_ff)
     post = hook(n.mlp_post, ops.act(pre, arch.activation))
-    return hook(n.mlp_out, ops.linear(post, p.w_2, p.b_2))
+    return ops.linear(post, p.w_2, p.b_2)
 
 
 def _lengths(caches):
@@ -193,10 +212,45 @@ def _point(hook, name: str):
     return lambda a: hook(name, a)
 
 
-def _rope(arch: Architecture) -> RoPE | None:
+def _rope(arch: Architecture, *, local: bool = False) -> RoPE | None:
+    """The RoPE the global layers rotate with (``local``: the local layers', where they have their own
+    base; else the global one), or None where positions are not rotary."""
     if arch.positions != "rope":
         return None
+    if local and arch.rope_base_local is not None:  # Gemma 3: local layers keep a plain RoPE of their own
+        return RoPE(head_dim=arch.d_head, base=arch.rope_base_local, convention=arch.rope_pairs)
+    if arch.rope_scaling is not None:
+        return ScaledRoPE(head_dim=arch.d_head, base=arch.rope_base, convention=arch.rope_pairs,
+                          scaling=arch.rope_scaling)  # fmt: skip
     return RoPE(head_dim=arch.d_head, base=arch.rope_base, convention=arch.rope_pairs)
+
+
+@dataclass(frozen=True)
+class ScaledRoPE(RoPE):
+    """RoPE whose inverse frequencies are stretched as ``scaling`` says (an
+    :class:`attnlab.engine.model.RopeScaling`: "linear", "llama3" or "factors"); the rotation is RoPE's."""
+
+    scaling: RopeScaling | None = None
+
+    @cached_property
+    def inverse_frequencies(self) -> np.ndarray:
+        f = RoPE.inverse_frequencies.func(self)  # base^(-2i/d), float64
+        s = self.scaling
+        if s is None:
+            return f
+        if s.kind == "linear":
+            out = f / s.factor
+        elif s.kind == "factors":
+            out = f / np.asarray(s.factors, dtype=np.float64)
+        else:  # llama3: long wavelengths slowed by the factor, short ones kept, the band between blended
+            wavelength = 2 * math.pi / f
+            low, high = s.original_context / s.low_freq_factor, s.original_context / s.high_freq_factor
+            band = s.high_freq_factor - s.low_freq_factor
+            smooth = (s.original_context / wavelength - s.low_freq_factor) / band
+            blended = (1 - smooth) * f / s.factor + smooth * f
+            out = np.where(wavelength > low, f / s.factor, np.where(wavelength < high, f, blended))
+        out.flags.writeable = False
+        return out
 
 
 class Reference:
@@ -234,7 +288,9 @@ class Reference:
         cos, sin = rope.cos_sin(positions, like=qh)
         return _heads_first(xp, rope.rotate(qh, cos, sin)), _heads_first(xp, rope.rotate(kh, cos, sin))
 
-    def attend(self, q, k, v, *, arch: Architecture, cache, key_padding, on_scores, on_pattern):
+    def attend(self, q, k, v, *, arch: Architecture, cache, key_padding, on_scores, on_pattern, window=None):
+        """Attention of q (..., T, H, d) on k, v (..., T, H_kv, d) and what ``cache`` holds: z (..., T, H,
+        d_head). ``window`` W (a local layer): the query at position p sees keys p - W + 1 .. p."""
         xp = namespace(q)
         # NaN weights or an overflow show up here (before the cache keeps them); cached keys were
         # checked when they were new
@@ -244,12 +300,22 @@ class Reference:
         if cache is not None:
             k, v = cache.append(k, v)  # (..., H_kv, S, d): everything cached
         padding = None if key_padding is None else xp.expand_dims(key_padding, axis=-2)  # (..., 1, S)
+        n_q, n_k = shape_of(q)[-2], shape_of(k)[-2]
+        mask = None if window is None or n_k <= window else _window_mask(n_q, n_k, window)  # (T, S)
+        if arch.attn_softcap is not None:  # capped before the softmax, where the hook point sees scores
+            on_scores = _capped(arch.attn_softcap, on_scores, self)
         res = attend(
-            q, k, v, mask=None, causal="bottom_right" if arch.causal else None, scale=arch.scale,
+            q, k, v, mask=mask, causal="bottom_right" if arch.causal else None, scale=arch.scale,
             key_padding_mask=padding, enable_gqa=arch.n_kv_head != arch.n_head, return_trace=False,
             check_values=False, on_scores=on_scores, on_weights=on_pattern,
         )  # fmt: skip
         return _heads_first(xp, res.output)  # (..., T, H, d_head)
+
+    def softcap(self, x, cap: float):
+        """``cap · tanh(x / cap)`` (Gemma 2's soft cap: every number squashed into [-cap, cap])."""
+        xp = namespace(x)
+        c = xp.asarray(cap, dtype=x.dtype)
+        return xp.tanh(x / c) * c
 
     def heads_side_by_side(self, z):
         xp = namespace(z)
@@ -289,10 +355,28 @@ class Reference:
 REFERENCE = Reference()
 
 
+def _window_mask(n_queries: int, n_keys: int, window: int) -> np.ndarray:
+    """(T, S) boolean, True = may attend: the T queries are the last T of S positions (bottom-right),
+    and the query at position p sees keys j > p - window (Hugging Face's ``sliding_window_overlay``)."""
+    p = np.arange(n_keys - n_queries, n_keys)[:, None]  # each query's position
+    return np.arange(n_keys)[None, :] > p - window
+
+
+def _capped(cap: float, then, ops):
+    """A scores callback that soft-caps the scores, then passes them to the hook ``then`` (or None)."""
+
+    def call(scores):  # scores (..., H, T, S), blocked keys -inf
+        capped = ops.softcap(scores, cap)  # a blocked key would come out -cap: it is shown -inf, as before
+        capped = namespace(scores).where(scores == -np.inf, scores, capped)
+        return capped if then is None else then(capped)
+
+    return call
+
+
 def _heads_first(xp, a):
     """Swap the last two axes but one: (..., T, H, d) <-> (..., H, T, d) (a view)."""
     n = len(shape_of(a))
     return xp.permute_dims(a, tuple(range(n - 3)) + (n - 2, n - 3, n - 1))
 
 
-__all__ = ["REFERENCE", "Reference", "attention", "block", "forward", "mlp"]
+__all__ = ["REFERENCE", "Reference", "ScaledRoPE", "attention", "block", "forward", "mlp"]

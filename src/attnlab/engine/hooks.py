@@ -11,18 +11,26 @@ forward gets one, leads):
 - per block ``l``, in computation order (``blocks.{l}.`` before each name):
   ``hook_resid_pre`` (pos, d_model); ``ln1.hook_normalized`` (pre-norm: the attention's
   input; post-norm: LayerNorm_1(resid_mid), the MLP's input); ``attn.hook_q`` (pos, head,
-  d_head), ``attn.hook_k`` and ``attn.hook_v`` (pos, kv_head, d_head), before RoPE;
-  ``attn.hook_rot_q`` / ``attn.hook_rot_k`` after it (models with rotary positions);
-  ``attn.hook_attn_scores`` (head, query_pos, key_pos): q·k times the scale, blocked keys
-  ``-inf``; ``attn.hook_pattern`` (head, query_pos, key_pos): the softmax;
+  d_head), ``attn.hook_k`` and ``attn.hook_v`` (pos, kv_head, d_head), the projections
+  (biases added), before any norm or RoPE; ``attn.q_norm.hook_normalized`` (pos, head,
+  d_head) and ``attn.k_norm.hook_normalized`` (pos, kv_head, d_head): q and k after their
+  per-head RMSNorm, weight applied (models with q/k norms: Qwen 3, Gemma 3; TransformerLens's
+  q_norm and k_norm modules); ``attn.hook_rot_q`` / ``attn.hook_rot_k`` after RoPE (models
+  with rotary positions); ``attn.hook_attn_scores`` (head, query_pos, key_pos): q·k times
+  the scale (soft-capped, where the model caps scores), blocked keys ``-inf``;
+  ``attn.hook_pattern`` (head, query_pos, key_pos): the softmax;
   ``attn.hook_z`` (pos, head, d_head): each query head's mix of values, before W_O;
-  ``hook_attn_out`` (pos, d_model): after W_O and its bias; ``hook_resid_mid``
-  (resid_pre + attn_out); ``ln2.hook_normalized`` (pre-norm: the MLP's input;
-  post-norm: LayerNorm_2(resid_post), the block's output); ``mlp.hook_pre`` (pos, d_ff):
-  the first projection (a gated MLP's gate), ``mlp.hook_pre_linear`` (a gated MLP's up
-  projection), ``mlp.hook_post`` (pos, d_ff): the activation (times up, gated);
-  ``hook_mlp_out`` (pos, d_model); ``hook_resid_post`` (pre-norm: resid_mid + mlp_out;
-  post-norm: ln1's output + mlp_out, before LayerNorm_2, as TransformerLens's BERT);
+  ``ln1_post.hook_normalized`` (pos, d_model): the sandwich norm on the attention's output
+  (Gemma 2, 3); ``hook_attn_out`` (pos, d_model): what the attention adds to the residual
+  stream: after W_O and its bias (and ``ln1_post``, as TransformerLens places it);
+  ``hook_resid_mid`` (resid_pre + attn_out); ``ln2.hook_normalized`` (pre-norm: the MLP's
+  input; post-norm: LayerNorm_2(resid_post), the block's output); ``mlp.hook_pre`` (pos,
+  d_ff): the first projection (a gated MLP's gate), ``mlp.hook_pre_linear`` (a gated MLP's
+  up projection), ``mlp.hook_post`` (pos, d_ff): the activation (times up, gated);
+  ``ln2_post.hook_normalized`` (the sandwich norm on the MLP's output); ``hook_mlp_out``
+  (pos, d_model): what the MLP adds (after ``ln2_post``); ``hook_resid_post`` (pre-norm:
+  resid_mid + mlp_out; post-norm: ln1's output + mlp_out, before LayerNorm_2, as
+  TransformerLens's BERT);
 - ``ln_final.hook_normalized`` (pos, d_model) where the model has a final norm.
 
 With a KV cache, ``hook_k`` and ``hook_v`` hold the new tokens' keys and values; the
@@ -58,17 +66,21 @@ class BlockNames:
     q: str
     k: str
     v: str
+    q_normed: str
+    k_normed: str
     rot_q: str
     rot_k: str
     scores: str
     pattern: str
     z: str
+    ln1_post: str
     attn_out: str
     resid_mid: str
     ln2: str
     mlp_pre: str
     mlp_pre_linear: str
     mlp_post: str
+    ln2_post: str
     mlp_out: str
     resid_post: str
 
@@ -82,17 +94,21 @@ def block_names(layer: int) -> BlockNames:
         q=p + "attn.hook_q",
         k=p + "attn.hook_k",
         v=p + "attn.hook_v",
+        q_normed=p + "attn.q_norm.hook_normalized",
+        k_normed=p + "attn.k_norm.hook_normalized",
         rot_q=p + "attn.hook_rot_q",
         rot_k=p + "attn.hook_rot_k",
         scores=p + "attn.hook_attn_scores",
         pattern=p + "attn.hook_pattern",
         z=p + "attn.hook_z",
+        ln1_post=p + "ln1_post.hook_normalized",
         attn_out=p + "hook_attn_out",
         resid_mid=p + "hook_resid_mid",
         ln2=p + "ln2.hook_normalized",
         mlp_pre=p + "mlp.hook_pre",
         mlp_pre_linear=p + "mlp.hook_pre_linear",
         mlp_post=p + "mlp.hook_post",
+        ln2_post=p + "ln2_post.hook_normalized",
         mlp_out=p + "hook_mlp_out",
         resid_post=p + "hook_resid_post",
     )
@@ -110,12 +126,15 @@ def hook_names(arch) -> tuple[str, ...]:
     for layer in range(arch.n_layer):
         n = block_names(layer)
         rot = [n.rot_q, n.rot_k] if arch.positions == "rope" else []
+        normed = [n.q_normed, n.k_normed] if arch.qk_norm else []
         pre = [n.ln1] if arch.norm_placement == "pre" else []
         post = [] if arch.norm_placement == "pre" else [n.ln1]
         gated = [n.mlp_pre_linear] if arch.mlp == "gated" else []
-        out += [n.resid_pre, *pre, n.q, n.k, n.v, *rot, n.scores, n.pattern, n.z, n.attn_out, n.resid_mid]
+        sandwich = ([n.ln1_post], [n.ln2_post]) if arch.post_norms else ([], [])
+        out += [n.resid_pre, *pre, n.q, n.k, n.v, *normed, *rot, n.scores, n.pattern, n.z, *sandwich[0]]
+        out += [n.attn_out, n.resid_mid]
         out += [*post, n.ln2] if arch.norm_placement == "pre" else [*post]
-        out += [n.mlp_pre, *gated, n.mlp_post, n.mlp_out, n.resid_post]
+        out += [n.mlp_pre, *gated, n.mlp_post, *sandwich[1], n.mlp_out, n.resid_post]
         if arch.norm_placement == "post":
             out.append(n.ln2)
     if arch.final_norm:

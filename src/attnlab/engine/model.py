@@ -8,7 +8,10 @@ runs any of them. Nothing here computes.
 
 Weights are held as stored, pre-transposed for the engine (``y = x @ W``): NumPy arrays
 (float32 or float64), or on the fast path matrices of quantised blocks
-(:class:`attnlab.engine.fast.quant.QuantMatrix`) that only the fast products read.
+(:class:`attnlab.engine.fast.quant.QuantMatrix`) that only the fast products read. A block
+whose family adds norms (per-head q/k norms, sandwich norms) holds them in
+:class:`AttentionWeights` and :class:`BlockWeights`, the engine's parameter classes with
+those fields added.
 """
 
 from __future__ import annotations
@@ -22,8 +25,67 @@ import numpy as np
 from attnlab.engine.block import BlockParams
 from attnlab.engine.errors import FieldError
 from attnlab.engine.layers import ACTIVATIONS, LayerNormParams, MLPParams, RMSNormParams, SwiGLUParams
+from attnlab.engine.multihead import AttentionParams
 
 NormParams = LayerNormParams | RMSNormParams
+ROPE_SCALINGS = ("linear", "llama3", "factors")
+
+
+@dataclass(frozen=True, kw_only=True)
+class RopeScaling:
+    """How a model stretches RoPE's frequencies past the context it was trained on.
+
+    - ``"linear"`` (Gemma 3's global layers): every inverse frequency divided by ``factor``
+      (positions read as p / factor);
+    - ``"llama3"`` (Llama 3.1, 3.2): wavelengths 2π / f longer than ``original_context /
+      low_freq_factor`` are divided by ``factor``, those shorter than ``original_context /
+      high_freq_factor`` kept, and those between blended: (1 - s) · f / factor + s · f with
+      s = (original_context / wavelength - low_freq_factor) / (high_freq_factor - low_freq_factor);
+    - ``"factors"`` (a Llama 3 GGUF's ``rope_freqs.weight``: llama3's scaling, worked out by the
+      converter): inverse frequency i divided by ``factors[i]`` (one per pair of coordinates).
+    """
+
+    kind: Literal["linear", "llama3", "factors"]
+    factor: float = 1.0
+    low_freq_factor: float = 1.0
+    high_freq_factor: float = 4.0
+    original_context: int = 8192
+    factors: tuple[float, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.kind not in ROPE_SCALINGS:
+            raise FieldError(("rope_scaling",), f"is {self.kind!r}; use one of {ROPE_SCALINGS}")
+        if not (isinstance(self.factor, int | float) and math.isfinite(self.factor) and self.factor > 0):
+            raise FieldError(("rope_scaling", "factor"), f"is {self.factor!r}; it must be a positive number")
+        if self.kind == "llama3" and not self.high_freq_factor > self.low_freq_factor > 0:
+            raise FieldError(("rope_scaling", "high_freq_factor"),
+                             f"is {self.high_freq_factor!r}; it must exceed low_freq_factor "
+                             f"({self.low_freq_factor!r}), itself above 0")  # fmt: skip
+        context = self.original_context
+        if self.kind == "llama3" and not (isinstance(context, int) and context > 0):
+            raise FieldError(("rope_scaling", "original_context"),
+                             f"is {self.original_context!r}; it must be a whole number above 0")  # fmt: skip
+        positive = all(math.isfinite(f) and f > 0 for f in self.factors)
+        if self.kind == "factors" and not (self.factors and positive):
+            raise FieldError(("rope_scaling", "factors"), "must be finite numbers above 0, one per pair")
+
+
+@dataclass(frozen=True, eq=False)
+class AttentionWeights(AttentionParams):
+    """Attention's projections with a norm on each query and key head (Qwen 3, Gemma 3):
+    ``q_norm`` and ``k_norm`` (RMSNorm over d_head), applied to q and k before RoPE."""
+
+    q_norm: NormParams | None = None
+    k_norm: NormParams | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class BlockWeights(BlockParams):
+    """A block with sandwich norms (Gemma 2, 3): ``norm_1_post`` on the attention's output and
+    ``norm_2_post`` on the MLP's, each before its residual add."""
+
+    norm_1_post: NormParams | None = None
+    norm_2_post: NormParams | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -41,10 +103,22 @@ class Architecture:
       GPT-2, Llama) or "post" (norm(x + f(x)): BERT); ``final_norm`` after the last block
       (pre-norm models); ``embed_norm`` right after the embeddings (BERT);
     - ``positions`` "rope" (rotary, on q and k: ``rope_base``, ``rope_pairs`` "half" (i with
-      i + d/2, Hugging Face's layout) or "interleaved" (2i with 2i + 1, llama.cpp's)),
-      "learned" (a table added to the token embeddings) or "none";
+      i + d/2, Hugging Face's layout) or "interleaved" (2i with 2i + 1, llama.cpp's),
+      ``rope_scaling`` a :class:`RopeScaling` or None), "learned" (a table added to the token
+      embeddings: position p reads row p + ``position_offset``; RoBERTa's offset is
+      padding_idx + 1) or "none";
     - ``token_types``: BERT adds row 0 of a token-type table; ``embed_scale`` multiplies
-      the token embeddings (Gemma: √d_model);
+      the token embeddings (Gemma: √d_model, rounded to the dtype the model computes in, as
+      Hugging Face rounds it to its hidden states' dtype);
+    - local attention: ``sliding_window`` W lets the query at position p see keys p - W + 1 .. p
+      (W keys, itself included) in the layers ``local_layers`` lists (None: every layer;
+      Mistral), the others being global (Gemma 2, 3); ``rope_base_local``: the local layers'
+      RoPE base (Gemma 3; None: the global layers' RoPE, scaling included);
+    - ``qk_norm``: an RMSNorm on each query and key head before RoPE (Qwen 3, Gemma 3);
+      ``post_norms``: sandwich norms, a norm on the attention's and the MLP's outputs before
+      each residual add (Gemma 2, 3);
+    - soft caps (Gemma 2): ``attn_softcap`` c turns each score s into c · tanh(s / c) before
+      the softmax (blocked keys stay blocked), ``final_softcap`` the same on the logits;
     - ``mlp`` "gated" (act(x W_gate) ⊙ (x W_up) W_down: SwiGLU with silu) or "plain"
       (act(x W_1 + b_1) W_2 + b_2); ``activation`` one of ``ACTIVATIONS``;
     - ``attn_scale``: the factor on q·k (default 1/√d_head);
@@ -78,6 +152,15 @@ class Architecture:
     attn_scale: float | None = None
     tied_output: bool = True
     head: Literal["logits", "pooled"] = "logits"
+    rope_scaling: RopeScaling | None = None
+    position_offset: int = 0
+    sliding_window: int | None = None
+    local_layers: tuple[int, ...] | None = None
+    rope_base_local: float | None = None
+    qk_norm: bool = False
+    post_norms: bool = False
+    attn_softcap: float | None = None
+    final_softcap: float | None = None
 
     def __post_init__(self) -> None:
         for name in ("n_layer", "d_model", "n_head", "n_kv_head", "d_head", "d_ff", "d_vocab", "n_ctx"):
@@ -102,6 +185,47 @@ class Architecture:
         if self.positions == "rope" and self.d_head % 2:
             raise FieldError(("d_head",), f"is odd; rotary positions need an even head size, "
                                           f"not {self.d_head}")  # fmt: skip
+        for name in ("rope_base", "norm_eps", "embed_scale"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) \
+                    or value < 0 or (value == 0 and name != "norm_eps"):  # fmt: skip
+                raise FieldError((name,), f"is {value!r}; it must be a finite number above 0")
+        for name in ("attn_scale", "rope_base_local", "attn_softcap", "final_softcap"):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)
+                                      or not math.isfinite(value) or value <= 0):  # fmt: skip
+                raise FieldError((name,), f"is {value!r}; it must be None or a finite number above 0")
+        if isinstance(self.position_offset, bool) or not isinstance(self.position_offset, int) \
+                or self.position_offset < 0:  # fmt: skip
+            raise FieldError(("position_offset",), f"is {self.position_offset!r}; it must be a whole number "
+                                                   "of at least 0")  # fmt: skip
+        w = self.sliding_window
+        if w is not None and (isinstance(w, bool) or not isinstance(w, int) or w < 1):
+            need = "it must be None or a whole number of at least 1"
+            raise FieldError(("sliding_window",), f"is {w!r}; {need}")
+        if w is not None and not self.causal:
+            raise FieldError(("sliding_window",), "is set on an encoder; a sliding window is a decoder's")
+        if self.local_layers is not None:
+            if w is None:
+                raise FieldError(("local_layers",), "are given without a sliding_window to attend within")
+            bad = [i for i in self.local_layers if isinstance(i, bool) or not isinstance(i, int)
+                   or not 0 <= i < self.n_layer]  # fmt: skip
+            if bad or len(set(self.local_layers)) != len(self.local_layers):
+                raise FieldError(("local_layers",), f"are {self.local_layers!r}; give each layer 0.."
+                                                    f"{self.n_layer - 1} at most once")  # fmt: skip
+        if self.positions != "rope" and (self.rope_scaling is not None or self.rope_base_local is not None):
+            raise FieldError(("positions",), f"are {self.positions!r}; RoPE's settings need rotary positions")
+        if self.rope_scaling is not None and not isinstance(self.rope_scaling, RopeScaling):
+            raise FieldError(("rope_scaling",), "must be a RopeScaling or None")
+        if self.rope_scaling is not None and self.rope_scaling.kind == "factors" \
+                and len(self.rope_scaling.factors) != self.d_head // 2:  # fmt: skip
+            n = len(self.rope_scaling.factors)
+            raise FieldError(("rope_scaling", "factors"), f"are {n}; a head of {self.d_head} turns "
+                                                          f"{self.d_head // 2} pairs")  # fmt: skip
+        if self.rope_base_local is not None and w is None:
+            raise FieldError(("rope_base_local",), "is set without local layers (no sliding_window)")
+        if self.post_norms and self.norm_placement != "pre":
+            raise FieldError(("post_norms",), "are sandwich norms: they need norm_placement 'pre'")
 
     @property
     def group(self) -> int:
@@ -112,6 +236,16 @@ class Architecture:
     def scale(self) -> float:
         """The factor on q·k."""
         return self.attn_scale if self.attn_scale is not None else 1.0 / math.sqrt(self.d_head)
+
+    def is_local(self, layer: int) -> bool:
+        """Whether block ``layer`` attends within the sliding window."""
+        if self.sliding_window is None:
+            return False
+        return self.local_layers is None or layer in self.local_layers
+
+    def window(self, layer: int) -> int | None:
+        """Block ``layer``'s sliding window (None: it sees every earlier key)."""
+        return self.sliding_window if self.is_local(layer) else None
 
     def replace(self, **changes) -> Architecture:
         values = {f.name: getattr(self, f.name) for f in fields(self)}
@@ -125,11 +259,12 @@ class Weights:
 
     - ``embed`` W_E: (d_vocab, d_model), a token's row; or, on the fast path, the blocks of
       its transpose (a QuantMatrix (d_model, d_vocab) whose stored rows are W_E's rows);
-    - ``pos_embed`` W_pos (n_ctx, d_model) where positions are learned; ``type_embed``
+    - ``pos_embed`` W_pos (n_ctx + position_offset, d_model) where positions are learned; ``type_embed``
       (token types, d_model) where the model adds token type 0; ``embed_norm`` (BERT);
     - ``blocks``: one :class:`attnlab.engine.block.BlockParams` per layer (``norm_1`` is the
       attention's norm, ``norm_2`` the MLP's, before or after as the architecture places
-      them);
+      them); a :class:`BlockWeights` with :class:`AttentionWeights` where the architecture
+      has q/k norms or sandwich norms;
     - ``final_norm``; ``unembed`` W_U (d_model, d_vocab), None when the output is tied
       (then W_U = W_Eᵀ).
     """
@@ -157,8 +292,9 @@ def check_weights(arch: Architecture, w: Weights) -> None:
     e = w.embed  # an array (d_vocab, d_model), or the fast path's blocks of its transpose (d_model, d_vocab)
     shape("embed", e, (arch.d_vocab, d) if isinstance(e, np.ndarray) else (d, arch.d_vocab))
     if arch.positions == "learned":
-        if w.pos_embed is None or w.pos_embed.shape[1:] != (d,) or w.pos_embed.shape[0] < arch.n_ctx:
-            raise FieldError(("pos_embed",), f"learned positions need a table of ({arch.n_ctx}, {d})")
+        rows = arch.n_ctx + arch.position_offset
+        if w.pos_embed is None or w.pos_embed.shape[1:] != (d,) or w.pos_embed.shape[0] < rows:
+            raise FieldError(("pos_embed",), f"learned positions need a table of ({rows}, {d})")
     if not arch.tied_output and arch.head == "logits":
         shape("unembed", w.unembed, (d, arch.d_vocab))
     for i, b in enumerate(w.blocks):
@@ -167,6 +303,21 @@ def check_weights(arch: Architecture, w: Weights) -> None:
         shape(f"blocks.{i}.attn.w_k", a.w_k, (d, arch.n_kv_head * dh))
         shape(f"blocks.{i}.attn.w_v", a.w_v, (d, arch.n_kv_head * dh))
         shape(f"blocks.{i}.attn.w_o", a.w_o, (arch.n_head * dh, d))
+        n_q, n_kv = arch.n_head * dh, arch.n_kv_head * dh
+        for name, n_out in (("b_q", n_q), ("b_k", n_kv), ("b_v", n_kv), ("b_o", d)):
+            if getattr(a, name) is not None:
+                shape(f"blocks.{i}.attn.{name}", getattr(a, name), (n_out,))
+        if arch.qk_norm:
+            for name in ("q_norm", "k_norm"):
+                norm = getattr(a, name, None)
+                if norm is None:
+                    raise FieldError((f"blocks.{i}.attn.{name}",), "is missing: the model has q/k norms")
+                if norm.weight is not None:
+                    shape(f"blocks.{i}.attn.{name}.weight", norm.weight, (dh,))
+        if arch.post_norms:
+            for name in ("norm_1_post", "norm_2_post"):
+                if getattr(b, name, None) is None:
+                    raise FieldError((f"blocks.{i}.{name}",), "is missing: the model has sandwich norms")
         f = b.mlp
         if arch.mlp == "gated":
             if not isinstance(f, SwiGLUParams):

@@ -14,7 +14,8 @@ where they apply, each the step the reference takes to rounding (tested):
 
 A step takes its fast form on a 2-D float32 or float64 array with weights of that dtype (or
 float32 activations on quantised blocks), without biases; anything else (an encoder's batch,
-LayerNorm, biases, key padding) is the reference's step. Every output number is one fixed
+LayerNorm, biases, key padding, a norm on each q/k head, soft-capped scores, a sliding window
+that hides a key) is the reference's step. Every output number is one fixed
 sequence of operations, so no bit depends on the thread count (docs/engine-conventions.md).
 
 :class:`Rows` runs R decoding steps at once, row r a new token on its own caches at its own
@@ -162,10 +163,10 @@ class Fast(Reference):
         out = steps.rotate_qk(rope, qk, n_head + k.shape[1], d, positions, self.kernels())
         return out[:, :n_head], out[:, n_head:]  # (T, H, d), (T, H_kv, d)
 
-    def attend(self, q, k, v, *, arch, cache, key_padding, on_scores, on_pattern):
-        if not self._attend_applies(q, k, v, arch, cache, key_padding):
+    def attend(self, q, k, v, *, arch, cache, key_padding, on_scores, on_pattern, window=None):
+        if not self._attend_applies(q, k, v, arch, cache, key_padding, window):
             return super().attend(q, k, v, arch=arch, cache=cache, key_padding=key_padding,
-                                  on_scores=on_scores, on_pattern=on_pattern)  # fmt: skip
+                                  on_scores=on_scores, on_pattern=on_pattern, window=window)  # fmt: skip
         keys, values = k.transpose(1, 0, 2), v.transpose(1, 0, 2)  # (H_kv, T, d)
         if cache is not None:
             keys, values = cache.append(keys, values)  # (H_kv, S, d): everything cached
@@ -183,9 +184,13 @@ class Fast(Reference):
         return side.reshape(q.shape[0], arch.n_head, -1)  # (T, H, d_head): a view of side (T, H * d)
 
     @staticmethod
-    def _attend_applies(q, k, v, arch, cache, key_padding) -> bool:
-        if not arch.causal or key_padding is not None:
+    def _attend_applies(q, k, v, arch, cache, key_padding, window=None) -> bool:
+        if not arch.causal or key_padding is not None or arch.attn_softcap is not None:
             return False
+        if window is not None:  # the compiled steps know no window: fine while it hides no key
+            keys = q.shape[0] + (cache.length if cache is not None else 0)
+            if keys > window:
+                return False
         if not all(type(a) is np.ndarray and a.ndim == 3 and a.dtype == q.dtype for a in (q, k, v)):
             return False
         if q.dtype not in _FLOATS:
@@ -232,7 +237,7 @@ class Fast(Reference):
     def unembed_columns(self, x, weights, tokens: tuple[int, ...]):
         """On quantised blocks the forward's bits (each logit one FMA chain over the stored values; a
         lone row is doubled, since a one-row product sums in another order); else the reference's."""
-        e = weights.embed if weights.unembed is None else None
+        e = weights.embed if weights.unembed is None else weights.unembed  # W_Eᵀ or W_U: a token's column
         if not isinstance(e, QuantMatrix):
             return super().unembed_columns(x, weights, tokens)
         columns = _columns_of(e, tokens)
@@ -281,7 +286,9 @@ class Rows(Fast):
                 qkv[:, n_q : n_q + n_k].reshape(n, arch.n_kv_head, arch.d_head),
                 qkv[:, n_q + n_k :].reshape(n, arch.n_kv_head, arch.d_head))  # fmt: skip
 
-    def attend(self, q, k, v, *, arch, cache, key_padding, on_scores, on_pattern):
+    def attend(self, q, k, v, *, arch, cache, key_padding, on_scores, on_pattern, window=None):
+        if window is not None or arch.attn_softcap is not None:  # rows_apply keeps such models off Rows
+            raise ValueError("Rows attends without a sliding window or soft-capped scores")
         if on_scores is not None or on_pattern is not None:
             raise FieldError(("fwd_hooks",), "hooks on the scores or pattern need one sequence, not rows")
         caches, rows = cache, range(q.shape[0])
@@ -353,10 +360,13 @@ def _rows_product(x: np.ndarray, w) -> np.ndarray:
 
 def rows_apply(arch, weights) -> bool:
     """Whether :class:`Rows` runs this model: a pre-norm decoder on float or block weights whose steps
-    take their fast forms (RMSNorm, no biases, gated SiLU, rotary or no positions)."""
+    take their fast forms (RMSNorm, no biases, gated SiLU, rotary or no positions, no sliding window
+    and no soft-capped scores)."""
     if not arch.causal or arch.norm_placement != "pre" or arch.norm != "rms" or arch.mlp != "gated":
         return False
     if arch.activation != "silu" or arch.positions == "learned":
+        return False
+    if arch.sliding_window is not None or arch.attn_softcap is not None:
         return False
     b = weights.blocks[0]
     return all(x is None for x in (b.attn.b_q, b.attn.b_k, b.attn.b_v, b.attn.b_o))
