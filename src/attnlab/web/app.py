@@ -41,7 +41,7 @@ from attnlab.web.errors import (
 )
 from attnlab.web.explorer import routes as api
 from attnlab.web.explorer import socket
-from attnlab.web.fairness import Shares
+from attnlab.web.fairness import Shares, early_refusal
 from attnlab.web.guard import BODY_TIMEOUT_S, CSP, MAX_BODY_BYTES, GuardMiddleware
 from attnlab.web.hosts import LOOPBACK_HOSTS, HostRules
 from attnlab.web.limits import router as limits_router
@@ -131,7 +131,7 @@ def create_app(
     app.add_exception_handler(FieldError, field_error_handler)
     for router in ROUTERS:
         app.include_router(router)
-    app.state.shares = shares if shares is not None else Shares()  # the explorer's work, budgeted per client
+    app.state.shares = budgets = shares if shares is not None else Shares()  # the explorer's work, per client
 
     assets = Assets(root=STATIC_DIR)
     for route in PAGES:  # "/" and "/real-model", with versioned static URLs
@@ -139,5 +139,6 @@ def create_app(
     app.add_api_route("/static/{path:path}", assets.file, methods=["GET"], include_in_schema=False)
     mount_classroom(app, assets, classroom)  # a class (web/classroom): routes and recorder, inside gzip
     app.add_middleware(GZipMiddleware, minimum_size=500)  # inside the guard: its headers go on as they are
-    app.add_middleware(GuardMiddleware, hosts=HostRules.of(allowed_hosts), body_timeout=body_timeout)
+    app.add_middleware(GuardMiddleware, hosts=HostRules.of(allowed_hosts), body_timeout=body_timeout,
+                       early=lambda scope: early_refusal(budgets, scope))  # fmt: skip
     return app

@@ -8,20 +8,32 @@ loop too, where it cannot be measured apart: each is charged ``MESSAGE_S`` and
 ``BYTE_S`` a byte (a 64 x 64 state, 160 kB: 1 ms). The cost is charged twice, to the
 connection the request came on and to the address it came from (a learner's
 computer), each a token bucket of CPU seconds that fills at ``rate`` seconds per
-second up to ``burst``. A call is charged when it ends, so a bucket can go below
-zero; a client whose connection or address is below zero is past its budget until
-it has refilled, and only that client is slowed:
+second up to ``burst``. An address's rate is its share: ``ADDRESS.rate`` while few
+computers are busy, ``TOTAL_RATE`` split between the addresses charged in the last
+``ACTIVE_S`` seconds once there are more, never below ``MIN_RATE`` (a person dragging
+takes about 0.06 s a second). So three or eight computers flooding take what one would,
+together. A call is charged when it ends, so a bucket can go below zero; a client
+whose connection or address is below zero is past its budget until it has refilled,
+and only that client is slowed:
 
 - over HTTP it is answered 429 with ``Retry-After`` (whole seconds until it is back),
   the page's sentence at ``body`` (``lab.fields.over_share``), and the lab is not called;
+  a request to a budgeted route from a client already past its budget is answered so
+  before its body is read (``early_refusal``: the guard calls it), after holding it for
+  up to ``HOLD_S``, and its connection closed: a flood of refused bodies costs nothing;
 - on a socket nothing more is read from it and its next answer waits until then
   (what it sends meanwhile waits in the network: TCP holds the sender back); states
   read before then replace the one waiting (``socket.Latest``), so a flooding socket's
-  states are coalesced.
+  states are coalesced. A large message (``HEAVY_BYTES``) is the last one read until
+  it is taken to be answered: reading is bounded by answering.
 
-And one address runs at most ``ADDRESS_SLOTS`` calls at once (one), the rest waiting
-in the order they came, so a backlog from one address never holds more than its
-worker thread, and its work never competes with itself for the GIL.
+One address runs at most ``ADDRESS_SLOTS`` calls at once (one), the rest waiting in the
+order they came, so a backlog from one address never holds more than its worker thread,
+and its work never competes with itself for the GIL. And heavy work (a request or
+message of at least ``HEAVY_BYTES``: a 64 x 64 state is 160 kB, a drag 200 bytes) runs
+at most ``HEAVY_LANES`` calls at once across every client, taken in turn by address, so
+however many computers send large states, another client's small call competes with one
+of them for the GIL, not with all.
 
 An in-process client (Starlette's TestClient) has no budget: it is the process itself.
 """
@@ -30,6 +42,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections import OrderedDict, deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
@@ -57,10 +70,17 @@ class Budget:
 # second. What one computer may take is a fifth of the server's time (its GIL), at most.
 CONNECTION = Budget(rate=0.15, burst=1.0)
 ADDRESS = Budget(rate=0.2, burst=2.0)
+TOTAL_RATE = 0.8  # CPU seconds a second for every address together, once more than four are busy
+MIN_RATE = 0.05  # an address's share never goes below this (a person's drag: about 0.06)
+ACTIVE_S = 2.0  # an address charged within this long is busy: it counts in the split
 ADDRESS_SLOTS = 1  # calls of one address at once: its backlog never holds more than one worker thread
+HEAVY_BYTES = 16 * 1024  # a request or message this large is heavy work (about 24 sources of 24 numbers)
+HEAVY_LANES = 1  # heavy calls at once, every client together, taken in turn by address
+HOLD_S = 1.0  # a request refused before its body is read is answered after at most this long
 MESSAGE_S = 0.0002  # the event loop's reading of one request or message, charged as CPU seconds...
 BYTE_S = 5e-9  # ...and of each of its bytes (5 ms a megabyte)
 KEPT_CLIENTS = 4096  # buckets kept before the full (idle) ones are forgotten
+BUDGETED = frozenset({"/api/trace", "/api/state"})  # the routes whose work is budgeted (``answer``)
 
 
 class Bucket:
@@ -94,12 +114,52 @@ class _Slots:
         self.users = 0
 
 
+class Lane:
+    """At most ``n`` heavy calls at once across every client; waiting ones are let in by address in
+    turn (the address that waited first, then the next, ...), each address's own in their order."""
+
+    def __init__(self, n: int) -> None:
+        self.free = n
+        self._waiting: OrderedDict[str, deque[anyio.Event]] = OrderedDict()
+
+    async def enter(self, address: str) -> None:
+        if self.free and not self._waiting:
+            self.free -= 1
+            return
+        turn = anyio.Event()
+        self._waiting.setdefault(address, deque()).append(turn)
+        try:
+            await turn.wait()
+        except BaseException:  # cancelled while waiting (its client left): give back a turn it was given
+            queue = self._waiting.get(address)
+            if queue is not None and turn in queue:
+                queue.remove(turn)
+                if not queue:
+                    del self._waiting[address]
+            elif turn.is_set():
+                self.leave()
+            raise
+
+    def leave(self) -> None:
+        """Let the next address's call in (its place passes on), or free the lane."""
+        if not self._waiting:
+            self.free += 1
+            return
+        address, queue = next(iter(self._waiting.items()))
+        queue.popleft().set()
+        del self._waiting[address]
+        if queue:
+            self._waiting[address] = queue  # its next call waits for every other address's turn
+
+
 class Shares:
     """The server's budgets: one bucket per connection and one per address, and each address's slots.
 
     ``clock`` (seconds), ``cpu`` (a thread's CPU seconds) and ``sleep`` are the real ones
     unless a test gives its own; reading a request or message of n bytes is charged
-    ``message_s + n * byte_s``. Used from the event loop only (the calls run in threads).
+    ``message_s + n * byte_s``; ``total``, ``min_rate`` and ``active_s``: how an address's
+    rate shrinks when many are busy; ``heavy_bytes`` and ``lanes``: the heavy lane. Used from
+    the event loop only (the calls run in threads).
     """
 
     def __init__(
@@ -113,13 +173,32 @@ class Shares:
         sleep: Callable[[float], Awaitable[None]] = anyio.sleep,
         message_s: float = MESSAGE_S,
         byte_s: float = BYTE_S,
+        total: float = TOTAL_RATE,
+        min_rate: float = MIN_RATE,
+        active_s: float = ACTIVE_S,
+        heavy_bytes: int = HEAVY_BYTES,
+        lanes: int = HEAVY_LANES,
+        hold_s: float = HOLD_S,
     ) -> None:
-        self.connection, self.address, self.slots = connection, address, slots
+        self.connection, self._address, self.slots = connection, address, slots
         self.message_s, self.byte_s = message_s, byte_s
         self.clock, self.cpu, self.sleep = clock, cpu, sleep
+        self.total, self.min_rate, self.active_s = total, min_rate, active_s
+        self.heavy_bytes, self.hold_s = heavy_bytes, hold_s
+        self.lane = Lane(lanes)
         self._connections: dict[tuple[str, int], Bucket] = {}
         self._addresses: dict[str, Bucket] = {}
         self._slots: dict[str, _Slots] = {}
+        self._charged: dict[str, float] = {}  # address -> when it was last charged (the busy ones)
+
+    @property
+    def address(self) -> Budget:
+        """An address's budget now: its share of ``total`` among the busy addresses (see the module)."""
+        now = self.clock()
+        for key in [k for k, at in self._charged.items() if now - at > self.active_s]:
+            del self._charged[key]
+        share = self.total / max(1, len(self._charged))
+        return Budget(rate=min(self._address.rate, max(self.min_rate, share)), burst=self._address.burst)
 
     def client(self, scope: Scope) -> Client | None:
         """The client of an HTTP request or a WebSocket; None for an in-process caller (no budget)."""
@@ -140,15 +219,26 @@ class Shares:
         while client is not None and (seconds := self.wait(client)[0]) > 0:
             await self.sleep(seconds)
 
-    async def run(self, client: Client | None, fn: Callable, *args):
-        """Run ``fn(*args)`` in a worker thread in one of the address's slots; charge its CPU seconds."""
+    async def run(self, client: Client | None, fn: Callable, *args, size: int = 0):
+        """Run ``fn(*args)`` in a worker thread in one of the address's slots; charge its CPU seconds.
+
+        ``size``: the bytes of the request or message it answers: from ``heavy_bytes`` on, the call
+        also waits for the heavy lane (its turn among every client's heavy calls).
+        """
         if client is None:
             return await run_sync(fn, *args)
         slots = self._slots.setdefault(client.address, _Slots(self.slots))
         slots.users += 1
         try:
             async with slots.limiter:
-                result, error, spent = await run_sync(_measured, self.cpu, fn, args)
+                heavy = size >= self.heavy_bytes
+                if heavy:
+                    await self.lane.enter(client.address)
+                try:
+                    result, error, spent = await run_sync(_measured, self.cpu, fn, args)
+                finally:
+                    if heavy:
+                        self.lane.leave()
         finally:
             slots.users -= 1
             if not slots.users:
@@ -166,6 +256,7 @@ class Shares:
     def charge(self, client: Client, seconds: float) -> None:
         """Take ``seconds`` of CPU from the client's connection and address."""
         now = self.clock()
+        self._charged[client.address] = now
         for buckets, key, budget in (
             (self._connections, client.connection, self.connection),
             (self._addresses, client.address, self.address),
@@ -219,5 +310,27 @@ async def answer(request: Request, fn: Callable[..., bytes], *args) -> Response:
         seconds, computer = shares.wait(client)
         if seconds > 0:
             return refusal(seconds, computer=computer)
-    shares.read(client, len(await request.body()))  # read already: FastAPI keeps it
-    return Response(await shares.run(client, fn, *args), media_type="application/json")
+    size = len(await request.body())  # read already: FastAPI keeps it
+    shares.read(client, size)
+    return Response(await shares.run(client, fn, *args, size=size), media_type="application/json")
+
+
+async def early_refusal(shares: Shares, scope: Scope) -> JSONResponse | None:
+    """A budgeted request from a client past its budget: its 429, given before its body is read
+    (after holding it up to ``hold_s``: a flood of refused bodies costs nothing); else ``None``.
+
+    The guard calls it before it reads a body, and closes the connection after the 429.
+    """
+    if scope.get("method") != "POST" or scope.get("path") not in BUDGETED:
+        return None
+    client = shares.client(scope)
+    if client is None:
+        return None
+    seconds, computer = shares.wait(client)
+    if seconds <= 0:
+        return None
+    await shares.sleep(min(seconds, shares.hold_s))
+    seconds, computer = shares.wait(client)
+    if seconds <= 0:
+        return None  # back within its budget while held: answered as usual
+    return refusal(seconds, computer=computer)

@@ -11,6 +11,7 @@ without the body: wherever ``GET`` works, so does ``HEAD``.
 from __future__ import annotations
 
 import json
+from collections.abc import Awaitable, Callable
 
 import anyio
 from fastapi.responses import JSONResponse
@@ -62,7 +63,9 @@ class GuardMiddleware:
     HTTP, in order: a Host that is not one of the lab's names (``hosts.HostRules``)
     is 403; so is a state-changing method (not GET, HEAD or OPTIONS) sent with
     a foreign Origin: another name, or another scheme or port than the request's
-    own. The body is then read here, whole, before the app runs: over ``max_body``
+    own. Then ``early`` may refuse it before its body is read (a client past its share
+    of the server's time: ``web/fairness.early_refusal``), closing the connection.
+    The body is then read here, whole, before the app runs: over ``max_body``
     bytes is 413 and not all sent within ``body_timeout`` seconds (a
     Content-Length promising more than arrives) is 408; these answers close the
     connection, as the rest of the body is never read. An exception the app lets
@@ -83,11 +86,13 @@ class GuardMiddleware:
         hosts: HostRules,
         max_body: int = MAX_BODY_BYTES,
         body_timeout: float = BODY_TIMEOUT_S,
+        early: Callable[[Scope], Awaitable[JSONResponse | None]] | None = None,
     ) -> None:
         self.app = app
         self.hosts = hosts
         self.max_body = max_body
         self.body_timeout = body_timeout
+        self.early = early  # a refusal before the body is read (a client past its share: web/fairness)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "websocket":
@@ -120,6 +125,11 @@ class GuardMiddleware:
         refusal = self._refusal(scope, check_origin=scope["method"] not in SAFE_METHODS)
         if refusal is not None:
             await _answer(send_with_headers, 403, refusal, close=True)
+            return
+        early = await self.early(scope) if self.early is not None else None
+        if early is not None:  # its body is never read: the connection closes after the answer
+            early.headers["connection"] = "close"
+            await early({"type": "http"}, _no_receive, send_with_headers)
             return
         body = await self._read_body(scope, receive)
         if isinstance(body, int):

@@ -22,7 +22,10 @@ than answers come costs one thread and one waiting message, however fast it send
 Each answer is the client's work, in its share of the server's time
 (``attnlab.web.fairness``): past its budget, nothing more is read from a socket and
 its next answer waits until the budget has refilled; the states read before then
-are coalesced into the newest, the rest wait in the network.
+are coalesced into the newest, the rest wait in the network. A large state
+(``fairness.HEAVY_BYTES``) is the last one read until it is taken to be answered, and its
+answer waits for the heavy lane (one such answer at a time, clients in turn): reading
+a flood costs no more than answering it.
 """
 
 from __future__ import annotations
@@ -48,6 +51,7 @@ class Latest:
     def __init__(self) -> None:
         self._text: str | None = None
         self._ready = anyio.Event()
+        self._taken = anyio.Event()
         self.replaced = 0  # messages dropped for a newer one (never answered)
 
     def put(self, text: str) -> None:
@@ -55,6 +59,7 @@ class Latest:
             self.replaced += 1
         self._text = text
         self._ready.set()
+        self._taken = anyio.Event()
 
     async def wait(self) -> None:
         """Wait until a message is waiting (it stays waiting: a newer one may still replace it)."""
@@ -64,8 +69,14 @@ class Latest:
         await self._ready.wait()
         text, self._text = self._text, None
         self._ready = anyio.Event()  # an anyio Event cannot be cleared
+        self._taken.set()
         assert text is not None
         return text
+
+    async def taken(self) -> None:
+        """Wait until the message waiting now has been taken (at once when none waits)."""
+        if self._text is not None:
+            await self._taken.wait()
 
 
 def answer_text(text: str, kind: str = "state") -> str:
@@ -89,7 +100,7 @@ async def answer_latest(
         await latest.wait()
         await shares.within_budget(client)
         text = await latest.take()
-        await send(await shares.run(client, answer_text, text, kind))
+        await send(await shares.run(client, answer_text, text, kind, size=len(text)))
 
 
 async def _answer(
@@ -107,7 +118,8 @@ async def _read(
     """Queue each text message; return the close code and reason for a bad one, None when the client left.
 
     A client past its budget is not read from until it has refilled: what it sends meanwhile
-    waits in the network (TCP holds the sender back). Each message read is charged.
+    waits in the network (TCP holds the sender back). Each message read is charged; after a
+    large one (``shares.heavy_bytes``), nothing more is read until it is taken to be answered.
     """
     while True:
         await shares.within_budget(client)
@@ -121,6 +133,8 @@ async def _read(
             return TOO_BIG
         shares.read(client, len(text))
         latest.put(text)
+        if len(text) >= shares.heavy_bytes:
+            await latest.taken()
 
 
 async def _serve(socket: WebSocket, kind: str) -> None:
