@@ -240,11 +240,12 @@ def test_bad_generation_settings_are_refused(smollm2):
 
 def test_projections_are_laid_out_for_one_product_each(smollm2, smollm2_exact):
     """w_q|w_k|w_v and w_gate|w_up sit side by side, so a decoding step reads each group at once."""
-    from attnlab.engine.fast.decode import joined_projections
+    from attnlab.engine.fast.ops import joined
 
     for model in (smollm2, smollm2_exact):
         for params in model.weights.blocks:
-            qkv, gate_up = joined_projections(params)
+            a, f = params.attn, params.mlp
+            qkv, gate_up = joined(a.w_q, a.w_k, a.w_v), joined(f.w_gate, f.w_up)
             assert qkv is not None and gate_up is not None
             assert qkv.shape == (576, 576 + 2 * 192) and gate_up.shape == (576, 2 * 1536)
             assert qkv.dtype == gate_up.dtype == params.attn.w_o.dtype

@@ -2,8 +2,9 @@
 
 :func:`head_reads`: the head's q and its KV head's k, before and after RoPE, and their
 dot products q_i · k_j (unscaled; the scores are these times ``scale``). They are
-the forward's own hook points (``attn.hook_q`` ... ``attn.hook_pattern``), from that block
-run again on the cached residual stream entering it: the run's own bits. On a GQA model
+the forward's hook points (``attn.hook_q`` ... ``attn.hook_pattern``), from that block run
+again on the cached residual stream entering it with the trace's steps (the reference's, on
+the q4_1 blocks' float values), so they equal the run's own to float rounding. On a GQA model
 ``group`` lists the query heads that share the KV head (and its k and v).
 
 :func:`head_writes` (decoder): at a query position, the keys the head attends to most,
@@ -142,14 +143,16 @@ def head_writes(
 def _attention_trace(model, cache: Cache, layer: int) -> dict[str, np.ndarray]:
     """Block ``layer`` of the forward run again on the cached residual entering it, keeping its
     attention's hook points: q, k, v (T, heads, d_head), q and k rotated where the model rotates
-    them, and the pattern (H, T, T). The same steps on the same numbers: the run's own bits."""
+    them, and the pattern (H, T, T), on the trace's steps (the reference's, on the weights' float
+    values: what the Real model view's traces and the programs behind these numbers compute)."""
     names = block_names(layer)
     rope = model.arch.positions == "rope"
     wanted = {"q": names.q, "k": names.k, "v": names.v, "weights": names.pattern}
     if rope:
         wanted.update(q_rotated=names.rot_q, k_rotated=names.rot_k)
-    _, kept = model.run_with_cache(None, names=set(wanted.values()), start_at_layer=layer,
-                                   resid=np.array(cache.resid[layer]), stop_at_layer=layer + 1)  # fmt: skip
+    _, kept = model.run_with_cache(None, names=set(wanted.values()), ops=model.trace_ops,
+                                   start_at_layer=layer, resid=np.array(cache.resid[layer]),
+                                   stop_at_layer=layer + 1)  # fmt: skip
     out = {key: kept[name] for key, name in wanted.items()}
     for key in ("q", "k", "v", "q_rotated", "k_rotated"):  # (T, heads, d) -> (heads, T, d)
         if key in out:
