@@ -75,6 +75,7 @@ def test_a_one_layer_local_model_never_reads_a_token_out_of_its_window(rng):
     assert not np.array_equal(a[:4], b[:4])
 
 
+@pytest.mark.oracle
 def test_a_local_layers_attention_is_torch_sdpa_with_the_window_mask(rng):
     torch = pytest.importorskip("torch")
     arch, w = family(rng, n_layer=1, sliding_window=4, n_kv_head=2)
@@ -212,6 +213,7 @@ def test_the_new_hook_points_are_named_in_the_order_the_forward_passes_them(rng)
 # -- positions -----------------------------------------------------------------------------------
 
 
+@pytest.mark.oracle
 def test_llama3_frequencies_are_transformers_own(rng):
     torch = pytest.importorskip("torch")
     pytest.importorskip("transformers")

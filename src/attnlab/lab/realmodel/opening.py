@@ -28,8 +28,12 @@ def _shape(shape: Sequence[int]) -> str:
     return "(" + ", ".join(f"{n:,}" for n in shape) + ")"
 
 
-def _gib(n: int) -> str:
-    return f"{n / 2**30:,.1f} GiB"
+def _size(n: int) -> str:
+    """A byte count in the largest binary unit it fills: ``3.2 GiB``, ``1.4 MiB``, ``100.0 KiB``."""
+    for unit, power in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if n >= 2**power:
+            return f"{n / 2**power:,.1f} {unit}"
+    return plural(n, "byte")
 
 
 def not_a_model(path: str, problem: str) -> str:
@@ -103,8 +107,8 @@ def missing_shard(path: str, shard: str, index: str) -> str:
 
 def too_large(path: str, weights: str, needed: int, total: int, share: float) -> str:
     """A model whose weights on ``weights`` would take more than ``share`` of the machine's memory."""
-    return (f"{path} needs {_gib(needed)} ({plural(needed, 'byte')}) for its weights on the {weights} "
-            f"path, more than {percent(share)} of this machine's {_gib(total)}; choose a smaller model "
+    return (f"{path} needs {_size(needed)} ({plural(needed, 'byte')}) for its weights on the {weights} "
+            f"path, more than {percent(share)} of this machine's {_size(total)}; choose a smaller model "
             "or a smaller weight format")  # fmt: skip
 
 
