@@ -180,3 +180,78 @@ def test_encoder_patches_equal_transformers_hooks(minilm, hf_encoder):
                  patching.residual_patch(p, 5, 5, "post"), patching.head_patch(p, 3, 5),
                  patching.mlp_patch(p, 4, [2]), patching.mlp_patch(p, 0)):  # fmt: skip
         assert abs(patching.patch_value(minilm, p, [edit]) - theirs([edit])) <= UNIT, edit
+
+
+# -- attention pattern, keys and values ----------------------------------------------------------------
+
+
+def test_patching_a_runs_own_pattern_keys_or_values_changes_nothing(decoder, eiffel):
+    from attnlab.models.circuits.edits import SetKV, SetPattern
+
+    p = eiffel(decoder)
+    own = patching.attention_of(decoder, p.corrupt, 12)
+    for edit in (SetPattern(12, 5, own["pattern"][5]), SetKV(12, 1, "k", own["k"][:, 1]),
+                 SetKV(12, 2, "v", own["v"][:, 2])):  # fmt: skip
+        assert patching.patch_value(decoder, p, [edit]) == p.corrupt_value
+
+
+def test_pattern_and_kv_sweeps_cover_query_heads_and_kv_heads(decoder, eiffel):
+    p = eiffel(decoder)
+    seen = []
+    sweep = patching.pattern_sweep(decoder, p, layers=(0, 20), progress=lambda done, total: seen.append(done))
+    assert sweep.kind == "pattern" and sweep.values.shape == (2, 9) and seen == list(range(1, 19))
+    keys = patching.kv_sweep(decoder, p, "k", layers=(3, 20))
+    values = patching.kv_sweep(decoder, p, "v", layers=(3, 20))
+    assert (keys.kind, values.kind) == ("keys", "values") and keys.values.shape == values.values.shape == (2, 3)
+    for sweep in (keys, values):
+        assert np.isfinite(sweep.values).all() and sweep.columns == (0, 1, 2)
+    # each cell is the metric with that one patch made, computed alone
+    one = patching.patch_value(decoder, p, [patching.kv_patch(decoder, p, 20, 1, "v")])
+    assert one == values.values[1, 1]
+    one = patching.patch_value(decoder, p, [patching.pattern_patch(decoder, p, 20, 4)])
+    assert one == sweep_value(patching.pattern_sweep(decoder, p, layers=(20,), heads=(4,)))
+    with pytest.raises(FieldError) as err:
+        patching.kv_sweep(decoder, p, "q")
+    assert err.value.loc == ("which",)
+
+
+def sweep_value(sweep) -> float:
+    assert sweep.values.shape == (1, 1)
+    return float(sweep.values[0, 0])
+
+
+def test_a_kv_patch_reaches_every_query_head_of_its_group_and_no_other(smollm2, eiffel):
+    """The GQA pitfall: a KV head is shared, so patching it changes its whole group's outputs."""
+    from attnlab.models.circuits.edits import SetKV
+
+    p = eiffel(smollm2)
+    clean = patching.attention_of(smollm2, p.clean, 16)
+    run = patching.patched_run(smollm2, p, [SetKV(16, 1, "v", clean["v"][:, 1])])
+    changed = [h for h in range(9) if not np.array_equal(run.z[16, :, h], p.corrupt.z[16, :, h])]
+    assert changed == [3, 4, 5]  # query heads 3, 4, 5 read KV head 1
+
+
+def test_pattern_and_value_patches_match_the_hooked_peer(smollm2_f32, eiffel, hf_decoder):
+    """The patched metric against transformers with the same head's pattern or KV head's values replaced
+    (an attention function of its own for the pattern; a hook on v_proj for the values)."""
+    import torch
+
+    p = eiffel(smollm2_f32)
+    clean = patching.attention_of(smollm2_f32, p.clean, 15)
+    ours = patching.patch_value(smollm2_f32, p, [patching.kv_patch(smollm2_f32, p, 15, 1, "v")])
+    model = hf_decoder.model
+    d = 64
+
+    def v_hook(module, args, output):
+        out = output.clone()
+        out[0, :, d : 2 * d] = torch.as_tensor(np.array(clean["v"][:, 1]))
+        return out
+
+    handle = model.model.layers[15].self_attn.v_proj.register_forward_hook(v_hook)
+    try:
+        with torch.no_grad():
+            logits = model(torch.tensor([list(p.corrupt.ids)]), logits_to_keep=1).logits[0, -1].double().numpy()
+    finally:
+        handle.remove()
+    theirs = logits[7042] - logits[7268]
+    assert abs(ours - theirs) <= close("float32", [theirs])

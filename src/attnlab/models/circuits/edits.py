@@ -8,6 +8,12 @@
 - :class:`SetResid`: the residual stream at ``site`` "pre" (entering block ``layer``),
   "mid" (between its two sublayers: pre-norm ``x + attention``, post-norm
   ``LayerNorm_1(x + attention)``) or "post" (leaving it).
+- :class:`SetPattern`: query head ``head``'s attention pattern in ``layer`` (its rows at the
+  query ``positions``: how it shares its attention; the values it mixes stay the run's).
+- :class:`SetKV`: KV head ``kv_head``'s keys (``which="k"``, after RoPE where the model rotates
+  them: what the scores read) or values (``"v"``) in ``layer``. On a GQA model a KV head is
+  shared: the patch reaches every query head of its group (the GQA pitfall; the view names
+  the group).
 
 ``positions`` (token positions, or None: every one) say where the value goes; ``value``
 is (T, width), or (width,) for the same vector at every position. An edit writes into a
@@ -57,16 +63,42 @@ class SetResid:
     positions: tuple[int, ...] | None = None
 
 
-Intervention = SetHead | SetMLP | SetResid
+@dataclass(frozen=True, eq=False)
+class SetPattern:
+    """Query head ``head``'s pattern in ``layer`` := ``value`` (T, T) (each row a query's weights over
+    the keys), at the query ``positions``."""
+
+    layer: int
+    head: int
+    value: np.ndarray
+    positions: tuple[int, ...] | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class SetKV:
+    """KV head ``kv_head``'s keys (``which`` "k") or values ("v") in ``layer`` := ``value`` (T, d_head)
+    or (d_head,), at ``positions``."""
+
+    layer: int
+    kv_head: int
+    which: str
+    value: np.ndarray
+    positions: tuple[int, ...] | None = None
+
+
+Intervention = SetHead | SetMLP | SetResid | SetPattern | SetKV
+KV = ("k", "v")
 
 
 @dataclass(frozen=True)
 class _Write:
-    """One replacement in an array (..., T, width): ``value`` (T, w) into columns ``cols`` at ``rows``."""
+    """One replacement in an array (..., T, width): ``value`` (T, w) into columns ``cols`` at ``rows``
+    (of head ``head``'s (T, width) when the array is (H, T, width): an attention pattern)."""
 
     cols: slice
     value: np.ndarray
     rows: np.ndarray | slice
+    head: int | None = None
 
 
 @dataclass
@@ -81,6 +113,7 @@ class Plan:
 
     start: int
     mid_hook: str = "resid_mid"  # where "mid" is: pre-norm x + attention, post-norm LayerNorm_1 of it
+    k_hook: str = "rot_k"  # the keys the scores read: after RoPE where the model rotates them
     blocks: dict[int, dict[str, list[_Write]]] = field(default_factory=dict)
     points: dict[int, list[_Write]] = field(default_factory=dict)
 
@@ -92,11 +125,18 @@ class Plan:
         for layer in range(start, n_layer):
             n = block_names(layer)
             writes = self.blocks.get(layer, {})
-            places = (("resid", n.resid_pre, self.points.get(layer)), ("mid", getattr(n, self.mid_hook),
-                      writes.get("mid")), ("z", n.z, writes.get("z")), ("attn_out", n.attn_out, None),
-                      ("mlp_out", n.mlp_out, writes.get("mlp")))  # fmt: skip
+            places = (
+                ("resid", n.resid_pre, self.points.get(layer)),
+                ("k", getattr(n, self.k_hook), writes.get("k")),
+                ("v", n.v, writes.get("v")),
+                ("pattern", n.pattern, writes.get("pattern")),
+                ("mid", getattr(n, self.mid_hook), writes.get("mid")),
+                ("z", n.z, writes.get("z")),
+                ("attn_out", n.attn_out, None),
+                ("mlp_out", n.mlp_out, writes.get("mlp")),
+            )
             for kind, name, w in places:
-                fn = _hook(w, keep.get(kind), layer, heads=kind == "z")
+                fn = _hook(w, keep.get(kind), layer, heads=kind in ("z", "k", "v"))
                 if fn is not None:
                     out.append((name, fn))
         return out
@@ -111,7 +151,7 @@ def plan(model, n_tokens: int, interventions: Iterable[Intervention]) -> Plan:
     """Check ``interventions`` against the model and ``n_tokens``; sort them by place (see :class:`Plan`)."""
     a = model.arch
     mid = "resid_mid" if a.norm_placement == "pre" else "ln1"
-    out = Plan(start=a.n_layer + 1, mid_hook=mid)
+    out = Plan(start=a.n_layer + 1, mid_hook=mid, k_hook="rot_k" if a.positions == "rope" else "k")
     for i, edit in enumerate(interventions):
         loc = ("edits", i)
         layer = checks.index(edit.layer, a.n_layer, loc=(*loc, "layer"), model=model.name, what="layer")
@@ -121,6 +161,19 @@ def plan(model, n_tokens: int, interventions: Iterable[Intervention]) -> Plan:
             d = a.d_head
             write = _write(model, edit.value, n_tokens, d, rows, slice(head * d, (head + 1) * d), loc)
             out.blocks.setdefault(layer, {}).setdefault("z", []).append(write)
+            out.start = min(out.start, layer)
+        elif isinstance(edit, SetPattern):
+            head = checks.index(edit.head, a.n_head, loc=(*loc, "head"), model=model.name, what="head")
+            write = _write(model, edit.value, n_tokens, n_tokens, rows, slice(None), loc, head=head)
+            out.blocks.setdefault(layer, {}).setdefault("pattern", []).append(write)
+            out.start = min(out.start, layer)
+        elif isinstance(edit, SetKV):
+            g = checks.index(edit.kv_head, a.n_kv_head, loc=(*loc, "kv_head"), model=model.name,
+                             what="KV head")  # fmt: skip
+            which = checks.choice(edit.which, KV, loc=(*loc, "which"))
+            d = a.d_head
+            write = _write(model, edit.value, n_tokens, d, rows, slice(g * d, (g + 1) * d), loc)
+            out.blocks.setdefault(layer, {}).setdefault(which, []).append(write)
             out.start = min(out.start, layer)
         elif isinstance(edit, SetMLP | SetResid):
             write = _write(model, edit.value, n_tokens, a.d_model, rows, slice(None), loc)
@@ -134,33 +187,36 @@ def plan(model, n_tokens: int, interventions: Iterable[Intervention]) -> Plan:
                 out.points.setdefault(point, []).append(write)
                 out.start = min(out.start, point)
         else:
-            kinds = ("SetHead", "SetMLP", "SetResid")
+            kinds = ("SetHead", "SetMLP", "SetResid", "SetPattern", "SetKV")
             raise FieldError(loc, checks.unknown_choice(type(edit).__name__, kinds))
     out.start = min(out.start, a.n_layer)
     return out
 
 
-def _write(model, value, n_tokens: int, width: int, rows, cols: slice, loc) -> _Write:
+def _write(model, value, n_tokens: int, width: int, rows, cols: slice, loc, head=None) -> _Write:
     v = np.asarray(value)
     if v.shape == (width,):
         v = np.broadcast_to(v, (n_tokens, width))
     if v.shape != (n_tokens, width):
         raise FieldError((*loc, "value"), checks.wrong_shape(v.shape, (n_tokens, width)))
     v = v.astype(model.dtype, copy=False)
-    return _Write(cols=cols, value=v, rows=slice(None) if rows is None else np.asarray(rows, dtype=np.intp))
+    at = slice(None) if rows is None else np.asarray(rows, dtype=np.intp)
+    return _Write(cols=cols, value=v, rows=at, head=head)
 
 
 def _apply(writes: list[_Write], a: np.ndarray) -> np.ndarray:
     """A C-contiguous copy of a (..., T, width) with every write made, in the order given."""
     out = np.array(a, dtype=a.dtype, order="C", copy=True)
     for w in writes:
-        out[..., w.rows, w.cols] = w.value[w.rows]
+        target = out if w.head is None else out[w.head]
+        target[..., w.rows, w.cols] = w.value[w.rows]
     return out
 
 
 def _hook(writes: list[_Write] | None, keep: Callable | None, layer: int, *, heads: bool) -> Callable | None:
-    """A forward hook making ``writes`` (the heads' z seen as (T, H * d_head), their side-by-side
-    columns) and then calling ``keep(layer, value)``; None when there is nothing to do."""
+    """A forward hook making ``writes`` (z, k and v seen as (T, heads * d_head), the heads' side-by-side
+    columns; a pattern as (H, T, T)) and then calling ``keep(layer, value)``; None when there is
+    nothing to do."""
     if not writes and keep is None:
         return None
 

@@ -19,7 +19,8 @@ patch at a position before the first token where the prompts differ gives exactl
 run is the corrupted run), and the residual leaving the last block at the metric's
 position gives exactly 1 (decoder; tested).
 
-Sweeps (:func:`residual_sweep`, :func:`head_sweep`, :func:`mlp_sweep`) report
+Sweeps (:func:`residual_sweep`, :func:`head_sweep`, :func:`mlp_sweep`, :func:`pattern_sweep`,
+:func:`kv_sweep`) report
 ``progress(done, total)`` after each patch and stop at a ``cancel`` check (a
 ``threading.Event`` or a callable returning True) with :class:`Cancelled`. A patch whose
 clean value equals the corrupted one bit for bit is not recomputed: its metric is the
@@ -35,9 +36,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from attnlab.engine.errors import FieldError
+from attnlab.engine.hooks import block_names
 from attnlab.engine.threads import one_blas_thread
 from attnlab.models.circuits import checks
-from attnlab.models.circuits.edits import Intervention, SetHead, SetMLP, SetResid, plan
+from attnlab.models.circuits.edits import KV, Intervention, SetHead, SetKV, SetMLP, SetPattern, SetResid, plan
 from attnlab.models.circuits.metrics import cosine, fraction_recovered, logit_difference
 from attnlab.models.circuits.runs import Cache, check_ids, final_residual, resume, run
 
@@ -84,8 +86,10 @@ class Sweep:
 
     ``kind``: "residual" (rows layers, columns positions; ``site`` "pre", "mid" or
     "post"), "heads" (rows layers, columns query heads; ``positions``: where each head's
-    z was patched, None = every position) or "mlp" (rows layers; columns positions, or
-    one column ``None`` when the whole layer's output was patched). ``recovered``: the
+    z was patched, None = every position), "mlp" (rows layers; columns positions, or
+    one column ``None`` when the whole layer's output was patched), "pattern" (rows layers,
+    columns query heads: each head's attention pattern) or "keys" / "values" (rows layers,
+    columns KV heads: on a GQA model a column reaches its whole group). ``recovered``: the
     fraction recovered, same shape. ``skipped``: patches not recomputed (clean value ==
     corrupted value, bit for bit). ``done``: patches computed or skipped (all, unless
     cancelled; the rest are NaN).
@@ -167,6 +171,34 @@ def mlp_patch(p: Pair, layer: int, positions: Sequence[int] | None = None) -> Se
     return SetMLP(layer, p.clean.mlp_out[layer], None if positions is None else tuple(positions))
 
 
+def attention_of(model, c: Cache, layer: int) -> dict[str, np.ndarray]:
+    """A run's attention in ``layer``: ``pattern`` (H, T, T), the keys ``k`` (T, H_kv, d_head) the
+    scores read (after RoPE where the model rotates them) and the values ``v`` (T, H_kv, d_head).
+
+    The forward's own hook points (its steps, on the residual stream entering the layer): the
+    run's bits, so a patch of the run's own pattern, keys or values changes nothing.
+    """
+    n = block_names(layer)
+    k = n.rot_k if model.arch.positions == "rope" else n.k
+    _, kept = model.run_with_cache(None, names=[n.pattern, k, n.v], start_at_layer=layer,
+                                   resid=np.array(c.resid[layer]), stop_at_layer=layer + 1)  # fmt: skip
+    return {"pattern": kept[n.pattern], "k": kept[k], "v": kept[n.v]}
+
+
+def pattern_patch(model, p: Pair, layer: int, head: int, positions: Sequence[int] | None = None):
+    """The clean run's attention pattern of query head ``head`` in ``layer`` (every query, or
+    ``positions``): a :class:`SetPattern`."""
+    pattern = attention_of(model, p.clean, layer)["pattern"][head]
+    return SetPattern(layer, head, pattern, None if positions is None else tuple(positions))
+
+
+def kv_patch(model, p: Pair, layer: int, kv_head: int, which: str, positions: Sequence[int] | None = None):
+    """The clean run's keys (``which`` "k") or values ("v") of KV head ``kv_head`` in ``layer``: a
+    :class:`SetKV`."""
+    value = attention_of(model, p.clean, layer)[which][:, kv_head]
+    return SetKV(layer, kv_head, which, value, None if positions is None else tuple(positions))
+
+
 # -- the sweeps -------------------------------------------------------------------------------
 
 
@@ -240,6 +272,63 @@ def mlp_sweep(
         return None if same else [mlp_patch(p, layer, None if position is None else (position,))]
 
     return _sweep(model, p, "mlp", None, rows, cols, None, patches, progress, cancel)
+
+
+def pattern_sweep(
+    model,
+    p: Pair,
+    *,
+    layers: Sequence[int] | None = None,
+    heads: Sequence[int] | None = None,
+    progress: Progress | None = None,
+    cancel: Cancel | None = None,
+) -> Sweep:
+    """Patch each query head's attention pattern (every query row) at every (layer, head): values (layers,
+    heads). The values the head mixes stay the corrupted run's: only where it looks is the clean one's."""
+    rows = _layers(model, layers)
+    cols = tuple(checks.index(h, model.arch.n_head, loc=("heads", i), model=model.name, what="head")
+                 for i, h in enumerate(range(model.arch.n_head) if heads is None else heads))  # fmt: skip
+    kept: dict = {}
+
+    def patches(layer: int, head: int):
+        if layer not in kept:
+            kept.clear()  # one layer's patterns at a time: (H, T, T) each, for both runs
+            kept[layer] = (attention_of(model, p.clean, layer), attention_of(model, p.corrupt, layer))
+        clean, corrupt = kept[layer]
+        if np.array_equal(clean["pattern"][head], corrupt["pattern"][head]):
+            return None
+        return [SetPattern(layer, head, clean["pattern"][head])]
+
+    return _sweep(model, p, "pattern", None, rows, cols, None, patches, progress, cancel)
+
+
+def kv_sweep(
+    model,
+    p: Pair,
+    which: str,
+    *,
+    layers: Sequence[int] | None = None,
+    progress: Progress | None = None,
+    cancel: Cancel | None = None,
+) -> Sweep:
+    """Patch each KV head's keys (``which`` "k") or values ("v") at every (layer, KV head): values
+    (layers, KV heads). On a GQA model each patch reaches every query head of the KV head's group."""
+    which = checks.choice(which, KV, loc=("which",))
+    rows = _layers(model, layers)
+    cols = tuple(range(model.arch.n_kv_head))
+    kept: dict = {}
+
+    def patches(layer: int, g: int):
+        if layer not in kept:
+            kept.clear()
+            kept[layer] = (attention_of(model, p.clean, layer), attention_of(model, p.corrupt, layer))
+        clean, corrupt = kept[layer]
+        if np.array_equal(clean[which][:, g], corrupt[which][:, g]):
+            return None
+        return [SetKV(layer, g, which, clean[which][:, g])]
+
+    return _sweep(model, p, "keys" if which == "k" else "values", None, rows, cols, None, patches, progress,
+                  cancel)  # fmt: skip
 
 
 # -- the work -----------------------------------------------------------------------------------
