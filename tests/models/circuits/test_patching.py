@@ -250,7 +250,8 @@ def test_pattern_and_value_patches_match_the_hooked_peer(smollm2_f32, eiffel, hf
     handle = model.model.layers[15].self_attn.v_proj.register_forward_hook(v_hook)
     try:
         with torch.no_grad():
-            logits = model(torch.tensor([list(p.corrupt.ids)]), logits_to_keep=1).logits[0, -1].double().numpy()
+            out = model(torch.tensor([list(p.corrupt.ids)]), logits_to_keep=1)
+        logits = out.logits[0, -1].double().numpy()
     finally:
         handle.remove()
     theirs = logits[7042] - logits[7268]
