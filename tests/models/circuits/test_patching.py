@@ -202,7 +202,8 @@ def test_pattern_and_kv_sweeps_cover_query_heads_and_kv_heads(decoder, eiffel):
     assert sweep.kind == "pattern" and sweep.values.shape == (2, 9) and seen == list(range(1, 19))
     keys = patching.kv_sweep(decoder, p, "k", layers=(3, 20))
     values = patching.kv_sweep(decoder, p, "v", layers=(3, 20))
-    assert (keys.kind, values.kind) == ("keys", "values") and keys.values.shape == values.values.shape == (2, 3)
+    assert (keys.kind, values.kind) == ("keys", "values")
+    assert keys.values.shape == values.values.shape == (2, 3)
     for sweep in (keys, values):
         assert np.isfinite(sweep.values).all() and sweep.columns == (0, 1, 2)
     # each cell is the metric with that one patch made, computed alone
