@@ -13,7 +13,6 @@ from attnlab.engine.errors import FieldError
 from attnlab.lab.circuits import problems
 from attnlab.lab.realmodel.tokens import token_label
 from attnlab.models import registry
-from attnlab.models.circuits.stack import stack_of
 from attnlab.models.jobs.texts import check_text, token_cap_message
 
 
@@ -57,7 +56,7 @@ def program_source(model, ids, tokens: list[str], corrupt_ids=None) -> dict:
     """What "How is this computed?" needs besides a number's descriptor (``POST /api/models/program``):
     the model, the token ids (and a patch's corrupted prompt's), their texts, the path the numbers ran on."""
     out = {"model": model.name, "ids": [int(i) for i in ids], "tokens": list(tokens),
-           "path": stack_of(model).path}  # fmt: skip
+           "path": model.path}  # fmt: skip
     if corrupt_ids is not None:
         out["corrupt_ids"] = [int(i) for i in corrupt_ids]
     return out
