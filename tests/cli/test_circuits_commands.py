@@ -160,6 +160,24 @@ def test_lens_names_the_block_where_the_answer_comes_first(smollm2):
 
 
 @pytest.mark.models
+def test_on_float32_weights_the_program_prints_exactly_the_number_the_command_printed(smollm2):
+    """``--weights float32``: the command's lens number and its program's print are the same float."""
+    view = json.loads(run("lens", CLEAN, "--weights", "float32", "--json").stdout)
+    number = terminal.lens_number(view)
+    python = run("lens", CLEAN, "--weights", "float32", "--python").stdout
+    assert '"path": "float32"' in python or "float32" in python
+    ran = subprocess.run([sys.executable, "-c", python], capture_output=True, text=True, timeout=300)
+    assert ran.returncode == 0, ran.stderr
+    assert float(ran.stdout.splitlines()[-1]) == number["value"]
+    # and on the file's blocks the command says so, and its number differs only by the sums' order
+    blocks = terminal.lens_number(json.loads(run("lens", CLEAN, "--weights", "q4_1", "--json").stdout))
+    assert abs(blocks["value"] - number["value"]) < 1e-5
+    assert refused(run("lens", CLEAN, "--weights", "float16")).startswith("argument --weights: invalid choice")
+    said = refused(run("heads", "Hi", "--model", "minilm", "--weights", "q4_1"))
+    assert said.startswith("--weights") or "q4_1" in said
+
+
+@pytest.mark.models
 @pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM])
 def test_a_patch_stopped_by_a_signal_prints_its_partial_sweep(stop):
     # A sweep of 270 patches, stopped once its first patch is done: what it did is printed, not lost.

@@ -29,6 +29,7 @@ import signal
 import sys
 import threading
 
+from attnlab.cli.modelargs import add_weights, open_model
 from attnlab.engine.errors import FieldError
 from attnlab.lab.circuits import terminal
 from attnlab.lab.realmodel import census as census_words
@@ -141,6 +142,7 @@ class Bar:
 def add_census_arguments(p: argparse.ArgumentParser) -> None:
     said = _escaped(census_words.help_texts(registry.names()))
     p.add_argument("--model", default=registry.names()[0], help=said["--model"])
+    add_weights(p)
     p.add_argument("--texts", required=True, metavar="FILE.jsonl", help=said["--texts"])
     p.add_argument("--ray", action="store_true", help=said["--ray"])
     p.add_argument("--workers", type=int, help=said["--workers"])
@@ -163,12 +165,13 @@ def run_census(args: argparse.Namespace) -> int:
             raise ValueError(census_words.no_ray()) from None
     texts = read_texts(args.texts, model)
     try:
-        per_text = census.score_texts(model, texts, ray=args.ray, workers=args.workers, progress=Bar())
+        per_text = census.score_texts(model, texts, ray=args.ray, workers=args.workers, progress=Bar(),
+                                      weights=args.weights)  # fmt: skip
     except census.RayDidNotStart as error:
         raise ValueError(census_words.ray_failed(error.reason)) from None
     c = census_words.summary(per_text, model=model, title=registry.title(model))
     if args.python:
-        return _census_program(model, texts[0], per_text[0]["scores"], c)
+        return _census_program(model, texts[0], per_text[0]["scores"], c, args.weights)
     if args.json:
         print(json.dumps(census_words.data(c), ensure_ascii=False))
         return 0
@@ -183,7 +186,7 @@ def run_census(args: argparse.Namespace) -> int:
     return 0
 
 
-def _census_program(name: str, text: str, scores: dict, c) -> int:
+def _census_program(name: str, text: str, scores: dict, c, weights: str = "auto") -> int:
     """Print the program behind one head's score on the first text (``scores``: that text's census):
     the previous-token score (every text has one) of the head with the highest mean, named first."""
     from attnlab.models.circuitviews.texts import tokenize
@@ -191,7 +194,7 @@ def _census_program(name: str, text: str, scores: dict, c) -> int:
     score = "previous"
     ((layer, head),) = census_words.ranked(c.scores[score], 1)
     value = float(scores[score][layer, head])
-    model = _load(name)
+    model = _load(name, weights)
     ids, tokens = tokenize(model, text)
     print(census_words.program_comment(score, layer, head, c.texts))
     number = {"kind": "census", "layer": layer, "head": head, "score": score, "value": value}
@@ -221,6 +224,7 @@ def add_ablate_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--heads", required=True, help=said["--heads"])
     p.add_argument("--mean", action="store_true", help=said["--mean"])
     p.add_argument("--model", default=registry.decoders()[0], help=said["--model"])
+    add_weights(p)
     _outputs(p, said)
 
 
@@ -233,6 +237,7 @@ def add_patch_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--answers", help=said["--answers"])
     p.add_argument("--sweep", choices=KINDS, default="residual", help=said["--sweep"])
     p.add_argument("--model", default=registry.decoders()[0], help=said["--model"])
+    add_weights(p)
     _outputs(p, said)
 
 
@@ -241,6 +246,7 @@ def add_lens_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("text", metavar="TEXT", help=said["text"])
     p.add_argument("--position", type=int, default=-1, help=said["--position"])
     p.add_argument("--model", default=registry.decoders()[0], help=said["--model"])
+    add_weights(p)
     _outputs(p, said)
 
 
@@ -258,7 +264,7 @@ def run_ablate(args: argparse.Namespace) -> int:
     with _named(ABLATE_FLAGS):
         name = registry.check_name(args.model)
         heads = parse_heads(args.heads)
-        model = _load(name)
+        model = _load(name, args.weights)
         ids, tokens = tokenize(model, args.text)
         how = "mean" if args.mean else "zero"
         view = ablation_view(model, ids, heads, how=how, tokens=tokens)
@@ -276,7 +282,7 @@ def run_patch(args: argparse.Namespace) -> int:
         name = registry.check_name(args.model)
         decoder = registry.spec(name).generates
         answers = _answers(args.answers, name, decoder)
-        model = _load(name)
+        model = _load(name, args.weights)
         clean, _ = tokenize(model, args.clean, field="clean")
         corrupt, _ = tokenize(model, args.corrupt, field="corrupt")
         ids = None
@@ -301,7 +307,7 @@ def run_lens(args: argparse.Namespace) -> int:
 
     with _named(LENS_FLAGS):
         name = registry.check_name(args.model)
-        model = _load(name)
+        model = _load(name, args.weights)
         ids, tokens = tokenize(model, args.text)
         view = lens_view(model, run(model, ids), args.position, tokens=tokens)
     if args.python:
@@ -367,13 +373,8 @@ class _named:
         return False
 
 
-def _load(name: str):
-    from attnlab.models.files import ModelNotInstalled
-
-    try:
-        return registry.get_model(name)
-    except ModelNotInstalled as error:
-        raise ValueError(str(error)) from None
+def _load(name: str, weights: str = "auto"):
+    return open_model(name, weights)
 
 
 def _program(model, ids, tokens, number: dict, *, corrupt=None) -> int:

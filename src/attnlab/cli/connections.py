@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 
+from attnlab.cli.modelargs import add_weights, open_model
 from attnlab.lab.connections import live, terminal
 from attnlab.lab.connections.controls import ControlError
 from attnlab.lab.connections.kv import CONTROLS as KV_CONTROLS
@@ -122,6 +123,7 @@ def add_kv_cache_arguments(parser: argparse.ArgumentParser) -> None:
     said = terminal.kv_cache_help(models=registry.names(), first=first)
     parser.add_argument("text", metavar="TEXT", nargs="?", help=said["TEXT"])
     parser.add_argument("--model", default=first, help=said["--model"])
+    add_weights(parser)
     parser.add_argument("--tokens", type=int, help=said["--tokens"])
     parser.add_argument("--bytes", type=int, choices=(1, 2, 4), default=2, help=said["--bytes"])
     parser.add_argument("--json", action="store_true", help=said["--json"])
@@ -132,7 +134,6 @@ def run_kv_cache(args: argparse.Namespace) -> int:
     from attnlab.lab.connections.kv import command as words
     from attnlab.lab.realmodel import command as model_words
     from attnlab.models import registry
-    from attnlab.models.files import ModelNotInstalled
     from attnlab.models.labs import facts, kv
 
     try:
@@ -158,10 +159,7 @@ def run_kv_cache(args: argparse.Namespace) -> int:
     from attnlab.models.jobs.texts import check_tokens
 
     check_tokens(args.model, args.text)
-    try:
-        model = registry.get_model(args.model)
-    except ModelNotInstalled as error:
-        raise ValueError(str(error)) from None
+    model = open_model(args.model, args.weights)
     run = kv.generation_cache(model, lambda *message: None, prompt=args.text, new_tokens=new)
     g = words.live(shapes, run)
     if args.json:

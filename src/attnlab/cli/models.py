@@ -19,6 +19,7 @@ import json
 import sys
 import time
 
+from attnlab.cli.modelargs import add_weights, open_model
 from attnlab.engine.errors import FieldError
 from attnlab.lab import limits
 from attnlab.lab.realmodel import command as words
@@ -26,10 +27,9 @@ from attnlab.lab.realmodel import problems
 from attnlab.lab.realmodel.status import NO_CHAT_HINT_CLI
 from attnlab.lab.realmodel.tokens import row_label
 from attnlab.models import registry
-from attnlab.models.files import ModelNotInstalled
 from attnlab.models.jobs.texts import check_tokens
 from attnlab.models.nexttoken import MAX_TOKENS_SHOWN, next_token
-from attnlab.models.registry import check_name, get_model
+from attnlab.models.registry import check_name
 from attnlab.models.sampling import Sampling
 
 MAX_TEXT_CHARS = 2000  # the command's cap; the lab's own cap is lower
@@ -45,6 +45,7 @@ def add_heads_arguments(p: argparse.ArgumentParser) -> None:
     said = help_for("heads")
     p.add_argument("text", help=said["text"])
     p.add_argument("--model", default=registry.names()[0], help=said["--model"])
+    add_weights(p)
     p.add_argument("--layer", type=int, default=0, help=said["--layer"])
     p.add_argument("--head", type=int, help=said["--head"])
     p.add_argument("--json", action="store_true", help=said["--json"])
@@ -55,6 +56,7 @@ def add_generate_arguments(p: argparse.ArgumentParser) -> None:
     said = help_for("generate")
     p.add_argument("prompt", help=said["prompt"])
     p.add_argument("--model", default=registry.decoders()[0], help=said["--model"])
+    add_weights(p)
     p.add_argument("--max-new-tokens", type=int, default=64, help=said["--max-new-tokens"])
     p.add_argument("--chat", action=argparse.BooleanOptionalAction, default=False, help=said["--chat"])
     p.add_argument("--temperature", type=float, default=0.0, help=said["--temperature"])
@@ -75,6 +77,7 @@ def add_logits_arguments(p: argparse.ArgumentParser) -> None:
     said = help_for("logits")
     p.add_argument("text", help=said["text"])
     p.add_argument("--model", default=registry.decoders()[0], help=said["--model"])
+    add_weights(p)
     p.add_argument("--top", type=int, default=10, help=said["--top"])
     p.add_argument("--position", type=int, default=None, help=said["--position"])
     p.add_argument("--temperature", type=float, default=1.0, help=said["--temperature"])
@@ -89,7 +92,7 @@ def run_logits(args: argparse.Namespace) -> int:
     if not 1 <= args.top <= MAX_TOKENS_SHOWN:
         raise ValueError(words.top_out_of_range(args.top, MAX_TOKENS_SHOWN))
     sampling = Sampling(temperature=args.temperature, top_k=args.top_k, top_p=args.top_p)
-    model = _load(args.model)
+    model = _load(args)
     ids = model.encode(args.text)
     position = len(ids) - 1 if args.position is None else args.position
     if not 0 <= position < len(ids):
@@ -122,11 +125,8 @@ def run_logits(args: argparse.Namespace) -> int:
     return 0
 
 
-def _load(name: str):
-    try:
-        return get_model(check_name(name))
-    except ModelNotInstalled as error:
-        raise ValueError(str(error)) from None
+def _load(args: argparse.Namespace):
+    return open_model(args.model, args.weights)
 
 
 def _check_text(text: str, field: str) -> None:
@@ -139,7 +139,7 @@ def _check_text(text: str, field: str) -> None:
 def run_heads(args: argparse.Namespace) -> int:
     _check_text(args.text, "text")
     check_name(args.model)
-    model = _load(args.model)
+    model = _load(args)
     trace = model.trace(args.text, details=args.details)
     trace.check(layer=args.layer, head=args.head)
     if args.json:
@@ -181,7 +181,7 @@ def run_generate(args: argparse.Namespace) -> int:
     check_tokens(check_name(args.model), args.prompt, field="prompt")
     sampling = Sampling(temperature=args.temperature, top_k=args.top_k, top_p=args.top_p, seed=args.seed)
     start = time.perf_counter()
-    model = _load(args.model)
+    model = _load(args)
     load_s = time.perf_counter() - start
     from attnlab.models.chat import user_turn
 

@@ -56,14 +56,14 @@ def score_text(model, name: str, text: str) -> dict:
     return {"tokens": len(trace.tokens), "scores": scores}
 
 
-def score_in_process(name: str, text: str) -> dict:
+def score_in_process(name: str, text: str, weights: str = "auto") -> dict:
     """:func:`score_text` with this process's shared instance of model ``name`` (loaded once).
 
     A refusal comes back as a plain ``ValueError`` with the same sentence: a ``FieldError``
     does not cross a process boundary (it does not unpickle).
     """
     try:
-        return score_text(registry.get_model(name), name, text)
+        return score_text(registry.get_model(name, weights), name, text)
     except FieldError as error:
         raise ValueError(str(error)) from None
 
@@ -80,21 +80,23 @@ def score_texts(
     ray: bool = False,
     workers: int | None = None,
     progress: Progress | None = None,
+    weights: str = "auto",
 ) -> list[dict]:
-    """:func:`score_text` of every text, in the texts' order (see the module)."""
+    """:func:`score_text` of every text, in the texts' order (see the module); ``weights``: what the
+    model's products run on (:func:`attnlab.models.registry.get_model`)."""
     texts = list(texts)
     if not texts:
         return []
     if ray:
-        return _on_ray(name, texts, progress)
-    return _on_pool(name, texts, workers or default_workers(len(texts)), progress)
+        return _on_ray(name, texts, progress, weights)
+    return _on_pool(name, texts, workers or default_workers(len(texts)), progress, weights)
 
 
-def _on_pool(name: str, texts: list[str], workers: int, progress: Progress | None) -> list[dict]:
+def _on_pool(name: str, texts: list[str], workers: int, progress: Progress | None, weights: str) -> list:
     out: list = [None] * len(texts)
     context = multiprocessing.get_context("spawn")  # no forked copy of this process's threads
     with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-        futures = {pool.submit(score_in_process, name, text): i for i, text in enumerate(texts)}
+        futures = {pool.submit(score_in_process, name, text, weights): i for i, text in enumerate(texts)}
         for done, future in enumerate(as_completed(futures), 1):
             out[futures[future]] = future.result()
             if progress is not None:
@@ -102,7 +104,7 @@ def _on_pool(name: str, texts: list[str], workers: int, progress: Progress | Non
     return out
 
 
-def _on_ray(name: str, texts: list[str], progress: Progress | None) -> list[dict]:
+def _on_ray(name: str, texts: list[str], progress: Progress | None, weights: str) -> list[dict]:
     import logging
 
     import ray
@@ -118,7 +120,7 @@ def _on_ray(name: str, texts: list[str], progress: Progress | None) -> list[dict
             raise RayDidNotStart(reason) from None
     try:
         task = ray.remote(score_in_process)
-        refs = [task.remote(name, text) for text in texts]
+        refs = [task.remote(name, text, weights) for text in texts]
         index = {ref: i for i, ref in enumerate(refs)}
         out: list = [None] * len(texts)
         waiting, done = list(refs), 0

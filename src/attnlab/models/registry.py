@@ -120,13 +120,30 @@ def decoders() -> tuple[str, ...]:
     return tuple(n for n, s in SPECS.items() if s.generates)
 
 
-def get_model(name: str):
-    """The shared instance of model ``name``, loading it on first use."""
+WEIGHTS = ("auto", "q4_1", "float32")  # what a model's products may run on (``get_model(weights=)``)
+
+
+def get_model(name: str, weights: str = "auto"):
+    """The shared instance of model ``name``, loading it on first use.
+
+    ``weights``: "auto" (the model as its loader opens it: the fastest exact path here), or the
+    path its products run on, "q4_1" (a GGUF file's blocks) or "float32" (float weights), each
+    kept as its own shared instance.
+    """
     s = spec(name)
-    with _lock:  # one load at a time: a second caller waits for the first's model
-        if name not in _loaded:
-            _loaded[name] = s.load()
-        return _loaded[name]
+    if weights == "auto":
+        with _lock:  # one load at a time: a second caller waits for the first's model
+            if name not in _loaded:
+                _loaded[name] = s.load()
+            return _loaded[name]
+    key = f"{name}:{weights}"
+    base = get_model(name)
+    if base.path == weights:
+        return base
+    with _lock:
+        if key not in _loaded:
+            _loaded[key] = base.with_path(weights)
+        return _loaded[key]
 
 
 def is_loaded(name: str) -> bool:

@@ -93,6 +93,11 @@ def new_tokens_out_of_range(value: int, low: int, high: int) -> str:
 # -- each argument's help (argparse prints it) --------------------------------------------
 
 
+WEIGHTS_HELP = ("what the products run on: auto (the fastest exact path here: SmolLM2's file's Q4_1 blocks "
+                "where the kernels run), q4_1 or float32 (float weights, whose numbers the program --python "
+                "prints bit for bit)")
+
+
 def _one_of(names: Sequence[str]) -> str:
     return f"one of {', '.join(names)} (default {names[0]})"
 

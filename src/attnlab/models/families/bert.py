@@ -38,9 +38,11 @@ from pathlib import Path
 import numpy as np
 
 from attnlab.engine.block import BlockParams
+from attnlab.engine.errors import FieldError
 from attnlab.engine.layers import LayerNormParams, MLPParams
 from attnlab.engine.model import Architecture, Weights
 from attnlab.engine.multihead import AttentionParams
+from attnlab.lab.realmodel import problems
 from attnlab.models.families.errors import UnsupportedSetting
 from attnlab.models.families.settings import Settings, activation, build, head_size
 from attnlab.models.model import Encoder
@@ -142,6 +144,8 @@ def load(folder: Path | str, *, name: str, dtype=np.float32) -> Encoder:
     dtype = np.dtype(dtype)
 
     def reload(path_to: str) -> Encoder:
+        if path_to not in ("float32", "float64"):  # float weights only: no blocks to multiply on
+            raise FieldError(("weights",), problems.unknown_weights(path_to, ("float32", "float64")))
         return load(folder, name=name, dtype=np.dtype(path_to))
 
     return Encoder(
