@@ -129,11 +129,11 @@ def block(arch: Architecture, p, x, layer: int, *, ops, hook, cache, rope, posit
     """One block on the residual stream x (T, d_model); see the module docstring."""
     n = block_names(layer)
     x = hook(n.resid_pre, x)
-    options = dict(ops=ops, hook=hook, cache=cache, rope=rope, positions=positions, key_padding=key_padding,
-                   window=arch.window(layer))  # fmt: skip
+    window = arch.window(layer)
     if arch.norm_placement == "pre":
         h = hook(n.ln1, ops.norm(x, p.norm_1))
-        attn_out = attention(arch, p.attn, h, n, **options)
+        attn_out = attention(arch, p.attn, h, n, ops=ops, hook=hook, cache=cache, rope=rope,
+                             positions=positions, key_padding=key_padding, window=window)  # fmt: skip
         if arch.post_norms:  # sandwich: the sublayer's output normalised before it is added
             attn_out = hook(n.ln1_post, ops.norm(attn_out, p.norm_1_post))
         mid = hook(n.resid_mid, x + hook(n.attn_out, attn_out))
@@ -141,7 +141,8 @@ def block(arch: Architecture, p, x, layer: int, *, ops, hook, cache, rope, posit
         if arch.post_norms:
             mlp_out = hook(n.ln2_post, ops.norm(mlp_out, p.norm_2_post))
         return hook(n.resid_post, mid + hook(n.mlp_out, mlp_out))
-    attn_out = hook(n.attn_out, attention(arch, p.attn, x, n, **options))
+    attn_out = hook(n.attn_out, attention(arch, p.attn, x, n, ops=ops, hook=hook, cache=cache, rope=rope,
+                                          positions=positions, key_padding=key_padding, window=window))
     h = hook(n.ln1, ops.norm(hook(n.resid_mid, x + attn_out), p.norm_1))
     mlp_out = hook(n.mlp_out, mlp(arch, p.mlp, h, n, ops=ops, hook=hook))
     return hook(n.ln2, ops.norm(hook(n.resid_post, h + mlp_out), p.norm_2))
