@@ -11,5 +11,5 @@
 
 A family is data (its config's keys and defaults, its tensors' names); the arithmetic is the one
 forward's (:func:`attnlab.engine.forward.forward`). A family not on the list is refused with its
-name and the list (:class:`.errors.UnknownFamily`).
+name and the list (:class:`.errors.UnknownFamily`). docs/model-families.md is the overview.
 """
