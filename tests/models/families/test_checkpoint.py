@@ -45,14 +45,17 @@ pytestmark = pytest.mark.models
 TEXT = "The quick brown fox jumps over the lazy dog. 42 and 3.14!"
 
 
+GONE = object()  # a config change that removes the key (None writes null)
+
+
 def copy(families, name: str, tmp_path, *, config=None, drop=()):
-    """A copy of ``name``'s folder in ``tmp_path`` with ``config`` changes (None values remove a key)."""
+    """A copy of ``name``'s folder in ``tmp_path`` with ``config`` changes (:data:`GONE` removes a key)."""
     folder = tmp_path / name
     shutil.copytree(families.folder(name), folder)
     if config:
         c = json.loads((folder / "config.json").read_text())
         for key, value in config.items():
-            if value is None:
+            if value is GONE:
                 c.pop(key, None)
             else:
                 c[key] = value
@@ -269,17 +272,21 @@ def test_a_ggufs_settings_come_from_its_metadata_and_the_familys_defaults(famili
 @pytest.mark.parametrize(
     ("name", "left_out", "check"),
     [
-        ("gemma3", {"layer_types": None, "rope_parameters": None, "sliding_window_pattern": None},
+        ("gemma3", {"layer_types": GONE, "rope_parameters": GONE, "sliding_window_pattern": GONE},
          lambda a: (a.local_layers, a.rope_base, a.rope_base_local) == ((0, 1, 2), 1e6, 1e4)),
-        ("smollm2", {"rms_norm_eps": None, "rope_parameters": None, "num_key_value_heads": 2},
+        ("smollm2", {"rms_norm_eps": GONE, "rope_parameters": GONE, "num_key_value_heads": 2},
          lambda a: (a.norm_eps, a.rope_base) == (1e-6, 10000.0)),
-        ("gemma2", {"layer_types": None, "attn_logit_softcapping": None, "final_logit_softcapping": None},
+        ("gemma2", {"layer_types": GONE, "attn_logit_softcapping": GONE, "final_logit_softcapping": GONE},
          lambda a: (a.local_layers, a.attn_softcap, a.final_softcap) == ((0, 2), 50.0, 30.0)),
-        ("llama3", {"rope_parameters": None, "rope_theta": 500000.0,
+        ("gemma2", {"attn_logit_softcapping": None, "final_logit_softcapping": None},  # written null: none
+         lambda a: (a.attn_softcap, a.final_softcap, a.local_layers) == (None, None, (0, 2))),
+        ("mistral", {"sliding_window": None}, lambda a: a.sliding_window is None),
+        ("mistral", {"sliding_window": GONE}, lambda a: (a.sliding_window, a.local_layers) == (4096, None)),
+        ("llama3", {"rope_parameters": GONE, "rope_theta": 500000.0,
                     "rope_scaling": {"type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
                                      "high_freq_factor": 4.0, "original_max_position_embeddings": 64}},
          lambda a: a.rope_scaling.kind == "llama3" and a.rope_base == 500000.0),
-        ("gpt2", {"n_inner": None, "layer_norm_epsilon": None},
+        ("gpt2", {"n_inner": GONE, "layer_norm_epsilon": GONE},
          lambda a: (a.d_ff, a.norm_eps) == (256, 1e-5)),
     ],
 )  # fmt: skip
@@ -307,7 +314,7 @@ def test_a_family_not_on_the_list_is_refused_with_its_name_and_the_list(families
     text = one_line(error.value, folder)
     assert "'mamba'" in text and error.value.known == checkpoint.KNOWN
     assert all(f in text for f in ("gemma3", "gpt2", "phi3", "qwen3", "roberta", "distilbert"))
-    unnamed = copy(families, "gpt2", tmp_path / "x", config={"model_type": None})
+    unnamed = copy(families, "gpt2", tmp_path / "x", config={"model_type": GONE})
     with pytest.raises(UnknownFamily, match="names no family"):
         attnlab.load(unnamed)
 
@@ -345,7 +352,7 @@ def test_a_setting_attnlab_would_not_compute_exactly_is_refused_by_name(families
 @pytest.mark.parametrize(
     ("config", "error", "words"),
     [
-        ({"num_attention_heads": 3, "head_dim": None}, ImpossibleShapes,
+        ({"num_attention_heads": 3, "head_dim": GONE}, ImpossibleShapes,
          "hidden_size 64 does not split into num_attention_heads 3 equal heads"),
         ({"num_key_value_heads": 3}, ImpossibleShapes, "num_attention_heads 4 query heads do not share "
                                                        "num_key_value_heads 3 KV heads evenly"),
@@ -354,7 +361,7 @@ def test_a_setting_attnlab_would_not_compute_exactly_is_refused_by_name(families
          "num_hidden_layers is 0; it must be a whole number of at least 1"),
         ({"hidden_size": "64"}, BadSetting, "hidden_size is '64'"),
         ({"rms_norm_eps": -1}, BadSetting, "rms_norm_eps is -1"),
-        ({"vocab_size": None}, BadModel, "does not give vocab_size"),
+        ({"vocab_size": GONE}, BadModel, "does not give vocab_size"),
         ({"num_hidden_layers": 3}, MissingTensor, "no tensor 'model.layers.2.self_attn.q_proj.weight'"),
         ({"intermediate_size": 128}, TensorShape, "(256, 64), but the settings make it (128, 64)"),
     ],

@@ -95,13 +95,13 @@ def from_config(s: Settings, family: str) -> Architecture:
     else:
         base, scaling = rope(s, 10_000.0)
     window, local = None, None
-    if d["window"] is not None:
+    if d["window"] is not None and not s.null("sliding_window"):
         window = s.whole("sliding_window", d["window"])
         types = s.get("layer_types")
         pattern = s.whole("sliding_window_pattern", d["pattern"])
         local = _local(s, types, n_layer) if types is not None else _local_layers(pattern, n_layer)
-        if not local:
-            window, local, local_base = None, None, None
+    if not local:  # no local layer: every layer global, with the global RoPE
+        window, local, local_base = None, None, None
     scale = 1.0 / math.sqrt(d_head) if family == "gemma" else s.number("query_pre_attn_scalar", 256) ** -0.5
     return build(
         s,
@@ -129,12 +129,17 @@ def from_config(s: Settings, family: str) -> Architecture:
         qk_norm=family == "gemma3",
         post_norms=family != "gemma",
         attn_scale=scale,
-        attn_softcap=s.number("attn_logit_softcapping", d["attn_cap"]) if family != "gemma" else None,
-        final_softcap=s.number("final_logit_softcapping", d["final_cap"]) if family != "gemma" else None,
+        attn_softcap=_cap(s, "attn_logit_softcapping", d["attn_cap"]) if family != "gemma" else None,
+        final_softcap=_cap(s, "final_logit_softcapping", d["final_cap"]) if family != "gemma" else None,
         mlp="gated",
         activation=activation(s, "hidden_activation", "gelu_pytorch_tanh"),
         tied_output=True,
     )
+
+
+def _cap(s: Settings, key: str, default: float | None) -> float | None:
+    """A soft cap: the file's, none where it writes null, else the family's default."""
+    return None if s.null(key) else s.number(key, default)
 
 
 def from_gguf(s: Settings, arch_name: str) -> Architecture:

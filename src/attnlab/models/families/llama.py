@@ -102,6 +102,8 @@ GGUF_NAMES = {
 def _windows(s: Settings, family: str, n_layer: int) -> tuple[int | None, tuple[int, ...] | None]:
     """The sliding window and the layers that use it (None: every layer), as transformers decides."""
     types = s.get("layer_types")
+    if s.null("sliding_window"):  # written as null: no window, whatever the family's default
+        return None, None
     if family == "mistral" or family == "phi3":
         window = s.whole("sliding_window", 4096 if family == "mistral" else None)
         return window, None

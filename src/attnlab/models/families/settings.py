@@ -39,6 +39,11 @@ class Settings:
     def has(self, name: str) -> bool:
         return self.values.get(self.key(name)) is not None
 
+    def null(self, name: str) -> bool:
+        """Whether the file writes ``name`` as null: for an optional setting (a window, a soft cap), none
+        at all, where leaving it out gives the family's default."""
+        return self.key(name) in self.values and self.values[self.key(name)] is None
+
     def get(self, name: str, default: Any = None) -> Any:
         """The value as the file writes it (``default`` when absent or null)."""
         value = self.values.get(self.key(name))
