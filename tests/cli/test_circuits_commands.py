@@ -197,3 +197,14 @@ def test_a_patch_stopped_by_a_signal_prints_its_partial_sweep(stop):
     status = f"Cancelled after {done} of 270 patches: the {270 - done} not computed are blank."
     assert status in out.splitlines()
     assert "Traceback" not in err
+
+
+@pytest.mark.models
+def test_patch_sweeps_each_kv_heads_values(smollm2):
+    done = run("patch", CLEAN, CORRUPT, "--answers", " Paris, Rome", "--sweep", "values", "--json")
+    assert done.returncode == 0, done.stderr
+    view = json.loads(done.stdout)
+    assert view["sweep"]["kind"] == "values" and view["sweep"]["total"] == 30 * 3
+    assert view["sweep"]["map"]["columns"] == ["KV0", "KV1", "KV2"]
+    assert view["meaning"]["claims"]["kind"] == "values"
+    assert "every query head of the group" in view["meaning"]["text"]

@@ -151,3 +151,23 @@ def test_each_views_numbers_name_their_program(client, smollm2):
         answer = client.post("/api/models/program", json={**views[route]["program_source"], **how})
         assert answer.status_code == 200, (route, answer.text)
         assert answer.json()["kind"] == how["kind"]
+
+
+def test_the_attention_pattern_and_kv_sweeps_through_the_api(client, smollm2):
+    """The pattern, keys and values sites: the page's sweep choices, a map over query heads or KV heads."""
+    base = {"model": "smollm2", "clean": CLEAN, "corrupt": CORRUPT, "right": " Paris", "other": " Rome",
+            "first_layer": 20, "last_layer": 21}  # fmt: skip
+    pattern = finished(client, client.post("/api/circuits/patching", json={**base, "sweep": "pattern"}).json())
+    assert pattern["status"] == "done" and pattern["total"] == 2 * 9
+    view = pattern["result"]
+    assert view["sweep"]["kind"] == "pattern" and view["sweep"]["columns"] == list(range(9))
+    assert view["meaning"]["claims"]["kind"] == "pattern" and "attention pattern" in view["meaning"]["text"]
+    values = finished(client, client.post("/api/circuits/patching", json={**base, "sweep": "values"}).json())
+    sweep = values["result"]["sweep"]
+    assert values["total"] == 2 * 3 and sweep["kind"] == "values" and sweep["columns"] == [0, 1, 2]
+    assert sweep["map"]["columns"] == ["KV0", "KV1", "KV2"]
+    assert "rows are layers, columns KV heads" in sweep["map"]["label"]
+    hover = sweep["map"]["titles"][0][1] if "titles" in sweep["map"] else str(sweep["map"])
+    assert "query heads 3, 4, 5" in str(hover)
+    loc, _ = refusal(client.post("/api/circuits/patching", json={**base, "sweep": "queries"}))
+    assert loc[-1] == "sweep"

@@ -19,7 +19,7 @@ from attnlab.lab.circuits.marks import marked, number
 from attnlab.lab.realmodel.tokens import row_label, token_label
 from attnlab.lab.said import said
 
-KINDS = ("residual", "heads", "mlp")
+KINDS = ("residual", "heads", "mlp", "pattern", "keys", "values")
 SITES = {"pre": "entering", "mid": "between the attention and the MLP of", "post": "leaving"}
 TOP = 3  # cells named in the sentence
 METRICS = {"logit_difference": "logit difference", "cosine": "cosine with the clean embedding"}
@@ -45,6 +45,22 @@ def meaning(kind: str, site: str | None, *, decoder: bool, per_position: bool = 
             "Only that query head's output is patched: where heads share keys and values (grouped-query "
             "attention), the shared key and value head is left alone, so no other head changes. Its "
             f"colour is the fraction of {metric} that comes back."
+        )
+    elif kind == "pattern":
+        text = (
+            "A cell (layer l, head h): run the corrupted prompt with query head h's attention pattern in "
+            "layer l (how each query shares its attention over the keys) taken from the clean run, and run "
+            "the layers above again. The values the head mixes stay the corrupted run's: only where it "
+            f"looks comes from the clean prompt. Its colour is the fraction of {metric} that comes back."
+        )
+    elif kind in ("keys", "values"):
+        what = "keys (after RoPE, what the scores read)" if kind == "keys" else "values"
+        text = (
+            f"A cell (layer l, KV head g): run the corrupted prompt with KV head g's {what} in layer l "
+            "taken from the clean run at every position, and run the layers above again. A KV head is "
+            "shared by its group of query heads (grouped-query attention), so the patch reaches every "
+            f"query head of the group, named in the hover. Its colour is the fraction of {metric} that "
+            "comes back."
         )
     else:
         where = "at token p" if per_position else "at every position"
@@ -132,9 +148,15 @@ def pair_view(*, metric: str, clean_value: float, corrupt_value: float, clean_id
 
 def _columns(sweep, clean_tokens: list[str], kv_heads: Sequence[int] | None) -> tuple[list[str], list[str]]:
     """The sweep's columns: short names (the map's axis) and full names (the hover)."""
-    if sweep.kind == "heads":
+    if sweep.kind in ("heads", "pattern"):
         short = [f"H{h}" for h in sweep.columns]
         full = [f"head {h}" + (f" (KV head {kv_heads[h]})" if kv_heads else "") for h in sweep.columns]
+        return short, full
+    if sweep.kind in ("keys", "values"):
+        groups = [[h for h, g in enumerate(kv_heads or []) if g == kv] for kv in sweep.columns]
+        short = [f"KV{kv}" for kv in sweep.columns]
+        full = [f"KV head {kv}" + (f" (query heads {', '.join(map(str, grp))})" if len(grp) > 1 else "")
+                for kv, grp in zip(sweep.columns, groups)]  # fmt: skip
         return short, full
     if sweep.columns == (None,):
         return ["all"], ["every token"]
@@ -162,7 +184,8 @@ def sweep_view(sweep, *, total: int, cancelled: bool, metric: str, clean_tokens:
     def cell(i: int, j: int, r: float | None) -> str:
         return "" if r is None else fmt.rounded(r, 2)
 
-    target = {"residual": f"resid_{sweep.site}", "heads": "head", "mlp": "mlp"}[sweep.kind]
+    target = {"residual": f"resid_{sweep.site}", "heads": "head", "mlp": "mlp", "pattern": "pattern",
+              "keys": "keys", "values": "values"}[sweep.kind]  # fmt: skip
 
     def how(i: int, j: int, quantity: str = "recovered") -> dict:
         column = {} if sweep.columns[j] is None else {"column": int(sweep.columns[j])}
@@ -204,7 +227,9 @@ def sweep_view(sweep, *, total: int, cancelled: bool, metric: str, clean_tokens:
     else:
         status = said(f"All {total} patches done.", done=done, total=total, cancelled=False)
     n_skipped = int(skipped.sum())
-    kind_name = {"residual": "residual stream", "heads": "query heads' outputs", "mlp": "MLP outputs"}
+    kind_name = {"residual": "residual stream", "heads": "query heads' outputs", "mlp": "MLP outputs",
+                 "pattern": "query heads' attention patterns", "keys": "KV heads' keys",
+                 "values": "KV heads' values"}  # fmt: skip
     kind_name = kind_name[sweep.kind]
     return {
         "kind": sweep.kind,
@@ -221,7 +246,8 @@ def sweep_view(sweep, *, total: int, cancelled: bool, metric: str, clean_tokens:
                                  below="it pushes further toward the corrupted answer",
                                  blank="not computed, or no fraction"),
             label=f"Patching the {kind_name}: rows are layers, columns "
-            + ("query heads" if sweep.kind == "heads" else "tokens" if short != ["all"] else "every token"),
+            + ("query heads" if sweep.kind in ("heads", "pattern") else "KV heads"
+               if sweep.kind in ("keys", "values") else "tokens" if short != ["all"] else "every token"),
             how=how,
         ),  # fmt: skip
         "top": top,

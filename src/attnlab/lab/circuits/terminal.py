@@ -109,7 +109,8 @@ def patch_number(view: dict, answers: tuple[int, int] | None, position: int | No
     if not top:
         return number | {"quantity": "clean", "value": view["pair"]["clean_value"]}
     layer, column, value = top[0]
-    target = {"residual": f"resid_{sweep['site']}", "heads": "head", "mlp": "mlp"}[sweep["kind"]]
+    target = {"residual": f"resid_{sweep['site']}", "heads": "head", "mlp": "mlp", "pattern": "pattern",
+              "keys": "keys", "values": "values"}[sweep["kind"]]  # fmt: skip
     number |= {"quantity": "recovered", "target": target, "layer": layer, "value": value}
     return number if column is None else number | {"column": column}
 
@@ -156,7 +157,8 @@ def help_texts(*, models: Sequence[str], decoders: Sequence[str]) -> dict[str, d
             '"The Colosseum is in the city of"',
             "--answers": 'the right and the other answer, one token each: " Paris"," Rome" (a decoder)',
             "--sweep": "what is patched: the residual stream at each layer and token (default), each "
-            "query head's output, or each MLP's output",
+            "query head's output, each MLP's output, each query head's attention pattern, or each KV head's "
+            "keys or values",
             "--model": one_of(models),
             "--json": json_help,
             "--python": python + "the fraction recovered of the most recovered patch",

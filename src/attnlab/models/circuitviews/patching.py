@@ -16,16 +16,23 @@ from attnlab.engine.errors import FieldError
 from attnlab.lab.circuits.patching import KINDS, meaning, pair_view, sweep_view
 from attnlab.lab.circuits.problems import layers_reversed, unknown_choice
 from attnlab.models.circuits import checks
-from attnlab.models.circuits.patching import Cancelled, Pair, head_sweep, mlp_sweep, residual_sweep
+from attnlab.models.circuits.patching import (
+    Cancelled,
+    Pair,
+    head_sweep,
+    kv_sweep,
+    mlp_sweep,
+    pattern_sweep,
+    residual_sweep,
+)
 from attnlab.models.circuitviews.texts import program_source, token_texts
 
 
 def sweep_layers(model, first: int | None, last: int | None) -> list[int]:
     """Layers ``first``..``last`` (default: every layer), else ``FieldError`` at the one to fix."""
-    lo = 0 if first is None else checks.index(first, model.arch.n_layer, loc=("first_layer",), model=model.name,
-                                              what="layer")  # fmt: skip
-    hi = model.arch.n_layer - 1 if last is None else checks.index(last, model.arch.n_layer, loc=("last_layer",),
-                                                             model=model.name, what="layer")  # fmt: skip
+    n = model.arch.n_layer
+    lo = 0 if first is None else checks.index(first, n, loc=("first_layer",), model=model.name, what="layer")
+    hi = n - 1 if last is None else checks.index(last, n, loc=("last_layer",), model=model.name, what="layer")
     if hi < lo:
         raise FieldError(("last_layer",), layers_reversed(lo, hi))
     return list(range(lo, hi + 1))
@@ -33,8 +40,9 @@ def sweep_layers(model, first: int | None, last: int | None) -> list[int]:
 
 def patch_count(model, p: Pair, kind: str, layers: Sequence[int], per_position: bool) -> int:
     """How many patches a sweep of ``kind`` over ``layers`` makes (its progress's total)."""
-    columns = {"residual": p.corrupt.n_tokens, "heads": model.arch.n_head,
-               "mlp": p.corrupt.n_tokens if per_position else 1}[kind]  # fmt: skip
+    a = model.arch
+    columns = {"residual": p.corrupt.n_tokens, "heads": a.n_head, "pattern": a.n_head, "keys": a.n_kv_head,
+               "values": a.n_kv_head, "mlp": p.corrupt.n_tokens if per_position else 1}[kind]  # fmt: skip
     return len(layers) * columns
 
 
@@ -42,7 +50,8 @@ def patching_view(model, p: Pair, *, sweep: str = "residual", site: str = "pre",
                   layers: Sequence[int] | None = None, per_position: bool = False,
                   progress: Callable[[int, int], None] | None = None, cancel=None,
                   answers: tuple[str, str] | None = None, job: str | None = None) -> dict:  # fmt: skip
-    """JSON-ready: ``sweep`` ("residual", "heads" or "mlp") of pair ``p`` over ``layers`` (default all).
+    """JSON-ready: ``sweep`` ("residual", "heads", "mlp", "pattern", "keys" or "values") of pair ``p``
+    over ``layers`` (default all).
 
     ``site``: where a residual patch goes ("pre", "mid", "post"); ``per_position``: MLP patches
     token by token (else each layer's whole output); ``answers``: the two answer tokens' texts
@@ -57,6 +66,9 @@ def patching_view(model, p: Pair, *, sweep: str = "residual", site: str = "pre",
         "residual": lambda: residual_sweep(model, p, site=site, **told),
         "heads": lambda: head_sweep(model, p, **told),
         "mlp": lambda: mlp_sweep(model, p, per_position=per_position, **told),
+        "pattern": lambda: pattern_sweep(model, p, **told),
+        "keys": lambda: kv_sweep(model, p, "k", **told),
+        "values": lambda: kv_sweep(model, p, "v", **told),
     }[sweep]
     cancelled = False
     try:
@@ -79,7 +91,8 @@ def patching_view(model, p: Pair, *, sweep: str = "residual", site: str = "pre",
         ),  # fmt: skip
         "sweep": sweep_view(
             done, total=total, cancelled=cancelled, metric=p.metric, clean_tokens=clean_tokens,
-            kv_heads=[h // group for h in range(model.arch.n_head)] if group > 1 else None, position=p.position,
+            kv_heads=[h // group for h in range(model.arch.n_head)]
+            if group > 1 or sweep in ("keys", "values") else None, position=p.position,
             answer_ids=p.answers, job=job,
         ),  # fmt: skip
         "program_source": program_source(model, p.clean.ids, clean_tokens, p.corrupt.ids),

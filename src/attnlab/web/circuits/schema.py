@@ -60,7 +60,7 @@ class PatchingIn(Strict):
     right: Answer | None = None
     other: Answer | None = None
     position: Position = -1
-    sweep: Literal["residual", "heads", "mlp"] = "residual"
+    sweep: Literal["residual", "heads", "mlp", "pattern", "keys", "values"] = "residual"
     site: Literal["pre", "mid", "post"] = "pre"
     first_layer: Layer | None = None
     last_layer: Layer | None = None
