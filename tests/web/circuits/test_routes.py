@@ -157,7 +157,8 @@ def test_the_attention_pattern_and_kv_sweeps_through_the_api(client, smollm2):
     """The pattern, keys and values sites: the page's sweep choices, a map over query heads or KV heads."""
     base = {"model": "smollm2", "clean": CLEAN, "corrupt": CORRUPT, "right": " Paris", "other": " Rome",
             "first_layer": 20, "last_layer": 21}  # fmt: skip
-    pattern = finished(client, client.post("/api/circuits/patching", json={**base, "sweep": "pattern"}).json())
+    started = client.post("/api/circuits/patching", json={**base, "sweep": "pattern"}).json()
+    pattern = finished(client, started)
     assert pattern["status"] == "done" and pattern["total"] == 2 * 9
     view = pattern["result"]
     assert view["sweep"]["kind"] == "pattern" and view["sweep"]["columns"] == list(range(9))
