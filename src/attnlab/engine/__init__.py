@@ -3,12 +3,15 @@
 ``trace_query`` is the exact one-query calculation behind the lab's explorer.
 The rest works on whole arrays of any array-API namespace (NumPy,
 array-api-strict, PyTorch): ``attention`` and ``tiled_attention`` (attention.py,
-tiled.py, fast.py), ``multi_head_attention`` (multihead.py), norms,
-activations and feed-forward networks (layers.py), positions and RoPE
-(positions.py), ``KVCache`` (cache.py), blocks and stacks (block.py) and named
-intermediates (trace.py). Conventions: boolean masks True = may attend; causal
-alignment named ("top_left" or "bottom_right"); weights pre-transposed
-(``Q = X @ W_Q``); float64 unless every input is float32.
+tiled.py), ``multi_head_attention`` (multihead.py), norms, activations and
+feed-forward networks (layers.py), positions and RoPE (positions.py),
+``KVCache`` (cache.py), blocks and stacks (block.py), named intermediates
+(trace.py), and the one forward over a model description (model.py:
+``Architecture``, ``Weights``; forward.py; hooks.py: TransformerLens hook
+points). ``engine.fast`` swaps faster steps into that same forward; nothing
+here imports it. Conventions: boolean masks True = may attend; causal alignment
+named ("top_left" or "bottom_right"); weights pre-transposed (``Q = X @ W_Q``);
+float64 unless every input is float32.
 """
 
 from attnlab.engine.attention import (

@@ -27,10 +27,6 @@ def _data() -> dict:
     return json.loads(text)
 
 
-def step_count() -> int:
-    return len(_data()["steps"])
-
-
 def _share(t: QueryTrace, i: int) -> str:
     return fmt.rounded(t.weights[i]) if t.allowed[i] else "blocked"
 

@@ -191,10 +191,6 @@ def share_said(t: QueryTrace) -> tuple[str, dict]:
     return text, claims
 
 
-def mix_words(t: QueryTrace) -> str:
-    return mix_said(t)[0]
-
-
 def mix_said(t: QueryTrace) -> tuple[str, dict]:
     """The Mix paragraph and its claims: the output, and that the weights ignore the values."""
     values = ", ".join(f"{label} = {fmt.point(v)}" for label, v in zip(t.labels, t.values))

@@ -74,7 +74,3 @@ def walk(*, keys: int, d_k: int, scaling: str, seed: int) -> DilutionWalk:
     q = rng.standard_normal(d_k)
     k = rng.standard_normal((MAX_KEYS, d_k))
     return DilutionWalk(keys=keys, d_k=d_k, scaling=scaling, seed=seed, q=q, k=k)
-
-
-def uniform_entropy(n: int) -> float:
-    return math.log(n)
