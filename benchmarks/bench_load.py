@@ -19,8 +19,9 @@ budgets each address, ``web/fairness.py``, and serves model jobs by address in t
 2. Fair shares (``--fair-only``): another client (127.0.0.2) makes drag updates over
    HTTP with nothing else running (its idle p95), then while 1, 3 and 8 clients flood
    64 x 64 states, each from a loopback address of its own (127.0.3.1...), in a process
-   of their own: over sockets at 50 states a second each, then over HTTP as fast as
-   answers come (a 429 ignored). Its p95 against its idle p95 from the same run
+   of their own (niced: they stand for other computers, whose CPU is not the server's):
+   over sockets at 50 states a second each, then over HTTP as fast as answers come (a
+   429 ignored). Its p95 against its idle p95 from the same run
    (target <= 3x, PASS or FAIL), and what the floods sent, got answered, were refused.
 3. Sweeps (with the models; ``--sweeps-only``): one address posts 40 patching sweeps
    (SmolLM2, every head); once its first runs, another address traces a short text:
@@ -46,6 +47,7 @@ import argparse
 import asyncio
 import importlib.util
 import json
+import os
 import subprocess
 import sys
 import time
@@ -660,6 +662,7 @@ def main() -> int:
     parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.flood is not None:
+        os.nice(10)  # the floods stand for other computers: their CPU is not the server's to share
         print(*asyncio.run(floods(args.port, args.flood[0], int(args.flood[1]), args.seconds)))
         return 0
     if args.smoke:  # tiny: 2 clients for 1 s, one flooder, 2 sweeps on a short text, 3 traces

@@ -5,9 +5,9 @@ The explorer's work (``POST /api/trace``, ``POST /api/state`` and their drag soc
 measured: the CPU seconds its own thread spent (``time.thread_time``: its work, not
 the time it waited for the GIL). Reading each request or message costs the event
 loop too, where it cannot be measured apart: each is charged ``MESSAGE_S`` and
-``BYTE_S`` a byte (a 64 x 64 state, 160 kB: 1 ms). The cost is charged twice, to the
-connection the request came on and to the address it came from (a learner's
-computer), each a token bucket of CPU seconds that fills at ``rate`` seconds per
+``BYTE_S`` a byte (a 64 x 64 state, 160 kB: 4 ms, what parsing its JSON takes). The cost
+is charged twice, to the connection the request came on and to the address it came from
+(a learner's computer), each a token bucket of CPU seconds that fills at ``rate`` seconds per
 second up to ``burst``. An address's rate is its share: ``ADDRESS.rate`` while few
 computers are busy, ``TOTAL_RATE`` split between the addresses charged in the last
 ``ACTIVE_S`` seconds once there are more, never below ``MIN_RATE`` (a person dragging
@@ -78,7 +78,7 @@ HEAVY_BYTES = 16 * 1024  # a request or message this large is heavy work (about 
 HEAVY_LANES = 1  # heavy calls at once, every client together, taken in turn by address
 HOLD_S = 1.0  # a request refused before its body is read is answered after at most this long
 MESSAGE_S = 0.0002  # the event loop's reading of one request or message, charged as CPU seconds...
-BYTE_S = 5e-9  # ...and of each of its bytes (5 ms a megabyte)
+BYTE_S = 2.5e-8  # ...and of each of its bytes: a 64 x 64 state's JSON (160 kB) takes ~4 ms to parse
 KEPT_CLIENTS = 4096  # buckets kept before the full (idle) ones are forgotten
 BUDGETED = frozenset({"/api/trace", "/api/state"})  # the routes whose work is budgeted (``answer``)
 
