@@ -245,6 +245,21 @@ def test_a_bad_tab_header_is_no_tab(lab, client):
     assert {c for j in jobs._line() for c in j.clients} == {Client("testclient")}
 
 
+def test_the_client_key_is_the_address_and_the_classs_learner_or_else_the_tab():
+    from starlette.requests import Request
+
+    from attnlab.web.realmodel.line import client_of
+
+    def request(headers=(), state=None) -> Request:
+        scope = {"type": "http", "client": ("10.0.0.7", 5000), "headers": list(headers), "state": state or {}}
+        return Request(scope)
+
+    assert client_of(request([(b"x-attnlab-tab", b"a1b2")])) == Client("10.0.0.7", "a1b2")
+    learner = {"class_learner": "class:k3x:12"}  # a learner of a class (web/classroom names them)
+    assert client_of(request([(b"x-attnlab-tab", b"a1b2")], learner)) == Client("10.0.0.7", "class:k3x:12")
+    assert client_of(request()) == Client("10.0.0.7", "")
+
+
 def test_a_full_line_answers_429_with_retry_after_and_status_gives_the_place(lab, client):
     jobs = lab(per_address=64).jobs
     api = client(jobs)

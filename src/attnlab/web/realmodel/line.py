@@ -62,8 +62,12 @@ _TAB = re.compile(r"^[A-Za-z0-9_-]{1,32}$")
 
 
 def client_of(request: Request) -> Client:
-    """Who asks: the request's address and its page's tab (``TAB_HEADER``; another value is no tab)."""
+    """Who asks: the request's address and, on it, the class's learner (``request.state.class_learner``,
+    set by ``web/classroom``) or else the page's tab (``TAB_HEADER``; another value is no tab)."""
     address = request.client.host if request.client else ""
+    learner = getattr(request.state, "class_learner", None)
+    if isinstance(learner, str) and learner:
+        return Client(address, learner)
     tab = request.headers.get(TAB_HEADER, "")
     return Client(address, tab if _TAB.match(tab) else "")
 
