@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from attnlab.models.jobs.rates import PRIOR_S, Rates
 
 TRACE = ("trace", "smollm2")
@@ -27,3 +29,16 @@ def test_a_job_without_units_teaches_nothing():
     rates = Rates()
     rates.add(TRACE, 5.0, 0)
     assert rates.rate(TRACE) is None
+
+
+@pytest.mark.models  # the estimate counts the text's tokens with SmolLM2's tokenizer
+def test_a_sweeps_patches_are_estimated_before_it_runs_as_the_sweep_counts_them():
+    from attnlab.models.jobs.kinds import patches
+
+    six = "one two three four five six"  # six words: the estimate counts the tokenizer's tokens
+    per_kind = {sweep: patches("smollm2", {"clean": six, "sweep": sweep})
+                for sweep in ("residual", "heads", "pattern", "keys", "values", "mlp")}  # fmt: skip
+    n = per_kind["residual"] // 30
+    assert per_kind == {"residual": 30 * n, "heads": 270, "pattern": 270, "keys": 90, "values": 90, "mlp": 30}
+    assert patches("smollm2", {"clean": six, "sweep": "heads", "first_layer": 10, "last_layer": 11}) == 18
+    assert patches("nope", {"sweep": "heads"}) == 1

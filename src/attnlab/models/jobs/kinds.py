@@ -448,6 +448,7 @@ def patches(model: str, arguments: dict) -> int:
     except Exception:  # noqa: BLE001 - an estimate: a missing tokenizer is the worker's to report
         n_tokens = len(str(arguments.get("clean") or "").split())
     sweep = arguments.get("sweep")
-    columns = spec.n_head if sweep == "heads" else n_tokens if sweep == "residual" else (
-        n_tokens if arguments.get("per_position") else 1)  # fmt: skip
+    by_kind = {"residual": n_tokens, "heads": spec.n_head, "pattern": spec.n_head, "keys": spec.n_kv_head,
+               "values": spec.n_kv_head}  # fmt: skip
+    columns = by_kind.get(sweep, n_tokens if arguments.get("per_position") else 1)  # "mlp"
     return max(1, layers * max(1, columns))
