@@ -23,6 +23,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
+from attnlab.lab.realmodel.query import row_labels
 from attnlab.models import files  # noqa: E402
 
 
@@ -99,7 +100,7 @@ def reference_row():
             trace.q[layer, head, query].astype(float).tolist(),
             trace.k[layer, g].astype(float).tolist(),
             trace.v[layer, g].astype(float).tolist(),
-            labels=trace.labels(),
+            labels=row_labels(trace),
             allowed=trace.allowed[query].tolist(),
             scale=trace.scale,
         )

@@ -7,6 +7,7 @@ folder or a .gguf file: :func:`attnlab.models.load.load`), imported when first c
 """
 
 from attnlab.engine import QueryTrace, trace_query
+from attnlab.lab import refusals  # noqa: F401 - the model layer's refusals get the lab's words
 from attnlab.lab.explorer.compare import compare
 from attnlab.lab.explorer.program import to_python
 from attnlab.lab.explorer.words import explain

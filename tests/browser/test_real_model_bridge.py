@@ -15,6 +15,7 @@ from realkit import assert_no_sideways_scroll, page_fixture, trace
 
 from attnlab.engine.single import trace_query
 from attnlab.lab import numbers as fmt
+from attnlab.lab.realmodel.query import row_labels
 from attnlab.models import files
 
 pytestmark = [pytest.mark.browser, pytest.mark.models]
@@ -101,7 +102,7 @@ def test_the_bridge_opens_a_real_row_in_the_explorers_terms(desktop, live_server
         real.q[0, 5, 3].astype(float).tolist(),
         real.k[0, g].astype(float).tolist(),
         real.v[0, g].astype(float).tolist(),
-        labels=real.labels(),
+        labels=row_labels(real),
         allowed=real.allowed[3].tolist(),
         scale=real.scale,
     )

@@ -143,8 +143,8 @@ def test_the_hold_works_in_other_threads_too(minilm):
 def test_our_own_thread_count_does_not_change_the_bits(minilm, smollm2, monkeypatch, cores):
     """MiniLM's pieces, SmolLM2's output-layer slices and a prompt's column blocks, on 1 or 3 threads."""
     from attnlab.engine.fast import decode, quant
-    from attnlab.engine.fast.decode import steps as decode_steps
     from attnlab.engine.fast import ops as ops_module
+    from attnlab.engine.fast.decode import steps as decode_steps
     from attnlab.models import model as model_module
 
     namespace: dict = {}

@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from attnlab.lab.realmodel.query import query_row
+
 pytestmark = pytest.mark.models
 
 LONG = " ".join(f"word{i} and, then; more: text." for i in range(60))  # ~400 word pieces
@@ -141,9 +143,9 @@ def test_empty_and_non_text_input_is_refused(minilm):
 
 def test_a_query_row_in_the_explorers_terms_equals_the_heads_weights(minilm):
     trace = minilm.trace("The cat sat on the mat.", details=True)
-    row = trace.query_row(2, 5, 3)  # layer 2, head 5, the query of "sat"
+    row = query_row(trace, 2, 5, 3)  # layer 2, head 5, the query of "sat"
     assert row.labels[3] == "3 sat"
     assert np.abs(np.array(row.weights) - trace.head_weights(2, 5)[3]).max() <= 1e-6
     assert row.scale == pytest.approx(1 / np.sqrt(32))
     with pytest.raises(ValueError, match="layer 6 does not exist"):
-        trace.query_row(6, 0, 0)
+        query_row(trace, 6, 0, 0)

@@ -69,7 +69,12 @@ def test_the_final_rms_is_the_divisor_the_norm_used(decoder):
 
 
 def test_minilms_hidden_states_and_embedding_bit_for_bit(minilm):
-    assert (minilm.kind, minilm.path, minilm.arch.n_head, minilm.arch.d_head) == ("encoder", "float32", 12, 32)
+    assert (minilm.kind, minilm.path, minilm.arch.n_head, minilm.arch.d_head) == (
+        "encoder",
+        "float32",
+        12,
+        32,
+    )
     ids = sentence_ids(minilm)
     x = minilm.forward(ids, stop_at_layer=minilm.arch.n_layer)
     batch = minilm.tokenize([SENTENCE])
@@ -142,7 +147,9 @@ def test_a_hook_that_returns_its_argument_changes_no_bit_on_attention_too(decode
     for text in (CLEAN, " ".join(["word"] * 70)):  # the compiled steps, and a long prompt's NumPy ones
         ids = decoder.encode(text)
         want = decoder.forward(ids)
-        same = decoder.run_with_hooks(ids, fwd_hooks=[(lambda name: "attn" in name, lambda a, name: a.copy())])
+        same = decoder.run_with_hooks(
+            ids, fwd_hooks=[(lambda name: "attn" in name, lambda a, name: a.copy())]
+        )
         assert same.tobytes() == want.tobytes()
 
 
@@ -168,13 +175,17 @@ def test_a_changed_activation_flows_on_through_the_forward(decoder):
     _, below = decoder.run_with_cache(ids, fwd_hooks=[(n.z, zero_head)], names=[n.resid_pre])
     _, clean = decoder.run_with_cache(ids, names=[n.resid_pre, block_names(layer + 1).resid_pre])
     assert below[n.resid_pre].tobytes() == clean[n.resid_pre].tobytes()
-    assert not np.array_equal(cache[block_names(layer + 1).resid_pre], clean[block_names(layer + 1).resid_pre])
+    assert not np.array_equal(
+        cache[block_names(layer + 1).resid_pre], clean[block_names(layer + 1).resid_pre]
+    )
 
 
 def test_hooks_by_filter_scale_and_add_and_refuse_a_typo_or_a_wrong_shape(smollm2):
     ids = smollm2.encode(CLEAN)
     seen = []
-    smollm2.run_with_hooks(ids, fwd_hooks=[(lambda name: name.endswith("hook_pattern"), lambda a, n: seen.append(n))])
+    smollm2.run_with_hooks(
+        ids, fwd_hooks=[(lambda name: name.endswith("hook_pattern"), lambda a, n: seen.append(n))]
+    )
     assert seen == [block_names(i).pattern for i in range(smollm2.arch.n_layer)]
     doubled = smollm2.run_with_hooks(ids, fwd_hooks=[("ln_final.hook_normalized", lambda a, n: a * 2)])
     assert not np.array_equal(doubled, smollm2.forward(ids))
@@ -191,7 +202,9 @@ def test_minilms_hook_points_are_the_post_norm_encoders(minilm):
     t = len(ids)
     out, cache = minilm.run_with_cache(ids)
     assert set(cache) == set(minilm.hook_names)
-    assert "hook_pos_embed" in cache and "hook_token_type_embed" in cache and "embed.ln.hook_normalized" in cache
+    assert (
+        "hook_pos_embed" in cache and "hook_token_type_embed" in cache and "embed.ln.hook_normalized" in cache
+    )
     assert not any("rot_q" in name for name in cache) and "ln_final.hook_normalized" not in cache
     n = block_names(2)
     assert cache[n.q].shape == (t, 12, 32) and cache[n.pattern].shape == (12, t, t)

@@ -7,7 +7,7 @@ import copy
 import numpy as np
 import pytest
 
-from attnlab.models.nexttoken import next_token
+from attnlab.lab.realmodel.nexttoken import next_token
 from attnlab.models.sampling import Sampling, cut
 
 pytestmark = [pytest.mark.models, pytest.mark.oracle]

@@ -9,6 +9,7 @@ import sys
 import numpy as np
 import pytest
 
+from attnlab.lab.realmodel.query import query_row, row_labels
 from attnlab.models import files
 from attnlab.models.chat import DEFAULT_SYSTEM, render, user_turn
 from attnlab.models.traces import ModelTrace
@@ -60,8 +61,8 @@ def test_a_trace_refuses_layers_heads_and_tokens_that_do_not_exist():
     with pytest.raises(ValueError, match=r"^head -1 does not exist; toy has heads 0\.\.2$"):
         t.check(head=-1)
     with pytest.raises(ValueError, match="make it with details=True"):
-        t.query_row(0, 0, 0)
-    assert t.labels() == ["0 a", "1 b"] and t.causal is False
+        query_row(t, 0, 0, 0)
+    assert row_labels(t) == ["0 a", "1 b"] and t.causal is False
 
 
 @pytest.mark.models

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from fastapi.testclient import TestClient
 
+from attnlab.lab.realmodel.query import query_row
 from attnlab.models.jobs.kept import trace_nbytes
 from attnlab.models.jobs.line import TRACE_MEMORY_CAP, Jobs
 from attnlab.models.registry import get_model
@@ -66,7 +67,7 @@ def test_a_class_of_32_keeps_every_trace_and_each_answers_its_heads(smollm2, tmp
         want = fresh.head_weights(29, 8)
         assert np.array_equal(got[~blocked], want[~blocked]) and np.isnan(got[blocked]).all()
         row = api.get(f"/api/models/jobs/{first.id}/rows/29/8/255").json()
-        assert [s["share"] for s in row["sources"]] == list(fresh.query_row(29, 8, 255).weights)
+        assert [s["share"] for s in row["sources"]] == list(query_row(fresh, 29, 8, 255).weights)
         nxt = api.get(f"/api/models/jobs/{first.id}/next/100")
         assert nxt.status_code == 200
     finally:

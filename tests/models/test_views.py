@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 
 from attnlab.engine.single import trace_query
-from attnlab.models.neuron import neuron_view, plane, products_and_sums
-from attnlab.models.nexttoken import next_token
+from attnlab.lab.realmodel.neuron import neuron_view, plane, products_and_sums
+from attnlab.lab.realmodel.nexttoken import next_token
+from attnlab.lab.realmodel.query import row_labels
 from attnlab.models.rows import explorer_row
 from attnlab.models.sampling import Sampling
 from attnlab.models.toy import ToyModel
@@ -59,7 +60,7 @@ def test_the_neuron_view_equals_trace_query_on_the_same_vectors():
     keys = trace.k[1, 0].astype(float).tolist()
     values = trace.v[1, 0].astype(float).tolist()
     ref = trace_query(
-        q, keys, values, labels=trace.labels(), allowed=trace.allowed[4].tolist(), scale=trace.scale
+        q, keys, values, labels=row_labels(trace), allowed=trace.allowed[4].tolist(), scale=trace.scale
     )
     assert view["q"] == list(ref.q) and view["k"] == list(ref.keys[2])
     assert view["dot"] == ref.dots[2] and view["score"] == ref.scores[2]

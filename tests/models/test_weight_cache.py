@@ -260,10 +260,9 @@ def test_smollm2s_cache_with_two_tensor_names_swapped_is_rebuilt(tmp_path, smoll
     # Before: swapping two same-shape tensors' names in the manifest loaded as "mapped" and silently
     # changed SmolLM2's top token for "hi". Now the digests refuse it; the rebuilt weights give the
     # same logits as the first build.
-    from attnlab.models import files
-    from attnlab.models.gguf_file import GGUFFile
-    from attnlab.models import load
+    from attnlab.models import files, load
     from attnlab.models.families import gguf_weights as sw
+    from attnlab.models.gguf_file import GGUFFile
 
     folder = tmp_path / "cache"
     model = load.smollm2(weights="float32", cache_dir=folder)

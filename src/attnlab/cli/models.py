@@ -24,11 +24,11 @@ from attnlab.engine.errors import FieldError
 from attnlab.lab import limits
 from attnlab.lab.realmodel import command as words
 from attnlab.lab.realmodel import problems
+from attnlab.lab.realmodel.nexttoken import MAX_TOKENS_SHOWN, next_token
 from attnlab.lab.realmodel.status import NO_CHAT_HINT_CLI
 from attnlab.lab.realmodel.tokens import row_label
 from attnlab.models import registry
 from attnlab.models.jobs.texts import check_tokens
-from attnlab.models.nexttoken import MAX_TOKENS_SHOWN, next_token
 from attnlab.models.registry import check_name
 from attnlab.models.sampling import Sampling
 

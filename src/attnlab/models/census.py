@@ -3,8 +3,8 @@
 :func:`score_text` traces one text as the model worker traces it
 (:func:`attnlab.models.jobs.kinds.trace_text`: the model's own token count checked against its
 cap) and scores every head of every layer with
-:func:`attnlab.lab.realmodel.kinds.head_scores` on the trace's weights: for each name in
-:data:`attnlab.lab.realmodel.census.SCORES`, an ``(n_layer, n_head)`` float64 array, or
+:func:`attnlab.models.circuits.scores.head_scores` on the trace's weights: for each name in
+:data:`attnlab.models.circuits.scores.CENSUS`, an ``(n_layer, n_head)`` float64 array, or
 ``None`` when no token of the text repeats (induction, duplicate-token).
 
 :func:`score_texts` scores many texts, each alone, in other processes: a local
@@ -28,9 +28,9 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 import numpy as np
 
 from attnlab.engine.errors import FieldError
-from attnlab.lab.realmodel.census import SCORES
-from attnlab.lab.realmodel.kinds import head_scores
 from attnlab.models import registry
+from attnlab.models.circuits.scores import CENSUS as SCORES
+from attnlab.models.circuits.scores import head_scores
 from attnlab.models.jobs.kinds import trace_text
 
 Progress = Callable[[int, int], None]  # (texts done, texts in all)

@@ -22,10 +22,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from attnlab.lab.realmodel.journey import journey_display
-
 TOP_UNITS = 5
-STATS = ("mean", "rms", "max_abs")
+STATS = ("mean", "rms", "max_abs")  # each norm's input: its statistics, in this order
 
 
 def _stats(x: np.ndarray) -> np.ndarray:
@@ -87,51 +85,3 @@ def top_units(act: np.ndarray, k: int) -> np.ndarray:
         candidates = np.flatnonzero(row >= bound)  # ascending index: the stable sort keeps ties in this order
         out[r] = candidates[np.argsort(-row[candidates], kind="stable")][:k]
     return out
-
-
-def token_journey(journey: dict[str, np.ndarray], index: int) -> list[dict]:
-    """Token ``index``'s journey, block by block, at full precision (JSON-ready floats).
-
-    Each block: the four norms, the two norms' statistics (``mean``, ``rms``,
-    ``max_abs``) and the strongest MLP units (``unit``, ``value``), largest first.
-    """
-    norms = ("resid_in", "attn", "mlp", "resid_out")
-    blocks = []
-    for layer in range(journey["resid_in"].shape[0]):
-        blocks.append(
-            {
-                "layer": layer,
-                **{k: float(journey[k][layer, index]) for k in norms},
-                "norm_1": dict(zip(STATS, journey["norm_1"][layer, index].tolist())),
-                "norm_2": dict(zip(STATS, journey["norm_2"][layer, index].tolist())),
-                "mlp_top": [
-                    {"unit": int(u), "value": float(v)}
-                    for u, v in zip(journey["mlp_units"][layer, index], journey["mlp_values"][layer, index])
-                ],
-            }
-        )
-    return blocks
-
-
-def journey_view(trace, index: int, *, norm: str | None = None) -> dict:
-    """JSON-ready journey of token ``index`` of ``trace`` with its words.
-
-    ``norm``: "rms" or "layer"; ``None``: the model's (RMSNorm for a decoder in the registry, else
-    LayerNorm). ``FieldError`` at ``index`` past the text.
-    """
-    from attnlab.models import registry
-
-    trace.check_token("index", index)
-    if norm is None:
-        spec = registry.SPECS.get(trace.model)
-        norm = "rms" if spec is not None and spec.architecture == "decoder" else "layer"
-    placement = "pre" if trace.causal else "post"
-    blocks = token_journey(trace.journey, index)
-    label = trace.labels()[index]
-    return {
-        "index": index,
-        "label": label,
-        "norm": norm,
-        "placement": placement,
-        **journey_display(blocks, label=label, norm=norm, placement=placement),
-    }

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
-from attnlab.engine.errors import FieldError
 from attnlab.models import files
+from attnlab.models.errors import Refusal
 from attnlab.models.model import Decoder, Encoder, Model
 
 
@@ -47,14 +47,13 @@ def load(model: str | os.PathLike, *, weights: str = "auto") -> Model:
     "float64"). A fresh instance each call (not the registry's shared one). A string that names no
     model and no file or folder is refused at ``model``, naming both kinds.
     """
-    from attnlab.lab.realmodel import opening, problems
     from attnlab.models import registry
     from attnlab.models.families.checkpoint import open_path
 
     if isinstance(model, os.PathLike) or (isinstance(model, str) and model not in registry.names()):
         if isinstance(model, os.PathLike) or _looks_like_a_path(model):
             return open_path(model, weights=weights)
-        raise FieldError(("model",), opening.unknown_model(str(model), registry.names()))
+        raise Refusal(("model",), "opening.unknown_model", str(model), registry.names())
     registry.check_name(model)
     if model == "smollm2":
         if weights == "float64":
@@ -62,7 +61,7 @@ def load(model: str | os.PathLike, *, weights: str = "auto") -> Model:
         return smollm2(weights=weights)
     if model == "minilm":
         if weights not in ("auto", "float32", "float64"):
-            raise FieldError(("weights",), problems.unknown_weights(weights, ("float32", "float64")))
+            raise Refusal(("weights",), "unknown_weights", weights, ("float32", "float64"))
         return minilm(dtype=np.float64 if weights == "float64" else np.float32)
     return registry.spec(model).load()
 

@@ -37,8 +37,7 @@ from attnlab.engine.forward import forward
 from attnlab.engine.hooks import Hooks, block_names, hook_names
 from attnlab.engine.model import Architecture, Weights
 from attnlab.engine.threads import CORES, one_blas_thread
-from attnlab.lab.circuits.problems import not_an_index
-from attnlab.lab.realmodel import problems
+from attnlab.models.errors import Refusal
 from attnlab.models.sampling import Sampling, pick
 from attnlab.models.traces import ModelTrace
 
@@ -117,7 +116,7 @@ class Model:
     def to_tokens(self, text: str) -> list[int]:
         """The token ids the model reads for ``text`` (its tokenizer's specials included)."""
         if not isinstance(text, str):
-            raise FieldError(("text",), problems.not_text(type(text).__name__))
+            raise Refusal(("text",), "not_text", type(text).__name__)
         return list(self.tokenizer.encode(text).ids)
 
     def to_str_tokens(self, text: str | Sequence[int]) -> list[str]:
@@ -135,16 +134,16 @@ class Model:
     def check_ids(self, ids) -> list[int]:
         """The token ids as ints: at least one, each in the vocabulary (``FieldError`` at ``ids``)."""
         if isinstance(ids, str | bytes) or not hasattr(ids, "__len__"):
-            raise FieldError(("ids",), not_an_index(ids))
+            raise Refusal(("ids",), "circuits.not_an_index", ids)
         out = []
         for n, i in enumerate(ids):
             if isinstance(i, bool) or not isinstance(i, int | np.integer):
-                raise FieldError(("ids", n), not_an_index(i))
+                raise Refusal(("ids", n), "circuits.not_an_index", i)
             if not 0 <= int(i) < self.arch.d_vocab:
-                raise FieldError(("ids", n), problems.outside_vocabulary(int(i), self.arch.d_vocab))
+                raise Refusal(("ids", n), "outside_vocabulary", int(i), self.arch.d_vocab)
             out.append(int(i))
         if not out:
-            raise FieldError(("ids",), problems.no_tokens())
+            raise Refusal(("ids",), "no_tokens")
         return out
 
     # -- the forward pass, and its hooks ----------------------------------------
@@ -187,7 +186,7 @@ class Model:
             ids = self.check_ids(ids)
             past = cache[0].length if cache else 0
             if self.arch.causal and past + len(ids) > self.arch.n_ctx:
-                raise FieldError(("ids",), problems.over_context(past + len(ids), self.arch.n_ctx))
+                raise Refusal(("ids",), "over_context", past + len(ids), self.arch.n_ctx)
         hooks = self._hooks(fwd_hooks, progress)
         # one BLAS thread: OpenBLAS's threads would split products, and round, by the thread count
         with one_blas_thread():
@@ -259,7 +258,7 @@ class Model:
         from attnlab.models.journey import journey_arrays
 
         if not isinstance(text, str) or not text.strip():
-            raise FieldError(("text",), problems.empty_text())
+            raise Refusal(("text",), "empty_text")
         ids = self._trace_ids(text)
         a = self.arch
         pick = ["pattern"] if not details else ["rot_q" if a.positions == "rope" else "q",
@@ -307,7 +306,7 @@ class Model:
         if path == self.path:
             return self
         if self._reload is None:
-            raise FieldError(("weights",), problems.unknown_weights(path, (self.path,)))
+            raise Refusal(("weights",), "unknown_weights", path, (self.path,))
         return self._reload(path)
 
     def with_dtype(self, dtype) -> Model:
@@ -337,11 +336,10 @@ class Decoder(Model):
     def chat_prompt(self, messages, *, add_generation_prompt: bool = True) -> str:
         """``messages`` ([{"role", "content"}, ...]) rendered by the model's chat template, ready for the
         assistant's turn; a model without a template refuses (``FieldError`` at ``messages``)."""
-        from attnlab.lab.realmodel import opening
         from attnlab.models.chat import NoChat
 
         if isinstance(self.chat, NoChat):
-            raise FieldError(("messages",), opening.no_chat(self.name))
+            raise Refusal(("messages",), "opening.no_chat", self.name)
         return self.chat.render(messages, add_generation_prompt=add_generation_prompt)
 
     def encode(self, text: str) -> list[int]:
@@ -375,7 +373,7 @@ class Decoder(Model):
         positions = positions_of(caches)
         top = int(positions.max()) + 1
         if top > self.arch.n_ctx:
-            raise FieldError(("ids",), problems.over_context(top, self.arch.n_ctx))
+            raise Refusal(("ids",), "over_context", top, self.arch.n_ctx)
         if not rows_apply(self.arch, self.weights):  # each row its own one-token pass, in order
             return np.concatenate([self.forward([t], cache=c) for t, c in zip(ids, caches)])
         per_layer = [[row[i] for row in caches] for i in range(self.arch.n_layer)]
@@ -396,7 +394,7 @@ class Decoder(Model):
         Stops after ``max_new_tokens`` or, when ``stop``, after an end-of-turn token (yielded last).
         """
         if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int) or max_new_tokens < 1:
-            raise FieldError(("max_new_tokens",), problems.not_whole(max_new_tokens, 1))
+            raise Refusal(("max_new_tokens",), "not_whole", max_new_tokens, 1)
         sampling = sampling or Sampling()
         rng = sampling.generator()
         cache = self.new_cache()
@@ -424,7 +422,7 @@ class Decoder(Model):
         over two tokens arrives with the second.
         """
         if not isinstance(prompt, str) or not prompt:
-            raise FieldError(("prompt",), problems.empty_prompt())
+            raise Refusal(("prompt",), "empty_prompt")
         ids = self.to_tokens(prompt)
         new: list[int] = []
         shown = ""
@@ -463,7 +461,7 @@ class Encoder(Model):
         texts = _texts(texts)
         limit = self.max_length if max_length is None else max_length
         if isinstance(limit, bool) or not isinstance(limit, int) or not 2 <= limit <= self.arch.n_ctx:
-            raise FieldError(("max_length",), problems.out_of_range(limit, 2, self.arch.n_ctx))
+            raise Refusal(("max_length",), "out_of_range", limit, 2, self.arch.n_ctx)
         return encode_batch(self.tokenizer, texts, max_length=limit, pad_id=self.pad_id)
 
     def _trace_ids(self, text: str) -> list[int]:
@@ -492,7 +490,7 @@ class Encoder(Model):
 
         texts = _texts(texts)
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-            raise FieldError(("batch_size",), problems.not_whole(batch_size, 1))
+            raise Refusal(("batch_size",), "not_whole", batch_size, 1)
         order = np.argsort([-len(t) for t in texts], kind="stable")
         out = np.empty((len(texts), self.arch.d_model), dtype=np.float32)
         pieces = []  # (rows of out, their slice of a tokenized batch)
@@ -548,8 +546,8 @@ def _chooser(names: Names, known: tuple[str, ...]):
 
 def _texts(texts: object) -> list[str]:
     if isinstance(texts, str) or not isinstance(texts, Sequence) or len(texts) == 0:
-        raise FieldError(("texts",), problems.no_texts())
+        raise Refusal(("texts",), "no_texts")
     for i, t in enumerate(texts):
         if not isinstance(t, str):
-            raise FieldError(("texts", i), problems.not_text(type(t).__name__))
+            raise Refusal(("texts", i), "not_text", type(t).__name__)
     return list(texts)

@@ -16,9 +16,8 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from attnlab.engine.errors import FieldError
 from attnlab.lab import limits
-from attnlab.lab.realmodel import problems
+from attnlab.models.errors import Refusal
 
 DEFAULT_MAX_TOKENS = limits.MAX_TOKENS  # the Real model view's cap, counted by the model's own tokenizer
 DEFAULT_MAX_CHARS = limits.MAX_CHARS  # a bound on the request body; the token cap is the real limit
@@ -100,7 +99,7 @@ def spec(name: object) -> ModelSpec:
     """The spec of ``name``, else ``FieldError`` at ``model`` listing the names."""
     found = SPECS.get(name) if isinstance(name, str) else None
     if found is None:
-        raise FieldError(("model",), problems.unknown_model(name, tuple(SPECS)))
+        raise Refusal(("model",), "unknown_model", name, tuple(SPECS))
     return found
 
 

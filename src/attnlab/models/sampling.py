@@ -13,8 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attnlab.engine.errors import FieldError
-from attnlab.lab.realmodel import problems
+from attnlab.models.errors import Refusal
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -31,18 +30,18 @@ class Sampling:
 
     def __post_init__(self) -> None:
         if not isinstance(self.temperature, (int, float)) or not math.isfinite(self.temperature):
-            raise FieldError(("temperature",), problems.not_finite(self.temperature))
+            raise Refusal(("temperature",), "not_finite", self.temperature)
         if self.temperature < 0:
-            raise FieldError(("temperature",), problems.below_zero(self.temperature))
+            raise Refusal(("temperature",), "below_zero", self.temperature)
         if self.top_k is not None and (
             isinstance(self.top_k, bool) or not isinstance(self.top_k, int) or self.top_k < 0
         ):
-            raise FieldError(("top_k",), problems.not_whole(self.top_k))
+            raise Refusal(("top_k",), "not_whole", self.top_k)
         if not isinstance(self.top_p, (int, float)) or not (0.0 < self.top_p <= 1.0):
-            raise FieldError(("top_p",), problems.not_a_share(self.top_p))
+            raise Refusal(("top_p",), "not_a_share", self.top_p)
         seed = self.seed
         if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
-            raise FieldError(("seed",), problems.not_whole(seed))
+            raise Refusal(("seed",), "not_whole", seed)
 
     @property
     def greedy(self) -> bool:

@@ -33,12 +33,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from attnlab.engine.attention import attend
-from attnlab.engine.errors import FieldError
-from attnlab.engine.single import QueryTrace
 from attnlab.engine.threads import one_blas_thread
-from attnlab.lab.realmodel import problems
-from attnlab.lab.realmodel.tokens import row_label
-from attnlab.models.rows import explorer_row
+from attnlab.models.errors import Refusal
 
 # recomputed layers kept, all traces together: a 256-token SmolLM2 layer's scores and weights are
 # 4.7 MB, a MiniLM one's 6.3 MB (so a head's neighbours, and a second look, cost no recompute)
@@ -185,48 +181,17 @@ class ModelTrace:
             if value is None:
                 continue
             if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < size:
-                raise FieldError((what,), problems.no_such_index(value, self.model, what, size))
+                raise Refusal((what,), "no_such_index", value, self.model, what, size)
 
     def check_token(self, field: str, value: int) -> None:
         """Refuse ``value`` unless it indexes a token of the text (a bool does not): ``FieldError`` at it."""
         n = len(self.tokens)
         if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < n:
-            raise FieldError((field,), problems.no_such_token(value, n))
+            raise Refusal((field,), "no_such_token", value, n)
 
     def kv_head(self, head: int) -> int:
         """The KV head that query head ``head`` reads (GQA: ``head // group size``)."""
         return next(g for g, members in enumerate(self.kv_groups) if head in members)
-
-    def labels(self) -> list[str]:
-        """Unique, short, printable labels for the tokens, as the explorer needs: ``"3 cat"``, ``"4 ⏎"``.
-
-        A token is shown by :func:`attnlab.lab.realmodel.tokens.token_label` (a space as ␣,
-        a line break as ⏎, a tab as ⇥, other unprintable characters as ``⟨U+XXXX⟩``), so
-        every token a tokenizer makes is a label the explorer's row accepts.
-        """
-        return [row_label(i, t) for i, t in enumerate(self.tokens)]
-
-    def query_row(self, layer: int, head: int, index: int) -> QueryTrace:
-        """Token ``index``'s query in ``layer``/``head`` as the explorer computes one query.
-
-        Runs the explorer's calculation (:func:`attnlab.models.rows.explorer_row`:
-        ``trace_query``, exact ordered sums) on the real q, keys and values, so its
-        shares equal ``weights[layer, head, index]`` up to the model's float32
-        rounding. Needs a trace made with details.
-        """
-        self.check(layer=layer, head=head)
-        if self.q is None or self.k is None or self.v is None:
-            raise ValueError("this trace has no q, k, v: make it with details=True")
-        self.check_token("index", index)
-        g = self.kv_head(head)
-        return explorer_row(
-            self.q[layer, head, index].astype(float).tolist(),
-            self.k[layer, g].astype(float).tolist(),
-            self.v[layer, g].astype(float).tolist(),
-            labels=self.labels(),
-            allowed=self.allowed[index].tolist(),
-            scale=self.scale,
-        )
 
     def layer_dict(self, layer: int, *, details: bool = False) -> dict:
         """JSON-ready: every head's weights in ``layer`` (and q, k, v, scores with details)."""

@@ -9,7 +9,6 @@ import pytest
 from attnlab.engine.errors import FieldError
 from attnlab.lab.circuits import problems
 from attnlab.lab.fields import error_words, plain
-from attnlab.models.circuits import checks
 
 SAMPLES = {
     "not_an_index": (1.5,), "too_long": (300, 256), "lengths_differ": (9, 4), "same_answers": (7,),
@@ -42,7 +41,10 @@ def test_a_problem_never_names_its_field(name):
 
 
 def test_the_numerics_raise_the_labs_words():
-    assert checks.lengths_differ is problems.lengths_differ  # the circuits core's refusals are these words
+    from attnlab.models.errors import Refusal
+
+    refused = Refusal(("corrupt",), "circuits.lengths_differ", 9, 4)  # as the circuits core raises it
+    assert refused.problem == problems.lengths_differ(9, 4)  # in these words
     error = FieldError(("corrupt",), problems.lengths_differ(9, 4))
     assert error_words(("body", *error.loc), error.problem, shape="realmodel") == (
         "Corrupted prompt is 4 tokens long and the clean prompt 9; patching needs two prompts of the same "

@@ -18,15 +18,29 @@ from sharekit import check_set, total, value
 from attnlab.engine.single import trace_query
 from attnlab.lab import numbers as fmt
 from attnlab.lab.realmodel.bridge import LABELLED, plane_labels
-from attnlab.lab.realmodel.journey import NORM_NAMES, NORMS, SERIES, STAT_NAMES, journey_display
+from attnlab.lab.realmodel.journey import (
+    NORM_NAMES,
+    NORMS,
+    SERIES,
+    STAT_NAMES,
+    journey_display,
+    token_journey,
+)
 from attnlab.lab.realmodel.kinds import SHORT, head_profile, kind_phrase
 from attnlab.lab.realmodel.modelview import head_view, model_view
-from attnlab.lab.realmodel.neuron import TOP, bar_titles, neuron_words, ranked, row_words
+from attnlab.lab.realmodel.neuron import (
+    TOP,
+    bar_titles,
+    neuron_words,
+    plane,
+    products_and_sums,
+    ranked,
+    row_words,
+)
+from attnlab.lab.realmodel.nexttoken import next_token
+from attnlab.lab.realmodel.query import query_row
 from attnlab.lab.realmodel.row import row_view
 from attnlab.lab.realmodel.status import count_words, generation_status
-from attnlab.models.journey import token_journey
-from attnlab.models.neuron import plane, products_and_sums
-from attnlab.models.nexttoken import next_token
 from attnlab.models.sampling import Sampling, cut
 from attnlab.models.traces import ModelTrace
 
@@ -390,7 +404,7 @@ def test_the_words_of_real_rows_claim_their_numbers(real_traces, data):
     head = data.draw(st.integers(0, trace.n_head - 1))
     n = len(trace.tokens)
     query, key = data.draw(st.integers(0, n - 1)), data.draw(st.integers(0, n - 1))
-    row = trace.query_row(layer, head, query)
+    row = query_row(trace, layer, head, query)
     check_row_words(row, query)
     check_neuron_words(row, key)
     check_row_view(row, query, trace.tokens)

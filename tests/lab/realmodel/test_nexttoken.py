@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from attnlab.lab.realmodel.nexttoken import cut_words, step_display, view_words
-from attnlab.models.nexttoken import next_token
+from attnlab.lab.realmodel.nexttoken import cut_words, next_token, step_display, view_words
 from attnlab.models.sampling import Sampling
 
 

@@ -15,7 +15,8 @@ from attnlab.lab.page import fill_texts, shared_fills, shared_words
 from attnlab.lab.realmodel import probe
 from attnlab.lab.realmodel.modelview import thumbnails
 from attnlab.lab.realmodel.page import SLOTS, ZOOMS, page_text, page_words, real_model_page, trace_names
-from attnlab.models import registry, sampling, work
+from attnlab.models import registry, sampling
+from attnlab.models.jobs.kinds import STEP_TOP
 
 PAGE = (Path(attnlab.web.__file__).parent / "static" / "real-model.html").read_text(encoding="utf-8")
 TEXT = page_text()
@@ -109,7 +110,7 @@ def test_the_generation_words_name_the_model_that_generates_and_its_blocks():
     assert TEXT["gen_hint"]["claims"]["layers"] == smol.n_layer == 30
     assert f"through the {smol.n_layer} blocks" in TEXT["gen_hint"]["text"]
     assert TEXT["gen_title"]["text"] == "Let SmolLM2 continue the text" and smol.title.startswith("SmolLM2")
-    assert TEXT["gen_steps_hint"]["claims"]["top"] == work.STEP_TOP == 5
+    assert TEXT["gen_steps_hint"]["claims"]["top"] == STEP_TOP == 5
 
 
 def test_the_probe_note_says_the_run_is_written_several_times():

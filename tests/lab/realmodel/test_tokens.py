@@ -7,6 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from attnlab.lab.realmodel.query import query_row, row_labels
 from attnlab.lab.realmodel.tokens import row_label, short_label, token_label, token_labels, trace_tokens
 from attnlab.models.traces import ModelTrace
 
@@ -58,10 +59,10 @@ def _trace(tokens: list[str]) -> ModelTrace:
 def test_a_traces_labels_are_visible_and_every_query_after_a_line_break_opens():
     tokens = ["The", " cat", "\n", "\t", " ", "\x07", "sat"]
     trace = _trace(tokens)
-    assert trace.labels() == ["0 The", "1 ␣cat", "2 ⏎", "3 ⇥", "4 ␣", "5 ⟨U+0007⟩", "6 sat"]
+    assert row_labels(trace) == ["0 The", "1 ␣cat", "2 ⏎", "3 ⇥", "4 ␣", "5 ⟨U+0007⟩", "6 sat"]
     for query in range(len(tokens)):
-        row = trace.query_row(0, 0, query)
-        assert row.labels == tuple(trace.labels())
+        row = query_row(trace, 0, 0, query)
+        assert row.labels == tuple(row_labels(trace))
 
 
 def test_a_traces_tokens_carry_their_label_its_short_form_and_their_exact_text():

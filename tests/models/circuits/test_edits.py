@@ -13,7 +13,8 @@ from attnlab.engine.hooks import block_names
 from attnlab.models.circuits.edits import SetHead, SetMLP, SetResid, plan
 
 # the shapes plan() reads, SmolLM2's (30 layers, 9 query heads of 64, d_model 576, pre-norm)
-ARCH = SimpleNamespace(n_layer=30, n_head=9, d_head=64, d_model=576, norm_placement="pre")
+ARCH = SimpleNamespace(n_layer=30, n_head=9, n_kv_head=3, d_head=64, d_model=576, norm_placement="pre",
+                       positions="rope")
 STACK = SimpleNamespace(name="smollm2", arch=ARCH, dtype=np.float32)
 T = 5
 

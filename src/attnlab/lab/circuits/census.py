@@ -37,8 +37,9 @@ from attnlab.lab.circuits.marks import marked, number
 from attnlab.lab.realmodel.kinds import SHORT, THRESHOLDS, kind_phrase
 from attnlab.lab.realmodel.tokens import row_label
 from attnlab.lab.said import said
+from attnlab.models.circuits.scores import CENSUS, query_values, targets
 
-SCORES = ("induction", "previous", "first", "duplicate", "breadth")  # the picker's order
+SCORES = ("induction", *(s for s in CENSUS if s != "induction"))  # the census's scores, in the picker's order
 NAMES = {
     "induction": "induction",
     "previous": "previous token",
@@ -222,44 +223,6 @@ def reach(score: str, values: list[float | None], total: int) -> dict:
 # -- one head's evidence ------------------------------------------------------------------------
 
 
-def _targets(ids: np.ndarray, allowed: np.ndarray, score: str) -> np.ndarray:
-    """(T, T) bool: ``[i, k]`` = key k is counted by query i's ``score`` (not for breadth)."""
-    n = len(ids)
-    earlier = np.tri(n, k=-1, dtype=bool)
-    if score == "previous":
-        out = np.eye(n, k=-1, dtype=bool)
-    elif score == "first":
-        out = np.zeros((n, n), dtype=bool)
-        out[1:, 0] = True
-    elif score == "duplicate":
-        out = (ids[:, None] == ids[None, :]) & earlier
-    else:  # induction: the token right after an earlier occurrence of i's own token
-        out = np.zeros((n, n), dtype=bool)
-        out[:, 1:] = ids[:, None] == ids[None, :-1]
-        out &= earlier
-    return out & allowed
-
-
-def query_values(weights: np.ndarray, allowed: np.ndarray, ids, score: str) -> np.ndarray:
-    """(T,) float64: what each query contributes to ``score`` (see the module); NaN where not counted."""
-    w = np.asarray(weights)
-    ok = np.asarray(allowed, dtype=bool)
-    n = w.shape[-1]
-    if score == "breadth":
-        seen = ok.sum(axis=1)
-        plogp = np.maximum(w, np.finfo(w.dtype).tiny)  # in the weights' dtype, as kinds computes it
-        np.log(plogp, out=plogp)
-        plogp *= w
-        entropy = -plogp.sum(axis=-1, dtype=np.float64)
-        out = np.full(n, np.nan)
-        wide = seen > 1
-        out[wide] = entropy[wide] / np.log(seen[wide])
-        return out
-    targets = _targets(np.asarray(ids), ok, score)
-    sums = np.where(targets, w, 0).sum(axis=1, dtype=np.float64)
-    return np.where(targets.any(axis=1), sums, np.nan)
-
-
 def _target_phrase(score: str) -> str:
     return {
         "previous": "the token just before it",
@@ -309,8 +272,8 @@ def evidence(weights: np.ndarray, allowed: np.ndarray, ids, tokens: list[str], *
         averaged = marked(f"No query counts here ({_not_counted(score)}), so this head has no {name} score.",
                           count=0, mean=None)  # fmt: skip
     order = sorted(np.flatnonzero(counted).tolist(), key=lambda i: (-values[i], i))[:ROWS]
-    targets = None if score == "breadth" else _targets(np.asarray(ids), ok, score)
-    rows = [_row(w[i], ok[i], targets[i] if targets is not None else None, i, labels, tokens, score,
+    cells = None if score == "breadth" else targets(np.asarray(ids), ok, score)
+    rows = [_row(w[i], ok[i], cells[i] if cells is not None else None, i, labels, tokens, score,
                  float(values[i]), (layer, head)) for i in order]  # fmt: skip
     return {
         "job": job,

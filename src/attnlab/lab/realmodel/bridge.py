@@ -6,6 +6,33 @@ full precision and each token's exact text; :func:`plane_labels` names the ``LAB
 shares in the plane and says why only those; :func:`bridge_words` gives the title, the lede, the
 three steps' headings and the disclosures' summaries. The scale is what it is everywhere: the factor
 each dot product is multiplied by (``0.125``, shown as ``1/√64 = 0.125``).
+
+The bridge view (:func:`bridge_view`): one real query row shown in the explorer's terms.
+
+For (layer, head, query i) of a kept trace with details, the row is the
+explorer's own calculation (:meth:`ModelTrace.query_row` ->
+:func:`attnlab.models.rows.explorer_row`, i.e. ``trace_query`` on the head's
+real q, keys and values, at any length), so every number here is ``==`` to
+``trace_query`` on the same vectors. The answer has:
+
+- ``trace``: the row's numbers at full precision (JSON floats round-trip):
+  ``q`` (d_k), ``keys`` (N x d_k), ``dots``, ``scores``, ``m``, ``exps``,
+  ``z``, ``weights`` (N), ``output`` (d_v), ``allowed`` (True = may attend;
+  a causal model's later tokens are blocked), ``labels``, ``scale``
+  (multiplied: ``1/sqrt(d_k)``);
+- ``display``: the explorer's strings trimmed of the per-source vectors, plus
+  ``key_precise`` and ``exact`` (the token's text) per source, ``q_precise``, and the
+  scale as a multiplier (:func:`display`): the page formats nothing;
+- ``words`` and ``text``: the row's Match / Share / Mix sentences
+  (:func:`attnlab.lab.realmodel.neuron.row_words`: the top 5 named), the title
+  and the lede (:func:`bridge_words`), each
+  sentence with its claims;
+- ``geometry.pie``: the explorer's shares strip (ordered partial sums);
+- ``plane``: the plane of q and its top key (:func:`attnlab.lab.realmodel.neuron.plane`):
+  q lies in it, so ``q . k = |q| * x_k`` for every key and every score is kept
+  by the projection; what it drops is said (``leaves_out``). ``view`` is the
+  square window (:func:`attnlab.lab.explorer.geometry.plane_view`); every key is a
+  point, only the ``LABELLED`` largest shares carry a label (``labelled``).
 """
 
 from __future__ import annotations
@@ -15,7 +42,9 @@ from collections.abc import Sequence
 from attnlab.engine.single import QueryTrace
 from attnlab.lab import numbers as fmt
 from attnlab.lab.explorer.display import display_strings
-from attnlab.lab.realmodel.neuron import ranked, scale_text
+from attnlab.lab.explorer.geometry import pie, plane_view
+from attnlab.lab.realmodel.neuron import plane, ranked, row_place, row_words, scale_text
+from attnlab.lab.realmodel.query import query_row
 from attnlab.lab.said import said
 
 LABELLED = 5  # keys named in the plane: the largest shares (more would overprint)
@@ -117,4 +146,50 @@ def bridge_words(row: QueryTrace, *, layer: int, head: int, query: int) -> dict:
         "share": "2 · Share",
         "mix": "3 · Mix",
         "table_region": "Scores and shares of every key",
+    }
+
+
+def _plane(row, tokens) -> dict:
+    p = plane(row)
+    p.update(plane_labels(row, p, tokens))
+    p["view"] = plane_view([p["q"], *((k["x"], k["y"]) for k in p["keys"])], min_half=1.0, centered=True)
+    return p
+
+
+def bridge_view(trace, layer: int, head: int, query: int) -> dict:
+    """JSON-ready bridge for ``trace`` (details needed); ``FieldError`` at a bad index's field."""
+    trace.check(layer=layer, head=head)
+    trace.check_token("query", query)
+    row = query_row(trace, layer, head, query)
+    text = bridge_words(row, layer=layer, head=head, query=query)
+    return {
+        **row_place(trace, layer, head, query, row),
+        "d_k": row.d_k,
+        "d_v": row.d_v,
+        "n_keys": row.n_sources,
+        "title": text.pop("title"),
+        "lede": text.pop("lede"),
+        "text": text,
+        "trace": {
+            "q": list(row.q),
+            "keys": [list(k) for k in row.keys],
+            "labels": list(row.labels),
+            "allowed": list(row.allowed),
+            "scale": row.scale,
+            "d_k": row.d_k,
+            "d_v": row.d_v,
+            "dots": list(row.dots),
+            "scores": list(row.scores),
+            "m": row.m,
+            "exps": list(row.exps),
+            "z": row.z,
+            "weights": list(row.weights),
+            "output": list(row.output),
+            "blocked": list(row.blocked),
+            "underflowed": list(row.underflowed),
+        },
+        "display": display(row, trace.tokens),
+        "words": row_words(row, query),
+        "geometry": {"pie": pie(row)},
+        "plane": _plane(row, trace.tokens),
     }

@@ -28,8 +28,9 @@ import numpy as np
 
 from attnlab.lab import numbers as fmt
 from attnlab.lab.said import said
+from attnlab.models.circuits.scores import CENSUS
 
-SCORES = ("previous", "first", "induction", "duplicate", "breadth")
+SCORES = CENSUS  # the scores a census averages over texts (one definition: models/circuits/scores.py)
 NAMES = {
     "previous": "previous token",
     "first": "first token",

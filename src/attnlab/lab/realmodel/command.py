@@ -53,7 +53,8 @@ def layer_rows(trace, layer: int) -> tuple[list[list[str]], str]:
 
 
 def logits_row(entry: dict) -> list[str]:
-    """One entry of the next-token view (``models.nexttoken.next_token``) as a row of ``LOGITS_HEADER``."""
+    """One entry of the next-token view (:func:`attnlab.lab.realmodel.nexttoken.next_token`) as a row
+    of ``LOGITS_HEADER``."""
     cells = [entry["token_label"], str(entry["id"]), entry["logit_display"], entry["p_model_display"]]
     return [str(entry["rank"]), *cells, entry["p_display"]]
 

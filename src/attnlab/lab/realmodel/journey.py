@@ -1,7 +1,8 @@
 """One token's journey in words: each block's numbers rounded for reading, the plots' names, the title.
 
 ``journey_display(blocks, label=..., norm=..., placement=...)`` takes the numeric
-blocks of :func:`attnlab.models.journey.token_journey` and adds, per block, the
+blocks of :func:`token_journey` (the trace's journey arrays, :func:`attnlab.models.journey.journey_arrays`)
+and adds, per block, the
 rounded strings (``display``), the norms' statistics and the MLP units at full
 precision (``precise``, ``value_precise``: the hover titles) and each bar's
 readout (``says``: "block 3: attention adds 1.25"), and for the view its title
@@ -10,8 +11,12 @@ and the sentence on its norms.
 
 from __future__ import annotations
 
+import numpy as np
+
 from attnlab.lab import numbers as fmt
+from attnlab.lab.realmodel.query import row_labels
 from attnlab.lab.said import said
+from attnlab.models.journey import STATS
 
 NORMS = ("resid_in", "attn", "mlp", "resid_out")
 SERIES = {"resid_in": "residual in", "attn": "attention adds", "mlp": "MLP adds", "resid_out": "residual out"}
@@ -77,4 +82,52 @@ def journey_display(blocks: list[dict], *, label: str, norm: str, placement: str
         # what stands between a cell's numbers, as the columns' headings write them
         "joins": {"stats": " / ", "units": ", ", "unit": ": "},
         "blocks": shown,
+    }
+
+
+def token_journey(journey: dict[str, np.ndarray], index: int) -> list[dict]:
+    """Token ``index``'s journey, block by block, at full precision (JSON-ready floats).
+
+    Each block: the four norms, the two norms' statistics (``mean``, ``rms``,
+    ``max_abs``) and the strongest MLP units (``unit``, ``value``), largest first.
+    """
+    norms = ("resid_in", "attn", "mlp", "resid_out")
+    blocks = []
+    for layer in range(journey["resid_in"].shape[0]):
+        blocks.append(
+            {
+                "layer": layer,
+                **{k: float(journey[k][layer, index]) for k in norms},
+                "norm_1": dict(zip(STATS, journey["norm_1"][layer, index].tolist())),
+                "norm_2": dict(zip(STATS, journey["norm_2"][layer, index].tolist())),
+                "mlp_top": [
+                    {"unit": int(u), "value": float(v)}
+                    for u, v in zip(journey["mlp_units"][layer, index], journey["mlp_values"][layer, index])
+                ],
+            }
+        )
+    return blocks
+
+
+def journey_view(trace, index: int, *, norm: str | None = None) -> dict:
+    """JSON-ready journey of token ``index`` of ``trace`` with its words.
+
+    ``norm``: "rms" or "layer"; ``None``: the model's (RMSNorm for a decoder in the registry, else
+    LayerNorm). ``FieldError`` at ``index`` past the text.
+    """
+    from attnlab.models import registry
+
+    trace.check_token("index", index)
+    if norm is None:
+        spec = registry.SPECS.get(trace.model)
+        norm = "rms" if spec is not None and spec.architecture == "decoder" else "layer"
+    placement = "pre" if trace.causal else "post"
+    blocks = token_journey(trace.journey, index)
+    label = row_labels(trace)[index]
+    return {
+        "index": index,
+        "label": label,
+        "norm": norm,
+        "placement": placement,
+        **journey_display(blocks, label=label, norm=norm, placement=placement),
     }

@@ -48,6 +48,7 @@ import numpy as np
 
 from attnlab.lab import numbers as fmt
 from attnlab.lab.said import said
+from attnlab.models.circuits.scores import SCORES, head_scores  # noqa: F401 - the kinds' scores, read here
 
 PATTERNS = ("induction", "previous-token", "duplicate-token", "self")
 KINDS = (*PATTERNS, "first-token", "broad", "focused")
@@ -71,7 +72,6 @@ THRESHOLDS = {
     "first-token": 0.5,
     "broad": 0.8,
 }
-SCORES = ("previous", "first", "induction", "duplicate", "self", "breadth")
 
 SHORT = {
     "induction": "induction",
@@ -82,85 +82,6 @@ SHORT = {
     "broad": "broad",
     "focused": "focused",
 }
-
-
-# -- the scores ------------------------------------------------------------------
-
-
-def _targets(ids: np.ndarray, allowed: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The induction and duplicate-token targets, (T, T) bool each: ``[i, k]`` = key k is one of i's."""
-    n = len(ids)
-    same = ids[:, None] == ids[None, :]  # (T, T): t[i] == t[j]
-    earlier = np.tri(n, k=-1, dtype=bool)  # j < i
-    duplicate = same & earlier & allowed
-    induction = np.zeros((n, n), dtype=bool)
-    induction[:, 1:] = same[:, :-1]  # t[k-1] == t[i]
-    induction &= earlier & allowed  # k <= i-1: never the query itself
-    return induction, duplicate
-
-
-def _mean_share(w: np.ndarray, targets: np.ndarray) -> np.ndarray | None:
-    """Mean over the queries with a target of the share ``w`` (..., T, T) puts on them; None if none.
-
-    The mean of per-query sums is the sum over every (query, target) pair divided by the
-    number of queries: a gather of the pairs, not a pass over all T x T cells.
-    """
-    queries = int(targets.any(axis=1).sum())
-    if queries == 0:
-        return None
-    i, k = np.nonzero(targets)  # (P,) each
-    return w[..., i, k].sum(axis=-1, dtype=np.float64) / queries
-
-
-def _breadth(w: np.ndarray, seen: np.ndarray) -> np.ndarray:
-    """Mean normalised row entropy of ``w`` (..., T, T) over the rows that see two keys or more."""
-    wide = seen > 1  # (T,)
-    if not wide.any():
-        return np.zeros(w.shape[:-2])
-    # log of max(w, tiny): a zero share gives 0 * log(tiny) = 0, as 0 log 0 = 0 (no mask pass)
-    plogp = np.maximum(w, np.finfo(w.dtype).tiny)
-    np.log(plogp, out=plogp)
-    plogp *= w
-    entropy = -plogp.sum(axis=-1, dtype=np.float64)  # (..., T)
-    return (entropy[..., wide] / np.log(seen[wide])).mean(axis=-1)
-
-
-def head_scores(weights: np.ndarray, allowed: np.ndarray, ids=None) -> dict[str, np.ndarray | None]:
-    """Every score of every head: ``weights`` (..., T, T), ``allowed`` (T, T), ``ids`` (T,) or None.
-
-    Returns ``{score: float64 array of shape (...)}`` for the names in :data:`SCORES`;
-    ``induction`` and ``duplicate`` are ``None`` when ``ids`` is None or no token
-    repeats. Sums are float64; the entropy's logarithms are taken in the weights'
-    own floating dtype (a float32 trace's shares are float32 numbers).
-    """
-    w = np.asarray(weights)
-    if not np.issubdtype(w.dtype, np.floating):
-        w = w.astype(np.float64)
-    ok = np.asarray(allowed, dtype=bool)
-    n = w.shape[-1]
-    if n > 1:
-        previous = np.diagonal(w, offset=-1, axis1=-2, axis2=-1).mean(axis=-1, dtype=np.float64)
-        first = w[..., 1:, 0].mean(axis=-1, dtype=np.float64)
-        own = np.diagonal(w, axis1=-2, axis2=-1)[..., 1:].mean(axis=-1, dtype=np.float64)
-    else:
-        previous = np.zeros(w.shape[:-2])
-        first = own = w[..., 0, 0].astype(np.float64)
-    breadth = _breadth(w, ok.sum(axis=1))
-    induction = duplicate = None
-    if ids is not None:
-        t = np.asarray(ids)
-        if t.shape != (n,):
-            raise ValueError(f"has {fmt.plural(t.size, 'id')}; the weights have {fmt.plural(n, 'token')}")
-        to_next, to_same = _targets(t, ok)
-        induction, duplicate = _mean_share(w, to_next), _mean_share(w, to_same)
-    return {
-        "previous": previous,
-        "first": first,
-        "induction": induction,
-        "duplicate": duplicate,
-        "self": own,
-        "breadth": breadth,
-    }
 
 
 # -- the kind ----------------------------------------------------------------------

@@ -21,10 +21,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attnlab.engine.errors import FieldError
 from attnlab.models.circuits import checks, metrics
 from attnlab.models.circuits.edits import SetHead
 from attnlab.models.circuits.runs import Cache, resume, run
+from attnlab.models.errors import Refusal
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)
@@ -51,7 +51,7 @@ def ablate(model, text_ids_or_cache, heads: Sequence[tuple[int, int]], *, how: s
     chosen = _heads(model, heads)
     before = text_ids_or_cache if isinstance(text_ids_or_cache, Cache) else run(model, text_ids_or_cache)
     if before.edits:
-        raise FieldError(("before",), checks.already_edited())
+        raise Refusal(("before",), "circuits.already_edited")
     if how == "zero":
         values = np.zeros((len(chosen), model.arch.d_head), dtype=before.z.dtype)
     else:
@@ -71,7 +71,7 @@ def next_token_change(a: Ablation, *, top: int = 5) -> dict[str, np.ndarray]:
     ``top_p_before``/``after`` (T, top); ``kl`` (T,): KL(before || after) in nats.
     """
     if a.before.logits is None or a.after.logits is None:
-        raise FieldError(("model",), checks.no_unembedding(a.before.model))
+        raise Refusal(("model",), "circuits.no_unembedding", a.before.model)
     ids = np.asarray(a.before.ids, dtype=np.int64)
     rows = np.arange(len(ids) - 1)
     pb, pa = metrics.probabilities(a.before.logits), metrics.probabilities(a.after.logits)
@@ -115,7 +115,7 @@ def _heads(model, heads) -> tuple[tuple[int, int], ...]:
     out = []
     for i, pair in enumerate(heads):
         if isinstance(pair, str | bytes) or not isinstance(pair, Sequence) or len(pair) != 2:
-            raise FieldError(("heads", i), checks.not_a_head(pair))
+            raise Refusal(("heads", i), "circuits.not_a_head", pair)
         layer = checks.index(pair[0], model.arch.n_layer, loc=("heads", i, 0), model=model.name, what="layer")
         head = checks.index(pair[1], model.arch.n_head, loc=("heads", i, 1), model=model.name, what="head")
         if (layer, head) not in out:

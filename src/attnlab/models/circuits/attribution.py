@@ -32,11 +32,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attnlab.engine.errors import FieldError
 from attnlab.engine.fast.quant import QuantMatrix
 from attnlab.engine.threads import holds_one_blas_thread
 from attnlab.models.circuits import checks
 from attnlab.models.circuits.runs import Cache
+from attnlab.models.errors import Refusal
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)
@@ -70,7 +70,7 @@ class Attribution:
 def logit_attribution(model, cache: Cache, position: int = -1, token: int | None = None) -> Attribution:
     """Attribute the logit of ``token`` (default: the model's top token there) at ``position``."""
     if model.kind != "decoder" or cache.logits is None:
-        raise FieldError(("model",), checks.no_unembedding(model.name))
+        raise Refusal(("model",), "circuits.no_unembedding", model.name)
     p = checks.position(position, cache.n_tokens, loc=("position",))
     row = cache.logits[p]
     if token is None:

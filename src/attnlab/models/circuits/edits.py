@@ -29,9 +29,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from attnlab.engine.errors import FieldError
 from attnlab.engine.hooks import block_names
 from attnlab.models.circuits import checks
+from attnlab.models.errors import Refusal
 
 
 @dataclass(frozen=True, eq=False)
@@ -188,7 +188,7 @@ def plan(model, n_tokens: int, interventions: Iterable[Intervention]) -> Plan:
                 out.start = min(out.start, point)
         else:
             kinds = ("SetHead", "SetMLP", "SetResid", "SetPattern", "SetKV")
-            raise FieldError(loc, checks.unknown_choice(type(edit).__name__, kinds))
+            raise Refusal(loc, "circuits.unknown_choice", type(edit).__name__, kinds)
     out.start = min(out.start, a.n_layer)
     return out
 
@@ -198,7 +198,7 @@ def _write(model, value, n_tokens: int, width: int, rows, cols: slice, loc, head
     if v.shape == (width,):
         v = np.broadcast_to(v, (n_tokens, width))
     if v.shape != (n_tokens, width):
-        raise FieldError((*loc, "value"), checks.wrong_shape(v.shape, (n_tokens, width)))
+        raise Refusal((*loc, "value"), "circuits.wrong_shape", v.shape, (n_tokens, width))
     v = v.astype(model.dtype, copy=False)
     at = slice(None) if rows is None else np.asarray(rows, dtype=np.intp)
     return _Write(cols=cols, value=v, rows=at, head=head)

@@ -21,12 +21,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attnlab.engine.errors import FieldError
 from attnlab.engine.fast.quant import with_values
 from attnlab.engine.hooks import block_names
 from attnlab.engine.threads import holds_one_blas_thread, one_blas_thread
 from attnlab.models.circuits import checks, metrics
 from attnlab.models.circuits.runs import Cache
+from attnlab.models.errors import Refusal
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)
@@ -111,7 +111,7 @@ def head_writes(
 ) -> HeadWrites:
     """What query head ``head`` of ``layer`` writes at ``position`` (decoder), through the unembedding."""
     if model.kind != "decoder" or cache.final_rms is None:
-        raise FieldError(("model",), checks.no_unembedding(model.name))
+        raise Refusal(("model",), "circuits.no_unembedding", model.name)
     reads = head_reads(model, cache, layer, head)
     p = checks.position(position, cache.n_tokens, loc=("position",))
     row = reads.weights[p].astype(np.float64)

@@ -18,10 +18,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attnlab.engine.errors import FieldError
 from attnlab.engine.threads import one_blas_thread
 from attnlab.models.circuits import checks, metrics
 from attnlab.models.circuits.runs import Cache
+from attnlab.models.errors import Refusal
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)
@@ -49,7 +49,7 @@ class Lens:
 def logit_lens(model, cache: Cache, position: int = -1, *, top: int = 5, token: int | None = None) -> Lens:
     """The lens of ``cache`` (a decoder's run) at ``position`` (-1: the last token)."""
     if model.kind != "decoder":
-        raise FieldError(("model",), checks.no_unembedding(model.name))
+        raise Refusal(("model",), "circuits.no_unembedding", model.name)
     at = checks.position(position, cache.n_tokens, loc=("position",))
     with one_blas_thread():
         logits = model.head(np.ascontiguousarray(cache.resid[1:, at]))  # (L, V)

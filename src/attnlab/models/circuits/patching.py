@@ -35,13 +35,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attnlab.engine.errors import FieldError
 from attnlab.engine.hooks import block_names
 from attnlab.engine.threads import one_blas_thread
 from attnlab.models.circuits import checks
 from attnlab.models.circuits.edits import KV, Intervention, SetHead, SetKV, SetMLP, SetPattern, SetResid, plan
 from attnlab.models.circuits.metrics import cosine, fraction_recovered, logit_difference
 from attnlab.models.circuits.runs import Cache, check_ids, final_residual, resume, run
+from attnlab.models.errors import Refusal
 
 Progress = Callable[[int, int], None]  # (patches done, patches in all)
 Cancel = threading.Event | Callable[[], bool]
@@ -112,7 +112,7 @@ def pair(model, clean_ids, corrupt_ids, *, answers=None, position: int = -1) -> 
     """Run both prompts and measure each (see the module); ``answers`` (right, other) for a decoder."""
     clean_ids, corrupt_ids = check_ids(model, clean_ids), check_ids(model, corrupt_ids)
     if len(clean_ids) != len(corrupt_ids):
-        raise FieldError(("corrupt",), checks.lengths_differ(len(clean_ids), len(corrupt_ids)))
+        raise Refusal(("corrupt",), "circuits.lengths_differ", len(clean_ids), len(corrupt_ids))
     if model.kind == "decoder":
         answers = checks.answers(answers, model.arch.d_vocab)
         position = checks.position(position, len(clean_ids), loc=("position",))

@@ -19,9 +19,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from attnlab.engine.errors import FieldError
 from attnlab.models.circuits import checks
 from attnlab.models.circuits.edits import Intervention, Plan, plan
+from attnlab.models.errors import Refusal
 
 
 @dataclass(frozen=True, eq=False, kw_only=True)
@@ -83,7 +83,7 @@ def check_ids(model, ids) -> list[int]:
     """The token ids as ints: at least one, each in the vocabulary, within the model's positions."""
     ids = model.check_ids(ids)
     if len(ids) > model.arch.n_ctx:
-        raise FieldError(("ids",), checks.too_long(len(ids), model.arch.n_ctx))
+        raise Refusal(("ids",), "circuits.too_long", len(ids), model.arch.n_ctx)
     return ids
 
 
@@ -111,7 +111,7 @@ def resume(
     edits = tuple(edits)
     p = plan(model, base.n_tokens, edits)
     if p.start < layer:
-        raise FieldError(("layer",), checks.edits_below(p.start, layer))
+        raise Refusal(("layer",), "circuits.edits_below", p.start, layer)
     return _record(model, list(base.ids), base.resid[layer], layer, p, base, edits, logits)
 
 

@@ -22,11 +22,11 @@ from __future__ import annotations
 import numpy as np
 
 from attnlab.lab.connections.circuits.copying import choose
-from attnlab.lab.realmodel.census import SCORES
 from attnlab.models.census import score_text
 from attnlab.models.circuits.ablation import ablate
 from attnlab.models.circuits.heads import head_reads
 from attnlab.models.circuits.runs import run
+from attnlab.models.circuits.scores import CENSUS as SCORES
 
 
 def _rows(q: np.ndarray, k: np.ndarray, scale: float) -> list[list[float]]:

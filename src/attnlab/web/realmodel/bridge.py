@@ -1,6 +1,6 @@
 """The bridge to real models: ``GET /api/models/jobs/{id}/bridge/{layer}/{head}/{query}``.
 
-One real query row in the explorer's terms (:func:`attnlab.models.bridge.bridge_view`):
+One real query row in the explorer's terms (:func:`attnlab.lab.realmodel.bridge.bridge_view`):
 that head's q and keys at full precision, the explorer's Match / Share / Mix
 numbers and words, and the plane of q and its top key, labelled as a projection.
 Answers from the trace kept in this process (no model work); bad layer, head or
@@ -15,7 +15,7 @@ from fastapi import APIRouter
 from fastapi.responses import Response
 from pydantic import BaseModel
 
-from attnlab.models.bridge import bridge_view
+from attnlab.lab.realmodel.bridge import bridge_view
 from attnlab.web.realmodel import line
 from attnlab.web.realmodel.line import ERRORS, Index, JobId
 from attnlab.web.realmodel.schema import RowPlace, Said

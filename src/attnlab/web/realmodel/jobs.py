@@ -36,6 +36,7 @@ from attnlab.lab.realmodel.kinds import layer_profiles
 from attnlab.lab.realmodel.modelview import head_numbers, share_texts
 from attnlab.lab.realmodel.nexttoken import step_display
 from attnlab.lab.realmodel.page import page_words, trace_names
+from attnlab.lab.realmodel.query import query_row, row_labels
 from attnlab.lab.realmodel.row import row_view
 from attnlab.lab.realmodel.status import generation_status as generation_words
 from attnlab.lab.realmodel.status import model_note, trace_status
@@ -98,7 +99,7 @@ def _job_out(job: TraceJob) -> JobOut:
     done = job.status == "done" and job.trace is not None
     if done:
         t = job.trace
-        labels = t.labels()
+        labels = row_labels(t)
         result = TraceSummary(
             tokens=t.tokens,
             ids=[int(i) for i in t.ids],
@@ -297,7 +298,7 @@ def job_row(job_id: JobId, layer: Index, head: Index, index: Index) -> RowOut:
     t = job.trace
     line.in_path("layer", lambda: t.check(layer=layer))
     line.in_path("head", lambda: t.check(head=head))
-    row = line.in_path("index", lambda: t.query_row(layer, head, index))  # layer and head are fine by now
+    row = line.in_path("index", lambda: query_row(t, layer, head, index))  # layer and head are fine by now
     return RowOut(job=job.id, layer=layer, head=head, kv_head=t.kv_head(head), index=index,
                   **row_view(row, index, t.tokens))  # fmt: skip
 

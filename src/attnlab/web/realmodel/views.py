@@ -27,14 +27,14 @@ from pydantic import Field
 from attnlab.engine.errors import FieldError
 from attnlab.lab import limits
 from attnlab.lab.fields import no_journey, no_next_tokens
+from attnlab.lab.realmodel.journey import journey_view
 from attnlab.lab.realmodel.modelview import head_view, model_view_body
+from attnlab.lab.realmodel.neuron import neuron_view
+from attnlab.lab.realmodel.nexttoken import MAX_TOKENS_SHOWN, trace_next
 from attnlab.lab.realmodel.probe import MAX_SEED, N_WORDS, new_seed, repeated_run, words
 from attnlab.lab.realmodel.status import token_count
 from attnlab.models import registry
 from attnlab.models.jobs.texts import count_text
-from attnlab.models.journey import journey_view
-from attnlab.models.neuron import neuron_view
-from attnlab.models.nexttoken import MAX_TOKENS_SHOWN, trace_next
 from attnlab.web.realmodel import line
 from attnlab.web.realmodel.line import ERRORS, Index, JobId
 from attnlab.web.realmodel.schema import (

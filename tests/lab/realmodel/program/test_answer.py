@@ -6,7 +6,6 @@ import pytest
 
 from attnlab.engine.errors import FieldError
 from attnlab.lab.realmodel.program import answer as a
-from attnlab.lab.realmodel.program import pieces
 from attnlab.lab.realmodel.program.number import Source
 
 
@@ -16,6 +15,7 @@ def smollm2(n_tokens: int, path: str = "float32") -> Source:
                   vocab=49152)  # fmt: skip
 
 
+@pytest.mark.models  # a program's description is the one attnlab reads from the model's files
 def test_an_answer_carries_its_program_its_file_and_what_it_reproduces():
     got = a.program_answer(
         smollm2(6, "q4_1"), {"kind": "lens", "position": 5, "layer": 3, "quantity": "logit"}
@@ -29,21 +29,29 @@ def test_an_answer_carries_its_program_its_file_and_what_it_reproduces():
     assert got["says"]["claims"]["bit_for_bit"] is False
 
 
-@pytest.mark.parametrize(("n_tokens", "compiled", "piece"), [(63, True, pieces.ATTEND_COMPILED),
-                                                             (63, False, pieces.ATTEND_GROUPED),
-                                                             (64, True, pieces.ATTEND_PER_HEAD)])  # fmt: skip
-def test_a_circuits_program_attends_as_the_fast_path_did(monkeypatch, n_tokens, compiled, piece):
+@pytest.mark.models
+@pytest.mark.parametrize(("n_tokens", "compiled", "attends"), [(63, True, "Kernels.scores"),
+                                                               (63, False, "def _softmax_attend("),
+                                                               (64, True, "def _heads_shared(")])  # fmt: skip
+def test_a_circuits_program_attends_as_the_fast_path_did(monkeypatch, n_tokens, compiled, attends):
+    """The compiled steps (as NumPy: Kernels) where they ran, with their attention up to 63 tokens; else the
+    NumPy steps, the query heads of a KV head together below 64 x 64 scores, one head at a time from it."""
     monkeypatch.setattr(a, "compiled_steps_ran", lambda: compiled)
     got = a.program_answer(
         smollm2(n_tokens), {"kind": "lens", "position": 0, "layer": 0, "quantity": "logit"}
     )
-    assert piece in got["program"]
-    assert ("def fma32(" in got["program"]) == (compiled and n_tokens < 64)
+    assert attends in got["program"]
+    assert ("OPS = Fast(Kernels)" in got["program"]) == compiled
+    assert ("def fma32(" in got["program"]) == compiled
+    assert ("\ndef _softmax_attend(" in got["program"]) == (not compiled or n_tokens >= 64)
+    assert ("\ndef _heads_shared(" in got["program"]) == (n_tokens >= 64)
 
 
-def test_a_trace_program_follows_the_reference_block():
+@pytest.mark.models
+def test_a_trace_program_follows_the_reference_steps():
     got = a.program_answer(smollm2(6), {"kind": "weight", "layer": 0, "head": 0, "query": 1, "key": 0})
-    assert pieces.SMOLLM_REFERENCE in got["program"] and "def fast_block(" not in got["program"]
+    assert "TRACE_OPS = Trace()" in got["program"] and "\nclass Reference:" in got["program"]
+    assert "\nclass Fast(" not in got["program"] and "\ndef fast_attend(" not in got["program"]
 
 
 @pytest.mark.parametrize(("fields", "loc", "problem"), [

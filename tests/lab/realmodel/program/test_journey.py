@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from attnlab.lab.realmodel.journey import journey_view
 from attnlab.lab.realmodel.program import journey
 from attnlab.lab.realmodel.program.answer import program_answer
-from attnlab.models.journey import journey_view
 
 pytestmark = pytest.mark.models
 

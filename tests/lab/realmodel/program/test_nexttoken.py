@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from attnlab.engine.errors import FieldError
+from attnlab.lab.realmodel.nexttoken import trace_next
 from attnlab.lab.realmodel.program.answer import program_answer
-from attnlab.models.nexttoken import trace_next
 
 pytestmark = pytest.mark.models
 

@@ -69,3 +69,50 @@ def test_patching_needs_two_prompts_of_one_length(f32_trace, source):
         str(refused.value)
         == f"corrupt is 2 tokens long and the clean prompt {n}; patching needs the same length"
     )
+
+
+@pytest.mark.parametrize(("target", "layer", "column"), [("pattern", 14, 6), ("keys", 9, 2), ("values", 20, 0)])
+def test_a_pattern_or_key_value_patchs_fraction_recovered_is_printed_bit_for_bit(
+    smollm2_f32, eiffel, run_program, target, layer, column
+):
+    """A query head's pattern, or a KV head's keys (after RoPE) or values, the clean run's in the corrupted
+    run: the pattern and key/value sweeps' cells (models/circuits/patching.py)."""
+    pair, src, answers = eiffel
+    if target == "pattern":
+        edit = cp.pattern_patch(smollm2_f32, pair, layer, column)
+        where = {"head": column}
+    else:
+        edit = cp.kv_patch(smollm2_f32, pair, layer, column, "k" if target == "keys" else "v")
+        where = {"kv_head": column}
+    page = pair.recovered(cp.patch_value(smollm2_f32, pair, [edit]))
+    fields = {"kind": "patch", "quantity": "recovered", "target": target, "layer": layer, "answers": answers}
+    answer = program_answer(src, {**fields, **where})
+    mark = "_H" if target == "pattern" else "_KV"
+    assert answer["file_name"] == f"smollm2_patch_recovered_{target}_L{layer}{mark}{column}.py"
+    assert program_answer(src, {**fields, "column": column})["program"] == answer["program"]  # a sweep's cell
+    assert run_program(answer) == page
+
+
+def test_an_encoders_pattern_patch_is_printed_bit_for_bit(minilm, source, run_program):
+    clean, corrupt = (
+        minilm.trace(t, details=True) for t in ("The cat sat on the mat.", "The dog sat on the rug.")
+    )
+    pair = cp.pair(minilm, list(clean.ids), list(corrupt.ids))
+    src = source(clean, corrupt_ids=tuple(corrupt.ids), corrupt_tokens=tuple(corrupt.tokens))
+    page = cp.patch_value(minilm, pair, [cp.pattern_patch(minilm, pair, 2, 7)])
+    fields = {"kind": "patch", "quantity": "value", "target": "pattern", "layer": 2, "head": 7}
+    assert run_program(program_answer(src, fields)) == page
+
+
+def test_a_kv_head_is_one_the_model_has(eiffel):
+    _, src, answers = eiffel
+    fields = {"kind": "patch", "quantity": "value", "target": "values", "layer": 3, "answers": answers}
+    with pytest.raises(FieldError) as refused:
+        program_answer(src, {**fields, "kv_head": 3})
+    assert refused.value.loc == ("kv_head",)
+    assert str(refused.value) == "kv_head 3 does not exist; smollm2 has KV heads 0..2"
+    with pytest.raises(FieldError) as refused:
+        program_answer(src, fields)
+    assert (refused.value.loc, str(refused.value)) == (
+        ("kv_head",), "kv_head is needed for a number of kind patch"
+    )

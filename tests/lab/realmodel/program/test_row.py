@@ -5,10 +5,11 @@ from __future__ import annotations
 import pytest
 
 from attnlab.engine.errors import FieldError
+from attnlab.lab.realmodel.neuron import neuron_view
 from attnlab.lab.realmodel.program import row
 from attnlab.lab.realmodel.program.answer import program_answer
+from attnlab.lab.realmodel.query import query_row
 from attnlab.lab.realmodel.row import row_view
-from attnlab.models.neuron import neuron_view
 
 pytestmark = pytest.mark.models
 
@@ -16,7 +17,7 @@ pytestmark = pytest.mark.models
 def page_numbers(t, layer, head, query, key, coordinate) -> dict:
     """Each quantity as the neuron view (and, for score and share, the row view) serves it."""
     n = neuron_view(t, layer, head, query, key)
-    r = row_view(t.query_row(layer, head, query), query, t.tokens)["sources"][key]
+    r = row_view(query_row(t, layer, head, query), query, t.tokens)["sources"][key]
     assert (r["score"], r["share"]) == (n["score"], n["row"]["key_share"])  # the two views agree
     return {"q": n["q"][coordinate], "k": n["k"][coordinate], "product": n["products"][coordinate],
             "running": n["running"][coordinate], "dot": n["dot"], "score": r["score"],

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import ast
 
+import pytest
+
 from attnlab.lab.realmodel.program.answer import program_answer
 from attnlab.lab.realmodel.program.number import Source
 from attnlab.lab.realmodel.program.text import ids_lines
@@ -19,6 +21,7 @@ def test_the_ids_read_back_whatever_the_tokens_hold():
     assert text.count("\n") == 7  # one line an id: no token broke its line
 
 
+@pytest.mark.models  # a program's description is the one attnlab reads from the model's files
 def test_a_program_is_valid_python_that_prints_its_number_last():
     src = Source(model="minilm", title="all-MiniLM-L6-v2", ids=(101, 7, 8, 9, 10, 11, 12, 102),
                  tokens=("[CLS]", *AWKWARD, "[SEP]"), path="float32", n_layer=6, n_head=12,

@@ -19,7 +19,7 @@ K-composition, by ablation: the induction head's keys read what a previous-token
 when switching that head off changes the induction head's pattern through its keys alone.
 Here (:class:`Copying`) each set of rows becomes weights (a float64 softmax of each row over
 the keys the query may see) and then the induction score
-(:func:`attnlab.lab.realmodel.kinds.head_scores`); a tested head's ``drop`` is the clean
+(:func:`attnlab.models.circuits.scores.head_scores`); a tested head's ``drop`` is the clean
 score minus the keys-only score.
 """
 
@@ -30,7 +30,7 @@ from functools import cached_property
 
 import numpy as np
 
-from attnlab.lab.realmodel.kinds import head_scores
+from attnlab.models.circuits.scores import head_scores
 
 
 def choose(induction, previous, tested: int) -> tuple[tuple[int, int], list[tuple[int, int]]]:

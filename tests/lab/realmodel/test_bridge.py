@@ -10,8 +10,8 @@ import pytest
 from attnlab.lab import numbers as fmt
 from attnlab.lab.explorer.display import display_strings
 from attnlab.lab.explorer.geometry import pie
+from attnlab.lab.realmodel.bridge import LABELLED, bridge_view
 from attnlab.lab.realmodel.neuron import row_words
-from attnlab.models.bridge import LABELLED, bridge_view
 from attnlab.models.toy import ToyModel
 from attnlab.web.realmodel.bridge import BridgeView
 
