@@ -38,46 +38,21 @@ from pathlib import Path
 import numpy as np
 
 from attnlab.engine.block import BlockParams
-from attnlab.engine.errors import FieldError
 from attnlab.engine.layers import LayerNormParams, MLPParams
 from attnlab.engine.model import Architecture, Weights
 from attnlab.engine.multihead import AttentionParams
-from attnlab.lab.realmodel import problems
+from attnlab.models.errors import Refusal
 from attnlab.models.families.errors import UnsupportedSetting
 from attnlab.models.families.settings import Settings, activation, build, head_size
 from attnlab.models.model import Encoder
 
 FAMILIES = ("bert", "roberta", "distilbert")
 
-_ACTIVATIONS = {"gelu": "gelu", "gelu_new": "gelu_tanh", "gelu_pytorch_tanh": "gelu_tanh", "relu": "relu"}
-
 
 def architecture(config: dict) -> Architecture:
-    """The Architecture a ``BertConfig`` gives: a post-norm encoder whose head is the pooled sentence."""
-    d_model, n_head = int(config["hidden_size"]), int(config["num_attention_heads"])
-    return Architecture(
-        family="bert",
-        causal=False,
-        n_layer=int(config["num_hidden_layers"]),
-        d_model=d_model,
-        n_head=n_head,
-        n_kv_head=n_head,
-        d_head=d_model // n_head,
-        d_ff=int(config["intermediate_size"]),
-        d_vocab=int(config["vocab_size"]),
-        n_ctx=int(config.get("max_position_embeddings", 512)),
-        norm="layer",
-        norm_eps=float(config.get("layer_norm_eps", 1e-12)),
-        norm_placement="post",
-        final_norm=False,
-        embed_norm=True,
-        positions="learned",
-        token_types=True,
-        mlp="plain",
-        activation=_ACTIVATIONS.get(config.get("hidden_act", "gelu"), config.get("hidden_act", "gelu")),
-        tied_output=False,
-        head="pooled",
-    )
+    """The Architecture a ``BertConfig`` gives: a post-norm encoder whose head is the pooled sentence
+    (:func:`from_config` on the family "bert")."""
+    return from_config(Settings(config, path="config.json"), "bert")
 
 
 def weights(tensors: dict[str, np.ndarray], arch: Architecture, *, dtype=np.float32) -> Weights:
@@ -145,7 +120,7 @@ def load(folder: Path | str, *, name: str, dtype=np.float32) -> Encoder:
 
     def reload(path_to: str) -> Encoder:
         if path_to not in ("float32", "float64"):  # float weights only: no blocks to multiply on
-            raise FieldError(("weights",), problems.unknown_weights(path_to, ("float32", "float64")))
+            raise Refusal(("weights",), "unknown_weights", path_to, ("float32", "float64"))
         return load(folder, name=name, dtype=np.dtype(path_to))
 
     return Encoder(

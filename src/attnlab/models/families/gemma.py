@@ -34,7 +34,7 @@ import numpy as np
 
 from attnlab.engine.model import Architecture, RopeScaling
 from attnlab.models.families.errors import UnsupportedSetting
-from attnlab.models.families.llama import GGUF_NAMES, HF_NAMES
+from attnlab.models.families.llama import HF_NAMES
 from attnlab.models.families.settings import Settings, activation, build, rope
 
 FAMILIES = ("gemma", "gemma2", "gemma3")  # gemma3: config.json's gemma3_text, or gemma3 (multimodal)
@@ -197,6 +197,3 @@ def from_gguf(s: Settings, arch_name: str) -> Architecture:
         activation="gelu_tanh",
         tied_output=True,
     )
-
-
-GGUF_TENSORS = GGUF_NAMES  # llama.cpp names a Gemma's tensors as a Llama's, with its sandwich norms
