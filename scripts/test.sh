@@ -29,6 +29,7 @@ python3 -m venv .venv
 
 .venv/bin/ruff check src tests benchmarks
 # pytest-xdist: a worker a core, each with its own lab server, browser and models (session
-# fixtures are per worker); --dist loadfile keeps a file's tests on one worker, so a module's
-# fixtures (an app, its model worker) are made once.
-exec .venv/bin/python -m pytest -n auto --dist loadfile "$@"
+# fixtures are per worker). --dist worksteal hands each worker one half of the tests in file
+# order (a module's fixtures made once, mostly) and moves tests to a worker that runs out, so
+# no worker idles while a long file ends on the other.
+exec .venv/bin/python -m pytest -n auto --dist worksteal "$@"
