@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from attnlab.engine.single import MAX_DIM, MAX_LABEL_LENGTH
 from attnlab.lab.said import said
+from attnlab.models.registry import DEFAULT_MAX_CHARS, DEFAULT_MAX_TOKENS
 
 # the explorer and the held example: every coordinate within ±1,000,000, what the planes can draw
 MAX_MAGNITUDE = 1e6
@@ -19,9 +20,10 @@ MIN_SOURCES = 1
 MAX_SOURCES = 8
 # the block: every number of X and the weights within ±1,000
 BLOCK_MAX_MAGNITUDE = 1000.0
-# the Real model view: a text's cap in the model's own tokens (each model may say its own), and in characters
-MAX_TOKENS = 256
-MAX_CHARS = 2000
+# the Real model view: a text's cap in the model's own tokens (each model may say its own), and in characters:
+# the model registry's defaults, which it enforces
+MAX_TOKENS = DEFAULT_MAX_TOKENS
+MAX_CHARS = DEFAULT_MAX_CHARS
 # its next-token controls and "Continue the text"
 TEMPERATURE_MIN = 0.0
 TEMPERATURE_MAX = 5.0

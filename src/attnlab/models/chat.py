@@ -31,8 +31,7 @@ import jinja2.nodes
 import jinja2.utils
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
-from attnlab.engine.errors import FieldError
-from attnlab.lab.realmodel import problems, sources
+from attnlab.models.errors import Refusal
 
 # SmolLM2's template opens a conversation that has no system turn with this one (a test reads it there).
 DEFAULT_SYSTEM = "You are a helpful AI assistant named SmolLM, trained by Hugging Face"
@@ -87,9 +86,9 @@ class ChatTemplate:
                 **variables,
             )
         except jinja2.TemplateError as error:
-            raise FieldError(("messages",), sources.template_refused(str(error.message or error))) from None
+            raise Refusal(("messages",), "sources.template_refused", str(error.message or error)) from None
         except (TypeError, ValueError, KeyError, IndexError, AttributeError) as error:
-            raise FieldError(("messages",), sources.template_refused(str(error))) from None
+            raise Refusal(("messages",), "sources.template_refused", str(error)) from None
 
 
 def chat_of(tokenizer) -> ChatTemplate | NoChat:
@@ -108,14 +107,14 @@ def chat_of(tokenizer) -> ChatTemplate | NoChat:
 def _checked(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """The messages as plain dicts, each with a known role and text content."""
     if not messages:
-        raise FieldError(("messages",), problems.no_messages())
+        raise Refusal(("messages",), "no_messages")
     chat = []
     for index, message in enumerate(messages):
         role, content = message.get("role"), message.get("content")
         if role not in ROLES:
-            raise FieldError(("messages", index, "role"), problems.unknown_role(role, ROLES))
+            raise Refusal(("messages", index, "role"), "unknown_role", role, ROLES)
         if not isinstance(content, str):
-            raise FieldError(("messages", index, "content"), problems.content_not_text())
+            raise Refusal(("messages", index, "content"), "content_not_text")
         chat.append(_plain({k: v for k, v in message.items() if v is not None}))
     return chat
 

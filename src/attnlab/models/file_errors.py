@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from attnlab.lab.realmodel import weightfiles
+from attnlab.models.errors import worded
 
 
 class BadWeightFile(ValueError):
@@ -25,7 +25,7 @@ class NotGGUF(BadWeightFile):
     """A file without GGUF's magic: ``magic`` holds its first bytes (up to 4)."""
 
     def __init__(self, *, path: str, magic: bytes) -> None:
-        super().__init__(weightfiles.not_gguf(path, magic), path=path)
+        super().__init__(worded("weightfiles.not_gguf", path, magic), path=path)
         self.magic = bytes(magic)
 
 
@@ -33,7 +33,7 @@ class UnsupportedVersion(BadWeightFile):
     """A GGUF version that is not ``supported``."""
 
     def __init__(self, *, path: str, version: int, supported: Sequence[int]) -> None:
-        super().__init__(weightfiles.gguf_version(path, version, supported), path=path)
+        super().__init__(worded("weightfiles.gguf_version", path, version, supported), path=path)
         self.version, self.supported = version, tuple(supported)
 
 
@@ -42,7 +42,7 @@ class Truncated(BadWeightFile):
     tensor ``tensor`` runs to."""
 
     def __init__(self, *, path: str, needed: int, size: int, tensor: str | None = None) -> None:
-        super().__init__(weightfiles.truncated(path, needed, size, tensor), path=path)
+        super().__init__(worded("weightfiles.truncated", path, needed, size, tensor), path=path)
         self.needed, self.size, self.tensor = needed, size, tensor
 
 
@@ -52,7 +52,8 @@ class TensorBytesMismatch(BadWeightFile):
 
     def __init__(self, *, path: str, tensor: str, type_name: str, shape: Sequence[int], needed: int | None,
                  stored: int, block_weights: int = 1) -> None:  # fmt: skip
-        message = weightfiles.tensor_bytes(path, tensor, type_name, shape, needed, stored, block_weights)
+        message = worded("weightfiles.tensor_bytes", path, tensor, type_name, shape, needed, stored,
+                         block_weights)  # fmt: skip
         super().__init__(message, path=path)
         self.tensor, self.type_name, self.shape = tensor, type_name, tuple(shape)
         self.needed, self.stored, self.block_weights = needed, stored, block_weights
@@ -62,7 +63,7 @@ class UnknownTensorType(BadWeightFile):
     """A tensor whose type ``number`` no GGUF reader here knows: its size cannot even be told."""
 
     def __init__(self, *, path: str, tensor: str, number: int) -> None:
-        super().__init__(weightfiles.unknown_tensor_type(path, tensor, number), path=path)
+        super().__init__(worded("weightfiles.unknown_tensor_type", path, tensor, number), path=path)
         self.tensor, self.number = tensor, number
 
 
@@ -71,7 +72,8 @@ class UnreadableTensorType(BadWeightFile):
     refused by name, never approximated."""
 
     def __init__(self, *, path: str, tensor: str, type_name: str, readable: Sequence[str]) -> None:
-        super().__init__(weightfiles.unreadable_tensor_type(path, tensor, type_name, readable), path=path)
+        message = worded("weightfiles.unreadable_tensor_type", path, tensor, type_name, readable)
+        super().__init__(message, path=path)
         self.tensor, self.type_name, self.readable = tensor, type_name, tuple(readable)
 
 
@@ -79,7 +81,7 @@ class UnknownValueType(BadWeightFile):
     """A GGUF metadata value of a type ``number`` GGUF does not define, at key ``key``."""
 
     def __init__(self, *, path: str, key: str, number: int) -> None:
-        super().__init__(weightfiles.unknown_value_type(path, key, number), path=path)
+        super().__init__(worded("weightfiles.unknown_value_type", path, key, number), path=path)
         self.key, self.number = key, number
 
 
@@ -88,7 +90,7 @@ class BadHeader(BadWeightFile):
     or "bad_entry" (then ``tensor`` names the entry)."""
 
     def __init__(self, *, path: str, problem: str, tensor: str | None = None) -> None:
-        super().__init__(weightfiles.bad_safetensors_header(path, problem, tensor), path=path)
+        super().__init__(worded("weightfiles.bad_safetensors_header", path, problem, tensor), path=path)
         self.problem, self.tensor = problem, tensor
 
 
@@ -97,7 +99,7 @@ class TensorOutside(BadWeightFile):
     (or runs backwards)."""
 
     def __init__(self, *, path: str, tensor: str, begin: int, end: int, size: int) -> None:
-        super().__init__(weightfiles.tensor_outside(path, tensor, begin, end, size), path=path)
+        super().__init__(worded("weightfiles.tensor_outside", path, tensor, begin, end, size), path=path)
         self.tensor, self.begin, self.end, self.size = tensor, begin, end, size
 
 
@@ -105,5 +107,5 @@ class BadAlignment(BadWeightFile):
     """A GGUF whose ``general.alignment`` (``alignment``) is not a positive power of two."""
 
     def __init__(self, *, path: str, alignment: object) -> None:
-        super().__init__(weightfiles.bad_alignment(path, alignment), path=path)
+        super().__init__(worded("weightfiles.bad_alignment", path, alignment), path=path)
         self.alignment = alignment

@@ -11,8 +11,8 @@ import importlib.util
 from dataclasses import dataclass
 from pathlib import Path
 
-from attnlab.lab.realmodel import problems
 from attnlab.models import registry
+from attnlab.models.errors import worded
 
 
 class ModelNotInstalled(LookupError):
@@ -70,7 +70,7 @@ def package_dir(shipped: Shipped) -> Path:
     """Return the folder of ``shipped``'s module, or raise ModelNotInstalled."""
     spec = importlib.util.find_spec(shipped.module)
     if spec is None or not spec.submodule_search_locations:
-        raise ModelNotInstalled(problems.not_installed(shipped.title, shipped.package), model=shipped.model)
+        raise ModelNotInstalled(worded("not_installed", shipped.title, shipped.package), model=shipped.model)
     return Path(next(iter(spec.submodule_search_locations)))
 
 
@@ -80,7 +80,7 @@ def locate(shipped: Shipped) -> dict[str, Path]:
     found = {name: root / name for name in shipped.files}
     missing = [name for name, path in found.items() if not path.is_file()]
     if missing:
-        words = problems.incomplete(shipped.title, shipped.package, str(root), missing[0])
+        words = worded("incomplete", shipped.title, shipped.package, str(root), missing[0])
         raise ModelNotInstalled(words, model=shipped.model, missing=missing[0])
     return found
 

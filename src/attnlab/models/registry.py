@@ -16,11 +16,10 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from attnlab.lab import limits
 from attnlab.models.errors import Refusal
 
-DEFAULT_MAX_TOKENS = limits.MAX_TOKENS  # the Real model view's cap, counted by the model's own tokenizer
-DEFAULT_MAX_CHARS = limits.MAX_CHARS  # a bound on the request body; the token cap is the real limit
+DEFAULT_MAX_TOKENS = 256  # the Real model view's cap, counted by the model's own tokenizer
+DEFAULT_MAX_CHARS = 2000  # a bound on the request body; the token cap is the real limit
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -20,63 +20,20 @@ own): the lab draws what it can without it and says so.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
 
 from attnlab.engine.errors import FieldError
 from attnlab.lab.connections import registry
 from attnlab.lab.connections.controls import ControlError, read
 from attnlab.lab.realmodel.status import place_words
 from attnlab.lab.said import said
+from attnlab.models.labs.asks import Ask, Measured, ask  # noqa: F401 - the labs name them here
 
 POLL_MS = 700  # how soon the page asks again while a run is waiting
 UNITS = {"layer": ("layer", "layers"), "trace": ("text", "texts"), "step": ("step", "steps"),
          "token": ("token", "tokens")}  # fmt: skip
 
 
-def _frozen(x: Any) -> Any:
-    if isinstance(x, (list, tuple)):
-        return tuple(_frozen(v) for v in x)
-    return x
 
-
-@dataclass(frozen=True)
-class Ask:
-    """Model work: run ``run`` with ``model`` on ``arguments`` (name, value pairs: plain, hashable).
-
-    ``field`` is the control whose text the model reads, where a refusal of that
-    text is shown (``""``: none).
-    """
-
-    run: str
-    model: str
-    arguments: tuple[tuple[str, Any], ...] = ()
-    field: str = ""
-
-    @property
-    def args(self) -> dict[str, Any]:
-        return dict(self.arguments)
-
-
-def ask(run: str, model: str, *, field: str = "", **arguments: Any) -> Ask:
-    """An :class:`Ask`; lists among ``arguments`` become tuples (so equal asks are equal)."""
-    return Ask(run, model, tuple(sorted((k, _frozen(v)) for k, v in arguments.items())), field)
-
-
-@dataclass(frozen=True)
-class Measured:
-    """What came back for one :class:`Ask` (see the module docstring)."""
-
-    status: str  # "done", "waiting" or "failed"
-    data: Any = None
-    stage: str = ""  # waiting: "queued", "loading" or "running"
-    place: int | None = None  # waiting: 0 = at the model now, n = n-th in line
-    done: int = 0
-    total: int = 0
-    unit: str = ""  # what done and total count: "layer", "trace" or "step"
-    title: str = ""  # the model's title, as the page names it
-    message: str = ""  # failed: why, a sentence in the lab's words (a waiting run: a busy line's words)
-    problem: str = ""  # failed: what is wrong with the model itself, said after its title
 
 
 Measure = Callable[[Ask], Measured]

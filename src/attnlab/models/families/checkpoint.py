@@ -42,7 +42,7 @@ from pathlib import Path
 
 from attnlab.engine.errors import FieldError
 from attnlab.engine.model import Architecture, check_weights
-from attnlab.lab.realmodel import problems
+from attnlab.models.errors import Refusal
 from attnlab.models.families import bert, gemma, gpt2, llama
 from attnlab.models.families.errors import (
     BadSetting,
@@ -74,7 +74,7 @@ def open_path(path: Path | str, *, weights: str = "auto", name: str | None = Non
     """The model at ``path`` (a folder or a .gguf file) with its products on ``weights`` (see the module
     docstring); ``name``: how it is called (default: its folder's or file's name)."""
     if weights not in ("auto", *PATHS):
-        raise FieldError(("weights",), problems.unknown_weights(weights, PATHS))
+        raise Refusal(("weights",), "unknown_weights", weights, PATHS)
     where = Path(path).expanduser()
     if where.is_dir():
         return open_folder(where, weights=weights, name=name)

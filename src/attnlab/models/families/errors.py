@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from attnlab.lab.realmodel import opening
+from attnlab.models.errors import worded
 
 
 class BadModel(ValueError):
@@ -27,7 +27,7 @@ class NotAModel(BadModel):
     "no_weights"."""
 
     def __init__(self, *, path: str, problem: str) -> None:
-        super().__init__(opening.not_a_model(path, problem), path=path)
+        super().__init__(worded("opening.not_a_model", path, problem), path=path)
         self.problem = problem
 
 
@@ -35,7 +35,7 @@ class UnknownFamily(BadModel):
     """A checkpoint whose family (``family``, as ``key`` names it; None: not named) is not in ``known``."""
 
     def __init__(self, *, path: str, family: str | None, key: str, known: Sequence[str]) -> None:
-        super().__init__(opening.unknown_family(path, family, key, known), path=path)
+        super().__init__(worded("opening.unknown_family", path, family, key, known), path=path)
         self.family, self.key, self.known = family, key, tuple(known)
 
 
@@ -43,7 +43,7 @@ class MissingSetting(BadModel):
     """A setting the model's shapes need (``key``) that the file leaves out."""
 
     def __init__(self, *, path: str, key: str) -> None:
-        super().__init__(opening.missing_setting(path, key), path=path)
+        super().__init__(worded("opening.missing_setting", path, key), path=path)
         self.key = key
 
 
@@ -51,7 +51,7 @@ class BadSetting(BadModel):
     """A setting ``key`` whose ``value`` cannot describe a model; ``need`` says what it must be."""
 
     def __init__(self, *, path: str, key: str, value: object, need: str) -> None:
-        super().__init__(opening.bad_setting(path, key, value, need), path=path)
+        super().__init__(worded("opening.bad_setting", path, key, value, need), path=path)
         self.key, self.value, self.need = key, value, need
 
 
@@ -59,7 +59,7 @@ class UnsupportedSetting(BadModel):
     """A setting ``key`` = ``value`` that attnlab does not compute exactly (``supported``: what it does)."""
 
     def __init__(self, *, path: str, key: str, value: object, supported: Sequence[str]) -> None:
-        super().__init__(opening.unsupported_setting(path, key, value, supported), path=path)
+        super().__init__(worded("opening.unsupported_setting", path, key, value, supported), path=path)
         self.key, self.value, self.supported = key, value, tuple(supported)
 
 
@@ -67,7 +67,7 @@ class ImpossibleShapes(BadModel):
     """Settings whose shapes cannot fit together: ``detail`` says which, with the numbers."""
 
     def __init__(self, *, path: str, detail: str) -> None:
-        super().__init__(opening.impossible_shapes(path, detail), path=path)
+        super().__init__(worded("opening.impossible_shapes", path, detail), path=path)
         self.detail = detail
 
 
@@ -75,7 +75,7 @@ class MissingTensor(BadModel):
     """A tensor the family reads (``tensor``) that the checkpoint does not hold."""
 
     def __init__(self, *, path: str, tensor: str) -> None:
-        super().__init__(opening.missing_tensor(path, tensor), path=path)
+        super().__init__(worded("opening.missing_tensor", path, tensor), path=path)
         self.tensor = tensor
 
 
@@ -83,7 +83,7 @@ class TensorShape(BadModel):
     """A tensor stored with ``shape`` (NumPy order) where the settings give ``expected``."""
 
     def __init__(self, *, path: str, tensor: str, shape: Sequence[int], expected: Sequence[int]) -> None:
-        super().__init__(opening.tensor_shape(path, tensor, shape, expected), path=path)
+        super().__init__(worded("opening.tensor_shape", path, tensor, shape, expected), path=path)
         self.tensor, self.shape, self.expected = tensor, tuple(shape), tuple(expected)
 
 
@@ -91,7 +91,7 @@ class MissingShard(BadModel):
     """A shard (``shard``) that ``index`` lists and the folder lacks."""
 
     def __init__(self, *, path: str, shard: str, index: str) -> None:
-        super().__init__(opening.missing_shard(path, shard, index), path=path)
+        super().__init__(worded("opening.missing_shard", path, shard, index), path=path)
         self.shard, self.index = shard, index
 
 
@@ -100,7 +100,7 @@ class TooLarge(BadModel):
     machine's ``total`` bytes of memory."""
 
     def __init__(self, *, path: str, weights: str, needed: int, total: int, share: float) -> None:
-        super().__init__(opening.too_large(path, weights, needed, total, share), path=path)
+        super().__init__(worded("opening.too_large", path, weights, needed, total, share), path=path)
         self.weights, self.needed, self.total, self.share = weights, needed, total, share
 
 
@@ -108,5 +108,5 @@ class UnreadTokenizer(BadModel):
     """A GGUF whose tokenizer (``kind``, ``tokenizer.ggml.model``) is not one of ``known``."""
 
     def __init__(self, *, path: str, kind: object, known: Sequence[str]) -> None:
-        super().__init__(opening.unread_tokenizer(path, kind, known), path=path)
+        super().__init__(worded("opening.unread_tokenizer", path, kind, known), path=path)
         self.kind, self.known = kind, tuple(known)

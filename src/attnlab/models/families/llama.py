@@ -36,10 +36,9 @@ from pathlib import Path
 
 import numpy as np
 
-from attnlab.engine.errors import FieldError
 from attnlab.engine.layers import RMSNormParams, SwiGLUParams
 from attnlab.engine.model import Architecture, AttentionWeights, BlockWeights, RopeScaling, Weights
-from attnlab.lab.realmodel import problems
+from attnlab.models.errors import Refusal
 from attnlab.models.families import gguf_weights
 from attnlab.models.families.errors import UnsupportedSetting
 from attnlab.models.families.settings import Settings, activation, build, head_size, rope
@@ -317,7 +316,7 @@ def load(
     from attnlab.models.tokens import from_gguf
 
     if weights not in ("auto", *gguf_weights.PATHS):
-        raise FieldError(("weights",), problems.unknown_weights(weights, gguf_weights.PATHS))
+        raise Refusal(("weights",), "unknown_weights", weights, gguf_weights.PATHS)
     dtype = np.dtype(dtype)
     g = GGUFFile(path)
     arch = architecture(g.metadata, set(g.tensors))
@@ -325,7 +324,7 @@ def load(
         weights = "q4_1" if dtype == np.float32 and quant.kernel() is not None else "float32"
     if weights == "q4_1":
         if dtype != np.float32:
-            raise FieldError(("dtype",), problems.blocks_need_float32())
+            raise Refusal(("dtype",), "blocks_need_float32")
         if quant.kernel() is None:
             raise RuntimeError(f"the q4_1 path cannot run here: {quant.reason()}")
         w = gguf_weights.block_weights(g, arch)

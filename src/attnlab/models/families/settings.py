@@ -16,6 +16,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from attnlab.models.errors import worded
 from attnlab.models.families.errors import BadSetting, MissingSetting
 
 REQUIRED = object()  # a value the file must give
@@ -169,13 +170,12 @@ def rope(s: Settings, default_theta: float, *, layer_type: str | None = None):
 def head_size(s: Settings, d_model: int, n_head: int, *, key: str = "head_dim",
               width_key: str = "hidden_size", heads_key: str = "num_attention_heads") -> int:  # fmt: skip
     """``key`` where the file gives it, else d_model / n_head (refused when it does not divide)."""
-    from attnlab.lab.realmodel import opening
     from attnlab.models.families.errors import ImpossibleShapes
 
     if s.has(key):
         return s.whole(key)
     if d_model % n_head:
-        detail = opening.heads_do_not_divide(s.key(width_key), d_model, s.key(heads_key), n_head)
+        detail = worded("opening.heads_do_not_divide", s.key(width_key), d_model, s.key(heads_key), n_head)
         raise ImpossibleShapes(path=s.path, detail=detail)
     return d_model // n_head
 
@@ -185,18 +185,17 @@ def build(s: Settings, **fields):
     evenly, an odd rotary head) named by the settings' keys."""
     from attnlab.engine.errors import FieldError
     from attnlab.engine.model import Architecture
-    from attnlab.lab.realmodel import opening
     from attnlab.models.families.errors import ImpossibleShapes
 
     n_head, n_kv = fields["n_head"], fields["n_kv_head"]
     keys = fields.pop("keys", {})
     if n_head % n_kv:
         kv_key = keys.get("n_kv_head", "kv")
-        detail = opening.groups_do_not_divide(keys.get("n_head", "heads"), n_head, kv_key, n_kv)
+        detail = worded("opening.groups_do_not_divide", keys.get("n_head", "heads"), n_head, kv_key, n_kv)
         raise ImpossibleShapes(path=s.path, detail=detail)
     if fields.get("positions", "rope") == "rope" and fields["d_head"] % 2:
-        raise ImpossibleShapes(path=s.path, detail=opening.odd_rotary_head(keys.get("d_head", "head_dim"),
-                                                                            fields["d_head"]))  # fmt: skip
+        detail = worded("opening.odd_rotary_head", keys.get("d_head", "head_dim"), fields["d_head"])
+        raise ImpossibleShapes(path=s.path, detail=detail)
     try:
         return Architecture(**fields)
     except FieldError as error:  # a value no key check above caught: the engine's words, at its field

@@ -21,12 +21,22 @@ from __future__ import annotations
 
 import numpy as np
 
-from attnlab.lab.connections.circuits.copying import choose
 from attnlab.models.census import score_text
 from attnlab.models.circuits.ablation import ablate
 from attnlab.models.circuits.heads import head_reads
 from attnlab.models.circuits.runs import run
 from attnlab.models.circuits.scores import CENSUS as SCORES
+
+
+def choose(induction, previous, tested: int) -> tuple[tuple[int, int], list[tuple[int, int]]]:
+    """The induction head and the ``tested`` previous-token heads below it (see the module)."""
+    ind = np.asarray(induction, dtype=np.float64)
+    prev = np.asarray(previous, dtype=np.float64)
+    n_head = ind.shape[1]
+    layer, head = divmod(int(np.argmax(ind)), n_head)  # argmax: the first of equals, in layer, head order
+    below = prev[:layer].ravel()
+    order = sorted(range(below.size), key=lambda i: (-below[i], i))[:tested]
+    return (layer, head), [divmod(i, n_head) for i in order]
 
 
 def _rows(q: np.ndarray, k: np.ndarray, scale: float) -> list[list[float]]:

@@ -26,12 +26,12 @@ from collections import OrderedDict
 from collections.abc import Callable
 
 from attnlab.engine.errors import FieldError
-from attnlab.lab.connections.live import Ask, Measured
 from attnlab.models import registry
 from attnlab.models.files import ModelNotInstalled
 from attnlab.models.jobs.line import Busy, Stopping
 from attnlab.models.jobs.texts import check_tokens
 from attnlab.models.labs import embeddings, facts, logits, needle
+from attnlab.models.labs.asks import Ask, Measured
 
 KV_RUN = "attnlab.models.labs.kv:generation_cache"
 SPECULATE_RUN = "attnlab.models.labs.speculate:compare"

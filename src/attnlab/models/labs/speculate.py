@@ -21,7 +21,7 @@ import time
 
 import numpy as np
 
-from attnlab.lab.connections.speculate.draft import accepted, propose
+from attnlab.models.labs.draft import accepted, propose
 from attnlab.models.sampling import Sampling
 
 

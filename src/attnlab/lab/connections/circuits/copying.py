@@ -31,17 +31,7 @@ from functools import cached_property
 import numpy as np
 
 from attnlab.models.circuits.scores import head_scores
-
-
-def choose(induction, previous, tested: int) -> tuple[tuple[int, int], list[tuple[int, int]]]:
-    """The induction head and the ``tested`` previous-token heads below it (see the module)."""
-    ind = np.asarray(induction, dtype=np.float64)
-    prev = np.asarray(previous, dtype=np.float64)
-    n_head = ind.shape[1]
-    layer, head = divmod(int(np.argmax(ind)), n_head)  # argmax: the first of equals, in layer, head order
-    below = prev[:layer].ravel()
-    order = sorted(range(below.size), key=lambda i: (-below[i], i))[:tested]
-    return (layer, head), [divmod(i, n_head) for i in order]
+from attnlab.models.labs.circuits import choose  # noqa: F401 - the heads the lab tests, chosen there
 
 
 def weights(rows) -> np.ndarray:
