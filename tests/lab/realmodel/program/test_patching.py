@@ -71,7 +71,8 @@ def test_patching_needs_two_prompts_of_one_length(f32_trace, source):
     )
 
 
-@pytest.mark.parametrize(("target", "layer", "column"), [("pattern", 14, 6), ("keys", 9, 2), ("values", 20, 0)])
+@pytest.mark.parametrize(("target", "layer", "column"),
+                         [("pattern", 14, 6), ("keys", 9, 2), ("values", 20, 0)])  # fmt: skip
 def test_a_pattern_or_key_value_patchs_fraction_recovered_is_printed_bit_for_bit(
     smollm2_f32, eiffel, run_program, target, layer, column
 ):

@@ -5,10 +5,19 @@ numbers, a next-token logit or probability, the journey's) or of the circuits vi
 ablation's probabilities and losses, a logit attribution's terms, a patch's metric and
 fraction recovered, the logit lens, a head's QK products and OV-promoted logits), a program
 that reads the model file itself (SmolLM2's GGUF with ``gguf``, MiniLM's safetensors with
-``safetensors``), imports nothing of attnlab, runs the float32 operations attnlab runs in
-the same order, on the same layouts, up to that number, and prints it. On the float32 path
-it prints the page's number bit for bit (tested: ``tests/lab/realmodel/program/``); the page's
-q4_1 path sums its products in another order, and the answer says so.
+``safetensors``), imports nothing of attnlab, and runs attnlab's own forward pass on the
+float32 weights, laid out as attnlab lays them out, up to that number, and prints it. On the
+float32 path it prints the page's number bit for bit (tested: ``tests/lab/realmodel/program/``);
+the page's q4_1 path sums its products in another order, and the answer says so.
+
+Nothing of the forward is written here as text. A program is generated from the model's
+description and attnlab's code: the model's ``Architecture`` with its values written in, and
+the source of every function the forward calls (engine/forward.py's ``forward``, ``block``,
+``attention``, ``mlp`` and the readable steps ``Reference``; engine/layers.py,
+engine/attention.py, engine/hooks.py; the fast path's engine/fast/decode functions, and its
+compiled steps as their NumPy forms, engine/fast/decode/numpy_kernels.py), copied as written
+by :mod:`.bundle`. The forward runs with one of two sets of steps (:mod:`.ops`): the trace's
+(the Real model view's numbers) or the fast path's (the circuits').
 
 A number is named by a descriptor: ``kind`` and its fields (integers, or the strings named)::
 
@@ -29,9 +38,11 @@ A number is named by a descriptor: ``kind`` and its fields (integers, or the str
     attribution  position, token, term (embedding | head | mlp | heads | mlps | total | logit
                  | difference | bound | scale | rms), layer, head
     patch        quantity (value | recovered | clean | corrupt), target (resid_pre | resid_mid
-                 | resid_post | head | mlp), layer, column (a position; a head for target head;
-                 none for a whole MLP), position and answers ("right,other") on SmolLM2;
-                 the corrupted prompt comes with the text (Source.corrupt_ids)
+                 | resid_post | head | mlp | pattern | keys | values), layer, column (a
+                 position; a head for target head; none for a whole MLP), head (pattern) or
+                 kv_head (keys, values) (a sweep's cell may name either by its column),
+                 position and answers ("right,other") on SmolLM2; the corrupted prompt comes
+                 with the text (Source.corrupt_ids)
     lens         position, layer, quantity (token_p | logit | top_p), token (optional), rank (top_p)
     head_qk      layer, head, query, key, quantity (before | after | weight)
     head_ov      layer, head, position, quantity (promoted | written | source_weight), source, rank
@@ -39,9 +50,11 @@ A number is named by a descriptor: ``kind`` and its fields (integers, or the str
 plus ``value`` (optional): the number as the page shows it, named in the program's comments.
 
 Modules: :mod:`.answer` (the one entry point, :func:`~.answer.program_answer`), :mod:`.number`
-(the text and the checks), :mod:`.pieces` (every shared piece of program text, once),
-:mod:`.text` (a program put together), :mod:`.trace` and :mod:`.circuits` (the two runs),
-one module per kind of number (:mod:`.head`, :mod:`.row`, :mod:`.nexttoken`, :mod:`.journey`,
-:mod:`.ablation`, :mod:`.attribution`, :mod:`.patching`, :mod:`.lens`, :mod:`.readwrite`),
-and :mod:`.words` (the control's words and what a program reproduces).
+(the text and the checks), :mod:`.text` (a program put together), :mod:`.bundle` (attnlab's
+source for a program), :mod:`.compat` (NumPy stand-ins for the engine's array-API and thread
+helpers), :mod:`.ops` (the two sets of steps), :mod:`.runs` (the runs, as the models make
+them), :mod:`.model_file` (the model file, read as attnlab reads it), one module per kind of
+number (:mod:`.head`, :mod:`.row`, :mod:`.nexttoken`, :mod:`.journey`, :mod:`.ablation`,
+:mod:`.attribution`, :mod:`.patching`, :mod:`.lens`, :mod:`.readwrite`), and :mod:`.words`
+(the control's words and what a program reproduces).
 """

@@ -19,10 +19,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from attnlab.engine.errors import FieldError
-from attnlab.lab.realmodel.program import circuits
 from attnlab.lab.realmodel.program import number as n
+from attnlab.lab.realmodel.program import runs
 from attnlab.lab.realmodel.program.number import Source
 from attnlab.lab.realmodel.program.text import Steps
+from attnlab.models.circuits.metrics import cosine, kl_divergence, position_loss, probabilities, ranked
 
 HOWS = ("zero", "mean")
 DECODER = ("p_next_before", "p_next_after", "loss_before", "loss_after", "top_p_before", "top_p_after", "kl",
@@ -84,72 +85,47 @@ def check(src: Source, raw: Mapping) -> dict:
     return p
 
 
-_BEFORE_AFTER = '''
+_BEFORE_AFTER = """
 # 1) the run as it is (the circuits' run), keeping every head's output z
-before = run({embedded})
+before = circuit_run(ARCH, WEIGHTS, IDS, ops=OPS)
 # 2) what each ablated head's z becomes, at every position
 if HOW == "zero":
-    replaced = np.zeros((len(HEADS), D_HEAD), dtype=np.float32)
+    replaced = np.zeros((len(HEADS), ARCH.d_head), dtype=np.float32)
 else:  # its mean over this text's positions in the run as it is (summed in float64)
-    zs = np.stack([before["z"][at][:, head * D_HEAD : (head + 1) * D_HEAD] for at, head in HEADS])
+    zs = np.stack([before["z"][at, :, head] for at, head in HEADS])  # (n_heads, T, d_head)
     replaced = zs.astype(np.float64).mean(axis=1).astype(np.float32)  # (n_heads, d_head)
-# 3) the ablated run, from the lowest ablated layer on (below it, the run as it is)
-T = len(IDS)
-hooks = {{}}
-for at in sorted({{at for at, _ in HEADS}}):
-    writes = [(head, replaced[i]) for i, (where, head) in enumerate(HEADS) if where == at]
-
-    def set_heads(z, writes=writes):
-        """A copy of the heads side by side (T, H · d_head) with each ablated head's columns replaced."""
-        out = np.array(z, dtype=z.dtype, order="C", copy=True)
-        for head, v in writes:
-            out[..., :, head * D_HEAD : (head + 1) * D_HEAD] = np.broadcast_to(v, (T, D_HEAD))
-        return out
-
-    hooks[at] = {{"z": set_heads}}
-start = min(at for at, _ in HEADS)
-after = run({resume}, start, hooks)
-'''
+# 3) the ablated run: each head's columns of z (the heads side by side, before W_O) replaced, from the
+#    lowest ablated layer on (below it, the run as it is)
+plan = new_plan(ARCH)
+for i, (at, h) in enumerate(HEADS):
+    columns = slice(h * ARCH.d_head, (h + 1) * ARCH.d_head)
+    edit(plan, "z", at, write(replaced[i], len(IDS), ARCH.d_head, cols=columns))
+after = circuit_run(ARCH, WEIGHTS, IDS, ops=OPS, plan=plan, base=before, start=plan.start)
+"""
 
 _DECODER = """
-# 4) both runs' next-token distributions: the final norm and the output layer, then a float64 softmax
-E = embedding()
-z_before = logits(before["resid"][N_LAYER], E).astype(np.float64)  # (T, vocab)
-z_after = logits(after["resid"][N_LAYER], E).astype(np.float64)
+# 4) both runs' next-token distributions (models/circuits/ablation.py next_token_change): the softmax of
+#    each run's logits in float64
+pb, pa = probabilities(before["logits"]), probabilities(after["logits"])
 """
 
 _DECODER_VALUE = {
-    "p_next_before": "value = probabilities(z_before)[POSITION, IDS[POSITION + 1]]  # the text's next token",
-    "p_next_after": "value = probabilities(z_after)[POSITION, IDS[POSITION + 1]]  # the text's next token",
-    "loss_before": "value = -log_probabilities(z_before[:-1])[POSITION, IDS[POSITION + 1]]",
-    "loss_after": "value = -log_probabilities(z_after[:-1])[POSITION, IDS[POSITION + 1]]",
-    "top_p_before": "value = probabilities(z_before)[POSITION, ranked(z_before[POSITION], TOP)[RANK]]",
-    "top_p_after": "value = probabilities(z_after)[POSITION, ranked(z_after[POSITION], TOP)[RANK]]",
-    "kl": (
-        "p, q = probabilities(z_before), probabilities(z_after)\n"
-        "terms = np.where(p > 0, p * (np.log(p) - np.log(q)), 0.0)  # KL(before ‖ after), in nats\n"
-        "value = terms.sum(axis=-1)[POSITION]"
+    "p_next_before": "value = pb[POSITION, IDS[POSITION + 1]]  # the text's next token",
+    "p_next_after": "value = pa[POSITION, IDS[POSITION + 1]]  # the text's next token",
+    "loss_before": "value = position_loss(before['logits'], IDS)[POSITION]  # -log p(the text's next token)",
+    "loss_after": "value = position_loss(after['logits'], IDS)[POSITION]  # -log p(the text's next token)",
+    "top_p_before": "value = np.take_along_axis(pb, ranked(before['logits'], TOP), axis=-1)[POSITION, RANK]",
+    "top_p_after": "value = np.take_along_axis(pa, ranked(after['logits'], TOP), axis=-1)[POSITION, RANK]",
+    "kl": "value = kl_divergence(pb, pa)[POSITION]  # KL(before ‖ after), in nats",
+    # the loss at every token but the last (its next token is the text's), then their mean
+    "mean_loss_before": "value = np.mean(position_loss(before['logits'], IDS))",
+    "mean_loss_after": "value = np.mean(position_loss(after['logits'], IDS))",
+    "mean_loss_change": (
+        "before_mean = np.mean(position_loss(before['logits'], IDS))\n"
+        "after_mean = np.mean(position_loss(after['logits'], IDS))\n"
+        "value = after_mean - before_mean  # in nats"
     ),
 }
-# the loss at every token but the last (its next token is the text's), then their mean
-_MEAN = {
-    "before": "np.mean(-log_probabilities(z_before[:-1])[np.arange(T - 1), IDS[1:]])",
-    "after": "np.mean(-log_probabilities(z_after[:-1])[np.arange(T - 1), IDS[1:]])",
-}
-_DECODER_VALUE |= {
-    "mean_loss_before": f"value = {_MEAN['before']}",
-    "mean_loss_after": f"value = {_MEAN['after']}",
-    "mean_loss_change": f"before_mean = {_MEAN['before']}\nafter_mean = {_MEAN['after']}\n"
-    "value = after_mean - before_mean  # in nats",
-}
-
-_LOG_SOFTMAX = '''
-
-def log_probabilities(z):
-    """log softmax over the last axis in float64: z - max - log(sum(exp(z - max)))."""
-    shifted = z - z.max(axis=-1, keepdims=True)
-    return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
-'''
 
 _ENCODER_VALUE = {
     "norm_before": (
@@ -162,16 +138,17 @@ _ENCODER_VALUE = {
     ),
     "relative": (
         'xb, xa = (r["resid"][LAYER + 1].astype(np.float64) for r in (before, after))\n'
-        "norm = np.sqrt((xb * xb).sum(axis=-1))\n"
+        "length = np.sqrt((xb * xb).sum(axis=-1))\n"
         "moved = np.sqrt(((xa - xb) ** 2).sum(axis=-1))\n"
-        "relative = np.divide(moved, norm, out=np.zeros_like(moved), where=norm > 0)  # 0 where |x| is 0\n"
+        "relative = np.divide(moved, length, out=np.zeros_like(moved), where=length > 0)  # 0 where |x| is 0"
+        "\n"
         "value = relative[POSITION]"
     ),
     "cosine": (
         'xb, xa = (r["resid"][LAYER + 1].astype(np.float64) for r in (before, after))\n'
         "value = cosine(xb, xa)[POSITION]"
     ),
-    "pooled_cosine": 'value = cosine(pooled(before["x"]), pooled(after["x"]))',
+    "pooled_cosine": 'value = cosine(before["pooled"], after["pooled"])',
 }
 
 _WORDS = {
@@ -194,8 +171,6 @@ _WORDS = {
 
 
 def steps(src: Source, p: dict) -> Steps:
-    from attnlab.lab.realmodel.program import pieces
-
     q = p["quantity"]
     heads = ", ".join(f"({layer}, {head})" for layer, head in p["heads"])
     inputs = [
@@ -203,17 +178,16 @@ def steps(src: Source, p: dict) -> Steps:
         f"HOW = {p['how']!r}",
     ]
     inputs += [f"{k.upper()} = {p[k]}" for k in ("position", "layer", "rank") if k in p]
-    resume = 'before["resid"][start]' if src.decoder else 'before["resid"][start][None]'
-    body = _BEFORE_AFTER.format(embedded=circuits.embedded(src), resume=resume)
-    extra = []
+    body = _BEFORE_AFTER
     if src.decoder:
         body += _DECODER + _DECODER_VALUE[q] + "\n"
-        extra = [pieces.SOFTMAX64, _LOG_SOFTMAX]
+        uses = {"top_p_before": (ranked,), "top_p_after": (ranked,), "kl": (kl_divergence,)}.get(q, ())
+        uses += (probabilities, position_loss)
         if q.startswith("top_p"):
             inputs.append(f"TOP = {TOP}")
     else:
-        body += "# 4) " + _WORDS[q] + "\n" + _ENCODER_VALUE[q] + "\n"
-        extra = [pieces.COSINE]
+        body += "# 4) " + _WORDS[q].format(**p) + "\n" + _ENCODER_VALUE[q] + "\n"
+        uses = (cosine,)
     named = ", ".join(f"L{layer}H{head}" for layer, head in p["heads"])
     marks = {"position": "_{}", "layer": "_L{}", "rank": "_rank{}"}  # _5_rank1: each number its own file
     where = "".join(mark.format(p[k]) for k, mark in marks.items() if k in p)
@@ -221,7 +195,7 @@ def steps(src: Source, p: dict) -> Steps:
         what=f"Ablation ({p['how']}) of {named}: " + _WORDS[q].format(**p),
         runs="circuits",
         inputs=inputs,
-        pieces=[*circuits.pieces_for(src), *extra],
         body=body,
         name=f"{src.model}_ablation_{q}{where}.py",
+        uses=(*uses, runs.new_plan, runs.edit, runs.write),
     )

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from attnlab.lab.realmodel.program import circuits
 from attnlab.lab.realmodel.program import number as n
 from attnlab.lab.realmodel.program.number import Source
 from attnlab.lab.realmodel.program.text import Steps
@@ -24,71 +23,56 @@ TERMS = ("embedding", "head", "mlp", "heads", "mlps", "total", "logit", "differe
 
 _BODY = """
 # 1) the run as it is (the circuits' run), keeping what each component wrote
-kept = run(embed(IDS))
-x = kept["resid"][N_LAYER]  # (T, d): the residual stream leaving the last block
+kept = circuit_run(ARCH, WEIGHTS, IDS, ops=OPS)
 # 2) the final RMSNorm's scale at POSITION, frozen: s = 1 / sqrt(mean(x²) + eps)
-rms = np.float64(final_rms(x)[POSITION])
-scale = 1.0 / rms
+scale = 1.0 / np.float64(kept["final_rms"][POSITION])
 # 3) then logit = x · u with u = s · γ ⊙ E[TOKEN]: each component's term is its vector · u
-u = scale * (output_norm().astype(np.float64) * embedding_rows([TOKEN])[0].astype(np.float64))  # (d,)
+e = OPS.embed(WEIGHTS.embed, [TOKEN])[0].astype(np.float64)  # the token's row of E
+u = scale * (WEIGHTS.final_norm.weight.astype(np.float64) * e)  # (d,)
+H, D = ARCH.n_head, ARCH.d_head
 """
 
+_HEADS = (
+    "heads = np.empty((ARCH.n_layer, H))  # each query head's term, layer by layer\n"
+    "for i in range(ARCH.n_layer):\n"
+    "    w_o = WEIGHTS.blocks[i].attn.w_o.astype(np.float64)  # (H · d_head, d)\n"
+    '    z = kept["z"][i, POSITION].astype(np.float64).reshape(-1)  # the heads side by side, (H · d_head,)\n'
+    "    heads[i] = (z * (w_o @ u)).reshape(H, D).sum(axis=1)  # each head's z through its rows of W_O, · u\n"
+)
+_MLPS = 'mlps = kept["mlp_out"][:, POSITION].astype(np.float64) @ u  # (L,)\n'
 _SUM = (
-    'mlps = np.stack([kept["mlp"][i][POSITION] for i in range(N_LAYER)]).astype(np.float64) @ u  # (L,)\n'
-    'total = float(kept["resid"][0][POSITION].astype(np.float64) @ u)  # the embedding\'s term\n'
-    "for i in range(N_LAYER):  # then per layer: its heads 0..H-1, W_O's bias (none here: 0), its MLP\n"
-    '    z = kept["z"][i][POSITION].astype(np.float64)\n'
-    '    per_head = (z * (layer(i)["w_o"].astype(np.float64) @ u)).reshape(N_HEAD, D_HEAD).sum(axis=1)\n'
-    "    for h in range(N_HEAD):\n"
-    "        total += per_head[h]\n"
+    _HEADS
+    + _MLPS
+    + 'total = float(kept["resid"][0, POSITION].astype(np.float64) @ u)  # the embedding\'s term\n'
+    "for i in range(ARCH.n_layer):  # then per layer: its heads 0..H-1, W_O's bias (none here: 0), its MLP\n"
+    "    for h in range(H):\n"
+    "        total += heads[i, h]\n"
     "    total += 0.0 + mlps[i]\n"
 )
-_LOGIT = (
-    "# the model's own logit: the final norm and the output layer, as its forward pass computes them\n"
-    "logit = logits(x, embedding())[POSITION, TOKEN]\n"
-)
+_LOGIT = 'logit = float(kept["logits"][POSITION, TOKEN])  # the model\'s own logit, from its forward\n'
 _BOUND = (
     "# the worst case of the float32 forward pass's rounding (first order, unit roundoff of float32):\n"
     "# the residual's partial sums, W_O's products (H · d_head terms each), the norm and the logit\n"
-    "spread = np.zeros(D_MODEL)  # sum over layers of |z| @ |W_O|\n"
-    "for i in range(N_LAYER):\n"
-    '    w_o = layer(i)["w_o"].astype(np.float64)\n'
-    '    spread += np.abs(kept["z"][i][POSITION].astype(np.float64)) @ np.abs(w_o)\n'
-    "# every partial sum of the residual stream at POSITION: each block's mid point and output, (L, d)\n"
-    'mids = np.stack([kept["mid"][i][POSITION] for i in range(N_LAYER)]).astype(np.float64)\n'
-    'outs = np.stack([kept["resid"][i + 1][POSITION] for i in range(N_LAYER)]).astype(np.float64)\n'
-    "partial = np.abs(mids).sum(axis=0)\n"
-    "partial += np.abs(outs).sum(axis=0)\n"
-    "x64 = x[POSITION].astype(np.float64)\n"
+    "spread = np.zeros(ARCH.d_model)  # sum over layers of |z| @ |W_O|\n"
+    "for i in range(ARCH.n_layer):\n"
+    "    w_o = WEIGHTS.blocks[i].attn.w_o.astype(np.float64)\n"
+    '    spread += np.abs(kept["z"][i, POSITION].astype(np.float64).reshape(-1)) @ np.abs(w_o)\n'
+    "# every partial sum of the residual stream at POSITION: each block's mid point and output\n"
+    'partial = np.abs(kept["mid"][:, POSITION].astype(np.float64)).sum(axis=0)\n'
+    'partial += np.abs(kept["resid"][1:, POSITION].astype(np.float64)).sum(axis=0)\n'
+    'x = kept["resid"][-1, POSITION].astype(np.float64)\n'
     "unit = np.finfo(np.float32).eps / 2\n"
-    "rounding = np.abs(u) @ (partial + N_HEAD * D_HEAD * spread) + (D_MODEL + 2) * np.abs(x64 * u).sum()\n"
-    "bound = unit * rounding\n"
+    "bound = unit * (np.abs(u) @ (partial + H * D * spread) + (ARCH.d_model + 2) * np.abs(x * u).sum())\n"
 )
 
 _TERM = {
-    "embedding": 'value = kept["resid"][0][POSITION].astype(np.float64) @ u  # the token\'s embedding\n',
-    "head": (
-        'w_o = layer(LAYER)["w_o"].astype(np.float64)  # (H · d_head, d)\n'
-        'z = kept["z"][LAYER][POSITION].astype(np.float64)  # the heads side by side, (H · d_head,)\n'
-        "# each query head's z through its rows of W_O, then · u\n"
-        "per_head = (z * (w_o @ u)).reshape(N_HEAD, D_HEAD).sum(axis=1)\n"
-        "value = per_head[HEAD]\n"
+    "embedding": (
+        'value = float(kept["resid"][0, POSITION].astype(np.float64) @ u)  # the token\'s embedding\n'
     ),
-    "mlp": (
-        'mlps = np.stack([kept["mlp"][i][POSITION] for i in range(N_LAYER)]).astype(np.float64) @ u  # (L,)\n'
-        "value = mlps[LAYER]\n"
-    ),
-    "heads": (
-        "heads = np.empty((N_LAYER, N_HEAD))  # each query head's term, layer by layer\n"
-        "for i in range(N_LAYER):\n"
-        '    z = kept["z"][i][POSITION].astype(np.float64)\n'
-        '    heads[i] = (z * (layer(i)["w_o"].astype(np.float64) @ u)).reshape(N_HEAD, D_HEAD).sum(axis=1)\n'
-        "value = heads.sum()  # (L, H) added as one array\n"
-    ),
-    "mlps": (
-        'mlps = np.stack([kept["mlp"][i][POSITION] for i in range(N_LAYER)]).astype(np.float64) @ u  # (L,)\n'
-        "value = mlps.sum()\n"
-    ),
+    "head": _HEADS + "value = heads[LAYER, HEAD]\n",
+    "mlp": _MLPS + "value = mlps[LAYER]\n",
+    "heads": _HEADS + "value = heads.sum()  # (L, H) added as one array\n",
+    "mlps": _MLPS + "value = mlps.sum()\n",
     "total": _SUM + "value = total\n",
     "logit": _LOGIT + "value = logit\n",
     "difference": _SUM + _LOGIT + "value = abs(total - logit)  # float64: the float32 logit widens exactly\n",
@@ -133,7 +117,6 @@ def steps(src: Source, p: dict) -> Steps:
         what=f"Logit attribution of token {p['token']} after token {p['position']}: {what}",
         runs="circuits",
         inputs=inputs,
-        pieces=circuits.pieces_for(src),
         body=_BODY + "# 4) " + what + "\n" + _TERM[p["term"]],
         name=f"smollm2_attribution_{p['term']}_{p['position']}_{p['token']}{where}.py",
     )

@@ -21,11 +21,10 @@ from collections.abc import Mapping
 
 from attnlab.engine.errors import FieldError
 from attnlab.lab.realmodel.program import number as n
-from attnlab.lab.realmodel.program import trace
 from attnlab.lab.realmodel.program.number import Source
 from attnlab.lab.realmodel.program.text import Steps
+from attnlab.models.circuits.scores import SCORES
 
-SCORES = ("previous", "first", "induction", "duplicate", "self", "breadth")
 SCORE_NAMES = {
     "previous": "the previous-token score",
     "first": "the first-token score",
@@ -50,10 +49,12 @@ def check_score(src: Source, raw: Mapping) -> dict:
 
 def _weights(src: Source) -> str:
     return (
-        "# 1) embed the tokens and run the blocks up to LAYER (each block as a trace runs it)\n"
-        "traces = run_trace(LAYER)\n"
+        "# 1) embed the tokens and run the blocks up to LAYER on the trace's steps, keeping LAYER's pattern\n"
+        "pattern = block_names(LAYER).pattern  # the hook point's name: blocks.LAYER.attn.hook_pattern\n"
+        "_, cache = run_with_cache(ARCH, WEIGHTS, IDS, names=[pattern], ops=TRACE_OPS,\n"
+        "                          stop_at_layer=LAYER + 1)\n"
         "# 2) that block's attention weights: (H, T, T), row = query token, column = key token\n"
-        f'weights = traces[LAYER]["attn"]["weights"][{trace.batch(src)}HEAD]  # (T, T)\n'
+        "weights = cache[pattern][HEAD]  # (T, T)\n"
     )
 
 
@@ -64,7 +65,6 @@ def weight(src: Source, p: dict) -> Steps:
         what=f"The share token {p['query']} gives token {p['key']} in {where}",
         runs="trace",
         inputs=[f"LAYER, HEAD, QUERY, KEY = {p['layer']}, {p['head']}, {p['query']}, {p['key']}"],
-        pieces=trace.pieces_for(src),
         body=body,
         name=f"{src.model}_weight_L{p['layer']}_H{p['head']}_{p['query']}_{p['key']}.py",
     )
@@ -143,10 +143,11 @@ _SCORE["duplicate"] = (
 )
 
 _EVERY_HEAD = (
-    "# 1) embed the tokens and run every block (each block as a trace runs it)\n"
-    "traces = run_trace(N_LAYER - 1)\n"
+    "# 1) embed the tokens and run every block on the trace's steps, keeping every block's pattern\n"
+    "patterns = [block_names(i).pattern for i in range(ARCH.n_layer)]\n"
+    "_, cache = run_with_cache(ARCH, WEIGHTS, IDS, names=patterns, ops=TRACE_OPS)\n"
     "# 2) every head's weights at once, as the model view and the census take them: (L, H, T, T)\n"
-    'weights = np.stack([t["attn"]["weights"]{b} for t in traces])\n'
+    "weights = np.stack([cache[name] for name in patterns])\n"
 )
 
 
@@ -172,7 +173,7 @@ def _score(src: Source, p: dict, *, census: bool) -> Steps:
     if name in ("induction", "duplicate") and not _repeats(src.ids):
         raise FieldError(("score",), no_repeat(name))
     if census:
-        start = _EVERY_HEAD.format(b="" if src.decoder else "[0]")
+        start = _EVERY_HEAD
         end = "value = value[LAYER, HEAD]  # this head's, of every head's scores\n"
     else:
         start, end = _weights(src), ""
@@ -183,7 +184,6 @@ def _score(src: Source, p: dict, *, census: bool) -> Steps:
         + (", as the census computes it" if census else ""),
         runs="trace",
         inputs=[f"LAYER, HEAD = {p['layer']}, {p['head']}"],
-        pieces=trace.pieces_for(src),
         body=body,
         name=f"{src.model}_{'census_' if census else ''}{name}_L{p['layer']}_H{p['head']}.py",
     )
@@ -266,7 +266,6 @@ def evidence(src: Source, p: dict) -> Steps:
         what=what,
         runs="trace",
         inputs=inputs,
-        pieces=trace.pieces_for(src),
         body=body,
         name=f"{src.model}_evidence_{name}_L{p['layer']}_H{p['head']}_{tail}.py",
     )

@@ -18,14 +18,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from attnlab.lab.realmodel.program import number as n
-from attnlab.lab.realmodel.program import trace
 from attnlab.lab.realmodel.program.number import Source
-from attnlab.lab.realmodel.program.text import Steps
+from attnlab.lab.realmodel.program.text import Steps, architecture
+from attnlab.models.journey import STATS, TOP_UNITS, _stats, top_units
 
 NORMS = ("resid_in", "attn", "mlp", "resid_out")
-STATS = ("mean", "rms", "max_abs")
 QUANTITIES = (*NORMS, *(f"norm_{i}.{s}" for i in (1, 2) for s in STATS), "mlp_unit")
-TOP_UNITS = 5
 
 _WORDS = {
     "resid_in": "the norm of the residual stream entering block {layer}",
@@ -47,42 +45,44 @@ def check(src: Source, raw: Mapping) -> dict:
     return p
 
 
-def _source_array(src: Source, q: str) -> str:
-    """The trace array a quantity reads (pre-norm: norm_1 normalises the input; post-norm: x + MHA(x))."""
-    first, second = ("input", "residual_1") if src.decoder else ("residual_1", "residual_2")
+def _hook_point(src: Source, q: str) -> str:
+    """The hook point whose rows a quantity reads (models/journey.py journey_arrays): pre-norm, norm_1
+    normalises the block's input and norm_2 x + attention; post-norm, x + MHA(x) and h + FFN(h), and the
+    block's output is LayerNorm_2's."""
+    pre = architecture(src.model).norm_placement == "pre"
     return {
-        "resid_in": "input", "attn": "attn.output", "mlp": "mlp", "resid_out": "output",
-        "norm_1": first, "norm_2": second, "mlp_unit": "activated",
+        "resid_in": "resid_pre", "attn": "attn_out", "mlp": "mlp_out",
+        "resid_out": "resid_post" if pre else "ln2",
+        "norm_1": "resid_pre" if pre else "resid_mid", "norm_2": "resid_mid" if pre else "resid_post",
+        "mlp_unit": "mlp_post",
     }[q.split(".")[0]]  # fmt: skip
 
 
 def steps(src: Source, p: dict) -> Steps:
     q = p["quantity"]
-    name = _source_array(src, q)
-    at = 't["attn"]["output"]' if name == "attn.output" else f't["{name}"]'
-    rows = f"np.asarray({at}, dtype=np.float64){trace.row_of(src)}  # (T, width): every token's row, float64"
     body = (
-        "# 1) embed the tokens and run the blocks up to LAYER (each block as a trace runs it)\n"
-        "t = run_trace(LAYER)[LAYER]\n"
-        "# 2) the block's rows this number is about\n"
-        f"x = {rows}\n"
+        "# 1) embed the tokens and run the blocks up to LAYER on the trace's steps, keeping the rows this\n"
+        "#    number is about (every token's, float64)\n"
+        f"point = block_names(LAYER).{_hook_point(src, q)}\n"
+        "_, cache = run_with_cache(ARCH, WEIGHTS, IDS, names=[point], ops=TRACE_OPS,\n"
+        "                          stop_at_layer=LAYER + 1)\n"
+        "x = np.asarray(cache[point], dtype=np.float64)  # (T, width)\n"
     )
     if q in NORMS:
         body += "value = np.linalg.norm(x, axis=-1)[INDEX]  # the L2 norm of the token's row\n"
     elif q == "mlp_unit":
         body += (
-            "# 3) the units by |activation|, largest first, ties to the lower unit\n"
-            'order = np.argsort(-np.abs(x[INDEX]), kind="stable")\n'
-            "unit = int(order[RANK])\n"
-            "value = x[INDEX, unit]\n"
+            f"# 2) the {TOP_UNITS} units of largest |activation|, largest first, ties to the lower unit\n"
+            f"units = top_units(x, {TOP_UNITS})  # (T, {TOP_UNITS})\n"
+            "value = x[INDEX, units[INDEX, RANK]]\n"
         )
     else:
         stat = q.split(".")[1]
-        body += {
-            "mean": "value = x.mean(-1)[INDEX]\n",
-            "rms": "value = np.sqrt((x * x).mean(-1))[INDEX]  # root mean square\n",
-            "max_abs": "value = np.abs(x).max(-1)[INDEX]  # largest magnitude\n",
-        }[stat]
+        words = stat.replace("max_abs", "largest magnitude")
+        body += (
+            "# 2) each row's mean, root mean square and largest magnitude (T, 3)\n"
+            f"value = _stats(x)[INDEX, {STATS.index(stat)}]  # the {words}\n"
+        )
     inputs = [f"INDEX, LAYER = {p['index']}, {p['layer']}"] + ([f"RANK = {p['rank']}"] if "rank" in p else [])
     head, _, stat = q.partition(".")
     what = _WORDS[head].format(layer=p["layer"], stat=stat.replace("max_abs", "largest magnitude"),
@@ -91,7 +91,7 @@ def steps(src: Source, p: dict) -> Steps:
         what=f"Token {p['index']}'s journey: {what}",
         runs="trace",
         inputs=inputs,
-        pieces=trace.pieces_for(src),
         body=body,
         name=f"{src.model}_journey_{p['index']}_L{p['layer']}_{q.replace('.', '_')}.py",
+        uses=(top_units,) if q == "mlp_unit" else (_stats,) if "." in q else (),
     )

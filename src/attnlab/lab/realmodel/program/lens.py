@@ -12,21 +12,21 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from attnlab.lab.realmodel.program import circuits, pieces
 from attnlab.lab.realmodel.program import number as n
+from attnlab.lab.realmodel.program import runs
 from attnlab.lab.realmodel.program.number import Source
 from attnlab.lab.realmodel.program.text import Steps
+from attnlab.models.circuits.metrics import probabilities, ranked
 
 QUANTITIES = ("token_p", "logit", "top_p")
 TOP = 5
 
 _BODY = """
 # 1) the run as it is (the circuits' run)
-kept = run(embed(IDS))
-# 2) the residual stream leaving each block, at POSITION: (L, d)
-rows = np.ascontiguousarray(np.stack([kept["resid"][i + 1][POSITION] for i in range(N_LAYER)]))
-# 3) each through the final RMSNorm and the tied output layer, as if it were the last: (L, vocab)
-lens = logits(rows, embedding())
+kept = circuit_run(ARCH, WEIGHTS, IDS, ops=OPS, logits=False)
+# 2) the residual stream leaving each block, at POSITION, each through the model's head (the final
+#    RMSNorm and the tied output layer) as if it were the last: (L, vocab) (models/circuits/lens.py)
+lens = head(ARCH, WEIGHTS, np.ascontiguousarray(kept["resid"][1:, POSITION]), ops=OPS)
 """
 
 
@@ -47,7 +47,7 @@ def steps(src: Source, p: dict) -> Steps:
     inputs = [f"POSITION, LAYER = {p['position']}, {p['layer']}"]
     if q == "top_p":
         inputs.append(f"RANK, TOP = {p['rank']}, {TOP}")
-        value = "value = probabilities(lens)[LAYER, ranked(lens[LAYER], TOP)[RANK]]\n"
+        value = "value = np.take_along_axis(probabilities(lens), ranked(lens, TOP), axis=-1)[LAYER, RANK]\n"
         what = f"the probability of the rank {p['rank']} token"
     else:
         if "token" in p:
@@ -64,7 +64,8 @@ def steps(src: Source, p: dict) -> Steps:
         what=f"The logit lens after block {p['layer']} at token {p['position']}: {what}",
         runs="circuits",
         inputs=inputs,
-        pieces=[*circuits.pieces_for(src), pieces.SOFTMAX64],
-        body=_BODY + "# 4) " + what + "\n" + value,
+        body=_BODY + "# 3) " + what + "\n" + value,
+        uses=(runs.head, *((probabilities,) if q != "logit" else ()),
+              *((ranked,) if q == "top_p" or "token" not in p else ())),  # fmt: skip
         name=f"smollm2_lens_{q}_{p['position']}_L{p['layer']}{rank}.py",
     )

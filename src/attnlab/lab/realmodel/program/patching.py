@@ -1,20 +1,26 @@
 """Activation patching's numbers: one clean activation in the corrupted run, and the metric after.
 
 Kind ``patch``, on a clean and a corrupted prompt of one token length, fields ``target``,
-``layer``, ``column`` and ``quantity``:
+``layer`` and ``quantity``, and per target:
 
-- ``target``: ``resid_pre`` / ``resid_mid`` / ``resid_post`` (the residual stream entering
-  block ``layer``, between its sublayers, leaving it; ``column``: the position patched),
-  ``head`` (query head ``column``'s z at every position) or ``mlp`` (the MLP output of
-  ``layer``; at position ``column``, or at every position without one);
-- the metric: SmolLM2, logit(right) - logit(other) at ``position`` (default: the last
-  token) for ``answers`` = "right,other" token ids; MiniLM, the cosine of the sentence
-  embedding with the clean run's;
-- ``quantity``: ``value`` (the metric after the patch), ``recovered`` ((patched - corrupt) /
-  (clean - corrupt)), ``clean`` or ``corrupt`` (the metric on each run).
+- ``resid_pre`` / ``resid_mid`` / ``resid_post`` (the residual stream entering block ``layer``,
+  between its sublayers, leaving it): ``column``, the position patched;
+- ``head``: ``column``, the query head whose z (before W_O) is patched at every position;
+- ``mlp``: the MLP output of ``layer``, at position ``column``, or at every position without one;
+- ``pattern``: ``head`` (or ``column``), the query head whose attention pattern is patched (every
+  query row; the values it mixes stay the corrupted run's);
+- ``keys`` / ``values``: ``kv_head`` (or ``column``), the KV head whose keys (after RoPE where the
+  model rotates them: what the scores read) or values are patched at every position; on a GQA
+  model every query head of its group reads them;
 
-(models/circuits/patching.py: the patched run recomputes from the patched layer on, from
-the corrupted run's residual stream.)
+the metric: SmolLM2, logit(right) - logit(other) at ``position`` (default: the last token) for
+``answers`` = "right,other" token ids; MiniLM, the cosine of the sentence embedding with the
+clean run's; ``quantity``: ``value`` (the metric after the patch), ``recovered`` ((patched -
+corrupt) / (clean - corrupt)), ``clean`` or ``corrupt`` (the metric on each run).
+
+(models/circuits/patching.py: the patched run recomputes from the patched layer on, from the
+corrupted run's residual stream; a pattern, keys or values patch takes the clean run's from that
+block run again on the clean run's residual stream, ``attention_of``.)
 """
 
 from __future__ import annotations
@@ -22,13 +28,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from attnlab.engine.errors import FieldError
-from attnlab.lab.realmodel.program import circuits, pieces
 from attnlab.lab.realmodel.program import number as n
+from attnlab.lab.realmodel.program import runs
 from attnlab.lab.realmodel.program.number import Source
-from attnlab.lab.realmodel.program.text import Steps
+from attnlab.lab.realmodel.program.text import Steps, architecture
+from attnlab.models.circuits.metrics import cosine, fraction_recovered, logit_difference
 
-TARGETS = ("resid_pre", "resid_mid", "resid_post", "head", "mlp")
+TARGETS = ("resid_pre", "resid_mid", "resid_post", "head", "mlp", "pattern", "keys", "values")
 QUANTITIES = ("value", "recovered", "clean", "corrupt")
+# a target's head field: the one the page's cells name, or the sweep's column
+HEAD_FIELD = {"head": "column", "pattern": "head", "keys": "kv_head", "values": "kv_head"}
 
 
 def check(src: Source, raw: Mapping) -> dict:
@@ -41,9 +50,17 @@ def check(src: Source, raw: Mapping) -> dict:
     if p["quantity"] in ("value", "recovered"):
         p["target"] = n.choice(raw, "target", kind, TARGETS)
         p["layer"] = n.layer(raw, kind, src)
-        if p["target"] == "head":
-            p["column"] = n.head(raw, kind, src, name="column")
-        elif p["target"] != "mlp" or raw.get("column") is not None:
+        target = p["target"]
+        if target in HEAD_FIELD:
+            name = HEAD_FIELD[target]
+            if raw.get(name) is None and raw.get("column") is not None:
+                name = "column"  # a sweep's cell names its head by its column
+            if target in ("keys", "values"):
+                n_kv = architecture(src.model).n_kv_head
+                p["column"] = n.whole(raw, name, kind, n_kv, model=src.model, what="KV head")
+            else:
+                p["column"] = n.head(raw, kind, src, name=name)
+        elif target != "mlp" or raw.get("column") is not None:
             p["column"] = n.token(raw, "column", kind, src)
     if src.decoder:
         at = raw.get("position")
@@ -63,49 +80,61 @@ def check(src: Source, raw: Mapping) -> dict:
 
 _RUNS = """
 # 1) both prompts run as they are (the circuits' run)
-clean = run(embed(IDS))
-corrupt = run(embed(CORRUPT_IDS))
+clean = circuit_run(ARCH, WEIGHTS, IDS, ops=OPS, logits=False)
+corrupt = circuit_run(ARCH, WEIGHTS, CORRUPT_IDS, ops=OPS, logits=False)
 """
 
 _METRIC_DECODER = '''
 
 def metric(x_final):
-    """logit(right) - logit(other) at POSITION: the final norm on that row, then the answers' rows of E."""
-    h = rms_norm(x_final[POSITION : POSITION + 1], output_norm())  # (1, d)
-    a = (h @ ANSWER_ROWS.T)[0]  # (2,) float32
-    return np.float64(a[0]) - np.float64(a[1])
+    """logit(right) - logit(other) at POSITION of the residual stream leaving the last block (T, d): the
+    final norm on that row, then the answers' columns of the output layer (models/circuits/patching.py)."""
+    a = answer_logits(ARCH, WEIGHTS, x_final[POSITION : POSITION + 1], ANSWERS, ops=OPS)[0]  # (2,)
+    return logit_difference(a[0], a[1])
 '''
 
 _METRIC_ENCODER = '''
 
 def metric(x_final):
-    """The cosine of the sentence embedding of x_final (1, T, d) with the clean run's."""
-    return cosine(pooled(x_final), CLEAN_POOLED)
+    """The cosine of the sentence embedding of the residual stream leaving the last block with the clean
+    run's (models/circuits/patching.py)."""
+    return cosine(head(ARCH, WEIGHTS, x_final, ops=OPS), clean["pooled"])
 '''
 
-# the patch: where the clean value goes, and the first block recomputed
+# the patch: where the clean value goes (models/circuits/patching.py's patches, edits.py's places)
 _PATCH = {
     "resid_pre": (
-        'points = {LAYER: replacing([COLUMN], slice(None), clean["resid"][LAYER])}\n'
-        "start, hooks = LAYER, {}\n"
+        'edit(plan, "pre", LAYER, write(clean["resid"][LAYER], T, ARCH.d_model, positions=[COLUMN]))\n'
     ),
     "resid_post": (
-        'points = {LAYER + 1: replacing([COLUMN], slice(None), clean["resid"][LAYER + 1])}\n'
-        "start, hooks = LAYER + 1, {}\n"
+        'edit(plan, "post", LAYER, write(clean["resid"][LAYER + 1], T, ARCH.d_model, positions=[COLUMN]))\n'
     ),
     "resid_mid": (
-        "points = {}\n"
-        'start, hooks = LAYER, {LAYER: {"mid": replacing([COLUMN], slice(None), clean["mid"][LAYER])}}\n'
+        'edit(plan, "mid", LAYER, write(clean["mid"][LAYER], T, ARCH.d_model, positions=[COLUMN]))\n'
     ),
     "head": (
-        "points = {}\n"
-        "columns = slice(COLUMN * D_HEAD, (COLUMN + 1) * D_HEAD)  # query head COLUMN's z, before W_O\n"
-        'value_z = clean["z"][LAYER][:, columns]\n'
-        'start, hooks = LAYER, {LAYER: {"z": replacing(slice(None), columns, value_z)}}\n'
+        "columns = slice(COLUMN * ARCH.d_head, (COLUMN + 1) * ARCH.d_head)  # query head COLUMN's z\n"
+        'edit(plan, "z", LAYER, write(clean["z"][LAYER, :, COLUMN], T, ARCH.d_head, cols=columns))\n'
     ),
     "mlp": (
-        "points = {}\n"
-        'start, hooks = LAYER, {LAYER: {"mlp": replacing(WHERE, slice(None), clean["mlp"][LAYER])}}\n'
+        'edit(plan, "mlp", LAYER, write(clean["mlp_out"][LAYER], T, ARCH.d_model, positions=WHERE))\n'
+    ),
+    "pattern": (
+        "# query head COLUMN's pattern, the clean run's: block LAYER run again on its resid_pre\n"
+        'value = attention_of(ARCH, WEIGHTS, clean, LAYER, ops=OPS)["pattern"][COLUMN]  # (T, T)\n'
+        'edit(plan, "pattern", LAYER, write(value, T, T, head=COLUMN))\n'
+    ),
+    "keys": (
+        "# KV head COLUMN's keys (after RoPE), the clean run's: block LAYER run again on its resid_pre\n"
+        'value = attention_of(ARCH, WEIGHTS, clean, LAYER, ops=OPS)["k"][:, COLUMN]  # (T, d_head)\n'
+        "columns = slice(COLUMN * ARCH.d_head, (COLUMN + 1) * ARCH.d_head)  # the KV heads side by side\n"
+        'edit(plan, "k", LAYER, write(value, T, ARCH.d_head, cols=columns))\n'
+    ),
+    "values": (
+        "# KV head COLUMN's values, the clean run's: block LAYER run again on its resid_pre\n"
+        'value = attention_of(ARCH, WEIGHTS, clean, LAYER, ops=OPS)["v"][:, COLUMN]  # (T, d_head)\n'
+        "columns = slice(COLUMN * ARCH.d_head, (COLUMN + 1) * ARCH.d_head)  # the KV heads side by side\n"
+        'edit(plan, "v", LAYER, write(value, T, ARCH.d_head, cols=columns))\n'
     ),
 }
 
@@ -121,47 +150,45 @@ def steps(src: Source, p: dict) -> Steps:
         inputs.append(f"TARGET, LAYER = {p['target']!r}, {p['layer']}")
         if "column" in p:
             inputs.append(f"COLUMN = {p['column']}")
-    body = _RUNS
-    if src.decoder:
-        body += "ANSWER_ROWS = embedding_rows(ANSWERS)  # (2, d): the answers' rows of E\n"
-        body += 'x_clean, x_corrupt = clean["resid"][N_LAYER], corrupt["resid"][N_LAYER]\n'
-        metric = [_METRIC_DECODER]
-        resume = 'corrupt["resid"][start]'
-    else:
-        body += 'CLEAN_POOLED = pooled(clean["x"])\n'
-        body += 'x_clean, x_corrupt = clean["x"], corrupt["x"]\n'
-        metric = [pieces.COSINE, _METRIC_ENCODER]
-        resume = 'corrupt["resid"][start][None]'
-    body += "clean_value, corrupt_value = metric(x_clean), metric(x_corrupt)\n"
+    body = _RUNS + (_METRIC_DECODER if src.decoder else _METRIC_ENCODER)
+    body += "\n\nclean_value, corrupt_value = metric(clean[\"resid\"][-1]), metric(corrupt[\"resid\"][-1])\n"
+    uses: tuple = (runs.answer_logits, logit_difference) if src.decoder else (runs.head, cosine)
     if "target" in p:
         patch = _PATCH[p["target"]]
         if p["target"] == "mlp":
-            patch = patch.replace("WHERE", "[COLUMN]" if "column" in p else "slice(None)")
+            patch = patch.replace("WHERE", "[COLUMN]" if "column" in p else "None")
         body += (
             "# 2) the patch: the clean run's value in the corrupted run, recomputed from there on\n"
+            "T = len(IDS)\n"
+            "plan = new_plan(ARCH)\n"
             + patch
-            + f"patched = run({resume}, start, hooks, points)\n"
-            + (
-                'patched_value = metric(patched["resid"][N_LAYER])\n'
-                if src.decoder
-                else 'patched_value = metric(patched["x"])\n'
-            )
+            + 'x = final_residual(ARCH, WEIGHTS, corrupt["resid"][plan.start], plan.start, plan, ops=OPS)\n'
+            + "patched_value = metric(x)\n"
         )
+        uses += (runs.new_plan, runs.edit, runs.write, runs.final_residual)
+        if p["target"] in ("pattern", "keys", "values"):
+            uses += (runs.attention_of,)
     body += {
         "value": "value = patched_value\n",
         "recovered": (
             "# 0: the corrupted run's metric, 1: the clean run's\n"
-            "value = (patched_value - corrupt_value) / (clean_value - corrupt_value)\n"
+            "value = fraction_recovered(patched_value, clean_value, corrupt_value)\n"
         ),
         "clean": "value = clean_value\n",
         "corrupt": "value = corrupt_value\n",
     }[q]
+    if q == "recovered":
+        uses += (fraction_recovered,)
     where = cell = ""
-    if "target" in p:  # each cell its own file: _resid_post_L28_5, _head_L2_H5
-        column = f"_H{p['column']}" if p["target"] == "head" else f"_{p['column']}" if "column" in p else ""
+    if "target" in p:  # each cell its own file: _resid_post_L28_5, _head_L2_H5, _keys_L4_KV1
+        mark = {"head": "_H", "pattern": "_H", "keys": "_KV", "values": "_KV"}.get(p["target"], "_")
+        column = f"{mark}{p['column']}" if "column" in p else ""
         cell = f"_{p['target']}_L{p['layer']}{column}"
-        at = {"head": f"head {p.get('column')}", "mlp": "MLP"}.get(p["target"], p["target"].replace("_", " "))
-        col = f", position {p['column']}" if p["target"] != "head" and "column" in p else ""
+        c = p.get("column")
+        at = {"head": f"head {c}", "mlp": "MLP", "pattern": f"head {c}'s pattern",
+              "keys": f"KV head {c}'s keys", "values": f"KV head {c}'s values",
+              }.get(p["target"], p["target"].replace("_", " "))  # fmt: skip
+        col = f", position {p['column']}" if p["target"] not in HEAD_FIELD and "column" in p else ""
         where = f" after patching layer {p['layer']} {at}{col}"
     words = {"value": "the metric", "recovered": "the fraction recovered", "clean": "the clean run's metric",
              "corrupt": "the corrupted run's metric"}[q]  # fmt: skip
@@ -169,8 +196,8 @@ def steps(src: Source, p: dict) -> Steps:
         what=f"Activation patching: {words}{where}",
         runs="circuits",
         inputs=inputs,
-        pieces=[*circuits.pieces_for(src), *metric],
         body=body,
         name=f"{src.model}_patch_{q}{cell}.py",
+        uses=uses,
         extra_ids=(("CORRUPT_IDS", src.corrupt_ids, src.corrupt_tokens or ("",) * len(src.corrupt_ids)),),
     )

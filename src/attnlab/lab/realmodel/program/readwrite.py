@@ -15,55 +15,49 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from attnlab.lab.realmodel.program import circuits, pieces
 from attnlab.lab.realmodel.program import number as n
 from attnlab.lab.realmodel.program.number import Source
 from attnlab.lab.realmodel.program.text import Steps
+from attnlab.models.circuits.metrics import ranked
 
 QK = ("before", "after", "weight")
 OV = ("promoted", "written", "source_weight")
 SOURCES = 5
 TOP = 5
 
-_READS_DECODER = """
-# 1) the circuits' run up to LAYER
-kept = run(embed(IDS))
-x = np.array(kept["resid"][LAYER])  # (T, d): the residual stream entering block LAYER
-# 2) the layer's attention by the reference engine, with its trace (engine/multihead.py)
-w = layer(LAYER)
-attn = attention(rms_norm(x, w["norm_1"]), w)
-q, k = attn["q"][HEAD], attn["k"][HEAD // GROUP]  # before RoPE, (T, d_head); its KV head's keys
-q_rotated, k_rotated = attn["q_rotated"][HEAD], attn["k_rotated"][HEAD // GROUP]
-"""
-
-_READS_ENCODER = """
-# 1) the circuits' run up to LAYER
-kept = run(embed(IDS))
-x = np.array(kept["resid"][LAYER])  # (T, d): the residual stream entering block LAYER
-# 2) the layer's attention by the reference engine, on a batch of one
-attn = attention(x[None], layer(LAYER))
-q = q_rotated = attn["q"][0, HEAD]  # (T, d_head): no RoPE in an encoder
-k = k_rotated = attn["k"][0, HEAD]
+_READS = """
+# 1) the circuits' run
+kept = circuit_run(ARCH, WEIGHTS, IDS, ops=OPS, logits=False)
+# 2) block LAYER's attention run again on the residual stream entering it, on the trace's steps
+#    (models/circuits/heads.py), keeping q, k, v (before RoPE), q and k after it, and the pattern
+n = block_names(LAYER)
+rotated = [n.rot_q, n.rot_k] if ARCH.positions == "rope" else [n.q, n.k]  # an encoder has no RoPE
+_, cache = run_with_cache(ARCH, WEIGHTS, None, names={n.q, n.k, n.v, n.pattern, *rotated}, ops=TRACE_OPS,
+                          start_at_layer=LAYER, resid=np.array(kept["resid"][LAYER]), stop_at_layer=LAYER + 1)
+KV = HEAD // ARCH.group  # the KV head this query head reads
+q, k = cache[n.q][:, HEAD], cache[n.k][:, KV]  # (T, d_head)
+q_rotated, k_rotated = cache[rotated[0]][:, HEAD], cache[rotated[1]][:, KV]
+weights = cache[n.pattern][HEAD]  # (T, T)
 """
 
 _QK_VALUE = {
     "before": "value = (q.astype(np.float64) @ k.astype(np.float64).T)[QUERY, KEY]  # before RoPE\n",
     "after": "value = (q_rotated.astype(np.float64) @ k_rotated.astype(np.float64).T)[QUERY, KEY]\n",
-    "weight": 'value = attn["weights"][{b}HEAD][QUERY, KEY]\n',
+    "weight": "value = weights[QUERY, KEY]\n",
 }
 
 _WRITES = """
 # 3) the keys the head attends to most at POSITION (ties: the earlier key)
-row = attn["weights"][HEAD][POSITION].astype(np.float64)
+row = weights[POSITION].astype(np.float64)
 order = np.lexsort((np.arange(row.size), -row))[: min(SOURCES, POSITION + 1)]
 # 4) each key's value, and the head's real output there, through its rows of W_O, γ and the final
-#    norm's scale frozen at POSITION, then the tied unembedding: the logits each would add
-w_o = w["w_o"][HEAD * D_HEAD : (HEAD + 1) * D_HEAD]  # (d_head, d): the head's rows of W_O
-scale = np.float32(1.0 / np.float64(final_rms(kept["resid"][N_LAYER])[POSITION]))
-z = kept["z"][LAYER][POSITION, HEAD * D_HEAD : (HEAD + 1) * D_HEAD]  # the head's output (d_head,)
-vectors = np.vstack([attn["v"][HEAD // GROUP][order], z[None]]) @ w_o  # (n + 1, d)
-vectors = vectors * output_norm()
-promoted = unembed(np.ascontiguousarray(vectors * scale, dtype=np.float32), embedding())  # (n + 1, vocab)
+#    norm's scale frozen at POSITION, then the tied output layer: the logits each would add
+w_o = WEIGHTS.blocks[LAYER].attn.w_o[HEAD * ARCH.d_head : (HEAD + 1) * ARCH.d_head]  # (d_head, d)
+scale = np.float32(1.0 / np.float64(kept["final_rms"][POSITION]))
+vectors = np.vstack([cache[n.v][:, KV][order], kept["z"][LAYER, POSITION, HEAD][None]]) @ w_o  # (n + 1, d)
+vectors = vectors * WEIGHTS.final_norm.weight
+promoted = OPS.unembed(np.ascontiguousarray(vectors * scale, dtype=np.float32), WEIGHTS)  # (n + 1, vocab)
+chosen = np.take_along_axis(promoted, ranked(promoted, TOP), axis=-1).astype(np.float64)  # (n + 1, TOP)
 """
 
 
@@ -89,23 +83,15 @@ def check_ov(src: Source, raw: Mapping) -> dict:
     return p
 
 
-def _reads(src: Source) -> list[str]:
-    base = circuits.pieces_for(src)
-    return [*base, pieces.SMOLLM_REFERENCE] if src.decoder else base
-
-
 def qk(src: Source, p: dict) -> Steps:
-    body = (_READS_DECODER if src.decoder else _READS_ENCODER) + _QK_VALUE[p["quantity"]].format(
-        b="" if src.decoder else "0, "
-    )
     words = {"before": "q · k before RoPE", "after": "q · k after RoPE", "weight": "the share"}[p["quantity"]]
     return Steps(
         what=f"Layer {p['layer']}, head {p['head']}: {words} of query {p['query']} and key {p['key']}",
         runs="circuits",
         inputs=[f"LAYER, HEAD, QUERY, KEY = {p['layer']}, {p['head']}, {p['query']}, {p['key']}"],
-        pieces=_reads(src),
-        body=body,
+        body=_READS + _QK_VALUE[p["quantity"]],
         name=f"{src.model}_qk_{p['quantity']}_L{p['layer']}_H{p['head']}_{p['query']}_{p['key']}.py",
+        trace_ops=True,
     )
 
 
@@ -117,19 +103,20 @@ def ov(src: Source, p: dict) -> Steps:
     ]
     inputs += [f"{k.upper()} = {p[k]}" for k in ("source", "rank") if k in p]
     if q == "source_weight":
-        body = _READS_DECODER + _WRITES.split("# 4)")[0] + "value = row[order[SOURCE]]\n"
+        body = _READS + _WRITES.split("# 4)")[0] + "value = row[order[SOURCE]]\n"
         what = f"the weight of the key of rank {p['source']}"
     elif q == "promoted":
-        body = _READS_DECODER + _WRITES + "value = promoted[SOURCE, ranked(promoted[SOURCE], TOP)[RANK]]\n"
+        body = _READS + _WRITES + "value = chosen[SOURCE, RANK]\n"
         what = f"the logit of the rank {p['rank']} token the value of key rank {p['source']} promotes"
     else:
-        body = _READS_DECODER + _WRITES + "value = promoted[-1, ranked(promoted[-1], TOP)[RANK]]\n"
+        body = _READS + _WRITES + "value = chosen[-1, RANK]  # the head's real output\n"
         what = f"the logit of the rank {p['rank']} token its output promotes"
     return Steps(
         what=f"What layer {p['layer']}, head {p['head']} writes at token {p['position']}: {what}",
         runs="circuits",
         inputs=inputs,
-        pieces=[*_reads(src), pieces.SOFTMAX64],
         body=body,
         name=f"smollm2_ov_{q}_L{p['layer']}_H{p['head']}_{p['position']}.py",
+        trace_ops=True,
+        uses=() if q == "source_weight" else (ranked,),
     )

@@ -18,7 +18,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from attnlab.lab.realmodel.program import number as n
-from attnlab.lab.realmodel.program import trace
 from attnlab.lab.realmodel.program.number import Source
 from attnlab.lab.realmodel.program.text import Steps
 
@@ -89,26 +88,30 @@ def check(src: Source, raw: Mapping) -> dict:
 
 
 def steps(src: Source, p: dict) -> Steps:
-    b = trace.batch(src)
     if src.decoder:
         vectors = (
-            'q = attn["q_rotated"][HEAD, QUERY]  # after RoPE, (d_head,)\n'
-            'keys = attn["k_rotated"][HEAD // GROUP]  # the KV head this query head reads, (T, d_head)\n'
+            "n = block_names(LAYER)\n"
+            "_, cache = run_with_cache(ARCH, WEIGHTS, IDS, names=[n.rot_q, n.rot_k], ops=TRACE_OPS,\n"
+            "                          stop_at_layer=LAYER + 1)\n"
+            "# 2) the query's q and its head's keys, after RoPE, as the model computed them (float32)\n"
+            "q = cache[n.rot_q][QUERY, HEAD]  # (d_head,)\n"
+            "keys = cache[n.rot_k][:, HEAD // ARCH.group]  # the KV head this query head reads, (T, d_head)\n"
             "allowed = [j <= QUERY for j in range(len(IDS))]  # causal: keys up to the query\n"
         )
     else:
         vectors = (
-            f'q = attn["q"][{b}HEAD, QUERY]  # (d_head,)\n'
-            f'keys = attn["k"][{b}HEAD]  # (T, d_head)\n'
+            "n = block_names(LAYER)\n"
+            "_, cache = run_with_cache(ARCH, WEIGHTS, IDS, names=[n.q, n.k], ops=TRACE_OPS,\n"
+            "                          stop_at_layer=LAYER + 1)\n"
+            "# 2) the query's q and its head's keys, as the model computed them (float32)\n"
+            "q = cache[n.q][QUERY, HEAD]  # (d_head,)\n"
+            "keys = cache[n.k][:, HEAD]  # (T, d_head)\n"
             "allowed = [True] * len(IDS)  # an encoder: every key\n"
         )
     body = (
-        "# 1) embed the tokens and run the blocks up to LAYER (each block as a trace runs it)\n"
-        "traces = run_trace(LAYER)\n"
-        "# 2) the query's q and its head's keys, as the model computed them (float32)\n"
-        'attn = traces[LAYER]["attn"]\n'
+        "# 1) embed the tokens and run the blocks up to LAYER on the trace's steps, keeping LAYER's q and k\n"
         + vectors
-        + "SCALE = 1.0 / float(np.sqrt(D_HEAD))  # the factor each dot product is multiplied by\n"
+        + "SCALE = 1.0 / float(np.sqrt(ARCH.d_head))  # the factor each dot product is multiplied by\n"
         + _ROW
         + _VALUE[p["quantity"]]
         + "\n"
@@ -120,7 +123,6 @@ def steps(src: Source, p: dict) -> Steps:
         what=_WORDS[p["quantity"]].format(**p).capitalize() + f" in layer {p['layer']}, head {p['head']}",
         runs="trace",
         inputs=[f"{', '.join(names)} = {', '.join(str(x) for x in numbers)}"],
-        pieces=trace.pieces_for(src),
         body=body,
         name=f"{src.model}_{p['quantity']}_L{p['layer']}_H{p['head']}_{tail}.py",
     )

@@ -1,26 +1,38 @@
-"""A program's text, put together from its parts: header, inputs, the shared pieces, its own steps.
+"""A program's text, put together: its inputs, the model's description, attnlab's code, its steps.
 
 Every program reads::
 
     \"\"\"How is this computed? <the number>, in <model>.  (what it does, how to run it)\"\"\"
-    <START: one BLAS thread, NumPy>
+    <one BLAS thread, then the imports>
     IDS = [...]            # the text's token ids, one line each with its token
     LAYER = 3 ...          # the number's place
-    <the pieces: the model file, the blocks, the output layer ...>
-    <its steps, numbered, ending in: value = ...>
+    class Architecture:    # the model's description: attnlab's Architecture, its values written in
+    <attnlab's code, copied from its source by :mod:`.bundle`: the forward (engine/forward.py), its
+     hook points, the steps it runs with (:mod:`.ops`), the runs (:mod:`.runs`), the model file
+     (:mod:`.model_file`)>
+    <its steps: read the weights, then numbered steps ending in: value = ...>
     print(repr(float(value)))
 
 so its last line of output is the number, at full precision (``repr`` of the float64 that
-holds it; a float32 number widens exactly).
+holds it; a float32 number widens exactly). The walk is attnlab's own forward: nothing of the
+arithmetic is written here a second time. Two sets of steps run it (:mod:`.ops`): the trace's
+(``TRACE_OPS``, the Real model view's numbers) and the fast path's (``OPS``, the circuits').
 """
 
 from __future__ import annotations
 
+import ast
+import dataclasses
+import functools
+import inspect
 import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from attnlab.lab.realmodel.program import pieces
+from attnlab.engine.forward import forward
+from attnlab.engine.model import Architecture
+from attnlab.lab.realmodel.program import model_file, ops, runs
+from attnlab.lab.realmodel.program.bundle import Bundle, _function_of
 from attnlab.lab.realmodel.program.number import Source
 
 FILES = {
@@ -29,6 +41,17 @@ FILES = {
 }
 READS = {"smollm2": "gguf", "minilm": "safetensors"}
 ARGUMENT = {"smollm2": "the .gguf file", "minilm": "the model folder"}
+ARCH_METHODS = ("group", "scale", "is_local", "window")  # what the forward asks an Architecture
+
+START = """\
+import os
+
+# One BLAS thread, set before NumPy loads: a threaded product splits its sums by the thread
+# count, so its rounding would depend on the machine (attnlab holds BLAS to one thread too).
+os.environ["OPENBLAS_NUM_THREADS"] = "1"
+os.environ["OMP_NUM_THREADS"] = "1"
+
+"""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -36,19 +59,37 @@ class Steps:
     """One kind's part of a program.
 
     ``what``: the number in words (the docstring's first line and the answer's ``title``);
-    ``runs``: which of attnlab's runs it follows ("trace": the Real model view's trace,
-    "circuits": the circuits' runs on the fast path); ``inputs``: lines defining the
-    number's place (``LAYER = 3``); ``pieces``: shared pieces (:mod:`.pieces`) in order;
-    ``body``: the steps, ending with ``value = ...``; ``name``: the file's name.
+    ``runs``: which of attnlab's runs it follows ("trace": the Real model view's trace, on the
+    trace's steps ``TRACE_OPS``; "circuits": the circuits' runs, on the model's own ``OPS``);
+    ``inputs``: lines defining the number's place (``LAYER = 3``); ``body``: the steps, ending with
+    ``value = ...``; ``name``: the file's name; ``uses``: more of attnlab's functions the steps
+    call (embedded with the rest); ``trace_ops``: a circuits program that also runs the trace's
+    steps; ``extra_ids``: more token ids (a patch's corrupted prompt).
     """
 
     what: str
     runs: str
     inputs: Sequence[str]
-    pieces: Sequence[str]
     body: str
     name: str
+    uses: Sequence[object] = ()
+    trace_ops: bool = False
     extra_ids: Sequence[tuple[str, Sequence[int], Sequence[str]]] = field(default_factory=tuple)
+
+
+@functools.lru_cache(maxsize=4)
+def architecture(model: str) -> Architecture:
+    """The shipped model's description, as attnlab reads it from the model's own files."""
+    import json
+
+    from attnlab.models import files
+    from attnlab.models.families import bert, llama
+    from attnlab.models.gguf_file import GGUFFile
+
+    if model == "smollm2":
+        g = GGUFFile(files.smollm2_gguf())
+        return llama.architecture(g.metadata, set(g.tensors))
+    return bert.architecture(json.loads((files.minilm_dir() / "config.json").read_text()))
 
 
 def ids_lines(name: str, ids: Sequence[int], tokens: Sequence[str]) -> str:
@@ -59,30 +100,160 @@ def ids_lines(name: str, ids: Sequence[int], tokens: Sequence[str]) -> str:
 
 def docstring(src: Source, steps: Steps) -> str:
     follows = {
-        "trace": "for the Real model view's trace (each block as engine/block.py runs it, with its trace)",
-        "circuits": "for the circuits (each block as engine/fast/decode's numpy_decoder_block runs it)"
-        if src.decoder
-        else "for the circuits (each block as engine/block.py runs it, on a batch of one)",
+        "trace": "with the steps a trace of the Real model view takes",
+        "circuits": "with the steps the circuits' runs take",
     }[steps.runs]
     reads = READS[src.model]
     about = textwrap.fill(
-        f"Generated by attnlab: it reads the model file itself with {reads} and runs, in the same order, the "
-        f"float32 operations attnlab runs {follows}, up to that number; its last line of output is the "
-        "number. It imports nothing of attnlab.",
+        f"Generated by attnlab: it reads the model file itself with {reads} and runs attnlab's own forward "
+        f"pass (engine/forward.py, its source copied below with every function it calls) {follows}, in "
+        "float32, in the same order, up to that number; its last line of output is the number. It imports "
+        "nothing of attnlab.",
         width=96,
     )
     title = textwrap.fill(f"How is this computed? {steps.what}, in {src.title}.", width=96)
     return (
         f'"""{title}\n\n{about}\n\n'
-        f"Run it with a Python that has numpy and {reads} installed:\n"
+        f"Run it with a Python that has numpy (2 or later) and {reads} installed:\n"
         f"    python {steps.name} [{ARGUMENT[src.model]}]\n"
         f"(without an argument it finds {FILES[src.model]}).\n"
         '"""\n'
     )
 
 
+def architecture_class(arch: Architecture, title: str) -> str:
+    """``class Architecture`` with ``arch``'s values as its fields and attnlab's methods the forward uses."""
+    about = textwrap.fill(
+        f"{title}'s description: attnlab's Architecture (engine/model.py), its fields set to the values "
+        "attnlab reads from the model's files, with the methods the forward asks of it.",
+        width=100, initial_indent="    ", subsequent_indent="    ",
+    )  # fmt: skip
+    lines = ["class Architecture:", '    """' + about.strip() + '"""', ""]
+    lines += [f"    {f.name} = {getattr(arch, f.name)!r}" for f in dataclasses.fields(arch)]
+    for name in ARCH_METHODS:
+        lines += ["", inspect.getsource(_function_of(vars(Architecture)[name])).rstrip()]
+    return "\n".join(lines) + "\n\n\nARCH = Architecture()\n"
+
+
+def unreached(arch: Architecture, src: Source, steps: Steps, kernels: bool) -> dict[str, str]:
+    """Names attnlab's copied code calls on paths this program never takes, with why (each becomes
+    ``name = None``: the program carries no code it does not run)."""
+    out = {}
+    if arch.rope_scaling is None:
+        out["ScaledRoPE"] = "RoPE is not scaled in this model"
+    if arch.mlp == "gated" and arch.activation == "silu":
+        out["activate"] = "the MLP is gated with SiLU, which the steps call by name"
+    if arch.activation != "silu":
+        out["silu"] = f"the MLP's activation is {arch.activation}"
+    norms = {arch.norm} | ({"rms"} if arch.qk_norm else set())
+    if "layer" not in norms:
+        out["layer_norm"] = "every norm of this model is an RMSNorm"
+    if "rms" not in norms:
+        out["rms_norm"] = "every norm of this model is a LayerNorm"
+    fast = steps.runs == "circuits" and src.decoder
+    n = src.n_tokens
+    if fast and kernels:
+        out["_rms_numpy"] = "attnlab's compiled RMSNorm ran (Kernels.rms_rows)"
+        out["_rotate"] = "attnlab's compiled RoPE ran (Kernels.rotate_heads)"
+        if n < 128:
+            out["_silu"] = "attnlab's compiled SiLU ran (Kernels.silu_start, silu_finish)"
+        if n * n < 64 * 64 and arch.d_head % 16 == 0:
+            for name in ("_softmax_attend", "_heads_shared", "_band", "_Hooks"):
+                out[name] = f"attnlab's compiled attention ran ({n} tokens: Kernels.scores, mix)"
+    if fast and n * n < 64 * 64:
+        out.setdefault("_heads_shared", f"a prompt of {n} tokens attends with a head's query heads together")
+    return out
+
+
+def _bound(body: str) -> set[str]:
+    """The names the steps bind at the program's top level (assignments, loops, definitions; not the
+    variables of a comprehension or a function, which stay inside it)."""
+    out: set[str] = set()
+
+    def visit(node) -> None:
+        if isinstance(node, ast.FunctionDef | ast.ClassDef):
+            out.add(node.name)
+            return
+        if isinstance(node, ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp | ast.Lambda):
+            return
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            out.add(node.id)
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(ast.parse(body))
+    return out
+
+
+@dataclass(frozen=True)
+class Code:
+    """attnlab's code for one kind of program: ``imports`` (lines), ``text`` (the definitions),
+    ``stubs`` (``name = None`` lines, each with why), ``names`` (every name they bind) and ``setup`` (the
+    steps' first lines: the weights and the forward's steps)."""
+
+    imports: tuple[str, ...]
+    text: str
+    stubs: str
+    names: frozenset[str]
+    setup: str
+
+
+@functools.lru_cache(maxsize=128)
+def code(model: str, runs_on: str, trace_ops: bool, kernels: bool, uses: tuple, skipped: tuple) -> Code:
+    """The code a program of ``model`` needs (see :class:`Code`), the same for every program alike: the
+    forward, the steps the runs take (``runs_on``: "trace" or "circuits", and the trace's steps too with
+    ``trace_ops``; ``kernels``: the compiled steps' NumPy forms), the model file, the runs, ``uses``;
+    ``skipped``: (name, why) pairs for the paths this program never takes."""
+    decoder = model == "smollm2"
+    arch = architecture(model)
+    given = {"ARCH", "WEIGHTS", "OPS", "TRACE_OPS", "IDS", "Architecture"}
+    bundle = Bundle(given=given, unreached=dict(skipped))
+    bundle.add(forward)
+    bundle.add_constant("attnlab.engine.forward", "REFERENCE")
+    bundle.add(model_file.model_path)
+    bundle.add(model_file.gguf_weights if decoder else model_file.safetensors_weights)
+    reader = "gguf_weights" if decoder else "safetensors_weights"
+    lines = [
+        "# 0) the model's weights from its file, and the steps the forward runs with",
+        f"WEIGHTS = {reader}(model_path({model!r}), ARCH)",
+    ]
+    if runs_on == "trace" or trace_ops:
+        if decoder:
+            bundle.add(ops.Trace)
+            lines.append("TRACE_OPS = Trace()  # the trace's steps: the reference's, the fast output layer")
+        else:
+            lines.append("TRACE_OPS = REFERENCE  # the trace's steps: the reference's")
+        bundle.add(runs.run_with_cache)
+    if runs_on == "circuits":
+        bundle.add(runs.circuit_run)
+        if decoder:
+            bundle.add(ops.Fast)
+            if kernels:
+                bundle.add(ops.Kernels)
+                lines.append("OPS = Fast(Kernels)  # the fast path's steps, its compiled steps (as NumPy)")
+            else:
+                lines.append("OPS = Fast(None)  # the fast path's steps; attnlab's NumPy steps ran")
+        else:
+            lines.append("OPS = REFERENCE  # the fast path leaves an encoder's steps to the reference")
+    for obj in uses:
+        bundle.add(obj)
+    for name in ARCH_METHODS:  # what the description's methods use
+        bundle.add_needs(_function_of(vars(Architecture)[name]))
+    for value in (getattr(arch, f.name) for f in dataclasses.fields(arch)):
+        if dataclasses.is_dataclass(value):  # a RopeScaling, written by its repr
+            bundle.add(type(value))
+    stubs = "".join(f"{name} = None  # {why}\n" for name, why in sorted(bundle.stubbed.items()))
+    names = frozenset(bundle.names() | set(bundle.stubbed) | set(bundle.keys))
+    return Code(imports=tuple(bundle.import_lines()), text=bundle.text(), stubs=stubs, names=names,
+                setup="\n".join(lines) + "\n")  # fmt: skip
+
+
 def program(src: Source, steps: Steps, *, shown: float | None = None, note: str = "") -> str:
     """The whole program for ``steps`` on ``src``; ``shown``: the page's number, named in a comment."""
+    arch = architecture(src.model)
+    kernels = steps.runs == "circuits" and src.decoder and src.compiled
+    skipped = tuple(sorted(unreached(arch, src, steps, kernels).items()))
+    c = code(src.model, steps.runs, steps.trace_ops, kernels, tuple(steps.uses), skipped)
     inputs = [ids_lines("IDS", src.ids, src.tokens)]
     for name, ids, tokens in steps.extra_ids:
         inputs.append(ids_lines(name, ids, tokens))
@@ -90,16 +261,29 @@ def program(src: Source, steps: Steps, *, shown: float | None = None, note: str 
     said = [f"# The page shows {shown!r} ({src.path} path)." if shown is not None else ""]
     if note:
         said.append("# " + note)
+    clash = _bound(steps.body) & c.names
+    if clash:  # a step's variable would hide attnlab's function of that name
+        raise ValueError(f"the steps rebind {', '.join(sorted(clash))}, names of attnlab's code")
     parts = [
         docstring(src, steps),
-        pieces.START,
-        "\n# -- the text and the number's place " + "-" * 60 + "\n",
+        "from __future__ import annotations\n\n",
+        START,
+        "\n".join(c.imports) + "\n",
+        "\n# -- the text and the number's place " + "-" * 73 + "\n\n",
         "\n".join(inputs) + "\n",
         "\n".join(s for s in said if s) + ("\n" if any(said) else ""),
-        "\n# -- the model " + "-" * 82 + "\n",
-        *steps.pieces,
-        "\n\n# -- the steps " + "-" * 82 + "\n\n",
+        "\n# -- the model's description " + "-" * 81 + "\n\n\n",
+        architecture_class(arch, src.title),
+        "\n\n# == attnlab's code, copied from its source files (each section names its file) "
+        + "=" * 31 + "\n",
+        c.text,
+        (
+            "\n\n# -- what this program never reaches " + "-" * 73 + "\n"
+            "# attnlab's code above names these on paths this program does not take.\n\n" + c.stubs
+        ) if c.stubs else "",
+        "\n\n# == the steps " + "=" * 95 + "\n\n",
+        c.setup,
         steps.body.strip("\n") + "\n",
         "\nprint(repr(float(value)))\n",
-    ]
+    ]  # fmt: skip
     return "".join(parts)
