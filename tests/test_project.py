@@ -54,11 +54,14 @@ def imports_of(path: Path) -> set[str]:
 
 
 def test_dependencies_point_one_way():
-    # engine imports nothing of ours; lab imports only the engine; nobody imports web or cli.
+    # web, cli, widgets -> lab -> models -> engine: the engine imports nothing of ours, models only the
+    # engine (numbers and typed refusals, never the lab's words), the lab the models and the engine; the
+    # class store (data) stands alone; nobody imports web or cli.
     allowed = {
         "engine": {"attnlab.engine"},
-        "lab": {"attnlab.engine", "attnlab.lab"},
-        "models": {"attnlab.engine", "attnlab.lab", "attnlab.models"},
+        "models": {"attnlab.engine", "attnlab.models"},
+        "classroom_store": {"attnlab.classroom_store"},
+        "lab": {"attnlab.engine", "attnlab.models", "attnlab.lab", "attnlab.classroom_store"},
         "widgets": {"attnlab.engine", "attnlab.lab", "attnlab.models", "attnlab.widgets"},
     }
     for layer, ok in allowed.items():
@@ -66,6 +69,17 @@ def test_dependencies_point_one_way():
             ours = {n for n in imports_of(path) if n.split(".")[0] == "attnlab"}
             bad = {n for n in ours if not any(n == o or n.startswith(o + ".") for o in ok)}
             assert not bad, f"{path.relative_to(ROOT)} imports {sorted(bad)}"
+
+
+def test_only_the_engine_and_the_models_reach_into_the_fast_paths():
+    # engine/fast swaps faster steps into the one forward; the models choose them (a model's ops), and
+    # nothing above the models reaches into them.
+    for path in PACKAGE.rglob("*.py"):
+        layer = path.relative_to(PACKAGE).parts[0]
+        if layer in ("engine", "models"):
+            continue
+        fast = {n for n in imports_of(path) if n == "attnlab.engine.fast" or n.startswith("attnlab.engine.fast.")}
+        assert not fast, f"{path.relative_to(ROOT)} imports {sorted(fast)}"
 
 
 def test_the_labs_features_point_one_way():

@@ -7,8 +7,8 @@ prints every head's mean and interval per score; ``--python`` the program behind
 score on the first text (the head with the highest mean previous-token score: its first
 line says which), as the census computes it. A progress bar on stderr counts the texts done.
 
-``ablate``, ``patch`` and ``lens`` run the page's circuits views in this process
-(``models/circuitviews``: the model's run, then the lab's words) and print them
+``ablate``, ``patch`` and ``lens`` run the page's circuits requests in this process
+(``lab.circuits.requests.here``: the same checks, numbers and words as the page's jobs) and print them
 (``lab.circuits.terminal``: the lines, in order); ``--json`` prints the view itself, the
 same JSON the page draws; ``--python`` prints the runnable NumPy program behind the view's
 headline number (``lab.realmodel.program``: it reads the model file and prints that number):
@@ -189,7 +189,7 @@ def run_census(args: argparse.Namespace) -> int:
 def _census_program(name: str, text: str, scores: dict, c, weights: str = "auto") -> int:
     """Print the program behind one head's score on the first text (``scores``: that text's census):
     the previous-token score (every text has one) of the head with the highest mean, named first."""
-    from attnlab.models.circuitviews.texts import tokenize
+    from attnlab.models.circuits.texts import tokenize
 
     score = "previous"
     ((layer, head),) = census_words.ranked(c.scores[score], 1)
@@ -257,60 +257,57 @@ def _outputs(p: argparse.ArgumentParser, said: dict[str, str]) -> None:
 
 
 def run_ablate(args: argparse.Namespace) -> int:
+    from attnlab.lab.circuits import requests
     from attnlab.lab.circuits.ablation import parse_heads
-    from attnlab.models.circuitviews.ablation import ablation_view
-    from attnlab.models.circuitviews.texts import tokenize
 
     with _named(ABLATE_FLAGS):
         name = registry.check_name(args.model)
         heads = parse_heads(args.heads)
-        model = _load(name, args.weights)
-        ids, tokens = tokenize(model, args.text)
         how = "mean" if args.mean else "zero"
-        view = ablation_view(model, ids, heads, how=how, tokens=tokens)
+        model = _load(name, args.weights)
+        view, _ = requests.here("ablation", model=name, weights=args.weights, text=args.text, heads=heads,
+                                how=how)  # fmt: skip
     if args.python:
+        ids, tokens = view["program_source"]["ids"], view["program_source"]["tokens"]
         return _program(model, ids, tokens, terminal.ablation_number(view, heads, how, len(ids)))
     return _show(view, terminal.ablation_lines, args.json)
 
 
 def run_patch(args: argparse.Namespace) -> int:
-    from attnlab.models.circuits.patching import pair
-    from attnlab.models.circuitviews.patching import patching_view
-    from attnlab.models.circuitviews.texts import answer_id, is_encoder, tokenize
+    from attnlab.lab.circuits import requests
 
     with _named(PATCH_FLAGS):
         name = registry.check_name(args.model)
         decoder = registry.spec(name).generates
-        answers = _answers(args.answers, name, decoder)
+        answers = _answers(args.answers, name, decoder) or (None, None)
         model = _load(name, args.weights)
-        clean, _ = tokenize(model, args.clean, field="clean")
-        corrupt, _ = tokenize(model, args.corrupt, field="corrupt")
-        ids = None
-        if not is_encoder(model):
-            ids = (answer_id(model, answers[0], field="right"), answer_id(model, answers[1], field="other"))
         with Interrupted() as stop:  # Ctrl-C or SIGTERM: the sweep stops at its next patch
-            p = pair(model, clean, corrupt, answers=ids)
             bar = Bar(terminal.progress_line)
-            view = patching_view(model, p, sweep=args.sweep, progress=bar, answers=answers, cancel=stop.event)
+            asked = {"clean": args.clean, "corrupt": args.corrupt, "right": answers[0], "other": answers[1],
+                     "sweep": args.sweep}  # fmt: skip
+            view, _ = requests.here("patching", model=name, weights=args.weights, progress=bar,
+                                    cancel=stop.event, **asked)  # fmt: skip
     if args.python:
-        number = terminal.patch_number(view, ids, p.position)
-        done = _program(model, clean, None, number, corrupt=corrupt)
+        how = view["pair"]["how"]["clean"]
+        ids = tuple(int(i) for i in how["answers"].split(",")) if "answers" in how else None
+        number = terminal.patch_number(view, ids, how.get("position"))
+        source = view["program_source"]
+        done = _program(model, source["ids"], None, number, corrupt=source["corrupt_ids"])
     else:
         done = _show(view, terminal.patching_lines, args.json)
     return 128 + stop.signal if stop.signal else done  # the partial sweep, then the signal's status
 
 
 def run_lens(args: argparse.Namespace) -> int:
-    from attnlab.models.circuits.runs import run
-    from attnlab.models.circuitviews.lens import lens_view
-    from attnlab.models.circuitviews.texts import tokenize
+    from attnlab.lab.circuits import requests
 
     with _named(LENS_FLAGS):
         name = registry.check_name(args.model)
         model = _load(name, args.weights)
-        ids, tokens = tokenize(model, args.text)
-        view = lens_view(model, run(model, ids), args.position, tokens=tokens)
+        view, _ = requests.here("lens", model=name, weights=args.weights, text=args.text,
+                                position=args.position)  # fmt: skip
     if args.python:
+        ids, tokens = view["program_source"]["ids"], view["program_source"]["tokens"]
         return _program(model, ids, tokens, terminal.lens_number(view))
     return _show(view, terminal.lens_lines, args.json)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import inspect
 
+from attnlab.lab import fields
 from attnlab.lab.circuits import problems as circuits
 from attnlab.lab.realmodel import opening, problems, sources, weightfiles
 from attnlab.models import errors
@@ -27,5 +28,6 @@ KINDS = {
     **_functions(opening, "opening."),
     **_functions(weightfiles, "weightfiles."),
     **_functions(sources, "sources."),
+    "half_character": fields.half_character,
 }
 errors.words(**KINDS)

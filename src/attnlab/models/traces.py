@@ -36,6 +36,8 @@ from attnlab.engine.attention import attend
 from attnlab.engine.threads import one_blas_thread
 from attnlab.models.errors import Refusal
 
+THUMB = 32  # a thumbnail's side, in cells, at most: a longer text's tokens are cut into runs
+
 # recomputed layers kept, all traces together: a 256-token SmolLM2 layer's scores and weights are
 # 4.7 MB, a MiniLM one's 6.3 MB (so a head's neighbours, and a second look, cost no recompute)
 LAYER_CACHE_BYTES = 32 * 2**20
@@ -217,3 +219,33 @@ class ModelTrace:
             "causal": self.causal,
             "scale": self.scale,
         }
+
+
+def bins(n_tokens: int, size: int) -> list[list[int]]:
+    """``size`` runs ``[start, end)`` covering tokens 0..n_tokens-1, as even as possible."""
+    edges = [(r * n_tokens) // size for r in range(size + 1)]
+    return [[edges[r], edges[r + 1]] for r in range(size)]
+
+
+def thumbnails(weights: np.ndarray, allowed: np.ndarray, size: int) -> np.ndarray:
+    """Block maxima of ``weights`` (..., T, T) on a ``size x size`` grid; NaN where all blocked."""
+    n = weights.shape[-1]
+    starts = np.array([b[0] for b in bins(n, size)])
+    w = np.where(allowed, weights, -np.inf)
+    rows = np.maximum.reduceat(w, starts, axis=-2)
+    cells = np.maximum.reduceat(rows, starts, axis=-1).astype(np.float64)
+    return np.where(np.isneginf(cells), np.nan, cells)
+
+
+def overview(trace) -> dict:
+    """The numbers of the model view: ``size`` (a thumbnail's side), ``cells`` (L, H, size, size) every
+    head's block maxima (NaN where all blocked) and ``scores`` (score -> (L, H) float64, or None: every
+    head's scores, :func:`attnlab.models.circuits.scores.head_scores`). The worker that made the trace
+    computes them with it (the heavy part: every layer's weights), so the page's first request only words
+    them."""
+    from attnlab.models.circuits.scores import head_scores
+
+    size = min(len(trace.tokens), THUMB)
+    weights = trace.all_weights()  # (L, H, T, T)
+    return {"size": size, "cells": thumbnails(weights, trace.allowed, size),
+            "scores": head_scores(weights, trace.allowed, trace.ids)}  # fmt: skip

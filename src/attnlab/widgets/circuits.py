@@ -3,8 +3,8 @@
 The kernel computes with the functions the page's server and model worker call, with no web
 server: the census of a text's trace (``models.jobs.kinds.trace_text``, then
 ``lab.realmodel.modelview.model_view``'s scores through ``lab.circuits.census.census_view``, and a
-head's ``evidence``), the logit lens (``models.circuitviews.lens.lens_view``) and a patching
-sweep (``models.circuitviews.patching.patching_view``), each on the runs kept for its text
+head's ``evidence``), the logit lens and a patching sweep (``lab.circuits.requests.here``: the
+same checks, numbers and words as the page's jobs), each on the runs kept for its text
 (``models.jobs.kept``: a kernel's views of one text share one run). The widget draws
 with the page's own modules (``js/circuits``: ``drawCensus``, ``drawEvidence``, ``drawLens``,
 ``drawPatching``) and places the lab's words: the page's headings and labels
@@ -26,23 +26,18 @@ from collections.abc import Sequence
 import traitlets
 
 from attnlab.engine.errors import FieldError
+from attnlab.lab.circuits import requests
 from attnlab.lab.circuits.census import SCORES, census_view, evidence
 from attnlab.lab.circuits.page import FILLS, text_positions
-from attnlab.lab.circuits.patching import KINDS
-from attnlab.lab.circuits.problems import encoder_has_no, lengths_differ, same_answer, unknown_choice
+from attnlab.lab.circuits.problems import unknown_choice
 from attnlab.lab.circuits.status import circuit_status
 from attnlab.lab.fields import job_message
 from attnlab.lab.realmodel import problems
 from attnlab.lab.realmodel.modelview import model_view
 from attnlab.lab.realmodel.probe import new_seed, repeated_run
-from attnlab.lab.realmodel.tokens import token_label
 from attnlab.models import registry
 from attnlab.models.circuits import checks
-from attnlab.models.circuitviews.lens import lens_view
-from attnlab.models.circuitviews.patching import patch_count, patching_view, sweep_layers
-from attnlab.models.circuitviews.texts import answer_id, tokenize
-from attnlab.models.jobs.kept import cache_of, pair_of
-from attnlab.models.jobs.kinds import trace_text
+from attnlab.models.jobs.kinds import patches, trace_text
 from attnlab.models.jobs.texts import check_model, check_tokens
 from attnlab.widgets.base import LabWidget
 
@@ -164,25 +159,22 @@ class LensView(CircuitsWidget):
 
     def __init__(self, model: str, text: str, position: int = -1) -> None:
         spec = registry.spec(check_model(model))
-        if not spec.generates:
-            raise FieldError(("model",), encoder_has_no("logit lens", spec.title))
-        self._lm = registry.get_model(spec.name)
-        ids, self.tokens = tokenize(self._lm, text)
-        self.text = text
-        self._cache = cache_of(self._lm, ids)
-        at = checks.position(position, len(ids), loc=("position",))
+        self._model, self.text = spec.name, text
+        first = requests.here("lens", model=spec.name, text=text, position=position)[0]  # the checks, once
+        self.tokens = first["program_source"]["tokens"]
+        at = first["position"]
         positions = text_positions(model=spec.name, tokens=self.tokens, cap=spec.max_tokens, title=spec.title)
         words = _words("lens_title", "lens_hint", "position_label")
         super().__init__(_kind="lens", _words=words, _positions=positions["positions"], position=at,
-                         _lens=self._lens_at(at))  # fmt: skip
+                         _lens=first)  # fmt: skip
 
     @property
     def lens(self) -> dict:
-        """The lens drawn (``models.circuitviews.lens.lens_view``)."""
+        """The lens drawn (the page's: ``lab.circuits.requests``)."""
         return self._lens
 
     def _lens_at(self, position: int) -> dict:
-        return lens_view(self._lm, self._cache, position, tokens=self.tokens)
+        return requests.here("lens", model=self._model, text=self.text, position=position)[0]
 
     @traitlets.validate("position")
     def _a_token(self, proposal):
@@ -223,36 +215,27 @@ class PatchView(CircuitsWidget):
         self._lock = threading.RLock()  # an observer of done may call cancel()
         self._error: BaseException | None = None
         spec = registry.spec(check_model(model))
-        if sweep not in KINDS:
-            raise FieldError(("sweep",), unknown_choice(sweep, KINDS))
-        site = checks.choice(site, checks.SITES, loc=("site",))
-        m = registry.get_model(spec.name)
-        clean_ids, _ = tokenize(m, clean, field="clean")
-        corrupt_ids, _ = tokenize(m, corrupt, field="corrupt")
-        if len(clean_ids) != len(corrupt_ids):
-            raise FieldError(("corrupt",), lengths_differ(len(clean_ids), len(corrupt_ids)))
-        layers = sweep_layers(m, first_layer, last_layer)
-        ids = texts = None
+        texts = (None, None)
         if spec.generates:
             if isinstance(answers, str) or answers is None or len(answers) != 2:
                 raise ValueError(f"answers must be two answer tokens for {spec.title}, such as "
                                  "(' Paris', ' Rome')")  # fmt: skip
             texts = (answers[0], answers[1])
-            ids = (answer_id(m, texts[0], field="right"), answer_id(m, texts[1], field="other"))
-            if ids[0] == ids[1]:
-                raise FieldError(("other",), same_answer(token_label(texts[1])["label"]))
         elif answers is not None:
             raise ValueError(f"answers is only for a decoder: {spec.title}'s patching reads the cosine with "
                              "the clean embedding")  # fmt: skip
-        self.pair = pair_of(m, clean_ids, corrupt_ids, answers=ids)  # the two runs, kept
+        fields = {
+            "model": spec.name, "clean": clean, "corrupt": corrupt, "right": texts[0], "other": texts[1],
+            "sweep": sweep, "site": site, "first_layer": first_layer, "last_layer": last_layer,
+        }  # fmt: skip
+        _, checked = requests.arguments("patching", **fields)  # every check before anything runs
         self._title = spec.title
-        total = patch_count(m, self.pair, sweep, layers, False)
+        total = patches(spec.name, checked)
         words = _words("patching_title", "patching_hint", "patch_cancel")
         super().__init__(_kind="patch", _words=words, total=total,
                          _status=self._line("running", 0, total))  # fmt: skip
         self.on_msg(self._message)
-        run = {"sweep": sweep, "site": site, "layers": layers, "answers": texts}
-        self._thread = threading.Thread(target=self._sweep, args=(m, run), name="attnlab-sweep", daemon=True)
+        self._thread = threading.Thread(target=self._sweep, args=(fields,), name="attnlab-sweep", daemon=True)
         self._thread.start()
 
     @property
@@ -302,13 +285,14 @@ class PatchView(CircuitsWidget):
             self.progress = line["progress"]
             self._status = line
 
-    def _progressed(self, done: int, _total: int) -> None:
+    def _progressed(self, done: int, total: int) -> None:
         with self._lock:
+            self.total = total
             self._show("running", done)
 
-    def _sweep(self, model, run: dict) -> None:
+    def _sweep(self, fields: dict) -> None:
         try:
-            view = patching_view(model, self.pair, progress=self._progressed, cancel=self._cancel, **run)
+            view, _ = requests.here("patching", progress=self._progressed, cancel=self._cancel, **fields)
         except Exception as error:  # shown in the view, and raised again by wait()
             self._error = error
             with self._lock:

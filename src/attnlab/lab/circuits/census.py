@@ -3,7 +3,7 @@ score, and the evidence behind a head's score.
 
 The scores are the Real model view's (:mod:`attnlab.lab.realmodel.kinds`: previous token,
 first token, induction, duplicate token, breadth), computed once per trace where the trace is
-made (the model view's heads, ``modelview.kept_views``): :func:`census_view` only reads them,
+made (the model view's heads, worded from the numbers the worker sent): :func:`census_view` only reads them,
 so the census of 270 heads answers without recomputing any head's weights.
 
 :func:`evidence` opens one head: the value each query contributes to the score (the row of
@@ -28,6 +28,8 @@ does), a query's value and their mean (kind ``evidence``), a key's share (kind `
 """
 
 from __future__ import annotations
+
+import json
 
 import numpy as np
 
@@ -343,3 +345,42 @@ def _row(row: np.ndarray, ok: np.ndarray, targets: np.ndarray | None, i: int, la
         )  # fmt: skip
     return {"query": i, "label": labels[i], "exact": tokens[i], "value": value,
             "display": display(score, value), "keys": shown, "words": words, "how": own}  # fmt: skip
+
+
+# -- a kept trace job's census and evidence (the page's routes) ------------------------------------
+
+
+def _body(data: dict) -> str:
+    return json.dumps(data, allow_nan=False, separators=(",", ":"))
+
+
+def census_body(job, score: str) -> str:
+    """The census of ``score`` for trace job ``job`` (a finished ``TraceJob``), kept with it once made:
+    from its model view's heads (worded once from the numbers the worker sent with the trace)."""
+    from attnlab.lab.realmodel.modelview import model_view_body
+
+    key = f"census:{score}"
+    body = job.views.get(key)
+    if body is None:
+        model_view = job.views.get("model-view")
+        if model_view is None:
+            numbers = job.views.get("overview")
+            model_view = job.views["model-view"] = model_view_body(job.id, job.trace, numbers)
+        view = json.loads(model_view)
+        job.views.update({
+            f"census:{name}": _body(census_view(
+                view["heads"], score=name, n_layer=view["n_layer"], n_head=view["n_head"],
+                n_tokens=view["n_tokens"], model=job.trace.model, job=job.id,
+            ))
+            for name in SCORES
+        })  # fmt: skip
+        body = job.views[key]
+    return body
+
+
+def evidence_view(job, layer: int, head: int, score: str) -> dict:
+    """Where head (``layer``, ``head``)'s ``score`` comes from, on trace job ``job``'s text."""
+    t = job.trace
+    t.check(layer=layer, head=head)
+    return evidence(t.head_weights(layer, head), t.allowed, t.ids, t.tokens, layer=layer, head=head,
+                    kv_head=t.kv_head(head), score=score, model=t.model, job=job.id)  # fmt: skip

@@ -1,6 +1,6 @@
 """The circuits views in a terminal: ``attnlab ablate``, ``patch`` and ``lens`` print these lines.
 
-Each function takes the view the page shows (``models/circuitviews``: the answers of
+Each function takes the view the page shows (:mod:`.requests`: the answers of
 :mod:`.ablation`, :mod:`.patching` and :mod:`.lens`) and returns what the command prints,
 in order: a sentence (a string) or a table (a list of rows of cells, the header first).
 The command only lines tables up; every word and number is the view's or written here.

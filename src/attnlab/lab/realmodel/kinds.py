@@ -150,8 +150,11 @@ def head_profile(weights: np.ndarray, allowed: np.ndarray, ids=None) -> dict:
 
 def profiles(weights: np.ndarray, allowed: np.ndarray, ids=None) -> list[dict]:
     """:func:`head_profile` of every head of ``weights`` (..., T, T), flattened in C order."""
-    s = head_scores(weights, allowed, ids)
-    shape = np.shape(weights)[:-2]
+    return profiles_of(head_scores(weights, allowed, ids), np.shape(weights)[:-2])
+
+
+def profiles_of(s: dict, shape: tuple[int, ...]) -> list[dict]:
+    """:func:`head_profile` of every head from its scores ``s`` (score -> array of ``shape``, or None)."""
     flat = {k: None if v is None else np.broadcast_to(v, shape).ravel().tolist() for k, v in s.items()}
     count = math.prod(shape)
     return [_profile({k: None if v is None else v[i] for k, v in flat.items()}) for i in range(count)]

@@ -15,9 +15,9 @@ number itself (its readouts: :mod:`attnlab.lab.realmodel.heatmap`). Every
 label, title and sentence of both views is built here, from the head's scores
 (:mod:`attnlab.lab.realmodel.kinds`); the page only places them.
 
-The model view is computed once per trace, in the worker that made the trace
-(:func:`kept_views`), and kept as its JSON body: the first request is answered
-from it like every later one.
+The model view's numbers (every head's thumbnail and scores: the trace's
+:func:`attnlab.models.traces.overview`) are computed once per trace, in the worker that made
+it; the words are made here on the first request and kept as the view's JSON body.
 """
 
 from __future__ import annotations
@@ -39,33 +39,16 @@ from attnlab.lab.realmodel.kinds import (
     head_profile,
     kind_phrase,
     layer_profiles,
-    profiles,
+    profiles_of,
     rule_sentence,
     shares_sentence,
 )
 from attnlab.lab.realmodel.tokens import short_label, token_label
-
-THUMB = 32
+from attnlab.models.traces import bins, overview
 
 # fmt.rounded(x, 2) for a share x in [0, 1] is one of 101 strings; index 101: blocked
 _SHARE_TEXT = np.array([fmt.rounded(k / 100, 2) for k in range(101)] + [""])
 _CELLS = {**CELL, "text": cell_text(_SHARE_TEXT[:101].tolist())}  # a head's readout templates, in-cell text
-
-
-def bins(n_tokens: int, size: int) -> list[list[int]]:
-    """``size`` runs ``[start, end)`` covering tokens 0..n_tokens-1, as even as possible."""
-    edges = [(r * n_tokens) // size for r in range(size + 1)]
-    return [[edges[r], edges[r + 1]] for r in range(size)]
-
-
-def thumbnails(weights: np.ndarray, allowed: np.ndarray, size: int) -> np.ndarray:
-    """Block maxima of ``weights`` (..., T, T) on a ``size x size`` grid; NaN where all blocked."""
-    n = weights.shape[-1]
-    starts = np.array([b[0] for b in bins(n, size)])
-    w = np.where(allowed, weights, -np.inf)
-    rows = np.maximum.reduceat(w, starts, axis=-2)
-    cells = np.maximum.reduceat(rows, starts, axis=-1).astype(np.float64)
-    return np.where(np.isneginf(cells), np.nan, cells)
 
 
 def share_texts(weights: np.ndarray, allowed: np.ndarray) -> list[list[str]]:
@@ -193,13 +176,17 @@ def head_numbers(p: dict, weights: np.ndarray, allowed: np.ndarray) -> dict:
     }
 
 
-def model_view(trace) -> dict:
-    """JSON-ready: every head's thumbnail, kind and scores (layer-major), the runs of tokens, the legend."""
+def model_view(trace, numbers: dict | None = None) -> dict:
+    """JSON-ready: every head's thumbnail, kind and scores (layer-major), the runs of tokens, the legend.
+
+    ``numbers``: the trace's :func:`attnlab.models.traces.overview` (the model worker computes it with
+    the trace); computed here when not given.
+    """
     n = len(trace.tokens)
-    size = min(n, THUMB)
-    weights = trace.all_weights()  # (L, H, T, T): computed once per trace, where it is made
-    cells = thumbnails(weights, trace.allowed, size)  # (L, H, size, size)
-    kinds = profiles(weights, trace.allowed, trace.ids)  # layer-major, L * H
+    numbers = numbers if numbers is not None else overview(trace)
+    size = numbers["size"]
+    cells = numbers["cells"]  # (L, H, size, size)
+    kinds = profiles_of(numbers["scores"], (trace.n_layer, trace.n_head))  # layer-major, L * H
     heads = []
     for layer in range(trace.n_layer):
         for h in range(trace.n_head):
@@ -325,11 +312,7 @@ def precise_row(trace, layer: int, head: int, query: int) -> dict:
     }
 
 
-def model_view_body(job_id: str, trace) -> str:
-    """The model view's JSON answer for job ``job_id`` (no NaN: ``allow_nan=False``)."""
-    return json.dumps({"job": job_id, **model_view(trace)}, allow_nan=False, separators=(",", ":"))
-
-
-def kept_views(job_id: str, trace) -> dict[str, str]:
-    """The views computed once, where the trace is made, and kept with the job: name -> JSON body."""
-    return {"model-view": model_view_body(job_id, trace)}
+def model_view_body(job_id: str, trace, numbers: dict | None = None) -> str:
+    """The model view's JSON answer for job ``job_id`` (no NaN: ``allow_nan=False``), from the trace's
+    overview ``numbers`` where the worker sent them."""
+    return json.dumps({"job": job_id, **model_view(trace, numbers)}, allow_nan=False, separators=(",", ":"))

@@ -146,13 +146,12 @@ def count_tokens(model, text: str) -> int:
 def trace_text(name: str, text: str, model, say: Say):
     """Trace ``text`` with ``model`` (registry name ``name``; all layers, details kept), after the
     model's own token count (the line counted with the tokenizer alone: this is the model's)."""
-    from attnlab.engine.errors import FieldError
-    from attnlab.models.jobs.texts import MAX_TOKENS, token_cap_message
+    from attnlab.models.jobs.texts import MAX_TOKENS, too_many_tokens
 
     cap = registry.SPECS[name].max_tokens if name in registry.SPECS else MAX_TOKENS
     n_tokens = count_tokens(model, text)
     if n_tokens > cap:
-        raise FieldError(("text",), token_cap_message(name, n_tokens, cap))
+        raise too_many_tokens("text", name, n_tokens, cap)
     say("running", model.arch.n_layer)
     return model.trace(text, details=True, progress=lambda done, total: say("layers", done))
 
@@ -161,8 +160,9 @@ def trace_text(name: str, text: str, model, say: Say):
 class TraceJob(Job):
     """Every layer's and head's attention of ``model`` on ``text``; ``trace`` once done.
 
-    Its work also makes the trace's views once (the model view, the census of each score),
-    sent as kept JSON bodies just before "done": their first request then costs nothing.
+    Its work also makes the numbers of the trace's model view once (every head's thumbnail and
+    scores: :func:`attnlab.models.traces.overview`), sent just before "done": the server's first
+    request of the model view (and of each score's census) only words them.
     """
 
     kind: ClassVar[str] = "trace"
@@ -207,13 +207,10 @@ class TraceJob(Job):
             self.status = "done"
 
     def work(self, model, say: Say, check: Check):
-        from attnlab.lab.realmodel.modelview import kept_views
-        from attnlab.models.circuitviews.census import census_bodies
+        from attnlab.models.traces import overview
 
         trace = trace_text(self.model, self.text, model, say)
-        views = kept_views(self.id, trace)  # here, not in the server: the first request finds them kept
-        views.update(census_bodies(self.id, trace, views["model-view"]))
-        say("views", views)
+        say("views", {"overview": overview(trace)})  # the model view's numbers, here: the server words them
         return trace
 
 

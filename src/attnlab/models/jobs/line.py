@@ -54,9 +54,8 @@ import time
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterator
 
-from attnlab.engine.errors import FieldError
-from attnlab.lab.realmodel import problems
 from attnlab.models import registry
+from attnlab.models.errors import Refusal, worded
 from attnlab.models.jobs.kept import SPILL_CAP, TraceShelf
 from attnlab.models.jobs.kinds import CircuitJob, GenerationJob, Job, RunJob, TraceJob
 from attnlab.models.jobs.rates import Rates
@@ -80,29 +79,29 @@ MAX_CLIENTS = 64  # clients a shared job keeps (each gets it a turn): a class as
 
 class Busy(Exception):
     """The line is full: ``ahead`` jobs before this one; ``retry_after`` (seconds) estimates when
-    a place frees up. Its message is the lab's (:func:`attnlab.lab.realmodel.problems.busy`)."""
+    a place frees up. Its message is the lab's (the lab's ``busy``)."""
 
     def __init__(self, ahead: int, retry_after: int) -> None:
-        super().__init__(problems.busy(ahead))
+        super().__init__(worded("busy", ahead))
         self.ahead = ahead
         self.retry_after = retry_after
 
 
 class OverCap(Busy):
     """This address has ``cap`` jobs in line already; ``retry_after`` estimates when its first ends.
-    Its message is the lab's (:func:`attnlab.lab.realmodel.problems.over_cap`)."""
+    Its message is the lab's (the lab's ``over_cap``)."""
 
     def __init__(self, cap: int, retry_after: int) -> None:
-        Exception.__init__(self, problems.over_cap(cap, retry_after))
+        Exception.__init__(self, worded("over_cap", cap, retry_after))
         self.ahead = self.cap = cap
         self.retry_after = retry_after
 
 
 class Stopping(Exception):
-    """The jobs were shut down: the server is stopping (the lab's words: ``problems.stopping``)."""
+    """The jobs were shut down: the server is stopping (the lab's words: ``stopping``)."""
 
     def __init__(self) -> None:
-        super().__init__(problems.stopping())
+        super().__init__(worded("stopping", ))
 
 
 def whole_seconds(seconds: float) -> int:
@@ -199,7 +198,7 @@ class Jobs:
             model = registry.decoders()[0]
         spec = registry.spec(check_model(model))
         if not spec.generates:
-            raise FieldError(("model",), problems.encoder_cannot_write(spec.title))
+            raise Refusal(("model",), "encoder_cannot_write", spec.title)
         check_text(prompt, field="prompt", max_chars=spec.max_chars * 4)
         if self._count_first:  # before: a 4,000-token prompt was accepted and took the worker 27 s
             check_tokens(model, prompt, field="prompt")
@@ -455,7 +454,7 @@ class Jobs:
             wanted = job.watchers or any(c in self._watched for c in job.clients)
             if job.cancel_asked or wanted or now - job.seen < self.abandon_s:
                 continue
-            self._cancel(job, problems.abandoned(self.abandon_s))
+            self._cancel(job, worded("abandoned", self.abandon_s))
             gone.append(job)
         return gone
 
@@ -541,7 +540,7 @@ class Jobs:
             self._loaded.clear()
             self._paths.clear()
             for job in list(reversed(self._running)):
-                job.apply("error", None, problems.worker_lost())
+                job.apply("error", None, worded("worker_lost", ))
                 self._end(job)
             self._dispatch()  # the next job starts a new worker
             self._changed.notify_all()
@@ -592,11 +591,11 @@ class Jobs:
             self._stop.set()
             worker, self._worker = self._worker, None
             for job in list(reversed(self._running)):
-                job.cancel(problems.cancelled(running=True))
+                job.cancel(worded("cancelled", running=True))
                 self._end(job)
             for job in self._turns.order():
                 self._turns.remove(job)
-                job.cancel(problems.cancelled(running=False))
+                job.cancel(worded("cancelled", running=False))
                 self._end(job)
             self._loaded.clear()
             self._paths.clear()

@@ -8,10 +8,8 @@ refusal is a ``FieldError`` at the field the learner fixes, in the lab's words
 
 from __future__ import annotations
 
-from attnlab.engine.errors import FieldError
-from attnlab.lab.fields import half_character
-from attnlab.lab.realmodel import problems
 from attnlab.models import registry
+from attnlab.models.errors import Refusal, TooManyTokens
 from attnlab.models.registry import DEFAULT_MAX_CHARS, DEFAULT_MAX_TOKENS
 
 MAX_CHARS = DEFAULT_MAX_CHARS  # what the Real model view accepts (a bound on the body; tokens are the cap)
@@ -23,28 +21,26 @@ def check_model(model: object) -> str:
     return registry.check_name(model)
 
 
-def token_cap_message(model: str, n_tokens: int, cap: int = MAX_TOKENS) -> str:
-    """The problem with a text over the token cap (a ``FieldError``'s: it does not name the field).
-
-    The model is named by its registry title, as the page's model choice reads.
-    """
-    return problems.over_token_cap(n_tokens, cap, registry.title(model))
+def too_many_tokens(field: str, model: str, n_tokens: int, cap: int = MAX_TOKENS) -> TooManyTokens:
+    """The refusal of a text over the token cap, at ``field``; the model named by its registry title, as
+    the page's model choice reads."""
+    return TooManyTokens((field,), n_tokens, cap, registry.title(model))
 
 
 def check_chars(text: str, *, field: str = "text", max_chars: int | None = None) -> str:
     """Return ``text`` unless it holds a lone surrogate (half a character: no tokenizer takes it)
     or, with ``max_chars``, more characters than that."""
     if any("\ud800" <= ch <= "\udfff" for ch in text):
-        raise FieldError((field,), half_character())
+        raise Refusal((field,), "half_character")
     if max_chars is not None and len(text) > max_chars:
-        raise FieldError((field,), problems.too_many_chars(len(text), max_chars))
+        raise Refusal((field,), "too_many_chars", len(text), max_chars)
     return text
 
 
 def check_text(text: object, *, field: str = "text", max_chars: int = MAX_CHARS) -> str:
     """Return ``text``, or raise ``FieldError((field,), problem)`` with the problem the learner sees."""
     if not isinstance(text, str) or not text.strip():
-        raise FieldError((field,), problems.empty_text())
+        raise Refusal((field,), "empty_text")
     return check_chars(text, field=field, max_chars=max_chars)
 
 
@@ -55,10 +51,10 @@ def check_tokens(model: str, text: str, *, field: str = "text") -> int:
     try:
         n = len(registry.token_strings(model, text))
     except ModelNotInstalled as error:
-        raise FieldError(("model",), problems.cannot_load(str(error))) from None
+        raise Refusal(("model",), "cannot_load", str(error)) from None
     cap = registry.spec(model).max_tokens
     if n > cap:
-        raise FieldError((field,), token_cap_message(model, n, cap))
+        raise too_many_tokens(field, model, n, cap)
     return n
 
 
@@ -75,4 +71,4 @@ def count_text(model: str, text: str) -> list[str]:
     try:
         return registry.token_strings(model, text) if text else []
     except ModelNotInstalled as error:
-        raise FieldError(("model",), problems.cannot_load(str(error))) from None
+        raise Refusal(("model",), "cannot_load", str(error)) from None

@@ -36,7 +36,7 @@ import threading
 from collections.abc import Callable
 
 from attnlab.engine.errors import FieldError
-from attnlab.lab.realmodel import problems
+from attnlab.models.errors import Refusal, worded
 from attnlab.models.files import ModelNotInstalled
 from attnlab.models.jobs.kinds import Check, Job, Stopped
 
@@ -58,7 +58,7 @@ def _model(name: str, models: dict, loader, say) -> object:
         try:
             models[name] = loader(name)
         except ModelNotInstalled as error:
-            raise FieldError(("model",), problems.cannot_load(str(error))) from None
+            raise Refusal(("model",), "cannot_load", str(error)) from None
         path = getattr(models[name], "path", None)
         if isinstance(path, str):
             say("weights", path)
@@ -107,7 +107,7 @@ class Runner:
         except FieldError as error:
             say("error", error.loc, str(error))
         except Exception as error:  # noqa: BLE001 - report it; the worker goes on with the next job
-            say("error", None, problems.model_failed(type(error).__name__, str(error)))
+            say("error", None, worded("model_failed", type(error).__name__, str(error)))
         else:
             say("done", result)
 

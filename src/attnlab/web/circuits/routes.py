@@ -12,8 +12,8 @@ Under ``/api/circuits`` (the contract: docs/real-model-api.md, "Circuits"):
 - ``GET /jobs/{id}``: its status line, progress and, once done, its view;
 - ``POST /jobs/{id}/cancel``: stop it (a sweep answers with what it had done).
 
-Each validates, calls one function of ``models/circuitviews`` and returns; every refusal is
-4xx in the page's words (``lab/fields.py`` names the field).
+Each validates, calls one function of ``lab/circuits`` (``requests``, ``census``) and returns; every
+refusal is 4xx in the page's words (``lab/fields.py`` names the field).
 """
 
 from __future__ import annotations
@@ -25,11 +25,11 @@ from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import Response
 
 from attnlab.engine.errors import FieldError
+from attnlab.lab.circuits import requests
+from attnlab.lab.circuits.census import census_body, evidence_view
 from attnlab.lab.circuits.page import model_choices, text_positions
 from attnlab.lab.circuits.problems import no_such_job
 from attnlab.models import registry
-from attnlab.models.circuitviews import asks
-from attnlab.models.circuitviews.census import census_body, evidence_view
 from attnlab.models.jobs.texts import count_text
 from attnlab.web.circuits.schema import AblationIn, HeadIn, PatchingIn, PositionIn, Score, TextIn
 from attnlab.web.realmodel import line
@@ -43,8 +43,8 @@ def _json(data: dict, status: int = 200) -> Response:
 
 
 def _start(kind: str, body, request: Request) -> Response:
-    job = line.started(lambda: asks.start(line.line_of(request), kind, **body.model_dump()))
-    return _json(asks.answer(line.JOBS, job), 202)
+    job = line.started(lambda: requests.start(line.line_of(request), kind, **body.model_dump()))
+    return _json(requests.answer(line.JOBS, job), 202)
 
 
 def _job(job_id: str):
@@ -121,11 +121,11 @@ def patching(body: PatchingIn, request: Request) -> Response:
 @router.get("/jobs/{job_id}", responses=ERRORS)
 def job_status(job_id: JobId) -> Response:
     """A circuits job's status line and progress; its view once done (or cancelled with a partial sweep)."""
-    return _json(asks.answer(line.JOBS, _job(job_id)))
+    return _json(requests.answer(line.JOBS, _job(job_id)))
 
 
 @router.post("/jobs/{job_id}/cancel", responses=ERRORS)
 def cancel(job_id: JobId) -> Response:
     """Stop a circuits job: a waiting one leaves the line; a running sweep stops after its current patch."""
     _job(job_id)
-    return _json(asks.answer(line.JOBS, line.JOBS.cancel(job_id)))
+    return _json(requests.answer(line.JOBS, line.JOBS.cancel(job_id)))

@@ -1,7 +1,7 @@
 """The JSON shapes of the Circuits page's requests (``routes.py``), as pydantic models.
 
 What the model's shape or the text's tokens decide (a layer past the last, a position past
-the text, two prompts of different lengths) is checked by ``models/circuitviews/asks.py``,
+the text, two prompts of different lengths) is checked by ``lab/circuits/requests.py``,
 in the lab's words; these bound the rest.
 """
 

@@ -106,9 +106,9 @@ def job_head(job_id: JobId, layer: Index, head: Index, packed: bool = False) -> 
 def job_model_view(job_id: JobId) -> Response:
     """Every layer's and head's thumbnail, with its kind: computed with the trace, then kept."""
     job = line.done(job_id)
-    body = job.views.get("model-view")  # the worker sends it with the trace (modelview.kept_views)
+    body = job.views.get("model-view")  # worded once, from the numbers the worker sent with the trace
     if body is None:
-        body = job.views["model-view"] = model_view_body(job.id, job.trace)
+        body = job.views["model-view"] = model_view_body(job.id, job.trace, job.views.get("overview"))
     return Response(body, media_type="application/json")
 
 
