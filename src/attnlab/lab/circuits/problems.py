@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from attnlab.lab.realmodel.tokens import token_label
+
 
 def not_an_index(value: object) -> str:
     return f"{value!r} is not a whole number"
@@ -83,10 +85,10 @@ def no_tokens(title: str) -> str:
 
 
 def not_one_token(text: str, pieces: Sequence[str], title: str) -> str:
-    """An answer that is not one token of the model (``pieces``: its tokens' labels)."""
+    """An answer that is not one token of the model (``pieces``: its tokens' texts, labelled here)."""
     if not pieces:
         return f"is empty: give one token of {title}, such as ' Paris'"
-    shown = " + ".join(pieces[:6]) + (" + …" if len(pieces) > 6 else "")
+    shown = " + ".join(token_label(p)["label"] for p in pieces[:6]) + (" + …" if len(pieces) > 6 else "")
     return f"is {len(pieces)} tokens for {title} ({shown}); give one token, such as ' Paris'"
 
 

@@ -85,7 +85,7 @@ def _answer(spec, text: object, field: str) -> str:
     check_text(text if text.strip() else "x", field=field, max_chars=100)  # a lone space may be one token
     pieces = registry.token_strings(spec.name, text)
     if len(pieces) != 1:
-        raise FieldError((field,), not_one_token(text, [token_label(p)["label"] for p in pieces], spec.title))
+        raise FieldError((field,), not_one_token(text, pieces, spec.title))
     return text
 
 
@@ -196,9 +196,8 @@ def here(
 
     stop = cancel.is_set if isinstance(cancel, threading.Event) else cancel
 
-    def check() -> None:
-        if stop is not None and stop():
-            raise Stopped(None)
+    def check() -> bool:  # the worker's Check: True stops a sweep before its next patch, its cells kept
+        return stop is not None and bool(stop())
 
     try:
         numbers = getattr(work, kind)(m, say, check, **args)
