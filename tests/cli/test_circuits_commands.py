@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from attnlab.lab.circuits import terminal
+from attnlab.lab.circuits import requests, terminal
 from attnlab.lab.realmodel.program.answer import program_answer
+from attnlab.models.circuits.texts import tokenize
 
 ATTNLAB = shutil.which("attnlab", path=str(Path(sys.executable).parent))
 CLEAN = "The Eiffel Tower is in the city of"
@@ -73,12 +74,9 @@ def test_refusals_before_any_model_loads(args, error):
 
 @pytest.mark.models
 def test_ablate_prints_the_pages_view_and_its_json(smollm2):
-    from attnlab.models.circuitviews.ablation import ablation_view
-    from attnlab.models.circuitviews.texts import tokenize
-
     text = "The Eiffel Tower is in the city of Paris"
-    ids, tokens = tokenize(smollm2, text)
-    view = ablation_view(smollm2, ids, [(18, 6), (17, 4)], how="mean", tokens=tokens)
+    ids, _ = tokenize(smollm2, text)
+    view, _ = requests.here("ablation", model="smollm2", text=text, heads="L18H6,L17H4", how="mean")
     done = run("ablate", text, "--heads", "L18H6,L17H4", "--mean")
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == printed(terminal.ablation_lines(view))
@@ -98,14 +96,12 @@ def test_ablate_prints_the_pages_view_and_its_json(smollm2):
 
 @pytest.mark.models
 def test_patch_sweeps_the_mlps_with_a_progress_bar(smollm2):
-    from attnlab.models.circuits.patching import pair
-    from attnlab.models.circuitviews.patching import patching_view
-    from attnlab.models.circuitviews.texts import tokenize
-
     (clean, _), (corrupt, _) = tokenize(smollm2, CLEAN), tokenize(smollm2, CORRUPT)
     paris, rome = smollm2.encode(" Paris")[0], smollm2.encode(" Rome")[0]
-    p = pair(smollm2, clean, corrupt, answers=(paris, rome))
-    view = patching_view(smollm2, p, sweep="mlp", answers=(" Paris", " Rome"))
+    view, _ = requests.here("patching", model="smollm2", clean=CLEAN, corrupt=CORRUPT, right=" Paris",
+                            other=" Rome", sweep="mlp")  # fmt: skip
+    position = view["pair"]["values"]["claims"]["position"]  # the pair's: the last token's logits
+    assert position == len(clean) - 1 == 8
     done = run("patch", CLEAN, CORRUPT, "--answers", " Paris, Rome", "--sweep", "mlp")
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == printed(terminal.patching_lines(view))
@@ -113,7 +109,7 @@ def test_patch_sweeps_the_mlps_with_a_progress_bar(smollm2):
     out = json.loads(run("patch", CLEAN, CORRUPT, "--answers", " Paris, Rome", "--sweep", "mlp", "--json")
                      .stdout)
     assert out == json.loads(json.dumps(view)) and out["sweep"]["done"] == 30
-    number = terminal.patch_number(view, (paris, rome), p.position)
+    number = terminal.patch_number(view, (paris, rome), position)
     assert (number["target"], number["layer"], number["quantity"]) == ("mlp", 0, "recovered")
     python = run("patch", CLEAN, CORRUPT, "--answers", " Paris, Rome", "--sweep", "mlp", "--python").stdout
     assert python == program_answer(source(smollm2, clean, corrupt), number)["program"]
@@ -128,12 +124,8 @@ def test_patch_sweeps_the_mlps_with_a_progress_bar(smollm2):
 
 @pytest.mark.models
 def test_lens_names_the_block_where_the_answer_comes_first(smollm2):
-    from attnlab.models.circuits.runs import run as run_model
-    from attnlab.models.circuitviews.lens import lens_view
-    from attnlab.models.circuitviews.texts import tokenize
-
-    ids, tokens = tokenize(smollm2, CLEAN)
-    view = lens_view(smollm2, run_model(smollm2, ids), -1, tokens=tokens)
+    ids, _ = tokenize(smollm2, CLEAN)
+    view, _ = requests.here("lens", model="smollm2", text=CLEAN, position=-1)
     done = run("lens", CLEAN, "--position", "-1")
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()

@@ -1,10 +1,12 @@
 """CensusView, LensView and PatchView: the kernel's answers are the page's, drawn by the page's modules.
 
 Each widget's data is compared with what the page gets for the same input, made here the
-page's way: the census as the model worker keeps it with a trace (``census_bodies``, JSON),
-a head's evidence as its route answers (``evidence_view``), and the lens and the patching sweep
-as the worker's circuits jobs answer (``models.jobs.circuits``). A sweep's progress, its
-status line and its Cancel (the message the widget's button sends) are followed patch by patch.
+page's way: the census as the server words it from the numbers the model worker sends with a
+trace (``census_body`` of a job whose views hold the ``overview``, JSON), a head's evidence as its
+route answers (``evidence_view``), and the lens and the patching sweep as the worker's circuits
+jobs compute them (``models.jobs.circuits``) and the server words them (``lab.circuits.requests.view``).
+A sweep's progress, its status line and its Cancel (the message the widget's button sends) are followed
+patch by patch.
 """
 
 from __future__ import annotations
@@ -16,12 +18,13 @@ import pytest
 import traitlets
 
 from attnlab.engine.errors import FieldError
+from attnlab.lab.circuits import requests
+from attnlab.lab.circuits.census import census_body, evidence_view
 from attnlab.lab.circuits.page import FILLS
-from attnlab.lab.realmodel.modelview import model_view_body
 from attnlab.lab.realmodel.probe import repeated_run
-from attnlab.models.circuitviews.census import census_bodies, evidence_view
 from attnlab.models.jobs import circuits as work
 from attnlab.models.jobs.kinds import Stopped, trace_text
+from attnlab.models.traces import overview
 from attnlab.widgets import CensusView, LensView, PatchView
 from attnlab.widgets.assets import module_graph
 
@@ -37,9 +40,10 @@ def quiet(*_) -> None:
 
 
 def page_census(model, text: str, score: str) -> tuple[dict, object]:
-    """The census the page reads for ``text`` (the worker's kept body, no job id), and the trace."""
+    """The census the page reads for ``text`` (worded from the worker's numbers, no job id), and the trace."""
     trace = trace_text(model.name, text, model, quiet)
-    return json.loads(census_bodies(None, trace, model_view_body(None, trace))[f"census:{score}"]), trace
+    job = SimpleNamespace(id=None, trace=trace, views={"overview": overview(trace)})
+    return json.loads(census_body(job, score)), trace
 
 
 def test_the_view_module_ships_the_circuits_pages_drawing_modules():
@@ -65,7 +69,7 @@ def test_census_on_the_probe_is_the_pages_census_and_a_pick_opens_the_pages_evid
     assert view._words == {k: FILLS[k] for k in shown}
 
     view.picked = [top["layer"], top["head"]]  # a click on the ranked list's first head
-    job = SimpleNamespace(id=None, trace=trace)
+    job = SimpleNamespace(id=None, trace=trace, views={})
     assert view.evidence == evidence_view(job, top["layer"], top["head"], "induction")
     assert view.evidence["value"] == top["value"]  # the mean its rows average is the head's score
 
@@ -107,11 +111,11 @@ def test_lens_is_the_pages_lens_and_the_picker_moves_it(smollm2):
     n = len(view.tokens)
     assert view.position == n - 1  # -1 kept from the start, as the page's picker lists it
     asked = {"job": None, "text": text, "token": None}
-    assert view.lens == work.lens(smollm2, quiet, None, position=n - 1, **asked)
+    assert view.lens == requests.view("lens", work.lens(smollm2, quiet, None, position=n - 1, **asked))
     assert view.lens["named"]["claims"]["first_top1"] == 29  # " cat" leads only after the last block
     assert [p["value"] for p in view._positions] == list(range(n))
     view.position = 2  # the widget's picker
-    assert view.lens == work.lens(smollm2, quiet, None, position=2, **asked)
+    assert view.lens == requests.view("lens", work.lens(smollm2, quiet, None, position=2, **asked))
     with pytest.raises(FieldError) as info:
         view.position = n
     assert info.value.loc == ("position",) and view.position == 2
@@ -121,7 +125,8 @@ def test_lens_is_the_pages_lens_and_the_picker_moves_it(smollm2):
 
 
 def page_patching(model, sweep: str, stop_after: int | None = None) -> dict:
-    """The page's patching job on the pair: the worker's function, stopped after ``stop_after`` patches."""
+    """The page's patching job on the pair: the worker's function, stopped after ``stop_after`` patches,
+    its numbers worded as the server words them."""
     done = [0]
 
     def say(kind, value):
@@ -133,9 +138,10 @@ def page_patching(model, sweep: str, stop_after: int | None = None) -> dict:
              "sweep": sweep, "site": "pre", "first_layer": None, "last_layer": None,
              "per_position": False}  # fmt: skip
     try:
-        return work.patching(model, say, stopped, job=None, **asked)
+        numbers = work.patching(model, say, stopped, job=None, **asked)
     except Stopped as stop:
-        return stop.result
+        numbers = stop.result
+    return requests.view("patching", numbers)
 
 
 def test_a_sweep_runs_in_a_thread_with_its_progress_and_ends_as_the_pages(smollm2):

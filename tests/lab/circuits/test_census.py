@@ -1,9 +1,12 @@
 """The head census: the map, the ranking and their sentences against the scores; a head's evidence
-against the score it explains (synthetic heads with hypothesis, and SmolLM2 on the probe)."""
+against the score it explains (synthetic heads with hypothesis, and SmolLM2 on the probe); a trace job's
+census worded once from the worker's numbers and kept with it."""
 
 from __future__ import annotations
 
+import json
 import math
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -17,12 +20,17 @@ from attnlab.lab.circuits.census import (
     ROWS,
     SCORES,
     THRESHOLD,
+    census_body,
     census_view,
     display,
     evidence,
+    evidence_view,
     query_values,
 )
 from attnlab.lab.realmodel.kinds import head_scores, kind_of
+from attnlab.lab.realmodel.modelview import model_view
+from attnlab.models import toy
+from attnlab.models.traces import overview
 
 SETTINGS = settings(max_examples=150, deadline=None)
 share = st.floats(0, 1, allow_nan=False)
@@ -166,7 +174,6 @@ def test_each_scores_query_values_on_a_made_up_head():
 
 @pytest.mark.models
 def test_smollm2_on_the_probe_ranks_l18_h6_first_and_its_evidence_is_its_score(smollm2):
-    from attnlab.lab.realmodel.modelview import model_view
     from attnlab.lab.realmodel.probe import repeated_run
 
     trace = smollm2.trace(repeated_run(0)["text"], details=True)
@@ -206,3 +213,39 @@ def test_the_induction_definition_says_every_earlier_occurrence_as_the_score_sum
     )
     assert "every earlier occurrence" in census_view(hs, score="duplicate", n_layer=1, n_head=1, n_tokens=5,
                                                      model="m")["definition"]["text"]
+
+
+# -- a kept trace job's census and evidence --------------------------------------------------------
+
+
+def _toy_job(job_id: str, text: str, views: dict):
+    return SimpleNamespace(id=job_id, trace=toy.ToyModel("smollm2").trace(text, details=True), views=views)
+
+
+def test_the_census_is_made_from_the_worker_numbers_once_and_kept():
+    """The trace job sends the model view's numbers (``overview``); the first census request words the
+    model view and every score's census from them, and keeps them (the toy model: no weights to load)."""
+    job = _toy_job("j1", "a b c a b c a b", {})
+    job.views["overview"] = overview(job.trace)
+    body = census_body(job, "induction")
+    assert set(job.views) == {"overview", "model-view", *(f"census:{s}" for s in SCORES)}
+    view = model_view(job.trace)
+    assert json.loads(job.views["model-view"]) == json.loads(json.dumps({"job": "j1", **view}))
+    for score in SCORES:
+        expected = census_view(view["heads"], score=score, n_layer=2, n_head=2, n_tokens=8, model="smollm2",
+                               job="j1")  # fmt: skip
+        assert json.loads(job.views[f"census:{score}"]) == json.loads(json.dumps(expected))
+    assert census_body(job, "induction") is body and json.loads(body)["job"] == "j1"
+    bare = _toy_job("j2", "a b c a b c a b", {})  # a trace kept without its numbers: made here, then kept
+    previous = census_body(bare, "previous")
+    assert set(bare.views) == {"model-view", *(f"census:{s}" for s in SCORES)}
+    assert census_body(bare, "previous") is previous
+    assert json.loads(previous) == json.loads(job.views["census:previous"]) | {"job": "j2"}
+
+
+def test_a_heads_evidence_reads_its_weights():
+    job = _toy_job("j", "a b c a b c", {})
+    e = evidence_view(job, 1, 0, "induction")
+    assert (e["layer"], e["head"], e["kv_head"], e["job"]) == (1, 0, 0, "j")
+    w = job.trace.head_weights(1, 0)
+    assert e["queries"][3]["value"] == float(w[3, 1])  # "a" again at 3: the token after its first "a" is 1

@@ -13,16 +13,15 @@ from attnlab.lab.realmodel.modelview import (
     bins,
     head_numbers,
     head_view,
-    kept_views,
     model_view,
+    model_view_body,
     named_caption,
     precise_row,
     score_line,
     share_texts,
-    thumbnails,
 )
 from attnlab.models.toy import ToyModel
-from attnlab.models.traces import ModelTrace
+from attnlab.models.traces import ModelTrace, overview, thumbnails
 
 
 def test_thumbnails_keep_the_largest_share_of_each_block():
@@ -78,8 +77,9 @@ def test_a_heads_view_packed_or_not_has_the_traces_numbers_and_the_model_view_is
     ok = trace.allowed
     assert np.array_equal(np.isnan(cells), ~ok) and (cells[ok] == w[ok]).all()
     assert packed == plain and plain["shares"][0][1] == "" and plain["shares"][0][0] == "1"
-    kept = kept_views("job-1", trace)
-    assert json.loads(kept["model-view"]) == json.loads(json.dumps({"job": "job-1", **model_view(trace)}))
+    kept = model_view_body("job-1", trace, overview(trace))  # from the numbers the worker sent with the trace
+    assert json.loads(kept) == json.loads(json.dumps({"job": "job-1", **model_view(trace)}))
+    assert json.loads(model_view_body("job-1", trace)) == json.loads(kept)  # or from the trace, here
 
 
 def _repeated_trace(causal: bool = True) -> ModelTrace:

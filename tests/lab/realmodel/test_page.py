@@ -13,10 +13,10 @@ import attnlab.web
 from attnlab.lab import numbers as fmt
 from attnlab.lab.page import fill_texts, shared_fills, shared_words
 from attnlab.lab.realmodel import probe
-from attnlab.lab.realmodel.modelview import thumbnails
 from attnlab.lab.realmodel.page import SLOTS, ZOOMS, page_text, page_words, real_model_page, trace_names
 from attnlab.models import registry, sampling
 from attnlab.models.jobs.kinds import STEP_TOP
+from attnlab.models.traces import thumbnails
 
 PAGE = (Path(attnlab.web.__file__).parent / "static" / "real-model.html").read_text(encoding="utf-8")
 TEXT = page_text()
