@@ -155,13 +155,23 @@ def test_a_packed_head_has_the_same_numbers_and_shares_are_its_weights_rounded(
     assert blocked == (n * (n - 1) // 2 if model == "smollm2" else 0)
 
 
-def test_the_model_view_is_kept_with_the_trace_before_anyone_asks(client, traced, minilm):
+def test_the_model_views_numbers_come_with_the_trace_and_its_words_are_kept_once_made(client, traced, minilm):
+    from attnlab.models.traces import overview
     from attnlab.web.realmodel import line
 
     job = traced("minilm", "A text nobody has traced before in this module.")
-    kept = line.JOBS.trace_job(job["id"]).views["model-view"]  # sent by the worker with the trace
+    kept = line.JOBS.trace_job(job["id"])
+    numbers = kept.views["overview"]  # sent by the worker with the trace: numbers, no words yet
+    assert "model-view" not in kept.views
+    here = overview(kept.trace)
+    assert numbers["size"] == here["size"] and np.array_equal(numbers["cells"], here["cells"], equal_nan=True)
+    assert numbers["scores"].keys() == here["scores"].keys()
+    for score, values in here["scores"].items():
+        assert (numbers["scores"][score] is None) if values is None else np.array_equal(
+            numbers["scores"][score], values, equal_nan=True)  # fmt: skip
     answer = client.get(f"/api/models/jobs/{job['id']}/model-view")
-    assert answer.content == kept.encode()
+    assert answer.content == kept.views["model-view"].encode()  # worded on the first request, then kept
+    assert client.get(f"/api/models/jobs/{job['id']}/model-view").content == answer.content
     assert ModelView.model_validate(answer.json()).heads[0].previous_display.endswith("%")
 
 
