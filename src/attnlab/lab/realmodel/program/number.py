@@ -28,7 +28,8 @@ class Source:
     ``ids``: the token ids (MiniLM's ``[CLS]`` and ``[SEP]`` included); ``tokens``: each
     token's exact text (for the program's comments); ``path``: what the page's numbers ran
     on ("q4_1" or "float32"); ``compiled``: attnlab's compiled steps ran (the fast path's
-    attention at up to 63 tokens); ``corrupt_ids`` / ``corrupt_tokens``: a patching pair's
+    RMSNorm, RoPE and SiLU, and its attention up to 63 tokens; set for the circuits' numbers
+    where the program is written); ``corrupt_ids`` / ``corrupt_tokens``: a patching pair's
     corrupted prompt; ``vocab``: the vocabulary's size where known (None: not checked here).
     """
 
