@@ -43,3 +43,31 @@ def test_on_the_q4_1_path_the_program_agrees_up_to_its_rounding(smollm2, f32_tra
     )
     assert answer["says"]["claims"] == {"page_path": "q4_1", "program_path": "float32", "bit_for_bit": False}
     assert abs(run_program(answer) - float(lens.token_p[20])) <= 1e-5
+
+
+@pytest.mark.parametrize("words", [8, 70])  # the query heads of a KV head together; one head at a time
+def test_where_the_compiled_steps_did_not_run_the_program_takes_numpys_steps_bit_for_bit(
+    smollm2_f32, source, run_program, monkeypatch, words
+):
+    """A model whose fast path ran NumPy's steps (no numba): its lens, printed by a program that carries
+    those steps (engine/fast/decode/steps.py's, no compiled forms), from 70 words on in its long-prompt form."""
+    import copy
+
+    from attnlab.engine.fast.ops import Fast
+    from attnlab.lab.realmodel.program import answer as a
+
+    class NumpySteps(Fast):
+        kernels = staticmethod(lambda: None)
+
+    model = copy.copy(smollm2_f32)
+    model.ops = NumpySteps()
+    t = model.trace(" ".join(["one two three four"] * (words // 4)), details=True)
+    position = len(t.ids) - 1
+    lens = logit_lens(model, run(model, list(t.ids)), position)
+    assert lens.token_p[20] != logit_lens(smollm2_f32, run(smollm2_f32, list(t.ids)), position).token_p[20]
+    monkeypatch.setattr(a, "compiled_steps_ran", lambda: False)
+    fields = {"kind": "lens", "position": position, "layer": 20, "quantity": "token_p"}
+    answer = program_answer(source(t), fields)
+    assert "OPS = Fast(None)" in answer["program"] and "def fma32(" not in answer["program"]
+    assert ("\ndef _heads_shared(" in answer["program"]) == (len(t.ids) >= 64)
+    assert run_program(answer) == float(lens.token_p[20])
