@@ -50,7 +50,7 @@ def test_where_the_compiled_steps_did_not_run_the_program_takes_numpys_steps_bit
     smollm2_f32, source, run_program, monkeypatch, words
 ):
     """A model whose fast path ran NumPy's steps (no numba): its lens, printed by a program that carries
-    those steps (engine/fast/decode/steps.py's, no compiled forms), from 70 words on in its long-prompt form."""
+    those steps (engine/fast/decode/steps.py's, no compiled forms); 70 words take the long-prompt form."""
     import copy
 
     from attnlab.engine.fast.ops import Fast
