@@ -16,9 +16,9 @@ from attnlab.engine.fast.decode import steps
 from attnlab.engine.forward import Reference, forward
 from attnlab.engine.hooks import Hooks
 from attnlab.lab.realmodel.program import bundle as b
-from attnlab.lab.realmodel.program import ops
 from attnlab.lab.realmodel.program.answer import program_answer
 from attnlab.lab.realmodel.program.number import Source
+from attnlab.models import program_steps as ops
 
 from .conftest import imports_of
 

@@ -8,10 +8,10 @@ import pytest
 
 from attnlab.engine.fast.decode import steps
 from attnlab.lab.realmodel.program import runs
-from attnlab.lab.realmodel.program.ops import Fast, Kernels
 from attnlab.models.circuits import patching as cp
 from attnlab.models.circuits import runs as circuit_runs
 from attnlab.models.circuits.edits import SetHead, SetKV, SetPattern, plan
+from attnlab.models.program_steps import Fast, Kernels
 
 pytestmark = pytest.mark.models
 

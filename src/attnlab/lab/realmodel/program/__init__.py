@@ -16,8 +16,9 @@ the source of every function the forward calls (engine/forward.py's ``forward``,
 ``attention``, ``mlp`` and the readable steps ``Reference``; engine/layers.py,
 engine/attention.py, engine/hooks.py; the fast path's engine/fast/decode functions, and its
 compiled steps as their NumPy forms, engine/fast/decode/numpy_kernels.py), copied as written
-by :mod:`.bundle`. The forward runs with one of two sets of steps (:mod:`.ops`): the trace's
-(the Real model view's numbers) or the fast path's (the circuits').
+by :mod:`.bundle`. The forward runs with one of two sets of steps
+(:mod:`attnlab.models.program_steps`): the trace's (the Real model view's numbers) or the fast
+path's (the circuits').
 
 A number is named by a descriptor: ``kind`` and its fields (integers, or the strings named)::
 
@@ -52,9 +53,9 @@ plus ``value`` (optional): the number as the page shows it, named in the program
 Modules: :mod:`.answer` (the one entry point, :func:`~.answer.program_answer`), :mod:`.number`
 (the text and the checks), :mod:`.text` (a program put together), :mod:`.bundle` (attnlab's
 source for a program), :mod:`.compat` (NumPy stand-ins for the engine's array-API and thread
-helpers), :mod:`.ops` (the two sets of steps), :mod:`.runs` (the runs, as the models make
-them), :mod:`.model_file` (the model file, read as attnlab reads it), one module per kind of
-number (:mod:`.head`, :mod:`.row`, :mod:`.nexttoken`, :mod:`.journey`, :mod:`.ablation`,
-:mod:`.attribution`, :mod:`.patching`, :mod:`.lens`, :mod:`.readwrite`), and :mod:`.words`
-(the control's words and what a program reproduces).
+helpers), :mod:`.runs` (the runs, as the models make them; their steps are
+:mod:`attnlab.models.program_steps`), :mod:`.model_file` (the model file, read as attnlab
+reads it), one module per kind of number (:mod:`.head`, :mod:`.row`, :mod:`.nexttoken`,
+:mod:`.journey`, :mod:`.ablation`, :mod:`.attribution`, :mod:`.patching`, :mod:`.lens`,
+:mod:`.readwrite`), and :mod:`.words` (the control's words and what a program reproduces).
 """

@@ -51,9 +51,9 @@ CIRCUITS = ("ablation", "attribution", "patch", "lens", "head_qk", "head_ov")
 
 def compiled_steps_ran() -> bool:
     """Whether attnlab's compiled steps run here, as they did in the model's worker on this machine."""
-    from attnlab.engine.fast.decode import steps
+    from attnlab.models.program_steps import compiled_steps_ran as ran
 
-    return steps.kernels() is not None
+    return ran()
 
 
 def program_answer(src: Source, descriptor: Mapping) -> dict:

@@ -73,8 +73,7 @@ SECTIONS = {
     "attnlab.engine.fast.decode.steps": "engine/fast/decode/steps.py: the fast path's steps between products",
     "attnlab.engine.fast.decode.numpy_kernels": "engine/fast/decode/numpy_kernels.py: attnlab's compiled "
     "steps (kernels.py), as NumPy",
-    "attnlab.lab.realmodel.program.ops": "lab/realmodel/program/ops.py: the steps this program runs the "
-    "forward with",
+    "attnlab.models.program_steps": "models/program_steps.py: the steps this program runs the forward with",
     "attnlab.models.circuits.edits": "models/circuits/edits.py: interventions as hooks",
     "attnlab.models.journey": "models/journey.py: a token's journey through the blocks",
     "attnlab.models.sampling": "models/sampling.py: what sampling draws from",

@@ -1,7 +1,8 @@
 """The runs a program makes, as attnlab's models make them: the one forward, with hooks.
 
 Every function takes the model's description and weights (``arch``, ``weights``) and the steps
-to run the forward with (``ops``: :mod:`.ops`), and calls the forward (engine/forward.py) as
+to run the forward with (``ops``: :mod:`attnlab.models.program_steps`), and calls the forward
+(engine/forward.py) as
 :class:`attnlab.models.model.Model` and :mod:`attnlab.models.circuits.runs` call it:
 
 - :func:`run_with_cache`: the forward keeping the activations at the hook points ``names``

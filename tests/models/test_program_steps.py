@@ -1,6 +1,7 @@
-"""The steps a program runs the one forward with (program/ops.py): the engine's own forward, run with them
-in-process, gives the engine's bits with its ops (every activation, hooked or not), on tiny models whose
-shapes take each fast form (short and long prompts, compiled and NumPy steps) and on SmolLM2 itself."""
+"""The steps a standalone program runs the one forward with (models/program_steps.py): the engine's own
+forward, run with them in-process, gives the engine's bits with its ops (every activation, hooked or not),
+on tiny models whose shapes take each fast form (short and long prompts, compiled and NumPy steps) and on
+SmolLM2 itself."""
 
 from __future__ import annotations
 
@@ -11,9 +12,9 @@ from attnlab.engine.fast.decode import steps
 from attnlab.engine.fast.ops import FAST, ON_VALUES
 from attnlab.engine.fast.ops import Fast as EngineFast
 from attnlab.engine.forward import REFERENCE, forward
-from attnlab.lab.realmodel.program.ops import Fast, Kernels, Trace
+from attnlab.models.program_steps import Fast, Kernels, Trace, compiled_steps_ran
 
-from ....engine.tinykit import bert, hooked, llama
+from ..engine.tinykit import bert, hooked, llama
 
 
 class NumpySteps(EngineFast):
@@ -89,12 +90,11 @@ def test_an_encoder_leaves_every_step_to_the_reference():
     assert same(forward(arch, w, ids, ops=Trace()), forward(arch, w, ids, ops=FAST))
 
 
-@pytest.mark.models
-def test_smollm2s_own_forward_on_the_program_steps_gives_its_bits(smollm2_f32):
+def test_smollm2s_own_forward_on_the_program_steps_gives_its_bits(smollm2):
     """SmolLM2's float32 weights, as the model holds them: logits and the trace's logits."""
-    m = smollm2_f32
+    m = smollm2.with_dtype(np.float32)
     ids = m.to_tokens("The Eiffel Tower is in the city of")
-    kernels = Kernels if steps.kernels() is not None else None
+    kernels = Kernels if compiled_steps_ran() else None
     assert same(forward(m.arch, m.weights, ids, ops=Fast(kernels)), m.forward(ids))
     assert same(forward(m.arch, m.weights, ids, ops=Trace()), m.forward(ids, ops=m.trace_ops))
 

@@ -1,7 +1,9 @@
-"""The steps a program runs the one forward with: the trace's, and the fast path's.
+"""The steps a standalone program runs the one forward with: the trace's, and the fast path's.
 
-:func:`attnlab.engine.forward.forward` takes its arithmetic from an ``ops`` object; a program
-runs that forward (its source, embedded by :mod:`.bundle`) on float32 weights with one of:
+:func:`attnlab.engine.forward.forward` takes its arithmetic from an ``ops`` object, and the
+models choose it (a model's ``ops`` and ``trace_ops``). The programs behind the real-model
+views' numbers (:mod:`attnlab.lab.realmodel.program`) run that forward, its source copied into
+them, on float32 weights, with one of:
 
 - ``REFERENCE`` (:class:`attnlab.engine.forward.Reference`, embedded as it is): the readable
   steps. MiniLM's traces and circuits run on them (the fast path leaves LayerNorm, biases and
@@ -17,7 +19,8 @@ runs that forward (its source, embedded by :mod:`.bundle`) on float32 weights wi
 
 Each method makes the engine's choice for float NumPy arrays and calls the engine's own
 function, so a forward run with these steps gives the engine's bits (tested in-process,
-``tests/lab/realmodel/program/test_ops.py``).
+``tests/models/test_program_steps.py``); their source goes into the programs.
+:func:`compiled_steps_ran` says whether the models' fast path runs attnlab's compiled steps here.
 """
 
 from __future__ import annotations
@@ -38,10 +41,15 @@ from attnlab.engine.fast.decode.numpy_kernels import (
     silu_start,
 )
 from attnlab.engine.fast.decode.steps import attend as fast_attend
-from attnlab.engine.fast.decode.steps import gated, rms, rotate_qk
+from attnlab.engine.fast.decode.steps import gated, kernels, rms, rotate_qk
 from attnlab.engine.fast.ops import _FLOATS, _LOGIT_ROWS, _columns, _plain
 from attnlab.engine.forward import Reference
 from attnlab.engine.layers import RMSNormParams
+
+
+def compiled_steps_ran() -> bool:
+    """Whether the models' fast path runs attnlab's compiled steps here (numba compiled them)."""
+    return kernels() is not None
 
 
 class Kernels:
