@@ -19,6 +19,7 @@
 
 import { ApiError, fieldMessages, getJSON, postJSON } from "../shared/http.js";
 import { getLimits } from "../shared/limits.js";
+import { newest } from "../shared/newest.js";
 
 /** POST `data` as JSON to /api/block<path> ("" for the walk, "/study"): the answer, or an ApiError. */
 const post = (path, data) => postJSON(`/api/block${path}`, data);
@@ -39,21 +40,23 @@ const block = {
   offline: false,
 };
 const subscribers = new Set();
-let inFlight = false;
-let waiting = null;
 let studyQueue = Promise.resolve();
-let settledWaiters = []; // study actions waiting for the walk of the newest edit
 
-/** Resolves once no walk request is outstanding: block.request is then the block the learner sees. */
-function settled() {
-  return inFlight ? new Promise((resolve) => settledWaiters.push(resolve)) : Promise.resolve();
-}
-
-function wakeSettled() {
-  const waiters = settledWaiters;
-  settledWaiters = [];
-  for (const resolve of waiters) resolve();
-}
+// Walk requests: one in flight, the newest waits (a newer one replaces any that waits).
+const line = newest({
+  send: (job) => post("", job),
+  take(job, answer, error) {
+    const offline = error && !(error instanceof ApiError);
+    block.offline = Boolean(offline);
+    if (error && !offline) block.errors = fieldMessages(error);
+    else if (!error) Object.assign(block, { request: job, answer, errors: {} });
+    // refused or offline: the controls show the last good request again
+    if (line.waiting() === null) block.requested = block.request;
+    emit();
+    return !offline;
+  },
+  changed: markPending,
+});
 
 export function getBlock() {
   return block;
@@ -81,8 +84,12 @@ export function firstAnswer() {
   });
 }
 
+function markPending() {
+  document.documentElement.dataset.blockPending = line.busy() ? "1" : "0";
+}
+
 function emit() {
-  document.documentElement.dataset.blockPending = inFlight || waiting ? "1" : "0";
+  markPending();
   for (const fn of subscribers) fn(block);
 }
 
@@ -94,10 +101,9 @@ function base() {
 /** Ask for the walk of `request` merged with `partial` ({norm}, {positions}, {heads_on}, {x}, {weights}). */
 export function setBlock(partial) {
   const next = { ...base(), ...structuredClone(partial) };
-  waiting = next;
   block.requested = next;
-  if (!inFlight) pump();
-  else emit();
+  line.ask(next);
+  emit();
 }
 
 /** Set one number of the request at `path` (["weights", "heads", 1, "w_q", 2, 0]). */
@@ -127,42 +133,6 @@ export function setStep(index) {
   emit();
 }
 
-async function pump() {
-  while (waiting) {
-    const job = waiting;
-    waiting = null;
-    inFlight = true;
-    emit();
-    let answer = null;
-    let refused = null;
-    try {
-      answer = await post("", job);
-    } catch (error) {
-      if (!(error instanceof ApiError)) {
-        inFlight = false;
-        block.offline = true;
-        if (!waiting) block.requested = block.request;
-        emit();
-        wakeSettled();
-        return;
-      }
-      refused = error;
-    }
-    inFlight = false;
-    block.offline = false;
-    if (refused) {
-      block.errors = fieldMessages(refused);
-    } else {
-      block.request = job;
-      block.answer = answer;
-      block.errors = {};
-    }
-    if (!waiting) block.requested = block.request; // refused: the controls show the last good request again
-    emit();
-  }
-  wakeSettled();
-}
-
 /**
  * Apply one study action ({kind: "open" | "submit" | "help" ...}) for the block's challenges.
  * It waits for the walk of any edit still on its way, so a Check judges the block the learner set.
@@ -170,7 +140,7 @@ async function pump() {
 export function blockStudy(action) {
   studyQueue = studyQueue
     .then(async () => {
-      await settled();
+      await line.idle();
       try {
         const answer = await post("/study", { block: block.request, study: block.study, action });
         block.study = answer.study;

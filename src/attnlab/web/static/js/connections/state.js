@@ -7,6 +7,7 @@
 // numbers are in (answer.live; <html data-cx-live>): while a run waits, the page asks again.
 
 import { ApiError, fieldMessages, getJSON, postJSON } from "../shared/http.js";
+import { newest } from "../shared/newest.js";
 import { pageWords } from "../shared/words.js";
 
 const state = {
@@ -21,8 +22,6 @@ const state = {
   studyMessage: "",
 };
 const listeners = [];
-let inFlight = false;
-let waiting = false;
 let poll = null; // a model run the answer waits for: ask again after the answer's poll_ms
 
 function pending(delta) {
@@ -46,39 +45,38 @@ function query() {
   return new URLSearchParams(Object.entries(state.inputs).map(([k, v]) => [k, String(v)])).toString();
 }
 
-async function fetchAnswer() {
-  if (inFlight) {
-    waiting = true;
-    return;
-  }
-  inFlight = true;
-  pending(1);
-  try {
-    const answer = await getJSON(`/api/connections/${state.name}?${query()}`);
-    state.answer = answer;
-    state.errors = {};
-    state.problem = "";
-    if (!waiting) state.inputs = { ...answer.inputs };
-    history.replaceState(null, "", answer.link);
-    document.documentElement.dataset.cxLive = answer.live ? answer.live.status : "none";
-    clearTimeout(poll);
-    if (answer.live && answer.live.poll_ms) poll = setTimeout(fetchAnswer, answer.live.poll_ms);
-  } catch (error) {
-    if (error instanceof ApiError) {
+let lineCounted = false; // whether the line is in <html data-cx-pending>'s count
+
+// The answer's requests: one in flight; changes made meanwhile wait as one (the inputs are read when it goes).
+const line = newest({
+  send: () => getJSON(`/api/connections/${state.name}?${query()}`),
+  take(_job, answer, error) {
+    if (!error) {
+      state.answer = answer;
+      state.errors = {};
+      state.problem = "";
+      if (line.waiting() === null) state.inputs = { ...answer.inputs };
+      history.replaceState(null, "", answer.link);
+      document.documentElement.dataset.cxLive = answer.live ? answer.live.status : "none";
+      clearTimeout(poll);
+      if (answer.live && answer.live.poll_ms) poll = setTimeout(fetchAnswer, answer.live.poll_ms);
+    } else if (error instanceof ApiError) {
       state.errors = fieldMessages(error);
       state.problem = state.errors.body || "";
     } else {
       state.problem = pageWords().connections.offline; // the server could not be reached
     }
-  } finally {
-    inFlight = false;
-    pending(-1);
-  }
-  notify();
-  if (waiting) {
-    waiting = false;
-    fetchAnswer();
-  }
+    notify();
+  },
+  changed() {
+    const busy = line.busy();
+    if (busy !== lineCounted) pending(busy ? 1 : -1);
+    lineCounted = busy;
+  },
+});
+
+function fetchAnswer() {
+  line.ask({});
 }
 
 /** Start lab `name` from the link's own inputs (`params`: URLSearchParams). */

@@ -31,6 +31,7 @@ import { fieldErrorsOf, postState } from "./api.js";
 import { writeLink } from "./link.js";
 import { save } from "./statesave.js";
 import { ApiError } from "../shared/http.js";
+import { newest } from "../shared/newest.js";
 import { measure } from "./timing.js";
 
 export const HELD_KEY = "attnlab.held.v1";
@@ -53,9 +54,31 @@ const state = {
 };
 
 const subscribers = new Set();
-let inFlight = false;
-let pending = null; // {base: a held example to replace the state with, or null; origin; edits; marks}
 let retryTimer = null;
+const NOTHING_HELD = new Error("no held example yet"); // an edit before the first answer is dropped
+
+// A job: {base: a held example to replace the state with, or null; origin; edits; marks}.
+const line = newest({
+  send(job) {
+    const held = job.base || getHeld();
+    return held ? postState({ held, edits: job.edits }) : Promise.reject(NOTHING_HELD);
+  },
+  take(job, answer, error) {
+    if (error === NOTHING_HELD) return false;
+    if (error && !(error instanceof ApiError)) return offline(job);
+    if (error) refuse(job, error);
+    else takeStateAnswer(answer);
+    emit();
+    if (!error) measure(job.marks);
+  },
+  merge: mergeJobs,
+  split(job) {
+    if (job.edits.length <= MAX_EDITS) return [job, null];
+    // the rest go next, from this answer's held example
+    return [{ ...job, edits: job.edits.slice(0, MAX_EDITS) }, { base: null, origin: "held", edits: job.edits.slice(MAX_EDITS), marks: [] }];
+  },
+  changed: markPending,
+});
 
 /** The whole state; treat it as read-only. */
 export function getState() {
@@ -131,7 +154,7 @@ export function resetExample() {
 // <html data-attnlab-pending="1"> while an answer is outstanding: a hook for
 // CSS (e.g. a progress cursor) and for tests that wait for the numbers to settle.
 function markPending() {
-  document.documentElement.dataset.attnlabPending = inFlight || pending ? "1" : "0";
+  document.documentElement.dataset.attnlabPending = line.busy() ? "1" : "0";
 }
 
 /** The explorer's row of a held example as inputs (shown until its answer comes). */
@@ -155,49 +178,24 @@ function pushEdit(edits, edit) {
   else edits.push(edit);
 }
 
-/** Queue `job` ({base?, origin?, edits?, marks?}): a new example drops the edits before it. */
-export function request(job) {
-  const next = pending || { base: null, origin: "held", edits: [], marks: [] };
+/** `older` with `job` ({base?, origin?, edits?, marks?}) after it: a new example drops the edits before it. */
+function mergeJobs(older, job) {
+  const next = { ...older, edits: older.edits.slice() };
   if (job.base) Object.assign(next, { base: job.base, origin: job.origin || "held", edits: [] });
   for (const edit of job.edits || []) pushEdit(next.edits, edit);
-  next.marks = next.marks.concat(job.marks || []); // keep the replaced moves' marks
-  pending = next;
-  if (!inFlight) pump();
+  next.marks = older.marks.concat(job.marks || []); // keep the replaced moves' marks
+  return next;
 }
 
-async function pump() {
-  while (pending) {
-    let job = pending;
-    pending = null;
-    if (job.edits.length > MAX_EDITS) {
-      // the rest go next, from this answer's held example
-      pending = { base: null, origin: "held", edits: job.edits.slice(MAX_EDITS), marks: [] };
-      job = { ...job, edits: job.edits.slice(0, MAX_EDITS) };
-    }
-    const held = job.base || getHeld();
-    if (!held) return;
-    inFlight = true;
-    markPending();
-    let answer = null;
-    try {
-      answer = await postState({ held, edits: job.edits });
-    } catch (error) {
-      answer = error;
-    }
-    inFlight = false;
-    if (answer instanceof Error && !(answer instanceof ApiError)) return offline(job);
-    markPending();
-    if (answer instanceof ApiError) refuse(job, answer);
-    else takeStateAnswer(answer);
-    emit();
-    if (!(answer instanceof Error)) measure(job.marks);
-  }
+/** Queue `job` ({base?, origin?, edits?, marks?}); it waits, merged, while an answer is on its way. */
+export function request(job) {
+  line.ask(mergeJobs({ base: null, origin: "held", edits: [], marks: [] }, job));
 }
 
 /** Say why `job` was refused (an ApiError): by the explorer's (or the own example's) fields, or by the held table. */
 function refuse(job, error) {
   state.connection = "ok";
-  if (!pending) state.requested = state.input; // keep the last good state
+  if (line.waiting() === null) state.requested = state.input; // keep the last good state
   const first = error.fields[0];
   const loc = first && Array.isArray(first.loc) ? first.loc : [];
   const edit = loc[1] === "edits" && typeof loc[2] === "number" ? job.edits[loc[2]] : null;
@@ -232,11 +230,11 @@ export function takeStateAnswer(body) {
   state.ui = { rowLabel: body.sequence.explorer.heading.text, texts: body.sequence.explorer.texts };
   const t = body.explorer.trace;
   state.input = { q: t.q, keys: t.keys, values: t.values, labels: t.labels, allowed: t.allowed, scale: t.scale };
-  if (!pending) state.requested = state.input;
+  if (line.waiting() === null) state.requested = state.input;
   state.result = body.explorer;
   state.fieldErrors = {};
   state.connection = "ok";
-  markPending(); // at start, the first answer comes from here, not from pump()
+  markPending(); // at start, the first answer comes from here, not from the line
   if (!pointerDown) saveHeld();
 }
 
@@ -264,7 +262,7 @@ function settleSoon() {
 }
 
 function settled() {
-  if (inFlight || pending) return settleSoon();
+  if (line.busy()) return settleSoon();
   saveHeld();
   for (const fn of settledSubscribers) fn(state);
 }
@@ -286,12 +284,12 @@ function saveHeld() {
   writeLink(null, "own"); // an older link's own example is now the held example itself
 }
 
+/** The server could not be reached: `job` waits (unless a newer one does) and goes again in RETRY_MS. */
 function offline(job) {
   state.connection = "offline";
-  if (!pending) pending = job; // retry the newest state once the server is back
+  line.keep(job); // retry the newest state once the server is back
   emit();
   clearTimeout(retryTimer);
-  retryTimer = setTimeout(() => {
-    if (pending && !inFlight) pump();
-  }, RETRY_MS);
+  retryTimer = setTimeout(line.resume, RETRY_MS);
+  return false;
 }
