@@ -16,14 +16,11 @@ from attnlab.lab.block import history as block_history
 from attnlab.lab.block import practice as block_practice
 from attnlab.lab.block.page import block_page
 from attnlab.web.block.schema import BlockRequest, BlockResponse, StudyRequest
-from attnlab.web.explorer.schema import ErrorResponse
+from attnlab.web.schema import errors
 
 router = APIRouter(prefix="/api/block", tags=["block"])
 
-ERRORS = {
-    413: {"model": ErrorResponse, "description": "The request body is too large"},
-    422: {"model": ErrorResponse, "description": "A field the learner has to fix"},
-}
+ERRORS = errors(413, 422)
 
 
 def _attachment(body: str, media_type: str, filename: str) -> Response:

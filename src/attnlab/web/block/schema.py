@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt
 
 from attnlab.lab.block.data import D_FF, D_HEAD, D_MODEL, MAX_MAGNITUDE, N_HEAD, N_TOKENS
 from attnlab.lab.block.history import MAX_DETAIL
+from attnlab.web.schema import Strict
 
 Number = Annotated[float, Field(strict=True, allow_inf_nan=False, ge=-MAX_MAGNITUDE, le=MAX_MAGNITUDE)]
 
@@ -27,10 +28,6 @@ def _vec(n: int):
 
 def _mat(rows: int, cols: int):
     return Annotated[list[_vec(cols)], Field(min_length=rows, max_length=rows)]
-
-
-class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
 
 
 class HeadWeights(Strict):

@@ -9,7 +9,7 @@ from pydantic import Field, StrictBool, StrictInt
 from attnlab.lab.classroom.names import MAX_NICKNAME
 from attnlab.lab.classroom.places import MAX_LINK, MAX_PACE
 from attnlab.lab.classroom.snapshot import MAX_PICKED
-from attnlab.web.explorer.schema import Strict
+from attnlab.web.schema import Strict
 
 
 class JoinIn(Strict):

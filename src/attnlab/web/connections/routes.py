@@ -32,16 +32,12 @@ from attnlab.lab.connections.controls import ControlError
 from attnlab.lab.connections.page import files, lab_page
 from attnlab.lab.connections.study import apply
 from attnlab.models.labs.runs import measure
-from attnlab.web.explorer.schema import ErrorResponse, Strict
 from attnlab.web.realmodel import line
+from attnlab.web.schema import Strict, errors
 
 router = APIRouter(prefix="/api/connections", tags=["connections"])
 
-ERRORS = {
-    404: {"model": ErrorResponse, "description": "No lab of that name"},
-    413: {"model": ErrorResponse, "description": "The request body is too large"},
-    422: {"model": ErrorResponse, "description": "A field the learner has to fix"},
-}
+ERRORS = errors(404, 413, 422, said={404: "No lab of that name"})
 Name = Annotated[str, Path(max_length=40)]
 Inputs = Annotated[dict[str, Any], Field(max_length=16)]
 

@@ -27,26 +27,12 @@ from fastapi.responses import Response
 from attnlab.lab.explorer.state import example_answer
 from attnlab.web import fairness
 from attnlab.web.explorer.messages import state_body, trace_body
-from attnlab.web.explorer.schema import (
-    ErrorResponse,
-    ExampleOut,
-    LabState,
-    StateAnswer,
-    StateRequest,
-    TraceResponse,
-)
+from attnlab.web.explorer.schema import ExampleOut, LabState, StateAnswer, StateRequest, TraceResponse
+from attnlab.web.schema import errors
 
 router = APIRouter(prefix="/api", tags=["lab"])
 
-ERRORS = {
-    413: {"model": ErrorResponse, "description": "The request body is too large"},
-    422: {"model": ErrorResponse, "description": "A field the learner has to fix"},
-    429: {
-        "model": ErrorResponse,
-        "description": "This client is past its share of the server's time; Retry-After: when to ask again",
-        "headers": {"Retry-After": {"description": "seconds", "schema": {"type": "integer"}}},
-    },
-}
+ERRORS = errors(413, 422, 429)
 
 
 @router.post("/trace", response_model=TraceResponse, responses=ERRORS)

@@ -23,6 +23,7 @@ from attnlab.lab import limits
 from attnlab.lab.explorer import sequence as seq
 from attnlab.lab.explorer.examples import WORKED
 from attnlab.lab.limits import MAX_MAGNITUDE
+from attnlab.web.schema import Strict
 
 # strict: a JSON number (int or float), never a string or a boolean; finite and
 # within the lab's one drawing limit (lab.limits.MAX_MAGNITUDE, ±1,000,000),
@@ -77,10 +78,6 @@ Pair = Annotated[list[Number], Field(min_length=seq.WIDTH, max_length=seq.WIDTH)
 Rows = Annotated[list[Pair], Field(min_length=1, max_length=limits.MAX_SOURCES)]
 MaskRow = Annotated[list[StrictBool], Field(min_length=1, max_length=limits.MAX_SOURCES)]
 Index = Annotated[StrictInt, Field(ge=0, le=limits.MAX_SOURCES - 1)]
-
-
-class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
 
 
 class HeldIn(Strict):
@@ -381,14 +378,3 @@ class ExampleOut(StateAnswer):
     is the worked A/B/C sequence, declared once in ``lab.explorer.examples``)."""
 
 
-class ErrorItem(BaseModel):
-    """One problem with a request: where (``loc``, ``field``) and what (``msg``)."""
-
-    loc: list[str | int]
-    field: str
-    msg: str
-    type: str
-
-
-class ErrorResponse(BaseModel):
-    detail: list[ErrorItem]

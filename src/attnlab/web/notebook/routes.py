@@ -26,14 +26,12 @@ from attnlab.lab.limits import MAX_MAGNITUDE
 from attnlab.lab.notebook import export, practice
 from attnlab.lab.notebook import history as hist
 from attnlab.lab.notebook import playback as playback_data
-from attnlab.web.explorer.schema import ErrorResponse, HeldIn, Strict
+from attnlab.web.explorer.schema import HeldIn
+from attnlab.web.schema import Strict, errors
 
 router = APIRouter(prefix="/api/notebook", tags=["notebook"])
 
-ERRORS = {
-    413: {"model": ErrorResponse, "description": "The request body is too large"},
-    422: {"model": ErrorResponse, "description": "A field the learner has to fix"},
-}
+ERRORS = errors(413, 422)
 
 Number = Annotated[
     float, Field(strict=True, allow_inf_nan=False, ge=-MAX_MAGNITUDE, le=MAX_MAGNITUDE)

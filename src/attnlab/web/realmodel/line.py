@@ -27,33 +27,21 @@ from attnlab.lab.fields import job_gone, job_message, job_unfinished, trace_drop
 from attnlab.models.jobs.kinds import TraceJob
 from attnlab.models.jobs.line import JOBS, Busy, ClientLine, OverCap, Stopping
 from attnlab.models.jobs.turns import Client
-from attnlab.web.explorer.schema import ErrorResponse
+from attnlab.web.schema import errors
 
 __all__ = [
     "ERRORS", "JOBS", "STARTING", "TAB_HEADER", "Index", "JobId", "at_job", "checked", "client_of", "done",
     "error", "gone", "in_path", "line_of", "not_found", "refused", "started",
 ]
 
-ERRORS = {
-    404: {"model": ErrorResponse, "description": "No such job (finished jobs are kept for a while)"},
-    409: {"model": ErrorResponse, "description": "The job has not finished (or it failed)"},
-    410: {"model": ErrorResponse, "description": "The trace was dropped to make room (type trace_dropped)"},
-    413: {"model": ErrorResponse, "description": "The request body is too large"},
-    422: {"model": ErrorResponse, "description": "A field the learner has to fix"},
-}
+ERRORS = errors(404, 409, 410, 413, 422)
 
 # A route that starts a job answers these too (``started``).
-STARTING = {
-    **ERRORS,
-    429: {
-        "model": ErrorResponse,
-        "description": "Too many jobs waiting (type busy), or this computer has its most jobs in line (type "
-        "over_cap); the Retry-After header says in how many seconds to try again (an estimate from the jobs "
-        "ahead and their measured rates)",
-        "headers": {"Retry-After": {"description": "seconds (an estimate)", "schema": {"type": "integer"}}},
-    },
-    503: {"model": ErrorResponse, "description": "The server is stopping"},
-}
+STARTING = errors(404, 409, 410, 413, 422, 429, 503, said={
+    429: "Too many jobs waiting (type busy), or this computer has its most jobs in line (type over_cap); the "
+    "Retry-After header says in how many seconds to try again (an estimate from the jobs ahead and their "
+    "measured rates)"
+})
 
 JobId = Annotated[str, Path(max_length=32)]
 Index = Annotated[int, Path(ge=0, le=10_000)]
