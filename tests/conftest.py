@@ -43,7 +43,8 @@ import modelguard  # noqa: E402
 
 # The models and oracles, each loaded once per run, and the real-model API fixtures
 # (tests/modelkit.py): tests/models and tests/web/realmodel both use them.
-pytest_plugins = ["modelkit"]
+# The tiny models of every family (tests/familykit.py), a fake Hugging Face cache of them (tests/hubkit.py).
+pytest_plugins = ["modelkit", "familykit", "hubkit"]
 
 # Fixtures that load a real model or its oracle (or run a model job): a test using one, or a
 # fixture built on one, needs the models.
@@ -67,6 +68,10 @@ _SHARED = os.environ.get(_RUN_CACHE) if os.environ.get("PYTEST_XDIST_WORKER") el
 _OWNED = not (_KEEP or _SHARED)
 _FOLDER = _KEEP or _SHARED or tempfile.mkdtemp(prefix="attnlab-test-cache-")
 os.environ["ATTNLAB_CACHE_DIR"] = _FOLDER
+# Discovery searches no model of this computer's: an empty Hugging Face cache, no models folder
+# (a test that wants found models points the registry at a fake cache: tests/hubkit.py).
+os.environ["HF_HUB_CACHE"] = os.path.join(_FOLDER, "no-hub-cache")
+os.environ.pop("ATTNLAB_MODELS_DIR", None)
 if _OWNED:
     os.environ[_RUN_CACHE] = _FOLDER  # xdist starts its workers after this: they inherit it
 

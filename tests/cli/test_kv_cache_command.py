@@ -15,6 +15,8 @@ from attnlab.lab.connections.kv import command
 from attnlab.models.labs.facts import shapes
 
 ATTNLAB = shutil.which("attnlab", path=str(Path(sys.executable).parent))
+# every command reads the model's shapes from its own files (the registry reads no per-model constant)
+pytestmark = pytest.mark.models
 
 
 def run(*args: str) -> subprocess.CompletedProcess:

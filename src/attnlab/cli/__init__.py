@@ -3,7 +3,8 @@
 ``attnlab`` alone serves the lab; ``attnlab trace`` prints one query's
 calculation (its words and table from ``lab.explorer.terminal``); ``attnlab
 block`` walks one transformer block (``lab.block.terminal``); ``attnlab heads``
-and ``attnlab generate`` look inside real pretrained models. Bad input prints
+and ``attnlab generate`` look inside real pretrained models (``--model`` a name or a path);
+``attnlab models`` lists the models it can open here. Bad input prints
 one line on stderr and exits with 2: an empty ``--q=`` or ``--keys ""`` is bad
 input (never the worked example in disguise), and so is an argument that is not
 valid UTF-8 (Python hands it over with surrogate escapes). Output into a pipe
@@ -169,6 +170,14 @@ def build_parser() -> argparse.ArgumentParser:
     lg = sub.add_parser("logits", help=models_command.help_for("logits")["command"])
     models_command.add_logits_arguments(lg)
     lg.set_defaults(func=models_command.run_logits)
+
+    # --- attnlab models: what attnlab can open here, and what it skipped ---
+    from attnlab.cli import catalog
+    from attnlab.lab.realmodel.sources import MODELS_HELP
+
+    ms = sub.add_parser("models", help=MODELS_HELP["command"])
+    catalog.add_models_arguments(ms)
+    ms.set_defaults(func=catalog.run_models)
     return parser
 
 
@@ -205,6 +214,9 @@ def add_serve_arguments(parser: argparse.ArgumentParser, *, with_class: bool = T
         help=TERMINAL["--allow-host"],
     )
     parser.add_argument("--no-browser", action="store_true", help=TERMINAL["--no-browser"])
+    from attnlab.cli.modelargs import add_models_dir
+
+    add_models_dir(parser)  # the page's picker offers this folder's models too
     if with_class:  # `attnlab serve --class NAME`: the lab with a class (cli/classroom.py)
         from attnlab.cli.classroom import add_class_options, terminal
 
@@ -240,6 +252,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         check_utf8(sys.argv[1:] if argv is None else argv)
         args = parser.parse_args(argv)
+        from attnlab.cli.modelargs import prepare
+
+        prepare(args)  # --models-dir searched, a --model path made a registry entry
         if args.command is None:  # plain `attnlab` serves the lab
             return run_serve(args)
         status = args.func(args)

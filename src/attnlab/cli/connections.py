@@ -8,11 +8,12 @@ full precision; ``--python`` prints the generated program. ``--n``, ``--tile``,
 missing one takes the page's default); a value the lab refuses is one line on
 stderr and status 2.
 
-``attnlab speculate TEXT`` runs the speculative-decoding lab's SmolLM2 part here, in
+``attnlab speculate TEXT`` runs the speculative-decoding lab's model part here, in
 this process (plain greedy decoding, then speculative decoding of TEXT, timed in the
 same run), and prints the lab's sentences and tables for it; ``--json`` prints the
-input and the run's numbers. ``--max-new-tokens``, ``--ngram`` and ``--draft`` are
-the page's "New tokens", "Look-up length n" and "Draft length k".
+input and the run's numbers. ``--max-new-tokens``, ``--ngram``, ``--draft`` and
+``--model`` are the page's "New tokens", "Look-up length n", "Draft length k" and
+"Model" (SmolLM2 by default; any model that writes: a name or a path).
 """
 
 from __future__ import annotations
@@ -74,7 +75,8 @@ def run_flash(args: argparse.Namespace) -> int:
     return 0
 
 
-SPECULATE_FLAGS = {"prompt": "TEXT", "tokens": "--max-new-tokens", "ngram": "--ngram", "draft": "--draft"}
+SPECULATE_FLAGS = {"prompt": "TEXT", "tokens": "--max-new-tokens", "ngram": "--ngram", "draft": "--draft",
+                   "model": "--model"}  # fmt: skip
 
 
 def add_speculate_arguments(parser: argparse.ArgumentParser) -> None:
@@ -82,30 +84,33 @@ def add_speculate_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("text", metavar="TEXT", help=said["TEXT"])
     for flag in ("--max-new-tokens", "--ngram", "--draft"):
         parser.add_argument(flag, type=int, help=said[flag])
+    parser.add_argument("--model", default=None, help=said["--model"])
+    add_weights(parser)
     parser.add_argument("--json", action="store_true", help=said["--json"])
 
 
-def _here(a: live.Ask) -> live.Measured:
-    """Run a lab's ask in this process (the page's server runs it as a job of its model worker)."""
+def _here(weights: str):
+    """Run a lab's ask in this process on ``weights`` (the page's server runs it as a job of its model
+    worker)."""
     from attnlab.models import registry
-    from attnlab.models.files import ModelNotInstalled
     from attnlab.models.jobs.texts import check_tokens
     from attnlab.models.labs import speculate
 
-    check_tokens(a.model, a.args["prompt"])
-    try:
-        model = registry.get_model(a.model)
-    except ModelNotInstalled as error:
-        raise ValueError(str(error)) from None
-    data = speculate.compare(model, lambda *message: None, **a.args)
-    return live.Measured("done", data=data, title=registry.title(a.model))
+    def run(a: live.Ask) -> live.Measured:
+        check_tokens(a.model, a.args["prompt"])
+        model = open_model(a.model, weights)
+        data = speculate.compare(model, lambda *message: None, **a.args)
+        return live.Measured("done", data=data, title=registry.title(a.model))
+
+    return run
 
 
 def run_speculate(args: argparse.Namespace) -> int:
-    given = {"prompt": args.text, "tokens": args.max_new_tokens, "ngram": args.ngram, "draft": args.draft}
+    given = {"prompt": args.text, "tokens": args.max_new_tokens, "ngram": args.ngram, "draft": args.draft,
+             "model": args.model}  # fmt: skip
     given = {k: v for k, v in given.items() if v is not None}
     try:
-        measured = live.measured("speculate", given, "inputs", _here)
+        measured = live.measured("speculate", given, "inputs", _here(args.weights))
         page = lab_page("speculate", given, "inputs", measured)
     except ControlError as err:
         raise ValueError(f"{SPECULATE_FLAGS.get(err.loc[-1], err.loc[-1])} {err.problem}") from None
@@ -119,8 +124,9 @@ def run_speculate(args: argparse.Namespace) -> int:
 def add_kv_cache_arguments(parser: argparse.ArgumentParser) -> None:
     from attnlab.models import registry
 
-    first = registry.decoders()[0]
-    said = terminal.kv_cache_help(models=registry.names(), first=first)
+    shipped = registry.shipped()  # the shipped ones by name (found ones: attnlab models; no disk search here)
+    first = next(n for n in shipped if registry.spec(n).generates)
+    said = terminal.kv_cache_help(models=shipped, first=first)
     parser.add_argument("text", metavar="TEXT", nargs="?", help=said["TEXT"])
     parser.add_argument("--model", default=first, help=said["--model"])
     add_weights(parser)

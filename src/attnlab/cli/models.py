@@ -38,13 +38,16 @@ MAX_TEXT_CHARS = 2000  # the command's cap; the lab's own cap is lower
 def help_for(command: str) -> dict[str, str]:
     """The lab's help for each of ``command``'s arguments."""
     most = {"most_new_tokens": limits.CLI_MAX_NEW_TOKENS, "most_shown": MAX_TOKENS_SHOWN}
-    return words.help_texts(models=registry.names(), decoders=registry.decoders(), **most)[command]
+    # the shipped models by name (found ones are many: `attnlab models` lists them; no disk search here)
+    shipped = registry.shipped()
+    decoders = tuple(n for n in shipped if registry.spec(n).generates)
+    return words.help_texts(models=shipped, decoders=decoders, **most)[command]
 
 
 def add_heads_arguments(p: argparse.ArgumentParser) -> None:
     said = help_for("heads")
     p.add_argument("text", help=said["text"])
-    p.add_argument("--model", default=registry.names()[0], help=said["--model"])
+    p.add_argument("--model", default=registry.shipped()[0], help=said["--model"])
     add_weights(p)
     p.add_argument("--layer", type=int, default=0, help=said["--layer"])
     p.add_argument("--head", type=int, help=said["--head"])
@@ -55,7 +58,7 @@ def add_heads_arguments(p: argparse.ArgumentParser) -> None:
 def add_generate_arguments(p: argparse.ArgumentParser) -> None:
     said = help_for("generate")
     p.add_argument("prompt", help=said["prompt"])
-    p.add_argument("--model", default=registry.decoders()[0], help=said["--model"])
+    p.add_argument("--model", default=_first_decoder(), help=said["--model"])
     add_weights(p)
     p.add_argument("--max-new-tokens", type=int, default=64, help=said["--max-new-tokens"])
     p.add_argument("--chat", action=argparse.BooleanOptionalAction, default=False, help=said["--chat"])
@@ -64,6 +67,10 @@ def add_generate_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--top-p", type=float, default=1.0, help=said["--top-p"])
     p.add_argument("--seed", type=int, default=None, help=said["--seed"])
     p.add_argument("--json", action="store_true", help=said["--json"])
+
+
+def _first_decoder() -> str:
+    return next(n for n in registry.shipped() if registry.spec(n).generates)
 
 
 def _decoder(name: str):
@@ -76,7 +83,7 @@ def _decoder(name: str):
 def add_logits_arguments(p: argparse.ArgumentParser) -> None:
     said = help_for("logits")
     p.add_argument("text", help=said["text"])
-    p.add_argument("--model", default=registry.decoders()[0], help=said["--model"])
+    p.add_argument("--model", default=_first_decoder(), help=said["--model"])
     add_weights(p)
     p.add_argument("--top", type=int, default=10, help=said["--top"])
     p.add_argument("--position", type=int, default=None, help=said["--position"])
@@ -183,9 +190,10 @@ def run_generate(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     model = _load(args)
     load_s = time.perf_counter() - start
-    from attnlab.models.chat import user_turn
-
-    prompt = user_turn(args.prompt) if chat else args.prompt
+    if chat and not registry.spec(args.model).chat:  # no chat template: no chat choice, said in one line
+        raise ValueError(f"--chat {problems.no_chat_template(registry.title(args.model))}")
+    # the model's own chat template
+    prompt = model.chat_prompt([{"role": "user", "content": args.prompt}]) if chat else args.prompt
     if args.json:
         return _generate_json(model, prompt, args.max_new_tokens, sampling, load_s)
     if not chat:

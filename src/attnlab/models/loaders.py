@@ -57,3 +57,25 @@ def smollm2_counter() -> Counter:
 
     return Counter(tokens=lambda t: [text(i) for i in tokenizer.encode(t).ids], text=text,
                    vocab=tokenizer.get_vocab_size())
+
+
+def files_counter(path, *, encoder: bool) -> Counter:
+    """The tokenizer of a model on disk (a folder's ``tokenizer.json``, a GGUF's vocabulary), counting as
+    its trace labels tokens: an encoder's as its vocabulary writes them (``##ing``), a decoder's as each
+    id's own text."""
+    from pathlib import Path
+
+    from attnlab.models import tokens
+
+    where = Path(path)
+    words = tokens.from_folder(where) if where.is_dir() else tokens.from_gguf_file(where)
+    tokenizer = words.tokenizer
+    size = tokenizer.get_vocab_size(with_added_tokens=True)
+    if encoder:
+        return Counter(tokens=lambda t: list(tokenizer.encode(t).tokens), text=tokenizer.id_to_token,
+                       vocab=size)  # fmt: skip
+
+    def text(i: int) -> str:
+        return tokenizer.decode([i], skip_special_tokens=False)
+
+    return Counter(tokens=lambda t: [text(i) for i in tokenizer.encode(t).ids], text=text, vocab=size)

@@ -104,22 +104,18 @@ def counter():
 
 def toy_spec(name: str = "toy"):
     """A tiny ModelSpec for tests: adding it to the registry adds a model everywhere."""
-    from attnlab.models.registry import ModelSpec
+    from attnlab.models.registry import ModelSpec, Shapes
 
     c = ToyConfig()
+    shapes = Shapes(n_layer=c.n_layer, n_head=c.n_head, n_kv_head=c.n_head, d_head=c.d_head, context=64)
     return ModelSpec(
         name=name,
         title="Toy decoder",
-        architecture="decoder",
-        kind="decoder (causal, toy)",
+        family="toy",
         loader="attnlab.models.toy:load_toy",
         tokenizer="attnlab.models.toy:counter",
-        n_layer=c.n_layer,
-        n_head=c.n_head,
-        n_kv_head=c.n_head,
-        d_head=c.d_head,
-        generates=True,
-        max_tokens=8,
+        shapes=shapes,
+        cap=8,
     )
 
 

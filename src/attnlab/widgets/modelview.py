@@ -1,4 +1,8 @@
-"""``ModelView``: a shipped model (MiniLM or SmolLM2) runs on a text in the kernel, drawn as on /real-model.
+"""``ModelView``: any model attnlab opens runs on a text in the kernel, drawn as on /real-model.
+
+``model`` is a name (a shipped model's, or one ``attnlab models`` lists) or a path on this
+computer: a folder with ``config.json``, ``*.safetensors`` and ``tokenizer.json``, or a ``.gguf``
+file (:func:`attnlab.models.registry.resolve`: the notebook is the person's own computer).
 
 The trace is the one the page's jobs make (``models.jobs.kinds.trace_text``: the registry's
 shared model, its ``trace``), run here synchronously; the text is checked
@@ -14,17 +18,18 @@ from attnlab.lab.realmodel import problems
 from attnlab.lab.realmodel.page import trace_names
 from attnlab.models import registry
 from attnlab.models.jobs.kinds import trace_text
-from attnlab.models.jobs.texts import check_model, check_tokens
+from attnlab.models.jobs.texts import check_tokens
 from attnlab.widgets.heads import HeadsWidget
 
 
 class ModelView(HeadsWidget):
-    """``ModelView(model="minilm" | "smollm2", text=...)``: every layer's and head's attention on ``text``."""
+    """``ModelView(model="minilm" | "smollm2" | "org/name" | "/path/to/model", text=...)``: every layer's
+    and head's attention on ``text``."""
 
     TITLE = "attnlab · real model"
 
     def __init__(self, model: str = "minilm", text: str = "The cat sat on the mat.") -> None:
-        name = check_model(model)
+        name = registry.resolve(model)
         if not isinstance(text, str) or not text.strip():
             raise FieldError(("text",), problems.empty_text())
         check_tokens(name, text)

@@ -9,15 +9,24 @@ import pytest
 from attnlab.engine.errors import FieldError
 from attnlab.models import registry
 from attnlab.models.labs.facts import rope, shapes
+from shipped_shapes import SHAPES
 
 
+@pytest.mark.models  # the shapes are read from the model's own files
 @pytest.mark.parametrize("name", ["smollm2", "minilm"])
 def test_shapes_are_the_registrys(name):
     s = registry.spec(name)
     assert shapes(name) == {
-        "model": name, "title": s.title, "architecture": s.architecture, "layers": s.n_layer,
-        "query_heads": s.n_head, "kv_heads": s.n_kv_head, "head_dim": s.d_head,
-    }  # fmt: skip
+        "model": name, "title": s.title, "called": s.called, "architecture": s.architecture,
+        "layers": s.n_layer, "query_heads": s.n_head, "kv_heads": s.n_kv_head, "head_dim": s.d_head,
+    } == SHAPES[name]  # what the labs' tests record (tests/lab/connections/synthetic.py)  # fmt: skip
+
+
+def test_a_found_models_shapes_are_read_from_its_config(found_models):
+    from hubkit import QWEN2
+
+    assert shapes(QWEN2) == {"model": QWEN2, "title": QWEN2, "called": QWEN2, "architecture": "decoder",
+                             "layers": 2, "query_heads": 4, "kv_heads": 2, "head_dim": 16}  # fmt: skip
 
 
 def test_an_unknown_model_is_refused_at_model():

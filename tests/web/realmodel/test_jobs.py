@@ -40,10 +40,13 @@ def test_models_lists_both_with_their_shapes_and_caps(client):
     body = client.get("/api/models").json()
     by_name = {m["name"]: m for m in body["models"]}
     assert set(by_name) == {"minilm", "smollm2"}
-    assert (by_name["minilm"]["n_layer"], by_name["minilm"]["n_head"]) == (6, 12)
-    assert by_name["smollm2"]["kv_groups"] == [[0, 1, 2], [3, 4, 5], [6, 7, 8]]
     assert body["max_chars"] == 2000 and body["max_tokens"] == 256
-    assert by_name["smollm2"]["max_tokens"] == by_name["minilm"]["max_tokens"] == 256
+    # the shapes and caps are the models' own, read from their files (GET /api/models/about)
+    minilm, smollm2 = (client.get("/api/models/about", params={"model": m}).json()
+                       for m in ("minilm", "smollm2"))  # fmt: skip
+    assert (minilm["n_layer"], minilm["n_head"]) == (6, 12)
+    assert smollm2["kv_groups"] == [[0, 1, 2], [3, 4, 5], [6, 7, 8]]
+    assert smollm2["max_tokens"] == minilm["max_tokens"] == 256
     # continuing the text is the default, for an instruct model too; the chat template is a choice
     assert by_name["smollm2"]["generates"] and not by_name["smollm2"]["chat_default"]
     assert not by_name["minilm"]["generates"] and by_name["minilm"]["architecture"] == "encoder"

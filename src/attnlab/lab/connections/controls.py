@@ -61,7 +61,8 @@ class Control:
     """One input of a lab.
 
     ``kind``: ``"whole"`` (a slider of integers), ``"number"`` (a slider of floats),
-    ``"choice"`` (one of ``options``, each ``(value, text)``) or ``"text"`` (at most
+    ``"choice"`` (one of ``options``, each ``(value, text)``, or a function giving them when a
+    request is read: the models on offer) or ``"text"`` (at most
     ``max_chars`` characters, not blank; with ``hi`` it is a list, one item a line, of
     ``lo`` to ``hi`` lines, blank lines left out, and ``lines_from`` names a text control
     it must have as many lines as). ``lo``/``hi`` bound a slider; ``hi_from`` names the
@@ -79,10 +80,14 @@ class Control:
     step: float = 1
     hi_from: str | None = None
     hi_offset: int = 0
-    options: tuple[tuple[str, str], ...] = ()
+    options: tuple[tuple[str, str], ...] | Callable[[], tuple[tuple[str, str], ...]] = ()
     hint: str = ""
     max_chars: int = 0
     lines_from: str | None = None
+
+    def choices(self) -> tuple[tuple[str, str], ...]:
+        """A choice's options now: ``(value, text)`` each."""
+        return self.options() if callable(self.options) else self.options
 
     def default_for(self, values: dict) -> Value:
         return self.default(values) if callable(self.default) else self.default
@@ -162,7 +167,7 @@ def _check(control: Control, raw: object, values: dict, loc: Loc, controls: Mapp
     if control.kind == "text":
         return _text(control, raw, values, loc, controls)
     if control.kind == "choice":
-        allowed = [value for value, _ in control.options]
+        allowed = [value for value, _ in control.choices()]
         if raw not in allowed:
             raise ControlError(loc, f"must be one of {', '.join(allowed)}", label=control.label)
         return raw
@@ -210,8 +215,8 @@ def views(controls: tuple[Control, ...], values: dict) -> list[dict]:
         view: dict[str, Any] = {"name": c.name, "label": c.label, "kind": c.kind, "hint": c.hint}
         value = values[c.name]
         if c.kind == "choice":
-            view["options"] = [{"value": v, "text": t} for v, t in c.options]
-            view["value_text"] = dict(c.options)[value]
+            view["options"] = [{"value": v, "text": t} for v, t in c.choices()]
+            view["value_text"] = dict(c.choices())[value]
         elif c.kind == "text":
             view |= {"max_chars": c.max_chars, "lines": int(c.hi) if c.hi is not None else 1}
             view["value_text"] = " / ".join(lines(value)) if c.hi is not None else value

@@ -16,8 +16,9 @@ from attnlab.lab.connections.speculate import CONTROLS as SPECULATE
 # each command's line in `attnlab --help`
 COMMANDS = {
     "flash": "FlashAttention tile by tile, causal, against plain causal attention; memory; a sliding window",
-    "speculate": "speculative decoding on SmolLM2: the same tokens as greedy decoding, in fewer passes",
-    "kv-cache": "a model's KV cache at N tokens, or measured live as SmolLM2 writes after TEXT",
+    "speculate": "speculative decoding on SmolLM2 or another model: the same tokens as greedy decoding, in "
+    "fewer passes",
+    "kv-cache": "a model's KV cache at N tokens, or measured live as it writes after TEXT",
 }
 
 
@@ -47,10 +48,12 @@ def flash_help() -> dict[str, str]:
 def speculate_help() -> dict[str, str]:
     """``attnlab speculate``: each argument's help."""
     return {
-        "TEXT": "the prompt SmolLM2 continues; text that repeats itself gives the draft something to copy",
+        "TEXT": "the prompt the model continues; text that repeats itself gives the draft something to copy",
         "--max-new-tokens": f"tokens to make ({_range(SPECULATE, 'tokens')})",
         "--ngram": f"tokens looked up in the context ({_range(SPECULATE, 'ngram')})",
         "--draft": f"tokens drafted a pass ({_range(SPECULATE, 'draft')})",
+        "--model": "the target: smollm2 (default), a model that writes attnlab models lists, or a path: a "
+        "folder with config.json, *.safetensors and tokenizer.json, or a .gguf file",
         "--json": "the input and the run's numbers, as JSON",
     }
 
@@ -60,7 +63,9 @@ def kv_cache_help(*, models: Sequence[str], first: str) -> dict[str, str]:
     return {
         "TEXT": "a prompt: the model writes --tokens new tokens after it, and its caches are measured "
         "after each one",
-        "--model": f"one of {', '.join(models)} (default {first}; with TEXT, a model that writes)",
+        "--model": f"one of {', '.join(models)} (default {first}; with TEXT, a model that writes), a model "
+        "attnlab models lists, or a path: a folder with config.json, *.safetensors and tokenizer.json, or a "
+        ".gguf file",
         "--tokens": f"tokens in the cache (default {_control(KV, 'tokens').default}; 1 to {MOST_TOKENS:,}), "
         f"or with TEXT the new tokens to write (default {DEFAULT_NEW}; 1 to {MOST_NEW})",
         "--bytes": "bytes a number (default 2)",

@@ -100,7 +100,8 @@ WEIGHTS_HELP = ("what the products run on: auto (the fastest exact path here: Sm
 
 
 def _one_of(names: Sequence[str]) -> str:
-    return f"one of {', '.join(names)} (default {names[0]})"
+    return (f"one of {', '.join(names)} (default {names[0]}), a model attnlab models lists, or a path: "
+            "a folder with config.json, *.safetensors and tokenizer.json, or a .gguf file")  # fmt: skip
 
 
 def help_texts(*, models: Sequence[str], decoders: Sequence[str], most_new_tokens: int,

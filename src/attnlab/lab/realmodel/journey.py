@@ -112,15 +112,16 @@ def token_journey(journey: dict[str, np.ndarray], index: int) -> list[dict]:
 def journey_view(trace, index: int, *, norm: str | None = None) -> dict:
     """JSON-ready journey of token ``index`` of ``trace`` with its words.
 
-    ``norm``: "rms" or "layer"; ``None``: the model's (RMSNorm for a decoder in the registry, else
-    LayerNorm). ``FieldError`` at ``index`` past the text.
+    ``norm``: "rms" or "layer"; ``None``: the model's, as its registry entry reads it from its files
+    (GPT-2 is a decoder with LayerNorm; a model the registry does not know: LayerNorm).
+    ``FieldError`` at ``index`` past the text.
     """
     from attnlab.models import registry
 
     trace.check_token("index", index)
     if norm is None:
         spec = registry.SPECS.get(trace.model)
-        norm = "rms" if spec is not None and spec.architecture == "decoder" else "layer"
+        norm = spec.facts().shapes.norm if spec is not None else "layer"
     placement = "pre" if trace.causal else "post"
     blocks = token_journey(trace.journey, index)
     label = row_labels(trace)[index]

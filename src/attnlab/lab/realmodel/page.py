@@ -31,6 +31,7 @@ SLOTS = {
     "retry": ("message", "seconds"),
     "over_chars": ("chars", "max_chars", "cap"),
     "count_failed": ("message",),
+    "about_failed": ("message",),
     "row_pending": ("query", "layer", "head"),
     "bridge_at": ("query", "layer", "head"),
     "retraced": ("note", "done"),
@@ -49,6 +50,8 @@ def page_words() -> dict[str, str]:
         # the text is longer than the view takes, counted in the browser before any request
         "over_chars": "{chars} characters: over the {max_chars}-character limit; the cap is {cap} tokens",
         "count_failed": "Could not count the tokens: {message}",
+        # the chosen model's files could not be read (GET /api/models/about refused it)
+        "about_failed": "Could not read this model's files: {message}",
         "nothing_traced": "Nothing traced: fix the text and try again.",
         "nothing_generated": "Nothing generated: fix the request and try again.",
         "row_pending": ROW,  # while the row is computed (it then gets the trace's row_title)
@@ -68,9 +71,7 @@ def page_words() -> dict[str, str]:
 
 
 ZOOMS = (3, 6, 12, 24)  # the heatmap's fixed zooms, px per cell (real-model.html's options; 0 = fit)
-GENERATES = {"model": "smollm2", "title": "SmolLM2", "layers": 30}  # the model "Continue the text" runs
 GENERATION_TOP = 5  # tokens each generation step shows (models.jobs.kinds.STEP_TOP)
-SHOWN_MODELS = ("minilm", "smollm2")
 
 
 def page_text() -> dict[str, str | dict]:
@@ -148,13 +149,11 @@ def page_text() -> dict[str, str | dict]:
         "top_k_label": said(f"{nexttoken.CONTROL_NAMES['top_k']} (0 = off)", off=0),
         "top_p_label": nexttoken.CONTROL_NAMES["top_p"],
         "next_run": "Recompute",
-        "gen_title": said(f"Let {GENERATES['title']} continue the text", model=GENERATES["model"]),
-        "gen_hint": said(
-            "A decoder writes one token at a time: it picks the likeliest next token from its logits, "
-            "appends it, and runs again. Its KV cache keeps every earlier token's keys and values, so each "
-            f"step only pushes the newest token through the {GENERATES['layers']} blocks.",
-            model=GENERATES["model"], layers=GENERATES["layers"],
-        ),
+        # the model that writes is the chosen one where it is a decoder (GET /api/models/about: writer_note)
+        "gen_title": "Let the model continue the text",
+        "gen_hint": "A decoder writes one token at a time: it picks the likeliest next token from its "
+        "logits, appends it, and runs again. Its KV cache keeps every earlier token's keys and values, so "
+        "each step only pushes the newest token through its blocks.",
         "gen_tokens_label": "New tokens",
         "gen_run": "Continue the text",
         "gen_run_hint": "Writes on from the text exactly as it stands.",

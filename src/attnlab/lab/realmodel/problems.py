@@ -21,9 +21,31 @@ from attnlab.lab.numbers import plural
 # -- a model and its text --------------------------------------------------------------
 
 
+def _named(name: object, most: int = 40) -> str:
+    """``name`` quoted, cut to ``most`` characters with an ellipsis inside the quotes (never half a quote)."""
+    if not isinstance(name, str):
+        text = repr(name)
+        return text if len(text) <= most else text[: most - 1] + "…"
+    return repr(name if len(name) <= most else name[: most - 1] + "…")
+
+
 def unknown_model(name: object, names: Sequence[str]) -> str:
-    """A name the registry does not know (its repr cut to 40 characters)."""
-    return f"{name!r:.40} is unknown; use one of {', '.join(names)}"
+    """A name the registry does not know (cut to 40 characters, its quotes kept)."""
+    return f"{_named(name)} is unknown; use one of {', '.join(names)}"
+
+
+def path_not_offered(path: str, names: Sequence[str]) -> str:
+    """A path asked of the page or its API, which open only the models attnlab ships or found, by name."""
+    return (
+        f"{_named(path, 80)} is a path on the server; the page opens models by name: one of "
+        f"{', '.join(names)} (to add a folder's models, start the server with attnlab serve --models-dir "
+        "FOLDER)"
+    )
+
+
+def no_chat_template(title: str) -> str:
+    """A chat asked of a model whose files carry no chat template (said after the chat choice's name)."""
+    return f"is not offered: {title} has no chat template, so it has no chat; continue the text instead"
 
 
 def cannot_load(reason: str) -> str:

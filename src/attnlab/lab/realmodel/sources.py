@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from attnlab.lab import numbers
+from attnlab.lab.said import said
 
 # What a file that is not what its name says got wrong (discover's BadFile.problem).
 _BAD_FILE = {
@@ -91,6 +92,90 @@ def found(name: str, family: str, parameters: int, dtype: str, chat: bool) -> st
     """One model found: ``SmolLM2-135M: llama, 134,515,008 parameters, bfloat16, chat``."""
     text = f"{name}: {family}, {numbers.plural(parameters, 'parameter')}, {dtype}"
     return text + ", chat" if chat else text
+
+
+def unreadable(path: str, reason: Any) -> str:
+    """A model on disk whose files cannot be read (a refusal of ``sources.unreadable``): the path, then
+    :func:`why`."""
+    return f"{path} cannot be opened: {why(reason)}"
+
+
+# -- the models on offer: ``attnlab models`` and the page's picker ------------------------------------
+
+MODELS_DIR_HELP = ("a folder of models to search too, besides the Hugging Face cache: folders with "
+                   "config.json, *.safetensors and tokenizer.json, and .gguf files (also ATTNLAB_MODELS_DIR)")
+MODELS_HELP = {
+    "command": "list the models attnlab can open here (shipped, and found on this computer) and the files "
+    "skipped, with why",
+    "--json": "the list as JSON: each model's name, family, parameters, dtype, chat and origin, each skipped "
+    "file's why",
+}
+
+# Where a model comes from (the registry's ``origin``), as the list says it.
+ORIGINS = {
+    "shipped": "shipped with attnlab",
+    "hf-cache": "in the Hugging Face cache",
+    "models-dir": "in the models folder",
+    "path": "from its path",
+    "registered": "registered",
+}
+PLACES = {"hf-cache": "the Hugging Face cache", "models-dir": "the models folder"}
+GROUPS = {"shipped": "Shipped with attnlab", "found": "Found on this computer"}
+
+
+def model_line(*, name: str, family: str, parameters: int | None, dtype: str | None, chat: bool,
+               origin: str) -> dict:  # fmt: skip
+    """One model on offer: its name, family, parameters, dtype or quantisation, chat, and where it is from
+    (``parameters`` and ``dtype`` ``None``: not read)."""
+    parts = [family]
+    if parameters is not None:
+        parts.append(numbers.plural(parameters, "parameter"))
+    if dtype:
+        parts.append(dtype)
+    if chat:
+        parts.append("chat")
+    text = f"{name}: {', '.join(parts)} ({ORIGINS.get(origin, origin)})"
+    return said(text, name=name, family=family, parameters=parameters, dtype=dtype, chat=chat, origin=origin)
+
+
+def not_installed_line(name: str, message: str) -> dict:
+    """A shipped model whose package is missing: its name, then how to install it."""
+    return said(f"{name}: not installed. {message}", name=name, installed=False)
+
+
+def option(*, name: str, title: str, family: str, parameters: int | None, dtype: str | None) -> str:
+    """A model as the page's picker offers it: a shipped model by its title, a found one by its name,
+    family, parameters and dtype."""
+    if parameters is None:
+        return title
+    return f"{name} ({family}, {numbers.plural(parameters, 'parameter')}, {dtype})"
+
+
+def skipped_line(name: str, reason: Any) -> dict:
+    """:func:`skipped` with its claims (:func:`claims`)."""
+    return said(skipped(name, reason), name=name, kind=reason.kind, **claims(reason))
+
+
+def skipped_summary(n: int) -> str:
+    """The heading of the skipped files' list."""
+    return f"{numbers.plural(n, 'file')} that look{'s' if n == 1 else ''} like a model skipped"
+
+
+def searched(places) -> dict:
+    """Where discovery looked: ``places`` is ``[(source, path), ...]``."""
+    where = "; ".join(f"{PLACES.get(source, source)}, {path}" for source, path in places)
+    return said(f"Searched {where}. Nothing is downloaded.", places=[str(path) for _, path in places])
+
+
+def listing_heading(n_models: int, n_skipped: int) -> str:
+    """``attnlab models``' first line."""
+    skipped_part = f"; {numbers.plural(n_skipped, 'file')} skipped" if n_skipped else ""
+    return f"{numbers.plural(n_models, 'model')} attnlab can open{skipped_part}:"
+
+
+def no_chat_choice(title: str) -> str:
+    """The page's note where the chosen model has no chat template: it has no chat choice."""
+    return no_chat(title, "none")
 
 
 # -- what a model's files carry --------------------------------------------------------------------

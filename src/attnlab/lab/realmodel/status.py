@@ -24,15 +24,33 @@ NO_CHAT_HINT_CLI = (
 
 PATHS = {
     "q4_1": "computed on the file's Q4_1 blocks (compiled kernels)",
+    "stored": "computed on the file's own numbers (compiled kernels)",
     "float32": "computed on float32 weights",
+    "float64": "computed on float64 weights",
 }
 
 
-def model_note(*, kind: str, n_layer: int, n_head: int, n_kv_head: int, path: str | None) -> str:
-    """A model's shapes and, once its worker has loaded it, what its products run on."""
-    gqa = f", {n_kv_head} KV heads (grouped-query attention)" if n_kv_head < n_head else ""
+def model_kind(*, architecture: str, n_head: int, n_kv_head: int) -> str:
+    """What kind of model it is: "encoder (bidirectional)", "decoder (causal, GQA)" (MQA: one KV head)."""
+    if architecture == "encoder":
+        return "encoder (bidirectional)"
+    if n_kv_head == 1 and n_head > 1:
+        return "decoder (causal, MQA)"
+    return "decoder (causal, GQA)" if n_kv_head < n_head else "decoder (causal)"
+
+
+def model_note(*, architecture: str, n_layer: int, n_head: int, n_kv_head: int, path: str | None,
+               context: int | None = None, cap: int | None = None) -> str:  # fmt: skip
+    """A model's kind and shapes, the tokens it reads (its ``context``; the view takes ``cap``) and, once
+    its worker has loaded it, what its products run on."""
+    kind = model_kind(architecture=architecture, n_head=n_head, n_kv_head=n_kv_head)
+    gqa = f", {n_kv_head} KV heads (grouped-query attention)" if 1 < n_kv_head < n_head else ""
+    gqa = ", 1 KV head (multi-query attention)" if n_kv_head == 1 < n_head else gqa
+    reads = ""
+    if context is not None and cap is not None:
+        reads = f" It reads up to {fmt.plural(context, 'token')}; this view takes {fmt.plural(cap, 'token')}."
     runs = f" Weights {PATHS.get(path, path)}." if path else ""
-    return f"{kind}: {n_layer} layers × {n_head} heads{gqa}.{runs}"
+    return f"{kind}: {n_layer} layers × {n_head} heads{gqa}.{reads}{runs}"
 
 
 def ordinal(n: int) -> str:

@@ -146,9 +146,9 @@ def count_tokens(model, text: str) -> int:
 def trace_text(name: str, text: str, model, say: Say):
     """Trace ``text`` with ``model`` (registry name ``name``; all layers, details kept), after the
     model's own token count (the line counted with the tokenizer alone: this is the model's)."""
-    from attnlab.models.jobs.texts import MAX_TOKENS, too_many_tokens
+    from attnlab.models.jobs.texts import too_many_tokens
 
-    cap = registry.SPECS[name].max_tokens if name in registry.SPECS else MAX_TOKENS
+    cap = registry.token_cap(name, model)  # the lab's cap, or the model's own context where smaller
     n_tokens = count_tokens(model, text)
     if n_tokens > cap:
         raise too_many_tokens("text", name, n_tokens, cap)
@@ -287,9 +287,9 @@ class GenerationJob(Job):
             self.status = "done"
 
     def work(self, model, say: Say, check: Check):
-        from attnlab.models.chat import user_turn
-
-        prompt = user_turn(self.prompt) if self.chat else self.prompt
+        # the model's own chat template (SmolLM2's for SmolLM2, a found model's its own; the toy has none)
+        chat = getattr(model, "chat_prompt", None) if self.chat else None
+        prompt = chat([{"role": "user", "content": self.prompt}]) if chat is not None else self.prompt
         say("running", self.max_new_tokens)
         rows: list = []
         pieces = model.generate(

@@ -19,6 +19,7 @@ def shapes(model: str) -> dict:
     return {
         "model": s.name,
         "title": s.title,
+        "called": s.called,  # how a sentence names it ("SmolLM2")
         "architecture": s.architecture,
         "layers": s.n_layer,
         "query_heads": s.n_head,

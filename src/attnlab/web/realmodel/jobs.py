@@ -30,8 +30,9 @@ from fastapi.responses import StreamingResponse
 from pydantic import TypeAdapter
 from starlette.background import BackgroundTask
 
-from attnlab.engine.errors import field_text
+from attnlab.engine.errors import FieldError, field_text
 from attnlab.lab.fields import details_need_head, job_message
+from attnlab.lab.realmodel.catalog import about, listing
 from attnlab.lab.realmodel.kinds import layer_profiles
 from attnlab.lab.realmodel.modelview import head_numbers, share_texts
 from attnlab.lab.realmodel.nexttoken import step_display
@@ -39,12 +40,14 @@ from attnlab.lab.realmodel.page import page_words, trace_names
 from attnlab.lab.realmodel.query import query_row, row_labels
 from attnlab.lab.realmodel.row import row_view
 from attnlab.lab.realmodel.status import generation_status as generation_words
-from attnlab.lab.realmodel.status import model_note, trace_status
+from attnlab.lab.realmodel.status import trace_status
 from attnlab.lab.realmodel.tokens import trace_tokens
 from attnlab.lab.realmodel.worker import worker_why
 from attnlab.models import registry
+from attnlab.models.errors import Refusal
+from attnlab.models.files import ModelNotInstalled
 from attnlab.models.jobs.kinds import GenerationJob, TraceJob
-from attnlab.models.jobs.texts import MAX_CHARS
+from attnlab.models.jobs.texts import MAX_CHARS, MAX_TOKENS
 from attnlab.models.sampling import Sampling
 from attnlab.web.realmodel import line
 from attnlab.web.realmodel.line import ERRORS, STARTING, Index, JobId
@@ -54,6 +57,7 @@ from attnlab.web.realmodel.schema import (
     HeadOut,
     JobOut,
     LayerOut,
+    ModelAbout,
     ModelInfo,
     ModelsOut,
     RowOut,
@@ -63,35 +67,13 @@ from attnlab.web.realmodel.schema import (
 )
 
 router = APIRouter(prefix="/api/models", tags=["models"])
+MAX_NAME = 400  # a model's name: "org/name", a found GGUF's "org/name/file.gguf", a models folder's path
 # The view's page; its own router so the app adds it with the API (one line in ROUTERS).
 
-def _info() -> list[ModelInfo]:
-    """Every model in the registry, as the page needs it (no model is loaded to answer)."""
-    return [
-        ModelInfo(
-            name=spec.name,
-            title=spec.title,
-            kind=spec.kind,
-            architecture=spec.architecture,
-            generates=spec.generates,
-            instruct=spec.instruct,
-            chat_default=spec.chat_default,
-            max_tokens=spec.max_tokens,
-            max_chars=spec.max_chars,
-            d_head=spec.d_head,
-            n_layer=spec.n_layer,
-            n_head=spec.n_head,
-            n_kv_head=spec.n_kv_head,
-            kv_groups=spec.kv_groups,
-            loaded=line.JOBS.is_loaded(spec.name),
-            path=line.JOBS.weights_path(spec.name),
-            note=model_note(
-                kind=spec.kind, n_layer=spec.n_layer, n_head=spec.n_head, n_kv_head=spec.n_kv_head,
-                path=line.JOBS.weights_path(spec.name),
-            ),  # fmt: skip
-        )
-        for spec in registry.SPECS.values()
-    ]
+def _listing() -> dict:
+    """Every model on offer (shipped and found) and every file skipped, as the page's picker lists them:
+    no model file is read to answer (``lab.realmodel.catalog``)."""
+    return listing(loaded=line.JOBS.is_loaded, path=line.JOBS.weights_path)
 
 
 def _job_out(job: TraceJob) -> JobOut:
@@ -142,11 +124,17 @@ def _job_out(job: TraceJob) -> JobOut:
 
 @router.get("", response_model=ModelsOut)
 def models() -> ModelsOut:
-    """The models the view can trace, their shapes, the view's caps and the job line's limits."""
+    """The models the view can trace (shipped, and found on this computer: the Hugging Face cache and the
+    models folder), the files skipped and why, the view's caps and the job line's limits."""
+    found = _listing()
     return ModelsOut(
-        models=_info(),
+        models=[ModelInfo(**m) for m in found["models"]],
+        skipped=found["skipped"],
+        skipped_title=found["skipped_title"],
+        searched=found["searched"],
+        groups=found["groups"],
         max_chars=MAX_CHARS,
-        max_tokens=min((s.max_tokens for s in registry.SPECS.values()), default=0),
+        max_tokens=MAX_TOKENS,
         max_waiting=line.JOBS.max_waiting,
         trace_bytes_cap=line.JOBS.memory_cap,
         trace_bytes_kept=line.JOBS.kept_bytes,
@@ -154,6 +142,22 @@ def models() -> ModelsOut:
         worker_why=worker_why(line.JOBS.worker_mode, line.JOBS.worker_fallback),
         words=page_words(),
     )
+
+
+@router.get("/about", response_model=ModelAbout, responses={422: ERRORS[422]})
+def model_about(model: Annotated[str, Query(max_length=MAX_NAME)]) -> ModelAbout:
+    """One model as its own files describe it: shapes, the view's token cap for it (its context or the
+    lab's cap, the smaller), whether it has a chat template, and which model writes when it is chosen.
+
+    ``model`` is a name ``GET /api/models`` lists: a path is refused (the page opens no path a
+    browser sends)."""
+    try:
+        name = registry.check_name(model)
+        return ModelAbout(**about(name, loaded=line.JOBS.is_loaded(name), path=line.JOBS.weights_path(name)))
+    except FieldError as error:
+        raise line.refused(error.rebased(error.loc, ("model",)), where="query") from None
+    except (ModelNotInstalled, ValueError) as error:  # a missing package, files that cannot be opened
+        raise line.refused(Refusal(("model",), "cannot_load", str(error)), where="query") from None
 
 
 @router.post("/jobs", response_model=JobOut, status_code=202, responses=STARTING)
@@ -342,6 +346,10 @@ def start_generation(body: GenerateIn, request: Request) -> GenerationOut:
     def start() -> GenerationJob:
         # pydantic has checked each option's range; Sampling checks them again
         sampling = Sampling(temperature=body.temperature, top_k=body.top_k, top_p=body.top_p, seed=body.seed)
+        if body.chat:  # a model without a chat template has no chat choice (read from its files' headers)
+            writer = registry.spec(body.model or registry.decoders()[0])
+            if writer.generates and not _has_chat(writer):
+                raise Refusal(("chat",), "no_chat_template", writer.title)
         return line.line_of(request).generate(
             body.prompt,
             max_new_tokens=body.max_new_tokens,
@@ -351,6 +359,13 @@ def start_generation(body: GenerateIn, request: Request) -> GenerationOut:
         )
 
     return _generation_out(line.started(start))
+
+
+def _has_chat(spec) -> bool:
+    try:
+        return spec.chat
+    except (ModelNotInstalled, ValueError):
+        return True  # files that cannot be read: the worker's load says why, as for any generation
 
 
 @router.get("/generate/{job_id}", response_model=GenerationOut, responses=ERRORS)

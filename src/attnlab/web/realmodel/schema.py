@@ -35,31 +35,68 @@ class Strict(BaseModel):
 
 
 class ModelInfo(BaseModel):
+    """A model on offer, as the picker lists it: what the registry knows without opening its files."""
+
     name: str
     title: str
-    kind: str
+    family: str
     architecture: Literal["encoder", "decoder"]
     generates: bool
     instruct: bool
     chat_default: bool
-    max_tokens: int
+    # where it comes from: shipped with attnlab, or found (the Hugging Face cache, the models folder)
+    origin: Literal["shipped", "hf-cache", "models-dir", "path", "registered"]
+    group: Literal["shipped", "found"]  # the picker's group (``ModelsOut.groups`` names them)
+    option: str  # the picker's text for it (lab.realmodel.sources.option)
+    line: dict  # {"text", "claims"}: the model as ``attnlab models`` lists it
+    parameters: int | None = None  # a found model's, read by discovery; None: not read yet
+    dtype: str | None = None  # "bfloat16", a GGUF's "Q4_K_M"...; None: not read yet
+    chat: bool | None = None  # whether its files carry a chat template; None: not read yet
     max_chars: int
-    d_head: int
+    loaded: bool
+    # what the products run on, once the worker has loaded the model: "q4_1" (SmolLM2's file's
+    # blocks, compiled kernels), "stored" (a file's own numbers) or "float32"/"float64" (float weights)
+    path: str | None = None
+
+
+class ModelAbout(BaseModel):
+    """One model as its own files describe it (``GET /api/models/about?model=``): its shapes, limits, chat."""
+
+    name: str
+    title: str
+    family: str
+    architecture: Literal["encoder", "decoder"]
+    generates: bool
+    chat: bool  # whether its files carry a chat template (no template: no chat choice)
+    max_tokens: int  # the lab's cap or the model's context, the smaller
+    max_chars: int
+    context: int  # the most tokens the model reads (its config's)
     n_layer: int
     n_head: int
     n_kv_head: int
+    d_head: int
     kv_groups: list[list[int]]
+    parameters: int | None
+    dtype: str | None
     loaded: bool
-    # what the products run on, once the worker has loaded the model: "q4_1" (the GGUF file's
-    # blocks, compiled kernels) or "float32" (float weights: MiniLM, or SmolLM2's reference path)
-    path: Literal["q4_1", "float32"] | None = None
+    path: str | None = None
     note: str  # the shapes and what the products run on, in the page's words
+    # the model that "Continue the text" runs: this one if it writes, else the first that does
+    writer: str
+    writer_title: str
+    writer_chat: bool
+    writer_note: dict  # {"text", "claims"}: which model writes, in words
+    chat_note: dict | None  # {"text", "claims"} where the writer has no chat template; else null
 
 
 class ModelsOut(BaseModel):
     models: list[ModelInfo]
+    skipped: list[dict]  # files that look like a model and are not offered: {"text", "claims"} each
+    skipped_title: str  # "2 files that look like a model skipped"
+    searched: dict  # {"text", "claims"}: where discovery looked
+    groups: dict[str, str]  # the picker's groups' labels: "shipped", "found"
     max_chars: int
-    max_tokens: int
+    max_tokens: int  # the lab's token cap (a model's own may be smaller: ModelAbout.max_tokens)
     max_waiting: int  # jobs that may wait besides the running one; more get 429
     trace_bytes_cap: int  # bytes of finished traces kept; least recently used go first
     trace_bytes_kept: int

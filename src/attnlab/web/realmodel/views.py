@@ -66,9 +66,11 @@ def _conflict(field: str, msg: str) -> HTTPException:
     )
 
 
-@router.post("/{model}/tokens", response_model=TokensOut, responses={422: ERRORS[422]})
-def count_tokens(model: Annotated[str, Path(max_length=40)], body: TokensIn) -> TokensOut:
-    """How many tokens ``text`` is for ``model``, counted by its tokenizer alone (the model is not loaded)."""
+@router.post("/{model:path}/tokens", response_model=TokensOut, responses={422: ERRORS[422]})
+def count_tokens(model: Annotated[str, Path(max_length=400)], body: TokensIn) -> TokensOut:
+    """How many tokens ``text`` is for ``model``, counted by its tokenizer alone (the model is not loaded).
+
+    ``model`` is a name ``GET /api/models`` lists (a found model's may hold slashes: ``org/name``)."""
     try:
         tokens = count_text(model, body.text)
     except FieldError as error:

@@ -1,9 +1,9 @@
-"""The KV cache: its size per token, layer and head for MHA, GQA and MQA on SmolLM2's shapes, and a
-paged cache (blocks of 16, a block table, the waste of contiguous allocation) that reads back the
-same keys and values.
+"""The KV cache: its size per token, layer and head for MHA, GQA and MQA on a model's shapes (SmolLM2's,
+or any model that writes: the ``model`` choice), and a paged cache (blocks of 16, a block table, the
+waste of contiguous allocation) that reads back the same keys and values.
 
-Live: during a SmolLM2 generation after the learner's prompt, its caches measured step by step
-against their count from the registry's shapes (``generation.py``).
+Live: during the chosen model's generation after the learner's prompt, its caches measured step by
+step against their count from the registry's shapes (``generation.py``).
 
 ``walk.py`` computes (``engine.paged``), ``words.py`` says it, ``answer.py`` draws it, ``program.py``
 writes it, ``practice.py`` checks ``lab/data/connections/kv.json``. The model's shapes and the live
@@ -15,9 +15,9 @@ from __future__ import annotations
 from attnlab.lab.connections.controls import Control
 from attnlab.lab.connections.kv.answer import LIVE, SHAPES
 from attnlab.lab.connections.live import ask
+from attnlab.lab.connections.models import model_control
 from attnlab.lab.connections.shape import folder_lab
 
-MODEL = "smollm2"
 MAX_NEW = 16
 
 CONTROLS = (
@@ -35,7 +35,7 @@ CONTROLS = (
     ),
     Control(
         "live",
-        "Live SmolLM2 generation",
+        "Live generation",
         "choice",
         "off",
         options=(("off", "off"), ("on", "on: measure its caches as it writes")),
@@ -46,17 +46,20 @@ CONTROLS = (
         "text",
         "The capital of France is",
         max_chars=400,
-        hint="SmolLM2 continues it when the live generation is on. Press Enter to use it.",
+        hint="The model continues it when the live generation is on. Press Enter to use it.",
     ),
     Control("new", "New tokens", "whole", 8, lo=1, hi=MAX_NEW),
+    model_control("Its shapes size the cache; it writes in the live generation (SmolLM2, or a model found "
+                  "on this computer)."),
 )
 
 
 def asks(values: dict) -> tuple:
-    shapes = ask(SHAPES, MODEL)
+    model = values["model"]
+    shapes = ask(SHAPES, model)
     if values["live"] != "on":
         return (shapes,)
-    return (shapes, ask(LIVE, MODEL, field="prompt", prompt=values["prompt"], new_tokens=values["new"]))
+    return (shapes, ask(LIVE, model, field="prompt", prompt=values["prompt"], new_tokens=values["new"]))
 
 
 LAB = folder_lab(

@@ -17,19 +17,20 @@ from attnlab.lab.connections.kv.walk import (
 )
 from attnlab.lab.connections.kv.words import MB, size
 from attnlab.lab.connections.live import Measured, status_words
+from attnlab.lab.connections.models import called
 
 POOL_WIDTH = 8  # blocks drawn per row of the pool
 SHAPES, LIVE = "shapes", "kv"  # the runs this lab asks for
 DOING = {
-    SHAPES: "The cache's size uses SmolLM2's shapes from the model registry",
-    LIVE: "SmolLM2 generates after your prompt, measuring its caches",
+    SHAPES: "The cache's size uses {called}'s shapes from the model registry",
+    LIVE: "{called} generates after your prompt, measuring its caches",
 }
 
 
 def kinds(s: Shapes) -> tuple[tuple[str, str, str], ...]:
     return (
         ("mha", f"MHA: {s.query_heads} key/value heads", "other"),
-        ("gqa", f"GQA (SmolLM2): {s.kv_heads}", "full"),
+        ("gqa", f"GQA ({s.called}): {s.kv_heads}", "full"),
         ("mqa", "MQA: 1", "now"),
     )
 
@@ -189,7 +190,7 @@ def _waiting(values: dict, measured: dict) -> list[dict]:
     for run in asked:
         m: Measured | None = measured.get(run)
         if m is None or m.status != "done":
-            out.append(status_words(m, DOING[run]))
+            out.append(status_words(m, DOING[run].format(called=called(values["model"]))))
     return out
 
 

@@ -1,4 +1,4 @@
-"""The KV-cache lab's live part: a SmolLM2 generation's caches as measured, against their count from shapes.
+"""The KV-cache lab's live part: a model's generation's caches as measured, against their count from shapes.
 
 The run (``models.labs.kv.generation_cache``) records, after the prompt and after each new
 token, the tokens cached and the bytes of every layer's ``keys`` and ``values`` arrays
@@ -68,7 +68,8 @@ class Generation:
     def wrote(self) -> dict:
         n_prompt, n_new = len(self.run["prompt_ids"]), len(self.run["new_ids"])
         return said(
-            f"Live: SmolLM2 read your prompt ({n_prompt:,} token{'s' if n_prompt != 1 else ''}) and, "
+            f"Live: {self.shapes.called} read your prompt ({n_prompt:,} "
+            f"token{'s' if n_prompt != 1 else ''}) and, "
             f"greedily, wrote {n_new} more: “{_visible(self.run['new_tokens'])}”. Each new token's keys "
             f"and values were appended to its {self.shapes.layers} caches, one per layer.",
             prompt_tokens=n_prompt,
@@ -110,7 +111,7 @@ class Generation:
         mha = self.counted(self.shapes.query_heads)
         return pic.lines(
             "live",
-            "SmolLM2's caches, measured as it writes",
+            f"{self.shapes.called}'s caches, measured as it writes",
             "Kilobytes its caches hold after the prompt and after each new token: the dots are measured "
             "(the arrays' bytes), the line is the count from its shapes; the other line is MHA.",
             pic.axis("tokens cached", 0, max(xs)),
@@ -138,7 +139,7 @@ class Generation:
         added = ["(prompt)", *(token_label(t)["label"] for t in self.run["new_tokens"])]
         mha = self.counted(self.shapes.query_heads)
         return {
-            "title": "SmolLM2's caches, step by step",
+            "title": f"{self.shapes.called}'s caches, step by step",
             "columns": [
                 "step",
                 "token added",

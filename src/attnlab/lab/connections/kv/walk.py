@@ -1,4 +1,4 @@
-"""The KV-cache lab's numbers: the cache's size for MHA, GQA and MQA on SmolLM2's shapes, and a paged cache.
+"""The KV-cache lab's numbers: the cache's size for MHA, GQA and MQA on a model's shapes, and a paged cache.
 
 Sizes count K and V: ``2 × layers × key/value heads × head size × bytes`` per
 token. SmolLM2's shapes are the model registry's (``models/registry.py``, the one
@@ -29,15 +29,18 @@ class Shapes:
     query_heads: int
     kv_heads: int
     head_dim: int
+    called: str = "SmolLM2"  # how the sentences name the model
 
 
 def shapes_of(facts: dict) -> Shapes:
-    """The shapes of a model as the registry states them (``models.labs.facts.shapes``)."""
+    """The shapes of a model as the registry states them (``models.labs.facts.shapes``), and how the
+    sentences name it (its ``called``)."""
     return Shapes(
         layers=facts["layers"],
         query_heads=facts["query_heads"],
         kv_heads=facts["kv_heads"],
         head_dim=facts["head_dim"],
+        called=facts.get("called") or facts.get("title") or "the model",
     )
 
 

@@ -19,7 +19,7 @@ def per_token_words(w: KVWalk) -> dict:
     s, b = w.shapes, per_token(w.shapes, w.bytes_each)
     byte_word = "byte" if w.bytes_each == 1 else "bytes"
     return said(
-        f"SmolLM2 caches K and V in {s.layers} layers for {s.kv_heads} key/value heads of {s.head_dim} "
+        f"{s.called} caches K and V in {s.layers} layers for {s.kv_heads} key/value heads of {s.head_dim} "
         "numbers: "
         f"2 × {s.layers} × {s.kv_heads} × {s.head_dim} × {w.bytes_each} {byte_word} = {b['gqa']:,} bytes per "
         f"token. With a key/value head for each of its {s.query_heads} query heads (MHA) it would be "

@@ -1,9 +1,10 @@
-"""Serving: continuous batching against one request at a time on SmolLM2 with our KV cache, the same
+"""Serving: continuous batching against one request at a time on a model that writes (SmolLM2, or one
+found on this computer: the ``model`` choice) with our KV cache, the same
 tokens either way, tokens a second and time to first token measured in the same run, as a timeline.
 
 ``schedule.py`` is the scheduling rule, ``walk.py`` reads a run's numbers, ``words.py`` says them,
 ``answer.py`` draws them, ``program.py`` writes them, ``practice.py`` checks
-``lab/data/connections/serving.json``. SmolLM2's run (``models.labs.serving``, a job of the model
+``lab/data/connections/serving.json``. The model's run (``models.labs.serving``, a job of the model
 worker) comes in as ``measured["serving"]``.
 """
 
@@ -11,11 +12,11 @@ from __future__ import annotations
 
 from attnlab.lab.connections.controls import Control, lines
 from attnlab.lab.connections.live import ask
+from attnlab.lab.connections.models import model_control
 from attnlab.lab.connections.serving.answer import RUN
 from attnlab.lab.connections.serving.walk import LETTERS
 from attnlab.lab.connections.shape import folder_lab
 
-MODEL = "smollm2"
 PROMPTS = (
     "Hi!",
     "The capital of France is",
@@ -36,13 +37,14 @@ CONTROLS = (
     ),
     Control("tokens", "New tokens per request", "whole", 16, lo=4, hi=32),
     Control("batch", "Batch size", "whole", 4, lo=1, hi=len(LETTERS), hint="Requests decoded together."),
+    model_control("The model that serves the requests (SmolLM2, or a model found on this computer)."),
 )
 
 
 def asks(values: dict) -> tuple:
     return (
-        ask(RUN, MODEL, field="prompts", prompts=lines(values["prompts"]), max_new_tokens=values["tokens"],
-            batch=values["batch"]),
+        ask(RUN, values["model"], field="prompts", prompts=lines(values["prompts"]),
+            max_new_tokens=values["tokens"], batch=values["batch"]),
     )  # fmt: skip
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from attnlab.lab import numbers as fmt
 from attnlab.lab.connections import pictures as pic
 from attnlab.lab.connections.live import Measured
+from attnlab.lab.connections.models import called
 from attnlab.lab.connections.serving import words
 from attnlab.lab.connections.serving.walk import LETTERS, WAYS, Serve
 from attnlab.lab.realmodel.tokens import short_label
@@ -151,7 +152,8 @@ def run_data(s: Serve | None) -> dict | None:
 def answer(values: dict, measured: dict) -> dict:
     s, m = recorded(values, measured)
     if s is None:
-        return {"pictures": [], "words": words.sentences(None, m), "numbers": [], "data": {"run": None}}
+        return {"pictures": [], "words": words.sentences(None, m, called(values["model"])), "numbers": [],
+                "data": {"run": None}}  # fmt: skip
     top = max(s.seconds(w) for w in WAYS)
     pictures = [_timeline(s, "one", top), _timeline(s, "batched", top), _steps_picture(s, "one"),
                 _steps_picture(s, "batched"), *_bars(s)]  # fmt: skip

@@ -7,7 +7,7 @@ from attnlab.lab.connections.live import Measured, status_words
 from attnlab.lab.connections.serving.walk import LETTERS, Serve
 from attnlab.lab.said import said
 
-DOING = "SmolLM2 serves your prompts twice, one at a time and in a continuous batch"
+DOING = "{called} serves your prompts twice, one at a time and in a continuous batch"
 
 
 def _s(n: int, word: str) -> str:
@@ -92,7 +92,8 @@ def replayed(s: Serve) -> dict:
     return said(text, one=s.schedule_matches("one"), batched=s.schedule_matches("batched"))
 
 
-def sentences(s: Serve | None, m: Measured | None) -> list[dict]:
+def sentences(s: Serve | None, m: Measured | None, called: str = "SmolLM2") -> list[dict]:
+    """``called``: how the sentences name the model (``lab.connections.models.called``)."""
     if s is None:
-        return [status_words(m, DOING)]
+        return [status_words(m, DOING.format(called=called))]
     return [same_tokens(s), throughput(s), first_token(s), steps(s), replayed(s)]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from attnlab.lab import numbers as fmt
 from attnlab.lab.connections import pictures as pic
 from attnlab.lab.connections.live import Measured
+from attnlab.lab.connections.models import called
 from attnlab.lab.connections.speculate import words
 from attnlab.lab.connections.speculate.toy import TOKENS, Rule, fraction_text
 from attnlab.lab.connections.speculate.walk import Run, toy
@@ -196,7 +197,7 @@ def answer(values: dict, measured: dict) -> dict:
     numbers = _run_tables(r) if r is not None else []
     return {
         "pictures": [*pictures, _toy_picture(t)],
-        "words": words.sentences(r, m, t),
+        "words": words.sentences(r, m, t, called(values["model"])),
         "numbers": [*numbers, _toy_table(t)],
         "data": {"run": run_data(r), "toy": toy_data(t)},
     }

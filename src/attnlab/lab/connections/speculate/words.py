@@ -8,7 +8,7 @@ from attnlab.lab.connections.speculate.toy import TOKENS, Rule, fraction_text
 from attnlab.lab.connections.speculate.walk import Run
 from attnlab.lab.said import said
 
-DOING = "SmolLM2 decodes your prompt twice, plainly and speculatively"
+DOING = "{called} decodes your prompt twice, plainly and speculatively"
 
 
 def _s(n: int, word: str) -> str:
@@ -118,7 +118,8 @@ def toy_rule(t: Rule) -> dict:
     )
 
 
-def sentences(r: Run | None, m: Measured | None, t: Rule) -> list[dict]:
+def sentences(r: Run | None, m: Measured | None, t: Rule, called: str = "SmolLM2") -> list[dict]:
+    """``called``: how the sentences name the model (``lab.connections.models.called``)."""
     if r is None:
-        return [status_words(m, DOING), toy_rule(t)]
+        return [status_words(m, DOING.format(called=called)), toy_rule(t)]
     return [same_tokens(r), acceptance(r), speed(r), replayed(r), toy_rule(t)]

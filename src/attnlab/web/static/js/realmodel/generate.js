@@ -1,8 +1,11 @@
-// "Let SmolLM2 continue the text": two choices, "Continue the text" (the text as
-// it is) and "Answer as the assistant (chat template)". Start a generation job
-// (waiting its turn when the server's line is full) and draw its pieces as they
-// arrive (the server appends one piece per token; we poll). The server writes
-// every sentence (status_line, hint, the view's words) and every token's visible label.
+// "Let the model continue the text": two choices, "Continue the text" (the text as
+// it is) and "Answer as the assistant (chat template)". The model that writes is the
+// chosen one where it is a decoder, else the first that is (the server says which:
+// GET /api/models/about's writer); a model without a chat template has no chat choice,
+// and the server's note says so. Start a generation job (waiting its turn when the
+// server's line is full) and draw its pieces as they arrive (the server appends one
+// piece per token; we poll). The server writes every sentence (status_line, hint,
+// the view's words) and every token's visible label.
 import { byId, fill, h, text } from "../shared/dom.js";
 import { getJSON, postJSONInTurn } from "../shared/http.js";
 import { fillIn } from "./words.js";
@@ -24,6 +27,7 @@ function stepItem(step) {
  * @param {HTMLTextAreaElement} source the text to continue
  * @param {() => Record<string, string>} words the view's sentences and templates (GET /api/models' words)
  * @param {() => void} [onDone] called when a generation has finished (the model is loaded then)
+ * @returns {{show: (about: object) => void}} call with each chosen model's GET /api/models/about answer
  */
 export function setupGenerate(source, words, onDone = () => {}) {
   const buttons = [byId("rm-gen-run"), byId("rm-gen-chat")];
@@ -32,6 +36,9 @@ export function setupGenerate(source, words, onDone = () => {}) {
   const error = byId("rm-gen-error");
   const out = byId("rm-gen-out");
   const steps = byId("rm-gen-steps");
+  const writerNote = byId("rm-gen-writer");
+  const chatNote = byId("rm-gen-chat-note");
+  let writer = null; // the model that writes (null: the server's first decoder)
 
   function showError(message) {
     text(error, message || "");
@@ -46,7 +53,7 @@ export function setupGenerate(source, words, onDone = () => {}) {
     try {
       let job = await postJSONInTurn(
         "/api/models/generate",
-        { prompt, chat, max_new_tokens: Number(tokens.value) },
+        { prompt, chat, max_new_tokens: Number(tokens.value), ...(writer ? { model: writer } : {}) },
         (message, left) => text(status, fillIn(words().retry, { message, seconds: left })),
       );
       for (;;) {
@@ -73,4 +80,15 @@ export function setupGenerate(source, words, onDone = () => {}) {
 
   buttons[0].addEventListener("click", () => go(false));
   buttons[1].addEventListener("click", () => go(true));
+
+  return {
+    /** The chosen model's answer (GET /api/models/about): which model writes, and its chat or why none. */
+    show(about) {
+      writer = about.writer;
+      text(writerNote, about.writer_note.text);
+      buttons[1].parentElement.hidden = !about.writer_chat;
+      text(chatNote, about.chat_note ? about.chat_note.text : "");
+      chatNote.hidden = !about.chat_note;
+    },
+  };
 }

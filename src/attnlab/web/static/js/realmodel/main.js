@@ -15,6 +15,7 @@ import { bound, getLimits } from "../shared/limits.js";
 import { unpackRows } from "./packed.js";
 import { setupCount } from "./count.js";
 import { setupGenerate } from "./generate.js";
+import { setupModels } from "./models.js";
 import { setupNext } from "./next.js";
 import { setupModelView } from "./modelview.js";
 import { setupNeuron } from "./neuron.js";
@@ -28,6 +29,7 @@ import { setupHow } from "./how.js";
 
 const state = {
   models: [], maxChars: 400, maxTokens: 64,
+  about: null, // the chosen model as its files describe it (GET /api/models/about): shapes, cap, writer, chat
   words: {}, // the view's fixed sentences and templates (GET /api/models' words: lab/realmodel/page.py)
   job: null, // the API's JobOut of the trace shown (done)
   result: null, // job.result (tokens, labels, shown, kv_groups ...)
@@ -46,6 +48,8 @@ let neuron = { show() {} };
 let journey = { show() {} };
 let how = { refresh() {} };
 let modelView = { load: async () => {}, highlight() {}, select() {} };
+let generate = { show() {} };
+let models = { fillModels() {}, about: async () => {} };
 
 function showError(message) {
   text(els.error, message || "");
@@ -55,21 +59,15 @@ function showError(message) {
 
 let updateCount = () => {};
 
-function modelInfo(name = els.model.value) {
-  return state.models.find((m) => m.name === name);
-}
-
-/** The chosen model's shapes, and what its products run on once loaded (the server writes it: note). */
+/** The chosen model as its files describe it (models.js): its note, its token cap, who writes. */
 function showModelNote() {
-  const m = modelInfo();
-  if (!m) return;
-  text(els.modelNote, m.note);
+  return models.about();
 }
 
 /** Ask again which path each model runs on (known once a job has loaded it). */
 async function refreshModels() {
   state.models = (await getJSON("/api/models")).models;
-  showModelNote();
+  await showModelNote();
 }
 
 /** Trace the box's text with the chosen model (the "Look inside" action). */
@@ -231,7 +229,7 @@ async function init() {
   });
   tip = setupCellTip(els.heatmap.closest("figure"), els.heatmap);
   updateCount = setupCount(els, () => ({
-    cap: modelInfo()?.max_tokens ?? state.maxTokens, maxChars: state.maxChars, words: state.words,
+    cap: state.about?.max_tokens ?? state.maxTokens, maxChars: state.maxChars, words: state.words,
   }));
   els.text.addEventListener("input", () => updateCount());
   els.text.addEventListener("keydown", (event) => {
@@ -254,7 +252,12 @@ async function init() {
   });
   how = setupHow("head", headNumbers(() => state));
   byId("rm-bridge-open").parentElement.before(how.element);
-  setupGenerate(els.text, () => state.words, () => refreshModels().catch(() => {}));
+  generate = setupGenerate(els.text, () => state.words, () => refreshModels().catch(() => {}));
+  models = setupModels(els, () => state.words, (about) => {
+    state.about = about;
+    if (about) generate.show(about);
+    updateCount();
+  });
   els.model.addEventListener("change", () => { showModelNote(); updateCount(); });
   // the Circuits page opens on this page's text and model
   const circuits = byId("rm-circuits");
@@ -278,10 +281,10 @@ async function init() {
   state.maxChars = info.max_chars;
   state.maxTokens = info.max_tokens;
   state.words = info.words;
-  fill(els.model, info.models.map((m) => h("option", { value: m.name }, m.title)));
-  showModelNote();
+  models.fillModels(info);
   updateCount();
   linkCircuits();
+  await showModelNote();
   document.body.dataset.ready = "true";
 }
 
