@@ -121,20 +121,20 @@ _PATCH = {
     ),
     "pattern": (
         "# query head COLUMN's pattern, the clean run's: block LAYER run again on its resid_pre\n"
-        'value = attention_of(ARCH, WEIGHTS, clean, LAYER, ops=OPS)["pattern"][COLUMN]  # (T, T)\n'
-        'edit(plan, "pattern", LAYER, write(value, T, T, head=COLUMN))\n'
+        'from_clean = attention_of(ARCH, WEIGHTS, clean, LAYER, ops=OPS)["pattern"][COLUMN]  # (T, T)\n'
+        'edit(plan, "pattern", LAYER, write(from_clean, T, T, head=COLUMN))\n'
     ),
     "keys": (
         "# KV head COLUMN's keys (after RoPE), the clean run's: block LAYER run again on its resid_pre\n"
-        'value = attention_of(ARCH, WEIGHTS, clean, LAYER, ops=OPS)["k"][:, COLUMN]  # (T, d_head)\n'
+        'from_clean = attention_of(ARCH, WEIGHTS, clean, LAYER, ops=OPS)["k"][:, COLUMN]  # (T, d_head)\n'
         "columns = slice(COLUMN * ARCH.d_head, (COLUMN + 1) * ARCH.d_head)  # the KV heads side by side\n"
-        'edit(plan, "k", LAYER, write(value, T, ARCH.d_head, cols=columns))\n'
+        'edit(plan, "k", LAYER, write(from_clean, T, ARCH.d_head, cols=columns))\n'
     ),
     "values": (
         "# KV head COLUMN's values, the clean run's: block LAYER run again on its resid_pre\n"
-        'value = attention_of(ARCH, WEIGHTS, clean, LAYER, ops=OPS)["v"][:, COLUMN]  # (T, d_head)\n'
+        'from_clean = attention_of(ARCH, WEIGHTS, clean, LAYER, ops=OPS)["v"][:, COLUMN]  # (T, d_head)\n'
         "columns = slice(COLUMN * ARCH.d_head, (COLUMN + 1) * ARCH.d_head)  # the KV heads side by side\n"
-        'edit(plan, "v", LAYER, write(value, T, ARCH.d_head, cols=columns))\n'
+        'edit(plan, "v", LAYER, write(from_clean, T, ARCH.d_head, cols=columns))\n'
     ),
 }
 

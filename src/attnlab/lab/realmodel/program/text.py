@@ -269,7 +269,7 @@ def program(src: Source, steps: Steps, *, shown: float | None = None, note: str 
         raise ValueError(f"the steps rebind {', '.join(sorted(clash))}, names of attnlab's code")
     parts = [
         docstring(src, steps),
-        "from __future__ import annotations\n\n",
+        "\nfrom __future__ import annotations\n\n",
         START,
         "\n".join(c.imports) + "\n",
         "\n# -- the text and the number's place " + "-" * 73 + "\n\n",
