@@ -65,5 +65,5 @@ def fake_hub(families, tmp_path_factory) -> Path:
 def found_models(fake_hub, monkeypatch) -> Path:
     """The registry's found models are ``fake_hub``'s (see the module docstring)."""
     monkeypatch.setenv("HF_HUB_CACHE", str(fake_hub))
-    monkeypatch.delenv("ATTNLAB_MODELS_DIR", raising=False)
+    monkeypatch.setenv("ATTNLAB_MODELS_DIR", "")  # none (restored after the test)
     return fake_hub

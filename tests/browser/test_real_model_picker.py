@@ -25,7 +25,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.models]  # the page opens on Mini
 def found_server(fake_hub):
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("HF_HUB_CACHE", str(fake_hub))
-        mp.delenv("ATTNLAB_MODELS_DIR", raising=False)
+        mp.setenv("ATTNLAB_MODELS_DIR", "")
         server = LiveServer().start()  # the server and its worker process inherit the cache's place
     yield server
     server.stop()

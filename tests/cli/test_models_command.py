@@ -87,7 +87,7 @@ def test_heads_takes_a_path_and_prints_the_models_own_attention(families, run):
     assert body["model"] == folder and body["tokens"] == model.to_str_tokens("Hello world")
     np.testing.assert_allclose(np.nan_to_num(np.array(body["weights"], dtype=float)), want, rtol=0, atol=1e-6)
     status, out, _ = run("heads", "Hello world", "--model", folder)
-    assert status == 0 and out.startswith("qwen2 ·") or "qwen2" in out.splitlines()[0]
+    assert status == 0 and out.splitlines()[0].startswith("qwen2")  # the model named by its folder
 
 
 def test_logits_and_generate_take_a_gguf_path(families, run):
@@ -141,10 +141,11 @@ def test_speculate_takes_a_model_and_gives_plain_greedys_tokens(families, run):
 
 
 def test_models_dir_offers_a_folders_models_by_name(families, tmp_path, run, monkeypatch):
-    monkeypatch.delenv("ATTNLAB_MODELS_DIR", raising=False)
+    monkeypatch.setenv("ATTNLAB_MODELS_DIR", "")  # none (restored after the test)
     shutil.copytree(families.folder("gpt2"), tmp_path / "mine" / "gpt")
     status, out, err = run("heads", "Hello", "--model", "mine/gpt", "--models-dir", str(tmp_path), "--json")
-    assert status == 0, err and json.loads(out)["model"] == "mine/gpt"
+    assert status == 0, err
+    assert json.loads(out)["model"] == "mine/gpt"
     status, _, err = run("generate", "Hi", "--model", "mine/gpt", "--max-new-tokens", "2")
     assert status == 0, err  # the folder is still searched: ATTNLAB_MODELS_DIR, as a worker would inherit
 
@@ -190,3 +191,31 @@ def test_the_real_entry_point_takes_a_path(families):
                           text=True, timeout=300)  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["tokens"] == open_path(folder).to_str_tokens("Hello world")
+
+
+def test_the_circuits_commands_take_a_path_through_the_shared_arguments(families, tmp_path, run):
+    folder = str(families.folder("qwen2"))
+    status, out, err = run("lens", "The cat sat on the", "--model", folder, "--json")
+    assert status == 0, err
+    model = open_path(folder)
+    logits = model.logits(model.to_tokens("The cat sat on the"))[-1]
+    assert json.loads(out)["answer"]["id"] == int(np.argmax(logits))
+    texts = tmp_path / "texts.jsonl"
+    texts.write_text('{"text": "The cat sat on the mat. The cat sat."}\n')
+    status, out, err = run("census", "--model", folder, "--texts", str(texts), "--workers", "1")
+    assert status == 0, err  # its worker process opens the path too
+    assert out.startswith("qwen2: every head's scores over 1 text")
+
+
+def test_serve_takes_models_dir_for_the_page_and_its_worker(monkeypatch, tmp_path):
+    from attnlab.cli import build_parser
+    from attnlab.cli.modelargs import prepare
+
+    monkeypatch.setenv("ATTNLAB_MODELS_DIR", "")  # none (restored after the test)
+    args = build_parser().parse_args(["serve", "--models-dir", str(tmp_path), "--no-browser"])
+    prepare(args)
+    assert registry.models_dir() == tmp_path  # in the environment: the worker process inherits it
+    monkeypatch.setenv("ATTNLAB_MODELS_DIR", "")
+    args = build_parser().parse_args(["--models-dir", str(tmp_path), "--port", "0"])  # plain `attnlab`
+    prepare(args)
+    assert registry.models_dir() == tmp_path

@@ -99,6 +99,14 @@ def test_a_found_model_loads_once_through_its_path(found_models):
     assert trace.model == QWEN2 and trace.tokens == registry.token_strings(QWEN2, "Hello world")
 
 
+def test_attnlab_load_opens_a_found_model_by_name_and_any_model_by_path(found_models, families):
+    import attnlab
+
+    model = attnlab.load(QWEN2)
+    assert model.name == QWEN2 and model is not registry.get_model(QWEN2)  # a fresh instance
+    assert attnlab.load(families.folder("gpt2")).arch.family == "gpt2"
+
+
 def test_the_found_models_follow_the_places_searched(found_models, monkeypatch, tmp_path):
     assert QWEN2 in registry.SPECS
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "empty"))

@@ -439,8 +439,12 @@ def get_model(name: str, weights: str = "auto"):
 
     ``weights``: "auto" (the model as its loader opens it: the fastest exact path here), or the
     path its products run on, "q4_1" (a GGUF file's blocks) or "float32" (float weights), each
-    kept as its own shared instance.
+    kept as its own shared instance. A path the registry has not seen yet (a process the command
+    line started: a census worker) becomes its entry here, as :func:`resolve` makes it; only names
+    that passed :func:`check_name` reach here from the web.
     """
+    if isinstance(name, str) and name not in _registered and looks_like_a_path(name):
+        name = resolve(name)
     s = spec(name)
     if weights == "auto":
         with _lock:  # one load at a time: a second caller waits for the first's model

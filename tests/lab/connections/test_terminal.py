@@ -51,5 +51,6 @@ def test_kv_cache_help_states_what_the_command_refuses():
     assert tokens_refused(MOST_TOKENS, new=False) is None and tokens_refused(MOST_TOKENS + 1, new=False)
     assert tokens_refused(MOST_NEW, new=True) is None and tokens_refused(MOST_NEW + 1, new=True)
     assert said["--model"] == (
-        "one of minilm, smollm2 (default smollm2; with TEXT, a model that writes), a model attnlab models lists, "
-        "or a path: a folder with config.json, *.safetensors and tokenizer.json, or a .gguf file")  # fmt: skip
+        "one of minilm, smollm2 (default smollm2; with TEXT, a model that writes), a model attnlab models "
+        "lists, or a path: a folder with config.json, *.safetensors and tokenizer.json, or a .gguf "
+        "file")  # fmt: skip
