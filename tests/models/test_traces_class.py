@@ -15,6 +15,7 @@ from fastapi.testclient import TestClient
 from attnlab.lab.realmodel.query import query_row
 from attnlab.models.jobs.kept import trace_nbytes
 from attnlab.models.jobs.line import TRACE_MEMORY_CAP, Jobs
+from attnlab.models.jobs.turns import Client
 from attnlab.models.registry import get_model
 from attnlab.web.app import create_app
 from attnlab.web.realmodel import line
@@ -38,12 +39,15 @@ def class_texts(smollm2) -> list[str]:
 
 
 def test_a_class_of_32_keeps_every_trace_and_each_answers_its_heads(smollm2, tmp_path, monkeypatch):
-    jobs = Jobs(loader=get_model, process=False, spill_dir=str(tmp_path))
+    # each learner on a computer of their own (one computer may have 8 jobs in line), all of them
+    # asking after their trace (this test's waits stand for the pages' polls: none is abandoned)
+    jobs = Jobs(loader=get_model, process=False, spill_dir=str(tmp_path), abandon_s=WAIT_S)
     monkeypatch.setattr(line, "JOBS", jobs)
     api = TestClient(create_app())
     try:
         texts = class_texts(smollm2)
-        started = [jobs.start("smollm2", text) for text in texts]  # the whole class at once
+        started = [jobs.start("smollm2", text, client=Client(f"learner-{i}"))  # the whole class at once
+                   for i, text in enumerate(texts)]  # fmt: skip
         for job in started:
             assert jobs.wait(job, WAIT_S) and job.status == "done", job.message
         assert jobs.memory_cap == TRACE_MEMORY_CAP and jobs.kept_bytes <= jobs.memory_cap
