@@ -74,6 +74,8 @@ class Facts:
     chat: bool
     parameters: int | None = None
     dtype: str | None = None
+    arch: Any = None  # the model's Architecture (attnlab.engine.model), None for a model without files
+    format: str | None = None  # "safetensors" or "gguf"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -91,6 +93,7 @@ class ModelSpec:
     title: str
     family: str
     short: str = ""  # how a sentence names it ("SmolLM2"); "": its title
+    format: str | None = None  # its files: "gguf" or "safetensors" (None: none)
     origin: Origin = "registered"
     source: str | None = None
     loader: str | None = None  # "module:attribute", a () -> model; None: open the source's path
@@ -207,7 +210,8 @@ def facts_of(described) -> Facts:
     a = described.arch
     shapes = Shapes(n_layer=a.n_layer, n_head=a.n_head, n_kv_head=a.n_kv_head, d_head=a.d_head,
                     context=described.context, d_model=a.d_model, d_vocab=a.d_vocab, norm=a.norm)  # fmt: skip
-    return Facts(shapes=shapes, chat=described.chat, parameters=described.parameters, dtype=described.dtype)
+    return Facts(shapes=shapes, chat=described.chat, parameters=described.parameters, dtype=described.dtype,
+                 arch=a, format=described.format)  # fmt: skip
 
 
 _registered: dict[str, ModelSpec] = {}
@@ -318,8 +322,8 @@ def _entries(models) -> dict[str, ModelSpec]:
         while name in _registered or name in out:
             n += 1
             name = f"{f.name}@{f.source}" if n == 2 else f"{f.name}@{f.source}-{n}"
-        out[name] = ModelSpec(name=name, title=name, family=f.family, origin=f.source, source=str(f.path),
-                              instruct=f.chat, found=f)  # fmt: skip
+        out[name] = ModelSpec(name=name, title=name, family=f.family, format=f.format, origin=f.source,
+                              source=str(f.path), instruct=f.chat, found=f)  # fmt: skip
     return out
 
 
@@ -410,8 +414,8 @@ def add_path(path: os.PathLike | str) -> ModelSpec:
         return known
     where = Path(name).expanduser()
     described = describe(where)
-    entry = ModelSpec(name=name, title=model_name(where), family=described.family, origin="path",
-                      source=str(where), instruct=described.chat)  # fmt: skip
+    entry = ModelSpec(name=name, title=model_name(where), family=described.family, format=described.format,
+                      origin="path", source=str(where), instruct=described.chat)  # fmt: skip
     register(entry)
     with _lock:
         _facts[(entry.name, entry.source)] = facts_of(described)
@@ -509,9 +513,9 @@ def _shipped(name: str, **fields: Any) -> ModelSpec:
                               tokenizer=f"{at}:{name}_counter", **fields))  # fmt: skip
 
 
-MINILM = _shipped("minilm", title="all-MiniLM-L6-v2", short="MiniLM", family="bert",
+MINILM = _shipped("minilm", title="all-MiniLM-L6-v2", short="MiniLM", family="bert", format="safetensors",
                   source="attnlab.models.files:minilm_dir")  # fmt: skip
 SMOLLM2 = _shipped(
-    "smollm2", title="SmolLM2-135M-Instruct", short="SmolLM2", family="llama",
+    "smollm2", title="SmolLM2-135M-Instruct", short="SmolLM2", family="llama", format="gguf",
     source="attnlab.models.files:smollm2_gguf", instruct=True,
 )  # fmt: skip

@@ -108,9 +108,19 @@ def needle_measured(seed: int, **kw) -> dict:
     return {"needle": Measured("done", data={"texts": [], "rows": needle_rows(seed, **kw)})}
 
 
-def rope_facts(base: float = 100000.0, head_dim: int = 64, context: int = 8192) -> dict:
-    return {"model": "smollm2", "title": "SmolLM2-135M-Instruct", "base": base, "head_dim": head_dim,
-            "context": context, "convention": "interleaved"}  # fmt: skip
+def rope_facts(base: float = 100000.0, head_dim: int = 64, context: int = 8192,
+               convention: str = "interleaved", scaling: str | None = None) -> dict:
+    """A model's RoPE as ``models.labs.facts.rope`` gives it (SmolLM2's by default); ``scaling``: the
+    frequencies stretched as Llama 3's (factor 8 past a 64-position original context), written out."""
+    from attnlab.engine.forward import ScaledRoPE
+    from attnlab.engine.model import RopeScaling
+
+    stretch = RopeScaling(kind="llama3", factor=8.0, original_context=64) if scaling else None
+    rope = ScaledRoPE(head_dim=head_dim, base=base, convention=convention, scaling=stretch)
+    freqs = rope.inverse_frequencies
+    return {"model": "smollm2", "title": "SmolLM2-135M-Instruct", "called": "SmolLM2", "source": "gguf",
+            "base": base, "head_dim": head_dim, "context": context, "convention": convention,
+            "scaling": scaling, "frequencies": [float(f) for f in freqs]}  # fmt: skip
 
 
 def rope_measured(**kw) -> dict:

@@ -38,9 +38,10 @@ def test_an_unknown_model_is_refused_at_model():
 @pytest.mark.models
 def test_smollm2s_rope_is_the_one_the_model_runs(smollm2):
     facts = rope("smollm2")
+    frequencies = facts.pop("frequencies")
     assert facts == {
-        "model": "smollm2", "title": "SmolLM2-135M-Instruct", "base": 100000.0, "head_dim": 64,
-        "context": 8192, "convention": "interleaved",
+        "model": "smollm2", "title": "SmolLM2-135M-Instruct", "called": "SmolLM2", "source": "gguf",
+        "base": 100000.0, "head_dim": 64, "context": 8192, "convention": "interleaved", "scaling": None,
     }  # fmt: skip
     from attnlab.engine.forward import _rope
 
@@ -54,3 +55,33 @@ def test_smollm2s_rope_is_the_one_the_model_runs(smollm2):
     np.testing.assert_array_equal(
         turns.inverse_frequencies, facts["base"] ** (-2.0 * np.arange(32) / 64)
     )
+    assert frequencies == [float(f) for f in turns.inverse_frequencies]
+
+
+@pytest.mark.parametrize("which", ["qwen2 folder", "smollm2 gguf", "llama3 folder"])
+def test_any_models_rope_is_the_one_it_runs(families, which):
+    from attnlab.engine.forward import _rope
+    from attnlab.models.families.checkpoint import open_path
+
+    name, kind = which.split()
+    path = families.folder(name) if kind == "folder" else families.gguf(name, "F32")
+    entry = registry.resolve(str(path))
+    try:
+        facts = rope(entry)
+        turns = _rope(open_path(path).arch)  # the RoPE the loaded model's forward rotates with
+        assert facts["frequencies"] == [float(f) for f in turns.inverse_frequencies]
+        assert (facts["convention"], facts["source"]) == (
+            {"folder": ("half", "safetensors"), "gguf": ("interleaved", "gguf")}[kind])  # fmt: skip
+        assert facts["scaling"] == ("llama3" if name == "llama3" else None)
+    finally:
+        registry.unregister(entry)
+
+
+def test_a_model_without_rope_is_refused_at_model(families):
+    entry = registry.resolve(str(families.folder("gpt2")))
+    try:
+        with pytest.raises(FieldError) as err:
+            rope(entry)
+        assert err.value.loc == ("model",) and "does not rotate its queries and keys" in err.value.problem
+    finally:
+        registry.unregister(entry)

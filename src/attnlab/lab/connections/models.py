@@ -16,16 +16,34 @@ from attnlab.models import registry
 DEFAULT = "smollm2"
 
 
+LEARNED_POSITIONS = ("gpt2",)  # the decoder families whose positions are learned, not rotary
+
+
 def decoder_options() -> tuple[tuple[str, str], ...]:
     """Every model that writes, as ``(name, title)``: the choice's options now."""
     return tuple((name, registry.title(name)) for name in registry.decoders())
 
 
-def model_control(hint: str) -> Control:
-    """The ``model`` choice (:data:`DEFAULT` first)."""
-    return Control("model", "Model", "choice", DEFAULT, options=decoder_options, hint=hint)
+def rope_options() -> tuple[tuple[str, str], ...]:
+    """Every model that writes and rotates its queries and keys (RoPE): all but the learned-position
+    families (known from the family, no file read)."""
+    return tuple((name, registry.title(name)) for name in registry.decoders()
+                 if registry.spec(name).family not in LEARNED_POSITIONS)  # fmt: skip
+
+
+def model_control(hint: str, options=decoder_options) -> Control:
+    """The ``model`` choice (:data:`DEFAULT` first) among ``options`` (a function: read per request)."""
+    return Control("model", "Model", "choice", DEFAULT, options=options, hint=hint)
 
 
 def called(model: str) -> str:
     """How a sentence names ``model``: "SmolLM2", or a found model's name."""
     return registry.spec(model).called
+
+
+FILES = {"gguf": "GGUF file", "safetensors": "config"}  # what states a model's settings, by its format
+
+
+def settings_file(model: str) -> str:
+    """What states ``model``'s settings, as a sentence says it: "GGUF file" or "config"."""
+    return FILES.get(registry.spec(model).format or "", "files")

@@ -43,6 +43,11 @@ def path_not_offered(path: str, names: Sequence[str]) -> str:
     )
 
 
+def no_rope(title: str) -> str:
+    """A RoPE asked of a model whose positions are not rotary (GPT-2 learns them)."""
+    return f"has no RoPE to show: {title} does not rotate its queries and keys (its positions are learned)"
+
+
 def no_chat_template(title: str) -> str:
     """A chat asked of a model whose files carry no chat template (said after the chat choice's name)."""
     return f"is not offered: {title} has no chat template, so it has no chat; continue the text instead"

@@ -1,9 +1,9 @@
-"""What the labs ask of a model without running it: its shapes (the registry's) and its RoPE (its GGUF's).
+"""What the labs ask of a model without running it: its shapes and its RoPE (as its files state them).
 
 Plain data, no display strings. ``shapes(model)`` is the registry's ``ModelSpec``
-(``models/registry.py``, the one definition of a model's shapes); ``rope(model)`` reads a
-llama-architecture GGUF's metadata (``models/smollm/config.py``): its RoPE base, head size,
-trained context and the pairing its stored weights use.
+(``models/registry.py``, the one place a model's identity lives; its shapes read from its
+files); ``rope(model)`` the RoPE of the Architecture the registry read from its files: base,
+head size, trained context, the pairing its stored weights use, and its frequencies.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from __future__ import annotations
 from functools import cache
 
 from attnlab.models import registry
+from attnlab.models.errors import Refusal
 
 
 def shapes(model: str) -> dict:
@@ -28,28 +29,35 @@ def shapes(model: str) -> dict:
     }
 
 
-ROPE_FILES = {"smollm2": "smollm2_gguf"}  # the models whose RoPE a GGUF file states
-
-
 @cache
 def rope(model: str) -> dict:
-    """``model``'s RoPE as its GGUF file states it: base, head size, trained context, pairing.
+    """``model``'s RoPE as its files state it (its config or GGUF header, read by the registry): base,
+    head size, trained context, pairing, and the inverse frequencies its global layers turn with
+    (``frequencies``: ``base^(-2i/d)``, stretched where the files give a scaling: ``scaling``, its
+    kind, else None). A model whose positions are not rotary (GPT-2's are learned) is refused at
+    ``model``.
 
     SmolLM2's GGUF stores W_Q and W_K in interleaved pairs (``models/families/llama``), so its
-    RoPE turns coordinates 2i and 2i + 1 together.
+    RoPE turns coordinates 2i and 2i + 1 together; a Hugging Face folder's turn i with i + d/2.
     """
-    from attnlab.models import files
-    from attnlab.models.families.llama import architecture
-    from attnlab.models.gguf_file import GGUFFile
+    from attnlab.engine.forward import ScaledRoPE
 
     spec = registry.spec(model)
-    path = getattr(files, ROPE_FILES[spec.name])()
-    arch = architecture(GGUFFile(path).metadata)
+    facts = spec.facts()
+    arch = facts.arch
+    if arch is None or arch.positions != "rope":
+        raise Refusal(("model",), "no_rope", spec.title)
+    turned = ScaledRoPE(head_dim=arch.d_head, base=arch.rope_base, convention=arch.rope_pairs,
+                        scaling=arch.rope_scaling)  # fmt: skip
     return {
         "model": spec.name,
         "title": spec.title,
+        "called": spec.called,
+        "source": facts.format,
         "base": float(arch.rope_base),
         "head_dim": int(arch.d_head),
         "context": int(arch.n_ctx),
         "convention": arch.rope_pairs,
+        "scaling": arch.rope_scaling.kind if arch.rope_scaling is not None else None,
+        "frequencies": [float(f) for f in turned.inverse_frequencies],
     }

@@ -1,11 +1,12 @@
 """RoPE, further: a q, k pair's score against their offset (which alone enters), what lies past the
 training length, and position interpolation's rescaling, computed with the engine's RoPE.
-SmolLM2's own RoPE (``smollm2.py``): its frequencies from its GGUF, the score against offset past its
-context length, and interpolation.
+A model's own RoPE (``smollm2.py``; SmolLM2's, or that of the ``model`` chosen: any model found on
+this computer whose positions are rotary): its frequencies from its files, the score against
+offset past its context length, and interpolation.
 
 ``walk.py`` computes (``engine.positions.RoPE``, ``engine.interpolation``), ``words.py`` says it,
 ``answer.py`` draws it, ``program.py`` writes it, ``practice.py`` checks
-``lab/data/connections/rope.json``. SmolLM2's RoPE facts come from ``models.labs``, passed in as
+``lab/data/connections/rope.json``. The model's RoPE facts come from ``models.labs``, passed in as
 ``measured["rope"]``.
 """
 
@@ -13,8 +14,8 @@ from __future__ import annotations
 
 from attnlab.lab.connections.controls import Control
 from attnlab.lab.connections.live import ask
+from attnlab.lab.connections.models import model_control, rope_options
 from attnlab.lab.connections.rope.answer import RUN
-from attnlab.lab.connections.rope.smollm2 import MODEL
 from attnlab.lab.connections.shape import folder_lab
 
 CONTROLS = (
@@ -28,16 +29,18 @@ CONTROLS = (
     Control("seed", "Random seed", "whole", 0, lo=0, hi=9999, hint="q and k."),
     Control(
         "own",
-        "SmolLM2's own RoPE",
+        "A model's own RoPE",
         "choice",
         "off",
-        options=(("off", "off"), ("on", "on: its frequencies, from its GGUF file")),
+        options=(("off", "off"), ("on", "on: its frequencies, from its files")),
     ),
+    model_control("Whose RoPE: SmolLM2's, or a model found on this computer whose positions are rotary.",
+                  rope_options),  # fmt: skip
 )
 
 
 def asks(values: dict) -> tuple:
-    return (ask(RUN, MODEL),) if values["own"] == "on" else ()
+    return (ask(RUN, values["model"]),) if values["own"] == "on" else ()
 
 LAB = folder_lab(
     __name__,

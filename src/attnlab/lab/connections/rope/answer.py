@@ -5,6 +5,7 @@ from __future__ import annotations
 from attnlab.lab import numbers as fmt
 from attnlab.lab.connections import pictures as pic
 from attnlab.lab.connections.live import Measured, status_words
+from attnlab.lab.connections.models import called, settings_file
 from attnlab.lab.connections.rope import words
 from attnlab.lab.connections.rope.smollm2 import OwnRope
 from attnlab.lab.connections.rope.walk import SPAN, RopeWalk, walk
@@ -95,11 +96,11 @@ def data(w: RopeWalk) -> dict:
 
 
 RUN = "rope"
-DOING = "SmolLM2's RoPE comes from its GGUF file"
+DOING = "{called}'s RoPE comes from its {files}"
 
 
 def current(values: dict, measured: dict) -> tuple[RopeWalk, OwnRope | None, Measured | None]:
-    """The controls' walk, SmolLM2's own RoPE (when asked and in) and its run's state."""
+    """The controls' walk, the chosen model's own RoPE (when asked and in) and its run's state."""
     w = walk(
         head_dim=values["head_dim"], base=values["base"], train=values["train"], factor=values["factor"],
         offset=values["offset"], seed=values["seed"],
@@ -116,7 +117,8 @@ def answer(values: dict, measured: dict) -> dict:
         pictures += own.pictures()
         said += own.sentences()
         numbers.insert(1, own.table())
-        out["smollm2"] = own.data()
+        out["own"] = own.data()
     elif values["own"] == "on":
-        said.append(status_words(m, DOING))
+        model = values["model"]
+        said.append(status_words(m, DOING.format(called=called(model), files=settings_file(model))))
     return {"pictures": pictures, "words": said, "numbers": numbers, "data": out}

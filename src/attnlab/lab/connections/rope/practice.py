@@ -68,20 +68,23 @@ CHECKS: dict[str, Callable[[RopeWalk, object], dict]] = {"fit": _fit, "depends":
 
 def _slowest(own: OwnRope | None, response) -> dict:
     if own is None:
-        words = "Turn on SmolLM2's own RoPE and read its pairs, then check."
+        words = "Turn on the model's own RoPE and read its pairs, then check."
         return feedback(False, words, choice=response)
     slowest = own.wavelengths[-1]
     options = {"8k": 8192.0, "100k": 100_000.0, "440k": 440_000.0}
     right = min(options, key=lambda o: abs(math.log(options[o] / slowest)))
     claims = {"slowest": slowest, "right": right, "choice": response}
     if response == right:
+        how = ("2π ÷ its last pair's stretched frequency" if own.facts.get("scaling")
+               else f"2π × {own.facts['base']:,.0f}^({own.d - 2}/{own.d})")  # fmt: skip
         return feedback(
             True,
-            f"2π × {own.facts['base']:,.0f}^({own.d - 2}/{own.d}) = {slowest:,.0f} positions: far longer "
-            f"than its {own.context:,}-position context.",
+            f"{how} = {slowest:,.0f} positions: "
+            f"{'far longer' if slowest > own.context else 'not longer'} than its {own.context:,}-position "
+            "context.",
             **claims,
         )
-    return feedback(False, "Read the last row of SmolLM2's pairs: positions per turn.", **claims)
+    return feedback(False, f"Read the last row of {own.called}'s pairs: positions per turn.", **claims)
 
 
 def check(challenge_id: object, values: dict, response: object = None, measured: dict | None = None) -> dict:

@@ -35,27 +35,25 @@ print("turns =", [float(offset * f / (2 * math.pi)) for f in freq])
 
 _OWN = '''
 
-# SmolLM2's own RoPE, as its GGUF file states it (llama.rope.freq_base, the head size, llama.context_length);
-# it turns coordinates 2i and 2i + 1 together ("interleaved"). The same seed's q, k, drawn at its head size.
+# {called}'s own RoPE, as its {source} states it (its RoPE base, head size and context length{scaled_note});
+# it turns {pairing} together. The same seed's q, k, drawn at its head size.
 own_base, own_d, context = {base}, {head_dim}, {context}
 oq, ok = np.random.default_rng(seed).standard_normal((2, own_d))
-own_freq = own_base ** (-2.0 * np.arange(own_d // 2) / own_d)
+{frequencies}
 
 
-def rotate_interleaved(x, position):
+def rotate_own(x, position):
     angle = position * own_freq
-    a, b = x[0::2], x[1::2]
-    pairs = [a * np.cos(angle) - b * np.sin(angle), a * np.sin(angle) + b * np.cos(angle)]
-    return np.stack(pairs, -1).ravel()
+{rotation}
 
 
 def own_score(i, s=1.0):
-    return float(rotate_interleaved(oq, i / s) @ rotate_interleaved(ok, 0 / s)) / math.sqrt(own_d)
+    return float(rotate_own(oq, i / s) @ rotate_own(ok, 0 / s)) / math.sqrt(own_d)
 
 
 own_offsets = sorted({{round({span} * context * t / ({samples} - 1)) for t in range({samples})}})
 wavelengths = [float(2 * math.pi / f) for f in own_freq]
-print("smollm2 =", {{
+print("own =", {{
     "base": own_base, "head_dim": own_d, "context": context,
     "frequencies": [float(f) for f in own_freq], "wavelengths": wavelengths,
     "unturned": [i for i, w in enumerate(wavelengths) if w > context],
@@ -64,6 +62,19 @@ print("smollm2 =", {{
     "interpolated": [own_score(x, factor) for x in own_offsets],
 }})
 '''
+_ROTATIONS = {
+    "interleaved": (
+        "coordinates 2i and 2i + 1 (\"interleaved\")",
+        '''    a, b = x[0::2], x[1::2]
+    pairs = [a * np.cos(angle) - b * np.sin(angle), a * np.sin(angle) + b * np.cos(angle)]
+    return np.stack(pairs, -1).ravel()''',
+    ),
+    "half": (
+        "coordinate i with i + own_d/2 (\"half\")",
+        '''    a, b = x[: own_d // 2], x[own_d // 2 :]
+    return np.concatenate([a * np.cos(angle) - b * np.sin(angle), b * np.cos(angle) + a * np.sin(angle)])''',
+    ),
+}
 
 
 def to_python(values: dict, measured: dict) -> str:
@@ -77,6 +88,16 @@ def to_python(values: dict, measured: dict) -> str:
     if own is None:
         return out
     f = own.facts
+    pairing, rotation = _ROTATIONS[f["convention"]]
+    if f.get("scaling"):  # stretched frequencies: written as the files make them, every digit
+        given = [float(x) for x in own.frequencies]
+        frequencies = f"own_freq = np.array({given!r})  # scaled: {f['scaling']}"
+    else:
+        frequencies = "own_freq = own_base ** (-2.0 * np.arange(own_d // 2) / own_d)"
     return out + _OWN.format(
-        base=repr(f["base"]), head_dim=f["head_dim"], context=f["context"], span=OWN_SPAN, samples=OWN_SAMPLES
-    )
+        base=repr(f["base"]), head_dim=f["head_dim"], context=f["context"], span=OWN_SPAN,
+        samples=OWN_SAMPLES, called=own.called,
+        source={"gguf": "GGUF file"}.get(f.get("source") or "gguf", "config"),
+        scaled_note=", and its stretched frequencies" if f.get("scaling") else "", pairing=pairing,
+        frequencies=frequencies, rotation=rotation,
+    )  # fmt: skip

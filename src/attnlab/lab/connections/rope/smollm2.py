@@ -1,21 +1,25 @@
-"""The RoPE lab's model part: SmolLM2's own RoPE, as its GGUF file states it, on the lab's q, k pair.
+"""The RoPE lab's model part: a model's own RoPE, as its files state it, on the lab's q, k pair.
 
-``facts`` (``models.labs.facts.rope``): the base (100,000), the head size (64), the context
-length (8,192 positions, the GGUF's ``llama.context_length``) and the pairing (interleaved:
-coordinates 2i and 2i + 1 turn together). q and k are the lab's seeded pair, drawn at 64
-numbers (``rng(seed).standard_normal((2, 64))``). The score against offset Δ is
-``RoPE(q at Δ) · RoPE(k at 0) / √64`` with the engine's RoPE in SmolLM2's pairing, from 0 to
-:data:`SPAN` context lengths; past the context, at offset 1.5 × the context length. A pair i
-turns ``Δ × base^(−2i/64) / 2π`` times at offset Δ; its wavelength is ``2π × base^(2i/64)``
-positions. A pair whose wavelength is longer than the context never makes a full turn inside
-it: past the context it reaches angles the model never saw. Interpolation with the lab's s
-rotates Δ as Δ / s.
+The model is the lab's ``model`` choice (SmolLM2 by default, or any model found on this computer
+whose positions are rotary). ``facts`` (``models.labs.facts.rope``): the base (SmolLM2: 100,000),
+the head size d (64), the context length (8,192 positions, the GGUF's ``llama.context_length``),
+the pairing (SmolLM2's GGUF: interleaved, coordinates 2i and 2i + 1 turn together; a Hugging Face
+folder's: half, i with i + d/2) and the inverse frequencies its layers turn with (``base^(−2i/d)``,
+stretched where the files give a scaling: Llama 3's, say). q and k are the lab's seeded pair, drawn
+at d numbers (``rng(seed).standard_normal((2, d))``). The score against offset Δ is
+``RoPE(q at Δ) · RoPE(k at 0) / √d`` with the engine's RoPE in the model's pairing and frequencies,
+from 0 to :data:`SPAN` context lengths; past the context, at offset 1.5 × the context length. A
+pair i with frequency f turns ``Δ × f / 2π`` times at offset Δ; its wavelength is ``2π / f``
+positions. A pair whose wavelength is longer than the context never makes a full turn inside it:
+past the context it reaches angles the model never saw. Interpolation with the lab's s rotates Δ
+as Δ / s.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -25,7 +29,6 @@ from attnlab.lab import numbers as fmt
 from attnlab.lab.connections import pictures as pic
 from attnlab.lab.said import said
 
-MODEL = "smollm2"
 SPAN = 4  # the curve goes to this many trained contexts
 SAMPLES = 257
 
@@ -35,11 +38,33 @@ def position(x: float) -> str:
     return f"{int(x):,}" if float(x).is_integer() else fmt.rounded(x)
 
 
+PAIRINGS = {"interleaved": "coordinates 2i and 2i + 1", "half": "coordinates i and i + {half}"}
+FILES = {"gguf": "GGUF", "safetensors": "config"}
+
+
+@dataclass(frozen=True)
+class GivenRoPE(RoPE):
+    """RoPE turning with the inverse frequencies a model's files state (``given``), scaling included."""
+
+    given: tuple[float, ...] = ()
+
+    @cached_property
+    def inverse_frequencies(self) -> np.ndarray:
+        out = np.asarray(self.given, dtype=np.float64) if self.given else RoPE.inverse_frequencies.func(self)
+        out.flags.writeable = False
+        return out
+
+
 @dataclass(frozen=True, eq=False)
 class OwnRope:
-    facts: dict  # base, head_dim, context, convention (the GGUF's)
+    facts: dict  # base, head_dim, context, convention, frequencies (the model's files')
     seed: int
     factor: int
+
+    @property
+    def called(self) -> str:
+        """How the sentences name the model ("SmolLM2")."""
+        return self.facts.get("called") or self.facts.get("title") or "the model"
 
     @property
     def d(self) -> int:
@@ -55,7 +80,8 @@ class OwnRope:
 
     @property
     def rope(self) -> RoPE:
-        return RoPE(self.d, base=self.facts["base"], convention=self.facts["convention"])
+        given = tuple(self.facts.get("frequencies") or ())
+        return GivenRoPE(self.d, base=self.facts["base"], convention=self.facts["convention"], given=given)
 
     @property
     def pair(self) -> tuple[np.ndarray, np.ndarray]:
@@ -107,12 +133,16 @@ class OwnRope:
     def own(self) -> dict:
         w = self.wavelengths
         slow = self.turns(self.context)[-1]
+        pairing = PAIRINGS[self.facts["convention"]].format(half=self.d // 2)
+        source = FILES.get(self.facts.get("source") or "gguf", "files")
+        scaling = self.facts.get("scaling")
+        scaled = f", its frequencies stretched by its {scaling} scaling" if scaling else ""
         return said(
-            f"SmolLM2's own RoPE, as its GGUF states it: head size {self.d} ({self.d // 2} pairs, turned as "
-            f"coordinates 2i and 2i + 1), base {self.facts['base']:,.0f}, context length {self.context:,} "
-            f"positions. Its fastest pair turns once every {fmt.rounded(w[0], 1)} positions, its slowest "
-            f"once every {w[-1]:,.0f}: over the whole context the slowest turns {fmt.rounded(slow, 3)} of a "
-            "turn.",
+            f"{self.called}'s own RoPE, as its {source} states it: head size {self.d} ({self.d // 2} pairs, "
+            f"turned as {pairing}), base {self.facts['base']:,.0f}{scaled}, context length "
+            f"{self.context:,} positions. Its fastest pair turns once every {fmt.rounded(w[0], 1)} "
+            f"positions, its slowest once every {w[-1]:,.0f}: over the whole context the slowest turns "
+            f"{fmt.rounded(slow, 3)} of a turn.",
             head_dim=self.d,
             base=self.facts["base"],
             context=self.context,
@@ -163,8 +193,9 @@ class OwnRope:
         return [
             pic.lines(
                 "smollm2-score",
-                "SmolLM2's RoPE: score against offset",
-                f"The lab's q, k pair at 64 numbers, under SmolLM2's RoPE, from 0 to {SPAN} context lengths "
+                f"{self.called}'s RoPE: score against offset",
+                f"The lab's q, k pair at {self.d} numbers, under {self.called}'s RoPE, from 0 to {SPAN} "
+                "context lengths "
                 f"({SPAN * self.context:,}); plain and with interpolation s = {self.factor}. The marker is "
                 f"the end of its context, {self.context:,}.",
                 pic.axis("offset", 0, SPAN * self.context),
@@ -184,7 +215,7 @@ class OwnRope:
             ),
             pic.lines(
                 "smollm2-wavelengths",
-                "SmolLM2's pairs: positions per turn",
+                f"{self.called}'s pairs: positions per turn",
                 f"Each pair's wavelength, on a log scale, beside the context length ({self.context:,}): "
                 "pairs above that line never make a full turn inside it.",
                 pic.axis("pair i", 0, self.d // 2 - 1),
@@ -204,7 +235,7 @@ class OwnRope:
 
     def table(self) -> dict:
         return {
-            "title": "SmolLM2's pairs",
+            "title": f"{self.called}'s pairs",
             "columns": [
                 "pair i",
                 "frequency",
