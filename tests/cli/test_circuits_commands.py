@@ -56,7 +56,7 @@ def printed(lines: list) -> list[str]:
     "args,error",
     [
         (("ablate", "Hi", "--heads", "L18X6"),
-         "--heads has 'L18X6', which is not a head: write each as L<layer>H<head>, such as L18H6"),
+         "--heads has 'L18X6', which is not a head: write each as L<layer> H<head>, such as L18 H6"),
         (("ablate", "Hi", "--heads", "L1H1", "--model", "nope"),
          "--model 'nope' is unknown; use one of minilm, smollm2"),
         (("patch", CLEAN, CORRUPT, "--answers", " Paris"),
@@ -90,7 +90,7 @@ def test_ablate_prints_the_pages_view_and_its_json(smollm2):
     python = run("ablate", text, "--heads", "L18H6,L17H4", "--mean", "--python").stdout
     assert python == program_answer(source(smollm2, ids), number)["program"]
     assert refused(run("ablate", text, "--heads", "L30H0")) == (
-        "--heads has L30H0, which smollm2 does not have: its layers are 0..29 and its heads 0..8"
+        "--heads has L30 H0, which smollm2 does not have: its layers are 0..29 and its heads 0..8"
     )
 
 

@@ -16,12 +16,11 @@ from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from attnlab.engine.errors import FieldError
 from attnlab.lab.fields import INDEX_PATH, SNAKE, plain
 from attnlab.lab.limits import MAX_MAGNITUDE, MAX_NEW_TOKENS, TOP_K_MAX, page_limits
 from attnlab.models.jobs.kinds import TraceJob
 from attnlab.models.jobs.line import JOBS
-from attnlab.models.jobs.texts import token_cap_message
+from attnlab.models.jobs.texts import too_many_tokens
 from attnlab.web.app import create_app
 
 WORKED = {
@@ -178,7 +177,7 @@ def test_a_trace_not_finished_says_so(client, monkeypatch, status, msg):
 
 def test_a_failed_trace_says_what_to_fix_in_the_pages_words(client, monkeypatch):
     job = TraceJob(id="jw2", model="smollm2", text="word " * 300)
-    error = FieldError(("text",), token_cap_message("smollm2", 300, 256))
+    error = too_many_tokens("text", "smollm2", 300, 256)
     job.apply("error", error.loc, str(error))  # as the worker reports it
     _kept(monkeypatch, job)
     words = (

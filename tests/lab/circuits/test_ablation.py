@@ -34,10 +34,11 @@ def test_the_heads_field_is_read_in_order_each_head_once():
 @pytest.mark.parametrize(
     ("text", "problem"),
     [
-        ("", "names no head: give at least one, such as L18H6"),
-        (" , ", "names no head: give at least one, such as L18H6"),
-        ("18.6", "has '18.6', which is not a head: write each as L<layer>H<head>, such as L18H6"),
-        ("L18H6, head 4", "has 'head 4', which is not a head: write each as L<layer>H<head>, such as L18H6"),
+        ("", "names no head: give at least one, such as L18 H6"),
+        (" , ", "names no head: give at least one, such as L18 H6"),
+        ("18.6", "has '18.6', which is not a head: write each as L<layer> H<head>, such as L18 H6"),
+        ("L18H6, head 4",
+         "has 'head 4', which is not a head: write each as L<layer> H<head>, such as L18 H6"),
         (", ".join(f"L{i}H0" for i in range(MAX_HEADS + 1)), "names 65 heads; at most 64 at a time"),
     ],
 )
@@ -47,11 +48,11 @@ def test_a_heads_field_the_lab_cannot_read_is_refused_at_heads(text, problem):
     assert caught.value.loc == ("heads",) and caught.value.problem == problem
 
 
-def test_a_head_the_model_does_not_have_is_named_as_written():
+def test_a_head_the_model_does_not_have_is_refused_by_its_name():
     with pytest.raises(FieldError) as caught:
         check_heads([(3, 1), (30, 2)], model="smollm2", n_layer=30, n_head=9)
     assert caught.value.problem == (
-        "has L30H2, which smollm2 does not have: its layers are 0..29 and its heads 0..8"
+        "has L30 H2, which smollm2 does not have: its layers are 0..29 and its heads 0..8"
     )
 
 

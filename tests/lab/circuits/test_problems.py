@@ -51,5 +51,5 @@ def test_the_numerics_raise_the_labs_words():
         "token length"
     )
     assert error_words(("body", "heads"), problems.no_heads(), shape="realmodel") == (
-        "Heads to switch off names no head: give at least one, such as L18H6"
+        "Heads to switch off names no head: give at least one, such as L18 H6"
     )

@@ -83,7 +83,7 @@ def test_positions_are_counted_from_the_start_so_one_request_is_one_job(jobs):
         ("ablation", {"model": "smollm2", "text": " ", "heads": "L1H1", "how": "zero"}, ("text",),
          "is empty: type a sentence to look at"),
         ("ablation", {"model": "minilm", "text": "x", "heads": "L6H0", "how": "zero"}, ("heads",),
-         "has L6H0, which minilm does not have: its layers are 0..5 and its heads 0..11"),
+         "has L6 H0, which minilm does not have: its layers are 0..5 and its heads 0..11"),
         ("patching", {"model": "smollm2", "clean": "The Eiffel Tower is in the city of", "corrupt": "Rome is",
                       "right": " Paris", "other": " Rome", "sweep": "residual", "site": "pre"}, ("corrupt",),
          "is 2 tokens long and the clean prompt 9; patching needs two prompts of the same token length"),

@@ -73,8 +73,8 @@ PAIR = {**SMOL, "clean": CLEAN, "right": " Paris"}
     ("route", "body", "loc", "msg"),
     [
         ("ablation", {**CAT, "heads": "L18 H6 and L17H4"}, ["body", "heads"],
-         "Heads to switch off has 'L18 H6 and', which is not a head: write each as L<layer>H<head>, "
-         "such as L18H6"),
+         "Heads to switch off has 'L18 H6 and', which is not a head: write each as L<layer> H<head>, "
+         "such as L18 H6"),
         ("ablation", {**CAT, "heads": "L1H1", "how": "half"}, ["body", "how"],
          "How must be one of 'zero' or 'mean'"),
         ("patching", {**PAIR, "corrupt": "Rome is", "other": " Rome"}, ["body", "corrupt"],

@@ -4,7 +4,7 @@ Numbers in (``models/circuits/ablation``: :func:`next_token_change`'s arrays for
 :func:`layer_change`'s for the encoder), JSON out: every position's numbers before and after
 with their display strings, the biggest changes named in sentences with their claims.
 
-:func:`parse_heads` reads the page's heads field: ``"L18H6, L17H4"``.
+:func:`parse_heads` reads the page's heads field: ``"L18 H6, L17 H4"`` (the space may be left out).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from attnlab.lab import numbers as fmt
 from attnlab.lab.circuits import problems
 from attnlab.lab.circuits.heatmap import signed
 from attnlab.lab.circuits.marks import marked, number
+from attnlab.lab.heads import head_name, heads_named
 from attnlab.lab.realmodel.tokens import row_label, token_label
 from attnlab.lab.said import said
 
@@ -51,7 +52,8 @@ Hows = Callable[..., dict | None]  # (quantity, **fields) -> a number's descript
 
 
 def parse_heads(text: object) -> list[tuple[int, int]]:
-    """``"L18H6, L17H4"`` as ``[(18, 6), (17, 4)]`` (in order, each once); ``FieldError`` at ``heads``."""
+    """``"L18 H6, L17 H4"`` (the space may be left out) as ``[(18, 6), (17, 4)]`` (in order, each
+    once); ``FieldError`` at ``heads``."""
     if not isinstance(text, str) or not text.strip():
         raise FieldError(("heads",), problems.no_heads())
     out: list[tuple[int, int]] = []
@@ -72,21 +74,17 @@ def parse_heads(text: object) -> list[tuple[int, int]]:
 
 
 def check_heads(heads: Sequence[tuple[int, int]], *, model: str, n_layer: int, n_head: int) -> None:
-    """Refuse a head the model does not have, at ``heads``, as the learner wrote it."""
+    """Refuse a head the model does not have, at ``heads``, by its name (``L30 H2``)."""
     for layer, head in heads:
         if not (0 <= layer < n_layer and 0 <= head < n_head):
-            raise FieldError(("heads",), problems.no_such_head(f"L{layer}H{head}", model, n_layer, n_head))
-
-
-def heads_label(heads: Sequence[tuple[int, int]]) -> str:
-    """``"L18 H6, L17 H4"``."""
-    return ", ".join(f"L{layer} H{head}" for layer, head in heads)
+            problem = problems.no_such_head(head_name(layer, head), model, n_layer, n_head)
+            raise FieldError(("heads",), problem)
 
 
 def lede(heads: Sequence[tuple[int, int]], how: str, first: int) -> dict:
     """What was switched off, and how (claims ``heads``, ``how``, ``first``: the first layer run again)."""
     return said(
-        f"{how.capitalize()} ablation of {heads_label(heads)}: each head's output before W_O is "
+        f"{how.capitalize()} ablation of {heads_named(heads)}: each head's output before W_O is "
         f"{HOWS[how]} at every position, its attention pattern left alone, and every block from layer "
         f"{first} on runs again.",
         heads=[list(h) for h in heads], how=how, first=first,
@@ -154,7 +152,7 @@ def next_token_view(change: Mapping[str, np.ndarray], *, heads: Sequence[tuple[i
         "kind": "next_token",
         "job": job,
         "heads": [list(h) for h in heads],
-        "heads_label": heads_label(heads),
+        "heads_label": heads_named(heads),
         "how": how,
         "lede": lede(heads, how, first),
         "positions": positions,
@@ -262,7 +260,7 @@ def layer_view(change: Mapping, *, heads: Sequence[tuple[int, int]], how: str, t
         "job": job,
         "layer": layer,
         "heads": [list(h) for h in heads],
-        "heads_label": heads_label(heads),
+        "heads_label": heads_named(heads),
         "how": how,
         "lede": lede(heads, how, first),
         "positions": positions,

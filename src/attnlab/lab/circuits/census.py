@@ -36,6 +36,7 @@ import numpy as np
 from attnlab.lab import numbers as fmt
 from attnlab.lab.circuits.heatmap import grid, share_legend
 from attnlab.lab.circuits.marks import marked, number
+from attnlab.lab.heads import head_name, head_spoken
 from attnlab.lab.realmodel.kinds import SHORT, THRESHOLDS, kind_phrase
 from attnlab.lab.realmodel.tokens import row_label
 from attnlab.lab.said import said
@@ -98,10 +99,6 @@ def score_choices() -> list[dict]:
     return [{"score": s, "label": NAMES[s].capitalize()} for s in SCORES]
 
 
-def head_label(layer: int, head: int) -> str:
-    return f"L{layer} H{head}"
-
-
 def _how(score: str, layer: int, head: int) -> dict:
     """One head's score as "How is this computed?" names it (``lab/realmodel/program``, on the trace):
     as the census computes it, every head's weights at once (the model view's scores)."""
@@ -141,10 +138,10 @@ def census_view(heads: list[dict], *, score: str, n_layer: int, n_head: int, n_t
             "kv_head": h["kv_head"],
             "value": h[score],
             "display": display(score, h[score]),
-            "label": head_label(h["layer"], h["head"]),
+            "label": head_name(h["layer"], h["head"]),
             "kind": h["kind"],
             "kind_name": SHORT[h["kind"]],
-            "title": f"Layer {h['layer']}, head {h['head']}: {name} {display(score, h[score])}; "
+            "title": f"{head_spoken(h['layer'], h['head'])}: {name} {display(score, h[score])}; "
             f"{kind_phrase(h['kind'])}",
             "how": _how(score, h["layer"], h["head"]),
         }
@@ -155,7 +152,7 @@ def census_view(heads: list[dict], *, score: str, n_layer: int, n_head: int, n_t
         return "" if v is None else display(score, v)
 
     def title(i: int, j: int, v: float | None) -> str:
-        where = f"Layer {i}, head {j} (KV head {kv_of[(i, j)]})"
+        where = f"{head_spoken(i, j)} (KV head {kv_of[(i, j)]})"
         if v is None:
             return f"{where}: no {name} score (no token of this text repeats an earlier one)"
         return f"{where}: {name} {display(score, v)}; {kind_phrase(kind_of[(i, j)])}"
@@ -203,7 +200,7 @@ def summary(score: str, order: list[dict]) -> dict:
     for k, h in enumerate(top):
         parts.append("" if k == 0 else " and " if k == len(top) - 1 else ", ")
         shown = number(display(score, h[score]), _how(score, h["layer"], h["head"]), h[score])
-        parts += [f"{head_label(h['layer'], h['head'])} (", shown, ")"]
+        parts += [f"{head_name(h['layer'], h['head'])} (", shown, ")"]
     return marked(*parts, ".", top=[[h["layer"], h["head"], h[score]] for h in top])
 
 
@@ -263,7 +260,7 @@ def evidence(weights: np.ndarray, allowed: np.ndarray, ids, tokens: list[str], *
         for i in range(len(tokens))
     ]  # fmt: skip
     mean = float(values[counted].mean()) if n else None
-    where = f"Layer {layer}, head {head}"
+    where = head_spoken(layer, head)
     if n:
         averaged = marked(
             f"The score is the mean of these {n} values, one per {UNITS[score]}: ",

@@ -15,6 +15,7 @@ import numpy as np
 
 from attnlab.lab import numbers as fmt
 from attnlab.lab.circuits.heatmap import signed
+from attnlab.lab.heads import head_spoken
 from attnlab.lab.realmodel.tokens import row_label, token_label
 from attnlab.lab.said import said
 
@@ -92,7 +93,7 @@ def head_view(reads, writes, *, query: int, tokens: list[str], texts: Mapping[in
         "query_label": labels[query],
         "scale": float(reads.scale),
         "scale_display": fmt.significant(reads.scale),
-        "title": f"Layer {reads.layer}, head {reads.head} at query {labels[query]}",
+        "title": f"{head_spoken(reads.layer, reads.head)} at query {labels[query]}",
         "group_words": group_words(reads.layer, reads.head, reads.kv_head, tuple(reads.group)),
         "rope_words": rope_words(before, after, seen, labels, rotated),
         "keys": keys,

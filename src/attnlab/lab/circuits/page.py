@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from attnlab.lab.circuits.census import score_choices
+from attnlab.lab.heads import FORMAT, heads_named
 from attnlab.lab.page import shared_fills, shared_words
 from attnlab.lab.realmodel.status import count_words
 from attnlab.lab.realmodel.tokens import row_label
@@ -53,7 +54,7 @@ FILLS = {
     "alone. A decoder shows every position's next-token probability and loss before and after; the "
     "encoder shows how the vectors leaving a layer moved.",
     "heads_label": "Heads to switch off",
-    "heads_hint": "Write each as L<layer>H<head>, separated by commas: L18H6, L17H4.",
+    "heads_hint": f"Write each as {FORMAT}, separated by commas: {heads_named([(18, 6), (17, 4)])}.",
     "how_label": "How",
     "how_zero": "zero (set to 0)",
     "how_mean": "mean (set to its mean over the text)",
@@ -104,7 +105,7 @@ FILLS = {
     "head_run": "Open the head",
     # the inputs' first values: an example to start from
     "default_text": "The cat sat on the mat. The cat sat on the mat.",
-    "default_heads": "L18H6, L17H3, L17H4",
+    "default_heads": heads_named([(18, 6), (17, 3), (17, 4)]),
     "default_clean": "The Eiffel Tower is in the city of",
     "default_corrupt": "The Colosseum is in the city of",
     "default_right": " Paris",

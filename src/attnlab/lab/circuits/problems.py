@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from attnlab.lab.heads import FORMAT, head_name
 from attnlab.lab.realmodel.tokens import token_label
 
 
@@ -67,12 +68,12 @@ def wrong_shape(shape: tuple, expected: tuple) -> str:
 
 def no_heads() -> str:
     """An ablation that names no head."""
-    return "names no head: give at least one, such as L18H6"
+    return f"names no head: give at least one, such as {head_name(18, 6)}"
 
 
 def unreadable_head(piece: str) -> str:
-    """A piece of the heads list that is not written ``L<layer>H<head>`` (cut to 20 characters)."""
-    return f"has {piece[:20]!r}, which is not a head: write each as L<layer>H<head>, such as L18H6"
+    """A piece of the heads list that is not written ``L<layer> H<head>`` (cut to 20 characters)."""
+    return f"has {piece[:20]!r}, which is not a head: write each as {FORMAT}, such as {head_name(18, 6)}"
 
 
 def too_many_heads(n: int, limit: int) -> str:
@@ -108,7 +109,7 @@ def no_such_job() -> str:
 
 
 def no_such_head(label: str, model: str, n_layer: int, n_head: int) -> str:
-    """A head the model does not have, as the learner wrote it (``label``: "L31H6")."""
+    """A head the model does not have, as the learner wrote it (``label``: "L31 H6")."""
     return (
         f"has {label}, which {model} does not have: its layers are 0..{n_layer - 1} and its heads "
         f"0..{n_head - 1}"

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from attnlab.lab.heads import heads_named
+
 Printed = list  # of str (a line) or list[list[str]] (a table: header row first)
 
 BAR = 24  # the progress bar's width in characters
@@ -144,7 +146,7 @@ def help_texts(*, models: Sequence[str], decoders: Sequence[str]) -> dict[str, d
         "ablate": {
             "command": "switch heads off (zero or mean ablation) and see what changes",
             "text": 'the text, e.g. "The Eiffel Tower is in the city of Paris"',
-            "--heads": "the heads to switch off, e.g. L18H6,L17H4",
+            "--heads": f"the heads to switch off, e.g. '{heads_named([(18, 6), (17, 4)])}'",
             "--mean": "set each head's output to its mean over the text (default: to 0)",
             "--model": one_of(models),
             "--json": json_help,

@@ -43,6 +43,7 @@ from attnlab.engine.single import QueryTrace
 from attnlab.lab import numbers as fmt
 from attnlab.lab.explorer.display import display_strings
 from attnlab.lab.explorer.geometry import pie, plane_view
+from attnlab.lab.heads import head_spoken
 from attnlab.lab.realmodel.neuron import plane, ranked, row_place, row_words, scale_text
 from attnlab.lab.realmodel.query import query_row
 from attnlab.lab.said import said
@@ -124,7 +125,7 @@ def bridge_words(row: QueryTrace, *, layer: int, head: int, query: int) -> dict:
     seen = (f" ({allowed} may be seen, and the causal mask blocks {fmt.plural(blocked, 'later token')})"
             if blocked else "")  # fmt: skip
     return {
-        "title": f"Layer {layer}, head {head} · query {row.labels[query]}: one real row in the explorer",
+        "title": f"{head_spoken(layer, head)} · query {row.labels[query]}: one real row in the explorer",
         "lede": said(
             f"The explorer's calculation runs on this head's real vectors, q and "
             f"{fmt.plural(row.n_sources, 'key')} of d_k = {fmt.plural(row.d_k, 'number')} each at full "

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from attnlab.lab import numbers as fmt
+from attnlab.lab.heads import head_name
 from attnlab.lab.said import said
 from attnlab.models.circuits.scores import CENSUS
 
@@ -181,10 +182,6 @@ def data(c: Census) -> dict:
 
 
 # -- the words -----------------------------------------------------------------------------
-
-
-def head_name(layer: int, head: int) -> str:
-    return f"L{layer} H{head}"
 
 
 def shown(name: str, x: float) -> str:

@@ -28,6 +28,7 @@ import json
 import numpy as np
 
 from attnlab.lab import numbers as fmt
+from attnlab.lab.heads import head_name, head_spoken
 from attnlab.lab.realmodel.heatmap import CELL, PRECISE_UP_TO, cell_text, legend
 from attnlab.lab.realmodel.kinds import (
     SCORE_OF,
@@ -151,7 +152,7 @@ def head_view(trace, layer: int, head: int, *, packed: bool = False) -> dict:
         "kind_sentence": p["sentence"],
         "about": about,
         "about_text": " ".join(s["text"] for s in about),
-        **head_captions(f"Layer {layer}, head {head} of {trace.model}", kind),
+        **head_captions(f"{head_spoken(layer, head)} of {trace.model}", kind),
         **{k: p[k] for k in ("previous", "first", "induction", "duplicate", "self", "breadth")},
         **_displays(p),
         "breadth_words": breadth_words(p["breadth"], n),
@@ -202,9 +203,9 @@ def model_view(trace, numbers: dict | None = None) -> dict:
                     **p,
                     **_displays(p),
                     "kind_short": SHORT[p["kind"]],
-                    "label": f"L{layer} H{h} · {SHORT[p['kind']]}",
+                    "label": f"{head_name(layer, h)} · {SHORT[p['kind']]}",
                     "thumb_text": f"H{h} · {SHORT[p['kind']]}",
-                    "title": f"Layer {layer}, head {h}: {line}",
+                    "title": f"{head_spoken(layer, h)}: {line}",
                     "button_label": f"Head {h}: {line}",
                     "thumb": thumb,
                 }

@@ -26,7 +26,7 @@ class TextIn(Strict):
 
 
 class AblationIn(Strict):
-    """Heads to switch off, as the page's field reads them: ``"L18H6, L17H4"``."""
+    """Heads to switch off, as the page's field reads them: ``"L18 H6, L17 H4"``."""
 
     model: ModelName
     text: Text

@@ -10,6 +10,7 @@ from attnlab.lab.connections import pictures as pic
 from attnlab.lab.connections.circuits import words
 from attnlab.lab.connections.circuits.copying import Copying
 from attnlab.lab.connections.live import Measured, status_words
+from attnlab.lab.heads import head_name
 from attnlab.lab.realmodel.census import NAMES, SCORES
 from attnlab.lab.realmodel.probe import repeated_run
 from attnlab.lab.realmodel.tokens import short_label, token_label
@@ -42,12 +43,12 @@ def _map(c: Copying, name: str) -> dict:
     n_layer, n_head = s.shape
     marks = [pic.mark("box", c.head[1], rows=(c.head[0], c.head[0] + 1))]
     marks += [pic.mark("box", h, rows=(layer, layer + 1)) for layer, h in c.tested]
-    tested = words.listed([words.head_name(h) for h in c.tested]) if c.tested else "none"
+    tested = words.listed([head_name(*h) for h in c.tested]) if c.tested else "none"
     return pic.heatmap(
         "map",
         f"Every head's {NAMES[name]} score on the probe",
         f"Rows are layers 0 to {n_layer - 1}, columns heads 0 to {n_head - 1}; darker is a higher "
-        f"{NAMES[name]} score. Outlined: the induction head {words.head_name(c.head)} and the "
+        f"{NAMES[name]} score. Outlined: the induction head {head_name(*c.head)} and the "
         f"previous-token heads tested ({tested}).",
         [f"L{i}" for i in range(n_layer)],
         [f"H{j}" for j in range(n_head)],
@@ -57,17 +58,17 @@ def _map(c: Copying, name: str) -> dict:
 
 
 def _bars(c: Copying) -> dict:
-    items = [{"label": f"{words.head_name(c.head)} as it is", "value": c.clean, "text": words.pct(c.clean),
+    items = [{"label": f"{head_name(*c.head)} as it is", "value": c.clean, "text": words.pct(c.clean),
               "cls": "full"}]  # fmt: skip
     for i, h in enumerate(c.tested):
         marked = i == c.feeder
-        items.append({"label": f"without {words.head_name(h)}: keys", "value": c.keys[i],
+        items.append({"label": f"without {head_name(*h)}: keys", "value": c.keys[i],
                       "text": words.pct(c.keys[i]), "cls": "now", "marked": marked})  # fmt: skip
-        items.append({"label": f"without {words.head_name(h)}: all", "value": c.every[i],
+        items.append({"label": f"without {head_name(*h)}: all", "value": c.every[i],
                       "text": words.pct(c.every[i]), "cls": "other"})  # fmt: skip
     return pic.bars(
         "drops",
-        f"{words.head_name(c.head)}'s induction score, each tested head switched off",
+        f"{head_name(*c.head)}'s induction score, each tested head switched off",
         "The induction score as it is, then for each tested head switched off: with only the keys "
         "recomputed (keys), and with the queries recomputed too (all). Outlined: the largest drop "
         "through the keys.",
@@ -84,7 +85,7 @@ def _pattern(c: Copying, which: str) -> dict:
         w = c.pattern("clean")
         return pic.heatmap(
             "pattern",
-            f"{words.head_name(c.head)}'s attention on the probe",
+            f"{head_name(*c.head)}'s attention on the probe",
             "Row = query token, column = key token; darker is more of the row's attention. From the "
             "second copy on, an induction head's ink sits one column right of the diagonal of the "
             "earlier copy: on the token after the earlier occurrence.",
@@ -94,8 +95,8 @@ def _pattern(c: Copying, which: str) -> dict:
     w = c.pattern("keys", i)
     return pic.heatmap(
         "pattern-off",
-        f"The same head, keys without {words.head_name(c.tested[i])}",
-        f"Its clean queries against the keys of the run with {words.head_name(c.tested[i])} switched off: "
+        f"The same head, keys without {head_name(*c.tested[i])}",
+        f"Its clean queries against the keys of the run with {head_name(*c.tested[i])} switched off: "
         "where the keys no longer say which token came before, the copying stripe fades.",
         labels, labels, w.tolist(), blocked=blocked,
     )  # fmt: skip
@@ -103,10 +104,10 @@ def _pattern(c: Copying, which: str) -> dict:
 
 def _numbers(c: Copying, name: str) -> list[dict]:
     composition = {
-        "title": f"{words.head_name(c.head)}'s induction score with each previous-token head switched off",
+        "title": f"{head_name(*c.head)}'s induction score with each previous-token head switched off",
         "columns": ["head off", "previous-token score", "induction as it is", "keys without it",
                     "queries and keys without it", "drop through the keys (points)"],
-        "rows": [[words.head_name(h), words.pct(c.previous(h)), words.pct(c.clean), words.pct(k),
+        "rows": [[head_name(*h), words.pct(c.previous(h)), words.pct(c.clean), words.pct(k),
                   words.pct(a), words.drop_points(c.clean, k)]
                  for h, k, a in zip(c.tested, c.keys, c.every)],
     }  # fmt: skip

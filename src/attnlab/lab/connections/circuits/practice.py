@@ -10,6 +10,7 @@ from attnlab.lab.challenge_set import ChallengeSet, feedback, validate_response
 from attnlab.lab.connections.circuits import words
 from attnlab.lab.connections.circuits.answer import recorded
 from attnlab.lab.connections.circuits.copying import Copying
+from attnlab.lab.heads import head_name
 
 CHALLENGES = ChallengeSet("connections/circuits.json")
 WAIT = "Wait for SmolLM2's run on the probe, then check."
@@ -23,13 +24,13 @@ def _feeder(c: Copying, response) -> dict:
     h = (int(layer), int(head))
     i = c.feeder
     if h not in c.tested:
-        return feedback(False, f"{words.head_name(h)} is not one of the heads tested: read the bars' labels.",
+        return feedback(False, f"{head_name(*h)} is not one of the heads tested: read the bars' labels.",
                         **claims)  # fmt: skip
     j = c.tested.index(h)
     drop = c.drops[j]
     shown = words.drop_points(c.clean, c.keys[j])  # the difference of the table's two shown percentages
     claims |= {"drop": drop, "largest": c.drops[i], "drop_shown": shown}
-    took = f"Switching {words.head_name(h)} off takes {fmt.plural(shown, 'point')} through the keys"
+    took = f"Switching {head_name(*h)} off takes {fmt.plural(shown, 'point')} through the keys"
     if c.tested.index(h) == i:
         return feedback(True, f"{took}, the most of the heads tested.", **claims)
     return feedback(False, f"{took}; another tested head takes more.", **claims)
@@ -41,7 +42,7 @@ def _path(c: Copying, response) -> dict:
     right = "keys" if keys_drop >= all_drop / 2 else "queries"
     claims = {"head": list(c.tested[i]), "keys_drop": keys_drop, "all_drop": all_drop, "right": right,
               "choice": response}  # fmt: skip
-    name = words.head_name(c.tested[i])
+    name = head_name(*c.tested[i])
     if response == right:
         keys_shown, all_shown = words.drop_points(c.clean, c.keys[i]), words.drop_points(c.clean, c.every[i])
         text = f"Without {name}, the keys alone take {fmt.plural(keys_shown, 'point')}, and everything "

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from attnlab.lab import numbers as fmt
 from attnlab.lab.connections.circuits.copying import Copying
+from attnlab.lab.heads import head_name
 from attnlab.lab.said import said
 
 FEEDS = 0.1  # a drop through the keys of at least 10 points: the head feeds the induction head
@@ -30,10 +31,6 @@ def drop_points(clean: float, after: float) -> str:
     return fmt.difference(pct(clean), pct(after))
 
 
-def head_name(head: tuple[int, int]) -> str:
-    return f"L{head[0]} H{head[1]}"
-
-
 def listed(names: list[str]) -> str:
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
@@ -58,7 +55,7 @@ def tested(c: Copying) -> dict:
             layer=layer, heads=[], previous=[],
         )  # fmt: skip
     shares = [c.previous(h) for h in c.tested]
-    names = [f"{head_name(h)} ({pct(s)})" for h, s in zip(c.tested, shares)]
+    names = [f"{head_name(*h)} ({pct(s)})" for h, s in zip(c.tested, shares)]
     count = "The head" if len(names) == 1 else f"The {len(names)} heads"
     return said(
         f"{count} tested: the highest previous-token scores in layers 0 to {layer - 1}, {listed(names)}. "
@@ -90,7 +87,7 @@ def result(c: Copying, i: int) -> dict:
     change = f"a drop of {fmt.plural(shown, 'point')}" if drop >= 0 else (
         f"a rise of {fmt.plural(shown.removeprefix('-'), 'point')}")  # fmt: skip
     return said(
-        f"Without {head_name(h)}, the induction score {move} through the keys alone ({pct(every)} with the "
+        f"Without {head_name(*h)}, the induction score {move} through the keys alone ({pct(every)} with the "
         f"queries recomputed too): {change}.",
         head=list(h), clean=c.clean, keys=keys, all=every, drop=drop, direction=direction, drop_shown=shown,
     )  # fmt: skip
@@ -104,7 +101,7 @@ def verdict(c: Copying) -> dict:
     shown = drop_points(c.clean, c.keys[i])  # as the sentences above show it
     if drop >= FEEDS:
         return said(
-            f"{head_name(h)} feeds the induction head: switching it off takes the most through the keys, "
+            f"{head_name(*h)} feeds the induction head: switching it off takes the most through the keys, "
             f"{shown} of {pct(c.clean)}. It writes, at each token, what the token before it was; "
             f"the induction head's key at the token after an earlier occurrence reads that, and so its "
             "query finds the token that came next last time.",
@@ -113,12 +110,12 @@ def verdict(c: Copying) -> dict:
     if drop < 0:
         return said(
             "No head tested feeds the induction head's keys: switching any of them off raises its "
-            f"induction score ({head_name(h)}'s the least, by "
+            f"induction score ({head_name(*h)}'s the least, by "
             f"{fmt.plural(shown.removeprefix('-'), 'point')}). Test more heads.",
             feeds=False, head=list(h), drop=drop, threshold=FEEDS,
         )  # fmt: skip
     return said(
-        f"No head tested feeds the induction head's keys much: the largest drop, {head_name(h)}'s, is "
+        f"No head tested feeds the induction head's keys much: the largest drop, {head_name(*h)}'s, is "
         f"{fmt.plural(shown, 'point')} (under {points(FEEDS)}). Test more heads.",
         feeds=False, head=list(h), drop=drop, threshold=FEEDS,
     )  # fmt: skip

@@ -22,6 +22,7 @@ import numpy as np
 
 from attnlab.lab import numbers as fmt
 from attnlab.lab.connections import pictures as pic
+from attnlab.lab.heads import head_name
 from attnlab.lab.realmodel.tokens import token_label
 from attnlab.lab.said import said
 
@@ -182,7 +183,7 @@ class Needle:
             pic.axis("tokens", xs[0], xs[-1], log=True),
             pic.axis("share on the needle", 0.0, 1.0),
             [
-                {"name": f"L{layer} H{head}", "cls": "now", "xs": xs, "ys": self.shares},
+                {"name": head_name(layer, head), "cls": "now", "xs": xs, "ys": self.shares},
                 {"name": "mean of all heads", "cls": "full", "xs": xs, "ys": self.mean_share},
                 {"name": "even spread", "cls": "other", "xs": xs, "ys": self.even},
             ],

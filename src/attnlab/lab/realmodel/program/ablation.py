@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from attnlab.engine.errors import FieldError
+from attnlab.lab.heads import heads_named
 from attnlab.lab.realmodel.program import number as n
 from attnlab.lab.realmodel.program import runs
 from attnlab.lab.realmodel.program.number import Source
@@ -188,7 +189,7 @@ def steps(src: Source, p: dict) -> Steps:
     else:
         body += "# 4) " + _WORDS[q].format(**p) + "\n" + _ENCODER_VALUE[q] + "\n"
         uses = (cosine,)
-    named = ", ".join(f"L{layer}H{head}" for layer, head in p["heads"])
+    named = heads_named(p["heads"])
     marks = {"position": "_{}", "layer": "_L{}", "rank": "_rank{}"}  # _5_rank1: each number its own file
     where = "".join(mark.format(p[k]) for k, mark in marks.items() if k in p)
     return Steps(

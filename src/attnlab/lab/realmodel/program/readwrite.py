@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from attnlab.lab.heads import head_spoken
 from attnlab.lab.realmodel.program import number as n
 from attnlab.lab.realmodel.program.number import Source
 from attnlab.lab.realmodel.program.text import Steps
@@ -86,7 +87,7 @@ def check_ov(src: Source, raw: Mapping) -> dict:
 def qk(src: Source, p: dict) -> Steps:
     words = {"before": "q · k before RoPE", "after": "q · k after RoPE", "weight": "the share"}[p["quantity"]]
     return Steps(
-        what=f"Layer {p['layer']}, head {p['head']}: {words} of query {p['query']} and key {p['key']}",
+        what=f"{head_spoken(p['layer'], p['head'])}: {words} of query {p['query']} and key {p['key']}",
         runs="circuits",
         inputs=[f"LAYER, HEAD, QUERY, KEY = {p['layer']}, {p['head']}, {p['query']}, {p['key']}"],
         body=_READS + _QK_VALUE[p["quantity"]],
