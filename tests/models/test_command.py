@@ -112,7 +112,7 @@ def test_heads_refuses_bad_arguments_in_one_line(args, message):
 def test_heads_refuses_empty_text():
     done = run("heads", "   ")
     assert done.returncode == 2
-    assert done.stderr.strip() == "attnlab: error: text is empty: give some text"
+    assert done.stderr.strip() == "attnlab: error: text is empty: type a sentence to look at"
 
 
 def test_generate_refuses_an_encoder():

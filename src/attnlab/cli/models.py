@@ -28,7 +28,7 @@ from attnlab.lab.realmodel.nexttoken import MAX_TOKENS_SHOWN, next_token
 from attnlab.lab.realmodel.status import NO_CHAT_HINT_CLI
 from attnlab.lab.realmodel.tokens import row_label
 from attnlab.models import registry
-from attnlab.models.jobs.texts import check_tokens
+from attnlab.models.jobs.texts import check_text, check_tokens
 from attnlab.models.registry import check_name
 from attnlab.models.sampling import Sampling
 
@@ -137,10 +137,7 @@ def _load(args: argparse.Namespace):
 
 
 def _check_text(text: str, field: str) -> None:
-    if not text.strip():
-        raise ValueError(words.empty(field))
-    if len(text) > MAX_TEXT_CHARS:
-        raise ValueError(words.too_long(field, len(text), MAX_TEXT_CHARS))
+    check_text(text, field=field, max_chars=MAX_TEXT_CHARS)  # the one text check every surface makes
 
 
 def run_heads(args: argparse.Namespace) -> int:

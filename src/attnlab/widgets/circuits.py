@@ -32,13 +32,12 @@ from attnlab.lab.circuits.page import FILLS, text_positions
 from attnlab.lab.circuits.problems import unknown_choice
 from attnlab.lab.circuits.status import circuit_status
 from attnlab.lab.fields import job_message
-from attnlab.lab.realmodel import problems
 from attnlab.lab.realmodel.modelview import model_view
 from attnlab.lab.realmodel.probe import new_seed, repeated_run
 from attnlab.models import registry
 from attnlab.models.circuits import checks
 from attnlab.models.jobs.kinds import patches, trace_text
-from attnlab.models.jobs.texts import check_model, check_tokens
+from attnlab.models.jobs.texts import check_model, check_text, check_tokens
 from attnlab.widgets.base import LabWidget
 
 
@@ -84,8 +83,7 @@ class CensusView(CircuitsWidget):
             text = self.probe["text"]
         elif seed is not None:
             raise ValueError("give a text or a seed, not both: the seed makes the probe's text")
-        if not isinstance(text, str) or not text.strip():
-            raise FieldError(("text",), problems.empty_text())
+        check_text(text)  # the one text check every surface makes
         check_tokens(name, text)  # the tokenizer alone: a long text is refused before any weights load
         self.text = text
         self.trace = trace_text(name, text, registry.get_model(name),

@@ -13,12 +13,10 @@ are the engine's ``FieldError`` (a ``ValueError``) naming ``model`` or ``text``.
 
 from __future__ import annotations
 
-from attnlab.engine.errors import FieldError
-from attnlab.lab.realmodel import problems
 from attnlab.lab.realmodel.page import trace_names
 from attnlab.models import registry
 from attnlab.models.jobs.kinds import trace_text
-from attnlab.models.jobs.texts import check_tokens
+from attnlab.models.jobs.texts import check_text, check_tokens
 from attnlab.widgets.heads import HeadsWidget
 
 
@@ -30,8 +28,7 @@ class ModelView(HeadsWidget):
 
     def __init__(self, model: str = "minilm", text: str = "The cat sat on the mat.") -> None:
         name = registry.resolve(model)
-        if not isinstance(text, str) or not text.strip():
-            raise FieldError(("text",), problems.empty_text())
+        check_text(text)  # the one text check every surface makes
         check_tokens(name, text)
         trace = trace_text(name, text, registry.get_model(name), lambda *_: None)
         names = trace_names(n_layer=trace.n_layer, kv_groups=trace.kv_groups, scale=trace.scale)

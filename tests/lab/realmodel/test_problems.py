@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from attnlab.engine.errors import FieldError
 from attnlab.lab.fields import error_words
 from attnlab.lab.realmodel import problems
+from attnlab.models.jobs.texts import check_text
 
 
 @pytest.mark.parametrize(
@@ -57,3 +62,22 @@ def test_why_a_job_ended_is_said_without_a_field():
     assert waiting == "cancelled: the server stopped before the model reached it"
     assert problems.busy(33) == "The model is busy: 33 requests are ahead of you."
     assert problems.busy(1) == "The model is busy: 1 request is ahead of you."  # the verb agrees too
+
+
+
+@given(max_chars=st.integers(1, 5000), over=st.integers(1, 5000))
+def test_a_text_too_long_says_its_length_the_cap_and_how_much_to_cut(max_chars, over):
+    # the one text check of the API, the commands and the widgets (models.jobs.texts.check_text)
+    n = max_chars + over
+    with pytest.raises(FieldError) as caught:
+        check_text("x" * n, field="prompt", max_chars=max_chars)
+    said = str(caught.value)
+    numbers = [int(x.replace(",", "")) for x in re.findall(r"\d[\d,]*", said)]
+    assert said.startswith("prompt has ") and numbers == [n, max_chars, over]
+
+
+@pytest.mark.parametrize("text", ["", "   ", "\n\t", None, 3])
+def test_an_empty_text_is_refused_at_its_field(text):
+    with pytest.raises(FieldError) as caught:
+        check_text(text, field="prompt")
+    assert str(caught.value) == "prompt " + problems.empty_text()

@@ -138,7 +138,7 @@ def test_text_over_the_character_cap_gets_the_message(client):
     assert r.status_code == 422
     [item] = r.json()["detail"]
     assert item["field"] == "text"
-    assert item["msg"] == "Text has 2001 characters; the Real model view takes at most 2000. Shorten it."
+    assert item["msg"] == "Text has 2,001 characters; it takes at most 2,000. Shorten it by 1."
 
 
 @pytest.mark.parametrize("model", ["minilm", "smollm2"])

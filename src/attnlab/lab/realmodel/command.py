@@ -67,14 +67,6 @@ def finished(finish: str | None) -> str:
 # -- the command's refusals (one line on stderr each) ---------------------------------
 
 
-def empty(field: str) -> str:
-    return f"{field} is empty: give some text"
-
-
-def too_long(field: str, n_chars: int, limit: int) -> str:
-    return f"{field} has {n_chars} characters; the limit is {limit}"
-
-
 def top_out_of_range(top: int, most: int) -> str:
     return f"--top {top} is out of range; use 1..{most}"
 

@@ -72,7 +72,8 @@ def empty_prompt() -> str:
 
 
 def too_many_chars(n_chars: int, max_chars: int) -> str:
-    return f"has {n_chars} characters; the Real model view takes at most {max_chars}. Shorten it."
+    over = n_chars - max_chars
+    return f"has {n_chars:,} characters; it takes at most {max_chars:,}. Shorten it by {over:,}."
 
 
 def over_token_cap(n_tokens: int, cap: int, title: str) -> str:

@@ -12,7 +12,8 @@ from typing import Annotated, Literal
 from pydantic import Field, StrictBool
 
 from attnlab.models.registry import DEFAULT_MAX_CHARS
-from attnlab.web.realmodel.schema import ModelName, Strict
+from attnlab.web.realmodel.schema import ModelName
+from attnlab.web.schema import Strict
 
 Text = Annotated[str, Field(max_length=DEFAULT_MAX_CHARS * 4)]
 Answer = Annotated[str, Field(max_length=100)]

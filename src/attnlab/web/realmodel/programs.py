@@ -35,7 +35,7 @@ from attnlab.lab.realmodel.program.words import control_words
 from attnlab.models import registry
 from attnlab.web.realmodel import line
 from attnlab.web.realmodel.line import ERRORS, JobId
-from attnlab.web.realmodel.schema import Strict
+from attnlab.web.schema import Strict
 
 router = APIRouter(prefix="/api/models", tags=["models"])
 

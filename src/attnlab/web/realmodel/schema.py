@@ -13,6 +13,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool, S
 from attnlab.lab import limits
 from attnlab.models import registry
 from attnlab.models.jobs.texts import MAX_CHARS
+from attnlab.web.schema import Strict
 
 
 def _known(name: str) -> str:
@@ -28,10 +29,6 @@ ModelName = Annotated[str, AfterValidator(_known), Field(json_schema_extra=_enum
 MAX_NEW_TOKENS = limits.MAX_NEW_TOKENS
 # cancelled: the server stopped before the job ended
 Status = Literal["queued", "loading", "running", "done", "error", "cancelled"]
-
-
-class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
 
 
 class ModelInfo(BaseModel):

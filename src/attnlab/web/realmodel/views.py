@@ -44,9 +44,9 @@ from attnlab.web.realmodel.schema import (
     NeuronView,
     NextView,
     ProbeOut,
-    Strict,
     TokensOut,
 )
+from attnlab.web.schema import Strict
 
 router = APIRouter(prefix="/api/models", tags=["models"])
 
