@@ -223,7 +223,8 @@ def bench_sweeps(models: dict, hf, repeats: int, layers: range = range(30)):
         (f"residual sweep {len(layers)} x {T}",
          lambda m, p: patching.residual_sweep(m, p, site="pre", layers=layers), peer_resid),
     ]  # fmt: skip
-    per_layer = layer_weight_count(first) // 30
+    n_layer = first.arch.n_layer
+    per_layer = layer_weight_count(first) // n_layer
     for name, ours, theirs in sweeps:
         times: dict = {path: [] for path in models}
         peer_times = []
@@ -236,7 +237,7 @@ def bench_sweeps(models: dict, hf, repeats: int, layers: range = range(30)):
                 values, wall, cpu = timed(theirs)
                 peer_times.append((wall, cpu))
         for path, sweep in done.items():
-            recomputed = sum(30 - layer for i, layer in enumerate(sweep.layers)
+            recomputed = sum(n_layer - layer for i, layer in enumerate(sweep.layers)
                              for j in range(len(sweep.columns)) if not sweep.skipped[i, j])  # fmt: skip
             flops = 2 * T * per_layer * recomputed
             note = (f"{sweep.values.size} patches ({int(sweep.skipped.sum())} equal to the corrupted run's), "

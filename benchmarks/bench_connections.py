@@ -12,7 +12,8 @@
   lengths, one at a time against continuous batching (``--batch`` at once), in
   the same run: tokens a second over the whole run, the ratio, and the mean and
   longest time to first token (every request arriving at 0).
-- The floor: the bytes a decoding pass must read (the q4_1 path's blocks) over
+- The floor: the bytes a decoding pass must read (the q4_1 path's blocks: every
+  block's product matrices and the output layer, as the model stores them) over
   the read bandwidth this machine shows (a NumPy reduction over 512 MB): no pass
   can take less. A verification or a batched step reads them once for all its
   rows, so its floor per token is that time over the tokens the pass makes.
@@ -67,12 +68,11 @@ def read_bandwidth(np, smoke: bool = False) -> float:
 
 
 def block_bytes(model) -> int:
-    """The bytes of weight blocks one decoding pass reads (every layer's products and the output layer)."""
-    return sum(
-        m.nbytes
-        for p in model.layers
-        for m in (p.attn.w_q, p.attn.w_k, p.attn.w_v, p.attn.w_o, p.mlp.w_gate, p.mlp.w_up, p.mlp.w_down)
-    ) + model.embedding.nbytes
+    """The bytes of weight blocks one decoding pass reads (every layer's products and the output layer),
+    counted as ``bench_models.decode_bytes`` counts them."""
+    from bench_models import decode_bytes
+
+    return decode_bytes(model)
 
 
 def speculate_rows(model, repeats: int, tokens: int) -> list[tuple]:

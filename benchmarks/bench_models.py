@@ -24,13 +24,16 @@
   Prefill is the prompt pass that generation makes before its first token:
   every layer on every prompt token (the KV cache filled), the output layer on
   the last token only. Each peer runs it as its own generation does: attnlab's
-  ``SmolLM2.prefill`` (what ``generate`` calls), HF with ``logits_to_keep=1``
+  ``Decoder.prefill`` (what ``generate`` calls), HF with ``logits_to_keep=1``
   (what its ``generate()`` passes), llama.cpp's ``eval`` (it keeps the last
   token's logits). "forward 22, all logits" also runs the output layer on
   every prompt token (attnlab's ``forward``, HF's default), for comparison.
-  The floor: the bytes a decoding step must read (the q4_1 path's blocks) over
+  The floor: the bytes a decoding step must read (the q4_1 path's blocks: every
+  block's product matrices and the output layer, as the model stores them) over
   the read bandwidth this machine shows (a NumPy reduction over 512 MB); for
-  prefill, the products' FLOPs over the thread count times one thread's best
+  prefill, the products' FLOPs (2 x tokens x the layers' multiply-adds a token,
+  counted from the model's Architecture, plus the output layer's) over the
+  thread count times one thread's best
   float32 multiply-add rate here (the higher of OpenBLAS's sgemm and our tile
   kernel on values already in cache): exact float32 arithmetic cannot do fewer
   multiply-adds, nor these cores more of them a second.
@@ -105,17 +108,18 @@ def in_fresh_process(code: str, env: dict | None = None) -> float:
 
 LOAD = """
 import time
-from attnlab.models.{module} import {cls}
+from attnlab.models.families import {family}  # its import first: imports are not counted
+from attnlab.models.load import {opener}
 start = time.perf_counter()
-m = {cls}.load({args})
+m = {opener}({args})
 print(time.perf_counter() - start)
 """
 
 
 TRACE = """
 import statistics, time
-from attnlab.models.smollm import SmolLM2
-m = SmolLM2.load(weights="q4_1")
+from attnlab.models.load import smollm2
+m = smollm2(weights="q4_1")
 text = {text!r}
 m.trace(text, details=True)  # compiled kernels loaded, memory first touched
 times = []
@@ -129,12 +133,12 @@ print(statistics.median(times))
 
 def bench_minilm(repeats: int, smoke: bool = False) -> list[tuple]:
     from attnlab.models import files
-    from attnlab.models.minilm import MiniLM
+    from attnlab.models.load import minilm
 
     batch = BATCH[:4] if smoke else BATCH
-    load = statistics.median(in_fresh_process(LOAD.format(module="minilm", cls="MiniLM", args=""))
+    load = statistics.median(in_fresh_process(LOAD.format(family="bert", opener="minilm", args=""))
                              for _ in range(1 if smoke else 3))  # fmt: skip
-    ours = MiniLM.load()
+    ours = minilm()
     theirs, their_load = None, None
     if reason := missing("torch", "sentence_transformers"):
         skipped("sentence-transformers, the MiniLM peer", reason)
@@ -228,8 +232,8 @@ class Llama:
 
 def load_times(smoke: bool = False) -> dict:
     """Load times in fresh processes: q4_1 and float32 warm; float32 cold into an empty cache folder."""
-    q4 = LOAD.format(module="smollm", cls="SmolLM2", args="weights='q4_1'")
-    f32 = LOAD.format(module="smollm", cls="SmolLM2", args="weights='float32'")
+    q4 = LOAD.format(family="llama", opener="smollm2", args="weights='q4_1'")
+    f32 = LOAD.format(family="llama", opener="smollm2", args="weights='float32'")
     in_fresh_process(f32)  # the weight cache exists from here on (built now if it was not)
     runs = 1 if smoke else 3
     out = {
@@ -267,11 +271,11 @@ def bench_smollm2(repeats: int, steps: int, threads: int, smoke: bool = False) -
     import numpy as np
 
     from attnlab.models import files
-    from attnlab.models.smollm import SmolLM2
+    from attnlab.models.load import smollm2
 
     path = files.smollm2_gguf()
     loads = load_times(smoke)
-    q4, f32 = SmolLM2.load(weights="q4_1"), SmolLM2.load(weights="float32")
+    q4, f32 = smollm2(weights="q4_1"), smollm2(weights="float32")
     hf, loads["HF"] = load_hf(path)
     if hf is None:
         del loads["HF"]
@@ -359,13 +363,12 @@ def bench_smollm2(repeats: int, steps: int, threads: int, smoke: bool = False) -
                      {k: statistics.median(v) * MS for k, v in results[kind].items() if v}, ""))  # fmt: skip
     rows.append((f"SmolLM2 trace, {n_trace} tokens (ms)", {"q4_1": statistics.median(trace_s) * MS},
                  "every layer and head, q, k, v and scores kept; own process; target < 2000"))  # fmt: skip
-    block_bytes = sum(m.nbytes for p in q4.layers for m in (p.attn.w_q, p.attn.w_k, p.attn.w_v,
-                      p.attn.w_o, p.mlp.w_gate, p.mlp.w_up, p.mlp.w_down)) + q4.embedding.nbytes  # fmt: skip
+    block_bytes = decode_bytes(q4)
     bandwidth = read_bandwidth(np, smoke)
     rows.append(("SmolLM2 decode floor (ms/token)", {"q4_1": block_bytes / bandwidth * MS},
                  f"{block_bytes / 1e6:.0f} MB of blocks a token at {bandwidth / 1e9:.1f} GB/s "
                  "(one core's NumPy read)"))  # fmt: skip
-    output_layer = 2 * q4.config.vocab * q4.config.d_model  # FLOPs a token's logits cost
+    output_layer = 2 * q4.arch.d_vocab * q4.arch.d_model  # FLOPs a token's logits cost
     sgemm, fma = sgemm_rate(np, smoke), fma_rate(np, smoke)
     rate = max(sgemm, fma) * threads
     for n, every in ((22, False), (n_long, False), (22, True)):
@@ -378,9 +381,37 @@ def bench_smollm2(repeats: int, steps: int, threads: int, smoke: bool = False) -
 
 
 def layer_weight_count(model) -> int:
-    """Multiply-adds a token costs in the layers' products (their weights' count)."""
-    return sum(m.shape[0] * m.shape[1] for p in model.layers for m in (p.attn.w_q, p.attn.w_k, p.attn.w_v,
-               p.attn.w_o, p.mlp.w_gate, p.mlp.w_up, p.mlp.w_down))  # fmt: skip
+    """Multiply-adds a token costs in the layers' products (their weights' count), from the model's
+    Architecture: in each of ``n_layer`` blocks, W_Q and W_O (d_model x n_head·d_head), W_K and W_V
+    (d_model x n_kv_head·d_head), and the MLP's three (gated) or two (plain) d_model x d_ff matrices.
+    Checked against the shapes of the matrices the model holds (:func:`products`)."""
+    a = model.arch
+    attention = 2 * a.d_model * a.d_head * (a.n_head + a.n_kv_head)
+    mlp = (3 if a.mlp == "gated" else 2) * a.d_model * a.d_ff
+    count = a.n_layer * (attention + mlp)
+    held = sum(m.shape[0] * m.shape[1] for m in products(model))
+    if held != count:
+        raise RuntimeError(f"{model!r}: its Architecture counts {count} weights in its products, "
+                           f"its blocks hold {held}")  # fmt: skip
+    return count
+
+
+def products(model):
+    """Every block's product matrices as the model holds them (``model.weights.blocks``): attention's
+    W_Q, W_K, W_V, W_O, then the MLP's (gate, up, down; or w_1, w_2 where the Architecture's MLP is
+    plain). Each is a NumPy array or, on a blocks path, a QuantMatrix over the file's bytes."""
+    mlp = ("w_gate", "w_up", "w_down") if model.arch.mlp == "gated" else ("w_1", "w_2")
+    for block in model.weights.blocks:
+        yield from (getattr(block.attn, name) for name in ("w_q", "w_k", "w_v", "w_o"))
+        yield from (getattr(block.mlp, name) for name in mlp)
+
+
+def decode_bytes(model) -> int:
+    """Bytes of weights a decoding step reads in its products: every block's matrices as stored
+    (q4_1 blocks, or float values) and the output layer (the tied token embeddings, or W_U)."""
+    w = model.weights
+    output = w.embed if model.arch.tied_output else w.unembed
+    return sum(m.nbytes for m in products(model)) + output.nbytes
 
 
 def fma_rate(np, smoke: bool = False) -> float:
@@ -431,7 +462,7 @@ def set_cores(n: int) -> None:
     Each one copies ``attnlab.engine.threads.CORES`` when it is imported, so the copies are
     set here, wherever the modules live, after the models (and the fast paths they use) are imported.
     """
-    from attnlab.models import minilm, smollm  # noqa: F401 - their imports bring in every fast path
+    from attnlab.models.families import bert, llama  # noqa: F401 - their imports bring in every fast path
 
     for name, module in list(sys.modules.items()):
         if name.startswith("attnlab.") and isinstance(getattr(module, "CORES", None), int):

@@ -28,23 +28,22 @@ CHILD = r"""
 import json, sys, time, zlib, mmap
 from pathlib import Path
 from attnlab.models import files
-from attnlab.models.smollm import weights as sw
+from attnlab.models.families import gguf_weights, llama
 from attnlab.models.gguf_file import GGUFFile
-from attnlab.models.smollm.config import config_of
 folder = Path(sys.argv[1])
 g = GGUFFile(files.smollm2_gguf())
-c = config_of(g.metadata)
+arch = llama.architecture(g.metadata, set(g.tensors))
 t0 = time.perf_counter()
-w = sw.float32_weights(g, c.n_layer, c.eps, cache_dir=folder)
+_, how = gguf_weights.float32_weights(g, arch, cache_dir=folder)
 t1 = time.perf_counter()
-sw.float32_weights(g, c.n_layer, c.eps, cache_dir=folder)
+gguf_weights.float32_weights(g, arch, cache_dir=folder)
 t2 = time.perf_counter()
 (data,) = folder.glob("*.bin")
 with open(data, "rb") as f:
     m = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
     t3 = time.perf_counter(); zlib.crc32(m); t4 = time.perf_counter()
 size = data.stat().st_size
-print(json.dumps({"how": w.how, "first": t1 - t0, "again": t2 - t1, "crc": t4 - t3, "bytes": size}))
+print(json.dumps({"how": how, "first": t1 - t0, "again": t2 - t1, "crc": t4 - t3, "bytes": size}))
 """
 
 
