@@ -14,7 +14,7 @@ def readme_command_lines() -> list[str]:
     lines = []
     for block in blocks:
         for line in block.splitlines():
-            line = line.split("  #")[0].strip()
+            line = line.split("  #")[0].split(" > ")[0].strip()  # a comment, a redirection: the shell's
             if line.startswith("attnlab "):
                 lines.append(line)
     return lines

@@ -6,8 +6,9 @@ stated invariants on them: a run's logits are the model's own, the lens's last b
 logits, a residual patch before the first differing token recovers exactly 0 and one after the last
 block at the last position exactly 1, ablating a head changes the text's losses, the census scores
 every head. Direct logit attribution's sum is exact for RMSNorm without bias (Qwen2); for GPT-2's
-LayerNorm it is not (ENGINE-NOTES: the components must be centred and the norm's bias counted, which
-``attribution.py`` does not do yet): that test is a strict xfail, failing loudly once it is fixed.
+LayerNorm it is not (docs/engine-conventions.md: the components must be centred and the norm's
+bias counted, which ``attribution.py`` does not do yet): that test is a strict xfail, failing
+loudly once it is fixed.
 """
 
 from __future__ import annotations
