@@ -2,6 +2,7 @@
 
     python benchmarks/bench_models.py [--repeats 5] [--decode-steps 20] [--threads N] [--only smollm2]
     python benchmarks/bench_models.py --views [--only minilm]   # the page at 256 tokens (bench_page_views.py)
+    python benchmarks/bench_models.py --model PATH [--model PATH2]  # any model you have, vs HF/llama.cpp
     python benchmarks/bench_models.py --smoke   # tiny: checks that it runs (tests/benchmarks)
 
 - MiniLM: load time, and sentences per second encoding a batch of 32 sentences
@@ -230,6 +231,52 @@ class Llama:
         self.child.wait(30)
 
 
+def prefill_ours(model, tokens, every_logit: bool = False):
+    """A call that runs the prompt as generation does (``prefill``: the last token's logits), or
+    ``forward`` with every position's logits; an encoder's forward on the tokens."""
+    if not model.arch.causal:
+        return lambda: model.forward(tokens)
+    if every_logit:
+        return lambda: model.forward(tokens, cache=model.new_cache())
+    return lambda: model.prefill(tokens, cache=model.new_cache())
+
+
+def prefill_hf(hf, tokens, every_logit: bool = False, causal: bool = True):
+    """The same for HF: ``logits_to_keep=1`` as its ``generate()`` passes (0: every position's logits);
+    an encoder's forward (``causal=False``)."""
+    import torch
+
+    t = torch.tensor([list(tokens)])
+    keep = {"use_cache": True, "logits_to_keep": 0 if every_logit else 1} if causal else {}
+
+    def run():
+        with torch.no_grad():
+            return hf(t, **keep)
+
+    return run
+
+
+def decode_ours(model, ids, steps: int) -> float:
+    """Median seconds of one decoding step after the prompt ``ids`` (the cache filled by it)."""
+    cache = model.new_cache()
+    model.forward(ids, cache=cache)
+    return statistics.median(timed(lambda: model.forward([ids[-1]], cache=cache)) for _ in range(steps))
+
+
+def decode_hf(hf, ids, steps: int) -> float:
+    import torch
+
+    with torch.no_grad():
+        past = hf(torch.tensor([list(ids)]), use_cache=True).past_key_values
+        token = torch.tensor([[ids[-1]]])
+        times = []
+        for _ in range(steps):
+            start = time.perf_counter()
+            past = hf(token, past_key_values=past, use_cache=True).past_key_values
+            times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
 def load_times(smoke: bool = False) -> dict:
     """Load times in fresh processes: q4_1 and float32 warm; float32 cold into an empty cache folder."""
     q4 = LOAD.format(family="llama", opener="smollm2", args="weights='q4_1'")
@@ -248,13 +295,14 @@ def load_times(smoke: bool = False) -> dict:
     return out
 
 
-def load_hf(path):
-    """Hugging Face's SmolLM2 on the same GGUF, as float32, and its load time (None when absent)."""
+def load_hf(path, causal: bool = True, who: str = "the SmolLM2 peer"):
+    """Hugging Face's model from the same GGUF file (dequantized to float32) or folder, as float32, and
+    its load time (None when transformers is absent)."""
     if reason := missing("torch", "transformers"):
-        skipped("Hugging Face transformers, the SmolLM2 peer", reason)
+        skipped(f"Hugging Face transformers, {who}", reason)
         return None, None
     import torch
-    from transformers import AutoModelForCausalLM
+    from transformers import AutoModel, AutoModelForCausalLM
     from transformers.utils import logging as hf_logging
 
     hf_logging.set_verbosity_error()
@@ -262,7 +310,11 @@ def load_hf(path):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         start = time.perf_counter()
-        hf = AutoModelForCausalLM.from_pretrained(str(path.parent), gguf_file=path.name, dtype=torch.float32)
+        cls = AutoModelForCausalLM if causal else AutoModel
+        if path.suffix == ".gguf":
+            hf = cls.from_pretrained(str(path.parent), gguf_file=path.name, dtype=torch.float32)
+        else:
+            hf = cls.from_pretrained(str(path), dtype=torch.float32)
         took = time.perf_counter() - start
     return hf.eval(), took
 
@@ -290,40 +342,6 @@ def bench_smollm2(repeats: int, steps: int, threads: int, smoke: bool = False) -
     n_long = 32 if smoke else 256
     long_ids = (ids * 12)[:n_long]
 
-    def ours_prefill(model, tokens, every_logit=False):
-        if every_logit:
-            return lambda: model.forward(tokens, cache=model.new_cache())
-        return lambda: model.prefill(tokens, cache=model.new_cache())
-
-    def hf_prefill(tokens, every_logit=False):
-        import torch
-
-        t = torch.tensor([tokens])
-
-        def run():
-            with torch.no_grad():  # logits_to_keep=0: every position's (HF's default)
-                return hf(t, use_cache=True, logits_to_keep=0 if every_logit else 1)
-
-        return run
-
-    def ours_decode(model):
-        cache = model.new_cache()
-        model.forward(ids, cache=cache)
-        return statistics.median(timed(lambda: model.forward([ids[-1]], cache=cache)) for _ in range(steps))
-
-    def hf_decode():
-        import torch
-
-        with torch.no_grad():
-            past = hf(torch.tensor([ids]), use_cache=True).past_key_values
-            token = torch.tensor([[ids[-1]]])
-            times = []
-            for _ in range(steps):
-                start = time.perf_counter()
-                past = hf(token, past_key_values=past, use_cache=True).past_key_values
-                times.append(time.perf_counter() - start)
-        return statistics.median(times)
-
     peers = {"q4_1": q4, "f32": f32, "HF": hf, "llama.cpp": llama}
     peers = {k: v for k, v in peers.items() if v is not None}
 
@@ -331,9 +349,11 @@ def bench_smollm2(repeats: int, steps: int, threads: int, smoke: bool = False) -
         """One measurement for peer ``name``: prefill (tokens), or decode (None)."""
         model = peers[name]
         if name in ("q4_1", "f32"):
-            return timed(ours_prefill(model, tokens, every_logit)) if tokens else ours_decode(model)
+            if tokens is None:
+                return decode_ours(model, ids, steps)
+            return timed(prefill_ours(model, tokens, every_logit))
         if name == "HF":
-            return timed(hf_prefill(tokens, every_logit)) if tokens else hf_decode()
+            return timed(prefill_hf(hf, tokens, every_logit)) if tokens else decode_hf(hf, ids, steps)
         return llama.prefill(tokens) if tokens else llama.decode(ids, steps)
 
     kinds = {"prefill 22": ids, f"prefill {n_long}": long_ids, "decode": None, "forward 22, all logits": ids}
@@ -377,6 +397,81 @@ def bench_smollm2(repeats: int, steps: int, threads: int, smoke: bool = False) -
         rows.append((f"SmolLM2 {name} floor (ms)", {"q4_1": f / rate * MS},
                      f"{f / 1e9:.1f} GFLOP at {rate / 1e9:.0f} GFLOP/s: {threads} x one thread's best "
                      f"(FMAs in cache {fma / 1e9:.0f}, sgemm 256x576x1536 {sgemm / 1e9:.0f})"))  # fmt: skip
+    return rows
+
+
+def bench_path(model: str, repeats: int, steps: int, threads: int, smoke: bool = False) -> list[tuple]:
+    """Any model ``attnlab.load`` opens (a path, or a name ``attnlab models`` lists) against HF
+    transformers on the same file, and llama.cpp on a GGUF where it is installed: prefill of 22
+    tokens and of 256 (or the model's context less the decode steps, where shorter), decode a token
+    (decoders), with the floors."""
+    from pathlib import Path
+
+    import numpy as np
+
+    import attnlab
+
+    start = time.perf_counter()
+    ours = attnlab.load(model)
+    ours_load = time.perf_counter() - start
+    source = Path(ours.source)
+    causal = ours.arch.causal
+    title = f"{ours.name} ({ours.path})"
+    hf, hf_load = load_hf(source, causal, who=f"the peer of {ours.name}")
+    llama = None
+    if causal and source.suffix == ".gguf":
+        try:
+            llama = Llama(source, threads)
+        except ImportError as error:
+            skipped("llama.cpp, the GGUF peer", f"{error} (pip install llama-cpp-python)")
+    words = ours.to_tokens(PROMPT_22 * 4)
+    ids = words[:22]
+    room = ours.arch.n_ctx - steps - 2 if causal else ours.arch.n_ctx
+    n_long = min(32 if smoke else 256, room)
+    long_ids = (words * (n_long // max(1, len(words)) + 1))[:n_long]
+    run = "prefill" if causal else "forward"  # an encoder's one pass over the text
+    kinds = {f"{run} 22": ids, f"{run} {n_long}": long_ids}
+    if causal:
+        kinds["decode"] = None
+    peers = {"attnlab": ours, "HF": hf, "llama.cpp": llama}
+    peers = {k: v for k, v in peers.items() if v is not None}
+
+    def measure(name, tokens):
+        if name == "attnlab":
+            return timed(prefill_ours(ours, tokens)) if tokens else decode_ours(ours, ids, steps)
+        if name == "HF":
+            return timed(prefill_hf(hf, tokens, causal=causal)) if tokens else decode_hf(hf, ids, steps)
+        return llama.prefill(tokens) if tokens else llama.decode(ids, steps)
+
+    results = {kind: {name: [] for name in peers} for kind in kinds}
+    for name in peers:  # warm up
+        for tokens in kinds.values():
+            measure(name, tokens)
+    for _ in range(repeats):
+        for kind, tokens in kinds.items():
+            for name in peers:
+                results[kind][name].append(measure(name, tokens))
+                time.sleep(PAUSE_S)
+    if llama is not None:
+        llama.close()
+    loads = {"attnlab": ours_load, "HF": hf_load, "llama.cpp": llama.load_s if llama else None}
+    rows = [(f"{title} load (s)", {k: v for k, v in loads.items() if v is not None}, "this process")]
+    for kind in kinds:
+        unit = "ms/token" if kind == "decode" else "ms"
+        rows.append((f"{title} {kind} ({unit})",
+                     {k: statistics.median(v) * MS for k, v in results[kind].items()}, ""))  # fmt: skip
+    count = layer_weight_count(ours)
+    rate = max(sgemm_rate(np, smoke), fma_rate(np, smoke)) * threads
+    output_layer = 2 * ours.arch.d_vocab * ours.arch.d_model if causal else 0
+    for kind, tokens in kinds.items():
+        if tokens is None:
+            nbytes, bandwidth = decode_bytes(ours), read_bandwidth(np, smoke)
+            note = f"{nbytes / 1e6:.1f} MB of weights a token at {bandwidth / 1e9:.1f} GB/s"
+            rows.append((f"{title} decode floor (ms/token)", {"attnlab": nbytes / bandwidth * MS}, note))
+        else:
+            flops = 2 * len(tokens) * count + output_layer
+            note = f"{flops / 1e9:.2f} GFLOP at {rate / 1e9:.0f} GFLOP/s ({threads} threads)"
+            rows.append((f"{title} {kind} floor (ms)", {"attnlab": flops / rate * MS}, note))
     return rows
 
 
@@ -488,6 +583,9 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--decode-steps", type=int, default=20)
     parser.add_argument("--only", choices=("minilm", "smollm2"))
+    parser.add_argument("--model", metavar="PATH", action="append",
+                        help="any model attnlab opens (a folder, a .gguf file or a found name), against "
+                             "HF and llama.cpp; may be repeated; instead of the shipped two")  # fmt: skip
     parser.add_argument("--threads", type=int, help="threads for torch, llama.cpp, attnlab (default: cores)")
     parser.add_argument("--views", action="store_true", help="the page at 256 tokens (bench_page_views.py)")
     add_flag(parser)
@@ -514,9 +612,12 @@ def main() -> None:
         torch.set_num_threads(n)
         torch_version = f"torch {torch.__version__}"
     rows = []
-    if args.only in (None, "minilm"):
+    if args.model:
+        for model in args.model:
+            rows += bench_path(model, args.repeats, args.decode_steps, n, args.smoke)
+    if args.only in (None, "minilm") and not args.model:
         rows += bench_minilm(args.repeats, args.smoke)
-    if args.only in (None, "smollm2"):
+    if args.only in (None, "smollm2") and not args.model:
         rows += bench_smollm2(args.repeats, args.decode_steps, n, args.smoke)
     try:
         import llama_cpp
@@ -526,7 +627,15 @@ def main() -> None:
         peer = "llama.cpp not installed (pip install llama-cpp-python)"
     print(f"numpy {np.__version__}, {torch_version}, {peer}; {n} threads each, "
           f"cpus {os.cpu_count()}, load average {os.getloadavg()[0]:.1f}")  # fmt: skip
-    minilm_rows = [r for r in rows if "attnlab" in r[1]]
+    path_rows = [r for r in rows if "attnlab" in r[1] and "peer" not in r[1]]
+    if path_rows:
+        print(f"{'measure':58}{'attnlab':>11}{'HF':>11}{'llama.cpp':>11}  ratios (same run); note")
+        for name, v, note in path_rows:
+            cells = "".join(f"{v[k]:11.2f}" if k in v else f"{'':11}" for k in ("attnlab", "HF", "llama.cpp"))
+            ratio = "; ".join(f"attnlab/{k} {v['attnlab'] / v[k]:.2f}" for k in ("HF", "llama.cpp")
+                              if k in v and "floor" not in name)  # fmt: skip
+            print(f"{name:58}{cells}  {'; '.join(x for x in (ratio, note) if x)}")
+    minilm_rows = [r for r in rows if "attnlab" in r[1] and "peer" in r[1]]
     if minilm_rows:
         print(f"{'measure':34}{'attnlab':>11}{'s-t':>11}{'ratio':>8}  note (s-t: sentence-transformers)")
         for name, v, note in minilm_rows:
