@@ -475,6 +475,18 @@ def bench_path(model: str, repeats: int, steps: int, threads: int, smoke: bool =
     return rows
 
 
+def print_path_rows(rows: list[tuple]) -> None:
+    """The table of :func:`bench_path`'s rows: attnlab, HF and llama.cpp, the same-run ratios."""
+    if not rows:
+        return
+    print(f"{'measure':58}{'attnlab':>11}{'HF':>11}{'llama.cpp':>11}  ratios (same run); note")
+    for name, v, note in rows:
+        cells = "".join(f"{v[k]:11.2f}" if k in v else f"{'':11}" for k in ("attnlab", "HF", "llama.cpp"))
+        ratio = "; ".join(f"attnlab/{k} {v['attnlab'] / v[k]:.2f}" for k in ("HF", "llama.cpp")
+                          if k in v and "floor" not in name)  # fmt: skip
+        print(f"{name:58}{cells}  {'; '.join(x for x in (ratio, note) if x)}")
+
+
 def layer_weight_count(model) -> int:
     """Multiply-adds a token costs in the layers' products (their weights' count), from the model's
     Architecture: in each of ``n_layer`` blocks, W_Q and W_O (d_model x n_head·d_head), W_K and W_V
@@ -627,14 +639,7 @@ def main() -> None:
         peer = "llama.cpp not installed (pip install llama-cpp-python)"
     print(f"numpy {np.__version__}, {torch_version}, {peer}; {n} threads each, "
           f"cpus {os.cpu_count()}, load average {os.getloadavg()[0]:.1f}")  # fmt: skip
-    path_rows = [r for r in rows if "attnlab" in r[1] and "peer" not in r[1]]
-    if path_rows:
-        print(f"{'measure':58}{'attnlab':>11}{'HF':>11}{'llama.cpp':>11}  ratios (same run); note")
-        for name, v, note in path_rows:
-            cells = "".join(f"{v[k]:11.2f}" if k in v else f"{'':11}" for k in ("attnlab", "HF", "llama.cpp"))
-            ratio = "; ".join(f"attnlab/{k} {v['attnlab'] / v[k]:.2f}" for k in ("HF", "llama.cpp")
-                              if k in v and "floor" not in name)  # fmt: skip
-            print(f"{name:58}{cells}  {'; '.join(x for x in (ratio, note) if x)}")
+    print_path_rows([r for r in rows if "attnlab" in r[1] and "peer" not in r[1]])
     minilm_rows = [r for r in rows if "attnlab" in r[1] and "peer" in r[1]]
     if minilm_rows:
         print(f"{'measure':34}{'attnlab':>11}{'s-t':>11}{'ratio':>8}  note (s-t: sentence-transformers)")

@@ -42,7 +42,7 @@ from attnlab.engine.fast.decode.numpy_kernels import (
 )
 from attnlab.engine.fast.decode.steps import attend as fast_attend
 from attnlab.engine.fast.decode.steps import gated, kernels, rms, rotate_qk
-from attnlab.engine.fast.ops import _FLOATS, _LOGIT_ROWS, _columns, _plain
+from attnlab.engine.fast.ops import _FLOATS, _LOGIT_ROWS, _bias, _columns, _plain
 from attnlab.engine.forward import Reference
 from attnlab.engine.layers import RMSNormParams
 
@@ -102,13 +102,17 @@ class Fast(Reference):
         return super().norm(x, params)
 
     def linear(self, x, w, b):
-        if b is None and _plain(x) and _matrix(w, x.dtype):
-            return _product(x, w)
+        if _plain(x) and _matrix(w, x.dtype) and _bias(b, x.dtype):
+            y = _product(x, w)
+            if b is not None:  # x @ w, then + b: the reference's two steps
+                y += b
+            return y
         return super().linear(x, w, b)
 
     def project_qkv(self, h, p, arch):
         fits = _plain(h) and all(_matrix(w, h.dtype) for w in (p.w_q, p.w_k, p.w_v))
-        if not fits or any(b is not None for b in (p.b_q, p.b_k, p.b_v)):
+        biases = (p.b_q, p.b_k, p.b_v)
+        if not fits or not all(_bias(b, h.dtype) for b in biases):
             return super().project_qkv(h, p, arch)
         w = _columns(p.w_q, p.w_k, p.w_v)
         if w is not None:  # one product when w_q, w_k, w_v sit side by side
@@ -117,6 +121,9 @@ class Fast(Reference):
             qkv = np.concatenate([_product(h, p.w_q), _product(h, p.w_k), _product(h, p.w_v)], axis=1)
         n = h.shape[0]
         n_q, n_k = arch.n_head * arch.d_head, arch.n_kv_head * arch.d_head
+        for b, cols in zip(biases, (slice(0, n_q), slice(n_q, n_q + n_k), slice(n_q + n_k, None))):
+            if b is not None:  # each projection's bias added to its product, as the reference adds it
+                qkv[:, cols] += b
         check_finite(np, qkv, "q, k, v = x @ w_q, w_k, w_v")
         q = qkv[:, :n_q].reshape(n, arch.n_head, arch.d_head)
         k = qkv[:, n_q : n_q + n_k].reshape(n, arch.n_kv_head, arch.d_head)

@@ -143,18 +143,21 @@ def test_each_step_takes_its_fast_form_where_it_applies_and_the_reference_elsewh
     check("norm", x, LayerNormParams(p.norm_1.weight, p.norm_1.weight, 1e-5), fast=None)
     check("norm", x, RMSNormParams(p.norm_1.weight.astype(np.float64), 1e-5), fast=None)
     check("norm", x[None], p.norm_1, fast=None)
-    # products: without a bias, on weights of x's dtype or blocks (float32)
+    # products: on weights of x's dtype or blocks (float32), a bias of x's dtype added after
     assert check("linear", x, p.attn.w_q, None, fast="product") == 1
-    check("linear", x, p.attn.w_q, np.ones(arch.n_head * arch.d_head, np.float32), fast=None)
+    assert check("linear", x, p.attn.w_q, np.ones(arch.n_head * arch.d_head, np.float32), fast="product") == 1
+    check("linear", x, p.attn.w_q, np.ones(arch.n_head * arch.d_head, np.float64), fast=None)
     check("linear", x, p.attn.w_q.astype(np.float64), None, fast=None)
     check("linear", x[None], p.attn.w_q, None, fast=None)
     blocks = quant_matrix(rng, 64, 32)
     assert check("linear", np.ones((2, 64), np.float32), blocks, None, fast="product", tol=1e-4) == 1
-    # q, k, v: three products, one where they sit side by side, the reference's with a bias
+    # q, k, v: three products, one where they sit side by side, each bias added to its own
     assert check("project_qkv", x, p.attn, arch, fast="product") == 3
     assert check("project_qkv", x, joined_copy(w).blocks[0].attn, arch, fast="product") == 1
-    biased = dataclasses.replace(p.attn, b_k=np.zeros(arch.n_kv_head * arch.d_head, np.float32))
-    check("project_qkv", x, biased, arch, fast=None)
+    b_k = rng.standard_normal(arch.n_kv_head * arch.d_head).astype(np.float32)
+    biased = dataclasses.replace(p.attn, b_k=b_k)
+    assert check("project_qkv", x, biased, arch, fast="product") == 3
+    check("project_qkv", x, dataclasses.replace(biased, b_k=biased.b_k.astype(np.float64)), arch, fast=None)
     check("project_qkv", x[None], p.attn, arch, fast=None)
     # RoPE: (T, H, d) heads at positions given as an array
     q, k, _ = REFERENCE.project_qkv(x, p.attn, arch)
@@ -210,11 +213,13 @@ def test_where_no_fast_form_applies_fast_is_the_reference_bit_for_bit(rng, calls
         same(seen_fast[name], seen_ref[name], name)
 
 
-def test_a_gpt2_style_decoder_takes_the_fast_attention_and_output_layer_only(rng, calls):
+def test_a_gpt2_style_decoder_takes_the_fast_products_attention_and_output_layer(rng, calls):
     arch, w = gpt2(rng)
     ids = rng.integers(0, arch.d_vocab, 9)
     fast = forward(arch, w, ids, ops=FAST)
-    assert dict(calls) == {"attend": arch.n_layer, "logit slices": 1}
+    # six products a block (q, k, v, W_O, the MLP's two), each bias added after; LayerNorm and GELU
+    # are the reference's
+    assert dict(calls) == {"product": 6 * arch.n_layer, "attend": arch.n_layer, "logit slices": 1}
     close(fast, forward(arch, w, ids), 1e-13)
 
 

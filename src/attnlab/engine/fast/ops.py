@@ -64,6 +64,11 @@ def _weight(w, dtype) -> bool:
     return isinstance(w, QuantMatrix) and dtype == np.float32
 
 
+def _bias(b, dtype) -> bool:
+    """No bias, or one the fast products add: a 1-D array of the activations' dtype."""
+    return b is None or (type(b) is np.ndarray and b.ndim == 1 and b.dtype == dtype)
+
+
 def joined(*views):
     """The one matrix whose adjacent column blocks ``views`` are (as :func:`side_by_side` makes), or None.
 
@@ -153,13 +158,17 @@ class Fast(Reference):
         return super().norm(x, params)
 
     def linear(self, x, w, b):
-        if b is None and _plain(x) and _weight(w, x.dtype):
-            return _product(x, w)
+        if _plain(x) and _weight(w, x.dtype) and _bias(b, x.dtype):
+            y = _product(x, w)
+            if b is not None:  # x @ w, then + b: the reference's two steps
+                y += b
+            return y
         return super().linear(x, w, b)
 
     def project_qkv(self, h, p, arch):
         fits = _plain(h) and all(_weight(w, h.dtype) for w in (p.w_q, p.w_k, p.w_v))
-        if not fits or any(b is not None for b in (p.b_q, p.b_k, p.b_v)):
+        biases = (p.b_q, p.b_k, p.b_v)
+        if not fits or not all(_bias(b, h.dtype) for b in biases):
             return super().project_qkv(h, p, arch)
         w = _joined_weights(p, "w_q", "w_k", "w_v")
         if w is not None:  # one product when w_q, w_k, w_v sit side by side
@@ -168,6 +177,9 @@ class Fast(Reference):
             qkv = np.concatenate([_product(h, p.w_q), _product(h, p.w_k), _product(h, p.w_v)], axis=1)
         n = h.shape[0]
         n_q, n_k = arch.n_head * arch.d_head, arch.n_kv_head * arch.d_head
+        for b, cols in zip(biases, (slice(0, n_q), slice(n_q, n_q + n_k), slice(n_q + n_k, None))):
+            if b is not None:  # each projection's bias added to its product, as the reference adds it
+                qkv[:, cols] += b
         if not np.isfinite(qkv).all():  # name the projection that overflowed, as the reference does
             for name, cols in (("q = x @ w_q", slice(0, n_q)), ("k = context @ w_k", slice(n_q, n_q + n_k)),
                                ("v = context @ w_v", slice(n_q + n_k, None))):  # fmt: skip
