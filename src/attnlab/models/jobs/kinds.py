@@ -369,7 +369,7 @@ PATCHING = "attnlab.models.jobs.circuits:patching"
 
 
 @dataclass(kw_only=True, eq=False)
-class CircuitJob(Job):
+class CircuitJob(RunJob):
     """A circuits run: ``function(model, say, check, job=id, **arguments)`` in the worker.
 
     The functions are :data:`attnlab.models.jobs.circuits.FUNCTIONS`. A patching sweep reports
@@ -378,22 +378,10 @@ class CircuitJob(Job):
     ``cancelled`` with the partial sweep as ``result`` (a function says so of itself: its
     ``makes_way`` and ``stops`` attributes). A cancelled job is never shared: the next
     identical request runs in full. Its rate is seconds per patch (a sweep's time grows with them).
+    Its progress and result arrive as a lab's run's do (:class:`RunJob`).
     """
 
     kind: ClassVar[str] = "circuit"
-    function: str
-    arguments: tuple = ()
-    done_count: int = 0
-    total: int = 0
-    result: object = field(default=None, repr=False)
-
-    @property
-    def share_key(self) -> tuple:
-        return (self.kind, self.model, self.function, self.arguments)
-
-    @property
-    def rate_key(self) -> tuple:
-        return (self.kind, self.model, self.function)
 
     @property
     def yields(self) -> bool:
@@ -410,19 +398,6 @@ class CircuitJob(Job):
 
     def units_done(self) -> float:
         return float(max(1, self.done_count)) if self.total else 1.0
-
-    def progress_units(self) -> tuple[float, float] | None:
-        return (float(self.done_count), float(self.total)) if self.total else None
-
-    def _apply(self, kind: str, *payload) -> None:
-        if kind == "running":
-            (self.total,) = payload
-            self.status = "running"
-        elif kind == "progress":
-            (self.done_count,) = payload
-        elif kind == "done":
-            (self.result,) = payload  # before the status: a reader that sees "done" finds the result
-            self.status = "done"
 
     def _stopped(self, result) -> None:
         self.result = result  # the partial sweep (None: it never started)
