@@ -171,6 +171,25 @@ def test_on_float32_weights_the_program_prints_exactly_the_number_the_command_pr
 
 
 @pytest.mark.models
+def test_the_readme_s_ablation_program_prints_the_command_s_number_on_float32_weights(tmp_path):
+    """The README's line: ``attnlab ablate … --weights float32 --python > ablate.py``, then
+    ``python ablate.py`` prints the number ``--json`` gives (the next token's probability after the
+    biggest change, with the head off), the same float."""
+    text = "The Eiffel Tower is in the city of Paris"
+    args = ("ablate", text, "--heads", "L18 H6", "--weights", "float32")
+    view = json.loads(run(*args, "--json").stdout)
+    program = tmp_path / "ablate.py"
+    program.write_text(run(*args, "--python").stdout, encoding="utf-8")
+    ran = subprocess.run([sys.executable, str(program)], capture_output=True, text=True, timeout=300)
+    assert ran.returncode == 0, ran.stderr
+    printed = float(ran.stdout.splitlines()[-1])
+    shown = [p["p_after"] for p in view["positions"] if "p_after" in p]
+    assert printed in shown  # exactly one of the view's numbers, at full precision
+    n_ids = len(view["program_source"]["ids"])
+    assert printed == terminal.ablation_number(view, [(18, 6)], "zero", n_ids)["value"]
+
+
+@pytest.mark.models
 @pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM])
 def test_a_patch_stopped_by_a_signal_prints_its_partial_sweep(stop):
     # A sweep of 270 patches, stopped once its first patch is done: what it did is printed, not lost.
