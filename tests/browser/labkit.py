@@ -35,6 +35,7 @@ import re
 import socket
 import subprocess
 import sys
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -56,6 +57,21 @@ DESKTOP = {"width": 1280, "height": 800}
 # plot.js draws each plane in a SIZE x SIZE viewBox with PAD user units of margin.
 PLOT_SIZE = 320
 PLOT_PAD = 22
+
+
+def animations_ended(page, bound_s: float = 30.0) -> None:
+    """Read the page as still, for axe: motion reduced from here on (a part that fades in, such as
+    the block's play stage when its answer lands, shows at once), then wait until no timed CSS
+    animation runs, so nothing is read half-way whatever the machine's load; scroll-driven and
+    endless ones do not count. Polled from here: the page's CSP refuses the string evaluation
+    ``wait_for_function`` makes. ``bound_s`` only bounds a hang."""
+    page.emulate_media(reduced_motion="reduce")
+    running = """() => document.getAnimations().some(a => a.playState === 'running'
+        && a.timeline === document.timeline && a.effect.getComputedTiming().endTime !== Infinity)"""
+    deadline = time.monotonic() + bound_s
+    while page.evaluate(running):
+        assert time.monotonic() < deadline, "an animation still runs"
+        page.wait_for_timeout(50)
 
 
 def free_port() -> int:

@@ -8,7 +8,7 @@ import re
 import pytest
 from axe_playwright_python.sync_playwright import Axe
 from connectionskit import lab_page, slide
-from labkit import DESKTOP, Recorder
+from labkit import DESKTOP, Recorder, animations_ended
 from playwright.sync_api import expect
 
 from attnlab.lab import glossary
@@ -111,6 +111,7 @@ def test_the_main_pages_terms_are_defined_on_hover_and_on_focus(lab):
     page.keyboard.press("Tab")
     expect(w_o).to_be_focused()
     expect(tip).to_be_visible()
+    animations_ended(page)  # the block's play stage fades in (600 ms): axe reads its final colours
     found = Axe().run(page).response["violations"]
     assert [(v["id"], v["impact"], [n["target"] for n in v["nodes"]]) for v in found] == []
 

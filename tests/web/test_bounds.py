@@ -61,3 +61,16 @@ def test_every_integer_a_route_reads_has_a_maximum():
         _unbounded(components[name], f"#/{name}", unbounded)
     assert len(read) > 40 and "NumberOfIds" in names  # it looked where it should
     assert unbounded == []
+
+
+def test_a_model_name_too_long_for_a_file_name_is_refused_at_the_model():
+    # Before: 500 (OSError: File name too long), the name tried as a path on disk (schemathesis found it).
+    from fastapi.testclient import TestClient
+
+    name = "0" * 400
+    with TestClient(create_app()) as client:
+        about = client.get("/api/models/about", params={"model": name})
+        tokens = client.post(f"/api/models/{name}/tokens", json={"text": "a"})
+    for answer in (about, tokens):
+        assert 400 <= answer.status_code < 500, answer.text[:300]
+        assert "model" in {str(part) for d in answer.json()["detail"] for part in d["loc"]}

@@ -21,10 +21,14 @@ from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from attnlab.classroom_store import SqliteClasses
+from attnlab.lab.classroom import places as class_places
 from attnlab.lab.fields import half_character
 from attnlab.models import toy
 from attnlab.models.jobs.line import Jobs
 from attnlab.web.app import create_app
+from attnlab.web.classroom.room import Room
+from attnlab.web.classroom.serving import NEW_STATE
 from attnlab.web.realmodel import line
 from attnlab.web.server import serving
 
@@ -181,7 +185,53 @@ def test_every_text_taking_route_is_fuzzed(client, bodies):
     }
     fuzzed = {p.replace("/minilm/", "/{model}/").replace("/smollm2/", "/{model}/") for p in bodies}
     lab = next(p for p in bodies if p.startswith("/api/connections/")).split("/")[3]
-    assert text_routes == {p.replace(f"/{lab}/", "/{name}/") for p in fuzzed}
+    fuzzed = {p.replace(f"/{lab}/", "/{name}/") for p in fuzzed}
+    assert text_routes == fuzzed | set(CLASS_BODIES)  # the class's: test_any_text_to_a_class_route
+
+
+# The class's routes that take text, on an app serving a class (a room on a SQLite file), asked
+# with the teacher's token: a valid body and where texts go in it.
+CLASS_BODIES = {
+    "/api/class/join": ({"nickname": "Ada"}, [("nickname",)]),
+    "/api/class/teacher/push": ({"link": "/real-model"}, [("link",)]),
+    "/api/class/teacher/pace": ({"places": [class_places.places()[0]["id"]]}, [("places", 0)]),
+    "/api/class/teacher/delete": ({"confirm": "fuzz-class"}, [("confirm",)]),
+}
+
+
+@pytest.fixture(scope="module")
+def class_client(tmp_path_factory):
+    classes = SqliteClasses(tmp_path_factory.mktemp("classes"))
+    room = Room(classes=classes, store=classes.create("fuzz-class", state=dict(NEW_STATE), now=1),
+                join_url="http://127.0.0.1:8000/class/join")  # fmt: skip
+    room.token = room.issue_token()
+    try:
+        with TestClient(create_app(classroom=room), headers={"authorization": f"Bearer {room.token}"}) as c:
+            yield c
+    finally:
+        room.close()
+
+
+def test_each_class_routes_body_is_answered_as_it_is(class_client):
+    for path, (good, _) in CLASS_BODIES.items():
+        if path.endswith("/delete"):  # a valid body would delete the class the fuzz asks
+            continue
+        r = class_client.post(path, content=raw(good), headers={"content-type": "application/json"})
+        assert r.status_code in (200, 201), (path, r.text[:300])
+    push = put(CLASS_BODIES["/api/class/teacher/push"][0], ("challenge",), "x")  # a link and a challenge
+    r = class_client.post("/api/class/teacher/push", content=raw(push),
+                          headers={"content-type": "application/json"})  # fmt: skip
+    assert r.status_code == 422 and r.json()["detail"][0]["loc"] == ["body", "challenge"]
+
+
+@SLOW
+@given(text=TEXTS)
+def test_any_text_to_a_class_route_gets_an_answer_or_a_4xx_naming_its_field(class_client, text):
+    for path, body, fields in posts(CLASS_BODIES, text):
+        if path.endswith("/delete") and text == "fuzz-class":
+            continue
+        r = class_client.post(path, content=raw(body), headers={"content-type": "application/json"})
+        check(path, text, r.status_code, r.content, fields)
 
 
 def test_each_routes_body_is_answered_as_it_is(client, bodies):

@@ -13,7 +13,6 @@ Each call opens the files afresh; the registry keeps one shared instance per nam
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import numpy as np
 
@@ -51,7 +50,7 @@ def load(model: str | os.PathLike, *, weights: str = "auto") -> Model:
     from attnlab.models.families.checkpoint import open_path
 
     if isinstance(model, os.PathLike) or (isinstance(model, str) and model not in registry.names()):
-        if isinstance(model, os.PathLike) or _looks_like_a_path(model):
+        if isinstance(model, os.PathLike) or registry.looks_like_a_path(model):
             return open_path(model, weights=weights)
         raise Refusal(("model",), "opening.unknown_model", str(model), registry.names())
     registry.check_name(model)
@@ -64,11 +63,3 @@ def load(model: str | os.PathLike, *, weights: str = "auto") -> Model:
             raise Refusal(("weights",), "unknown_weights", weights, ("float32", "float64"))
         return minilm(dtype=np.float64 if weights == "float64" else np.float32)
     return registry.spec(model).load()
-
-
-def _looks_like_a_path(text: str) -> bool:
-    """A string that is a file or folder on disk, or is written as one (a separator, a ~, a .gguf)."""
-    if not text:
-        return False
-    return Path(text).expanduser().exists() or os.sep in text or "/" in text or text.startswith("~") \
-        or text.lower().endswith((".gguf", ".safetensors"))  # fmt: skip

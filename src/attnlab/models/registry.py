@@ -426,8 +426,14 @@ def looks_like_a_path(text: str) -> bool:
     """A string that is a file or folder on disk, or is written as one (a separator, a ~, a .gguf)."""
     if not text:
         return False
-    return Path(text).expanduser().exists() or os.sep in text or "/" in text or text.startswith("~") \
-        or text.lower().endswith((".gguf", ".safetensors"))  # fmt: skip
+    if os.sep in text or "/" in text or text.startswith("~"):
+        return True
+    if text.lower().endswith((".gguf", ".safetensors")):
+        return True
+    try:
+        return Path(text).exists()
+    except (OSError, ValueError):  # a name too long for the file system, a NUL: no file of that name
+        return False
 
 
 def decoders() -> tuple[str, ...]:

@@ -32,6 +32,7 @@ class ErrorResponse(BaseModel):
 
 # Each status code the API answers, as OpenAPI documents it (the model is always ErrorResponse).
 ERRORS: dict[int, dict] = {
+    403: {"description": "The teacher's token is missing or wrong (type not_teacher)"},
     404: {"description": "No such job (finished jobs are kept for a while)"},
     409: {"description": "The job has not finished (or it failed)"},
     410: {"description": "The trace was dropped to make room (type trace_dropped)"},

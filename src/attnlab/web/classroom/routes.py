@@ -31,9 +31,20 @@ from attnlab.web.classroom.pages import JOIN, NOTICE, TEACHER, render
 from attnlab.web.classroom.room import COOKIE_DAYS, MAX_LEARNERS, Room, digest, new_secret, now_ms
 from attnlab.web.classroom.schema import AnonymiseIn, DeleteIn, JoinIn, PaceIn, PauseIn, PushIn, SnapshotIn
 from attnlab.web.hosts import LOOPBACK_HOSTS
+from attnlab.web.schema import errors
 from attnlab.web.server import is_loopback
 
 router = APIRouter(tags=["class"])
+
+# The refusals each kind of class route answers, as the API's errors table documents them
+_CLASS_SAID = {
+    404: "No class runs on this lab (type no_class)",
+    409: "The class is full (type class_full)",
+    410: "The class has ended (type class_ended)",
+}
+JOINING = errors(404, 409, 410, 422, 429, said=_CLASS_SAID)
+LEARNER = errors(404, 410, said=_CLASS_SAID)
+TEACHING = errors(403, 404, 410, 422, said=_CLASS_SAID)
 
 
 class Refused(Exception):
@@ -123,7 +134,7 @@ def get_qr(request: Request) -> Response:
 # --- the learner ------------------------------------------------------------------------
 
 
-@router.post("/api/class/join", status_code=201)
+@router.post("/api/class/join", status_code=201, responses=JOINING)
 async def post_join(body: JoinIn, request: Request) -> JSONResponse:
     """Join with a nickname: 201 and the learner's cookie, or the refusal in words."""
     room = open_room(room_of(request))
@@ -153,7 +164,7 @@ async def post_join(body: JoinIn, request: Request) -> JSONResponse:
     return answer
 
 
-@router.get("/api/class/me")
+@router.get("/api/class/me", responses=LEARNER)
 async def get_me(request: Request) -> dict[str, Any]:
     """The asking learner's own record and the class's state as their page shows it
     (``{"joined": false}`` for anyone else: no record of anybody's)."""
@@ -179,14 +190,14 @@ async def get_me(request: Request) -> dict[str, Any]:
 # --- the teacher ------------------------------------------------------------------------
 
 
-@router.get("/api/class/teacher/view")
+@router.get("/api/class/teacher/view", responses=TEACHING)
 def get_view(request: Request) -> dict:
     room = teacher_room(request)
     cls, learners, events = room.records()
     return view.teacher_view(cls, learners, events, now=now_ms())
 
 
-@router.get("/api/class/teacher/learners/{learner_id}")
+@router.get("/api/class/teacher/learners/{learner_id}", responses=TEACHING)
 def get_learner(learner_id: Annotated[int, Path(ge=0, le=2**63 - 1)], request: Request) -> dict:
     room = teacher_room(request)
     cls, learners, events = room.records()
@@ -207,27 +218,27 @@ async def _act(room: Room, kind: str, data: dict, **changes) -> dict:
     return state
 
 
-@router.post("/api/class/teacher/pause")
+@router.post("/api/class/teacher/pause", responses=TEACHING)
 async def post_pause(body: PauseIn, request: Request) -> dict:
     room = teacher_room(request)
     return {"state": await _act(room, "pause" if body.paused else "resume", {}, paused=body.paused)}
 
 
-@router.post("/api/class/teacher/anonymise")
+@router.post("/api/class/teacher/anonymise", responses=TEACHING)
 async def post_anonymise(body: AnonymiseIn, request: Request) -> dict:
     room = teacher_room(request)
     data = {"anonymised": body.anonymised}
     return {"state": await _act(room, "anonymise", data, anonymised=body.anonymised)}
 
 
-@router.post("/api/class/teacher/pace")
+@router.post("/api/class/teacher/pace", responses=TEACHING)
 async def post_pace(body: PaceIn, request: Request) -> dict:
     room = teacher_room(request)
     pace = places.check_pace(body.places)
     return {"state": await _act(room, "pace", {"places": pace}, pace=pace)}
 
 
-@router.post("/api/class/teacher/push")
+@router.post("/api/class/teacher/push", responses=TEACHING)
 async def post_push(body: PushIn, request: Request) -> dict:
     room = teacher_room(request)
     if body.link is not None and body.challenge is not None:
@@ -243,7 +254,7 @@ async def post_push(body: PushIn, request: Request) -> dict:
     return {"state": await _act(room, "push", {"push": push}, push=push)}
 
 
-@router.post("/api/class/teacher/snapshot")
+@router.post("/api/class/teacher/snapshot", responses=TEACHING)
 async def post_snapshot(body: SnapshotIn, request: Request) -> dict:
     room = teacher_room(request)
     cls, learners, events = room.records()
@@ -257,7 +268,7 @@ async def post_snapshot(body: SnapshotIn, request: Request) -> dict:
     return {"snapshot": shown}
 
 
-@router.post("/api/class/teacher/end")
+@router.post("/api/class/teacher/end", responses=TEACHING)
 async def post_end(request: Request) -> dict:
     room = open_room(teacher_room(request))
     await room.record(None, "end", data={})
@@ -266,7 +277,7 @@ async def post_end(request: Request) -> dict:
     return {"ended": True}
 
 
-@router.post("/api/class/teacher/delete")
+@router.post("/api/class/teacher/delete", responses=TEACHING)
 async def post_delete(body: DeleteIn, request: Request) -> dict:
     room = teacher_room(request)
     if body.confirm != room.info.name:
@@ -277,7 +288,7 @@ async def post_delete(body: DeleteIn, request: Request) -> dict:
     return {"deleted": True}
 
 
-@router.get("/api/class/teacher/export.csv")
+@router.get("/api/class/teacher/export.csv", responses=TEACHING)
 def get_csv(request: Request) -> Response:
     room = teacher_room(request)
     text = export.to_csv(*room.records())
@@ -285,7 +296,7 @@ def get_csv(request: Request) -> Response:
         "content-disposition": f'attachment; filename="{room.info.name}.csv"', "cache-control": "no-store"})
 
 
-@router.get("/api/class/teacher/export.json")
+@router.get("/api/class/teacher/export.json", responses=TEACHING)
 def get_json(request: Request) -> JSONResponse:
     room = teacher_room(request)
     cls, learners, events = room.records()
