@@ -38,7 +38,7 @@ def lab_page(browser, live_server, path: str, width: int = 1280, height: int = 9
     settle(page)
     yield page, recorder
     context.close()
-    recorder.check(live_server.url)
+    recorder.check(live_server.url, live_server)
 
 
 def settle(page) -> None:

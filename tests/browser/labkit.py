@@ -29,12 +29,14 @@ string fails; use ``expect(locator)`` or ``lab.wait_for_query``.
 
 from __future__ import annotations
 
+import collections
 import json
 import os
 import re
 import socket
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -80,7 +82,6 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-
 def plane_point(plot, x: float, y: float) -> tuple[float, float]:
     """The viewport coordinates of data point (x, y) in the plane ``plot`` (a locator) drawn by plot.js."""
     view = json.loads(plot.get_attribute("data-view"))
@@ -91,12 +92,23 @@ def plane_point(plot, x: float, y: float) -> tuple[float, float]:
     scale = box["width"] / PLOT_SIZE
     return box["x"] + u * scale, box["y"] + v * scale
 
+
 class LiveServer:
     """``python -m attnlab serve --no-browser`` on 127.0.0.1, in a subprocess."""
 
     def __init__(self, *, port: int | None = None) -> None:
         self.port = port or free_port()
         self.proc: subprocess.Popen | None = None
+        self.output: collections.deque[str] = collections.deque(maxlen=400)  # its last lines printed
+
+    def tail(self) -> str:
+        """What the server printed last (a traceback behind a 500, say)."""
+        return "".join(self.output)
+
+    def _drain(self) -> None:
+        # read on, so that a full pipe never blocks the server's writes, and keep the last lines
+        for line in self.proc.stdout:
+            self.output.append(line)
 
     @property
     def url(self) -> str:
@@ -118,6 +130,7 @@ class LiveServer:
                 # Where it serves: the port asked for, or the free one it moved to when another
                 # process of the run (an xdist worker) took that port between free_port() and the bind.
                 self.port = int(re.search(r"http://127\.0\.0\.1:(\d+)/", line).group(1))
+                threading.Thread(target=self._drain, daemon=True).start()
                 return self
 
     def stop(self) -> None:
@@ -153,7 +166,7 @@ class Recorder:
         page.on("console", lambda m: self.console_errors.append(m.text) if m.type == "error" else None)
         page.on("pageerror", lambda e: self.console_errors.append(f"pageerror: {e}"))
 
-    def check(self, base_url: str) -> None:
+    def check(self, base_url: str, server: LiveServer | None = None) -> None:
         foreign = [
             u
             for u in self.requests
@@ -166,7 +179,8 @@ class Recorder:
         ]
         assert foreign == [], f"requests left the lab server: {foreign}"
         errors = [e for e in self.console_errors if not any(p.search(e) for p in self.allowed)]
-        assert errors == [], f"console errors: {errors}"
+        said = f"\n--- the server printed last ---\n{server.tail()[-6000:]}" if server is not None else ""
+        assert errors == [], f"console errors: {errors}{said}"
 
 
 @dataclass

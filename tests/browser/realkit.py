@@ -36,7 +36,7 @@ def real_model_view(browser, live_server, width: int, height: int) -> Iterator[t
     expect(page.locator("body")).to_have_attribute("data-ready", "true")
     yield page, recorder
     context.close()
-    recorder.check(live_server.url)
+    recorder.check(live_server.url, live_server)
 
 
 def page_fixture(width: int, height: int):

@@ -46,7 +46,7 @@ def circuits(browser, live_server, query: str = "", width: int = 1280, height: i
     expect(page.locator("body")).to_have_attribute("data-ready", "true")
     yield page
     context.close()
-    recorder.check(live_server.url)
+    recorder.check(live_server.url, live_server)
 
 
 def serious(page) -> list[str]:

@@ -38,7 +38,7 @@ def page(browser, live_server):
     expect(opened.locator("body")).to_have_attribute("data-ready", "true")
     yield opened
     context.close()
-    recorder.check(live_server.url)
+    recorder.check(live_server.url, live_server)
 
 
 def shown(number) -> str:

@@ -147,7 +147,7 @@ def test_circuits_and_the_real_model_define_their_terms(browser, live_server, pa
         assert [(v["id"], v["impact"], [n["target"] for n in v["nodes"]]) for v in found] == []
     finally:
         context.close()
-        recorder.check(live_server.url)
+        recorder.check(live_server.url, live_server)
 
 
 @pytest.mark.parametrize("path,term", [("connections/kv", "gqa"), ("connections/dilution", "nats")])
@@ -188,7 +188,7 @@ def test_the_terms_of_a_runs_results_are_defined_when_they_appear(browser, live_
         expect(page.locator(TIP)).to_have_text(glossary.definition("RMSNorm"))
     finally:
         context.close()
-        recorder.check(live_server.url)
+        recorder.check(live_server.url, live_server)
     with lab_page(browser, live_server, "connections/circuits") as (page, _):
         expect(page.locator("html")).to_have_attribute("data-cx-live", "done", timeout=300_000)
         page.wait_for_timeout(100)

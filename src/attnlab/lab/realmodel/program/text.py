@@ -28,6 +28,7 @@ import dataclasses
 import functools
 import inspect
 import textwrap
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -251,8 +252,19 @@ def code(model: str, runs_on: str, trace_ops: bool, kernels: bool, uses: tuple, 
                 setup="\n".join(lines) + "\n")  # fmt: skip
 
 
+# Python 3.11's parser keeps a process-wide recursion count that two threads parsing at once can
+# corrupt ("SystemError: AST constructor recursion depth mismatch"), and a program is built by
+# parsing attnlab's own source (inspect, ast): the server's threads build one program at a time.
+_PARSING = threading.Lock()
+
+
 def program(src: Source, steps: Steps, *, shown: float | None = None, note: str = "") -> str:
     """The whole program for ``steps`` on ``src``; ``shown``: the page's number, named in a comment."""
+    with _PARSING:
+        return _program(src, steps, shown=shown, note=note)
+
+
+def _program(src: Source, steps: Steps, *, shown: float | None, note: str) -> str:
     arch = architecture(src.model)
     kernels = steps.runs == "circuits" and src.decoder and src.compiled
     skipped = tuple(sorted(unreached(arch, src, steps, kernels).items()))
