@@ -74,3 +74,15 @@ def test_a_model_name_too_long_for_a_file_name_is_refused_at_the_model():
     for answer in (about, tokens):
         assert 400 <= answer.status_code < 500, answer.text[:300]
         assert "model" in {str(part) for d in answer.json()["detail"] for part in d["loc"]}
+
+
+def test_a_model_name_with_a_line_break_is_refused_at_the_model():
+    # Before: a bare 404 {"detail": "Not Found"} (the route's path parameter stopped at the line break,
+    # so the URL matched no route; schemathesis found it): now the name is read and refused in words.
+    from fastapi.testclient import TestClient
+
+    with TestClient(create_app()) as client:
+        answer = client.post("/api/models/a%0Ab/tokens", json={"text": "a"})
+    assert answer.status_code == 422
+    (item,) = answer.json()["detail"]
+    assert item["loc"] == ["path", "model"] and item["msg"].startswith("Model 'a\\nb' is unknown")

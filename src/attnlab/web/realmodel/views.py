@@ -23,6 +23,7 @@ from typing import Annotated
 from fastapi import APIRouter, HTTPException, Path, Query
 from fastapi.responses import Response
 from pydantic import Field
+from starlette.convertors import PathConvertor, register_url_convertor
 
 from attnlab.engine.errors import FieldError
 from attnlab.lab import limits
@@ -59,6 +60,17 @@ def _json(data: dict) -> Response:
     return Response(json.dumps(data, allow_nan=False, separators=(",", ":")), media_type="application/json")
 
 
+class AnyName(PathConvertor):
+    """A model's name in a path: slashes allowed (``org/name``), and any other character, a line break
+    included (Starlette's ``path`` stops at one, and the URL then matched no route: a bare 404), so
+    that a name no model has is refused at ``model`` in words."""
+
+    regex = r"[\s\S]+"
+
+
+register_url_convertor("anyname", AnyName())
+
+
 def _conflict(field: str, msg: str) -> HTTPException:
     return HTTPException(
         status_code=409,
@@ -66,7 +78,7 @@ def _conflict(field: str, msg: str) -> HTTPException:
     )
 
 
-@router.post("/{model:path}/tokens", response_model=TokensOut, responses={422: ERRORS[422]})
+@router.post("/{model:anyname}/tokens", response_model=TokensOut, responses={422: ERRORS[422]})
 def count_tokens(model: Annotated[str, Path(max_length=400)], body: TokensIn) -> TokensOut:
     """How many tokens ``text`` is for ``model``, counted by its tokenizer alone (the model is not loaded).
 
