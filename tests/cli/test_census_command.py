@@ -45,8 +45,9 @@ def jsonl(tmp_path: Path, *lines: str | bytes) -> str:
                         "thousands of levels deep)"),
         (["[" * 100_000], "--texts line 1: is longer than 20,000 characters, the most a line may have"),
         # before: Python's own message, without the line's number
-        (['{"text": "a"}', '{"text": "a", "n": ' + "9" * 5_000 + "}"],
-         "--texts line 2: has a number of more than 4,300 digits, the most a number may have"),
+        pytest.param(['{"text": "a"}', '{"text": "a", "n": ' + "9" * 5_000 + "}"],
+                     "--texts line 2: has a number of more than 4,300 digits, the most a number may have",
+                     marks=pytest.mark.models),  # line 1 is a text: its scoring (the model) has begun
         (['{"text": "' + "a" * 20_000 + '"}'],
          "--texts line 1: is longer than 20,000 characters, the most a line may have"),
         # a UTF-8 byte order mark is read as none (before: "is not JSON (Unexpected UTF-8 BOM ...)")

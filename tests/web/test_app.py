@@ -174,6 +174,7 @@ def _get_paths(app) -> list[str]:
     return sorted({*api, *PAGES})
 
 
+@pytest.mark.models  # every GET route, /api/models/about (the shipped models' files) among them
 def test_head_answers_wherever_get_does_with_its_headers_and_no_body():
     # Before: pages and static files answered HEAD with 405.
     app = create_app()

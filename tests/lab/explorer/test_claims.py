@@ -246,6 +246,8 @@ def inside(point, hull, tol) -> bool:
         (ax, ay), (bx, by) = hull
         px, py = point
         dx, dy = bx - ax, by - ay
+        if dx * dx + dy * dy == 0.0:  # two ends closer than a float can square: the segment is a point
+            return min(math.dist(point, hull[0]), math.dist(point, hull[1])) <= tol
         f = max(0.0, min(1.0, ((px - ax) * dx + (py - ay) * dy) / (dx * dx + dy * dy)))
         return math.dist(point, (ax + f * dx, ay + f * dy)) <= tol
     for (ax, ay), (bx, by) in zip(hull, hull[1:] + hull[:1]):

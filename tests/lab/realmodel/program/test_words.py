@@ -29,6 +29,7 @@ def test_the_path_sentence_claims_what_it_says(page_path):
     assert (f"This page shows the {page_path} path" in s["text"]) == (page_path != "unknown")
 
 
+@pytest.mark.models  # a program reads SmolLM2's file (its description) to be written
 @pytest.mark.parametrize("view", sorted(VIEWS))
 def test_every_number_a_view_lists_has_a_program(view):
     """Each choice, with the view's fields and the pickers' values, is a descriptor the lab answers."""
