@@ -62,6 +62,33 @@ def test_every_number_the_python_and_practice_are_recorded(browser, live_server)
         assert before == ["Opened every number", "Opened the Python"]
 
 
+def test_two_quick_study_actions_are_both_kept(browser, live_server):
+    # Before: opening the numbers, then the Python, before the first answer came back sent both with
+    # the same study; the second answer replaced the first's, and "Opened every number" was lost (seen
+    # under load). The first request is held here until the second is asked.
+    with lab_page(browser, live_server, "connections/flash?n=16&tile=4") as (page, _):
+        settle(page)
+        held = []
+
+        def hold_the_first(route):
+            if held:
+                route.continue_()
+            else:
+                held.append(route)
+
+        page.route("**/api/connections/flash/study", hold_the_first)
+        page.locator("#cx-numbers summary").click()
+        page.locator("#cx-python summary").click()
+        while not held:
+            page.wait_for_timeout(20)
+        page.wait_for_timeout(200)  # room for a second request, if the page sent one at once
+        held[0].continue_()
+        settle(page)
+        expect(page.locator('#cx-history [data-challenge="before"] li')).to_have_text(
+            ["Opened every number", "Opened the Python"]
+        )
+
+
 def test_the_tile_slider_works_from_the_keyboard_on_a_phone(browser, live_server):
     """(Fitting a phone and axe with every part open: test_connections.py, for every lab.)"""
     with lab_page(browser, live_server, "connections/flash?n=32", **PHONE) as (page, _):

@@ -92,10 +92,21 @@ export function setInputs(changes) {
   fetchAnswer();
 }
 
+// Study actions go one at a time, in order: each is sent with the study the one before returned, so
+// two quick ones (opening the numbers, then the Python) are both kept (sent together, the second's
+// answer replaced the first's).
+let studies = Promise.resolve();
+
 /** Apply one practice or help action; the server checks a submit on the inputs the answer holds. */
-export async function studyAction(action) {
-  if (!state.answer) return;
+export function studyAction(action) {
+  if (!state.answer) return Promise.resolve();
   pending(1);
+  const done = studies.then(() => sendStudy(action)).finally(() => pending(-1));
+  studies = done.catch(() => {});
+  return done;
+}
+
+async function sendStudy(action) {
   try {
     const out = await postJSON(`/api/connections/${state.name}/study`, { inputs: state.answer.inputs, study: state.study, action });
     state.study = out.study;
@@ -104,8 +115,6 @@ export async function studyAction(action) {
     if (out.answer && action.challenge) state.revealed = { ...state.revealed, [action.challenge]: out.answer };
   } catch (error) {
     state.studyMessage = error.message;
-  } finally {
-    pending(-1);
   }
   notify();
 }
