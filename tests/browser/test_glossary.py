@@ -7,6 +7,7 @@ import re
 
 import pytest
 from axe_playwright_python.sync_playwright import Axe
+from blockkit import wait_block
 from connectionskit import lab_page, slide
 from labkit import DESKTOP, Recorder, animations_ended
 from playwright.sync_api import expect
@@ -66,7 +67,12 @@ def definition_of(term_id: str) -> str:
 
 
 def check_defined_where_first(page) -> dict[str, str]:
-    """Every term on the page is defined at its first occurrence, once; returns {id: shown text}."""
+    """Every term on the page is defined at its first occurrence, once; returns {id: shown text}.
+
+    Read once the page's last change has been answered: js/shared/glossary.js marks
+    <html data-glossary-pending> from the change until its next pass has placed the definitions.
+    """
+    expect(page.locator("html")).to_have_attribute("data-glossary-pending", "0")
     firsts = page.evaluate(FIRSTS, terms())
     assert firsts, "no term of the glossary on this page"
     assert [f for f in firsts if not f[2]] == []  # each first occurrence is the <dfn>
@@ -83,6 +89,8 @@ def check_defined_where_first(page) -> dict[str, str]:
 
 def test_the_main_pages_terms_are_defined_on_hover_and_on_focus(lab):
     page = lab.page
+    wait_block(page)  # the block walk (LayerNorm, RoPE, d_k, logits) loads when it is about to be seen
+    page.evaluate("window.scrollTo(0, 0)")
     shown = check_defined_where_first(page)
     assert {"softmax", "w-o", "mlp", "layernorm", "rope", "d-k", "logit"} <= set(shown)
     softmax = page.locator(f'{DEFINED}[data-term="softmax"]')
@@ -161,10 +169,8 @@ def test_a_labs_terms_are_defined_too_and_stay_defined_as_it_redraws(browser, li
         before = page.locator("#cx-words").inner_text()
         slide(page, page.locator("#cx-control-list input[type=range]").first.get_attribute("id")[6:], "End")
         expect(page.locator("#cx-words")).not_to_have_text(before)
-        page.wait_for_timeout(100)  # the definitions follow on the next animation frame
         assert term in check_defined_where_first(page)
         page.locator("#cx-numbers summary").click()  # a part opened: its terms are looked for too
-        page.wait_for_timeout(100)
         check_defined_where_first(page)
 
 
@@ -181,7 +187,6 @@ def test_the_terms_of_a_runs_results_are_defined_when_they_appear(browser, live_
         page.locator("#ci-heads").fill("L18H6")
         page.locator("#ci-ablation-run").click()
         expect(page.locator("#ci-ablation-out")).to_have_attribute("data-drawn", "L18 H6", timeout=300_000)
-        page.wait_for_timeout(100)
         shown = check_defined_where_first(page)
         assert {"rmsnorm", "gamma", "nats", "unembedding", "w-o"} <= set(shown), shown
         page.locator(f'{DEFINED}[data-term="rmsnorm"]').focus()
@@ -191,5 +196,4 @@ def test_the_terms_of_a_runs_results_are_defined_when_they_appear(browser, live_
         recorder.check(live_server.url, live_server)
     with lab_page(browser, live_server, "connections/circuits") as (page, _):
         expect(page.locator("html")).to_have_attribute("data-cx-live", "done", timeout=300_000)
-        page.wait_for_timeout(100)
         assert "k-composition" in check_defined_where_first(page)

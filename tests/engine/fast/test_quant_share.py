@@ -111,6 +111,32 @@ def test_products_from_many_threads_at_once(rng):
         assert all(g.tobytes() == want[i].tobytes() for g in got[i])
 
 
+@pytest.mark.parametrize("patience", [0, 200])
+def test_late_helpers_of_one_product_never_touch_the_next(rng, monkeypatch, patience):
+    """Three helpers, callers one after another at once, and (patience 0) every late helper's job
+    abandoned while it still computes: each helper writes only its own buffer, so a piece it
+    finishes late for an old job cannot change another helper's piece of the new one."""
+    monkeypatch.setattr(quant_share, "PATIENCE", patience)
+    w = matrix(rng, "Q4_1", (1536,), 576)
+    helpers = quant_share.sharing(4)
+    xs = [rng.standard_normal((n, 576)).astype(np.float32) for n in (1, 2, 1, 3)]
+    want = [alone(w, x).tobytes() for x in xs]
+    wrong: list[int] = []
+
+    def work(i: int) -> None:
+        for _ in range(150):
+            out = np.full((len(xs[i]), w.n_out), np.nan, np.float32)
+            if helpers.product(w, xs[i], out) and out.tobytes() != want[i]:
+                wrong.append(i)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    assert wrong == []
+
+
 def test_products_use_the_helpers_and_one_thread_needs_none(rng, monkeypatch):
     w = matrix(rng, "Q4_1", (960,), 576)
     x = rng.standard_normal((1, 576)).astype(np.float32)

@@ -42,6 +42,8 @@ from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
 
+from attnlab.engine.fast.jitcache import cached_jit
+
 # 2^f ~= sum_i C[i] f^i on [-1/2, 1/2] (see the module docstring)
 _COEFFICIENTS = (
     1.0,
@@ -110,13 +112,11 @@ def _sgemm_address() -> int:
 
 
 def _jit(**options):
-    """numba.njit without the GIL, caching the machine code where numba finds a place to write it."""
+    """numba.njit without the GIL, caching the machine code where numba finds a place to write it
+    (under a lock: processes compiling at once must not mix their signatures, see jitcache)."""
 
     def decorate(func):
-        try:
-            return numba.njit(nogil=True, cache=True, boundscheck=False, **options)(func)
-        except RuntimeError:  # no writable cache directory
-            return numba.njit(nogil=True, boundscheck=False, **options)(func)
+        return cached_jit(numba.njit, func, nogil=True, boundscheck=False, **options)
 
     return decorate
 

@@ -15,13 +15,15 @@ The protocol lives in an int64 array ``ctl`` read and written with atomic
 operations (LLVM IR below). The caller publishes a job under a spin lock; a
 helper copies it under the same lock, so it never mixes two jobs. Pieces are
 taken from one counter tagged with the job's number. A helper computes a piece
-into a buffer of its own and hands it over under the lock, only while the
-caller still waits for it. The caller, once the counter is empty, waits a
-little (``PATIENCE``) for the helpers' pieces; then (a helper descheduled by a
-busy machine) it marks the job abandoned, under the lock, and computes the
-missing pieces itself: a late helper's work is dropped, never written. Helpers
-spin (in compiled code, without the GIL) for ``SPINS`` polls after their last job, then
-sleep on an ``Event`` until the next product.
+into a buffer of its own (allocated by that helper's thread, so a late helper
+still writing an old job's piece shares no memory with any other thread) and
+hands it over under the lock, only while the caller still waits for it. The
+caller, once the counter is empty, waits a little (``PATIENCE``) for the
+helpers' pieces; then (a helper descheduled by a busy machine) it marks the job
+abandoned, under the lock, and computes the missing pieces itself: a late
+helper's work is dropped, never written. Helpers spin (in compiled code,
+without the GIL) for ``SPINS`` polls after their last job, then sleep on an
+``Event`` until the next product.
 """
 
 from __future__ import annotations
@@ -53,8 +55,8 @@ PATIENCE = 200  # polls (a fraction of a product) the caller waits for a helper'
 # do not pass one line back and forth; FLAGS + p holds the job number once piece p is in ``out``
 NEXT, DONE, LOCK = 0, 8, 16
 GEN, ACTIVE, STOP, SLEEPING, ABANDONED, YIELD = 24, 25, 26, 27, 28, 29
-FMT, STARTS, ROWS, STRIDE, X, OUT, N_OUT, N_TOK, HBUF, WIDTH, PIECE = range(32, 43)
-_JOB = 11  # the job's slots, FMT .. PIECE
+FMT, STARTS, ROWS, STRIDE, X, OUT, N_OUT, N_TOK, WIDTH, PIECE = range(32, 42)
+_JOB = 10  # the job's slots, FMT .. PIECE
 FLAGS = 48
 _SLOTS = FLAGS + MAX_PIECES
 _LOW = (1 << 32) - 1
@@ -158,7 +160,7 @@ def _piece(job, piece, dst, s_at):
 
     One row of x: quant.ir's dot products; more: x is packed in tiles (kernels.pack, the last
     tile ``width`` wide) and the tile kernels run, on this thread's scratch at ``s_at``."""
-    fmt, starts, rows, stride, x_at, _out, n_out, n_tok, _hbuf, width, piece_rows = job
+    fmt, starts, rows, stride, x_at, _out, n_out, n_tok, width, piece_rows = job
     n_blocks = stride // BYTES[fmt]
     o0 = piece * piece_rows
     if n_tok > 1:
@@ -178,7 +180,7 @@ def _piece(job, piece, dst, s_at):
 @_jit(error_model="numpy")
 def _job_of(c):
     return (_load(c, FMT), _load(c, STARTS), _load(c, ROWS), _load(c, STRIDE), _load(c, X), _load(c, OUT),
-            _load(c, N_OUT), _load(c, N_TOK), _load(c, HBUF), _load(c, WIDTH), _load(c, PIECE))  # fmt: skip
+            _load(c, N_OUT), _load(c, N_TOK), _load(c, WIDTH), _load(c, PIECE))  # fmt: skip
 
 
 @_jit(error_model="numpy")
@@ -191,17 +193,17 @@ def piece_rows(n_tok, n_out):
 
 
 @_jit(error_model="numpy")
-def run_job(ctl, fmt, starts, rows, stride, x, width, out, hbuf, patience):
+def run_job(ctl, fmt, starts, rows, stride, x, width, out, patience):
     """The caller's side: publish ``out = x @ rows^T`` (x (n_in,) for one token, else x packed by
     kernels.pack, its last tile ``width`` wide; out (T, n_out); see the module docstring),
-    take pieces, collect. ``hbuf``: (T * n_out,) float32 where helpers put theirs."""
+    take pieces, collect."""
     c = np.int64(ctl.ctypes.data)
     n_out = out.shape[1]
     rows_a_piece = piece_rows(out.shape[0], n_out)
     n_pieces = (n_out + rows_a_piece - 1) // rows_a_piece
     out_at = np.int64(out.ctypes.data)
     job = (fmt, np.int64(starts.ctypes.data), np.int64(rows.ctypes.data), stride, np.int64(x.ctypes.data),
-           out_at, n_out, out.shape[0], np.int64(hbuf.ctypes.data), width, rows_a_piece)  # fmt: skip
+           out_at, n_out, out.shape[0], width, rows_a_piece)  # fmt: skip
     _acquire(c)
     gen = (_load(c, GEN) + 1) & (_LOW >> 1)
     for i in range(_JOB):
@@ -238,9 +240,12 @@ def run_job(ctl, fmt, starts, rows, stride, x, width, out, hbuf, patience):
 @_jit(error_model="numpy")
 def helper_wait(ctl, last, spins):
     """A helper's side: do each new job as it is published; return the last job's number after
-    ``spins`` polls with nothing new, or -1 when told to stop. Its pieces go to the job's helper
-    buffer and are handed over, under the lock, as each claim of pieces is done."""
+    ``spins`` polls with nothing new, or -1 when told to stop. Its pieces go to its own buffer
+    (``own``: no other thread ever reads or writes it, so a piece this helper computes late for an
+    abandoned job cannot spoil another helper's piece of the next one) and are handed over, under
+    the lock, as each claim of pieces is done."""
     c = np.int64(ctl.ctypes.data)
+    own = np.empty(0, np.float32)
     idle = 0
     while idle < spins:
         if _load(c, STOP) != 0:
@@ -255,8 +260,11 @@ def helper_wait(ctl, last, spins):
         _add(c, ACTIVE, 1)
         _store(c, LOCK, 0)
         last = gen
-        n_out, n_tok, hbuf, rows_a_piece = job[6], job[7], job[8], job[10]
+        out_at, n_out, n_tok, rows_a_piece = job[5], job[6], job[7], job[9]
         n_pieces = (n_out + rows_a_piece - 1) // rows_a_piece
+        if own.size < n_tok * n_out:
+            own = np.empty(n_tok * n_out, np.float32)
+        hbuf = np.int64(own.ctypes.data)
         scratch = _scratch(job[0], job[3], n_tok)
         s_at = np.int64(scratch.ctypes.data)
         while True:
@@ -275,7 +283,7 @@ def helper_wait(ctl, last, spins):
                     for t in range(n_tok):
                         for o in range(o0, o1):
                             at = 4 * (t * n_out + o)
-                            store_f32(job[5] + at, load_f32(hbuf + at))
+                            store_f32(out_at + at, load_f32(hbuf + at))
                     _store(c, FLAGS + piece, gen)
                 _add(c, DONE, end - first)
             _store(c, LOCK, 0)
@@ -287,9 +295,10 @@ def helper_wait(ctl, last, spins):
 class Sharing:
     """The helpers of this process (CORES - 1 of them, started on first use).
 
-    Memory a late helper may still read stays alive: x is copied into buffers of
+    Memory a late helper may still read stays alive: x is copied into a buffer of
     ours (grown, never freed), and the matrices of the jobs since the helpers were
-    last idle are kept (``pins``).
+    last idle are kept (``pins``). A helper writes only to memory of its own and,
+    under the lock while the caller waits, to the caller's ``out``.
     """
 
     def __init__(self, n_helpers: int) -> None:
@@ -297,8 +306,8 @@ class Sharing:
         self.ctl[YIELD] = _sched_yield()
         self.wake = threading.Event()
         self.busy = threading.Lock()  # one product at a time uses the helpers; others run alone
-        self.x = np.zeros(0, np.float32)  # a copy of the job's x, and where helpers put their pieces:
-        self.h = np.zeros(0, np.float32)  # grown, never freed (``old``): a late helper may read them
+        self.x = np.zeros(0, np.float32)  # a copy of the job's x: grown, never freed (``old``), as a
+        # late helper may still read it
         self.old: list[np.ndarray] = []
         self.pins: list = []
         self.dead = False
@@ -337,14 +346,13 @@ class Sharing:
             self.pins.append(w)
             size, width = (x.size, 0) if n_t == 1 else packed_size(n_t, x.shape[1])
             self.x, xs = self._room(self.x, size)
-            self.h, hbuf = self._room(self.h, out.size)
             if n_t == 1:
                 xs[...] = x[0]
             else:
                 pack_into(x, xs, width)
             if self.ctl[SLEEPING]:
                 self.wake.set()
-            run_job(self.ctl, w.code, w._at, w._rows, w.parts[0].shape[1], xs, width, out, hbuf, PATIENCE)
+            run_job(self.ctl, w.code, w._at, w._rows, w.parts[0].shape[1], xs, width, out, PATIENCE)
         finally:
             self.busy.release()
         return True

@@ -193,10 +193,16 @@ export function mountGlossary(root = document.body) {
     for (const f of todo) placed.set(f.term.id, wrap(f));
   }
 
+  // <html data-glossary-pending="1"> while a pass is due (set in the observer's microtask, so
+  // before anything else can read the page after the change that asked for it), "0" once placed
+  const flag = (on) => { document.documentElement.dataset.glossaryPending = on ? "1" : "0"; };
   let pending = 0;
   const observer = new MutationObserver((records) => {
     if (pending) return;
-    if (records.some(matters)) pending = requestAnimationFrame(run);
+    if (records.some(matters)) {
+      pending = requestAnimationFrame(run);
+      flag(true);
+    }
   });
   function matters(r) {
     const at = r.target.nodeType === Node.TEXT_NODE ? r.target.parentElement : r.target;
@@ -213,9 +219,11 @@ export function mountGlossary(root = document.body) {
     pending = 0;
     scan();
     observer.takeRecords(); // its own changes need no second pass
+    flag(false);
   }
   const watch = { childList: true, subtree: true, characterData: true, attributes: true, attributeFilter: ["hidden", "open", "aria-hidden"] };
   scan();
+  flag(false);
   observer.observe(root, watch);
   return { scan: run, tip };
 }
