@@ -29,6 +29,7 @@ import json
 import os
 import random
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -252,28 +253,31 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=10)
     args = parser.parse_args(argv)
     n, rounds = (4, 2) if args.smoke else (args.learners, args.rounds)
-    data = Path(tempfile.mkdtemp(prefix="attnlab-bench-class-"))
-    floor_port = free_port()
-    floor = start_floor(floor_port)
+    data = Path(tempfile.mkdtemp(prefix="attnlab-bench-class-"))  # the class database and logs: removed below
     try:
-        floor = (floor, asyncio.run(floor_rtt(floor_port)))
+        floor_port = free_port()
+        floor = start_floor(floor_port)
+        try:
+            floor = (floor, asyncio.run(floor_rtt(floor_port)))
+        finally:
+            stop(floor if isinstance(floor, subprocess.Popen) else floor[0])
+        port = free_port()
+        plain, _ = start_server(port, data)
+        try:
+            bare = asyncio.run(run_walk(f"http://127.0.0.1:{port}/", n, rounds, token=None))
+        finally:
+            stop(plain)
+            plain.stdout.close()
+        port = free_port()
+        served, token = start_server(port, data, name="bench")
+        try:
+            cls = asyncio.run(run_walk(f"http://127.0.0.1:{port}/", n, rounds, token=token))
+        finally:
+            stop(served)
+            served.stdout.close()
+        acked, kept, whole, reconnect = asyncio.run(crash(port, data, "bench", n, rounds))
     finally:
-        stop(floor if isinstance(floor, subprocess.Popen) else floor[0])
-    port = free_port()
-    plain, _ = start_server(port, data)
-    try:
-        bare = asyncio.run(run_walk(f"http://127.0.0.1:{port}/", n, rounds, token=None))
-    finally:
-        stop(plain)
-        plain.stdout.close()
-    port = free_port()
-    served, token = start_server(port, data, name="bench")
-    try:
-        cls = asyncio.run(run_walk(f"http://127.0.0.1:{port}/", n, rounds, token=token))
-    finally:
-        stop(served)
-        served.stdout.close()
-    acked, kept, whole, reconnect = asyncio.run(crash(port, data, "bench", n, rounds))
+        shutil.rmtree(data, ignore_errors=True)
 
     b50, b95 = pct(bare.actions, 50), pct(bare.actions, 95)
     c50, c95 = pct(cls.actions, 50), pct(cls.actions, 95)
