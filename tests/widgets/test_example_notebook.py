@@ -25,7 +25,8 @@ def minilm_installed():
         pytest.skip(str(error))
 
 
-def test_example_notebook_runs_and_shows_the_engines_numbers(tmp_path):
+def test_example_notebook_runs_and_shows_the_engines_numbers(tmp_path, monkeypatch):
+    monkeypatch.setenv("TMPDIR", str(tmp_path))  # the kernel's temporary folders (the snapshot) go here
     nb = nbformat.read(NOTEBOOK, as_version=4)
     where = {"metadata": {"path": str(tmp_path)}}
     NotebookClient(nb, timeout=120, kernel_name="python3", resources=where).execute()
@@ -48,3 +49,4 @@ def test_example_notebook_runs_and_shows_the_engines_numbers(tmp_path):
     shape = tuple(minilm.weights.shape)
     assert code[model_cell + 1].outputs[0]["text"].strip() == f"{minilm.tokens} {shape}"
     assert code[-1].outputs[0]["text"].strip() == "explorer.html True"
+    assert [p.name for p in tmp_path.glob("*/explorer.html")] == ["explorer.html"]
