@@ -127,7 +127,11 @@ def test_two_learners_and_the_teacher(browser, class_server, artifacts):
         for page in (ada, alan):
             expect(page.locator("#class-bar .class-notice")).to_contain_text("paused the room")
             expect(page.locator("main#main")).to_have_js_property("inert", True)
+        # the button acts on what it shows (paused: "Resume"): wait for the teacher's view to say so,
+        # or a second click before it does would ask to pause again
+        expect(teacher.locator("#cl-pause")).to_have_attribute("aria-pressed", "true")
         teacher.locator("#cl-pause").click()
+        expect(teacher.locator("#cl-pause")).to_have_attribute("aria-pressed", "false")
         for page in (ada, alan):
             expect(page.locator("main#main")).to_have_js_property("inert", False)
 
