@@ -35,13 +35,15 @@ PAIR_BLOCKS = 2 * 6  # the clean and corrupted runs: MiniLM's 6 blocks each
 
 
 class GatedLayers(list):
-    """MiniLM's blocks, each taken only once the gate lets it."""
+    """MiniLM's blocks, each taken only once the gate lets it (``asked``: how many were asked for)."""
 
     def __init__(self, layers, gate: threading.Semaphore) -> None:
         super().__init__(layers)
         self.gate = gate
+        self.asked = 0
 
     def __getitem__(self, i):
+        self.asked += 1
         assert self.gate.acquire(timeout=WAIT_S)
         return super().__getitem__(i)
 
@@ -51,6 +53,7 @@ def gated(minilm, gate: threading.Semaphore, name: str):
     model = copy.copy(minilm)
     model.name = name
     model.weights = dataclasses.replace(minilm.weights, blocks=GatedLayers(minilm.weights.blocks, gate))
+    gate.layers = model.weights.blocks  # the test reads how far the worker asked
     return model
 
 
@@ -91,7 +94,8 @@ def test_a_sweep_reports_each_patch_and_a_cancel_keeps_what_it_did(line):
     until(lambda: job.done_count == 1)
     assert (job.status, job.total) == ("running", 6 * 12)
     assert requests.answer(jobs, job)["stage_display"] == "Patching: 1 of 72 patches done…"
-    assert jobs.cancel(job.id) is job and job.cancel_asked  # the worker is inside patch 2 now
+    until(lambda: gate.layers.asked > PAIR_BLOCKS + 6)  # the worker waits for patch 2's first block
+    assert jobs.cancel(job.id) is job and job.cancel_asked  # so it is inside patch 2 now
     assert requests.answer(jobs, job)["stage_display"] == (
         "Cancelling: stopping after the patch under way (1 of 72 done)…"
     )
