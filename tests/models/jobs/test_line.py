@@ -331,12 +331,15 @@ TOY_SWEEP = "attnlab.models.toy:sweep"
 
 
 class Steps:
-    """A toy sweep's steps, each taken only once the test lets it (a semaphore)."""
+    """A toy sweep's steps, each taken only once the test lets it (a semaphore); ``asked``: how many
+    steps the sweep has come to."""
 
     def __init__(self) -> None:
         self.gate = threading.Semaphore(0)
+        self.asked = 0
 
     def __call__(self, i: int) -> None:
+        self.asked += 1
         assert self.gate.acquire(timeout=WAIT_S)
 
 
@@ -371,7 +374,8 @@ def test_a_sweep_makes_way_between_its_steps_for_another_computers_trace(lab):
     lab.gate.set()
     steps = lab.models["minilm"].step = Steps()
     sweep = lab.jobs.circuit("minilm", TOY_SWEEP, (("steps", 3),), client=A)
-    wait_for(lambda: sweep.status == "running")  # the worker is inside step 0, held by the test
+    # the line has heard it runs, and the worker is inside step 0, held by the test (past its check)
+    wait_for(lambda: sweep.status == "running" and steps.asked == 1)
     own = lab.jobs.start("minilm", "a second job of the sweep's computer", client=A)
     theirs = lab.jobs.start("minilm", "another computer's trace", client=B)
     assert lab.jobs.place(theirs) == 0 and lab.jobs.place(own) == 1  # sent: it goes at the next check
