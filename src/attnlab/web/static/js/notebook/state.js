@@ -14,6 +14,7 @@
 // table draws the newest held example once the drag pauses.
 
 import { ApiError, getJSON, postJSON } from "../shared/http.js";
+import { inOrder } from "../shared/newest.js";
 import { getHeld, getState, replaceHeld, subscribeSettled } from "../explorer/state.js";
 
 export { getHeld };
@@ -26,7 +27,7 @@ const nb = {
   offline: false,
 };
 const subscribers = new Set();
-let queue = Promise.resolve();
+const inTurn = inOrder();
 
 export function getNb() {
   return nb;
@@ -43,11 +44,10 @@ function emit() {
 
 /** Run `job` after every earlier notebook request; errors become an offline note. */
 function enqueue(job) {
-  queue = queue.then(job).catch(() => {
+  return inTurn(job).catch(() => {
     nb.offline = true;
     emit();
   });
-  return queue;
 }
 
 export function setMessage(area, message) {
