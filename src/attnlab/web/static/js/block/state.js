@@ -19,7 +19,7 @@
 
 import { ApiError, fieldMessages, getJSON, postJSON } from "../shared/http.js";
 import { getLimits } from "../shared/limits.js";
-import { inOrder, newest } from "../shared/newest.js";
+import { newest } from "../shared/newest.js";
 
 /** POST `data` as JSON to /api/block<path> ("" for the walk, "/study"): the answer, or an ApiError. */
 const post = (path, data) => postJSON(`/api/block${path}`, data);
@@ -40,7 +40,7 @@ const block = {
   offline: false,
 };
 const subscribers = new Set();
-const studyTurn = inOrder();
+let studyQueue = Promise.resolve();
 
 // Walk requests: one in flight, the newest waits (a newer one replaces any that waits).
 const line = newest({
@@ -138,23 +138,26 @@ export function setStep(index) {
  * It waits for the walk of any edit still on its way, so a Check judges the block the learner set.
  */
 export function blockStudy(action) {
-  return studyTurn(async () => {
-    await line.idle();
-    try {
-      const answer = await post("/study", { block: block.request, study: block.study, action });
-      block.study = answer.study;
-      block.history = answer.history;
-      if (answer.answer && action.challenge) block.revealed = { ...block.revealed, [action.challenge]: answer.answer };
-      block.studyMessage = "";
-    } catch (error) {
-      if (!(error instanceof ApiError)) throw error; // offline: the catch below says so
-      block.studyMessage = error.message; // the server's messages, one a line
-    }
-    emit();
-  }).catch(() => {
-    block.offline = true;
-    emit();
-  });
+  studyQueue = studyQueue
+    .then(async () => {
+      await line.idle();
+      try {
+        const answer = await post("/study", { block: block.request, study: block.study, action });
+        block.study = answer.study;
+        block.history = answer.history;
+        if (answer.answer && action.challenge) block.revealed = { ...block.revealed, [action.challenge]: answer.answer };
+        block.studyMessage = "";
+      } catch (error) {
+        if (!(error instanceof ApiError)) throw error; // offline: the catch below says so
+        block.studyMessage = error.message; // the server's messages, one a line
+      }
+      emit();
+    })
+    .catch(() => {
+      block.offline = true;
+      emit();
+    });
+  return studyQueue;
 }
 
 /** Load the example, the practice and the first walk. */

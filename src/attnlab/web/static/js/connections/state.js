@@ -7,7 +7,7 @@
 // numbers are in (answer.live; <html data-cx-live>): while a run waits, the page asks again.
 
 import { ApiError, fieldMessages, getJSON, postJSON } from "../shared/http.js";
-import { inOrder, newest } from "../shared/newest.js";
+import { newest } from "../shared/newest.js";
 import { pageWords } from "../shared/words.js";
 
 const state = {
@@ -95,13 +95,15 @@ export function setInputs(changes) {
 // Study actions go one at a time, in order: each is sent with the study the one before returned, so
 // two quick ones (opening the numbers, then the Python) are both kept (sent together, the second's
 // answer replaced the first's).
-const studyTurn = inOrder();
+let studies = Promise.resolve();
 
 /** Apply one practice or help action; the server checks a submit on the inputs the answer holds. */
 export function studyAction(action) {
   if (!state.answer) return Promise.resolve();
   pending(1);
-  return studyTurn(() => sendStudy(action)).finally(() => pending(-1));
+  const done = studies.then(() => sendStudy(action)).finally(() => pending(-1));
+  studies = done.catch(() => {});
+  return done;
 }
 
 async function sendStudy(action) {

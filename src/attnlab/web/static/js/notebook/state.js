@@ -14,7 +14,6 @@
 // table draws the newest held example once the drag pauses.
 
 import { ApiError, getJSON, postJSON } from "../shared/http.js";
-import { inOrder } from "../shared/newest.js";
 import { getHeld, getState, replaceHeld, subscribeSettled } from "../explorer/state.js";
 
 export { getHeld };
@@ -27,7 +26,7 @@ const nb = {
   offline: false,
 };
 const subscribers = new Set();
-const inTurn = inOrder();
+let queue = Promise.resolve();
 
 export function getNb() {
   return nb;
@@ -44,10 +43,11 @@ function emit() {
 
 /** Run `job` after every earlier notebook request; errors become an offline note. */
 function enqueue(job) {
-  return inTurn(job).catch(() => {
+  queue = queue.then(job).catch(() => {
     nb.offline = true;
     emit();
   });
+  return queue;
 }
 
 export function setMessage(area, message) {

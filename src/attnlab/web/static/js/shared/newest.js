@@ -76,18 +76,3 @@ export function newest({ send, take, merge = (_older, newer) => newer, split = (
     },
   };
 }
-
-/**
- * Requests that go one at a time, in the order asked, each once the one before has settled (a study
- * action is sent with the study the one before returned: two sent together would lose the first's).
- * `const inTurn = inOrder(); inTurn(job)` runs `job()` after every earlier job and returns its
- * promise; a failure reaches only its own caller.
- */
-export function inOrder() {
-  let last = Promise.resolve();
-  return (job) => {
-    const done = last.then(job);
-    last = done.catch(() => {});
-    return done;
-  };
-}
