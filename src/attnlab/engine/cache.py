@@ -90,6 +90,21 @@ class KVCache:
             self.keys = self.keys[..., :length, :]
             self.values = self.values[..., :length, :]
 
+    def extend(self, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """Room for ``n`` more tokens in a cache that holds NumPy buffers: the whole ``(keys, values)``
+        (..., S + n, d), whose last ``n`` tokens the caller writes (until then they hold anything).
+        Compiled code that computes the new keys in place (the fast path's decoding block) uses it."""
+        if self._k_buf is None:
+            raise FieldError("cache", "holds no NumPy buffers yet; append the first tokens")
+        past = self.length
+        end = past + n
+        if end > self._k_buf.shape[-2]:
+            self._k_buf = self._grow(self._k_buf[..., :past, :], end)
+            self._v_buf = self._grow(self._v_buf[..., :past, :], end)
+        self.keys = self._k_buf[..., :end, :]
+        self.values = self._v_buf[..., :end, :]
+        return self.keys, self.values
+
     def _write(self, k: np.ndarray, v: np.ndarray, past: int) -> tuple[np.ndarray, np.ndarray]:
         """Copy ``k``, ``v`` into the buffers after ``past`` tokens (growing them first if needed)."""
         end = past + k.shape[-2]

@@ -23,8 +23,9 @@ TransformerLens names it (:mod:`attnlab.engine.hooks`).
 The arithmetic is done by ``ops``: :data:`REFERENCE` (:class:`Reference`, below: the engine's
 readable layers) or the fast path's (``attnlab.engine.fast.ops``: compiled steps, products
 on quantised blocks, our thread pool), which swaps faster forms of the same steps into this
-same walk. Shapes: one sequence is (T, d_model); an encoder's batch (B, T, d_model) with
-``key_padding`` (B, T) (True = real token) leads with B everywhere.
+same walk (and, for a decoding step with nothing hooked, a whole block in three compiled calls of
+those same steps: ``ops.whole_block``). Shapes: one sequence is (T, d_model); an encoder's batch
+(B, T, d_model) with ``key_padding`` (B, T) (True = real token) leads with B everywhere.
 """
 
 from __future__ import annotations
@@ -127,9 +128,13 @@ def forward(
 
 def block(arch: Architecture, p, x, layer: int, *, ops, hook, cache, rope, positions, key_padding):
     """One block on the residual stream x (T, d_model); see the module docstring."""
+    window = arch.window(layer)
+    whole = ops.whole_block(arch, p, x, hook=hook, cache=cache, rope=rope, positions=positions,
+                            key_padding=key_padding, window=window)  # fmt: skip
+    if whole is not None:  # the fast path's decoding step: the steps below in a few compiled calls
+        return whole
     n = block_names(layer)
     x = hook(n.resid_pre, x)
-    window = arch.window(layer)
     if arch.norm_placement == "pre":
         h = hook(n.ln1, ops.norm(x, p.norm_1))
         attn_out = attention(arch, p.attn, h, n, ops=ops, hook=hook, cache=cache, rope=rope,
@@ -261,6 +266,11 @@ class Reference:
     :func:`attnlab.engine.multihead.multi_head_attention`, call for call, so that a model run
     here gives the numbers a stack of those blocks gives, bit for bit.
     """
+
+    def whole_block(self, arch: Architecture, p, x, *, hook, cache, rope, positions, key_padding, window):
+        """The whole block at once, where ``ops`` has a faster form of it that gives the bits of the steps
+        one by one (the fast path's decoding step without hooks); else None, and the steps run."""
+        return None
 
     def embed(self, table, ids, scale: float = 1.0):
         x = embed(table, np.asarray(ids, dtype=np.int64))  # (T, d_model)

@@ -10,7 +10,10 @@ where they apply, each the step the reference takes to rounding (tested):
   sit side by side (and gate and up), read back as views of it;
 - RMSNorm, RoPE, attention (bottom-right causal, GQA) and SiLU by the compiled steps of
   :mod:`attnlab.engine.fast.decode.steps` (NumPy forms where numba cannot run);
-- the tied output layer in fixed slices of W_E that our threads share.
+- the tied output layer in fixed slices of W_E that our threads share;
+- a decoding step's whole block, on quantised blocks with nothing hooked, in three compiled calls
+  of those same steps (:mod:`attnlab.engine.fast.decode.block`: the same bits, ~1.8 ms less a
+  SmolLM2 step than ~20 steps called one by one from Python).
 
 A step takes its fast form on a 2-D float32 or float64 array with weights of that dtype (or
 float32 activations on quantised blocks), without biases; anything else (an encoder's batch,
@@ -28,17 +31,20 @@ from __future__ import annotations
 
 import threading
 import weakref
+from typing import NamedTuple
 
 import numpy as np
 
 from attnlab.engine._arrays import check_finite
 from attnlab.engine.cache import KVCache
 from attnlab.engine.errors import FieldError
+from attnlab.engine.fast import quant
 from attnlab.engine.fast.decode import _product, side_by_side, steps
-from attnlab.engine.fast.quant import QuantMatrix, product, with_values
+from attnlab.engine.fast.quant import QuantMatrix, helpers, product, with_values
 from attnlab.engine.fast.quant.rows import product_rows
 from attnlab.engine.fast.workers import run
 from attnlab.engine.forward import Reference
+from attnlab.engine.hooks import no_hooks
 from attnlab.engine.layers import RMSNormParams
 from attnlab.engine.positions import RoPE
 from attnlab.engine.threads import CORES
@@ -137,12 +143,124 @@ def _joined_weights(params, *names):
     return kept[names]
 
 
+def _mat(w: QuantMatrix) -> tuple:
+    """A matrix of blocks as the compiled products take it: format code, parts' addresses and rows, stride."""
+    return w.code, w._at, w._rows, w.parts[0].shape[1]
+
+
+class _BlockPlan(NamedTuple):
+    """What a decoding step's compiled block (:mod:`attnlab.engine.fast.decode.block`) reads of a block:
+    its products as blocks (q|k|v and gate|up joined), its two norms, and the widest product input."""
+
+    qkv: QuantMatrix
+    o: QuantMatrix
+    gate_up: QuantMatrix
+    down: QuantMatrix
+    norm_1: np.ndarray  # (d_model,) float32, or empty: no weight
+    eps_1: np.float32
+    norm_2: np.ndarray
+    eps_2: np.float32
+    widest: int
+
+
+_plans: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # params -> (arch, _BlockPlan or None)
+_NO_FLOATS = np.zeros(0, np.float32)
+_NO_CTL = np.zeros(1, np.int64)
+
+
+def _block_plan(arch, p) -> _BlockPlan | None:
+    """The plan of block ``p`` of ``arch`` for the compiled decoding block, or None where that does not
+    apply: a pre-norm RMSNorm decoder with RoPE and gated SiLU, no biases, no q/k norms, no sandwich
+    norms, no soft-capped scores, head sizes a multiple of 16, every product on quantised blocks."""
+    kept = _plans.get(p)
+    if kept is not None and kept[0] is arch:
+        return kept[1]
+    plan = None
+    a = p.attn
+    if (arch.causal and arch.norm_placement == "pre" and arch.norm == "rms" and arch.mlp == "gated"
+            and arch.activation == "silu" and arch.positions == "rope" and not arch.post_norms
+            and not arch.qk_norm and arch.attn_softcap is None and arch.d_head % 16 == 0
+            and all(b is None for b in (a.b_q, a.b_k, a.b_v, a.b_o))
+            and all(_rms_weight(n) for n in (p.norm_1, p.norm_2)) and quant.kernel()):  # fmt: skip
+        qkv, gate_up = _joined_weights(a, "w_q", "w_k", "w_v"), _joined_weights(p.mlp, "w_gate", "w_up")
+        mats = (qkv, a.w_o, gate_up, p.mlp.w_down)
+        if all(isinstance(m, QuantMatrix) for m in mats):
+            plan = _BlockPlan(*mats, _norm_weight(p.norm_1), np.float32(p.norm_1.eps),
+                              _norm_weight(p.norm_2), np.float32(p.norm_2.eps),
+                              max(m.n_in for m in mats))  # fmt: skip
+    _plans[p] = (arch, plan)
+    return plan
+
+
+def _rms_weight(n) -> bool:
+    return isinstance(n, RMSNormParams) and (n.weight is None or (type(n.weight) is np.ndarray
+                                                                 and n.weight.dtype == np.float32))
+
+
+def _norm_weight(n: RMSNormParams) -> np.ndarray:
+    return _NO_FLOATS if n.weight is None else n.weight
+
+
 class Fast(Reference):
     """The reference's steps with faster forms where they apply (see the module docstring)."""
 
     @staticmethod
     def kernels():
         return steps.kernels()  # the compiled steps, or None: NumPy's
+
+    def whole_block(self, arch, p, x, *, hook, cache, rope, positions, key_padding, window):
+        """One token through block ``p`` in three compiled calls (:mod:`attnlab.engine.fast.decode.block`):
+        the bits of the steps below one by one. None (the steps run) with a hook, more than one row, no
+        NumPy cache, a window that hides a key, or a block :func:`_block_plan` does not take."""
+        if (hook is not no_hooks or key_padding is not None or type(x) is not np.ndarray or x.shape[0] != 1
+                or x.ndim != 2 or x.dtype != np.float32 or type(cache) is not KVCache
+                or type(positions) is not np.ndarray or rope is None):  # fmt: skip
+            return None
+        buf = cache._k_buf
+        if buf is None or buf.ndim != 3 or buf.dtype != np.float32 or cache._v_buf.dtype != np.float32:
+            return None
+        past = cache.length
+        if (window is not None and past + 1 > window) or past + 1 >= steps._SPLIT_SCORES:
+            return None
+        plan = _block_plan(arch, p)
+        k = self.kernels()
+        if plan is None or k is None:
+            return None
+        from attnlab.engine.fast.decode import block as compiled
+
+        x = np.ascontiguousarray(x)
+        f32 = np.float32
+        n_head, n_kv, d = arch.n_head, arch.n_kv_head, arch.d_head
+        cache.extend(1)  # the new token's key and value are written by attend_start
+        k_buf, v_buf, s = cache._k_buf, cache._v_buf, past + 1
+        cos, sin = steps.cos_sin(rope, positions, f32)
+        h, mid = np.empty_like(x), np.empty_like(x)
+        qkv, rot = np.empty((1, plan.qkv.n_out), f32), np.empty((1, n_head + n_kv, d), f32)
+        w = np.empty((n_head, 1, s), f32)
+        shared = helpers()
+        xs = None if shared is None else shared.hold(plan[:4], plan.widest)
+        ctl, room = (_NO_CTL, _NO_FLOATS) if xs is None else (shared.ctl, xs)
+        on = xs is not None
+        least = quant._THREAD_WEIGHTS  # the step-by-step products' threshold (same bits either way)
+        try:
+            if not compiled.attend_start(x, plan.norm_1, plan.eps_1, ctl, on, room, least, *_mat(plan.qkv),
+                                         h, qkv, cos, sin, rope.convention == "half", n_head, n_kv, rot,
+                                         k_buf, v_buf, s, arch.group, f32(arch.scale), w):  # fmt: skip
+                cache.truncate(past)  # a number not finite: the steps one by one say which
+                return None
+            np.exp(w, out=w)
+            side, attn = np.empty((1, n_head * d), f32), np.empty_like(x)
+            both, act = np.empty((1, plan.gate_up.n_out), f32), np.empty((1, plan.down.n_in), f32)
+            compiled.attend_finish(w, v_buf, s, arch.group, side, ctl, on, room, least, *_mat(plan.o),
+                                   attn, x, mid, plan.norm_2, plan.eps_2, h, *_mat(plan.gate_up),
+                                   both, act)  # fmt: skip
+            np.exp(act, out=act)
+            out = np.empty_like(x)
+            compiled.mlp_finish(both, act, ctl, on, room, least, *_mat(plan.down), attn, mid, out)
+        finally:
+            if on:
+                shared.busy.release()
+        return out
 
     def embed(self, table, ids, scale: float = 1.0):
         if isinstance(table, QuantMatrix):  # W_E^T as blocks: a token's embedding is one stored row
@@ -304,6 +422,9 @@ class Rows(Fast):
     one KVCache per row (rows may share one: consecutive tokens of one sequence, in order), and its
     ``positions`` (R,) each row's position."""
 
+    def whole_block(self, arch, p, x, **options):
+        return None  # each row has caches of its own: the steps below take them
+
     def linear(self, x, w, b):
         if b is None and _plain(x) and _weight(w, x.dtype):
             return _rows_product(x, w)
@@ -366,6 +487,9 @@ class OnValues(Fast):
     """The reference's block steps on the weights' float values (quantised blocks made float32 as
     gguf dequantizes them), with the fast embedding and output layer: the steps a trace of the Real
     model view takes, the numbers that view shows (and the programs behind them print)."""
+
+    def whole_block(self, arch, p, x, **options):
+        return None  # the reference's steps, one by one
 
     def norm(self, x, params):
         return Reference.norm(self, x, params)

@@ -205,11 +205,9 @@ def _product(x: np.ndarray, w: QuantMatrix) -> np.ndarray:
 
     stride = w.parts[0].shape[1]
     if n_t <= _FEW_ROWS:  # a decoding step, a short prompt: with the spinning helpers
-        if n_t * w.n_in * w.n_out >= _THREAD_WEIGHTS and not _share_reason:
-            from attnlab.engine.fast.quant.share import sharing
-
-            helpers = sharing(CORES)
-            if helpers is not None and helpers.product(w, x, out):
+        if n_t * w.n_in * w.n_out >= _THREAD_WEIGHTS:
+            shared = helpers()
+            if shared is not None and shared.product(w, x, out):
                 return out
         if n_t == 1:
             k.matvec_parts(w.code, w._at, w._rows, stride, x[0], out[0])
@@ -228,6 +226,16 @@ def _product(x: np.ndarray, w: QuantMatrix) -> np.ndarray:
     threads = 1 if n_t <= _FEW_ROWS else min(CORES, len(pieces))
     run(piece, pieces, threads)
     return out
+
+
+def helpers():
+    """The process's spinning helpers (:func:`attnlab.engine.fast.quant.share.sharing`) that products of
+    a few rows share, or None where those run alone (one core; the helpers failed their check)."""
+    if _share_reason or CORES < 2:
+        return None
+    from attnlab.engine.fast.quant.share import sharing
+
+    return sharing(CORES)
 
 
 def kernel() -> bool | None:

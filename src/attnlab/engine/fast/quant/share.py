@@ -336,26 +336,36 @@ class Sharing:
         (nothing done) when another product has them. More than one row of x is packed in tiles
         (kernels.pack) straight into our buffer."""
         n_t = x.shape[0]
-        if self.dead or -(-out.shape[1] // piece_rows(n_t, out.shape[1])) > MAX_PIECES:
+        if -(-out.shape[1] // piece_rows(n_t, out.shape[1])) > MAX_PIECES:
             return False
-        if not self.busy.acquire(blocking=False):
+        size, width = (x.size, 0) if n_t == 1 else packed_size(n_t, x.shape[1])
+        xs = self.hold((w,), size)
+        if xs is None:
             return False
         try:
-            if self.ctl[ACTIVE] == 0:  # no helper on an old job: their matrices may go
-                self.pins.clear()
-            self.pins.append(w)
-            size, width = (x.size, 0) if n_t == 1 else packed_size(n_t, x.shape[1])
-            self.x, xs = self._room(self.x, size)
             if n_t == 1:
                 xs[...] = x[0]
             else:
                 pack_into(x, xs, width)
-            if self.ctl[SLEEPING]:
-                self.wake.set()
             run_job(self.ctl, w.code, w._at, w._rows, w.parts[0].shape[1], xs, width, out, PATIENCE)
         finally:
             self.busy.release()
         return True
+
+    def hold(self, matrices, size: int) -> np.ndarray | None:
+        """Take the helpers for products on ``matrices`` (kept alive for late helpers) whose x needs
+        ``size`` floats: the buffer x goes into (``ctl`` then publishes jobs), or None when another
+        product has them (nothing taken). ``busy.release()`` after the products; compiled code that
+        makes several (decode.block) takes them once."""
+        if self.dead or not self.busy.acquire(blocking=False):
+            return None
+        if self.ctl[ACTIVE] == 0:  # no helper on an old job: their matrices may go
+            self.pins.clear()
+        self.pins.extend(matrices)
+        self.x, xs = self._room(self.x, size)
+        if self.ctl[SLEEPING]:
+            self.wake.set()
+        return xs
 
     def _room(self, buf: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
         if buf.size < size:
