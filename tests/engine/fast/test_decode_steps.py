@@ -7,6 +7,8 @@ import sys
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from attnlab.engine import RMSNormParams, RoPE
 from attnlab.engine.cache import KVCache
@@ -14,6 +16,7 @@ from attnlab.engine.fast.decode import steps
 from attnlab.engine.fast.ops import FAST
 from attnlab.engine.forward import REFERENCE, forward
 from attnlab.engine.hooks import Hooks, hook_names
+from attnlab.engine.layers import activate
 
 from ..tinykit import hooked, llama
 
@@ -60,6 +63,24 @@ def test_compiled_silu_gives_numpys_bits_edges_included(rng, kernels, dtype):
         got[finite].tobytes() == want[finite].tobytes() and np.array_equal(np.isnan(got), np.isnan(want))
     )
     assert np.isnan(got[0, 9]) and np.isnan(got[0, 10])  # -inf gives 0 * -inf, NaN stays NaN
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.floats(width=32, allow_nan=True, allow_infinity=True), min_size=1, max_size=80),
+       st.sampled_from([(80,), (4, 20), (2, 5, 8)]))  # fmt: skip
+def test_compiled_gelu_gives_the_references_bits_on_any_float32(values, shape):
+    """Every float32 a hypothesis draws (subnormals, ±0, ±inf, NaN, the clip at |x / sqrt 2| = 4), in
+    any shape: the compiled GELU is the reference's (engine.layers.gelu, erf form), bit for bit."""
+    k = steps.kernels()
+    assert k is not None, steps.reason()
+    x = np.resize(np.array(values, np.float32), shape)
+    with np.errstate(invalid="ignore", over="ignore"):
+        want = activate(x, "gelu")
+    got = steps.gelu(x, k)
+    assert got.shape == x.shape and got.dtype == np.float32
+    nan = np.isnan(want)  # a NaN's payload bits may differ, never which numbers are NaN
+    assert np.array_equal(np.isnan(got), nan) and got[~nan].tobytes() == want[~nan].tobytes()
+    assert FAST.act(x, "gelu").tobytes() == got.tobytes()
 
 
 def test_a_forward_with_the_compiled_steps_agrees_with_numpys_steps(rng, kernels, monkeypatch):

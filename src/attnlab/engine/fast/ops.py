@@ -9,7 +9,9 @@ where they apply, each the step the reference takes to rounding (tested):
   :func:`attnlab.engine.fast.quant.product`); q, k and v in one product when their weights
   sit side by side (and gate and up), read back as views of it;
 - RMSNorm, RoPE, attention (bottom-right causal, GQA) and SiLU by the compiled steps of
-  :mod:`attnlab.engine.fast.decode.steps` (NumPy forms where numba cannot run);
+  :mod:`attnlab.engine.fast.decode.steps` (NumPy forms where numba cannot run); GELU (erf
+  form) on float32 of any shape, an encoder's batch too, by one compiled pass with the
+  reference's bits;
 - the tied output layer in fixed slices of W_E that our threads share;
 - a decoding step's whole block, on quantised blocks with nothing hooked, in three compiled calls
   of those same steps (:mod:`attnlab.engine.fast.decode.block`: the same bits, ~1.8 ms less a
@@ -371,6 +373,12 @@ class Fast(Reference):
         if both is None or not both.flags.c_contiguous:
             both = np.concatenate([pre, lin], axis=1)
         return steps.gated(both, pre.shape[1], self.kernels())
+
+    def act(self, pre, activation: str):
+        k = self.kernels()
+        if activation == "gelu" and k is not None and type(pre) is np.ndarray and pre.dtype == np.float32:
+            return steps.gelu(pre, k)  # the reference's bits, one compiled pass
+        return super().act(pre, activation)
 
     def unembed(self, x, weights):
         e = weights.embed if weights.unembed is None else None

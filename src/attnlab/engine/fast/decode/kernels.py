@@ -18,6 +18,9 @@ arithmetic in one call each (imported on first use: numba is slow to import):
   straight into the (L, H * d_v) layout the output projection reads.
 - :func:`silu_start` / :func:`silu_finish`: ``silu(gate) * up`` around NumPy's
   ``exp``, with the operations of ``decode.steps._silu`` in its order: the same bits.
+- :func:`gelu_erf`: BERT's GELU, with the operations of the reference's ``gelu`` and its
+  float32 ``erf`` (a rational function: no exp) in their order: the same bits, in one pass
+  instead of ~20 NumPy passes over the (T, d_ff) activations.
 
 Every output is one fixed sequence of operations on one thread, so the bits
 never depend on the thread count.
@@ -32,6 +35,7 @@ from numba.extending import intrinsic
 
 from attnlab.engine.fast.compiled import _jit
 from attnlab.engine.fast.quant.ir import _F32, _block_loop, _fma, _i64, _splat, _tree_sum, _vec
+from attnlab.engine.layers import _ERF32_P, _ERF32_Q
 
 _LANES = 16  # the sum of squares: 16 partial sums, then a fixed tree (a single chain waited on each add)
 
@@ -111,6 +115,37 @@ def silu_finish(gate_up, d_ff, e):
             num = one if z >= zero else zero
             num = num if num >= ez else ez  # ez NaN: not (num >= ez), so NaN
             e[i, j] = num / (ez + one) * z * row[d_ff + j]
+
+
+_SQRT2 = np.float32(np.sqrt(2.0))  # what NumPy makes of ``x / math.sqrt(2.0)`` on float32 x (NEP 50)
+_P = _ERF32_P  # erf's rational approximation, float32, highest power first (engine.layers)
+_Q = _ERF32_Q
+
+
+@_jit(error_model="numpy")
+def gelu_erf(x, out):
+    """``out = gelu(x)`` (erf form) for float32 x, out (n,) C-contiguous, with the operations of
+    :func:`attnlab.engine.layers.gelu` and ``erf_float32`` in their order: the same bits.
+
+    t = x / sqrt 2 (float32); c = clip(t, -4, 4) (NaN stays NaN); Horner in c^2 for P and Q;
+    erf = c P / Q; gelu = (erf + 1) * x * 0.5."""
+    four, one, half = np.float32(4.0), np.float32(1.0), np.float32(0.5)
+    for i in range(x.shape[0]):
+        xi = x[i]
+        c = xi / _SQRT2
+        if c > four:
+            c = four
+        elif c < -four:
+            c = -four
+        x2 = c * c
+        p = x2 * _P[0] + _P[1]
+        for j in range(2, _P.shape[0]):
+            p = p * x2 + _P[j]
+        q = x2 * _Q[0] + _Q[1]
+        for j in range(2, _Q.shape[0]):
+            q = q * x2 + _Q[j]
+        e = p * c / q
+        out[i] = (e + one) * xi * half
 
 
 # -- attention: float32, head sizes a multiple of 16 ---------------------------------------------------

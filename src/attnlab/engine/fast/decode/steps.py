@@ -21,7 +21,7 @@ import threading
 import numpy as np
 
 from attnlab.engine.fast.workers import run
-from attnlab.engine.layers import RMSNormParams
+from attnlab.engine.layers import RMSNormParams, activate
 from attnlab.engine.positions import RoPE
 from attnlab.engine.threads import CORES
 
@@ -69,6 +69,9 @@ def _self_check(k) -> None:
             raise RuntimeError("the compiled RMSNorm disagrees with NumPy's")
         if gated(x, 4, k).tobytes() != gated(x, 4, None).tobytes():
             raise RuntimeError("the compiled SiLU differs from NumPy's")
+    x = (rng.standard_normal(64) * 4).astype(np.float32)
+    if gelu(x, k).tobytes() != activate(x, "gelu").tobytes():
+        raise RuntimeError("the compiled GELU differs from NumPy's")
 
 
 def rms(x: np.ndarray, p: RMSNormParams, k=None) -> np.ndarray:
@@ -319,6 +322,15 @@ def gated(gate_up: np.ndarray, d_ff: int, k=None) -> np.ndarray:
 
     run(chunk, range(0, n, _GATE_ROWS), CORES)
     return act
+
+
+def gelu(x: np.ndarray, k) -> np.ndarray:
+    """GELU (erf form) of a float32 array of any shape by the compiled :func:`kernels.gelu_erf`: the bits of
+    :func:`attnlab.engine.layers.gelu` (which is its NumPy form). ``k``: :func:`kernels`, not None."""
+    flat = np.ascontiguousarray(x).reshape(-1)
+    out = np.empty_like(flat)
+    k.gelu_erf(flat, out)
+    return out.reshape(x.shape)
 
 
 def _silu(z: np.ndarray) -> np.ndarray:
