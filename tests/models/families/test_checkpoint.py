@@ -78,9 +78,17 @@ def test_attnlab_load_opens_a_folder_as_its_family_on_the_path_asked(families):
     folder = families.folder("qwen2")
     model = attnlab.load(folder)
     assert isinstance(model, Decoder) and model.name == "qwen2" and model.source == folder
-    assert model.arch.family == "qwen2" and model.path == "float32"  # float32 files: views of the map, auto
-    assert isinstance(model.weights.blocks[0].attn.w_q, np.ndarray)
-    assert not model.weights.blocks[0].attn.w_q.flags.writeable  # nothing copied
+    assert model.arch.family == "qwen2" and model.path == "float32"  # a float32 file: float32, auto
+    a, mlp = model.weights.blocks[0].attn, model.weights.blocks[0].mlp
+    assert isinstance(a.w_q, np.ndarray) and not a.w_q.flags.writeable
+    # by rows, q|k|v and gate|up side by side in one read-only array each: one product a group
+    assert a.w_q.base is a.w_k.base is a.w_v.base and a.w_q.base.flags.c_contiguous
+    assert not a.w_q.base.flags.writeable and mlp.w_gate.base is mlp.w_up.base
+    assert a.w_o.flags.c_contiguous and mlp.w_down.flags.c_contiguous
+    from safetensors.numpy import load_file
+
+    stored_q = load_file(str(folder / "model.safetensors"))["model.layers.0.self_attn.q_proj.weight"]
+    assert a.w_q.tobytes() == np.ascontiguousarray(stored_q.T).tobytes()  # the file's numbers, laid out
     stored = attnlab.load(str(folder), weights="stored")
     assert stored.path == "stored" and isinstance(stored.weights.blocks[0].attn.w_q, QuantMatrix)
     wide = model.with_path("float64")

@@ -16,10 +16,11 @@ family's documented defaults, and reads the tensors through a store
 
 - ``"stored"``: products on the file's own numbers (GGUF blocks of any type the products read;
   safetensors' float32, float16 or bfloat16 rows), nothing copied;
-- ``"float32"``, ``"float64"``: the weights' values widened exactly to float32 (then float64);
+- ``"float32"``, ``"float64"``: the weights' values widened exactly to float32 (then float64),
+  the blocks' matrices laid out by rows, q|k|v and gate|up side by side (:func:`by_rows`: a
+  copy of the matrices, read-only; norms, biases and embeddings stay views of a float32 file);
 - ``"auto"``: "stored" for a GGUF and for a 16-bit safetensors checkpoint, "float32" for a
-  float32 one (read-only views of the file, nothing copied), wherever the compiled products
-  run here; else "float32".
+  float32 one, wherever the compiled products run here; else "float32".
 
 Before any tensor is read, the weights' bytes on that path are checked against
 :data:`attnlab.models.families.store.RAM_SHARE` of the machine's memory. Stop tokens are the
@@ -35,13 +36,18 @@ Every refusal is a typed error naming the path (:mod:`attnlab.models.families.er
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from collections.abc import Iterable
 from pathlib import Path
 
+import numpy as np
+
 from attnlab.engine.errors import FieldError
-from attnlab.engine.model import Architecture, check_weights
+from attnlab.engine.fast.ops import joined, side_by_side
+from attnlab.engine.layers import SwiGLUParams
+from attnlab.engine.model import Architecture, Weights, check_weights
 from attnlab.models.errors import Refusal
 from attnlab.models.families import bert, gemma, gpt2, llama
 from attnlab.models.families.errors import (
@@ -123,6 +129,8 @@ def open_folder(folder: Path, *, weights: str = "auto", name: str | None = None)
     store.on(path_name)
     check_memory(where, path_name, store.working_set())
     w = _weights(store, arch, s, family)
+    if path_name != "stored":
+        w = by_rows(w)
     words = tokens.from_folder(folder)
     title = name or model_name(folder)
 
@@ -186,6 +194,44 @@ def _weights(store: Store, arch: Architecture, s: Settings, family: str):
     return w
 
 
+def by_rows(w: Weights) -> Weights:
+    """The float paths' matrices laid out as the products read them fastest: every block's matrices
+    (n_in, n_out) by rows (C-contiguous, read-only), q|k|v and gate|up side by side in one array each
+    (as the GGUF float32 cache keeps SmolLM2's; :func:`attnlab.engine.fast.ops.side_by_side`).
+
+    A file's (n_out, n_in) rows seen transposed are a column-major matrix: OpenBLAS multiplies a
+    prompt's 22 rows by one ~1.5x slower than by the same numbers stored by rows, and q|k|v in one
+    product saves two (docs/performance.md). Matrices already by rows and joined (GPT-2's Conv1D
+    columns of one fused tensor) stay views of the file."""
+    blocks = []
+    for b in w.blocks:
+        a, m = b.attn, b.mlp
+        changes = {}
+        if joined(a.w_q, a.w_k, a.w_v) is None:
+            changes.update(zip(("w_q", "w_k", "w_v"), _read_only(side_by_side(a.w_q, a.w_k, a.w_v))))
+        attn = dataclasses.replace(a, **changes, w_o=_rows(a.w_o))
+        if isinstance(m, SwiGLUParams):
+            gate, up = (m.w_gate, m.w_up) if joined(m.w_gate, m.w_up) is not None else _read_only(
+                side_by_side(m.w_gate, m.w_up))  # fmt: skip
+            mlp = dataclasses.replace(m, w_gate=gate, w_up=up, w_down=_rows(m.w_down))
+        else:
+            mlp = dataclasses.replace(m, w_1=_rows(m.w_1), w_2=_rows(m.w_2))
+        blocks.append(dataclasses.replace(b, attn=attn, mlp=mlp))
+    return dataclasses.replace(w, blocks=tuple(blocks))
+
+
+def _rows(a: np.ndarray) -> np.ndarray:
+    return a if a.flags.c_contiguous else _read_only((np.ascontiguousarray(a),))[0]
+
+
+def _read_only(arrays) -> tuple:
+    for a in arrays:
+        a.flags.writeable = False
+        if isinstance(a.base, np.ndarray):
+            a.base.flags.writeable = False
+    return tuple(arrays)
+
+
 def _check(store: Store, arch: Architecture, w) -> None:
     try:
         check_weights(arch, w)
@@ -244,6 +290,8 @@ def open_gguf(path: Path, *, weights: str = "auto", name: str | None = None) -> 
     else:
         w = llama.weights(store, arch, llama.GGUF_NAMES, biases=True)
     _check(store, arch, w)
+    if path_name != "stored":
+        w = by_rows(w)
     title = name or model_name(path)
 
     def reload(path_to: str) -> Model:
