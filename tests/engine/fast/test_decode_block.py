@@ -194,3 +194,30 @@ def test_the_plan_is_made_once_a_block_and_refused_blocks_are_remembered(monkeyp
     assert plan.qkv.n_out == (arch.n_head + 2 * arch.n_kv_head) * arch.d_head
     assert plan.gate_up.n_out == 2 * arch.d_ff and plan.widest == arch.d_ff
     assert fast_ops._block_plan(arch.replace(qk_norm=True), p) is None
+
+
+def test_threads_decoding_at_once_each_get_the_bits_they_get_alone(monkeypatch):
+    """Two sequences decoded by two threads at the same time (a server's two users): one holds the
+    helpers while the other's blocks run alone, turn by turn; each gets the bits of its run alone."""
+    import threading
+
+    monkeypatch.setattr(quant, "_THREAD_WEIGHTS", 0)  # every product shared, when the helpers are free
+    rng, arch, w = on_blocks("Q4_1", 13, **SMALL)
+    prompts = [rng.integers(0, arch.d_vocab, 6), rng.integers(0, arch.d_vocab, 9)]
+    tokens = [rng.integers(0, arch.d_vocab, 12), rng.integers(0, arch.d_vocab, 12)]
+    alone = [decode(arch, w, FAST, p, t)[0] for p, t in zip(prompts, tokens)]
+    together: list = [None, None]
+    start = threading.Barrier(2)
+
+    def run(i: int) -> None:
+        start.wait()
+        together[i] = decode(arch, w, FAST, prompts[i], tokens[i])[0]
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for i in range(2):
+        for step, (a, b) in enumerate(zip(together[i], alone[i])):
+            same(a, b, f"sequence {i}, step {step}")
