@@ -98,7 +98,7 @@ def test_a_window_that_hides_no_key_gives_the_plain_models_bits(rng, ops):
     assert forward(arch.replace(sliding_window=5), w, ids, ops=ops).tobytes() != plain.tobytes()
 
 
-def test_the_fast_attention_steps_aside_for_a_window_that_hides_keys_and_for_soft_caps(rng):
+def test_the_fast_attention_steps_aside_for_a_window_that_hides_keys_and_takes_soft_caps(rng):
     arch, _ = family(rng, dtype=np.float32, n_layer=1)
     q = np.zeros((5, arch.n_head, arch.d_head), np.float32)
     k = v = np.zeros((5, arch.n_kv_head, arch.d_head), np.float32)
@@ -109,7 +109,7 @@ def test_the_fast_attention_steps_aside_for_a_window_that_hides_keys_and_for_sof
     held = np.zeros((arch.n_kv_head, 3, arch.d_head), np.float32)
     cache.append(held, held)
     assert not Fast._attend_applies(q[:1], k[:1], v[:1], arch, cache, None, 3)  # 3 cached + 1 new keys
-    assert not Fast._attend_applies(q, k, v, arch.replace(attn_softcap=30.0), None, None, None)
+    assert Fast._attend_applies(q, k, v, arch.replace(attn_softcap=30.0), None, None, None)
     assert not rows_apply(arch.replace(sliding_window=8), _)
     assert not rows_apply(arch.replace(attn_softcap=30.0), _)
 
@@ -154,6 +154,28 @@ def test_soft_capped_scores_are_the_capped_uncapped_scores_and_blocked_keys_stay
     assert np.abs(out).max() <= 0.25
     e = np.exp(c - np.max(c, axis=-1, keepdims=True))
     np.testing.assert_allclose(capped[n.pattern], e / e.sum(-1, keepdims=True), rtol=0, atol=1e-15)
+
+
+@pytest.mark.parametrize("n", [7, 70])  # 70 x 70 scores a head: the long prompt's heads, shared
+def test_the_fast_path_caps_scores_as_the_reference_and_a_hook_that_reads_changes_no_bit(rng, n):
+    arch, w = family(rng, dtype=np.float32, n_layer=1, d_head=16)
+    capped = arch.replace(attn_softcap=0.5)
+    ids = rng.integers(0, arch.d_vocab, n)
+    n0 = block_names(0)
+    _, plain = hooked(arch, w, ids, ops=FAST)
+    out, seen = hooked(capped, w, ids, ops=FAST)  # every hook point read: the steps taken apart
+    s, c = plain[n0.scores], seen[n0.scores]
+    blocked = np.isneginf(s)
+    assert np.array_equal(np.isneginf(c), blocked) and blocked.any()
+    want = np.tanh(s[~blocked] / np.float32(0.5)) * np.float32(0.5)
+    if n * n >= 64 * 64:  # both runs on NumPy's scores: the reference's cap on the same numbers, bit for bit
+        assert c[~blocked].tobytes() == want.tobytes()
+    else:  # the uncapped run took the compiled scores (other sums): the same to rounding
+        np.testing.assert_allclose(c[~blocked], want, rtol=0, atol=1e-6)
+    assert forward(capped, w, ids, ops=FAST).tobytes() == out.tobytes()  # nothing hooked: the same bits
+    ref = forward(capped, w, ids)
+    np.testing.assert_allclose(out, ref, rtol=0, atol=3e-5 * np.abs(ref).max())
+    assert not np.allclose(forward(arch, w, ids, ops=FAST), out, rtol=0, atol=1e-3)  # the cap bites
 
 
 def test_capped_logits_are_the_uncapped_logits_through_tanh(rng):

@@ -18,9 +18,10 @@ where they apply, each the step the reference takes to rounding (tested):
   SmolLM2 step than ~20 steps called one by one from Python).
 
 A step takes its fast form on a 2-D float32 or float64 array with weights of that dtype (or
-float32 activations on quantised blocks), without biases; anything else (an encoder's batch,
-LayerNorm, biases, key padding, a norm on each q/k head, soft-capped scores, a sliding window
-that hides a key) is the reference's step. Every output number is one fixed
+float32 activations on quantised blocks; a bias of that dtype is added after the product, as the
+reference adds it); anything else (an encoder's batch, LayerNorm, key padding, a norm on each q/k
+head, a sliding window that hides a key) is the reference's step. Soft-capped scores (Gemma 2)
+take the attention's NumPy steps, capped as the reference caps them. Every output number is one fixed
 sequence of operations, so no bit depends on the thread count (docs/engine-conventions.md).
 
 :class:`Rows` runs R decoding steps at once, row r a new token on its own caches at its own
@@ -333,7 +334,7 @@ class Fast(Reference):
     def _attend_rows(self, q, keys, values, arch, on_scores=None, on_pattern=None):
         scale = q.dtype.type(arch.scale)
         done = steps.attend(q, arch.n_head, keys, values, arch.group, scale, self.kernels(),
-                            on_scores, on_pattern)  # fmt: skip
+                            on_scores, on_pattern, arch.attn_softcap)  # fmt: skip
         if done is None:
             raise ValueError(
                 f"the scores q . k * scale overflowed to infinity; the inputs are too large for {q.dtype}"
@@ -343,7 +344,7 @@ class Fast(Reference):
 
     @staticmethod
     def _attend_applies(q, k, v, arch, cache, key_padding, window=None) -> bool:
-        if not arch.causal or key_padding is not None or arch.attn_softcap is not None:
+        if not arch.causal or key_padding is not None:
             return False
         if window is not None:  # the compiled steps know no window: fine while it hides no key
             keys = q.shape[0] + (cache.length if cache is not None else 0)

@@ -107,14 +107,16 @@ def rotate_qk(rope: RoPE, qkv: np.ndarray, n_heads: int, d_head: int, positions,
     return out
 
 
-def attend(qk, n_head, k, v, g, scale, kernels=None, on_scores=None, on_pattern=None):
+def attend(qk, n_head, k, v, g, scale, kernels=None, on_scores=None, on_pattern=None, cap=None):
     """Attention of the first ``n_head`` heads of qk (L, >= n_head, d) on k (H_kv, S, d), v (H_kv, S,
     d_v), bottom-right causal, query head h on KV head h // g: ``(weights (H, L, S), heads (H, L, d_v),
     heads side by side (L, H * d_v))``, or None when a score is not finite. Compiled with ``kernels``
     for float32 heads of a multiple of 16 numbers and up to 64 x 64 scores a head.
 
-    ``on_scores`` and ``on_pattern`` (hook points, or None) see the scaled scores (H, L, S) (blocked
-    keys -inf) and the weights (H, L, S), and return what attention goes on with. Hooked or not, the
+    ``cap`` (Gemma 2): the scaled scores soft-capped, ``tanh(s / cap) * cap`` as the reference caps
+    them (NumPy's steps, not the compiled ones). ``on_scores`` and ``on_pattern`` (hook points, or
+    None) see the scaled (capped) scores (H, L, S) (blocked keys -inf) and the weights (H, L, S),
+    and return what attention goes on with. Hooked or not, the
     same operations run in the same order (the steps are only taken apart around the hook), so a hook
     that returns its argument changes no bit.
     """
@@ -122,8 +124,9 @@ def attend(qk, n_head, k, v, g, scale, kernels=None, on_scores=None, on_pattern=
     n, _, d_head = q.shape
     s, d_v = k.shape[-2], v.shape[-1]
     hooked = on_scores is not None or on_pattern is not None
-    if (kernels is not None and n * s < _SPLIT_SCORES and q.dtype == np.float32 and d_head % 16 == 0
-            and d_v % 16 == 0 and all(a.strides[-1] == 4 for a in (qk, k, v))):  # fmt: skip
+    if (kernels is not None and cap is None and n * s < _SPLIT_SCORES and q.dtype == np.float32
+            and d_head % 16 == 0 and d_v % 16 == 0
+            and all(a.strides[-1] == 4 for a in (qk, k, v))):  # fmt: skip
         weights = np.empty((n_head, n, s), np.float32)
         side = np.empty((n, n_head * d_v), np.float32)
         if not hooked:
@@ -149,9 +152,9 @@ def attend(qk, n_head, k, v, g, scale, kernels=None, on_scores=None, on_pattern=
     band = _band(n, s, q.dtype) if n > 1 else None
     hooks = _Hooks(on_scores, on_pattern, n_head) if hooked else None
     if n * s >= _SPLIT_SCORES:  # a long prompt: one head at a time, the heads shared by our threads
-        done = _heads_shared(q, k, v, g, scale, band, hooks)
+        done = _heads_shared(q, k, v, g, scale, band, hooks, cap)
     else:  # the query heads of a KV head together (H_kv, g*L, d): fewer NumPy calls
-        done = _softmax_attend(q.reshape(k.shape[0], g * n, d_head), k, v, scale, band, n_head, hooks)
+        done = _softmax_attend(q.reshape(k.shape[0], g * n, d_head), k, v, scale, band, n_head, hooks, cap)
     if done is None:
         return None
     weights, heads = done
@@ -172,16 +175,19 @@ class _Hooks:
         return np.array(fn(w), dtype=w.dtype, order="C").reshape(w.shape)
 
 
-def _softmax_attend(q, k, v, scale, band, n_head, hooks=None):
+def _softmax_attend(q, k, v, scale, band, n_head, hooks=None, cap=None):
     """``(weights (n_head, L, S), heads (n_head, L, d_v))`` for q (B, G*L, d) against k, v (B, S, d):
-    scores = (q @ k^T) * scale, plus the causal ``band`` (L, S), max-shifted exp, divide, @ v. None when
-    a score is not finite. With ``hooks`` the same operations, out of place around them."""
+    scores = (q @ k^T) * scale (soft-capped with ``cap``), plus the causal ``band`` (L, S), max-shifted
+    exp, divide, @ v. None when a score is not finite. With ``hooks`` the same operations, out of place
+    around them."""
     n, s = band.shape if band is not None else (1, k.shape[-2])
     with np.errstate(over="ignore", invalid="ignore"):
         w = q @ k.transpose(0, 2, 1)  # (B, G*L, S)
         w *= scale
     if not np.isfinite(w).all():
         return None
+    if cap is not None:
+        _soft_cap(w, cap)
     w = w.reshape(-1, n, s)  # (B*G, L, S)
     if band is not None:
         w += band
@@ -199,7 +205,7 @@ def _softmax_attend(q, k, v, scale, band, n_head, hooks=None):
     return w.reshape(n_head, n, s), heads.reshape(n_head, n, v.shape[-1])
 
 
-def _heads_shared(q, k, v, g, scale, band, hooks=None):
+def _heads_shared(q, k, v, g, scale, band, hooks=None, cap=None):
     """:func:`_softmax_attend` one query head at a time (q (H, L, d), head h on KV head h // g), the
     heads shared by our threads: each head is the same calls whichever thread runs it. With ``hooks``:
     every head's scores first, the hook on them all, and so on (each head's operations unchanged)."""
@@ -208,10 +214,10 @@ def _heads_shared(q, k, v, g, scale, band, hooks=None):
     heads = np.empty((n_head, q.shape[1], v.shape[-1]), q.dtype)
     finite = [True] * n_head
     if hooks is not None:
-        return _heads_shared_hooked(q, k, v, g, scale, band, hooks)
+        return _heads_shared_hooked(q, k, v, g, scale, band, hooks, cap)
 
     def attend(h: int, _buffers) -> None:
-        done = _softmax_attend(q[h][None], k[h // g][None], v[h // g][None], scale, band, 1)
+        done = _softmax_attend(q[h][None], k[h // g][None], v[h // g][None], scale, band, 1, None, cap)
         if done is None:
             finite[h] = False
         else:
@@ -221,7 +227,7 @@ def _heads_shared(q, k, v, g, scale, band, hooks=None):
     return (weights, heads) if all(finite) else None
 
 
-def _heads_shared_hooked(q, k, v, g, scale, band, hooks):
+def _heads_shared_hooked(q, k, v, g, scale, band, hooks, cap=None):
     """:func:`_heads_shared` with a hook on the scores or the pattern: step by step, the heads together."""
     n_head = q.shape[0]
     w = np.empty((n_head, q.shape[1], k.shape[-2]), q.dtype)
@@ -232,6 +238,8 @@ def _heads_shared_hooked(q, k, v, g, scale, band, hooks):
             a = q[h][None] @ k[h // g][None].transpose(0, 2, 1)
             a *= scale
         finite[h] = bool(np.isfinite(a).all())
+        if cap is not None and finite[h]:
+            _soft_cap(a, cap)
         if band is not None:
             a += band
         w[h] = a[0]
@@ -251,6 +259,14 @@ def _heads_shared_hooked(q, k, v, g, scale, band, hooks):
 
     run(mix, range(n_head), min(CORES, n_head))
     return w, heads
+
+
+def _soft_cap(w: np.ndarray, cap: float) -> None:
+    """``w = tanh(w / cap) * cap`` in place: the reference's soft cap (``Reference.softcap``), its steps."""
+    c = w.dtype.type(cap)
+    np.divide(w, c, out=w)
+    np.tanh(w, out=w)
+    w *= c
 
 
 _last_cos_sin: tuple = (None, None)  # (key, (cos, sin)): every layer of a step rotates the same positions
