@@ -51,8 +51,9 @@ def test_compiled_rope_gives_numpys_bits(rng, kernels, dtype, convention):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_compiled_silu_gives_numpys_bits_edges_included(rng, kernels, dtype):
-    gate_up = (rng.standard_normal((9, 64)) * 8).astype(dtype)
+@pytest.mark.parametrize("rows", [9, 300])  # 300: a long prompt's rows, in chunks on our threads
+def test_compiled_silu_gives_numpys_bits_edges_included(rng, kernels, dtype, rows):
+    gate_up = (rng.standard_normal((rows, 64)) * 8).astype(dtype)
     edges = [0.0, -0.0, 1e-30, -1e-30, 90.0, -90.0, -200.0, 200.0, np.inf, -np.inf, np.nan]
     gate_up[0, : len(edges)] = edges
     got = steps.gated(gate_up, 32, kernels)
