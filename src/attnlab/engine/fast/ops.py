@@ -201,7 +201,9 @@ def _rms_weight(n) -> bool:
 
 
 def _norm_weight(n: RMSNormParams) -> np.ndarray:
-    return _NO_FLOATS if n.weight is None else n.weight
+    """The norm's weight as the compiled block takes it: a float32 copy of its own (a file's read-only
+    view would be another compiled signature), or empty for none."""
+    return _NO_FLOATS if n.weight is None else np.array(n.weight, np.float32)
 
 
 class Fast(Reference):
@@ -231,7 +233,8 @@ class Fast(Reference):
             return None
         from attnlab.engine.fast.decode import block as compiled
 
-        x = np.ascontiguousarray(x)
+        if not (x.flags.c_contiguous and x.flags.writeable):  # one compiled signature: C order, writeable
+            x = x.copy()
         f32 = np.float32
         n_head, n_kv, d = arch.n_head, arch.n_kv_head, arch.d_head
         cache.extend(1)  # the new token's key and value are written by attend_start
