@@ -94,3 +94,22 @@ def test_where_no_lock_can_be_taken_the_kernel_compiles_without_a_cache(monkeypa
     kernel = compiled._jit()(double)
     assert kernel(21) == 42
     assert type(kernel._cache).__name__ == "NullCache"
+
+
+def test_a_kernels_cache_goes_stale_when_any_module_of_engine_fast_changes(tmp_path, monkeypatch):
+    """A kernel holds code generated in other modules (quant.ir's intrinsics): its cache's stamp names
+    every module of engine/fast, so an index saved before an edit to any of them loads nothing."""
+    stamp = jitcache.code_stamp()
+    names = {name for name, _, _ in stamp}
+    assert {"quant/ir.py", "decode/kernels.py", "jitcache.py", "decode/block.py"} <= names
+    for kernel in (quant_kernels.matvec_parts, quant_share.run_job):
+        assert kernel._cache._cache_file._source_stamp[1] == stamp
+    saved = cache_file(tmp_path)
+    saved._source_stamp = ((1.0, 10), stamp)
+    saved.save("A", "code for A")
+    same = cache_file(tmp_path)
+    same._source_stamp = ((1.0, 10), stamp)
+    assert same.load("A") == "code for A"
+    edited = cache_file(tmp_path)  # quant/ir.py one second newer: the kernel file itself unchanged
+    edited._source_stamp = ((1.0, 10), tuple((n, t + (n == "quant/ir.py"), z) for n, t, z in stamp))
+    assert edited.load("A") is None

@@ -25,6 +25,7 @@ never wrong.
 from __future__ import annotations
 
 import functools
+from pathlib import Path
 
 try:
     import fcntl
@@ -62,12 +63,26 @@ def locked(cache_file) -> bool:
 
 def cached_jit(njit, func, **options):
     """``njit(cache=True, **options)(func)`` with its cache locked (see the module docstring), or
-    without a cache where numba has no folder to write it in or the lock cannot be taken."""
+    without a cache where numba has no folder to write it in or the lock cannot be taken. The cache
+    is also stale once any module of engine/fast changes (:func:`code_stamp`)."""
     try:
         dispatcher = njit(cache=True, **options)(func)
     except RuntimeError:  # no writable cache directory
         return njit(**options)(func)
     cache_file = getattr(getattr(dispatcher, "_cache", None), "_cache_file", None)
-    if cache_file is not None and locked(cache_file):
+    if cache_file is not None and hasattr(cache_file, "_source_stamp") and locked(cache_file):
+        cache_file._source_stamp = (cache_file._source_stamp, code_stamp())
         return dispatcher
     return njit(**options)(func)
+
+
+@functools.cache
+def code_stamp() -> tuple:
+    """(path, modification time, size) of every module of engine/fast. numba keeps a kernel's cache
+    while the file that defines the kernel is unchanged, but a kernel also holds code generated
+    elsewhere: the LLVM IR of quant/ir.py's and decode/kernels.py's intrinsics, the steps it calls in
+    other modules. An edit to any of them makes every cached kernel stale (compiled again at first
+    use); a kernel's machine code never outlives the code it was made from."""
+    root = Path(__file__).resolve().parent
+    files = sorted(root.rglob("*.py"))
+    return tuple((str(f.relative_to(root)), f.stat().st_mtime, f.stat().st_size) for f in files)
