@@ -191,8 +191,11 @@ def test_the_plan_is_made_once_a_block_and_refused_blocks_are_remembered(monkeyp
     p = w.blocks[0]
     plan = fast_ops._block_plan(arch, p)
     assert plan is fast_ops._block_plan(arch, p)
-    assert plan.qkv.n_out == (arch.n_head + 2 * arch.n_kv_head) * arch.d_head
-    assert plan.gate_up.n_out == 2 * arch.d_ff and plan.widest == arch.d_ff
+    qkv, o, gate_up, down = plan.matrices
+    assert qkv.n_out == (arch.n_head + 2 * arch.n_kv_head) * arch.d_head and o.n_out == arch.d_model
+    assert gate_up.n_out == 2 * arch.d_ff and down.n_in == plan.widest == arch.d_ff
+    assert plan.qkv == (qkv.code, qkv._at, qkv._rows, qkv.parts[0].shape[1])
+    assert plan.scale == np.float32(arch.scale) and plan.group == arch.group
     assert fast_ops._block_plan(arch.replace(qk_norm=True), p) is None
 
 

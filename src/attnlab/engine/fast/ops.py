@@ -153,17 +153,23 @@ def _mat(w: QuantMatrix) -> tuple:
 
 class _BlockPlan(NamedTuple):
     """What a decoding step's compiled block (:mod:`attnlab.engine.fast.decode.block`) reads of a block:
-    its products as blocks (q|k|v and gate|up joined), its two norms, and the widest product input."""
+    its products as blocks (q|k|v and gate|up joined) and as the compiled calls take them (:func:`_mat`),
+    its two norms, the widest product input, and the attention's sizes, made once: a decoding step
+    asks for 30 blocks, and each Python step of the asking costs (docs/performance.md)."""
 
-    qkv: QuantMatrix
-    o: QuantMatrix
-    gate_up: QuantMatrix
-    down: QuantMatrix
+    matrices: tuple  # (q|k|v, W_O, gate|up, W_down) as QuantMatrix, kept alive for late helpers
+    qkv: tuple  # each product's _mat
+    o: tuple
+    gate_up: tuple
+    down: tuple
     norm_1: np.ndarray  # (d_model,) float32, or empty: no weight
     eps_1: np.float32
     norm_2: np.ndarray
     eps_2: np.float32
     widest: int
+    scale: np.float32
+    group: int
+    sizes: tuple  # (d_model, q|k|v's width, H * d_head, gate|up's width, d_ff, H + H_kv, d_head)
 
 
 _plans: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # params -> (arch, _BlockPlan or None)
@@ -188,11 +194,31 @@ def _block_plan(arch, p) -> _BlockPlan | None:
         qkv, gate_up = _joined_weights(a, "w_q", "w_k", "w_v"), _joined_weights(p.mlp, "w_gate", "w_up")
         mats = (qkv, a.w_o, gate_up, p.mlp.w_down)
         if all(isinstance(m, QuantMatrix) for m in mats):
-            plan = _BlockPlan(*mats, _norm_weight(p.norm_1), np.float32(p.norm_1.eps),
-                              _norm_weight(p.norm_2), np.float32(p.norm_2.eps),
-                              max(m.n_in for m in mats))  # fmt: skip
+            sizes = (arch.d_model, qkv.n_out, arch.n_head * arch.d_head, gate_up.n_out, arch.d_ff,
+                     arch.n_head + arch.n_kv_head, arch.d_head)  # fmt: skip
+            norms = (_norm_weight(p.norm_1), np.float32(p.norm_1.eps), _norm_weight(p.norm_2),
+                     np.float32(p.norm_2.eps))  # fmt: skip
+            plan = _BlockPlan(mats, *(_mat(m) for m in mats), *norms, max(m.n_in for m in mats),
+                              np.float32(arch.scale), arch.group, sizes)  # fmt: skip
     _plans[p] = (arch, plan)
     return plan
+
+
+_scratch = threading.local()  # per thread: sizes -> the compiled block's working arrays
+
+
+def _buffers(sizes: tuple) -> tuple:
+    """This thread's working arrays for a block of ``sizes``: h, mid, qkv, rot, side, attn, both, act
+    (rewritten by every block it runs; the block's output is a new array)."""
+    kept = getattr(_scratch, "kept", None)
+    if kept is None:
+        kept = _scratch.kept = {}
+    bufs = kept.get(sizes)
+    if bufs is None:
+        d, n_qkv, n_side, n_gu, d_ff, heads, d_head = sizes
+        shapes = ((1, d), (1, d), (1, n_qkv), (1, heads, d_head), (1, n_side), (1, d), (1, n_gu), (1, d_ff))
+        bufs = kept[sizes] = tuple(np.empty(shape, np.float32) for shape in shapes)
+    return bufs
 
 
 def _rms_weight(n) -> bool:
@@ -221,48 +247,40 @@ class Fast(Reference):
                 or x.ndim != 2 or x.dtype != np.float32 or type(cache) is not KVCache
                 or type(positions) is not np.ndarray or rope is None):  # fmt: skip
             return None
-        buf = cache._k_buf
-        if buf is None or buf.ndim != 3 or buf.dtype != np.float32 or cache._v_buf.dtype != np.float32:
+        k_buf, v_buf = cache._k_buf, cache._v_buf
+        if k_buf is None or k_buf.ndim != 3 or k_buf.dtype != np.float32 or v_buf.dtype != np.float32:
             return None
-        past = cache.length
+        past = cache.keys.shape[-2]
         if (window is not None and past + 1 > window) or past + 1 >= steps._SPLIT_SCORES:
             return None
         plan = _block_plan(arch, p)
-        k = self.kernels()
-        if plan is None or k is None:
+        if plan is None or self.kernels() is None:
             return None
         from attnlab.engine.fast.decode import block as compiled
 
         if not (x.flags.c_contiguous and x.flags.writeable):  # one compiled signature: C order, writeable
             x = x.copy()
-        f32 = np.float32
-        n_head, n_kv, d = arch.n_head, arch.n_kv_head, arch.d_head
         cache.extend(1)  # the new token's key and value are written by attend_start
         k_buf, v_buf, s = cache._k_buf, cache._v_buf, past + 1
-        cos, sin = steps.cos_sin(rope, positions, f32)
-        h, mid = np.empty_like(x), np.empty_like(x)
-        qkv, rot = np.empty((1, plan.qkv.n_out), f32), np.empty((1, n_head + n_kv, d), f32)
-        w = np.empty((n_head, 1, s), f32)
+        cos, sin = steps.cos_sin(rope, positions, np.float32)
+        h, mid, qkv, rot, side, attn, both, act = _buffers(plan.sizes)
+        w = np.empty((arch.n_head, 1, s), np.float32)
         shared = helpers()
-        xs = None if shared is None else shared.hold(plan[:4], plan.widest)
-        ctl, room = (_NO_CTL, _NO_FLOATS) if xs is None else (shared.ctl, xs)
-        on = xs is not None
+        xs = None if shared is None else shared.hold(plan.matrices, plan.widest)
+        ctl, room, on = (_NO_CTL, _NO_FLOATS, False) if xs is None else (shared.ctl, xs, True)
         least = quant._THREAD_WEIGHTS  # the step-by-step products' threshold (same bits either way)
         try:
-            if not compiled.attend_start(x, plan.norm_1, plan.eps_1, ctl, on, room, least, *_mat(plan.qkv),
-                                         h, qkv, cos, sin, rope.convention == "half", n_head, n_kv, rot,
-                                         k_buf, v_buf, s, arch.group, f32(arch.scale), w):  # fmt: skip
-                cache.truncate(past)  # a number not finite: the steps one by one say which
+            if not compiled.attend_start(x, plan.norm_1, plan.eps_1, ctl, on, room, least, *plan.qkv, h, qkv,
+                                         cos, sin, rope.convention == "half", arch.n_head, arch.n_kv_head,
+                                         rot, k_buf, v_buf, s, plan.group, plan.scale, w):  # fmt: skip
+                cache.truncate(s - 1)  # a number not finite: the steps one by one say which
                 return None
             np.exp(w, out=w)
-            side, attn = np.empty((1, n_head * d), f32), np.empty_like(x)
-            both, act = np.empty((1, plan.gate_up.n_out), f32), np.empty((1, plan.down.n_in), f32)
-            compiled.attend_finish(w, v_buf, s, arch.group, side, ctl, on, room, least, *_mat(plan.o),
-                                   attn, x, mid, plan.norm_2, plan.eps_2, h, *_mat(plan.gate_up),
-                                   both, act)  # fmt: skip
+            compiled.attend_finish(w, v_buf, s, plan.group, side, ctl, on, room, least, *plan.o, attn, x, mid,
+                                   plan.norm_2, plan.eps_2, h, *plan.gate_up, both, act)  # fmt: skip
             np.exp(act, out=act)
             out = np.empty_like(x)
-            compiled.mlp_finish(both, act, ctl, on, room, least, *_mat(plan.down), attn, mid, out)
+            compiled.mlp_finish(both, act, ctl, on, room, least, *plan.down, attn, mid, out)
         finally:
             if on:
                 shared.busy.release()
