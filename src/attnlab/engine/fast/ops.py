@@ -190,7 +190,7 @@ def _block_plan(arch, p) -> _BlockPlan | None:
             and arch.activation == "silu" and arch.positions == "rope" and not arch.post_norms
             and not arch.qk_norm and arch.attn_softcap is None and arch.d_head % 16 == 0
             and all(b is None for b in (a.b_q, a.b_k, a.b_v, a.b_o))
-            and all(_rms_weight(n) for n in (p.norm_1, p.norm_2)) and quant.kernel()):  # fmt: skip
+            and all(_rms(n, np.float32) for n in (p.norm_1, p.norm_2)) and quant.kernel()):  # fmt: skip
         qkv, gate_up = _joined_weights(a, "w_q", "w_k", "w_v"), _joined_weights(p.mlp, "w_gate", "w_up")
         mats = (qkv, a.w_o, gate_up, p.mlp.w_down)
         if all(isinstance(m, QuantMatrix) for m in mats):
@@ -221,9 +221,10 @@ def _buffers(sizes: tuple) -> tuple:
     return bufs
 
 
-def _rms_weight(n) -> bool:
+def _rms(n, dtype) -> bool:
+    """An RMSNorm the compiled steps take for activations of ``dtype``: no weight, or a NumPy one of it."""
     return isinstance(n, RMSNormParams) and (n.weight is None or (type(n.weight) is np.ndarray
-                                                                 and n.weight.dtype == np.float32))
+                                                                 and n.weight.dtype == dtype))
 
 
 def _norm_weight(n: RMSNormParams) -> np.ndarray:
@@ -293,9 +294,7 @@ class Fast(Reference):
         return super().embed(table, ids, scale)
 
     def norm(self, x, params):
-        w = params.weight if isinstance(params, RMSNormParams) else None
-        if isinstance(params, RMSNormParams) and _plain(x) and (w is None or (type(w) is np.ndarray
-                                                                           and w.dtype == x.dtype)):
+        if _plain(x) and _rms(params, x.dtype):
             return steps.rms(x, params, self.kernels())
         return super().norm(x, params)
 
@@ -451,9 +450,6 @@ class Rows(Fast):
     """R decoding steps at once (see the module docstring): the forward's ``caches`` hold, per layer,
     one KVCache per row (rows may share one: consecutive tokens of one sequence, in order), and its
     ``positions`` (R,) each row's position."""
-
-    def whole_block(self, arch, p, x, **options):
-        return None  # each row has caches of its own: the steps below take them
 
     def linear(self, x, w, b):
         if b is None and _plain(x) and _weight(w, x.dtype):

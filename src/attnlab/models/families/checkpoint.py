@@ -208,11 +208,11 @@ def by_rows(w: Weights) -> Weights:
         a, m = b.attn, b.mlp
         changes = {}
         if joined(a.w_q, a.w_k, a.w_v) is None:
-            changes.update(zip(("w_q", "w_k", "w_v"), _read_only(side_by_side(a.w_q, a.w_k, a.w_v))))
+            changes.update(zip(("w_q", "w_k", "w_v"), _read_only(*side_by_side(a.w_q, a.w_k, a.w_v))))
         attn = dataclasses.replace(a, **changes, w_o=_rows(a.w_o))
         if isinstance(m, SwiGLUParams):
             gate, up = (m.w_gate, m.w_up) if joined(m.w_gate, m.w_up) is not None else _read_only(
-                side_by_side(m.w_gate, m.w_up))  # fmt: skip
+                *side_by_side(m.w_gate, m.w_up))  # fmt: skip
             mlp = dataclasses.replace(m, w_gate=gate, w_up=up, w_down=_rows(m.w_down))
         else:
             mlp = dataclasses.replace(m, w_1=_rows(m.w_1), w_2=_rows(m.w_2))
@@ -221,10 +221,10 @@ def by_rows(w: Weights) -> Weights:
 
 
 def _rows(a: np.ndarray) -> np.ndarray:
-    return a if a.flags.c_contiguous else _read_only((np.ascontiguousarray(a),))[0]
+    return a if a.flags.c_contiguous else _read_only(np.ascontiguousarray(a))[0]
 
 
-def _read_only(arrays) -> tuple:
+def _read_only(*arrays) -> tuple:
     for a in arrays:
         a.flags.writeable = False
         if isinstance(a.base, np.ndarray):
