@@ -58,6 +58,11 @@ def one_blas_thread():
                     setter(n)
 
 
+def holding_one_blas_thread() -> bool:
+    """True while some caller is inside :func:`one_blas_thread` (BLAS runs on one thread)."""
+    return _holders > 0
+
+
 def holds_one_blas_thread(fn):
     """Decorate an engine entry point so its products run inside :func:`one_blas_thread`.
 

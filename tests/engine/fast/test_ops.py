@@ -165,12 +165,16 @@ def test_each_step_takes_its_fast_form_where_it_applies_and_the_reference_elsewh
     assert check("rotate", q, k, rope, np.arange(3), fast="rotate_qk") == 1
     check("rotate", q, k, rope, [0, 1, 2], fast=None)
     check("rotate", q[None], k[None], rope, np.arange(3), fast=None)
-    # attention: causal, one sequence, no key padding
+    # attention: one sequence, no key padding, causal or not (an encoder's single text, without a cache)
     q, k, v = REFERENCE.project_qkv(x, p.attn, arch)
     options = dict(cache=None, on_scores=None, on_pattern=None)
     assert check("attend", q, k, v, arch=arch, key_padding=None, **options, fast="attend") == 1
+    assert check("attend", q, k, v, arch=arch.replace(causal=False), key_padding=None, **options,
+                 fast="attend") == 1  # fmt: skip
     check("attend", q, k, v, arch=arch, key_padding=np.ones(3, bool), **options, fast=None)
-    check("attend", q, k, v, arch=arch.replace(causal=False), key_padding=None, **options, fast=None)
+    encoder = arch.replace(causal=False)
+    check("attend", q, k, v, arch=encoder, key_padding=np.ones(3, bool), **options, fast=None)
+    assert not FAST._attend_applies(q, k, v, encoder, KVCache(), None)  # with a cache: the reference's
     check("attend", q[None], k[None], v[None], arch=arch, key_padding=None, **options, fast=None)
     # the MLP: gate and up in one product when side by side; SiLU compiled, other activations not
     assert check("gate_up", x, p.mlp, fast="product") == 2
@@ -305,9 +309,19 @@ def test_a_long_prompts_heads_are_shared_among_threads_with_the_same_bits(rng, m
         return real(work, tasks, n_threads)
 
     monkeypatch.setattr(steps, "run", spy)
-    fast, seen = hooked(arch, w, ids, FAST)
-    assert (list(range(arch.n_head)), 2) in shared  # the heads, on two threads
+    plain = forward(arch, w, ids, ops=FAST)
+    per = steps._PIECE_SCORES // (150 * 150)
+    assert per == 2 and (list(range(0, arch.n_head, per)), 2) in shared  # pieces of two heads, two threads
     assert ([0, 64, 128], 2) in shared  # SwiGLU's rows, in chunks of 64
+    shared.clear()
+    fast, seen = hooked(arch, w, ids, FAST)
+    assert (list(range(arch.n_head)), 2) in shared  # hooked: a head a task, each step for every head
+    same(plain, fast, "hooks that read")
+    for scores in (1, 10**9):  # a head a piece, every head in one: each head is its own calls
+        monkeypatch.setattr(steps, "_PIECE_SCORES", scores)
+        same(forward(arch, w, ids, ops=FAST), plain, f"pieces of {scores} scores")
+    monkeypatch.undo()
+    _cores(monkeypatch, 2)
     ref, seen_ref = hooked(arch, w, ids, REFERENCE)
     for name in ("blocks.1.hook_resid_post", "blocks.1.attn.hook_pattern", "blocks.1.attn.hook_z"):
         close(seen[name], seen_ref[name], 2e-6, name)
@@ -380,6 +394,37 @@ def test_a_scores_hook_sees_blocked_keys_as_minus_infinity_on_every_attention_pa
         np.testing.assert_allclose(scores[:, ~future], want[:, ~future], rtol=0, atol=tol)
         assert np.all(seen[block_names(layer).pattern][:, future] == 0.0)
     assert taken
+
+
+@pytest.mark.parametrize("n", [9, 70])  # 70: past 64 x 64 scores a head, the heads in pieces on our threads
+def test_an_encoders_single_text_takes_the_fast_attention_unmasked(rng, monkeypatch, calls, n):
+    """BERT on one text (no padding, no cache): every query sees every key, as the reference; the
+    reference's numbers to rounding, a hook that reads changes no bit, and the bits do not depend on the
+    thread count or the pieces."""
+    arch, w = bert(rng, dtype=np.float32, n_ctx=80, n_head=4, d_model=32)
+    ids = rng.integers(0, arch.d_vocab, n)
+    plain = forward(arch, w, ids, ops=FAST)
+    assert calls["attend"] == arch.n_layer
+    fast, seen = hooked(arch, w, ids, FAST)
+    same(fast, plain, "a hook that reads")
+    ref, seen_ref = hooked(arch, w, ids, REFERENCE)
+    close(fast, ref, 2e-6)
+    for layer in range(arch.n_layer):
+        nm = block_names(layer)
+        pattern = seen[nm.pattern]
+        assert pattern.shape == (arch.n_head, n, n) and np.all(pattern > 0)  # no key blocked
+        close(pattern, seen_ref[nm.pattern], 2e-6, nm.pattern)
+        close(seen[nm.z], seen_ref[nm.z], 2e-6, nm.z)
+    _cores(monkeypatch, 1)
+    same(forward(arch, w, ids, ops=FAST), plain, "one thread")
+    monkeypatch.setattr(steps, "_PIECE_SCORES", 1)
+    same(forward(arch, w, ids, ops=FAST), plain, "a head a piece")
+    # a batch with key padding stays the reference's, bit for bit
+    calls.clear()
+    batch, padding = np.stack([ids, ids]), np.arange(n) < [[n], [n - 2]]
+    same(forward(arch, w, batch, ops=FAST, key_padding=padding)[0],
+         forward(arch, w, batch, ops=REFERENCE, key_padding=padding)[0], "a batch")  # fmt: skip
+    assert not calls["attend"]
 
 
 def _mix(pattern, v, group):

@@ -354,7 +354,7 @@ class Fast(Reference):
     def _attend_rows(self, q, keys, values, arch, on_scores=None, on_pattern=None):
         scale = q.dtype.type(arch.scale)
         done = steps.attend(q, arch.n_head, keys, values, arch.group, scale, self.kernels(),
-                            on_scores, on_pattern, arch.attn_softcap)  # fmt: skip
+                            on_scores, on_pattern, arch.attn_softcap, arch.causal)  # fmt: skip
         if done is None:
             raise ValueError(
                 f"the scores q . k * scale overflowed to infinity; the inputs are too large for {q.dtype}"
@@ -364,8 +364,8 @@ class Fast(Reference):
 
     @staticmethod
     def _attend_applies(q, k, v, arch, cache, key_padding, window=None) -> bool:
-        if not arch.causal or key_padding is not None:
-            return False
+        if key_padding is not None or (not arch.causal and cache is not None):
+            return False  # an encoder's single sequence (no padding, no cache) takes the steps unmasked
         if window is not None:  # the compiled steps know no window: fine while it hides no key
             keys = q.shape[0] + (cache.length if cache is not None else 0)
             if keys > window:

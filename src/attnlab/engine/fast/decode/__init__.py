@@ -18,25 +18,31 @@ cos/sin are computed once per step for all the layers.
 Every number comes from one single-threaded BLAS call (a model holds BLAS to one thread around
 its forward, :mod:`attnlab.engine.threads`), so none depends on the thread count. A prompt's
 float products (16 rows or more) are shared out among our own threads in column blocks fixed by
-the weights' shapes (:func:`_product`), and so are a long prompt's attention heads (one head a
-task, from 64 x 64 scores a head); a decoding step's products are not: waking a thread takes as
-long as a 576 x 576 product, and sharing even the widest (gate|up, 7 MB) saved little
-(docs/performance.md). (Products on quantized blocks share a decoding step's rows with helper
-threads that wait spinning, :mod:`attnlab.engine.fast.quant.share`, under the same promise.)
+the weights' shapes (:func:`_product`: below 64 rows with the helper threads that wait spinning,
+:mod:`attnlab.engine.fast.quant.share`, each block one call of NumPy's own sgemm; from 64 rows on
+NumPy's matmul on our pool's threads), and so are a long prompt's attention heads (in pieces of
+about 3 x 128 x 128 scores, from 64 x 64 scores a head); a decoding step's float products are not:
+waking a thread takes as long as a 576 x 576 product, and sharing even the widest (gate|up, 7 MB)
+saved little (docs/performance.md). (Products on quantized blocks share a decoding step's rows
+with the spinning helpers too, under the same promise.)
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from attnlab.engine.fast.quant import QuantMatrix, product
+from attnlab.engine.fast.quant import QuantMatrix, helpers, product
 from attnlab.engine.fast.workers import run
-from attnlab.engine.threads import CORES
+from attnlab.engine.threads import CORES, holding_one_blas_thread
 
 # A product of this many rows or more (a prompt, not a decoding step) is shared out among our
 # threads in column blocks; below, waking a thread costs what the split saves.
 _SPLIT_ROWS = 16
 _BLOCK_COLUMNS = 512  # a block's width at most; all of a product's blocks are equally wide
+# below this many rows a float32 product's blocks go to the spinning helpers: a short prompt's blocks
+# take ~0.1-0.5 ms, a few wakes of a sleeping thread; a longer one's blocks gain nothing from them
+# (docs/performance.md)
+_FLOAT_HELPER_ROWS = 64
 
 
 def side_by_side(*matrices: np.ndarray, dtype=None) -> tuple[np.ndarray, ...]:
@@ -78,11 +84,63 @@ def _product(x: np.ndarray, w: np.ndarray | QuantMatrix) -> np.ndarray:
     parts = 2 * -(-n_cols // (2 * _BLOCK_COLUMNS))  # an even count: two threads finish together
     width = -(-n_cols // parts)
     width = -(-width // 16) * 16  # whole 64-byte lines of float32
-    blocks = [slice(c, min(n_cols, c + width)) for c in range(0, n_cols, width)]
     out = np.empty((x.shape[0], n_cols), np.result_type(x, w))
+    helpers = _float_helpers(x, w)
+    if helpers is not None and helpers.float_product(x, w, out, width):
+        return out
+    blocks = [slice(c, min(n_cols, c + width)) for c in range(0, n_cols, width)]
 
     def block(cols: slice, _buffers) -> None:
         np.matmul(x, w[:, cols], out=out[:, cols])
 
     run(block, blocks, min(CORES, len(blocks)))
     return out
+
+
+_float_reason: str | None = None  # None: not checked yet; "": the helpers share float products
+
+
+def _float_helpers(x: np.ndarray, w: np.ndarray):
+    """The spinning helpers (:mod:`attnlab.engine.fast.quant.share`) for a float32 product's column
+    blocks, where they apply: float32, x C-ordered, w's rows of unit stride, BLAS held to one thread
+    (the helpers' sgemm calls run on their own threads, as NumPy's do), and the helpers' products
+    were checked to give NumPy's bits here (:func:`float_reason`). A waiting helper takes a block at
+    once; a sleeping pool thread is woken through the kernel, which in a virtual machine took as long
+    as a 22-row block (docs/performance.md)."""
+    if not (x.shape[0] < _FLOAT_HELPER_ROWS and x.dtype == w.dtype == np.float32 and x.flags.c_contiguous
+            and w.strides[1] == 4
+            and w.strides[0] % 4 == 0 and holding_one_blas_thread()):  # fmt: skip
+        return None
+    if _float_reason is None:
+        _check_float_helpers()
+    return helpers() if _float_reason == "" else None
+
+
+def float_reason() -> str:
+    """Why float products do not take the spinning helpers ('' when they do, or are not checked yet)."""
+    return _float_reason or ""
+
+
+def _check_float_helpers() -> None:
+    """Products through the helpers give NumPy's bits, block by block (rows, widths, a view), or
+    float products keep NumPy's matmul on the pool's threads from now on."""
+    global _float_reason
+    try:
+        sharing = helpers()
+        if sharing is None or not sharing.sgemm:
+            raise RuntimeError("no spinning helpers or no BLAS sgemm to call here")
+        rng = np.random.default_rng(0)
+        joined = rng.standard_normal((70, 100)).astype(np.float32)
+        for n_t, w, width in ((16, joined, 48), (23, joined[:, 7:90], 32), (40, joined[:, :64], 64)):
+            x = rng.standard_normal((n_t, w.shape[0])).astype(np.float32)
+            want = np.empty((n_t, w.shape[1]), np.float32)
+            for c in range(0, w.shape[1], width):
+                np.matmul(x, w[:, c : c + width], out=want[:, c : c + width])
+            got = np.empty_like(want)
+            if not sharing.float_product(x, w, got, width):
+                return  # another product has the helpers: checked at a later product
+            if got.tobytes() != want.tobytes():
+                raise RuntimeError("a float product shared with the helpers differs from NumPy's")
+        _float_reason = ""
+    except Exception as exc:  # a BLAS or a machine where the call does not work
+        _float_reason = f"{type(exc).__name__}: {exc}"

@@ -7,10 +7,13 @@ arithmetic in one or two calls instead of several small NumPy calls), used
 where numba compiles it and it passes its self-check (:func:`kernels`);
 otherwise the NumPy forms run, with the same results to rounding.
 
-A long prompt's attention heads (from 64 x 64 scores a head) and SwiGLU rows
-(from 128 rows) are shared out among our threads in fixed pieces: each piece
-is the same calls whichever thread runs it, so the bits never depend on the
-thread count.
+A long prompt's attention heads (from 64 x 64 scores a head, in pieces of
+about ``_PIECE_SCORES`` scores) and SwiGLU rows (from 128 rows) are shared out
+among our threads in fixed pieces: each piece is the same calls whichever
+thread runs it, so the bits never depend on the thread count.
+
+Attention is causal (bottom-right) for decoders; an encoder's single text
+(``causal=False``) takes the same NumPy steps with no key blocked.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from attnlab.engine.positions import RoPE
 from attnlab.engine.threads import CORES
 
 _SPLIT_SCORES = 64 * 64  # a block's heads are shared out from this many scores a head (a long prompt)
+_PIECE_SCORES = 3 * 128 * 128  # a long prompt's heads are shared out in pieces of about this many scores
 _GATE_ROWS = 64  # a long prompt's SwiGLU activation is shared out in chunks of this many rows
 
 _lock = threading.Lock()
@@ -107,11 +111,14 @@ def rotate_qk(rope: RoPE, qkv: np.ndarray, n_heads: int, d_head: int, positions,
     return out
 
 
-def attend(qk, n_head, k, v, g, scale, kernels=None, on_scores=None, on_pattern=None, cap=None):
+def attend(qk, n_head, k, v, g, scale, kernels=None, on_scores=None, on_pattern=None, cap=None, causal=True):
     """Attention of the first ``n_head`` heads of qk (L, >= n_head, d) on k (H_kv, S, d), v (H_kv, S,
     d_v), bottom-right causal, query head h on KV head h // g: ``(weights (H, L, S), heads (H, L, d_v),
     heads side by side (L, H * d_v))``, or None when a score is not finite. Compiled with ``kernels``
     for float32 heads of a multiple of 16 numbers and up to 64 x 64 scores a head.
+
+    ``causal=False`` (an encoder's one sequence): every query sees every key; NumPy's steps (the
+    compiled ones know the causal band only).
 
     ``cap`` (Gemma 2): the scaled scores soft-capped, ``tanh(s / cap) * cap`` as the reference caps
     them (NumPy's steps, not the compiled ones). ``on_scores`` and ``on_pattern`` (hook points, or
@@ -124,7 +131,7 @@ def attend(qk, n_head, k, v, g, scale, kernels=None, on_scores=None, on_pattern=
     n, _, d_head = q.shape
     s, d_v = k.shape[-2], v.shape[-1]
     hooked = on_scores is not None or on_pattern is not None
-    if (kernels is not None and cap is None and n * s < _SPLIT_SCORES and q.dtype == np.float32
+    if (kernels is not None and causal and cap is None and n * s < _SPLIT_SCORES and q.dtype == np.float32
             and d_head % 16 == 0 and d_v % 16 == 0
             and all(a.strides[-1] == 4 for a in (qk, k, v))):  # fmt: skip
         weights = np.empty((n_head, n, s), np.float32)
@@ -149,7 +156,7 @@ def attend(qk, n_head, k, v, g, scale, kernels=None, on_scores=None, on_pattern=
     q = q.transpose(1, 0, 2)  # (H, L, d)
     # bottom-right causal band: row i sees keys j <= i + s - n (s >= n: never a whole row); added as
     # 0 / -inf (x + 0 is x: the same weights), much faster than setting a boolean selection
-    band = _band(n, s, q.dtype) if n > 1 else None
+    band = _band(n, s, q.dtype) if causal and n > 1 else None
     hooks = _Hooks(on_scores, on_pattern, n_head) if hooked else None
     if n * s >= _SPLIT_SCORES:  # a long prompt: one head at a time, the heads shared by our threads
         done = _heads_shared(q, k, v, g, scale, band, hooks, cap)
@@ -177,10 +184,10 @@ class _Hooks:
 
 def _softmax_attend(q, k, v, scale, band, n_head, hooks=None, cap=None):
     """``(weights (n_head, L, S), heads (n_head, L, d_v))`` for q (B, G*L, d) against k, v (B, S, d):
-    scores = (q @ k^T) * scale (soft-capped with ``cap``), plus the causal ``band`` (L, S), max-shifted
-    exp, divide, @ v. None when a score is not finite. With ``hooks`` the same operations, out of place
-    around them."""
-    n, s = band.shape if band is not None else (1, k.shape[-2])
+    scores = (q @ k^T) * scale (soft-capped with ``cap``), plus the causal ``band`` (L, S) (None: no
+    key blocked), max-shifted exp, divide, @ v. None when a score is not finite. With ``hooks`` the
+    same operations, out of place around them."""
+    n, s = q.shape[0] * q.shape[1] // n_head, k.shape[-2]  # B * G * L rows are n_head heads' L
     with np.errstate(over="ignore", invalid="ignore"):
         w = q @ k.transpose(0, 2, 1)  # (B, G*L, S)
         w *= scale
@@ -206,24 +213,30 @@ def _softmax_attend(q, k, v, scale, band, n_head, hooks=None, cap=None):
 
 
 def _heads_shared(q, k, v, g, scale, band, hooks=None, cap=None):
-    """:func:`_softmax_attend` one query head at a time (q (H, L, d), head h on KV head h // g), the
-    heads shared by our threads: each head is the same calls whichever thread runs it. With ``hooks``:
-    every head's scores first, the hook on them all, and so on (each head's operations unchanged)."""
+    """:func:`_softmax_attend` on pieces of query heads (q (H, L, d), head h on KV head h // g), the
+    pieces shared by our threads: each head is the same calls whichever thread runs it, in whichever
+    piece (a stacked product is one product a head). A piece holds ``_PIECE_SCORES`` scores or one
+    head, a count fixed by the shapes: small heads in one call each cost more in NumPy's calls than
+    they compute. With ``hooks``: every head's scores first, the hook on them all, and so on (each
+    head's operations unchanged)."""
     n_head = q.shape[0]
-    weights = np.empty((n_head, q.shape[1], k.shape[-2]), q.dtype)
-    heads = np.empty((n_head, q.shape[1], v.shape[-1]), q.dtype)
-    finite = [True] * n_head
     if hooks is not None:
         return _heads_shared_hooked(q, k, v, g, scale, band, hooks, cap)
+    weights = np.empty((n_head, q.shape[1], k.shape[-2]), q.dtype)
+    heads = np.empty((n_head, q.shape[1], v.shape[-1]), q.dtype)
+    per = max(1, _PIECE_SCORES // (q.shape[1] * k.shape[-2]))
+    finite = [True] * n_head
 
     def attend(h: int, _buffers) -> None:
-        done = _softmax_attend(q[h][None], k[h // g][None], v[h // g][None], scale, band, 1, None, cap)
+        end = min(n_head, h + per)
+        kv = slice(h, end) if g == 1 else np.arange(h, end) // g  # the KV head of each query head
+        done = _softmax_attend(q[h:end], k[kv], v[kv], scale, band, end - h, None, cap)
         if done is None:
             finite[h] = False
         else:
-            weights[h], heads[h] = done[0][0], done[1][0]
+            weights[h:end], heads[h:end] = done
 
-    run(attend, range(n_head), min(CORES, n_head))
+    run(attend, range(0, n_head, per), min(CORES, -(-n_head // per)))
     return (weights, heads) if all(finite) else None
 
 

@@ -1,4 +1,5 @@
-"""Helper threads for one-row products on blocks that wait spinning, so a product gets them at once.
+"""Helper threads for products that wait spinning, so a product gets them at once: one-row and prompt
+products on blocks, and a short prompt's float32 products (``FLOAT`` jobs).
 
 A decoding step makes ~120 short products. Waking a sleeping thread (a futex,
 then the GIL) costs a good part of one, and OpenMP's teams (numba's ``prange``)
@@ -24,6 +25,13 @@ abandoned, under the lock, and computes the missing pieces itself: a late
 helper's work is dropped, never written. Helpers spin (in compiled code,
 without the GIL) for ``SPINS`` polls after their last job, then sleep on an
 ``Event`` until the next product.
+
+A float32 product's job (:meth:`Sharing.float_product`, from decode._product) is the same protocol
+with other pieces: blocks of w's columns fixed by w's shape, each one call of the ``cblas_sgemm`` of
+the OpenBLAS that NumPy multiplies with (its address from the library NumPy loaded), with the
+arguments NumPy's matmul passes for that block, so each block is NumPy's bits whichever thread
+computes it (checked at first use by decode._check_float_helpers). A piece takes far longer than a
+block product's, so the caller waits for a helper's pieces in proportion to their multiply-adds.
 """
 
 from __future__ import annotations
@@ -51,10 +59,16 @@ MAX_PIECES = 1024  # the output layer's 49152 rows are 768 pieces; larger produc
 # thread never starves one that works on the same core, when the machine is busy
 SPINS = 4000  # polls (a decoding step's gap between products, and more) a helper waits, then sleeps
 PATIENCE = 200  # polls (a fraction of a product) the caller waits for a helper's pieces, then does them
+# the same for a float product's pieces: polls for as many multiply-adds as two pieces take (a poll
+# takes 0.1-0.5 us, a piece runs at ~100 GFLOP/s: ~10 polls a microsecond of sgemm)
+FLOAT_PATIENCE_FLOPS = 10_000
 # ctl slots: the ones every piece touches on cache lines (8 slots) of their own, so that two cores
 # do not pass one line back and forth; FLAGS + p holds the job number once piece p is in ``out``
 NEXT, DONE, LOCK = 0, 8, 16
 GEN, ACTIVE, STOP, SLEEPING, ABANDONED, YIELD = 24, 25, 26, 27, 28, 29
+# a job's format for float32 products ``x @ w`` (:meth:`Sharing.float_product`): a piece is a block of
+# w's columns, computed by one call of NumPy's BLAS sgemm, as NumPy's matmul calls it on that block
+FLOAT = -1
 FMT, STARTS, ROWS, STRIDE, X, OUT, N_OUT, N_TOK, WIDTH, PIECE = range(32, 42)
 _JOB = 10  # the job's slots, FMT .. PIECE
 FLAGS = 48
@@ -120,6 +134,28 @@ def _yield(typingctx, fn):
     return types.void(types.int64), codegen
 
 
+_I32, _F32, _BYTE_PTR = ir.IntType(32), ir.FloatType(), ir.IntType(8).as_pointer()
+
+
+@intrinsic
+def _sgemm(typingctx, fn, m, n, k, a, lda, b, ldb, out, ldc):
+    """``cblas_sgemm`` at address ``fn`` (64-bit integers): out (m, n) = a (m, k) @ b (k, n), all
+    row-major float32 at the given addresses and row strides (in numbers)."""
+
+    def codegen(context, builder, signature, args):
+        fn, m, n, k, a, lda, b, ldb, out, ldc = args
+        fnty = ir.FunctionType(ir.VoidType(), [_I32, _I32, _I32, _I64, _I64, _I64, _F32, _BYTE_PTR, _I64,
+                                               _BYTE_PTR, _I64, _F32, _BYTE_PTR, _I64])  # fmt: skip
+        row_major, no_trans = ir.Constant(_I32, 101), ir.Constant(_I32, 111)  # CBLAS' enum values
+        builder.call(builder.inttoptr(fn, fnty.as_pointer()),
+                     [row_major, no_trans, no_trans, m, n, k, ir.Constant(_F32, 1.0),
+                      builder.inttoptr(a, _BYTE_PTR), lda, builder.inttoptr(b, _BYTE_PTR), ldb,
+                      ir.Constant(_F32, 0.0), builder.inttoptr(out, _BYTE_PTR), ldc])  # fmt: skip
+        return context.get_dummy_value()
+
+    return types.void(*[types.int64] * 10), codegen
+
+
 @_jit(error_model="numpy")
 def _pause(c):
     fn = _load(c, YIELD)
@@ -149,7 +185,10 @@ def _take(c, gen, n_pieces):
 
 @_jit(error_model="numpy")
 def _scratch(fmt, stride, n_tok):
-    """A thread's tile scratch for one job (kernels.tile_rows_with), zeros; none for one token."""
+    """A thread's tile scratch for one job (kernels.tile_rows_with), zeros; none for one token or a
+    float job."""
+    if fmt == FLOAT:
+        return np.zeros(0, np.float32)
     n_in = stride // BYTES[fmt] * WEIGHTS[fmt]
     return np.zeros(TILE_ROWS * (n_in + 32) if n_tok > 1 else 0, np.float32)
 
@@ -161,8 +200,12 @@ def _piece(job, piece, dst, s_at):
     One row of x: quant.ir's dot products; more: x is packed in tiles (kernels.pack, the last
     tile ``width`` wide) and the tile kernels run, on this thread's scratch at ``s_at``."""
     fmt, starts, rows, stride, x_at, _out, n_out, n_tok, width, piece_rows = job
-    n_blocks = stride // BYTES[fmt]
     o0 = piece * piece_rows
+    if fmt == FLOAT:  # w at ``starts`` (row stride ``stride``), x (n_tok, width), sgemm at ``rows``
+        n = min(n_out, o0 + piece_rows) - o0
+        _sgemm(rows, n_tok, n, width, x_at, width, starts + 4 * o0, stride, dst + 4 * o0, n_out)
+        return
+    n_blocks = stride // BYTES[fmt]
     if n_tok > 1:
         o1 = min(n_out, o0 + piece_rows)
         n_in = n_blocks * WEIGHTS[fmt]
@@ -197,13 +240,27 @@ def run_job(ctl, fmt, starts, rows, stride, x, width, out, patience):
     """The caller's side: publish ``out = x @ rows^T`` (x (n_in,) for one token, else x packed by
     kernels.pack, its last tile ``width`` wide; out (T, n_out); see the module docstring),
     take pieces, collect."""
-    c = np.int64(ctl.ctypes.data)
     n_out = out.shape[1]
-    rows_a_piece = piece_rows(out.shape[0], n_out)
-    n_pieces = (n_out + rows_a_piece - 1) // rows_a_piece
-    out_at = np.int64(out.ctypes.data)
+    n_tok, out_at = out.shape[0], np.int64(out.ctypes.data)
     job = (fmt, np.int64(starts.ctypes.data), np.int64(rows.ctypes.data), stride, np.int64(x.ctypes.data),
-           out_at, n_out, out.shape[0], width, rows_a_piece)  # fmt: skip
+           out_at, n_out, n_tok, width, piece_rows(n_tok, n_out))  # fmt: skip
+    _run(ctl, job, patience)
+
+
+@_jit(error_model="numpy")
+def run_float_job(ctl, sgemm, w_at, w_stride, x, out, columns, patience):
+    """:func:`run_job` for ``out = x @ w``: x (T, n_in) float32, C-ordered; w (n_in, n_out) float32 at
+    ``w_at``, rows ``w_stride`` numbers apart; pieces of ``columns`` columns, one sgemm each."""
+    job = (FLOAT, w_at, sgemm, w_stride, np.int64(x.ctypes.data), np.int64(out.ctypes.data), out.shape[1],
+           out.shape[0], x.shape[1], columns)  # fmt: skip
+    _run(ctl, job, patience)
+
+
+@_jit(error_model="numpy")
+def _run(ctl, job, patience):
+    c = np.int64(ctl.ctypes.data)
+    fmt, stride, out_at, n_out, n_tok, rows_a_piece = job[0], job[3], job[5], job[6], job[7], job[9]
+    n_pieces = (n_out + rows_a_piece - 1) // rows_a_piece
     _acquire(c)
     gen = (_load(c, GEN) + 1) & (_LOW >> 1)
     for i in range(_JOB):
@@ -213,7 +270,7 @@ def run_job(ctl, fmt, starts, rows, stride, x, width, out, patience):
     _store(c, NEXT, gen << 32)
     _store(c, GEN, gen)
     _store(c, LOCK, 0)
-    scratch = _scratch(fmt, stride, out.shape[0])
+    scratch = _scratch(fmt, stride, n_tok)
     s_at = np.int64(scratch.ctypes.data)
     mine = 0
     while True:
@@ -311,6 +368,7 @@ class Sharing:
         self.old: list[np.ndarray] = []
         self.pins: list = []
         self.dead = False
+        self.sgemm = sgemm_address()
         self.threads = [threading.Thread(target=self._helper, name=f"attnlab-blocks-{i}", daemon=True)
                         for i in range(n_helpers)]  # fmt: skip
         for t in self.threads:
@@ -352,6 +410,25 @@ class Sharing:
             self.busy.release()
         return True
 
+    def float_product(self, x: np.ndarray, w: np.ndarray, out: np.ndarray, columns: int) -> bool:
+        """``out = x @ w`` for float32 x (T, n_in), w (n_in, n_out) (rows of unit stride; a view of
+        matrices side by side too) and out (T, n_out), C-ordered, in pieces of ``columns`` columns,
+        each one call of NumPy's BLAS sgemm (:func:`sgemm_address`) on this thread or a helper;
+        False (nothing done) where there is no such sgemm or another product has the helpers."""
+        if self.sgemm == 0 or -(-out.shape[1] // columns) > MAX_PIECES:
+            return False
+        xs = self.hold((w,), x.size)
+        if xs is None:
+            return False
+        try:
+            xs[...] = x.reshape(-1)  # ours: a late helper may still read it
+            patience = max(PATIENCE, 2 * x.size * columns // FLOAT_PATIENCE_FLOPS)
+            run_float_job(self.ctl, self.sgemm, w.ctypes.data, w.strides[0] // 4, xs.reshape(x.shape), out,
+                          columns, patience)  # fmt: skip
+        finally:
+            self.busy.release()
+        return True
+
     def hold(self, matrices, size: int) -> np.ndarray | None:
         """Take the helpers for products on ``matrices`` (kept alive for late helpers) whose x needs
         ``size`` floats: the buffer x goes into (``ctl`` then publishes jobs), or None when another
@@ -380,6 +457,26 @@ def _sched_yield() -> int:
         return ctypes.cast(ctypes.CDLL(None).sched_yield, ctypes.c_void_p).value or 0
     except (OSError, AttributeError, TypeError):  # pragma: no cover - no such libc
         return 0
+
+
+def sgemm_address() -> int:
+    """The address of ``cblas_sgemm`` in the OpenBLAS that NumPy multiplies with, with 64-bit integers
+    (scipy-openblas64, as NumPy's wheels ship it); 0 where there is none (float products then take
+    NumPy's matmul on our sleeping pool's threads)."""
+    from attnlab.engine.threads import blas_libraries
+
+    for lib in sorted(blas_libraries(), key=lambda lib: "numpy" not in str(lib.get("filepath", ""))):
+        if lib.get("internal_api") != "openblas":
+            continue
+        try:
+            dll = ctypes.CDLL(lib["filepath"])
+        except (OSError, KeyError, TypeError):
+            continue
+        for name in ("scipy_cblas_sgemm64_", "cblas_sgemm64_"):
+            f = getattr(dll, name, None)
+            if f is not None:
+                return ctypes.cast(f, ctypes.c_void_p).value or 0
+    return 0
 
 
 _sharing: Sharing | None = None
