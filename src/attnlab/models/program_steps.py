@@ -6,8 +6,10 @@ views' numbers (:mod:`attnlab.lab.realmodel.program`) run that forward, its sour
 them, on float32 weights, with one of:
 
 - ``REFERENCE`` (:class:`attnlab.engine.forward.Reference`, embedded as it is): the readable
-  steps. MiniLM's traces and circuits run on them (the fast path leaves LayerNorm, biases and
-  an encoder's attention to the reference);
+  steps. MiniLM's traces and circuits run on them (on an encoder's single text the fast path
+  gives the reference's bits: LayerNorm is the reference's, GELU compiled in the reference's
+  order, the products in column blocks and the unmasked attention the reference's operations;
+  tested);
 - :class:`Trace`: the steps a trace of SmolLM2's Real model view takes
   (:class:`attnlab.engine.fast.ops.OnValues` on float weights): the reference's, with the fast
   output layer (:func:`logits_by_slices`);

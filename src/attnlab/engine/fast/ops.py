@@ -354,7 +354,7 @@ class Fast(Reference):
     def _attend_rows(self, q, keys, values, arch, on_scores=None, on_pattern=None):
         scale = q.dtype.type(arch.scale)
         done = steps.attend(q, arch.n_head, keys, values, arch.group, scale, self.kernels(),
-                            on_scores, on_pattern, arch.attn_softcap, arch.causal)  # fmt: skip
+                            on_scores, on_pattern, arch.attn_softcap, arch.causal, keep=False)  # fmt: skip
         if done is None:
             raise ValueError(
                 f"the scores q . k * scale overflowed to infinity; the inputs are too large for {q.dtype}"

@@ -111,14 +111,16 @@ def rotate_qk(rope: RoPE, qkv: np.ndarray, n_heads: int, d_head: int, positions,
     return out
 
 
-def attend(qk, n_head, k, v, g, scale, kernels=None, on_scores=None, on_pattern=None, cap=None, causal=True):
+def attend(qk, n_head, k, v, g, scale, kernels=None, on_scores=None, on_pattern=None, cap=None, causal=True,
+           keep=True):
     """Attention of the first ``n_head`` heads of qk (L, >= n_head, d) on k (H_kv, S, d), v (H_kv, S,
     d_v), bottom-right causal, query head h on KV head h // g: ``(weights (H, L, S), heads (H, L, d_v),
     heads side by side (L, H * d_v))``, or None when a score is not finite. Compiled with ``kernels``
     for float32 heads of a multiple of 16 numbers and up to 64 x 64 scores a head.
 
     ``causal=False`` (an encoder's one sequence): every query sees every key; NumPy's steps (the
-    compiled ones know the causal band only).
+    compiled ones know the causal band only). ``keep=False``: the weights may be None (a long
+    prompt's heads in pieces then keep only their mix: no copy of every head's weights).
 
     ``cap`` (Gemma 2): the scaled scores soft-capped, ``tanh(s / cap) * cap`` as the reference caps
     them (NumPy's steps, not the compiled ones). ``on_scores`` and ``on_pattern`` (hook points, or
@@ -159,7 +161,7 @@ def attend(qk, n_head, k, v, g, scale, kernels=None, on_scores=None, on_pattern=
     band = _band(n, s, q.dtype) if causal and n > 1 else None
     hooks = _Hooks(on_scores, on_pattern, n_head) if hooked else None
     if n * s >= _SPLIT_SCORES:  # a long prompt: one head at a time, the heads shared by our threads
-        done = _heads_shared(q, k, v, g, scale, band, hooks, cap)
+        done = _heads_shared(q, k, v, g, scale, band, hooks, cap, keep)
     else:  # the query heads of a KV head together (H_kv, g*L, d): fewer NumPy calls
         done = _softmax_attend(q.reshape(k.shape[0], g * n, d_head), k, v, scale, band, n_head, hooks, cap)
     if done is None:
@@ -212,17 +214,17 @@ def _softmax_attend(q, k, v, scale, band, n_head, hooks=None, cap=None):
     return w.reshape(n_head, n, s), heads.reshape(n_head, n, v.shape[-1])
 
 
-def _heads_shared(q, k, v, g, scale, band, hooks=None, cap=None):
+def _heads_shared(q, k, v, g, scale, band, hooks=None, cap=None, keep=True):
     """:func:`_softmax_attend` on pieces of query heads (q (H, L, d), head h on KV head h // g), the
     pieces shared by our threads: each head is the same calls whichever thread runs it, in whichever
     piece (a stacked product is one product a head). A piece holds ``_PIECE_SCORES`` scores or one
     head, a count fixed by the shapes: small heads in one call each cost more in NumPy's calls than
     they compute. With ``hooks``: every head's scores first, the hook on them all, and so on (each
-    head's operations unchanged)."""
+    head's operations unchanged). ``keep=False``: weights None."""
     n_head = q.shape[0]
     if hooks is not None:
         return _heads_shared_hooked(q, k, v, g, scale, band, hooks, cap)
-    weights = np.empty((n_head, q.shape[1], k.shape[-2]), q.dtype)
+    weights = np.empty((n_head, q.shape[1], k.shape[-2]), q.dtype) if keep else None
     heads = np.empty((n_head, q.shape[1], v.shape[-1]), q.dtype)
     per = max(1, _PIECE_SCORES // (q.shape[1] * k.shape[-2]))
     finite = [True] * n_head
@@ -234,7 +236,9 @@ def _heads_shared(q, k, v, g, scale, band, hooks=None, cap=None):
         if done is None:
             finite[h] = False
         else:
-            weights[h:end], heads[h:end] = done
+            heads[h:end] = done[1]
+            if keep:
+                weights[h:end] = done[0]
 
     run(attend, range(0, n_head, per), min(CORES, -(-n_head // per)))
     return (weights, heads) if all(finite) else None

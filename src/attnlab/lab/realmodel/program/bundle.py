@@ -41,6 +41,7 @@ STAND_INS = {
     "attnlab.engine.attention.attend": "attend",
     "attnlab.engine.positions.embed": "embed",
     "attnlab.engine.fast.workers.run": "run",
+    "attnlab.engine.fast.decode._float_helpers": "_float_helpers",
     "attnlab.engine.threads.CORES": "CORES",
     "attnlab.engine.threads.holds_one_blas_thread": "holds_one_blas_thread",
     "attnlab.engine.errors.FieldError": "FieldError",

@@ -238,7 +238,7 @@ def code(model: str, runs_on: str, trace_ops: bool, kernels: bool, uses: tuple, 
             else:
                 lines.append("OPS = Fast(None)  # the fast path's steps; attnlab's NumPy steps ran")
         else:
-            lines.append("OPS = REFERENCE  # the fast path leaves an encoder's steps to the reference")
+            lines.append("OPS = REFERENCE  # an encoder's fast steps give the reference's bits")
     for obj in uses:
         bundle.add(obj)
     for name in ARCH_METHODS:  # what the description's methods use
