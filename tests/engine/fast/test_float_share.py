@@ -2,7 +2,7 @@
 NumPy's bits, block by block.
 
 A prompt's float product is cut in column blocks fixed by the weights' shape (decode._product); the
-blocks go to the helpers' sgemm calls (from 16 to 63 rows) or to NumPy's matmul on the pool's
+blocks go to the helpers' sgemm calls (float32, from 16 rows) or to NumPy's matmul on the pool's
 threads. Nothing here depends on timing: a helper that takes blocks, takes none or is given up on
 leaves the same bits as NumPy's matmul on each block.
 """
@@ -81,16 +81,18 @@ def test_shared_float_products_are_numpys_bits_block_by_block(rng, n_threads, n_
             assert out.tobytes() == blockwise(x, w, width).tobytes()
 
 
-def test_a_late_helper_is_given_up_on_and_its_blocks_done_here(rng, monkeypatch):
+def test_a_float_job_is_never_given_up_on(rng, monkeypatch):
+    """A helper writes its blocks straight into the caller's out, so the caller waits for each one it
+    took, however short its patience with blocks of quantised rows."""
     monkeypatch.setattr(share, "PATIENCE", 0)
-    monkeypatch.setattr(share, "FLOAT_PATIENCE_FLOPS", 10**30)  # never wait: a helper's blocks are redone
     helpers = share.sharing(2)
     w = rng.standard_normal((576, 1536)).astype(np.float32)
-    for n_tokens in range(16, 40, 3):
+    for n_tokens in range(16, 300, 41):
         x = rng.standard_normal((n_tokens, 576)).astype(np.float32)
         out = np.full((n_tokens, 1536), np.nan, np.float32)
         assert helpers.float_product(x, w, out, 64)
         assert out.tobytes() == blockwise(x, w, 64).tobytes()
+        assert helpers.ctl[share.ABANDONED] == 0
 
 
 def test_products_from_many_threads_at_once(rng):
@@ -114,8 +116,8 @@ def test_products_from_many_threads_at_once(rng):
 
 
 def test_which_products_take_the_helpers(rng, monkeypatch):
-    """From 16 to 63 rows of float32, BLAS held to one thread; not a decoding step's row, a long
-    prompt, float64 or BLAS on its own threads (NumPy's matmul there, as before)."""
+    """From 16 rows of float32 on, BLAS held to one thread; not a decoding step's rows, float64, an x
+    not C-ordered or BLAS on its own threads (NumPy's matmul there, as before)."""
     used = []
     real = share.Sharing.float_product
 
@@ -131,10 +133,13 @@ def test_which_products_take_the_helpers(rng, monkeypatch):
         x = rng.standard_normal((n, 96)).astype(np.float32)
         got = decode._product(x, w)
         assert got.tobytes() == (x @ w if n < 16 else blockwise(x, w, width_of(w))).tobytes()
-    assert used == [16, 63]
+    assert used == [16, 63, 64, 200]
     used.clear()
     decode._product(np.ones((20, 96)), w.astype(np.float64))
     decode._product(np.ones((20, 96), np.float32)[:, ::-1], w)  # x not C-ordered
+    x = rng.standard_normal((20, 96)).astype(np.float32)
+    for odd in (w[::-1], w[:, ::2], np.asfortranarray(w)):  # rows backwards, columns apart, by columns
+        assert decode._product(x, odd).tobytes() == blockwise(x, odd, width_of(odd)).tobytes()
     assert used == []
     assert holding_one_blas_thread()
 

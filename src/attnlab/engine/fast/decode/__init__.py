@@ -18,8 +18,8 @@ cos/sin are computed once per step for all the layers.
 Every number comes from one single-threaded BLAS call (a model holds BLAS to one thread around
 its forward, :mod:`attnlab.engine.threads`), so none depends on the thread count. A prompt's
 float products (16 rows or more) are shared out among our own threads in column blocks fixed by
-the weights' shapes (:func:`_product`: below 64 rows with the helper threads that wait spinning,
-:mod:`attnlab.engine.fast.quant.share`, each block one call of NumPy's own sgemm; from 64 rows on
+the weights' shapes (:func:`_product`: float32 ones with the helper threads that wait spinning,
+:mod:`attnlab.engine.fast.quant.share`, each block one call of NumPy's own sgemm; others with
 NumPy's matmul on our pool's threads), and so are a long prompt's attention heads (in pieces of
 about 3 x 128 x 128 scores, from 64 x 64 scores a head); a decoding step's float products are not:
 waking a thread takes as long as a 576 x 576 product, and sharing even the widest (gate|up, 7 MB)
@@ -39,10 +39,6 @@ from attnlab.engine.threads import CORES, holding_one_blas_thread
 # threads in column blocks; below, waking a thread costs what the split saves.
 _SPLIT_ROWS = 16
 _BLOCK_COLUMNS = 512  # a block's width at most; all of a product's blocks are equally wide
-# below this many rows a float32 product's blocks go to the spinning helpers: a short prompt's blocks
-# take ~0.1-0.5 ms, a few wakes of a sleeping thread; a longer one's blocks gain nothing from them
-# (docs/performance.md)
-_FLOAT_HELPER_ROWS = 64
 
 
 def side_by_side(*matrices: np.ndarray, dtype=None) -> tuple[np.ndarray, ...]:
@@ -107,9 +103,9 @@ def _float_helpers(x: np.ndarray, w: np.ndarray):
     were checked to give NumPy's bits here (:func:`float_reason`). A waiting helper takes a block at
     once; a sleeping pool thread is woken through the kernel, which in a virtual machine took as long
     as a 22-row block (docs/performance.md)."""
-    if not (x.shape[0] < _FLOAT_HELPER_ROWS and x.dtype == w.dtype == np.float32 and x.flags.c_contiguous
-            and w.strides[1] == 4
-            and w.strides[0] % 4 == 0 and holding_one_blas_thread()):  # fmt: skip
+    if not (x.dtype == w.dtype == np.float32 and x.flags.c_contiguous and w.strides[1] == 4
+            and w.strides[0] % 4 == 0 and w.strides[0] >= 4 * w.shape[1]
+            and holding_one_blas_thread()):  # fmt: skip
         return None
     if _float_reason is None:
         _check_float_helpers()

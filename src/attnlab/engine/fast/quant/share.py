@@ -30,8 +30,9 @@ A float32 product's job (:meth:`Sharing.float_product`, from decode._product) is
 with other pieces: blocks of w's columns fixed by w's shape, each one call of the ``cblas_sgemm`` of
 the OpenBLAS that NumPy multiplies with (its address from the library NumPy loaded), with the
 arguments NumPy's matmul passes for that block, so each block is NumPy's bits whichever thread
-computes it (checked at first use by decode._check_float_helpers). A piece takes far longer than a
-block product's, so the caller waits for a helper's pieces in proportion to their multiply-adds.
+computes it (checked at first use by decode._check_float_helpers). Such a job is never abandoned:
+a helper writes its blocks straight into the caller's ``out`` (a copy of its own cost as much as a
+fifth of a block), and the caller waits for every block a helper took.
 """
 
 from __future__ import annotations
@@ -59,9 +60,10 @@ MAX_PIECES = 1024  # the output layer's 49152 rows are 768 pieces; larger produc
 # thread never starves one that works on the same core, when the machine is busy
 SPINS = 4000  # polls (a decoding step's gap between products, and more) a helper waits, then sleeps
 PATIENCE = 200  # polls (a fraction of a product) the caller waits for a helper's pieces, then does them
-# the same for a float product's pieces: polls for as many multiply-adds as two pieces take (a poll
-# takes 0.1-0.5 us, a piece runs at ~100 GFLOP/s: ~10 polls a microsecond of sgemm)
-FLOAT_PATIENCE_FLOPS = 10_000
+# ... except for a float product's pieces, which a helper writes straight into the caller's out (no
+# copy of its own: a prompt's 256 x 512 block took ~0.1 ms to hand over), so the caller waits for
+# every piece a helper took; a helper takes a quarter of the pieces left at most
+_NEVER = 1 << 62
 # ctl slots: the ones every piece touches on cache lines (8 slots) of their own, so that two cores
 # do not pass one line back and forth; FLAGS + p holds the job number once piece p is in ``out``
 NEXT, DONE, LOCK = 0, 8, 16
@@ -319,6 +321,17 @@ def helper_wait(ctl, last, spins):
         last = gen
         out_at, n_out, n_tok, rows_a_piece = job[5], job[6], job[7], job[9]
         n_pieces = (n_out + rows_a_piece - 1) // rows_a_piece
+        if job[0] == FLOAT:  # straight into out: the caller of a float job waits for every piece taken
+            while True:
+                first, end = _take(c, gen, n_pieces)
+                if first < 0:
+                    break
+                for piece in range(first, end):
+                    _piece(job, piece, out_at, 0)
+                _add(c, DONE, end - first)
+            _add(c, ACTIVE, -1)
+            idle = 0
+            continue
         if own.size < n_tok * n_out:
             own = np.empty(n_tok * n_out, np.float32)
         hbuf = np.int64(own.ctypes.data)
@@ -417,14 +430,10 @@ class Sharing:
         False (nothing done) where there is no such sgemm or another product has the helpers."""
         if self.sgemm == 0 or -(-out.shape[1] // columns) > MAX_PIECES:
             return False
-        xs = self.hold((w,), x.size)
-        if xs is None:
+        if self.hold((), 0) is None:
             return False
-        try:
-            xs[...] = x.reshape(-1)  # ours: a late helper may still read it
-            patience = max(PATIENCE, 2 * x.size * columns // FLOAT_PATIENCE_FLOPS)
-            run_float_job(self.ctl, self.sgemm, w.ctypes.data, w.strides[0] // 4, xs.reshape(x.shape), out,
-                          columns, patience)  # fmt: skip
+        try:  # x and w as they are: no helper reads them once every block it took is done, as here
+            run_float_job(self.ctl, self.sgemm, w.ctypes.data, w.strides[0] // 4, x, out, columns, _NEVER)
         finally:
             self.busy.release()
         return True
