@@ -65,6 +65,18 @@ def test_the_learners_own_source_names_are_used(client):
     assert (d["loc"], d["msg"]) == (["body", "keys", 2, 0], "Source emu · key x must be at least -1,000,000")
 
 
+def test_an_edit_with_negative_indices_is_named_as_it_was_sent(client):
+    """Found by the schema fuzz: an edit's source -2 (and coordinate -1) on a held example of one
+    labelled source raised IndexError naming the field, a 500; it is a 422 naming them as sent."""
+    body = {"edits": [{"coord": -1, "kind": "mask", "source": -2, "x": False}],
+            "held": {"keys": ["k"], "labels": ["0"], "mask": [[False]], "queries": [[0.0, 0.0]],
+                     "values": [[0.0, 0.0]]}}  # fmt: skip
+    r = client.post("/api/state", json=body)
+    assert r.status_code == 422, r.text
+    msgs = [d["msg"] for d in r.json()["detail"]]
+    assert any(m.startswith("Source (index -2) · value coordinate (index -1) ") for m in msgs), msgs
+
+
 def test_an_engine_error_names_both_fields_in_the_pages_words(client):
     body = copy.deepcopy(WORKED) | {"labels": ["A", "B", "A"]}
     d = _only(client.post("/api/trace", json=body))

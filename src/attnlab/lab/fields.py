@@ -35,6 +35,8 @@ HEADS = ("body", "query", "path")  # where FastAPI says a field came from
 
 
 def _axis(j: object) -> str:
+    if isinstance(j, int) and j < 0:  # a request's own index, out of range: named as it was sent
+        return f"coordinate (index {j})"
     return {0: "x", 1: "y"}.get(j, f"coordinate {j + 1}" if isinstance(j, int) else str(j))
 
 
@@ -180,6 +182,8 @@ def _labels(body: object, *path: str) -> list[str] | None:
 def _source(i: object, labels: list[str] | None) -> str:
     if not isinstance(i, int):
         return "Source"
+    if i < 0:  # a request's own index, out of range: named as it was sent
+        return f"Source (index {i})"
     if labels is not None and i < len(labels) and len(set(labels)) == len(labels):
         return f"Source {labels[i]}"
     return f"Source {SOURCE_NAMES[i]}" if i < len(SOURCE_NAMES) else f"Source {i + 1}"
@@ -209,7 +213,7 @@ def _edit_body(body: object, head: str, rest: Loc) -> dict:
     node = body.get(head) if isinstance(body, dict) else None
     if head == "edits":
         i = rest[0] if rest else None
-        node = node[i] if isinstance(node, list) and isinstance(i, int) and i < len(node) else None
+        node = node[i] if isinstance(node, list) and isinstance(i, int) and 0 <= i < len(node) else None
     return node if isinstance(node, dict) else {}
 
 

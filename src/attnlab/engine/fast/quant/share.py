@@ -260,6 +260,8 @@ def run_float_job(ctl, sgemm, w_at, w_stride, x, out, columns, patience):
 
 @_jit(error_model="numpy")
 def _run(ctl, job, patience):
+    """Publish ``job`` (its ``_JOB`` slots), take its pieces, wait ``patience`` polls for the helpers'
+    pieces, then (a block job) do the missing ones here."""
     c = np.int64(ctl.ctypes.data)
     fmt, stride, out_at, n_out, n_tok, rows_a_piece = job[0], job[3], job[5], job[6], job[7], job[9]
     n_pieces = (n_out + rows_a_piece - 1) // rows_a_piece
