@@ -337,11 +337,17 @@ def test_repeat_a_random_run_traces_the_probe_and_smollm2s_induction_heads_say_s
     desktop, live_server, artifacts
 ):
     page = desktop
+    # The button asks for a fresh seed; this test asks for seed 1's run. Head 18.6 is SmolLM2's
+    # induction head on most runs, not all (induction 90-94% on seeds 1-8; 7% on seed 240, whose
+    # first token takes 86% of its attention, in HF's model too), so the words it checks are those
+    # of one known run, not of whichever seed the draw gives
+    page.route("**/api/models/probe", lambda route: route.continue_(url=route.request.url + "?seed=1"))
     page.locator("#rm-model").select_option("smollm2")
     page.locator("#rm-probe").click()
     expect(page.locator("#rm-status")).to_contain_text("Done:", timeout=TRACE_TIMEOUT_MS)
     note = page.locator("#rm-probe-note")
     seed = int(note.get_attribute("data-seed"))
+    assert seed == 1  # the seed the server drew the run for is the one the page names
     probe = httpx.get(f"{live_server.url}api/models/probe?seed={seed}", timeout=30).json()
     expect(page.locator("#rm-text")).to_have_value(probe["text"])  # the same text for the shown seed
     expect(note).to_have_text(probe["note"]["text"])

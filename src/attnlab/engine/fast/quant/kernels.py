@@ -165,25 +165,26 @@ def pack(x: np.ndarray) -> tuple[np.ndarray, int]:
 
 @_jit(error_model="numpy")
 def pack_into(x, dst, last_width):
-    """Write x (T, n_in), C-contiguous, packed (see :func:`pack`) into dst[:packed size], padding
+    """Write x (T, n_in), C-contiguous, packed (see :func:`pack`) into dst[:packed size] (1-D), padding
     included: 8 x 8 blocks transposed in registers (quant.ir.transpose8; element by element took
-    a third of a short prompt's time outside the products)."""
+    a third of a short prompt's time outside the products), the last block of fewer than 8 tokens
+    element by element."""
     n_t, n_in = x.shape
     n_tiles = (n_t + 31) // 32
     x_at, dst_at = np.int64(x.ctypes.data), np.int64(dst.ctypes.data)
-    spare = np.zeros((8, 8), np.float32)  # a block of the last tokens when fewer than 8, zero-padded
-    spare_at = np.int64(spare.ctypes.data)
     for i in range(n_tiles):
         width = 32 if i < n_tiles - 1 else last_width
         tile_at = dst_at + i * 32 * n_in * 4
         for t0 in range(32 * i, min(n_t, 32 * i + width), 8):
             to = tile_at + (t0 - 32 * i) * 4
-            for k0 in range(0, n_in, 8):
-                if t0 + 8 <= n_t:
+            if t0 + 8 <= n_t:
+                for k0 in range(0, n_in, 8):
                     transpose8(x_at + (t0 * n_in + k0) * 4, n_in * 4, to + k0 * width * 4, width * 4)
-                else:
-                    spare[: n_t - t0] = x[t0:n_t, k0 : k0 + 8]
-                    transpose8(spare_at, 32, to + k0 * width * 4, width * 4)
+                continue
+            first = i * 32 * n_in + (t0 - 32 * i)  # token t0's number for k = 0 in dst
+            for k in range(n_in):
+                for t in range(8):  # the tokens past the last one are the tile's zero padding
+                    dst[first + k * width + t] = x[t0 + t, k] if t0 + t < n_t else np.float32(0.0)
 
 
 @_jit(error_model="numpy")
@@ -194,14 +195,19 @@ def tile_rows(fmt, starts_at, rows_at, stride, xp_at, n_t, last_width, n_in, o0,
     (n_t, n_out) at ``out_at``."""
     scratch = np.zeros(TILE_ROWS * (n_in + 32), np.float32)
     tile_rows_with(fmt, starts_at, rows_at, stride, xp_at, n_t, last_width, n_in, o0, o1, out_at, n_out,
-                   np.int64(scratch.ctypes.data))  # fmt: skip
+                   scratch)  # fmt: skip
 
 
 @_jit(error_model="numpy")
 def tile_rows_with(fmt, starts_at, rows_at, stride, xp_at, n_t, last_width, n_in, o0, o1, out_at, n_out,
-                   s_at):  # fmt: skip
-    """:func:`tile_rows` with its scratch at ``s_at``: ``TILE_ROWS * (n_in + 32)`` float32, finite (zeros at
-    first: a part tile's unused rows are multiplied too, never stored), kept across calls by the caller."""
+                   scratch):  # fmt: skip
+    """:func:`tile_rows` on the caller's ``scratch``: ``TILE_ROWS * (n_in + 32)`` float32, finite (zeros at
+    first: a part tile's unused rows are multiplied too, never stored), kept across calls by the caller.
+
+    The array itself, never its address: numba frees an array a compiled function made once the
+    function no longer names it, so an address taken from a local array can point at memory that
+    another allocation, on any thread, already holds (``tests/engine/fast/test_lifetimes.py``)."""
+    s_at = np.int64(scratch.ctypes.data)
     n_blocks = n_in // WEIGHTS[fmt]
     c_at = s_at + TILE_ROWS * n_in * 4
     n_tiles = (n_t + 31) // 32

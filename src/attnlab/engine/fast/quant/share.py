@@ -48,7 +48,7 @@ from numba import types
 from numba.extending import intrinsic
 
 from attnlab.engine.fast.compiled import _jit
-from attnlab.engine.fast.quant.ir import TILE_ROWS, load_f32, load_i64, store_f32
+from attnlab.engine.fast.quant.ir import TILE_ROWS, load_i64, store_f32
 from attnlab.engine.fast.quant.kernels import BYTES, WEIGHTS, dot, pack_into, packed_size, tile_rows_with
 
 PIECE_ROWS = 64  # a one-row product's piece
@@ -196,11 +196,12 @@ def _scratch(fmt, stride, n_tok):
 
 
 @_jit(error_model="numpy")
-def _piece(job, piece, dst, s_at):
+def _piece(job, piece, dst, scratch):
     """Rows of ``piece``, for every row of x, into float32 (T, n_out) memory at ``dst``.
 
     One row of x: quant.ir's dot products; more: x is packed in tiles (kernels.pack, the last
-    tile ``width`` wide) and the tile kernels run, on this thread's scratch at ``s_at``."""
+    tile ``width`` wide) and the tile kernels run, on this thread's ``scratch`` (:func:`_scratch`:
+    the array, so that the caller's loop names it and numba keeps it until the job is done)."""
     fmt, starts, rows, stride, x_at, _out, n_out, n_tok, width, piece_rows = job
     o0 = piece * piece_rows
     if fmt == FLOAT:  # w at ``starts`` (row stride ``stride``), x (n_tok, width), sgemm at ``rows``
@@ -211,7 +212,7 @@ def _piece(job, piece, dst, s_at):
     if n_tok > 1:
         o1 = min(n_out, o0 + piece_rows)
         n_in = n_blocks * WEIGHTS[fmt]
-        tile_rows_with(fmt, starts, rows, stride, x_at, n_tok, width, n_in, o0, o1, dst, n_out, s_at)
+        tile_rows_with(fmt, starts, rows, stride, x_at, n_tok, width, n_in, o0, o1, dst, n_out, scratch)
         return
     p, first = 0, 0  # the part holding row o, and the index in out of its first row
     for o in range(o0, min(n_out, o0 + piece_rows)):
@@ -220,6 +221,13 @@ def _piece(job, piece, dst, s_at):
             p += 1
         at = load_i64(starts + 8 * p) + (o - first) * stride
         store_f32(dst + 4 * o, dot(fmt, at, x_at, n_blocks))
+
+
+@_jit(error_model="numpy")
+def _piece_into(job, piece, own, scratch):
+    """:func:`_piece` into a helper's own buffer (float32, at least T * n_out): the array is passed, and
+    its address taken here, so the helper keeps naming it (tests/engine/fast/test_lifetimes.py)."""
+    _piece(job, piece, np.int64(own.ctypes.data), scratch)
 
 
 @_jit(error_model="numpy")
@@ -274,15 +282,14 @@ def _run(ctl, job, patience):
     _store(c, NEXT, gen << 32)
     _store(c, GEN, gen)
     _store(c, LOCK, 0)
-    scratch = _scratch(fmt, stride, n_tok)
-    s_at = np.int64(scratch.ctypes.data)
+    scratch = _scratch(fmt, stride, n_tok)  # handed to every piece, never as an address (see _piece)
     mine = 0
     while True:
         first, end = _take(c, gen, n_pieces)
         if first < 0:
             break
         for piece in range(first, end):
-            _piece(job, piece, out_at, s_at)
+            _piece(job, piece, out_at, scratch)
             _store(c, FLAGS + piece, gen)
         mine += end - first
     polls = 0
@@ -295,7 +302,7 @@ def _run(ctl, job, patience):
         _store(c, LOCK, 0)
         for piece in range(n_pieces):
             if _load(c, FLAGS + piece) != gen:
-                _piece(job, piece, out_at, s_at)
+                _piece(job, piece, out_at, scratch)
 
 
 @_jit(error_model="numpy")
@@ -329,22 +336,20 @@ def helper_wait(ctl, last, spins):
                 if first < 0:
                     break
                 for piece in range(first, end):
-                    _piece(job, piece, out_at, 0)
+                    _piece(job, piece, out_at, own)  # no scratch used
                 _add(c, DONE, end - first)
             _add(c, ACTIVE, -1)
             idle = 0
             continue
         if own.size < n_tok * n_out:
             own = np.empty(n_tok * n_out, np.float32)
-        hbuf = np.int64(own.ctypes.data)
         scratch = _scratch(job[0], job[3], n_tok)
-        s_at = np.int64(scratch.ctypes.data)
         while True:
             first, end = _take(c, gen, n_pieces)
             if first < 0:
                 break
             for piece in range(first, end):
-                _piece(job, piece, hbuf, s_at)
+                _piece_into(job, piece, own, scratch)
             # hand these pieces over now, while the caller still works on its own (at the end of
             # the job, gate|up's whole half would be copied while the caller waited)
             _acquire(c)
@@ -354,8 +359,7 @@ def helper_wait(ctl, last, spins):
                     o1 = min(n_out, o0 + rows_a_piece)
                     for t in range(n_tok):
                         for o in range(o0, o1):
-                            at = 4 * (t * n_out + o)
-                            store_f32(out_at + at, load_f32(hbuf + at))
+                            store_f32(out_at + 4 * (t * n_out + o), own[t * n_out + o])
                     _store(c, FLAGS + piece, gen)
                 _add(c, DONE, end - first)
             _store(c, LOCK, 0)
