@@ -26,9 +26,8 @@ ROOT = Path(attnlab.__file__).parent
 
 def _compiled_functions():
     for path in sorted(ROOT.rglob("*.py")):
-        tree = ast.parse(path.read_text("utf-8"))
-        for node in ast.walk(tree):
-            if isinstance(node, ast.FunctionDef) and any("jit" in ast.unparse(d) for d in node.decorator_list):
+        for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+            if isinstance(node, ast.FunctionDef) and "jit" in " ".join(map(ast.unparse, node.decorator_list)):
                 yield path, node
 
 
